@@ -1,0 +1,150 @@
+//! Opaque tokens: hook tokens now (365 days, ingest routes only), refresh tokens
+//! with the identity issue. A token is `slh_<kind>_` + 43 characters of base64url
+//! (256 random bits from the OS through `ring`).
+//!
+//! Invariants: the secret is shown once at creation and never stored — the table
+//! holds its SHA-256 (a fast hash suffices for 256-bit random secrets, and lookup by
+//! digest leaks nothing about other tokens); a token of one kind is never accepted as
+//! another; expired, revoked and disabled users' tokens are refused.
+
+use ring::rand::{SecureRandom, SystemRandom};
+use rusqlite::{Connection, OptionalExtension, params};
+
+use crate::db::DbError;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TokenKind {
+    Hook,
+}
+
+impl TokenKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TokenKind::Hook => "hook",
+        }
+    }
+
+    pub fn parse(text: &str) -> Option<TokenKind> {
+        match text {
+            "hook" => Some(TokenKind::Hook),
+            _ => None,
+        }
+    }
+
+    pub fn lifetime_ms(self) -> i64 {
+        match self {
+            TokenKind::Hook => 365 * 86_400_000,
+        }
+    }
+}
+
+/// A newly created token. `secret` exists only in this value.
+pub struct NewToken {
+    pub id: String,
+    pub secret: String,
+    pub expires_at_ms: i64,
+}
+
+impl std::fmt::Debug for NewToken {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("NewToken").field("id", &self.id).field("secret", &"<hidden>").finish()
+    }
+}
+
+/// The owner of a verified token.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TokenOwner {
+    pub user_id: String,
+    pub token_id: String,
+}
+
+pub fn digest(secret: &str) -> [u8; 32] {
+    let hash = ring::digest::digest(&ring::digest::SHA256, secret.as_bytes());
+    let mut out = [0u8; 32];
+    out.copy_from_slice(hash.as_ref());
+    out
+}
+
+fn random_secret(kind: TokenKind) -> Result<String, DbError> {
+    let mut bytes = [0u8; 32];
+    SystemRandom::new().fill(&mut bytes).map_err(|_| DbError::Io {
+        context: "operating system randomness".into(),
+        source: std::io::Error::other("unavailable"),
+    })?;
+    Ok(format!("slh_{}_{}", kind.as_str(), base64url(&bytes)))
+}
+
+/// Unpadded base64url, enough for token text.
+fn base64url(bytes: &[u8]) -> String {
+    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+    let mut out = String::with_capacity(bytes.len() * 4 / 3 + 2);
+    for chunk in bytes.chunks(3) {
+        let n = (u32::from(chunk[0]) << 16)
+            | (u32::from(*chunk.get(1).unwrap_or(&0)) << 8)
+            | u32::from(*chunk.get(2).unwrap_or(&0));
+        let chars = chunk.len() + 1;
+        for i in 0..chars {
+            out.push(ALPHABET[((n >> (18 - 6 * i)) & 63) as usize] as char);
+        }
+    }
+    out
+}
+
+pub fn create(
+    conn: &Connection,
+    user_id: &str,
+    kind: TokenKind,
+    label: Option<&str>,
+    now_ms: i64,
+) -> Result<NewToken, DbError> {
+    let secret = random_secret(kind)?;
+    let token = NewToken { id: uuid::Uuid::now_v7().to_string(), expires_at_ms: now_ms + kind.lifetime_ms(), secret };
+    conn.execute(
+        "INSERT INTO auth_tokens (id, user_id, kind, token_sha256, label, created_at_ms, expires_at_ms)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+        params![token.id, user_id, kind.as_str(), digest(&token.secret).as_slice(), label, now_ms, token.expires_at_ms],
+    )?;
+    Ok(token)
+}
+
+/// Finds the live token of `kind` with this secret, or `None` (unknown, wrong kind,
+/// expired, revoked, or its user disabled).
+pub fn verify(conn: &Connection, secret: &str, kind: TokenKind, now_ms: i64) -> Result<Option<TokenOwner>, DbError> {
+    let expected_prefix = format!("slh_{}_", kind.as_str());
+    if !secret.starts_with(&expected_prefix) || secret.len() > 128 {
+        return Ok(None);
+    }
+    let mut stmt = conn.prepare_cached(
+        "SELECT t.id, t.user_id FROM auth_tokens t JOIN users u ON u.id = t.user_id
+         WHERE t.token_sha256 = ?1 AND t.kind = ?2 AND t.expires_at_ms > ?3
+           AND t.revoked_at_ms IS NULL AND u.disabled_at_ms IS NULL",
+    )?;
+    Ok(stmt
+        .query_row(params![digest(secret).as_slice(), kind.as_str(), now_ms], |row| {
+            Ok(TokenOwner { token_id: row.get(0)?, user_id: row.get(1)? })
+        })
+        .optional()?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn base64url_matches_the_rfc_4648_vectors() {
+        assert_eq!(base64url(b"f"), "Zg");
+        assert_eq!(base64url(b"fo"), "Zm8");
+        assert_eq!(base64url(b"foo"), "Zm9v");
+        assert_eq!(base64url(b"foobar"), "Zm9vYmFy");
+        assert_eq!(base64url(&[0xfb, 0xff]), "-_8");
+    }
+
+    #[test]
+    fn secrets_are_long_random_and_kind_prefixed() {
+        let a = random_secret(TokenKind::Hook).unwrap();
+        let b = random_secret(TokenKind::Hook).unwrap();
+        assert_ne!(a, b);
+        assert!(a.starts_with("slh_hook_"));
+        assert_eq!(a.len(), "slh_hook_".len() + 43);
+    }
+}

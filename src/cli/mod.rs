@@ -1,0 +1,156 @@
+//! Command-line interface: the argument grammar (clap derive; doc comments are the
+//! help text) and dispatch to one function per command.
+
+pub mod bench;
+pub mod bench_storage;
+pub mod bench_storage_events;
+pub mod operator;
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand};
+
+use crate::config::{Config, Overrides};
+
+#[derive(Debug, Parser)]
+#[command(name = "sightline", version, about = "Self-hosted observability for AI coding agents")]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// Where the configuration comes from; shared by every server-side command.
+#[derive(Debug, Clone, Args, Default)]
+pub struct ConfigArgs {
+    /// Configuration file (default: ./sightline.toml if present). Env: SIGHTLINE_CONFIG.
+    #[arg(long, env = "SIGHTLINE_CONFIG")]
+    pub config: Option<PathBuf>,
+    /// Data directory (main.db, events/, transcripts/, index/, keys/, run/).
+    #[arg(long)]
+    pub data_dir: Option<PathBuf>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Run the server: ingest, web and GitHub app listeners, writer, jobs.
+    Serve(ServeArgs),
+    /// Configuration helpers.
+    #[command(subcommand)]
+    Config(ConfigCommand),
+    /// Exit 0 if the local server answers /readyz, 1 otherwise (for systemd).
+    Healthcheck(HealthcheckArgs),
+    /// Manage users.
+    #[command(subcommand)]
+    User(operator::UserCommand),
+    /// Manage tokens.
+    #[command(subcommand)]
+    Token(operator::TokenCommand),
+    /// Create or migrate main.db to this binary's schema, then exit.
+    Migrate(ConfigArgs),
+    /// Compact event partitions older than the configured age (zstd + VACUUM).
+    Compact(operator::CompactArgs),
+    /// Load generators and measurements.
+    #[command(subcommand)]
+    Bench(bench::BenchCommand),
+}
+
+#[derive(Debug, Args)]
+pub struct ServeArgs {
+    #[command(flatten)]
+    pub config: ConfigArgs,
+    /// Ingest listener address (default 127.0.0.1:4000; port 0 picks a free port).
+    #[arg(long)]
+    pub ingest_addr: Option<SocketAddr>,
+    /// Web listener address (default 127.0.0.1:3000).
+    #[arg(long)]
+    pub web_addr: Option<SocketAddr>,
+    /// GitHub app listener address (default 127.0.0.1:4001).
+    #[arg(long)]
+    pub github_addr: Option<SocketAddr>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ConfigCommand {
+    /// Print the annotated default configuration file.
+    Default,
+    /// Print the effective configuration after all layers, as TOML-like debug text.
+    Show(ConfigArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct HealthcheckArgs {
+    #[command(flatten)]
+    pub config: ConfigArgs,
+    /// Check this URL instead of the ingest address in run/addresses.json.
+    #[arg(long)]
+    pub url: Option<String>,
+}
+
+/// Loads the layered configuration for a server-side command.
+pub fn load_config(args: &ConfigArgs, extra: Overrides) -> anyhow::Result<Config> {
+    let overrides = Overrides { data_dir: args.data_dir.clone().or(extra.data_dir), ..extra };
+    Ok(Config::load(args.config.as_deref(), std::env::vars(), &overrides)?)
+}
+
+/// Runs one command; the returned code is the process exit code.
+pub fn run(cli: Cli) -> anyhow::Result<i32> {
+    match cli.command {
+        Command::Serve(args) => {
+            let config = load_config(
+                &args.config,
+                Overrides {
+                    ingest_addr: args.ingest_addr,
+                    web_addr: args.web_addr,
+                    github_addr: args.github_addr,
+                    ..Default::default()
+                },
+            )?;
+            crate::logging::init(&config.log);
+            let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
+            runtime.block_on(crate::server::serve(config, shutdown_signal()))?;
+            Ok(0)
+        }
+        Command::Config(ConfigCommand::Default) => {
+            print!("{}", crate::config::DEFAULT_FILE);
+            Ok(0)
+        }
+        Command::Config(ConfigCommand::Show(args)) => {
+            println!("{:#?}", load_config(&args, Overrides::default())?);
+            Ok(0)
+        }
+        Command::Healthcheck(args) => operator::healthcheck(&args),
+        Command::User(command) => operator::user(command),
+        Command::Token(command) => operator::token(command),
+        Command::Migrate(args) => {
+            let config = load_config(&args, Overrides::default())?;
+            crate::server::prepare_main_db(&config)?;
+            println!("main.db is at schema version {}", crate::db::migrations::latest_version());
+            Ok(0)
+        }
+        Command::Compact(args) => operator::compact(&args),
+        Command::Bench(command) => bench::run(command),
+    }
+}
+
+/// Resolves on SIGTERM or Ctrl-C.
+async fn shutdown_signal() {
+    let ctrl_c = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    #[cfg(unix)]
+    let term = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut signal) => {
+                signal.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let term = std::future::pending::<()>();
+    tokio::select! {
+        _ = ctrl_c => {},
+        _ = term => {},
+    }
+}

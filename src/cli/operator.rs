@@ -1,0 +1,194 @@
+//! Operator verbs that run in-process against the data directory: users, tokens,
+//! compaction, healthcheck. They work while the server runs (SQLite WAL lets them
+//! write beside the server's writer; they wait on its locks, never break them).
+
+use std::io::Write;
+
+use clap::{Args, Subcommand};
+
+use super::{ConfigArgs, HealthcheckArgs, load_config};
+use crate::auth::{tokens, users};
+use crate::config::{Config, Overrides};
+use crate::db::{self, Checkpointing, Durability};
+use crate::server::{BoundAddresses, addresses_path, prepare_main_db};
+
+#[derive(Debug, Subcommand)]
+pub enum UserCommand {
+    /// Add a user.
+    Add {
+        #[command(flatten)]
+        config: ConfigArgs,
+        #[arg(long)]
+        email: String,
+        #[arg(long)]
+        name: String,
+        /// ADMIN, MEMBER, INVESTIGATOR or VIEWER_AGGREGATE.
+        #[arg(long, default_value = "MEMBER")]
+        role: String,
+    },
+    /// List users.
+    List {
+        #[command(flatten)]
+        config: ConfigArgs,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum TokenCommand {
+    /// Create a token and print it once (only its hash is stored).
+    Create {
+        #[command(flatten)]
+        config: ConfigArgs,
+        /// The owner's e-mail address.
+        #[arg(long)]
+        user: String,
+        /// Token kind: hook (365 days, ingest routes only).
+        #[arg(long)]
+        kind: String,
+        /// A note to recognise the token by (e.g. the machine it is for).
+        #[arg(long)]
+        label: Option<String>,
+    },
+}
+
+#[derive(Debug, Args)]
+pub struct CompactArgs {
+    #[command(flatten)]
+    pub config: ConfigArgs,
+    /// Compact partitions older than this many days (default: storage.compact_after_days).
+    #[arg(long)]
+    pub older_than_days: Option<i64>,
+    /// Compact exactly this day's partition (YYYY-MM-DD), whatever its age.
+    #[arg(long)]
+    pub day: Option<String>,
+}
+
+fn open_main(config: &Config) -> anyhow::Result<rusqlite::Connection> {
+    prepare_main_db(config)?;
+    Ok(db::open(&config.main_db_path(), Durability::PowerSafe, Checkpointing::Automatic)?)
+}
+
+pub fn user(command: UserCommand) -> anyhow::Result<i32> {
+    match command {
+        UserCommand::Add { config, email, name, role } => {
+            let config = load_config(&config, Overrides::default())?;
+            let conn = open_main(&config)?;
+            let user = users::add(&conn, &email, &name, &role, db::now_ms())?;
+            println!("added user {} <{}> ({}) id {}", user.name, user.email, user.org_role, user.id);
+            Ok(0)
+        }
+        UserCommand::List { config } => {
+            let config = load_config(&config, Overrides::default())?;
+            let conn = open_main(&config)?;
+            let mut out = std::io::stdout().lock();
+            writeln!(out, "{:<36}  {:<32}  {:<16}  {:<8}  NAME", "ID", "EMAIL", "ROLE", "STATE")?;
+            for user in users::list(&conn)? {
+                let state = if user.disabled_at_ms.is_some() { "disabled" } else { "active" };
+                writeln!(
+                    out,
+                    "{:<36}  {:<32}  {:<16}  {:<8}  {}",
+                    user.id, user.email, user.org_role, state, user.name
+                )?;
+            }
+            Ok(0)
+        }
+    }
+}
+
+pub fn token(command: TokenCommand) -> anyhow::Result<i32> {
+    match command {
+        TokenCommand::Create { config, user, kind, label } => {
+            let kind = tokens::TokenKind::parse(&kind)
+                .ok_or_else(|| anyhow::anyhow!("unknown token kind {kind:?}; expected: hook"))?;
+            let config = load_config(&config, Overrides::default())?;
+            let conn = open_main(&config)?;
+            let owner = users::by_email(&conn, &user)?;
+            let token = tokens::create(&conn, &owner.id, kind, label.as_deref(), db::now_ms())?;
+            eprintln!(
+                "created {} token {} for {}, expires {}; it is shown only now:",
+                kind.as_str(),
+                token.id,
+                owner.email,
+                crate::ingest::sessions::rfc3339_ms(token.expires_at_ms)
+            );
+            println!("{}", token.secret);
+            Ok(0)
+        }
+    }
+}
+
+pub fn compact(args: &CompactArgs) -> anyhow::Result<i32> {
+    let config = load_config(&args.config, Overrides::default())?;
+    let reports = match &args.day {
+        Some(text) => {
+            let day =
+                db::partitions::Day::parse(text).ok_or_else(|| anyhow::anyhow!("--day {text:?} is not YYYY-MM-DD"))?;
+            if !db::partitions::partition_path(&config.data_dir, day).exists() {
+                anyhow::bail!("no event partition for {day}");
+            }
+            vec![db::compact::compact_partition(&config.data_dir, day, db::now_ms())?]
+        }
+        None => db::compact::compact_due(
+            &config.data_dir,
+            args.older_than_days.unwrap_or(config.storage.compact_after_days),
+            db::now_ms(),
+        )?,
+    };
+    for report in &reports {
+        println!(
+            "{}: {} rows, metadata {} -> {} bytes ({:.2}x), file {} -> {} bytes ({:.2}x)",
+            report.day,
+            report.rows_compressed,
+            report.metadata_bytes_before,
+            report.metadata_bytes_after,
+            report.metadata_ratio(),
+            report.file_bytes_before,
+            report.file_bytes_after,
+            report.file_ratio()
+        );
+    }
+    if reports.is_empty() {
+        println!("nothing to compact");
+    }
+    Ok(0)
+}
+
+/// Exit 0 when `/readyz` answers 200 within 5 seconds, 1 otherwise, with the
+/// reason on stderr.
+pub fn healthcheck(args: &HealthcheckArgs) -> anyhow::Result<i32> {
+    let url = match &args.url {
+        Some(url) => url.trim_end_matches('/').to_string(),
+        None => {
+            let config = load_config(&args.config, Overrides::default())?;
+            let path = addresses_path(&config.data_dir);
+            let text = match std::fs::read_to_string(&path) {
+                Ok(text) => text,
+                Err(err) => {
+                    eprintln!("unhealthy: cannot read {}: {err} (is the server running?)", path.display());
+                    return Ok(1);
+                }
+            };
+            let bound: BoundAddresses = serde_json::from_str(&text)?;
+            format!("http://{}", bound.ingest)
+        }
+    };
+    let agent = ureq::Agent::config_builder()
+        .timeout_global(Some(std::time::Duration::from_secs(5)))
+        .http_status_as_error(false)
+        .build()
+        .new_agent();
+    match agent.get(format!("{url}/readyz")).call() {
+        Ok(response) if response.status() == 200 => {
+            println!("healthy: {url}/readyz");
+            Ok(0)
+        }
+        Ok(response) => {
+            eprintln!("unhealthy: {url}/readyz answered {}", response.status());
+            Ok(1)
+        }
+        Err(err) => {
+            eprintln!("unhealthy: {url}/readyz: {err}");
+            Ok(1)
+        }
+    }
+}

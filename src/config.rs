@@ -1,0 +1,402 @@
+//! Server configuration: defaults in code, then a TOML file, then `SIGHTLINE_*`
+//! environment variables, then command-line flags; validated once at start-up.
+//!
+//! Invariants: `assets/sightline.default.toml` (printed by `sightline config
+//! default`) parses to exactly [`Config::default`] (a test holds them together);
+//! unknown keys in the file and malformed environment values are errors that name
+//! the key; a [`Config`] that exists has passed [`Config::validate`].
+
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+
+pub const DEFAULT_FILE: &str = include_str!("../assets/sightline.default.toml");
+
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Config {
+    pub data_dir: PathBuf,
+    pub listen: Listen,
+    pub ingest: Ingest,
+    pub storage: Storage,
+    pub server: Server,
+    pub log: Log,
+}
+
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Listen {
+    pub ingest: SocketAddr,
+    pub web: SocketAddr,
+    pub github: SocketAddr,
+}
+
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Ingest {
+    pub max_body_bytes: usize,
+    pub max_decoded_bytes: usize,
+    pub max_events_per_batch: usize,
+    pub max_metadata_bytes: usize,
+    pub max_future_skew_secs: i64,
+    pub max_event_age_days: i64,
+}
+
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Storage {
+    pub max_group_events: usize,
+    pub writer_queue: usize,
+    pub wal_soft_cap_mb: u64,
+    pub checkpoint_interval_secs: u64,
+    pub wal_hard_cap_mb: u64,
+    pub compact_after_days: i64,
+    pub reader_pool: u32,
+}
+
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Server {
+    pub shutdown_grace_secs: u64,
+}
+
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Log {
+    pub level: String,
+    pub format: LogFormat,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum LogFormat {
+    Text,
+    Json,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            data_dir: PathBuf::from("./sightline-data"),
+            listen: Listen::default(),
+            ingest: Ingest::default(),
+            storage: Storage::default(),
+            server: Server::default(),
+            log: Log::default(),
+        }
+    }
+}
+
+impl Default for Listen {
+    fn default() -> Self {
+        Listen {
+            ingest: SocketAddr::from(([127, 0, 0, 1], 4000)),
+            web: SocketAddr::from(([127, 0, 0, 1], 3000)),
+            github: SocketAddr::from(([127, 0, 0, 1], 4001)),
+        }
+    }
+}
+
+impl Default for Ingest {
+    fn default() -> Self {
+        Ingest {
+            max_body_bytes: 1 << 20,
+            max_decoded_bytes: 8 << 20,
+            max_events_per_batch: 1000,
+            max_metadata_bytes: 8192,
+            max_future_skew_secs: 86_400,
+            max_event_age_days: 400,
+        }
+    }
+}
+
+impl Default for Storage {
+    fn default() -> Self {
+        Storage {
+            max_group_events: 10_000,
+            writer_queue: 1024,
+            wal_soft_cap_mb: 32,
+            checkpoint_interval_secs: 10,
+            wal_hard_cap_mb: 256,
+            compact_after_days: 7,
+            reader_pool: 8,
+        }
+    }
+}
+
+impl Default for Server {
+    fn default() -> Self {
+        Server { shutdown_grace_secs: 30 }
+    }
+}
+
+impl Default for Log {
+    fn default() -> Self {
+        Log { level: "info".into(), format: LogFormat::Text }
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    #[error("cannot read config file {path}: {source}")]
+    Read { path: PathBuf, source: std::io::Error },
+    #[error("config file {path}: {message}")]
+    Parse { path: PathBuf, message: String },
+    #[error("environment variable {name}: {message}")]
+    Env { name: String, message: String },
+    #[error("invalid configuration: {0}")]
+    Invalid(String),
+}
+
+/// Values given on the command line; `None` leaves the lower layers in force.
+#[derive(Clone, Debug, Default)]
+pub struct Overrides {
+    pub data_dir: Option<PathBuf>,
+    pub ingest_addr: Option<SocketAddr>,
+    pub web_addr: Option<SocketAddr>,
+    pub github_addr: Option<SocketAddr>,
+}
+
+/// Every environment variable and the TOML key it sets.
+pub const ENV_KEYS: &[(&str, &str)] = &[
+    ("SIGHTLINE_DATA_DIR", "data_dir"),
+    ("SIGHTLINE_INGEST_ADDR", "listen.ingest"),
+    ("SIGHTLINE_WEB_ADDR", "listen.web"),
+    ("SIGHTLINE_GITHUB_ADDR", "listen.github"),
+    ("SIGHTLINE_INGEST_MAX_BODY_BYTES", "ingest.max_body_bytes"),
+    ("SIGHTLINE_INGEST_MAX_DECODED_BYTES", "ingest.max_decoded_bytes"),
+    ("SIGHTLINE_INGEST_MAX_EVENTS_PER_BATCH", "ingest.max_events_per_batch"),
+    ("SIGHTLINE_INGEST_MAX_METADATA_BYTES", "ingest.max_metadata_bytes"),
+    ("SIGHTLINE_INGEST_MAX_FUTURE_SKEW_SECS", "ingest.max_future_skew_secs"),
+    ("SIGHTLINE_INGEST_MAX_EVENT_AGE_DAYS", "ingest.max_event_age_days"),
+    ("SIGHTLINE_STORAGE_MAX_GROUP_EVENTS", "storage.max_group_events"),
+    ("SIGHTLINE_STORAGE_WRITER_QUEUE", "storage.writer_queue"),
+    ("SIGHTLINE_STORAGE_WAL_SOFT_CAP_MB", "storage.wal_soft_cap_mb"),
+    ("SIGHTLINE_STORAGE_CHECKPOINT_INTERVAL_SECS", "storage.checkpoint_interval_secs"),
+    ("SIGHTLINE_STORAGE_WAL_HARD_CAP_MB", "storage.wal_hard_cap_mb"),
+    ("SIGHTLINE_STORAGE_COMPACT_AFTER_DAYS", "storage.compact_after_days"),
+    ("SIGHTLINE_STORAGE_READER_POOL", "storage.reader_pool"),
+    ("SIGHTLINE_SERVER_SHUTDOWN_GRACE_SECS", "server.shutdown_grace_secs"),
+    ("SIGHTLINE_LOG", "log.level"),
+    ("SIGHTLINE_LOG_FORMAT", "log.format"),
+];
+
+impl Config {
+    /// Builds the configuration from all four layers. `file` is the explicit
+    /// `--config` path; without it `./sightline.toml` is read if present.
+    pub fn load(
+        file: Option<&Path>,
+        env: impl IntoIterator<Item = (String, String)>,
+        overrides: &Overrides,
+    ) -> Result<Config, ConfigError> {
+        let mut table = toml::Table::new();
+        let default_path = PathBuf::from("sightline.toml");
+        let path = file.map(Path::to_path_buf).or_else(|| default_path.exists().then_some(default_path));
+        if let Some(path) = &path {
+            let text =
+                std::fs::read_to_string(path).map_err(|source| ConfigError::Read { path: path.clone(), source })?;
+            table = text
+                .parse::<toml::Table>()
+                .map_err(|err| ConfigError::Parse { path: path.clone(), message: err.message().to_string() })?;
+        }
+        for (name, value) in env {
+            if !name.starts_with("SIGHTLINE_") {
+                continue;
+            }
+            let Some((_, key)) = ENV_KEYS.iter().find(|(env_name, _)| *env_name == name) else { continue };
+            let value = env_value(key, &value).map_err(|message| ConfigError::Env { name: name.clone(), message })?;
+            set_key(&mut table, key, value);
+        }
+        let mut config: Config = Config::deserialize(toml::Value::Table(table)).map_err(|err| {
+            let message = err.message().to_string();
+            match &path {
+                Some(path) => ConfigError::Parse { path: path.clone(), message },
+                None => ConfigError::Env { name: "SIGHTLINE_*".into(), message },
+            }
+        })?;
+        if let Some(dir) = &overrides.data_dir {
+            config.data_dir = dir.clone();
+        }
+        if let Some(addr) = overrides.ingest_addr {
+            config.listen.ingest = addr;
+        }
+        if let Some(addr) = overrides.web_addr {
+            config.listen.web = addr;
+        }
+        if let Some(addr) = overrides.github_addr {
+            config.listen.github = addr;
+        }
+        config.validate()?;
+        Ok(config)
+    }
+
+    /// Checks what types cannot: ranges, and that the listeners do not collide.
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        let invalid = |message: String| Err(ConfigError::Invalid(message));
+        if self.data_dir.as_os_str().is_empty() {
+            return invalid("data_dir must not be empty".into());
+        }
+        let listeners = [("ingest", self.listen.ingest), ("web", self.listen.web), ("github", self.listen.github)];
+        for (i, (name_a, a)) in listeners.iter().enumerate() {
+            for (name_b, b) in &listeners[i + 1..] {
+                if a.port() != 0 && a == b {
+                    return invalid(format!("listen.{name_a} and listen.{name_b} are both {a}"));
+                }
+            }
+        }
+        let ingest = &self.ingest;
+        if ingest.max_body_bytes < 1024 || ingest.max_decoded_bytes < ingest.max_body_bytes {
+            return invalid("ingest.max_body_bytes must be at least 1024 and at most ingest.max_decoded_bytes".into());
+        }
+        if !(1..=100_000).contains(&ingest.max_events_per_batch) {
+            return invalid("ingest.max_events_per_batch must be between 1 and 100000".into());
+        }
+        if !(2..=1 << 20).contains(&ingest.max_metadata_bytes) {
+            return invalid("ingest.max_metadata_bytes must be between 2 and 1048576".into());
+        }
+        if ingest.max_future_skew_secs < 0 || ingest.max_event_age_days < 1 {
+            return invalid("ingest.max_future_skew_secs must be >= 0 and ingest.max_event_age_days >= 1".into());
+        }
+        let storage = &self.storage;
+        if storage.max_group_events < 1 || storage.writer_queue < 1 || storage.reader_pool < 1 {
+            return invalid(
+                "storage.max_group_events, storage.writer_queue and storage.reader_pool must be >= 1".into(),
+            );
+        }
+        if storage.wal_soft_cap_mb < 1 || storage.wal_hard_cap_mb <= storage.wal_soft_cap_mb {
+            return invalid("storage.wal_hard_cap_mb must be greater than storage.wal_soft_cap_mb (>= 1)".into());
+        }
+        if storage.checkpoint_interval_secs < 1 {
+            return invalid("storage.checkpoint_interval_secs must be >= 1".into());
+        }
+        if storage.compact_after_days < 1 {
+            return invalid("storage.compact_after_days must be >= 1".into());
+        }
+        if tracing_subscriber::EnvFilter::try_new(&self.log.level).is_err() {
+            return invalid(format!("log.level {:?} is not a valid filter", self.log.level));
+        }
+        Ok(())
+    }
+
+    pub fn main_db_path(&self) -> PathBuf {
+        self.data_dir.join("main.db")
+    }
+
+    pub fn run_dir(&self) -> PathBuf {
+        self.data_dir.join("run")
+    }
+}
+
+/// Environment values are strings; each is checked against its key's type here so
+/// the error names the variable, then handed to TOML typed.
+fn env_value(key: &str, raw: &str) -> Result<toml::Value, String> {
+    let raw = raw.trim();
+    if key.starts_with("listen.") {
+        raw.parse::<SocketAddr>().map_err(|_| format!("{raw:?} is not an address such as 127.0.0.1:4000"))?;
+        return Ok(toml::Value::String(raw.to_string()));
+    }
+    if matches!(key, "data_dir" | "log.level" | "log.format") {
+        return Ok(toml::Value::String(raw.to_string()));
+    }
+    raw.parse::<i64>().map(toml::Value::Integer).map_err(|_| format!("{raw:?} is not a whole number"))
+}
+
+fn set_key(table: &mut toml::Table, dotted: &str, value: toml::Value) {
+    match dotted.split_once('.') {
+        None => {
+            table.insert(dotted.to_string(), value);
+        }
+        Some((section, key)) => {
+            let entry = table.entry(section.to_string()).or_insert_with(|| toml::Value::Table(toml::Table::new()));
+            if let toml::Value::Table(inner) = entry {
+                inner.insert(key.to_string(), value);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn env(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
+        pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
+    }
+
+    #[test]
+    fn annotated_default_file_equals_the_defaults_in_code() {
+        let parsed: Config = toml::from_str(DEFAULT_FILE).expect("default file parses");
+        assert_eq!(parsed, Config::default());
+    }
+
+    #[test]
+    fn every_env_key_names_a_setting_of_the_default_file() {
+        let table: toml::Table = DEFAULT_FILE.parse().expect("default file parses");
+        for (name, key) in ENV_KEYS {
+            let found = match key.split_once('.') {
+                None => table.contains_key(*key),
+                Some((section, field)) => table[section].as_table().is_some_and(|t| t.contains_key(field)),
+            };
+            assert!(found, "{name} maps to {key}, which the default file lacks");
+            assert!(DEFAULT_FILE.contains(name), "{name} is not documented in the default file");
+        }
+    }
+
+    #[test]
+    fn layers_apply_in_order_file_env_flags() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("sightline.toml");
+        std::fs::write(
+            &file,
+            "data_dir = \"/from/file\"\n[listen]\nweb = \"127.0.0.1:3100\"\n[storage]\nreader_pool = 3\n",
+        )
+        .unwrap();
+        let overrides = Overrides { web_addr: Some("127.0.0.1:3300".parse().unwrap()), ..Default::default() };
+        let config = Config::load(
+            Some(&file),
+            env(&[("SIGHTLINE_WEB_ADDR", "127.0.0.1:3200"), ("SIGHTLINE_STORAGE_READER_POOL", "5")]),
+            &overrides,
+        )
+        .unwrap();
+        assert_eq!(config.data_dir, PathBuf::from("/from/file"));
+        assert_eq!(config.listen.web.port(), 3300, "flag beats env");
+        assert_eq!(config.storage.reader_pool, 5, "env beats file");
+        assert_eq!(config.listen.ingest.port(), 4000, "default stays");
+    }
+
+    #[test]
+    fn unknown_key_in_file_is_named() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("bad.toml");
+        std::fs::write(&file, "[storage]\nwal_soft_cap = 3\n").unwrap();
+        let err = Config::load(Some(&file), env(&[]), &Overrides::default()).unwrap_err().to_string();
+        assert!(err.contains("wal_soft_cap"), "{err}");
+    }
+
+    #[test]
+    fn malformed_env_value_is_an_error_naming_the_key() {
+        let err = Config::load(None, env(&[("SIGHTLINE_STORAGE_READER_POOL", "many")]), &Overrides::default())
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("SIGHTLINE_STORAGE_READER_POOL"), "{err}");
+    }
+
+    #[test]
+    fn colliding_listeners_are_refused_but_port_zero_is_fine() {
+        let same: SocketAddr = "127.0.0.1:5000".parse().unwrap();
+        let overrides = Overrides { ingest_addr: Some(same), web_addr: Some(same), ..Default::default() };
+        assert!(Config::load(None, env(&[]), &overrides).is_err());
+        let zero: SocketAddr = "127.0.0.1:0".parse().unwrap();
+        let overrides =
+            Overrides { ingest_addr: Some(zero), web_addr: Some(zero), github_addr: Some(zero), ..Default::default() };
+        assert!(Config::load(None, env(&[]), &overrides).is_ok());
+    }
+
+    #[test]
+    fn hard_cap_must_exceed_soft_cap() {
+        let mut config = Config::default();
+        config.storage.wal_hard_cap_mb = config.storage.wal_soft_cap_mb;
+        assert!(config.validate().unwrap_err().to_string().contains("wal_hard_cap_mb"));
+    }
+}

@@ -1,0 +1,155 @@
+//! Compaction of old event partitions: the bulky column (redacted metadata JSON)
+//! is zstd-compressed with a dictionary trained on the partition's own rows, then
+//! the file is vacuumed. Compacted partitions stay queryable: readers decompress
+//! `metadata_zst` transparently ([`decompress_metadata`]).
+//!
+//! Invariants: compaction is one transaction followed by VACUUM, so a crash leaves
+//! the partition either as it was or compacted; re-running it is safe (rows that
+//! arrived late are compressed with the dictionary already stored); a partition's
+//! dictionary never changes once rows depend on it.
+
+use std::path::Path;
+
+use rusqlite::{OptionalExtension, params};
+
+use super::partitions::{self, Day};
+use super::{Checkpointing, DbError, Durability};
+
+/// Blob prefix: how the rest of `metadata_zst` was compressed.
+const PLAIN_ZSTD: u8 = 0;
+const DICTIONARY_ZSTD: u8 = 1;
+const LEVEL: i32 = 9;
+const DICTIONARY_BYTES: usize = 16 * 1024;
+/// Training needs enough samples to beat plain zstd.
+const MIN_TRAINING_SAMPLES: usize = 64;
+const MAX_METADATA_BYTES: usize = 1 << 20;
+
+#[derive(Clone, Debug, Default, serde::Serialize)]
+pub struct CompactionReport {
+    pub day: String,
+    pub rows_compressed: u64,
+    pub metadata_bytes_before: u64,
+    pub metadata_bytes_after: u64,
+    pub file_bytes_before: u64,
+    pub file_bytes_after: u64,
+    pub used_dictionary: bool,
+}
+
+impl CompactionReport {
+    pub fn file_ratio(&self) -> f64 {
+        self.file_bytes_before as f64 / self.file_bytes_after.max(1) as f64
+    }
+
+    pub fn metadata_ratio(&self) -> f64 {
+        self.metadata_bytes_before as f64 / self.metadata_bytes_after.max(1) as f64
+    }
+}
+
+pub fn decompress_metadata(blob: &[u8], dictionary: Option<&[u8]>) -> Result<String, String> {
+    let (kind, frame) = blob.split_first().ok_or("empty compressed metadata")?;
+    let bytes = match *kind {
+        PLAIN_ZSTD => zstd::bulk::decompress(frame, MAX_METADATA_BYTES).map_err(|e| e.to_string())?,
+        DICTIONARY_ZSTD => {
+            let dictionary = dictionary.ok_or("compressed with a dictionary the partition does not have")?;
+            zstd::bulk::Decompressor::with_dictionary(dictionary)
+                .and_then(|mut d| d.decompress(frame, MAX_METADATA_BYTES))
+                .map_err(|e| e.to_string())?
+        }
+        other => return Err(format!("unknown metadata compression {other}")),
+    };
+    String::from_utf8(bytes).map_err(|e| e.to_string())
+}
+
+fn file_size(path: &Path) -> u64 {
+    std::fs::metadata(path).map(|m| m.len()).unwrap_or(0)
+}
+
+/// Compacts one partition. Safe to run while the server writes (SQLite locks).
+pub fn compact_partition(data_dir: &Path, day: Day, now_ms: i64) -> Result<CompactionReport, DbError> {
+    let path = partitions::partition_path(data_dir, day);
+    let conn = super::open(&path, Durability::PowerSafe, Checkpointing::Automatic)?;
+    conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))?;
+    let mut report =
+        CompactionReport { day: day.to_string(), file_bytes_before: file_size(&path), ..Default::default() };
+
+    let tx = conn.unchecked_transaction()?;
+    let stored: Option<Vec<u8>> = tx
+        .query_row("SELECT zstd_dictionary FROM partition_meta WHERE singleton = 1", [], |row| row.get(0))
+        .optional()?
+        .flatten();
+    let dictionary = match stored {
+        Some(dictionary) => Some(dictionary),
+        None => train_dictionary(&tx)?,
+    };
+    report.used_dictionary = dictionary.is_some();
+    let mut compressor = match &dictionary {
+        Some(dict) => zstd::bulk::Compressor::with_dictionary(LEVEL, dict),
+        None => zstd::bulk::Compressor::new(LEVEL),
+    }
+    .map_err(|source| DbError::Io { context: "zstd compressor".into(), source })?;
+    let prefix = if dictionary.is_some() { DICTIONARY_ZSTD } else { PLAIN_ZSTD };
+    {
+        let mut select = tx.prepare("SELECT event_id, metadata FROM events WHERE metadata IS NOT NULL")?;
+        let mut update = tx.prepare("UPDATE events SET metadata = NULL, metadata_zst = ?2 WHERE event_id = ?1")?;
+        let mut rows = select.query([])?;
+        while let Some(row) = rows.next()? {
+            let event_id: Vec<u8> = row.get(0)?;
+            let metadata: String = row.get(1)?;
+            let frame = compressor
+                .compress(metadata.as_bytes())
+                .map_err(|source| DbError::Io { context: "zstd compress".into(), source })?;
+            let mut blob = Vec::with_capacity(frame.len() + 1);
+            blob.push(prefix);
+            blob.extend_from_slice(&frame);
+            report.rows_compressed += 1;
+            report.metadata_bytes_before += metadata.len() as u64;
+            report.metadata_bytes_after += blob.len() as u64;
+            update.execute(params![event_id, blob])?;
+        }
+    }
+    tx.execute(
+        "UPDATE partition_meta SET compacted_at_ms = ?1, zstd_dictionary = ?2 WHERE singleton = 1",
+        params![now_ms, dictionary],
+    )?;
+    tx.commit()?;
+    conn.execute_batch("VACUUM")?;
+    conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))?;
+    drop(conn);
+    report.file_bytes_after = file_size(&path);
+    Ok(report)
+}
+
+fn train_dictionary(conn: &rusqlite::Connection) -> Result<Option<Vec<u8>>, DbError> {
+    let mut stmt = conn.prepare("SELECT metadata FROM events WHERE metadata IS NOT NULL LIMIT 20000")?;
+    let samples: Vec<String> = stmt.query_map([], |row| row.get(0))?.collect::<Result<_, _>>()?;
+    if samples.len() < MIN_TRAINING_SAMPLES {
+        return Ok(None);
+    }
+    let bytes: Vec<&[u8]> = samples.iter().map(|s| s.as_bytes()).collect();
+    // Training fails on too little or too uniform data; plain zstd is then the answer.
+    Ok(zstd::dict::from_samples(&bytes, DICTIONARY_BYTES).ok())
+}
+
+/// Compacts every partition older than `older_than_days` that is not compacted yet,
+/// oldest first. Returns what it did.
+pub fn compact_due(data_dir: &Path, older_than_days: i64, now_ms: i64) -> Result<Vec<CompactionReport>, DbError> {
+    let cutoff = Day::of_ms(now_ms - older_than_days * 86_400_000);
+    let mut reports = Vec::new();
+    for day in partitions::list_days(data_dir)? {
+        if day >= cutoff {
+            break;
+        }
+        let Some(conn) = partitions::open_for_read(data_dir, day)? else { continue };
+        let pending: bool = conn.query_row(
+            "SELECT compacted_at_ms IS NULL OR EXISTS (SELECT 1 FROM events WHERE metadata IS NOT NULL)
+             FROM partition_meta WHERE singleton = 1",
+            [],
+            |row| row.get(0),
+        )?;
+        drop(conn);
+        if pending {
+            reports.push(compact_partition(data_dir, day, now_ms)?);
+        }
+    }
+    Ok(reports)
+}

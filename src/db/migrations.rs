@@ -1,0 +1,64 @@
+//! The schema of `main.db`: `schema.sql` is the full current schema, `migrations/`
+//! the append-only ladder that leads an older database to it, one transaction per
+//! start-up, versioned by `PRAGMA user_version`.
+//!
+//! Invariants: a new database is created from `schema.sql` and stamped with the
+//! latest version; an existing one climbs the ladder; a database newer than this
+//! binary is refused, never downgraded. `tests/schema.rs` proves the ladder from an
+//! empty file yields exactly `schema.sql`.
+
+use std::path::Path;
+
+use rusqlite::Connection;
+
+use super::DbError;
+
+/// The current full schema.
+pub const SCHEMA_SQL: &str = include_str!("../../schema.sql");
+
+/// The ladder: entry `i` takes a database from version `i` to `i + 1`. Append only.
+pub const MIGRATIONS: &[&str] = &[include_str!("../../migrations/0001_initial.sql")];
+
+pub fn latest_version() -> i64 {
+    MIGRATIONS.len() as i64
+}
+
+/// Brings `main.db` to the latest version. Returns the version it found.
+pub fn migrate(conn: &mut Connection, path: &Path) -> Result<i64, DbError> {
+    let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+    let found: i64 = tx.query_row("PRAGMA user_version", [], |row| row.get(0))?;
+    let latest = latest_version();
+    if found > latest {
+        return Err(DbError::TooNew { path: path.to_path_buf(), found, supported: latest });
+    }
+    let has_tables: bool =
+        tx.query_row("SELECT EXISTS (SELECT 1 FROM sqlite_schema WHERE type = 'table')", [], |row| row.get(0))?;
+    if found == 0 && !has_tables {
+        tx.execute_batch(SCHEMA_SQL)?;
+    } else {
+        for step in &MIGRATIONS[found as usize..] {
+            tx.execute_batch(step)?;
+        }
+    }
+    tx.pragma_update(None, "user_version", latest)?;
+    tx.commit()?;
+    Ok(found)
+}
+
+/// Applies the ladder only, never the one-step schema: what an old database goes
+/// through. Used by the test that proves both paths agree.
+pub fn migrate_by_ladder(conn: &mut Connection) -> Result<(), DbError> {
+    let tx = conn.transaction()?;
+    for step in MIGRATIONS {
+        tx.execute_batch(step)?;
+    }
+    tx.pragma_update(None, "user_version", latest_version())?;
+    tx.commit()?;
+    Ok(())
+}
+
+/// Whether a database is at this binary's version (readiness).
+pub fn is_current(conn: &Connection) -> Result<bool, DbError> {
+    let version: i64 = conn.query_row("PRAGMA user_version", [], |row| row.get(0))?;
+    Ok(version == latest_version())
+}

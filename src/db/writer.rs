@@ -1,0 +1,488 @@
+//! The event writer: one thread that owns every write connection to the event
+//! partitions and the session tables of `main.db`, and commits concurrent ingest
+//! batches together (group commit).
+//!
+//! Invariants:
+//! - A caller is answered only after COMMIT of both the partition(s) and main.db
+//!   (`synchronous=FULL`): an `Ok` means the data survives power loss.
+//! - Order per group: each touched partition commits its rows under a new commit
+//!   sequence, then main.db folds the newly inserted rows into sessions and records
+//!   that sequence in `event_partitions.applied_seq`, in one transaction. SQLite
+//!   commits of two files are not atomic together, so after a crash (or a failed
+//!   main.db commit) [`reconcile`] folds every commit above `applied_seq` before any
+//!   new write: each stored event is counted exactly once.
+//! - The WAL never checkpoints inside a commit (the background checkpointer does);
+//!   past the hard cap the writer truncates it itself, so it cannot grow unbounded.
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicI64, Ordering};
+use std::time::{Duration, Instant};
+
+use rusqlite::{Connection, TransactionBehavior, params};
+use tokio::sync::{mpsc, oneshot};
+
+use super::partitions::{self, Day};
+use super::{Checkpointing, DbError, Durability};
+use crate::ingest::sessions::{self, Deltas};
+use crate::metrics::Metrics;
+use crate::model::wire::{ClientInfo, Event};
+use crate::pricing::PriceBook;
+
+/// One ingest batch for one user, already validated, priced and redacted.
+#[derive(Debug)]
+pub struct WriteRequest {
+    pub user_id: String,
+    pub client: ClientInfo,
+    pub events: Vec<Event>,
+    /// Per event: whether the price table knew its model.
+    pub known_models: Vec<bool>,
+}
+
+/// Per event of the request: true if newly stored, false if it was a duplicate.
+#[derive(Debug)]
+pub struct WriteOutcome {
+    pub inserted: Vec<bool>,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum WriteError {
+    #[error("storage unavailable: {0}")]
+    Unavailable(String),
+    #[error("the writer is shutting down")]
+    ShuttingDown,
+}
+
+#[derive(Clone, Debug)]
+pub struct WriterConfig {
+    pub data_dir: PathBuf,
+    /// Stop adding batches to a group past this many events.
+    pub max_group_events: usize,
+    /// WAL size past which the writer checkpoints (TRUNCATE) itself.
+    pub wal_hard_cap_bytes: u64,
+    /// Queued requests before `write` waits (back-pressure).
+    pub queue_capacity: usize,
+}
+
+enum Job {
+    Write(WriteRequest, oneshot::Sender<Result<WriteOutcome, WriteError>>),
+    Shutdown(oneshot::Sender<()>),
+}
+
+/// Handle to the writer thread. Cheap to share behind an `Arc`.
+pub struct EventWriter {
+    sender: mpsc::Sender<Job>,
+    queue_depth: Arc<AtomicI64>,
+}
+
+impl EventWriter {
+    /// Starts the writer thread, first folding any commits a crash left unapplied.
+    /// Returns once the writer is ready or failed to start.
+    pub fn start(config: WriterConfig, prices: Arc<PriceBook>, metrics: Arc<Metrics>) -> Result<EventWriter, DbError> {
+        let (sender, receiver) = mpsc::channel(config.queue_capacity.max(1));
+        let (ready_tx, ready_rx) = std::sync::mpsc::channel();
+        let queue_depth = Arc::new(AtomicI64::new(0));
+        let depth = queue_depth.clone();
+        metrics.watch_queue_depth(queue_depth.clone());
+        std::thread::Builder::new()
+            .name("event-writer".into())
+            .spawn(move || {
+                let mut state = match WriterState::open(config, prices, metrics, depth) {
+                    Ok(state) => state,
+                    Err(err) => {
+                        let _ = ready_tx.send(Err(err));
+                        return;
+                    }
+                };
+                if let Err(err) = state.reconcile_all() {
+                    let _ = ready_tx.send(Err(err));
+                    return;
+                }
+                let _ = ready_tx.send(Ok(()));
+                state.run(receiver);
+            })
+            .map_err(|source| DbError::Io { context: "cannot start the writer thread".into(), source })?;
+        ready_rx.recv().map_err(|_| DbError::Io {
+            context: "writer thread died at start".into(),
+            source: std::io::Error::other("no reply"),
+        })??;
+        Ok(EventWriter { sender, queue_depth })
+    }
+
+    /// Queues a batch and waits for its commit.
+    pub async fn write(&self, request: WriteRequest) -> Result<WriteOutcome, WriteError> {
+        let (reply, answer) = oneshot::channel();
+        self.queue_depth.fetch_add(1, Ordering::Relaxed);
+        if self.sender.send(Job::Write(request, reply)).await.is_err() {
+            self.queue_depth.fetch_sub(1, Ordering::Relaxed);
+            return Err(WriteError::ShuttingDown);
+        }
+        answer.await.unwrap_or(Err(WriteError::ShuttingDown))
+    }
+
+    /// Commits everything queued, checkpoints, and stops the thread.
+    pub async fn shutdown(&self) {
+        let (done, wait) = oneshot::channel();
+        if self.sender.send(Job::Shutdown(done)).await.is_ok() {
+            let _ = wait.await;
+        }
+    }
+
+    pub fn queue_depth(&self) -> i64 {
+        self.queue_depth.load(Ordering::Relaxed)
+    }
+}
+
+struct OpenPartition {
+    conn: Connection,
+    last_seq: i64,
+    last_used: Instant,
+}
+
+struct WriterState {
+    config: WriterConfig,
+    main: Connection,
+    partitions: HashMap<Day, OpenPartition>,
+    needs_reconcile: bool,
+    prices: Arc<PriceBook>,
+    metrics: Arc<Metrics>,
+    queue_depth: Arc<AtomicI64>,
+}
+
+/// Partitions idle this long are closed (late events reopen them).
+const PARTITION_IDLE: Duration = Duration::from_secs(600);
+
+impl WriterState {
+    fn open(
+        config: WriterConfig,
+        prices: Arc<PriceBook>,
+        metrics: Arc<Metrics>,
+        queue_depth: Arc<AtomicI64>,
+    ) -> Result<Self, DbError> {
+        let main = super::open(&config.data_dir.join("main.db"), Durability::PowerSafe, Checkpointing::Background)?;
+        Ok(WriterState {
+            config,
+            main,
+            partitions: HashMap::new(),
+            needs_reconcile: false,
+            prices,
+            metrics,
+            queue_depth,
+        })
+    }
+
+    fn run(&mut self, mut receiver: mpsc::Receiver<Job>) {
+        while let Some(job) = receiver.blocking_recv() {
+            let mut group = Vec::new();
+            let mut shutdown = None;
+            let mut events = 0;
+            match job {
+                Job::Write(request, reply) => {
+                    events += request.events.len();
+                    group.push((request, reply));
+                }
+                Job::Shutdown(done) => shutdown = Some(done),
+            }
+            while shutdown.is_none() && events < self.config.max_group_events {
+                match receiver.try_recv() {
+                    Ok(Job::Write(request, reply)) => {
+                        events += request.events.len();
+                        group.push((request, reply));
+                    }
+                    Ok(Job::Shutdown(done)) => shutdown = Some(done),
+                    Err(_) => break,
+                }
+            }
+            self.queue_depth.fetch_sub(group.len() as i64, Ordering::Relaxed);
+            if !group.is_empty() {
+                self.commit_group(group);
+            }
+            if let Some(done) = shutdown {
+                // Requests still queued behind the shutdown are committed too.
+                receiver.close();
+                while let Ok(job) = receiver.try_recv() {
+                    if let Job::Write(request, reply) = job {
+                        self.queue_depth.fetch_sub(1, Ordering::Relaxed);
+                        self.commit_group(vec![(request, reply)]);
+                    }
+                }
+                self.checkpoint_all();
+                let _ = done.send(());
+                return;
+            }
+            self.close_idle_partitions();
+        }
+        self.checkpoint_all();
+    }
+
+    fn commit_group(&mut self, group: Vec<(WriteRequest, oneshot::Sender<Result<WriteOutcome, WriteError>>)>) {
+        let started = Instant::now();
+        let result = self.commit_requests(group.iter().map(|(request, _)| request).collect());
+        self.metrics.commit_latency.observe(started.elapsed().as_secs_f64());
+        match result {
+            Ok(per_request) => {
+                for ((_, reply), outcome) in group.into_iter().zip(per_request) {
+                    let _ = reply.send(outcome);
+                }
+            }
+            Err(err) => {
+                tracing::error!(error = %err, "event commit failed");
+                for (_, reply) in group {
+                    let _ = reply.send(Err(WriteError::Unavailable(err.to_string())));
+                }
+            }
+        }
+    }
+
+    /// Commits a group; returns one outcome per request. A partition that fails
+    /// fails only the requests with events in it; a main.db failure fails all and
+    /// leaves the stored rows for [`reconcile`].
+    fn commit_requests(
+        &mut self,
+        requests: Vec<&WriteRequest>,
+    ) -> Result<Vec<Result<WriteOutcome, WriteError>>, DbError> {
+        if self.needs_reconcile {
+            self.reconcile_all()?;
+        }
+        let received_ms = super::now_ms();
+        let mut by_day: BTreeMap<Day, Vec<(usize, usize)>> = BTreeMap::new();
+        for (r, request) in requests.iter().enumerate() {
+            for (e, event) in request.events.iter().enumerate() {
+                by_day.entry(Day::of_ms(event.ts_ms)).or_default().push((r, e));
+            }
+        }
+        let mut inserted: Vec<Vec<bool>> = requests.iter().map(|r| vec![false; r.events.len()]).collect();
+        let mut failed: Vec<Option<String>> = vec![None; requests.len()];
+        let mut committed: Vec<(Day, i64)> = Vec::new();
+        for (day, refs) in by_day {
+            match self.commit_partition(day, &refs, &requests, received_ms) {
+                Ok((seq, flags)) => {
+                    for ((r, e), flag) in refs.iter().zip(flags) {
+                        inserted[*r][*e] = flag;
+                    }
+                    committed.push((day, seq));
+                }
+                Err(err) => {
+                    tracing::error!(%day, error = %err, "partition commit failed");
+                    for (r, _) in refs {
+                        failed[r] = Some(err.to_string());
+                    }
+                }
+            }
+        }
+        if !committed.is_empty() {
+            let mut deltas = Deltas::default();
+            for (r, request) in requests.iter().enumerate() {
+                for (e, event) in request.events.iter().enumerate() {
+                    if inserted[r][e] {
+                        deltas.add(&request.user_id, event, request.known_models[e], Some(&request.client));
+                    }
+                }
+            }
+            if let Err(err) = self.commit_main(&deltas, &committed) {
+                self.needs_reconcile = true;
+                return Err(err);
+            }
+            for (day, _) in &committed {
+                self.cap_wal(Some(*day));
+            }
+            self.cap_wal(None);
+        }
+        Ok(inserted
+            .into_iter()
+            .zip(failed)
+            .map(|(flags, failure)| match failure {
+                Some(reason) => Err(WriteError::Unavailable(reason)),
+                None => Ok(WriteOutcome { inserted: flags }),
+            })
+            .collect())
+    }
+
+    fn partition(&mut self, day: Day) -> Result<&mut OpenPartition, DbError> {
+        if !self.partitions.contains_key(&day) {
+            let (conn, last_seq) = partitions::open_for_write(&self.config.data_dir, day)?;
+            self.partitions.insert(day, OpenPartition { conn, last_seq, last_used: Instant::now() });
+        }
+        let partition = self.partitions.get_mut(&day).expect("inserted above");
+        partition.last_used = Instant::now();
+        Ok(partition)
+    }
+
+    fn commit_partition(
+        &mut self,
+        day: Day,
+        refs: &[(usize, usize)],
+        requests: &[&WriteRequest],
+        received_ms: i64,
+    ) -> Result<(i64, Vec<bool>), DbError> {
+        let partition = match self.partition(day) {
+            Ok(partition) => partition,
+            Err(err) => {
+                self.partitions.remove(&day);
+                return Err(err);
+            }
+        };
+        let seq = partition.last_seq + 1;
+        let result = (|| {
+            let tx = partition.conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+            let mut flags = Vec::with_capacity(refs.len());
+            for (r, e) in refs {
+                let request = requests[*r];
+                flags.push(partitions::insert_event(&tx, &request.events[*e], &request.user_id, received_ms, seq)?);
+            }
+            partitions::set_last_seq(&tx, seq)?;
+            tx.commit()?;
+            Ok::<_, DbError>(flags)
+        })();
+        match result {
+            Ok(flags) => {
+                partition.last_seq = seq;
+                Ok((seq, flags))
+            }
+            Err(err) => {
+                // The connection may be in an unknown state after an I/O error;
+                // reopen on next use.
+                self.partitions.remove(&day);
+                Err(err)
+            }
+        }
+    }
+
+    fn commit_main(&mut self, deltas: &Deltas, committed: &[(Day, i64)]) -> Result<(), DbError> {
+        let tx = self.main.transaction_with_behavior(TransactionBehavior::Immediate)?;
+        sessions::apply(&tx, deltas, super::now_ms())?;
+        for (day, seq) in committed {
+            record_applied(&tx, *day, *seq)?;
+        }
+        tx.commit()?;
+        Ok(())
+    }
+
+    /// Folds every partition commit that main.db has not applied yet.
+    fn reconcile_all(&mut self) -> Result<(), DbError> {
+        for day in partitions::list_days(&self.config.data_dir)? {
+            let mut applied = applied_seq(&self.main, day)?;
+            let (stored, last_seq) = {
+                let partition = self.partition(day)?;
+                if partition.last_seq < applied {
+                    // The file was removed and made anew (retention, restore): the
+                    // ledger speaks of rows that are gone, so fold the new file whole.
+                    tracing::warn!(%day, applied, last_seq = partition.last_seq, "partition is newer than its ledger entry");
+                    applied = 0;
+                }
+                if partition.last_seq <= applied {
+                    continue;
+                }
+                (partitions::events_after_seq(&partition.conn, applied)?, partition.last_seq)
+            };
+            let mut deltas = Deltas::default();
+            for row in &stored {
+                let known =
+                    self.prices.price(row.event.agent_type, row.event.model.as_deref(), &row.event.usage).known_model;
+                deltas.add(&row.user_id, &row.event, known, None);
+            }
+            let tx = self.main.transaction_with_behavior(TransactionBehavior::Immediate)?;
+            sessions::apply(&tx, &deltas, super::now_ms())?;
+            tx.execute(
+                "INSERT INTO event_partitions (day, applied_seq) VALUES (?1, ?2)
+                 ON CONFLICT (day) DO UPDATE SET applied_seq = excluded.applied_seq",
+                params![day.to_string(), last_seq],
+            )?;
+            tx.commit()?;
+            tracing::warn!(%day, events = stored.len(), from_seq = applied, to_seq = last_seq, "folded unapplied partition commits into sessions");
+        }
+        self.needs_reconcile = false;
+        Ok(())
+    }
+
+    fn wal_path(&self, day: Option<Day>) -> PathBuf {
+        let db = match day {
+            Some(day) => partitions::partition_path(&self.config.data_dir, day),
+            None => self.config.data_dir.join("main.db"),
+        };
+        wal_path_of(&db)
+    }
+
+    /// Past the hard cap, checkpoint and truncate the WAL from the writer itself:
+    /// it blocks this commit, and guarantees the file shrinks.
+    fn cap_wal(&mut self, day: Option<Day>) {
+        let size = std::fs::metadata(self.wal_path(day)).map(|m| m.len()).unwrap_or(0);
+        if day.is_none() {
+            self.metrics.wal_bytes_main.set(size as i64);
+        } else {
+            self.metrics.wal_bytes_events.set(size as i64);
+        }
+        if size <= self.config.wal_hard_cap_bytes {
+            return;
+        }
+        let conn = match day {
+            None => &self.main,
+            Some(day) => match self.partitions.get(&day) {
+                Some(partition) => &partition.conn,
+                None => return,
+            },
+        };
+        let started = Instant::now();
+        match conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |row| row.get::<_, i64>(0)) {
+            Ok(busy) => {
+                self.metrics.blocking_checkpoints.inc();
+                tracing::info!(
+                    wal_bytes = size,
+                    busy,
+                    took_ms = started.elapsed().as_millis() as u64,
+                    "WAL over hard cap: truncated"
+                );
+            }
+            Err(err) => tracing::warn!(error = %err, "blocking checkpoint failed"),
+        }
+    }
+
+    fn close_idle_partitions(&mut self) {
+        self.partitions.retain(|_, partition| partition.last_used.elapsed() < PARTITION_IDLE);
+    }
+
+    fn checkpoint_all(&mut self) {
+        let _ = self.main.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()));
+        for partition in self.partitions.values() {
+            let _ = partition.conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()));
+        }
+    }
+}
+
+pub fn wal_path_of(db: &Path) -> PathBuf {
+    let mut name = db.as_os_str().to_owned();
+    name.push("-wal");
+    PathBuf::from(name)
+}
+
+fn applied_seq(main: &Connection, day: Day) -> Result<i64, DbError> {
+    use rusqlite::OptionalExtension;
+    Ok(main
+        .query_row("SELECT applied_seq FROM event_partitions WHERE day = ?1", [day.to_string()], |row| row.get(0))
+        .optional()?
+        .unwrap_or(0))
+}
+
+/// Records that main.db has folded commit `seq` of `day`. The previous commit must
+/// be the one applied before it; anything else means a commit was skipped, and the
+/// transaction fails so [`WriterState::reconcile_all`] can repair it first.
+fn record_applied(tx: &Connection, day: Day, seq: i64) -> Result<(), DbError> {
+    let updated = tx.execute(
+        "UPDATE event_partitions SET applied_seq = ?2 WHERE day = ?1 AND applied_seq = ?2 - 1",
+        params![day.to_string(), seq],
+    )?;
+    let in_step = updated == 1
+        || (seq == 1
+            && tx.execute(
+                "INSERT OR IGNORE INTO event_partitions (day, applied_seq) VALUES (?1, 1)",
+                [day.to_string()],
+            )? == 1);
+    if !in_step {
+        return Err(DbError::Io {
+            context: format!("event partition {day}: commit {seq} does not follow the last applied commit"),
+            source: std::io::Error::other("partition ledger out of step"),
+        });
+    }
+    Ok(())
+}

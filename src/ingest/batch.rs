@@ -1,0 +1,154 @@
+//! One `POST /v1/events` batch: read and decode the body within the size limits,
+//! parse the envelope, validate each event on its own, redact its metadata with
+//! the nine rules, recompute its cost, and hand the good events to the writer.
+//!
+//! Invariants: one bad event never blocks the batch (it is reported by index and
+//! field); 400 only for a malformed envelope; 413 past the documented limits; the
+//! answer is given only after the writer's COMMIT, and any storage failure is a 503
+//! (never a 2xx without a commit).
+
+use std::io::Read;
+use std::sync::Arc;
+
+use axum::body::Body;
+use axum::http::{HeaderMap, header};
+use serde::Serialize;
+
+use crate::db::writer::{WriteError, WriteRequest};
+use crate::error::AppError;
+use crate::model::wire::{self, Envelope, Rejection};
+use crate::server::AppState;
+
+#[derive(Debug, Serialize, PartialEq, Eq)]
+pub struct BatchOutcome {
+    pub accepted: usize,
+    pub duplicates: usize,
+    pub rejected: Vec<RejectedEvent>,
+}
+
+#[derive(Debug, Serialize, PartialEq, Eq)]
+pub struct RejectedEvent {
+    pub index: usize,
+    pub field: String,
+    pub reason: String,
+}
+
+pub async fn ingest(
+    state: &Arc<AppState>,
+    user_id: &str,
+    headers: &HeaderMap,
+    body: Body,
+) -> Result<BatchOutcome, AppError> {
+    let limits = &state.config.ingest;
+    if let Some(length) = headers.get(header::CONTENT_LENGTH).and_then(|v| v.to_str().ok()?.parse::<usize>().ok())
+        && length > limits.max_body_bytes
+    {
+        return Err(too_large_body(limits.max_body_bytes));
+    }
+    let raw = axum::body::to_bytes(body, limits.max_body_bytes).await.map_err(|err| {
+        // to_bytes fails either on the limit or on a broken connection.
+        if err.to_string().contains("length limit") {
+            too_large_body(limits.max_body_bytes)
+        } else {
+            AppError::bad_request("body", format!("could not read the request body: {err}"))
+        }
+    })?;
+    let decoded = decode(headers, &raw, limits.max_decoded_bytes)?;
+    let envelope: Envelope<'_> = serde_json::from_slice(&decoded).map_err(|err| AppError::BadRequest {
+        field: None,
+        message: format!("body is not a valid batch envelope: {err}"),
+    })?;
+    envelope
+        .client
+        .validate()
+        .map_err(|rejection| AppError::BadRequest { field: Some(rejection.field), message: rejection.reason })?;
+    if envelope.events.len() > limits.max_events_per_batch {
+        return Err(AppError::TooLarge(format!(
+            "batch has {} events; the limit is {}",
+            envelope.events.len(),
+            limits.max_events_per_batch
+        )));
+    }
+
+    let now_ms = crate::db::now_ms();
+    let mut events = Vec::with_capacity(envelope.events.len());
+    let mut known_models = Vec::with_capacity(envelope.events.len());
+    let mut indexes = Vec::with_capacity(envelope.events.len());
+    let mut rejected = Vec::new();
+    for (index, raw_event) in envelope.events.iter().enumerate() {
+        match wire::parse_event(raw_event, &state.event_limits, now_ms) {
+            Ok(parsed) => {
+                let mut event = parsed.event;
+                if let Some(mut metadata) = parsed.unredacted_metadata {
+                    crate::redact::redact_json(&mut metadata);
+                    event.metadata = Some(metadata.to_string());
+                }
+                let priced = state.prices.price(event.agent_type, event.model.as_deref(), &event.usage);
+                event.cost_nusd = priced.cost_nusd;
+                if !priced.known_model && !event.usage.is_zero() {
+                    state.metrics.unknown_model_events.inc();
+                }
+                known_models.push(priced.known_model);
+                indexes.push(index);
+                events.push(event);
+            }
+            Err(Rejection { field, reason }) => rejected.push(RejectedEvent { index, field, reason }),
+        }
+    }
+
+    let mut accepted = 0;
+    let mut duplicates = 0;
+    if !events.is_empty() {
+        let request =
+            WriteRequest { user_id: user_id.to_string(), client: envelope.client.clone(), events, known_models };
+        let outcome = state.writer.write(request).await.map_err(|err| match err {
+            WriteError::Unavailable(cause) => AppError::Unavailable(cause),
+            WriteError::ShuttingDown => AppError::Unavailable("server is shutting down".into()),
+        })?;
+        accepted = outcome.inserted.iter().filter(|inserted| **inserted).count();
+        duplicates = outcome.inserted.len() - accepted;
+    }
+    debug_assert_eq!(indexes.len(), accepted + duplicates);
+    state.metrics.count_events(accepted as u64, duplicates as u64, rejected.len() as u64);
+    Ok(BatchOutcome { accepted, duplicates, rejected })
+}
+
+fn too_large_body(limit: usize) -> AppError {
+    AppError::TooLarge(format!("request body is larger than {limit} bytes"))
+}
+
+/// Decodes `Content-Encoding: zstd | gzip | identity`, refusing to inflate past
+/// `max_decoded` bytes (a decompression bomb gets 413, not our memory).
+fn decode<'a>(headers: &HeaderMap, raw: &'a [u8], max_decoded: usize) -> Result<std::borrow::Cow<'a, [u8]>, AppError> {
+    let encoding = headers
+        .get(header::CONTENT_ENCODING)
+        .map(|v| v.to_str().unwrap_or("?").trim().to_ascii_lowercase())
+        .unwrap_or_default();
+    let reader: Box<dyn Read + 'a> = match encoding.as_str() {
+        "" | "identity" => {
+            if raw.len() > max_decoded {
+                return Err(too_large_body(max_decoded));
+            }
+            return Ok(std::borrow::Cow::Borrowed(raw));
+        }
+        "zstd" => Box::new(
+            zstd::stream::read::Decoder::new(raw)
+                .map_err(|err| AppError::bad_request("body", format!("zstd body cannot be decoded: {err}")))?,
+        ),
+        "gzip" | "x-gzip" => Box::new(flate2::read::GzDecoder::new(raw)),
+        other => {
+            return Err(AppError::UnsupportedEncoding(format!(
+                "Content-Encoding {other:?} is not supported; use zstd, gzip or none"
+            )));
+        }
+    };
+    let mut decoded = Vec::with_capacity(raw.len() * 4);
+    reader
+        .take(max_decoded as u64 + 1)
+        .read_to_end(&mut decoded)
+        .map_err(|err| AppError::bad_request("body", format!("{encoding} body cannot be decoded: {err}")))?;
+    if decoded.len() > max_decoded {
+        return Err(AppError::TooLarge(format!("decoded request body is larger than {max_decoded} bytes")));
+    }
+    Ok(std::borrow::Cow::Owned(decoded))
+}

@@ -1,0 +1,128 @@
+//! The caller's own sessions on the ingest API, for the hook CLI's `status`:
+//! `GET /v1/me/sessions/{agent_type}/{session_id}` and `.../events`.
+//!
+//! Invariant: every query is keyed by the token owner's user id, so these routes
+//! can only ever return the caller's own data; another person's session is a 404,
+//! indistinguishable from one that does not exist.
+
+use std::sync::Arc;
+
+use axum::Json;
+use axum::extract::{Path, Query, State};
+use serde::Deserialize;
+use serde_json::json;
+
+use super::sessions::{self, SessionView};
+use crate::auth::extract::HookUser;
+use crate::db::partitions::{self, Day};
+use crate::db::{self, DbError};
+use crate::error::AppError;
+use crate::model::AgentType;
+use crate::model::wire::event_to_json;
+use crate::server::AppState;
+
+fn parse_agent(text: &str) -> Result<AgentType, AppError> {
+    AgentType::parse(text).ok_or_else(|| {
+        AppError::bad_request(
+            "agent_type",
+            format!("unknown agent {text:?}; expected one of {}", AgentType::expected()),
+        )
+    })
+}
+
+async fn load_session(
+    state: &Arc<AppState>,
+    user_id: String,
+    agent: AgentType,
+    session_id: String,
+) -> Result<SessionView, AppError> {
+    let pool = state.readers.clone();
+    db::blocking(move || sessions::own_session(&*pool.get()?, &user_id, agent, &session_id))
+        .await?
+        .ok_or(AppError::NotFound)
+}
+
+pub async fn session(
+    State(state): State<Arc<AppState>>,
+    user: HookUser,
+    Path((agent_type, session_id)): Path<(String, String)>,
+) -> Result<Json<SessionView>, AppError> {
+    let agent = parse_agent(&agent_type)?;
+    Ok(Json(load_session(&state, user.user_id, agent, session_id).await?))
+}
+
+#[derive(Deserialize)]
+pub struct EventsQuery {
+    limit: Option<usize>,
+    cursor: Option<String>,
+}
+
+const MAX_PAGE: usize = 1000;
+
+/// A cursor is `<ts_ms>_<event_id>` of the last event of the previous page.
+fn parse_cursor(text: &str) -> Option<(i64, uuid::Uuid)> {
+    let (ts, id) = text.split_once('_')?;
+    Some((ts.parse().ok()?, uuid::Uuid::parse_str(id).ok()?))
+}
+
+pub async fn session_events(
+    State(state): State<Arc<AppState>>,
+    user: HookUser,
+    Path((agent_type, session_id)): Path<(String, String)>,
+    Query(query): Query<EventsQuery>,
+) -> Result<Json<serde_json::Value>, AppError> {
+    let agent = parse_agent(&agent_type)?;
+    let limit = query.limit.unwrap_or(200);
+    if !(1..=MAX_PAGE).contains(&limit) {
+        return Err(AppError::bad_request("limit", format!("must be between 1 and {MAX_PAGE}")));
+    }
+    let cursor = match query.cursor.as_deref() {
+        None => None,
+        Some(text) => {
+            Some(parse_cursor(text).ok_or_else(|| AppError::bad_request("cursor", "is not a cursor this API issued"))?)
+        }
+    };
+    let session = load_session(&state, user.user_id.clone(), agent, session_id.clone()).await?;
+    let data_dir = state.config.data_dir.clone();
+    let first_ms = cursor.map_or(sessions_first_ms(&session), |(ts, _)| ts);
+    let last_ms = sessions_last_ms(&session);
+    let page = db::blocking(move || {
+        let mut out = Vec::new();
+        let mut day = Day::of_ms(first_ms);
+        let last_day = Day::of_ms(last_ms);
+        while day <= last_day && out.len() <= limit {
+            if let Some(conn) = partitions::open_for_read(&data_dir, day)? {
+                let want = limit + 1 - out.len();
+                out.extend(partitions::session_events_after(&conn, &user.user_id, agent, &session_id, cursor, want)?);
+            }
+            if day.next() == day {
+                break;
+            }
+            day = day.next();
+        }
+        Ok::<_, DbError>(out)
+    })
+    .await?;
+    let has_more = page.len() > limit;
+    let events: Vec<_> = page.iter().take(limit).collect();
+    let next_cursor =
+        if has_more { events.last().map(|e| format!("{}_{}", e.event.ts_ms, e.event.event_id)) } else { None };
+    Ok(Json(json!({
+        "events": events.iter().map(|e| event_to_json(&e.event)).collect::<Vec<_>>(),
+        "next_cursor": next_cursor,
+    })))
+}
+
+fn sessions_first_ms(session: &SessionView) -> i64 {
+    parse_rfc3339_ms(&session.first_event_at)
+}
+
+fn sessions_last_ms(session: &SessionView) -> i64 {
+    parse_rfc3339_ms(&session.last_event_at)
+}
+
+fn parse_rfc3339_ms(text: &str) -> i64 {
+    time::OffsetDateTime::parse(text, &time::format_description::well_known::Rfc3339)
+        .map(|t| (t.unix_timestamp_nanos() / 1_000_000) as i64)
+        .unwrap_or(0)
+}

@@ -1,0 +1,415 @@
+//! Sessions: the central fact table, owned here. Events fold into a session
+//! additively through [`Deltas`], the same fold for the ingest hot path and for
+//! start-up recovery, so both count an event the same way.
+//!
+//! Invariants: only newly inserted events are folded (the writer decides that), and
+//! every aggregate is commutative — sums, minimum, maximum, set union, "latest
+//! session_start wins" — so a reordered batch yields the same row. A session is keyed
+//! by (user, agent_type, agent session id): two people's sessions never merge.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+
+use rusqlite::{Connection, OptionalExtension, params};
+use serde::Serialize;
+
+use crate::db::DbError;
+use crate::model::wire::{ClientInfo, Event, GitContext};
+use crate::model::{AgentType, EventType, PermissionMode, RunKind, ToolStatus, Usage, nusd_to_usd};
+
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct SessionKey {
+    pub user_id: String,
+    pub agent_type: AgentType,
+    pub session_id: String,
+}
+
+/// What a set of events adds to one session.
+#[derive(Clone, Debug, Default)]
+pub struct SessionDelta {
+    pub run_kind: Option<RunKind>,
+    pub first_event_ms: i64,
+    pub last_event_ms: i64,
+    pub started_at_ms: Option<i64>,
+    pub ended_at_ms: Option<i64>,
+    pub event_count: i64,
+    pub prompt_count: i64,
+    pub tool_call_count: i64,
+    pub tool_error_count: i64,
+    pub denial_count: i64,
+    pub notification_count: i64,
+    pub subagent_count: i64,
+    pub compact_count: i64,
+    pub usage: Usage,
+    pub cost_nusd: i64,
+    pub client_cost_nusd: i64,
+    pub unknown_model_events: i64,
+    pub total_response_ms: i64,
+    pub response_sample_count: i64,
+    pub max_autonomy_rank: Option<u8>,
+    pub git: Option<(i64, GitContext)>,
+    pub models: BTreeMap<String, i64>,
+    pub client: Option<ClientInfo>,
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct UnknownModelDelta {
+    pub first_seen_ms: i64,
+    pub last_seen_ms: i64,
+    pub event_count: i64,
+}
+
+/// Everything one writer commit adds to main.db.
+#[derive(Debug, Default)]
+pub struct Deltas {
+    pub sessions: HashMap<SessionKey, SessionDelta>,
+    pub dirty_hours: BTreeSet<i64>,
+    pub unknown_models: HashMap<(AgentType, String), UnknownModelDelta>,
+}
+
+const HOUR_MS: i64 = 3_600_000;
+
+impl Deltas {
+    pub fn is_empty(&self) -> bool {
+        self.sessions.is_empty()
+    }
+
+    /// Folds one newly inserted event. `known_model` says whether the price table
+    /// knew the event's model; only events with token usage can be unpriced.
+    pub fn add(&mut self, user_id: &str, event: &Event, known_model: bool, client: Option<&ClientInfo>) {
+        let key = SessionKey {
+            user_id: user_id.to_string(),
+            agent_type: event.agent_type,
+            session_id: event.session_id.clone(),
+        };
+        let delta = self.sessions.entry(key).or_insert_with(|| SessionDelta {
+            first_event_ms: event.ts_ms,
+            last_event_ms: event.ts_ms,
+            ..SessionDelta::default()
+        });
+        delta.run_kind = Some(delta.run_kind.map_or(event.run_kind, |kind| kind.merge(event.run_kind)));
+        delta.first_event_ms = delta.first_event_ms.min(event.ts_ms);
+        delta.last_event_ms = delta.last_event_ms.max(event.ts_ms);
+        delta.event_count += 1;
+        let tool_status = event.tool.as_ref().and_then(|tool| tool.status);
+        match event.event_type {
+            EventType::SessionStart => {
+                delta.started_at_ms = Some(delta.started_at_ms.map_or(event.ts_ms, |t| t.min(event.ts_ms)));
+                if let Some(git) = &event.git {
+                    let newer = delta.git.as_ref().is_none_or(|(ts, _)| event.ts_ms >= *ts);
+                    if newer {
+                        delta.git = Some((event.ts_ms, git.clone()));
+                    }
+                }
+            }
+            EventType::SessionEnd => {
+                delta.ended_at_ms = Some(delta.ended_at_ms.map_or(event.ts_ms, |t| t.max(event.ts_ms)));
+            }
+            EventType::PromptSubmit => delta.prompt_count += 1,
+            EventType::ToolEnd => {
+                delta.tool_call_count += 1;
+                match tool_status {
+                    Some(ToolStatus::Error) => delta.tool_error_count += 1,
+                    Some(ToolStatus::Denied) => delta.denial_count += 1,
+                    _ => {}
+                }
+            }
+            EventType::Notification => delta.notification_count += 1,
+            EventType::SubagentEnd => delta.subagent_count += 1,
+            EventType::Compact => delta.compact_count += 1,
+            EventType::ToolStart | EventType::TurnEnd => {}
+        }
+        delta.usage.add(&event.usage);
+        delta.cost_nusd += event.cost_nusd;
+        delta.client_cost_nusd += event.client_cost_nusd.unwrap_or(0);
+        if let Some(response_ms) = event.response_ms {
+            delta.total_response_ms += response_ms;
+            delta.response_sample_count += 1;
+        }
+        if let Some(mode) = event.permission_mode {
+            let rank = mode.autonomy_rank();
+            delta.max_autonomy_rank = Some(delta.max_autonomy_rank.map_or(rank, |r| r.max(rank)));
+        }
+        if let Some(model) = &event.model {
+            *delta.models.entry(model.clone()).or_insert(0) += 1;
+        }
+        if client.is_some() {
+            delta.client = client.cloned();
+        }
+        let priced = !event.usage.is_zero();
+        if priced && !known_model {
+            delta.unknown_model_events += 1;
+            let model = event.model.clone().unwrap_or_default();
+            let entry = self.unknown_models.entry((event.agent_type, model)).or_insert(UnknownModelDelta {
+                first_seen_ms: event.ts_ms,
+                last_seen_ms: event.ts_ms,
+                event_count: 0,
+            });
+            entry.first_seen_ms = entry.first_seen_ms.min(event.ts_ms);
+            entry.last_seen_ms = entry.last_seen_ms.max(event.ts_ms);
+            entry.event_count += 1;
+        }
+        self.dirty_hours.insert(event.ts_ms.div_euclid(HOUR_MS) * HOUR_MS);
+    }
+}
+
+const UPSERT_SQL: &str = "INSERT INTO sessions (
+    id, user_id, agent_type, agent_session_id, run_kind, first_event_ms, last_event_ms, started_at_ms,
+    ended_at_ms, event_count, prompt_count, tool_call_count, tool_error_count, denial_count,
+    notification_count, subagent_count, compact_count, input_tokens, output_tokens, cache_read_tokens,
+    cache_write_5m_tokens, cache_write_1h_tokens, reasoning_tokens, cost_nusd, client_cost_nusd,
+    unknown_model_events, total_response_ms, response_sample_count, max_autonomy_rank, git_ts_ms,
+    git_branch, git_commit, git_remote, git_dirty, machine_id, cli_version, os)
+  VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20,
+    ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30, ?31, ?32, ?33, ?34, ?35, ?36, ?37)
+  ON CONFLICT (user_id, agent_type, agent_session_id) DO UPDATE SET
+    run_kind = CASE
+        WHEN 'EVAL' IN (sessions.run_kind, excluded.run_kind) THEN 'EVAL'
+        WHEN 'CI' IN (sessions.run_kind, excluded.run_kind) THEN 'CI'
+        ELSE 'INTERACTIVE' END,
+    first_event_ms = min(sessions.first_event_ms, excluded.first_event_ms),
+    last_event_ms = max(sessions.last_event_ms, excluded.last_event_ms),
+    started_at_ms = min(coalesce(sessions.started_at_ms, excluded.started_at_ms),
+                        coalesce(excluded.started_at_ms, sessions.started_at_ms)),
+    ended_at_ms = max(coalesce(sessions.ended_at_ms, excluded.ended_at_ms),
+                      coalesce(excluded.ended_at_ms, sessions.ended_at_ms)),
+    event_count = sessions.event_count + excluded.event_count,
+    prompt_count = sessions.prompt_count + excluded.prompt_count,
+    tool_call_count = sessions.tool_call_count + excluded.tool_call_count,
+    tool_error_count = sessions.tool_error_count + excluded.tool_error_count,
+    denial_count = sessions.denial_count + excluded.denial_count,
+    notification_count = sessions.notification_count + excluded.notification_count,
+    subagent_count = sessions.subagent_count + excluded.subagent_count,
+    compact_count = sessions.compact_count + excluded.compact_count,
+    input_tokens = sessions.input_tokens + excluded.input_tokens,
+    output_tokens = sessions.output_tokens + excluded.output_tokens,
+    cache_read_tokens = sessions.cache_read_tokens + excluded.cache_read_tokens,
+    cache_write_5m_tokens = sessions.cache_write_5m_tokens + excluded.cache_write_5m_tokens,
+    cache_write_1h_tokens = sessions.cache_write_1h_tokens + excluded.cache_write_1h_tokens,
+    reasoning_tokens = sessions.reasoning_tokens + excluded.reasoning_tokens,
+    cost_nusd = sessions.cost_nusd + excluded.cost_nusd,
+    client_cost_nusd = sessions.client_cost_nusd + excluded.client_cost_nusd,
+    unknown_model_events = sessions.unknown_model_events + excluded.unknown_model_events,
+    total_response_ms = sessions.total_response_ms + excluded.total_response_ms,
+    response_sample_count = sessions.response_sample_count + excluded.response_sample_count,
+    max_autonomy_rank = max(coalesce(sessions.max_autonomy_rank, excluded.max_autonomy_rank),
+                            coalesce(excluded.max_autonomy_rank, sessions.max_autonomy_rank)),
+    git_branch = CASE WHEN excluded.git_ts_ms >= coalesce(sessions.git_ts_ms, excluded.git_ts_ms)
+                      THEN excluded.git_branch ELSE sessions.git_branch END,
+    git_commit = CASE WHEN excluded.git_ts_ms >= coalesce(sessions.git_ts_ms, excluded.git_ts_ms)
+                      THEN excluded.git_commit ELSE sessions.git_commit END,
+    git_remote = CASE WHEN excluded.git_ts_ms >= coalesce(sessions.git_ts_ms, excluded.git_ts_ms)
+                      THEN excluded.git_remote ELSE sessions.git_remote END,
+    git_dirty = CASE WHEN excluded.git_ts_ms >= coalesce(sessions.git_ts_ms, excluded.git_ts_ms)
+                     THEN excluded.git_dirty ELSE sessions.git_dirty END,
+    git_ts_ms = max(coalesce(sessions.git_ts_ms, excluded.git_ts_ms),
+                    coalesce(excluded.git_ts_ms, sessions.git_ts_ms)),
+    machine_id = coalesce(excluded.machine_id, sessions.machine_id),
+    cli_version = coalesce(excluded.cli_version, sessions.cli_version),
+    os = coalesce(excluded.os, sessions.os)
+  RETURNING id";
+
+/// Writes the deltas inside the caller's main.db transaction.
+pub fn apply(conn: &Connection, deltas: &Deltas, now_ms: i64) -> Result<(), DbError> {
+    let mut upsert = conn.prepare_cached(UPSERT_SQL)?;
+    let mut add_model = conn.prepare_cached(
+        "INSERT INTO session_models (session_id, model, event_count) VALUES (?1, ?2, ?3)
+         ON CONFLICT (session_id, model) DO UPDATE SET event_count = event_count + excluded.event_count",
+    )?;
+    for (key, delta) in &deltas.sessions {
+        let git = delta.git.as_ref();
+        let client = delta.client.as_ref();
+        let session_row_id: String = upsert.query_row(
+            params![
+                uuid::Uuid::now_v7().to_string(),
+                key.user_id,
+                key.agent_type.as_str(),
+                key.session_id,
+                delta.run_kind.unwrap_or(RunKind::Interactive).as_str(),
+                delta.first_event_ms,
+                delta.last_event_ms,
+                delta.started_at_ms,
+                delta.ended_at_ms,
+                delta.event_count,
+                delta.prompt_count,
+                delta.tool_call_count,
+                delta.tool_error_count,
+                delta.denial_count,
+                delta.notification_count,
+                delta.subagent_count,
+                delta.compact_count,
+                delta.usage.input_tokens,
+                delta.usage.output_tokens,
+                delta.usage.cache_read_tokens,
+                delta.usage.cache_write_5m_tokens,
+                delta.usage.cache_write_1h_tokens,
+                delta.usage.reasoning_tokens,
+                delta.cost_nusd,
+                delta.client_cost_nusd,
+                delta.unknown_model_events,
+                delta.total_response_ms,
+                delta.response_sample_count,
+                delta.max_autonomy_rank,
+                git.map(|(ts, _)| *ts),
+                git.and_then(|(_, g)| g.branch.as_deref()),
+                git.and_then(|(_, g)| g.commit.as_deref()),
+                git.and_then(|(_, g)| g.remote.as_deref()),
+                git.and_then(|(_, g)| g.dirty),
+                client.map(|c| c.machine_id.as_str()),
+                client.map(|c| c.cli_version.as_str()),
+                client.map(|c| c.os.as_str()),
+            ],
+            |row| row.get(0),
+        )?;
+        for (model, count) in &delta.models {
+            add_model.execute(params![session_row_id, model, count])?;
+        }
+    }
+    let mut mark_dirty = conn.prepare_cached(
+        "INSERT INTO aggregate_dirty_buckets (bucket_start_ms, marked_at_ms) VALUES (?1, ?2)
+         ON CONFLICT (bucket_start_ms) DO UPDATE SET marked_at_ms = excluded.marked_at_ms",
+    )?;
+    for hour in &deltas.dirty_hours {
+        mark_dirty.execute(params![hour, now_ms])?;
+    }
+    let mut unknown = conn.prepare_cached(
+        "INSERT INTO unknown_models (agent_type, model, first_seen_ms, last_seen_ms, event_count)
+         VALUES (?1, ?2, ?3, ?4, ?5)
+         ON CONFLICT (agent_type, model) DO UPDATE SET
+           first_seen_ms = min(first_seen_ms, excluded.first_seen_ms),
+           last_seen_ms = max(last_seen_ms, excluded.last_seen_ms),
+           event_count = event_count + excluded.event_count",
+    )?;
+    for ((agent, model), delta) in &deltas.unknown_models {
+        unknown.execute(params![agent.as_str(), model, delta.first_seen_ms, delta.last_seen_ms, delta.event_count])?;
+    }
+    Ok(())
+}
+
+/// A session as its owner sees it through the ingest API.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct SessionView {
+    pub id: String,
+    pub agent_type: String,
+    pub session_id: String,
+    pub run_kind: String,
+    pub first_event_at: String,
+    pub last_event_at: String,
+    pub started_at: Option<String>,
+    pub ended_at: Option<String>,
+    pub event_count: i64,
+    pub prompt_count: i64,
+    pub tool_call_count: i64,
+    pub tool_error_count: i64,
+    pub denial_count: i64,
+    pub notification_count: i64,
+    pub subagent_count: i64,
+    pub compact_count: i64,
+    pub usage: Usage,
+    pub cost_usd: f64,
+    pub cost_nusd: i64,
+    pub client_cost_usd: f64,
+    pub unknown_model_events: i64,
+    pub total_response_ms: i64,
+    pub response_sample_count: i64,
+    pub max_permission_mode: Option<PermissionMode>,
+    pub models: BTreeMap<String, i64>,
+    pub git: Option<GitView>,
+    pub machine_id: Option<String>,
+    pub cli_version: Option<String>,
+    pub os: Option<String>,
+}
+
+#[derive(Clone, Debug, Serialize, PartialEq, Eq)]
+pub struct GitView {
+    pub branch: Option<String>,
+    pub commit: Option<String>,
+    pub remote: Option<String>,
+    pub dirty: Option<bool>,
+}
+
+/// Formats integer milliseconds as RFC 3339 UTC with milliseconds.
+pub fn rfc3339_ms(ms: i64) -> String {
+    let nanos = i128::from(ms) * 1_000_000;
+    let format =
+        time::macros::format_description!("[year]-[month]-[day]T[hour]:[minute]:[second].[subsecond digits:3]Z");
+    time::OffsetDateTime::from_unix_timestamp_nanos(nanos).ok().and_then(|t| t.format(&format).ok()).unwrap_or_default()
+}
+
+/// The caller's own session, or `None`. Reads only rows whose owner is `user_id`:
+/// this function is the "own data" path and needs no access proof.
+pub fn own_session(
+    conn: &Connection,
+    user_id: &str,
+    key_agent: AgentType,
+    session_id: &str,
+) -> Result<Option<SessionView>, DbError> {
+    let row = conn
+        .query_row(
+            "SELECT id, run_kind, first_event_ms, last_event_ms, started_at_ms, ended_at_ms, event_count,
+                    prompt_count, tool_call_count, tool_error_count, denial_count, notification_count,
+                    subagent_count, compact_count, input_tokens, output_tokens, cache_read_tokens,
+                    cache_write_5m_tokens, cache_write_1h_tokens, reasoning_tokens, cost_nusd,
+                    client_cost_nusd, unknown_model_events, total_response_ms, response_sample_count,
+                    max_autonomy_rank, git_branch, git_commit, git_remote, git_dirty, git_ts_ms,
+                    machine_id, cli_version, os
+             FROM sessions WHERE user_id = ?1 AND agent_type = ?2 AND agent_session_id = ?3",
+            params![user_id, key_agent.as_str(), session_id],
+            |row| {
+                let rank: Option<u8> = row.get(25)?;
+                let git_ts: Option<i64> = row.get(30)?;
+                Ok(SessionView {
+                    id: row.get(0)?,
+                    agent_type: key_agent.as_str().to_string(),
+                    session_id: session_id.to_string(),
+                    run_kind: row.get(1)?,
+                    first_event_at: rfc3339_ms(row.get(2)?),
+                    last_event_at: rfc3339_ms(row.get(3)?),
+                    started_at: row.get::<_, Option<i64>>(4)?.map(rfc3339_ms),
+                    ended_at: row.get::<_, Option<i64>>(5)?.map(rfc3339_ms),
+                    event_count: row.get(6)?,
+                    prompt_count: row.get(7)?,
+                    tool_call_count: row.get(8)?,
+                    tool_error_count: row.get(9)?,
+                    denial_count: row.get(10)?,
+                    notification_count: row.get(11)?,
+                    subagent_count: row.get(12)?,
+                    compact_count: row.get(13)?,
+                    usage: Usage {
+                        input_tokens: row.get(14)?,
+                        output_tokens: row.get(15)?,
+                        cache_read_tokens: row.get(16)?,
+                        cache_write_5m_tokens: row.get(17)?,
+                        cache_write_1h_tokens: row.get(18)?,
+                        reasoning_tokens: row.get(19)?,
+                    },
+                    cost_nusd: row.get(20)?,
+                    cost_usd: nusd_to_usd(row.get(20)?),
+                    client_cost_usd: nusd_to_usd(row.get(21)?),
+                    unknown_model_events: row.get(22)?,
+                    total_response_ms: row.get(23)?,
+                    response_sample_count: row.get(24)?,
+                    max_permission_mode: rank.and_then(PermissionMode::from_rank),
+                    models: BTreeMap::new(),
+                    git: git_ts
+                        .map(|_| -> rusqlite::Result<GitView> {
+                            Ok(GitView {
+                                branch: row.get(26)?,
+                                commit: row.get(27)?,
+                                remote: row.get(28)?,
+                                dirty: row.get(29)?,
+                            })
+                        })
+                        .transpose()?,
+                    machine_id: row.get(31)?,
+                    cli_version: row.get(32)?,
+                    os: row.get(33)?,
+                })
+            },
+        )
+        .optional()?;
+    let Some(mut view) = row else { return Ok(None) };
+    let mut stmt = conn.prepare_cached("SELECT model, event_count FROM session_models WHERE session_id = ?1")?;
+    let models = stmt.query_map([&view.id], |row| Ok((row.get::<_, String>(0)?, row.get::<_, i64>(1)?)))?;
+    view.models = models.collect::<Result<_, _>>()?;
+    Ok(Some(view))
+}

@@ -1,0 +1,19 @@
+//! Sightline: self-hosted observability for AI coding agents and a viewer for
+//! agent-evaluation results, as one binary.
+//!
+//! The library holds everything; `main.rs` only parses arguments and maps errors to
+//! exit codes, so integration tests and benchmarks drive the same code the binary runs.
+#![forbid(unsafe_code)]
+
+pub mod auth;
+pub mod cli;
+pub mod config;
+pub mod db;
+pub mod error;
+pub mod ingest;
+pub mod logging;
+pub mod metrics;
+pub mod model;
+pub mod pricing;
+pub mod redact;
+pub mod server;

@@ -1,0 +1,15 @@
+//! Process-wide logging setup for the server commands: a `tracing` subscriber
+//! with the configured filter, as text for people or JSON for log shippers.
+//! Installed once per process by `main`'s command dispatch, never by the library.
+
+use crate::config::{Log, LogFormat};
+
+pub fn init(log: &Log) {
+    let filter = tracing_subscriber::EnvFilter::try_new(&log.level).unwrap_or_else(|_| "info".into());
+    let builder = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr);
+    // A second init (tests) keeps the first subscriber.
+    let _ = match log.format {
+        LogFormat::Text => builder.try_init(),
+        LogFormat::Json => builder.json().try_init(),
+    };
+}

@@ -1,0 +1,151 @@
+//! Prometheus metrics of one server instance: per-route request counts and latency,
+//! event outcomes, writer queue depth, commit latency, WAL sizes and checkpoints.
+//!
+//! Invariants: one [`Metrics`] per server, passed by `Arc` (no global registry, so
+//! tests can run several servers in one process); routes are labelled by their
+//! matched pattern, never the raw path, so label cardinality stays bounded.
+
+use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::{Arc, Mutex};
+
+use prometheus_client::encoding::EncodeLabelSet;
+use prometheus_client::metrics::counter::Counter;
+use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::gauge::Gauge;
+use prometheus_client::metrics::histogram::Histogram;
+use prometheus_client::registry::Registry;
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct RouteLabels {
+    pub listener: &'static str,
+    pub route: String,
+    pub status: u16,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct OutcomeLabels {
+    pub outcome: &'static str,
+}
+
+/// Latency buckets from 0.5 ms to ~4 s: ingest lives in single milliseconds, and
+/// the SLO edges (50 ms, 200 ms) must fall near a bucket boundary.
+fn latency_buckets() -> Vec<f64> {
+    vec![0.0005, 0.001, 0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 4.0]
+}
+
+pub struct Metrics {
+    registry: Mutex<Registry>,
+    pub requests: Family<RouteLabels, Counter>,
+    pub request_seconds: Family<RouteLabels, Histogram, fn() -> Histogram>,
+    pub events: Family<OutcomeLabels, Counter>,
+    pub unknown_model_events: Counter,
+    pub commit_latency: Histogram,
+    pub writer_queue_depth: Gauge,
+    pub wal_bytes_main: Gauge,
+    pub wal_bytes_events: Gauge,
+    pub blocking_checkpoints: Counter,
+    pub background_checkpoints: Counter,
+    /// Source of the queue depth, read at scrape time.
+    queue_depth_source: Mutex<Option<Arc<AtomicI64>>>,
+}
+
+impl Default for Metrics {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Metrics {
+    pub fn new() -> Metrics {
+        let mut registry = Registry::with_prefix("sightline");
+        let requests = Family::<RouteLabels, Counter>::default();
+        let request_seconds: Family<RouteLabels, Histogram, fn() -> Histogram> =
+            Family::new_with_constructor(|| Histogram::new(latency_buckets()));
+        let events = Family::<OutcomeLabels, Counter>::default();
+        let unknown_model_events = Counter::default();
+        let commit_latency = Histogram::new(latency_buckets());
+        let writer_queue_depth = Gauge::default();
+        let wal_bytes_main = Gauge::default();
+        let wal_bytes_events = Gauge::default();
+        let blocking_checkpoints = Counter::default();
+        let background_checkpoints = Counter::default();
+        registry.register("http_requests", "HTTP requests by listener, route and status", requests.clone());
+        registry.register(
+            "http_request_duration_seconds",
+            "HTTP request latency by listener, route and status",
+            request_seconds.clone(),
+        );
+        registry.register("ingest_events", "Events by outcome: accepted, duplicate, rejected", events.clone());
+        registry.register(
+            "ingest_unknown_model_events",
+            "Events with token usage whose model no price table knows (priced at 0)",
+            unknown_model_events.clone(),
+        );
+        registry.register(
+            "writer_commit_duration_seconds",
+            "Time to commit one group of ingest batches (partitions and main.db)",
+            commit_latency.clone(),
+        );
+        registry.register("writer_queue_depth", "Ingest batches waiting for the writer", writer_queue_depth.clone());
+        registry.register("wal_main_bytes", "Size of main.db's write-ahead log", wal_bytes_main.clone());
+        registry.register(
+            "wal_events_bytes",
+            "Size of the write-ahead log of the event partition written last",
+            wal_bytes_events.clone(),
+        );
+        registry.register(
+            "wal_blocking_checkpoints",
+            "Checkpoints the writer ran itself because a WAL passed its hard cap",
+            blocking_checkpoints.clone(),
+        );
+        registry.register(
+            "wal_background_checkpoints",
+            "Passive checkpoints run by the background checkpointer",
+            background_checkpoints.clone(),
+        );
+        Metrics {
+            registry: Mutex::new(registry),
+            requests,
+            request_seconds,
+            events,
+            unknown_model_events,
+            commit_latency,
+            writer_queue_depth,
+            wal_bytes_main,
+            wal_bytes_events,
+            blocking_checkpoints,
+            background_checkpoints,
+            queue_depth_source: Mutex::new(None),
+        }
+    }
+
+    pub fn observe_request(&self, listener: &'static str, route: &str, status: u16, seconds: f64) {
+        let labels = RouteLabels { listener, route: route.to_string(), status };
+        self.requests.get_or_create(&labels).inc();
+        self.request_seconds.get_or_create(&labels).observe(seconds);
+    }
+
+    pub fn count_events(&self, accepted: u64, duplicates: u64, rejected: u64) {
+        for (outcome, n) in [("accepted", accepted), ("duplicate", duplicates), ("rejected", rejected)] {
+            if n > 0 {
+                self.events.get_or_create(&OutcomeLabels { outcome }).inc_by(n);
+            }
+        }
+    }
+
+    pub fn watch_queue_depth(&self, depth: Arc<AtomicI64>) {
+        *self.queue_depth_source.lock().unwrap_or_else(|p| p.into_inner()) = Some(depth);
+    }
+
+    /// Renders the OpenMetrics text exposition.
+    pub fn render(&self) -> String {
+        if let Some(depth) = self.queue_depth_source.lock().unwrap_or_else(|p| p.into_inner()).as_ref() {
+            self.writer_queue_depth.set(depth.load(Ordering::Relaxed));
+        }
+        let mut text = String::new();
+        let registry = self.registry.lock().unwrap_or_else(|p| p.into_inner());
+        // Writing into a String cannot fail.
+        let _ = prometheus_client::encoding::text::encode(&mut text, &registry);
+        text
+    }
+}

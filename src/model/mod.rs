@@ -1,0 +1,249 @@
+//! Shared vocabulary of the platform: the closed enumerations of the wire contract
+//! (agents, event types, run kinds, permission modes, notification kinds, tool
+//! statuses), token usage, and money.
+//!
+//! Invariant: every enumeration has exactly one spelling on the wire and in the
+//! database (`as_str`), and `parse` accepts only that spelling (plus documented
+//! aliases), so a value read back from storage always parses.
+
+pub mod wire;
+
+use serde::Serialize;
+
+/// Declares a closed string enumeration with one canonical spelling per variant.
+/// Kept local and tiny: it only spares six copies of the same `match` pair.
+macro_rules! string_enum {
+    ($(#[$meta:meta])* $name:ident { $($variant:ident => $text:literal),+ $(,)? }) => {
+        $(#[$meta])*
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        pub enum $name { $($variant),+ }
+
+        impl $name {
+            pub const ALL: &'static [$name] = &[$($name::$variant),+];
+
+            pub fn as_str(self) -> &'static str {
+                match self { $($name::$variant => $text),+ }
+            }
+
+            pub fn parse(text: &str) -> Option<Self> {
+                match text { $($text => Some($name::$variant),)+ _ => None }
+            }
+
+            /// The accepted spellings, for error messages.
+            pub fn expected() -> String {
+                [$($text),+].join(", ")
+            }
+        }
+
+        impl std::fmt::Display for $name {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str(self.as_str())
+            }
+        }
+
+        impl Serialize for $name {
+            fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                s.serialize_str(self.as_str())
+            }
+        }
+    };
+}
+
+string_enum!(
+    /// The coding agents the platform knows. The first seven have hook adapters;
+    /// `cursor`, `aider` and `windsurf` are accepted by the server but have none yet.
+    AgentType {
+        ClaudeCode => "claude_code",
+        Codex => "codex",
+        GeminiCli => "gemini_cli",
+        CopilotCli => "copilot_cli",
+        Droid => "droid",
+        Opencode => "opencode",
+        Cline => "cline",
+        Cursor => "cursor",
+        Aider => "aider",
+        Windsurf => "windsurf",
+    }
+);
+
+impl AgentType {
+    /// Accepts the canonical name and the hyphenated spelling people type
+    /// (`claude-code`), for command-line use. The wire accepts only `as_str`.
+    pub fn parse_lenient(text: &str) -> Option<Self> {
+        Self::parse(&text.trim().to_ascii_lowercase().replace('-', "_"))
+    }
+
+    pub fn has_adapter(self) -> bool {
+        !matches!(self, AgentType::Cursor | AgentType::Aider | AgentType::Windsurf)
+    }
+}
+
+string_enum!(
+    /// The nine telemetry event types of wire contract v1.
+    EventType {
+        SessionStart => "session_start",
+        SessionEnd => "session_end",
+        PromptSubmit => "prompt_submit",
+        ToolStart => "tool_start",
+        ToolEnd => "tool_end",
+        Notification => "notification",
+        TurnEnd => "turn_end",
+        SubagentEnd => "subagent_end",
+        Compact => "compact",
+    }
+);
+
+string_enum!(
+    /// Whether a person drove the session. `CI` and `EVAL` sessions are stored but
+    /// never reach a figure about developer behaviour.
+    RunKind {
+        Interactive => "INTERACTIVE",
+        Ci => "CI",
+        Eval => "EVAL",
+    }
+);
+
+impl RunKind {
+    /// A session that was ever non-interactive stays non-interactive: of two kinds
+    /// seen, the less interactive wins, so the choice does not depend on order.
+    pub fn merge(self, other: RunKind) -> RunKind {
+        self.max(other)
+    }
+}
+
+string_enum!(
+    /// Canonical permission modes, ordered by how much the agent may do unasked.
+    PermissionMode {
+        Normal => "normal",
+        Plan => "plan",
+        AcceptEdits => "accept_edits",
+        Auto => "auto",
+        DontAsk => "dont_ask",
+        Bypass => "bypass",
+    }
+);
+
+impl PermissionMode {
+    /// Autonomy rank: 0 for `plan` (read-only), rising to 5 for `bypass`.
+    /// `plan` ranks below `normal` because it may not edit at all.
+    pub fn autonomy_rank(self) -> u8 {
+        match self {
+            PermissionMode::Plan => 0,
+            PermissionMode::Normal => 1,
+            PermissionMode::AcceptEdits => 2,
+            PermissionMode::Auto => 3,
+            PermissionMode::DontAsk => 4,
+            PermissionMode::Bypass => 5,
+        }
+    }
+
+    pub fn from_rank(rank: u8) -> Option<Self> {
+        Self::ALL.iter().copied().find(|mode| mode.autonomy_rank() == rank)
+    }
+}
+
+string_enum!(
+    /// Why an agent asked for a person's attention.
+    NotificationKind {
+        Permission => "permission",
+        Idle => "idle",
+        Elicitation => "elicitation",
+        Auth => "auth",
+        Other => "other",
+    }
+);
+
+string_enum!(
+    /// How a tool call ended.
+    ToolStatus {
+        Success => "success",
+        Error => "error",
+        Denied => "denied",
+    }
+);
+
+/// Token counts of one event. Every count is a separate kind of token: `output_tokens`
+/// excludes `reasoning_tokens`, and `input_tokens` excludes cache reads and writes,
+/// so a price can be applied to each count without double counting.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct Usage {
+    pub input_tokens: i64,
+    pub output_tokens: i64,
+    pub cache_read_tokens: i64,
+    pub cache_write_5m_tokens: i64,
+    pub cache_write_1h_tokens: i64,
+    pub reasoning_tokens: i64,
+}
+
+impl Usage {
+    pub fn is_zero(&self) -> bool {
+        *self == Usage::default()
+    }
+
+    /// Tokens of the prompt as the vendor counts it for long-context tiers: fresh
+    /// input plus everything read from or written to the cache.
+    pub fn prompt_tokens(&self) -> i64 {
+        self.input_tokens + self.cache_read_tokens + self.cache_write_5m_tokens + self.cache_write_1h_tokens
+    }
+
+    pub fn add(&mut self, other: &Usage) {
+        self.input_tokens += other.input_tokens;
+        self.output_tokens += other.output_tokens;
+        self.cache_read_tokens += other.cache_read_tokens;
+        self.cache_write_5m_tokens += other.cache_write_5m_tokens;
+        self.cache_write_1h_tokens += other.cache_write_1h_tokens;
+        self.reasoning_tokens += other.reasoning_tokens;
+    }
+}
+
+/// Nano-dollars per US dollar. Money is integer nano-dollars everywhere inside, so
+/// sums are exact; dollars appear only at the edges (JSON, HTML).
+pub const NUSD_PER_USD: i64 = 1_000_000_000;
+
+/// Renders nano-dollars as a dollar amount for JSON (`f64` is exact enough for display
+/// at this scale, and is what JSON consumers expect).
+pub fn nusd_to_usd(nusd: i64) -> f64 {
+    nusd as f64 / NUSD_PER_USD as f64
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_enum_value_round_trips_through_its_spelling() {
+        for agent in AgentType::ALL {
+            assert_eq!(AgentType::parse(agent.as_str()), Some(*agent));
+        }
+        for kind in EventType::ALL {
+            assert_eq!(EventType::parse(kind.as_str()), Some(*kind));
+        }
+        assert_eq!(EventType::ALL.len(), 9);
+        assert_eq!(AgentType::ALL.len(), 10);
+        assert_eq!(AgentType::ALL.iter().filter(|a| a.has_adapter()).count(), 7);
+    }
+
+    #[test]
+    fn lenient_agent_names_accept_hyphens_and_case() {
+        assert_eq!(AgentType::parse_lenient("Claude-Code"), Some(AgentType::ClaudeCode));
+        assert_eq!(AgentType::parse("claude-code"), None);
+    }
+
+    #[test]
+    fn autonomy_ranks_are_distinct_and_ordered() {
+        let ranks: Vec<u8> = PermissionMode::ALL.iter().map(|m| m.autonomy_rank()).collect();
+        let mut sorted = ranks.clone();
+        sorted.sort();
+        sorted.dedup();
+        assert_eq!(sorted.len(), PermissionMode::ALL.len());
+        assert!(PermissionMode::Bypass.autonomy_rank() > PermissionMode::AcceptEdits.autonomy_rank());
+        assert_eq!(PermissionMode::from_rank(5), Some(PermissionMode::Bypass));
+    }
+
+    #[test]
+    fn run_kind_merge_keeps_the_non_interactive_kind() {
+        assert_eq!(RunKind::Interactive.merge(RunKind::Ci), RunKind::Ci);
+        assert_eq!(RunKind::Ci.merge(RunKind::Interactive), RunKind::Ci);
+        assert_eq!(RunKind::Eval.merge(RunKind::Ci), RunKind::Eval);
+    }
+}

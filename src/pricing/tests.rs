@@ -1,0 +1,780 @@
+//! Unit tests of the price tables and of cost arithmetic. Expected costs are worked out
+//! by hand from the vendors' published prices: $1/MTok = 10^6 pico-dollars per token,
+//! and 1,000 pico-dollars = 1 nano-dollar.
+
+use std::collections::HashSet;
+use std::sync::OnceLock;
+
+use serde_json::{Value, json};
+
+use super::parse::parse_usd_per_mtok;
+use super::*;
+
+/// The embedded tables, parsed once for all tests.
+fn book() -> &'static PriceBook {
+    static BOOK: OnceLock<PriceBook> = OnceLock::new();
+    BOOK.get_or_init(|| PriceBook::embedded().expect("embedded price tables parse"))
+}
+
+fn usage(input: i64, output: i64, cache_read: i64, cache_write_5m: i64, cache_write_1h: i64, reasoning: i64) -> Usage {
+    Usage {
+        input_tokens: input,
+        output_tokens: output,
+        cache_read_tokens: cache_read,
+        cache_write_5m_tokens: cache_write_5m,
+        cache_write_1h_tokens: cache_write_1h,
+        reasoning_tokens: reasoning,
+    }
+}
+
+fn raw(agent: AgentType) -> Value {
+    serde_json::from_str(embedded_json(agent)).expect("embedded JSON")
+}
+
+fn entry<'t>(table: &'t PriceTable, id: &str) -> &'t ModelPrice {
+    table.models.iter().find(|model| model.id == id).unwrap_or_else(|| panic!("{id} in {}", file_name(table.agent)))
+}
+
+// ---- the embedded tables ----
+
+#[test]
+fn each_of_the_ten_embedded_tables_parses_and_names_its_own_agent() {
+    let book = book();
+    assert_eq!(AgentType::ALL.len(), 10);
+    for (i, &agent) in AgentType::ALL.iter().enumerate() {
+        assert_eq!(agent as usize, i, "AgentType::ALL is in declaration order");
+        let table = book.table(agent);
+        assert_eq!(table.agent(), agent);
+        assert_eq!(raw(agent)["agent"], agent.as_str(), "{}", file_name(agent));
+        assert_eq!(table.json(), embedded_json(agent));
+        assert!(is_date(table.revision()));
+        // The embedded file is the one on disk under its own name.
+        let path = format!("{}/assets/price-tables/{}", env!("CARGO_MANIFEST_DIR"), file_name(agent));
+        assert_eq!(std::fs::read_to_string(&path).expect(&path), table.json());
+    }
+}
+
+#[test]
+fn every_model_id_is_unique_within_its_file() {
+    for &agent in AgentType::ALL {
+        let raw = raw(agent);
+        let ids: Vec<&str> = raw["models"].as_array().unwrap().iter().map(|m| m["id"].as_str().unwrap()).collect();
+        let unique: HashSet<&str> = ids.iter().copied().collect();
+        assert_eq!(unique.len(), ids.len(), "{}", file_name(agent));
+    }
+}
+
+#[test]
+fn each_agent_lists_the_vendors_it_can_use() {
+    let vendors = |agent: AgentType| -> HashSet<String> {
+        raw(agent)["models"].as_array().unwrap().iter().map(|m| m["vendor"].as_str().unwrap().to_owned()).collect()
+    };
+    let set = |names: &[&str]| names.iter().map(|s| s.to_string()).collect::<HashSet<_>>();
+    assert_eq!(vendors(AgentType::ClaudeCode), set(&["anthropic"]));
+    assert_eq!(vendors(AgentType::Codex), set(&["openai"]));
+    assert_eq!(vendors(AgentType::GeminiCli), set(&["google"]));
+    for agent in [
+        AgentType::CopilotCli,
+        AgentType::Droid,
+        AgentType::Opencode,
+        AgentType::Cline,
+        AgentType::Cursor,
+        AgentType::Aider,
+        AgentType::Windsurf,
+    ] {
+        assert_eq!(vendors(agent), set(&["anthropic", "openai", "google"]), "{}", file_name(agent));
+    }
+    let notes = raw(AgentType::CopilotCli)["notes"].as_str().unwrap().to_owned();
+    assert!(notes.contains("premium requests") && notes.contains("not the invoice"), "{notes}");
+}
+
+#[test]
+fn a_model_is_priced_the_same_by_every_agent_that_lists_it() {
+    let book = book();
+    let by_id = |agent: AgentType| -> Vec<(String, ModelPrice)> {
+        book.table(agent).models.iter().map(|m| (m.id.clone(), m.clone())).collect()
+    };
+    let reference: Vec<(String, ModelPrice)> =
+        [AgentType::ClaudeCode, AgentType::Codex, AgentType::GeminiCli].into_iter().flat_map(by_id).collect();
+    for &agent in &AgentType::ALL[3..] {
+        assert_eq!(by_id(agent), reference, "{} must list the three vendors' models in order", file_name(agent));
+    }
+}
+
+#[test]
+fn schema_declares_draft_2020_12_and_the_fields_the_parser_takes() {
+    let path = format!("{}/assets/price-table.schema.json", env!("CARGO_MANIFEST_DIR"));
+    let schema: Value = serde_json::from_str(&std::fs::read_to_string(&path).expect(&path)).expect("schema is JSON");
+    assert_eq!(schema["$schema"], "https://json-schema.org/draft/2020-12/schema");
+    assert_eq!(schema["properties"]["format"]["const"], FORMAT_V1);
+    let keys = |v: &Value| -> HashSet<String> { v.as_object().unwrap().keys().cloned().collect() };
+    let top: HashSet<String> =
+        ["format", "agent", "revision", "currency", "unit", "sources", "notes", "models"].map(String::from).into();
+    assert_eq!(keys(&schema["properties"]), top);
+    assert_eq!(keys(&schema["$defs"]["prices"]["properties"]), KINDS.map(String::from).into());
+    let agents: HashSet<String> = schema["properties"]["agent"]["enum"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a.as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(agents, AgentType::ALL.iter().map(|a| a.as_str().to_owned()).collect());
+}
+
+// ---- Anthropic ----
+
+#[test]
+fn sonnet_4_5_prices_each_kind_of_token_exactly() {
+    // Claude Sonnet 4.5, published per MTok: input $3, output $15, cache hits $0.30,
+    // 5-minute cache writes $3.75, 1-hour cache writes $6.
+    //   1,000 input          × 3,000,000 pUSD = 3,000,000,000 pUSD
+    //     500 output         × 15,000,000     = 7,500,000,000
+    //  10,000 cache read     × 300,000        = 3,000,000,000
+    //   2,000 cache write 5m × 3,750,000      = 7,500,000,000
+    //   4,000 cache write 1h × 6,000,000      = 24,000,000,000
+    //                                   total = 45,000,000,000 pUSD = 45,000,000 nUSD ($0.045)
+    // Prompt: 1,000 + 10,000 + 2,000 + 4,000 = 17,000 tokens, far below the 200K tier.
+    let book = book();
+    let priced = book.price(
+        AgentType::ClaudeCode,
+        Some("claude-sonnet-4-5-20250929"),
+        &usage(1_000, 500, 10_000, 2_000, 4_000, 0),
+    );
+    assert_eq!(
+        priced,
+        Priced { cost_nusd: 45_000_000, known_model: true, model_id: Some("claude-sonnet-4-5"), long_context: false }
+    );
+}
+
+#[test]
+fn claude_extended_thinking_is_billed_as_output() {
+    // Haiku 4.5: 1,000 reasoning tokens × $5/MTok = 5,000,000,000 pUSD = 5,000,000 nUSD.
+    let cost = book().price(AgentType::ClaudeCode, Some("claude-haiku-4-5"), &usage(0, 0, 0, 0, 0, 1_000)).cost_nusd;
+    assert_eq!(cost, 5_000_000);
+}
+
+#[test]
+fn every_claude_model_writes_the_1h_cache_at_2x_and_the_5m_cache_at_1_25x_input() {
+    // Anthropic's multipliers: 5-minute write 1.25x input, 1-hour write 2x, read 0.1x.
+    // Claude Haiku 3 is the one model whose published 5-minute-write and read prices are
+    // rounded ($0.30 and $0.03 on a $0.25 input), and the table keeps what is published.
+    let book = book();
+    let mut checked = 0;
+    for &agent in AgentType::ALL {
+        for model in book.table(agent).models.iter().filter(|m| m.id.starts_with("claude-")) {
+            let tiers = std::iter::once(&model.prices).chain(model.long_context.as_ref().map(|lc| &lc.prices));
+            for p in tiers {
+                assert_eq!(p.cache_write_1h, 2 * p.input, "{} 1h write", model.id);
+                assert_eq!(p.reasoning, p.output, "{} reasoning", model.id);
+                if model.id == "claude-3-haiku" {
+                    assert_eq!((p.input, p.cache_write_5m, p.cache_read), (250_000, 300_000, 30_000));
+                } else {
+                    assert_eq!(4 * p.cache_write_5m, 5 * p.input, "{} 5m write", model.id);
+                    assert_eq!(10 * p.cache_read, p.input, "{} cache read", model.id);
+                }
+                checked += 1;
+            }
+        }
+    }
+    assert!(checked >= 8 * 13, "checked {checked} Claude price tiers");
+}
+
+#[test]
+fn claude_published_list_prices() {
+    // (id, input, output) in $/MTok millionths = pUSD per token.
+    let table = book();
+    let table = table.table(AgentType::ClaudeCode);
+    for (id, input, output) in [
+        ("claude-opus-4-6", 5_000_000, 25_000_000),
+        ("claude-opus-4-5", 5_000_000, 25_000_000),
+        ("claude-opus-4-1", 15_000_000, 75_000_000),
+        ("claude-opus-4", 15_000_000, 75_000_000),
+        ("claude-sonnet-4-6", 3_000_000, 15_000_000),
+        ("claude-sonnet-4-5", 3_000_000, 15_000_000),
+        ("claude-sonnet-4", 3_000_000, 15_000_000),
+        ("claude-3-7-sonnet", 3_000_000, 15_000_000),
+        ("claude-3-5-sonnet", 3_000_000, 15_000_000),
+        ("claude-haiku-4-5", 1_000_000, 5_000_000),
+        ("claude-3-5-haiku", 800_000, 4_000_000),
+        ("claude-3-opus", 15_000_000, 75_000_000),
+        ("claude-3-haiku", 250_000, 1_250_000),
+    ] {
+        let p = entry(table, id).prices;
+        assert_eq!((p.input, p.output), (input, output), "{id}");
+    }
+    let sonnet = entry(table, "claude-sonnet-4-5").long_context.expect("Sonnet 4.5 has a long-context tier");
+    assert_eq!(sonnet.above_prompt_tokens, 200_000);
+    assert_eq!(
+        sonnet.prices,
+        Prices {
+            input: 6_000_000,
+            output: 22_500_000,
+            cache_read: 600_000,
+            cache_write_5m: 7_500_000,
+            cache_write_1h: 12_000_000,
+            reasoning: 22_500_000
+        }
+    );
+    assert_eq!(entry(table, "claude-sonnet-4").long_context, Some(sonnet));
+    assert_eq!(table.models.len(), 13);
+}
+
+#[test]
+fn long_context_tier_applies_above_200k_prompt_tokens_not_at_200k() {
+    let book = book();
+    let sonnet = |u: Usage| book.price(AgentType::ClaudeCode, Some("claude-sonnet-4-5"), &u);
+    // Exactly 200,000: base tier. 200,000 × $3 = 600,000,000,000 pUSD = $0.60.
+    let at = sonnet(usage(200_000, 0, 0, 0, 0, 0));
+    assert_eq!((at.cost_nusd, at.long_context), (600_000_000, false));
+    // 200,001 input + 1,000 output: every token at the tier ($6 in, $22.50 out).
+    //   200,001 × 6,000,000 = 1,200,006,000,000; 1,000 × 22,500,000 = 22,500,000,000
+    //   total 1,222,506,000,000 pUSD = 1,222,506,000 nUSD
+    let above = sonnet(usage(200_001, 1_000, 0, 0, 0, 0));
+    assert_eq!((above.cost_nusd, above.long_context), (1_222_506_000, true));
+    // Cache reads and writes count toward the prompt: 1 + 150,000 + 30,000 + 20,000 = 200,001.
+    //   1 × 6,000,000 + 150,000 × 600,000 + 30,000 × 7,500,000 + 20,000 × 12,000,000
+    //   = 6,000,000 + 90,000,000,000 + 225,000,000,000 + 240,000,000,000 = 555,006,000,000 pUSD
+    let cached = sonnet(usage(1, 0, 150_000, 30_000, 20_000, 0));
+    assert_eq!((cached.cost_nusd, cached.long_context), (555_006_000, true));
+    // Output alone never triggers the tier.
+    assert!(!sonnet(usage(10, 500_000, 0, 0, 0, 0)).long_context);
+
+    let gemini = |u: Usage| book.price(AgentType::GeminiCli, Some("gemini-2.5-pro"), &u);
+    // Gemini 2.5 Pro, ≤200K: $1.25 in, $10 out.
+    //   200,000 × 1,250,000 = 250,000,000,000; 1,000 × 10,000,000 = 10,000,000,000 → 260,000,000 nUSD
+    let at = gemini(usage(200_000, 1_000, 0, 0, 0, 0));
+    assert_eq!((at.cost_nusd, at.long_context), (260_000_000, false));
+    // >200K: $2.50 in, $15 out.
+    //   200,001 × 2,500,000 = 500,002,500,000; 1,000 × 15,000,000 = 15,000,000,000 → 515,002,500 nUSD
+    let above = gemini(usage(200_001, 1_000, 0, 0, 0, 0));
+    assert_eq!((above.cost_nusd, above.long_context), (515_002_500, true));
+    // Models without a tier never report one.
+    assert!(!book.price(AgentType::ClaudeCode, Some("claude-opus-4-5"), &usage(900_000, 0, 0, 0, 0, 0)).long_context);
+}
+
+// ---- OpenAI and Google ----
+
+#[test]
+fn gpt_5_prices_cached_input_and_reasoning_tokens() {
+    // GPT-5: input $1.25, cached input $0.125, output $10 (reasoning billed as output).
+    //   10,000 input     × 1,250,000  = 12,500,000,000
+    //   50,000 cached    × 125,000    =  6,250,000,000
+    //    2,000 output    × 10,000,000 = 20,000,000,000
+    //    3,000 reasoning × 10,000,000 = 30,000,000,000
+    //                           total = 68,750,000,000 pUSD = 68,750,000 nUSD ($0.06875)
+    let book = book();
+    let priced = book.price(AgentType::Codex, Some("gpt-5-2025-08-07"), &usage(10_000, 2_000, 50_000, 0, 0, 3_000));
+    assert_eq!(
+        priced,
+        Priced { cost_nusd: 68_750_000, known_model: true, model_id: Some("gpt-5"), long_context: false }
+    );
+    // OpenAI has no cache-write charge: a cache write costs the input price.
+    // 1,000 × 1,250,000 = 1,250,000,000 pUSD = 1,250,000 nUSD, for either duration.
+    assert_eq!(book.price(AgentType::Codex, Some("gpt-5"), &usage(0, 0, 0, 1_000, 0, 0)).cost_nusd, 1_250_000);
+    assert_eq!(book.price(AgentType::Codex, Some("gpt-5"), &usage(0, 0, 0, 0, 1_000, 0)).cost_nusd, 1_250_000);
+}
+
+#[test]
+fn openai_published_list_prices() {
+    let book = book();
+    let table = book.table(AgentType::Codex);
+    // (id, input, cached input, output), pUSD per token.
+    for (id, input, cached, output) in [
+        ("gpt-5", 1_250_000, 125_000, 10_000_000),
+        ("gpt-5-codex", 1_250_000, 125_000, 10_000_000),
+        ("gpt-5.1", 1_250_000, 125_000, 10_000_000),
+        ("gpt-5.1-codex", 1_250_000, 125_000, 10_000_000),
+        ("gpt-5.1-codex-max", 1_250_000, 125_000, 10_000_000),
+        ("gpt-5-mini", 250_000, 25_000, 2_000_000),
+        ("gpt-5-nano", 50_000, 5_000, 400_000),
+        ("gpt-4.1", 2_000_000, 500_000, 8_000_000),
+        ("gpt-4.1-mini", 400_000, 100_000, 1_600_000),
+        ("o3", 2_000_000, 500_000, 8_000_000),
+        ("o4-mini", 1_100_000, 275_000, 4_400_000),
+        ("codex-mini-latest", 1_500_000, 375_000, 6_000_000),
+    ] {
+        let p = entry(table, id).prices;
+        assert_eq!((p.input, p.cache_read, p.output), (input, cached, output), "{id}");
+    }
+    for model in &table.models {
+        let p = model.prices;
+        assert_eq!((p.cache_write_5m, p.cache_write_1h, p.reasoning), (p.input, p.input, p.output), "{}", model.id);
+        assert!(model.long_context.is_none(), "{}", model.id);
+    }
+}
+
+#[test]
+fn gemini_2_5_flash_bills_thinking_tokens_as_output() {
+    // Gemini 2.5 Flash: input $0.30, cached $0.03, output (thinking included) $2.50.
+    //   20,000 input    × 300,000   =  6,000,000,000
+    //   10,000 cached   × 30,000    =    300,000,000
+    //    1,000 output   × 2,500,000 =  2,500,000,000
+    //    4,000 thinking × 2,500,000 = 10,000,000,000
+    //                         total = 18,800,000,000 pUSD = 18,800,000 nUSD
+    let book = book();
+    let priced = book.price(AgentType::GeminiCli, Some("gemini-2.5-flash"), &usage(20_000, 1_000, 10_000, 0, 0, 4_000));
+    assert_eq!(
+        priced,
+        Priced { cost_nusd: 18_800_000, known_model: true, model_id: Some("gemini-2.5-flash"), long_context: false }
+    );
+}
+
+#[test]
+fn google_published_list_prices() {
+    let book = book();
+    let table = book.table(AgentType::GeminiCli);
+    let tier = |id: &str| entry(table, id).long_context.map(|lc| (lc.above_prompt_tokens, lc.prices));
+    let p = |input, output, cached| Prices {
+        input,
+        output,
+        cache_read: cached,
+        cache_write_5m: input,
+        cache_write_1h: input,
+        reasoning: output,
+    };
+    assert_eq!(entry(table, "gemini-2.5-pro").prices, p(1_250_000, 10_000_000, 125_000));
+    assert_eq!(tier("gemini-2.5-pro"), Some((200_000, p(2_500_000, 15_000_000, 250_000))));
+    assert_eq!(entry(table, "gemini-2.5-flash").prices, p(300_000, 2_500_000, 30_000));
+    assert_eq!(entry(table, "gemini-2.5-flash-lite").prices, p(100_000, 400_000, 10_000));
+    assert_eq!(entry(table, "gemini-3-pro-preview").prices, p(2_000_000, 12_000_000, 200_000));
+    assert_eq!(tier("gemini-3-pro-preview"), Some((200_000, p(4_000_000, 18_000_000, 400_000))));
+    for model in &table.models {
+        let prices = std::iter::once(model.prices).chain(model.long_context.map(|lc| lc.prices));
+        for q in prices {
+            assert_eq!((q.cache_write_5m, q.cache_write_1h, q.reasoning), (q.input, q.input, q.output), "{}", model.id);
+        }
+    }
+}
+
+// ---- model names ----
+
+#[test]
+fn model_name_variants_match_dated_prefixed_and_cased_names() {
+    let book = book();
+    let cases: &[(AgentType, &[(&str, &str)])] = &[
+        (
+            AgentType::ClaudeCode,
+            &[
+                ("claude-sonnet-4-5-20250929", "claude-sonnet-4-5"),
+                ("CLAUDE-Sonnet-4-5", "claude-sonnet-4-5"),
+                ("  claude-sonnet-4-5\n", "claude-sonnet-4-5"),
+                ("claude-sonnet-4-5-20250929[1m]", "claude-sonnet-4-5"),
+                ("anthropic/claude-sonnet-4-5", "claude-sonnet-4-5"),
+                ("us.anthropic.claude-sonnet-4-5-20250929-v1:0", "claude-sonnet-4-5"),
+                ("bedrock/global.anthropic.claude-sonnet-4-5-20250929-v1:0", "claude-sonnet-4-5"),
+                ("claude-sonnet-4-5@20250929", "claude-sonnet-4-5"),
+                ("claude-sonnet-4.5", "claude-sonnet-4-5"),
+                ("claude-4.5-sonnet-thinking", "claude-sonnet-4-5"),
+                ("claude-4-sonnet", "claude-sonnet-4"),
+                ("claude-sonnet-4-20250514", "claude-sonnet-4"),
+                ("claude-sonnet-4-0", "claude-sonnet-4"),
+                ("claude-sonnet-4-6", "claude-sonnet-4-6"),
+                ("claude-3-5-haiku-20241022", "claude-3-5-haiku"),
+                ("claude-3-5-haiku-latest", "claude-3-5-haiku"),
+                ("claude-haiku-4-5-20251001", "claude-haiku-4-5"),
+                ("claude-3-7-sonnet-latest", "claude-3-7-sonnet"),
+                ("claude-3-haiku-20240307", "claude-3-haiku"),
+                ("claude-3-opus-20240229", "claude-3-opus"),
+                ("anthropic.claude-3-5-sonnet-20241022-v2:0", "claude-3-5-sonnet"),
+            ],
+        ),
+        (
+            AgentType::Codex,
+            &[
+                ("gpt-5-codex", "gpt-5-codex"),
+                ("gpt-5.1-codex-max", "gpt-5.1-codex-max"),
+                ("gpt-5.1-codex-mini", "gpt-5.1-codex-mini"),
+                ("gpt-5.1-codex", "gpt-5.1-codex"),
+                ("gpt-5.1-chat-latest", "gpt-5.1"),
+                ("gpt-5-mini-2025-08-07", "gpt-5-mini"),
+                ("openai/gpt-5-nano", "gpt-5-nano"),
+                ("GPT-4.1", "gpt-4.1"),
+                ("gpt-4.1-mini-2025-04-14", "gpt-4.1-mini"),
+                ("o3-2025-04-16", "o3"),
+                ("o4-mini", "o4-mini"),
+                ("codex-mini-latest", "codex-mini-latest"),
+                ("gpt-4o-2024-08-06", "gpt-4o"),
+                ("gpt-4o-2024-05-13", "gpt-4o-2024-05-13"),
+            ],
+        ),
+        (
+            AgentType::GeminiCli,
+            &[
+                ("gemini-2.5-pro", "gemini-2.5-pro"),
+                ("models/gemini-2.5-pro-preview-06-05", "gemini-2.5-pro"),
+                ("gemini-2.5-flash-preview-09-2025", "gemini-2.5-flash"),
+                ("gemini-2.5-flash-lite", "gemini-2.5-flash-lite"),
+                ("gemini-3-pro-preview", "gemini-3-pro-preview"),
+            ],
+        ),
+        (
+            AgentType::Opencode,
+            &[
+                ("anthropic/claude-opus-4-5", "claude-opus-4-5"),
+                ("openrouter/anthropic/claude-sonnet-4.5", "claude-sonnet-4-5"),
+                ("openai/gpt-5-codex", "gpt-5-codex"),
+                ("google/gemini-2.5-pro", "gemini-2.5-pro"),
+            ],
+        ),
+        (
+            AgentType::Aider,
+            &[
+                ("gemini/gemini-2.5-flash", "gemini-2.5-flash"),
+                ("vertex_ai/gemini-3-pro-preview", "gemini-3-pro-preview"),
+            ],
+        ),
+        (
+            AgentType::CopilotCli,
+            &[("claude-sonnet-4.5", "claude-sonnet-4-5"), ("gpt-5.1-codex-max", "gpt-5.1-codex-max")],
+        ),
+        (AgentType::Cursor, &[("gpt-5-codex-high", "gpt-5-codex"), ("claude-4.1-opus", "claude-opus-4-1")]),
+    ];
+    for &(agent, names) in cases {
+        for &(name, id) in names {
+            let priced = book.price(agent, Some(name), &Usage::default());
+            assert_eq!(priced.model_id, Some(id), "{agent} {name:?}");
+            assert!(priced.known_model, "{agent} {name:?}");
+            assert!(book.table(agent).is_known_model(name), "{agent} {name:?}");
+        }
+    }
+}
+
+#[test]
+fn opus_4_5_opus_4_1_and_opus_4_pick_their_own_prices() {
+    // 1,000,000 input + 100,000 output:
+    //   Opus 4.5 ($5/$25):  5,000,000,000,000 + 2,500,000,000,000 pUSD = 7,500,000,000 nUSD ($7.50)
+    //   Opus 4.1 and 4 ($15/$75): 15,000,000,000,000 + 7,500,000,000,000 = 22,500,000,000 nUSD ($22.50)
+    let book = book();
+    let u = usage(1_000_000, 100_000, 0, 0, 0, 0);
+    for (name, id, cost) in [
+        ("claude-opus-4-5", "claude-opus-4-5", 7_500_000_000),
+        ("claude-opus-4-5-20251101", "claude-opus-4-5", 7_500_000_000),
+        ("claude-opus-4-1", "claude-opus-4-1", 22_500_000_000),
+        ("claude-opus-4-1-20250805", "claude-opus-4-1", 22_500_000_000),
+        ("claude-opus-4", "claude-opus-4", 22_500_000_000),
+        ("claude-opus-4-20250514", "claude-opus-4", 22_500_000_000),
+        ("claude-opus-4-0", "claude-opus-4", 22_500_000_000),
+        ("claude-4-opus", "claude-opus-4", 22_500_000_000),
+        ("claude-opus-4-6", "claude-opus-4-6", 7_500_000_000),
+    ] {
+        let priced = book.price(AgentType::ClaudeCode, Some(name), &u);
+        assert_eq!((priced.model_id, priced.cost_nusd), (Some(id), cost), "{name}");
+    }
+}
+
+#[test]
+fn newer_or_unlisted_versions_are_unknown_rather_than_priced_as_an_older_model() {
+    let book = book();
+    for name in [
+        "claude-opus-4-7",
+        "claude-opus-4-8",
+        "claude-opus-5",
+        "claude-sonnet-4-7",
+        "claude-sonnet-5",
+        "claude-haiku-5-5",
+        "gpt-5.4",
+        "gpt-5.2-codex",
+        "gpt-5-codex-mini",
+        "o3-deep-research",
+        "chatgpt-4o-latest",
+        "gemini-2.5-flash-image",
+        "gemini-3.1-pro-preview",
+    ] {
+        let priced = book.price(AgentType::Cursor, Some(name), &usage(1_000, 1_000, 0, 0, 0, 0));
+        assert_eq!(priced, Priced::UNKNOWN, "{name}");
+    }
+}
+
+#[test]
+fn unknown_model_costs_nothing_and_is_flagged_unknown() {
+    let book = book();
+    let u = usage(1_000, 1_000, 1_000, 1_000, 1_000, 1_000);
+    let unknown = Priced { cost_nusd: 0, known_model: false, model_id: None, long_context: false };
+    assert_eq!(book.price(AgentType::ClaudeCode, Some("llama-3.3-70b"), &u), unknown);
+    assert_eq!(book.price(AgentType::ClaudeCode, Some("<synthetic>"), &u), unknown);
+    // Each agent prices only the vendors it uses.
+    assert_eq!(book.price(AgentType::ClaudeCode, Some("gpt-5"), &u), unknown);
+    assert!(!book.table(AgentType::Codex).is_known_model("claude-sonnet-4-5"));
+}
+
+#[test]
+fn no_model_or_a_blank_model_costs_nothing_and_is_flagged_unknown() {
+    let book = book();
+    let u = usage(1_000, 1_000, 0, 0, 0, 0);
+    for agent in AgentType::ALL {
+        assert_eq!(book.price(*agent, None, &u), Priced::UNKNOWN);
+        assert_eq!(book.price(*agent, Some(""), &u), Priced::UNKNOWN);
+        assert_eq!(book.price(*agent, Some("   "), &u), Priced::UNKNOWN);
+    }
+}
+
+// ---- arithmetic ----
+
+#[test]
+fn price_strings_convert_exactly_to_pico_dollars_per_token() {
+    for (text, pico) in [
+        ("3", 3_000_000),
+        ("0.30", 300_000),
+        ("18.75", 18_750_000),
+        ("0.005", 5_000),
+        ("0.275", 275_000),
+        ("0.3125", 312_500),
+        ("0.000001", 1),
+        ("0.0000010", 1),
+        ("0", 0),
+        ("00.5", 500_000),
+        ("1000000", 1_000_000_000_000),
+    ] {
+        assert_eq!(parse_usd_per_mtok(text), Ok(pico), "{text}");
+    }
+    for (text, problem) in [
+        ("0.0000001", "decimal places"),
+        ("-1", "negative"),
+        ("-0.5", "negative"),
+        ("1000000.000001", "above the limit"),
+        ("99999999999999999999", "above the limit"),
+        ("", "not a decimal"),
+        (".5", "not a decimal"),
+        ("5.", "not a decimal"),
+        ("1e3", "not a decimal"),
+        (" 3", "not a decimal"),
+        ("+3", "not a decimal"),
+        ("3,5", "not a decimal"),
+        ("١", "not a decimal"),
+    ] {
+        let err = parse_usd_per_mtok(text).expect_err(text);
+        assert!(err.contains(problem), "{text}: {err}");
+    }
+}
+
+#[test]
+fn cost_rounds_half_up_to_the_nano_dollar_once_per_event() {
+    // $0.0005/MTok = 500 pUSD per token = 0.5 nUSD per token.
+    let table = PriceTable::parse(AgentType::Aider, &table_json(&[model_json("m1", "^m1$", "0.0005")])).unwrap();
+    let cost = |input| table.price(Some("m1"), &usage(input, 0, 0, 0, 0, 0)).cost_nusd;
+    assert_eq!(cost(1), 1); // 0.5 → 1
+    assert_eq!(cost(2), 1); // 1.0
+    assert_eq!(cost(3), 2); // 1.5 → 2
+    // Rounding happens once on the sum, not per kind: 1 input (500) + 1 output (500) = 1 nUSD.
+    assert_eq!(table.price(Some("m1"), &usage(1, 1, 0, 0, 0, 0)).cost_nusd, 1);
+    // $0.0004/MTok = 0.4 nUSD per token → 0.
+    let table = PriceTable::parse(AgentType::Aider, &table_json(&[model_json("m1", "^m1$", "0.0004")])).unwrap();
+    assert_eq!(table.price(Some("m1"), &usage(1, 0, 0, 0, 0, 0)).cost_nusd, 0);
+}
+
+#[test]
+fn huge_counts_saturate_and_negative_counts_count_as_zero() {
+    let book = book();
+    let huge = usage(i64::MAX, i64::MAX, i64::MAX, i64::MAX, i64::MAX, i64::MAX);
+    let priced = book.price(AgentType::ClaudeCode, Some("claude-sonnet-4-5"), &huge);
+    assert_eq!((priced.cost_nusd, priced.long_context), (i64::MAX, true));
+    // -5,000 input is ignored: only 1,000 output × $15 = 15,000,000,000 pUSD = 15,000,000 nUSD.
+    let priced = book.price(AgentType::ClaudeCode, Some("claude-sonnet-4-5"), &usage(-5_000, 1_000, 0, 0, 0, 0));
+    assert_eq!(priced.cost_nusd, 15_000_000);
+}
+
+// ---- invalid tables ----
+
+fn model_json(id: &str, pattern: &str, price: &str) -> Value {
+    json!({
+        "id": id, "vendor": "test", "match": pattern,
+        "prices": {"input": price, "output": price, "cache_read": price,
+                   "cache_write_5m": price, "cache_write_1h": price, "reasoning": price}
+    })
+}
+
+fn table_json(models: &[Value]) -> String {
+    json!({
+        "format": FORMAT_V1, "agent": "aider", "revision": "2026-11-01", "currency": "USD",
+        "unit": "per_million_tokens", "sources": ["https://example.com/pricing"], "models": models
+    })
+    .to_string()
+}
+
+/// Parses a valid one-model table after `edit`, and returns the error message.
+fn rejected(edit: impl FnOnce(&mut Value)) -> String {
+    let mut doc: Value = serde_json::from_str(&table_json(&[model_json("m1", "^m1", "1")])).unwrap();
+    edit(&mut doc);
+    PriceTable::parse(AgentType::Aider, &doc.to_string()).expect_err("table must be rejected").to_string()
+}
+
+fn assert_mentions(message: &str, parts: &[&str]) {
+    for part in parts {
+        assert!(message.contains(part), "{message:?} should mention {part:?}");
+    }
+}
+
+#[test]
+fn the_minimal_test_table_is_valid() {
+    let table = PriceTable::parse(AgentType::Aider, &table_json(&[model_json("m1", "^m1", "1")])).unwrap();
+    assert_eq!(table.model_ids().collect::<Vec<_>>(), ["m1"]);
+    assert_eq!(table.revision(), "2026-11-01");
+}
+
+#[test]
+fn a_bad_regex_is_rejected_naming_model_and_field() {
+    let message = rejected(|doc| doc["models"][0]["match"] = json!("^m1-("));
+    assert_mentions(&message, &["price-table.aider.v1.json", "model `m1`", "field `match`", "invalid regex"]);
+    let message = rejected(|doc| doc["models"][0]["match"] = json!(".*"));
+    assert_mentions(&message, &["model `m1`", "field `match`", "empty string"]);
+    let message = rejected(|doc| doc["models"][0]["match"] = json!("^other"));
+    assert_mentions(&message, &["model `m1`", "field `match`", "own id"]);
+}
+
+#[test]
+fn a_price_with_too_many_decimals_is_rejected_naming_model_and_field() {
+    let message = rejected(|doc| doc["models"][0]["prices"]["cache_read"] = json!("0.0000001"));
+    assert_mentions(&message, &["model `m1`", "field `prices.cache_read`", "more than 6 decimal places"]);
+}
+
+#[test]
+fn a_negative_price_is_rejected_naming_model_and_field() {
+    let message = rejected(|doc| doc["models"][0]["prices"]["output"] = json!("-15"));
+    assert_mentions(&message, &["model `m1`", "field `prices.output`", "negative"]);
+}
+
+#[test]
+fn a_missing_price_kind_is_rejected_naming_model_and_field() {
+    let message = rejected(|doc| {
+        doc["models"][0]["prices"].as_object_mut().unwrap().remove("reasoning");
+    });
+    assert_mentions(&message, &["model `m1`", "field `prices.reasoning`", "missing"]);
+    let message = rejected(|doc| {
+        doc["models"][0]["long_context"] = json!({"above_prompt_tokens": 200000, "prices": {"input": "1"}});
+    });
+    assert_mentions(&message, &["model `m1`", "field `long_context.prices.output`", "missing"]);
+}
+
+#[test]
+fn an_unknown_field_is_rejected_naming_it() {
+    let message = rejected(|doc| doc["models"][0]["colour"] = json!("blue"));
+    assert_mentions(&message, &["model `m1`", "field `colour`", "unknown field"]);
+    let message = rejected(|doc| doc["models"][0]["prices"]["cache_write"] = json!("1"));
+    assert_mentions(&message, &["model `m1`", "field `prices.cache_write`", "unknown field"]);
+    let message = rejected(|doc| doc["currencies"] = json!(["USD"]));
+    assert_mentions(&message, &["price-table.aider.v1.json", "field `currencies`", "unknown field"]);
+}
+
+#[test]
+fn other_malformed_tables_are_rejected_with_a_reason() {
+    type Edit = Box<dyn FnOnce(&mut Value)>;
+    let cases: Vec<(Edit, &[&str])> = vec![
+        (Box::new(|d| d["models"][0]["prices"]["input"] = json!(3)), &["field `prices.input`", "must be a string"]),
+        (Box::new(|d| d["agent"] = json!("codex")), &["field `agent`", "\"aider\""]),
+        (Box::new(|d| d["format"] = json!("sightline.price-table.v2")), &["field `format`"]),
+        (Box::new(|d| d["currency"] = json!("EUR")), &["field `currency`"]),
+        (Box::new(|d| d["unit"] = json!("per_token")), &["field `unit`"]),
+        (Box::new(|d| d["revision"] = json!("2026-13-01")), &["field `revision`", "YYYY-MM-DD"]),
+        (Box::new(|d| d["sources"] = json!([])), &["field `sources`"]),
+        (Box::new(|d| d["sources"] = json!(["http://x"])), &["field `sources[0]`", "https://"]),
+        (Box::new(|d| d["models"] = json!([])), &["field `models`"]),
+        (
+            Box::new(|d| {
+                d.as_object_mut().unwrap().remove("revision");
+            }),
+            &["field `revision`", "missing"],
+        ),
+        (Box::new(|d| d["models"][0]["id"] = json!("M 1")), &["field `id`", "lowercase"]),
+        (Box::new(|d| d["models"][0]["vendor"] = json!("")), &["model `m1`", "field `vendor`"]),
+        (
+            Box::new(|d| d["models"][0]["long_context"] = json!({"above_prompt_tokens": 0, "prices": {}})),
+            &["model `m1`", "field `long_context.above_prompt_tokens`", "positive"],
+        ),
+        (
+            Box::new(|d| d["models"] = json!([model_json("m1", "^m1", "1"), model_json("m1", "^m1", "2")])),
+            &["model `m1`", "field `id`", "duplicate"],
+        ),
+        (
+            // A general pattern before a specific one would shadow it.
+            Box::new(|d| d["models"] = json!([model_json("m1", "^m1", "1"), model_json("m1-pro", "^m1-pro", "2")])),
+            &["model `m1-pro`", "field `match`", "matched first by model `m1`"],
+        ),
+        (Box::new(|d| d["models"][0] = json!("m1")), &["model `models[0]`", "JSON object"]),
+    ];
+    for (edit, parts) in cases {
+        assert_mentions(&rejected(edit), parts);
+    }
+    let err = PriceTable::parse(AgentType::Aider, "{not json").unwrap_err();
+    assert!(matches!(err, PricingError::Json { .. }));
+    assert_mentions(&err.to_string(), &["price-table.aider.v1.json", "not valid JSON"]);
+}
+
+// ---- ETag ----
+
+#[test]
+fn etag_is_a_stable_sha256_of_the_exact_json_and_changes_with_it() {
+    let text = table_json(&[model_json("m1", "^m1", "1")]);
+    let first = PriceTable::parse(AgentType::Aider, &text).unwrap();
+    let again = PriceTable::parse(AgentType::Aider, &text).unwrap();
+    assert_eq!(first.etag(), again.etag());
+    assert_eq!(first.json(), text);
+    let etag = first.etag();
+    assert!(etag.len() == 66 && etag.starts_with('"') && etag.ends_with('"'), "{etag}");
+    assert!(etag[1..65].bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b)), "{etag}");
+    // Any change to the bytes, even whitespace, changes the ETag.
+    let spaced = PriceTable::parse(AgentType::Aider, &format!("{text}\n")).unwrap();
+    assert_ne!(spaced.etag(), etag);
+    let revised = PriceTable::parse(AgentType::Aider, &text.replace("2026-11-01", "2026-11-02")).unwrap();
+    assert_ne!(revised.etag(), etag);
+    // Known vector: SHA-256 of the empty string.
+    let digest = ring::digest::digest(&ring::digest::SHA256, b"");
+    assert_eq!(hex::encode(digest.as_ref()), "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+    // The embedded tables: stable across loads, distinct from each other.
+    let (a, b) = (book(), PriceBook::embedded().unwrap());
+    let etags: HashSet<&str> = AgentType::ALL.iter().map(|&agent| a.table(agent).etag()).collect();
+    assert_eq!(etags.len(), AgentType::ALL.len());
+    for &agent in AgentType::ALL {
+        assert_eq!(a.table(agent).etag(), b.table(agent).etag());
+    }
+}
+
+#[test]
+fn opus_4_cannot_shadow_opus_4_5_and_a_shadowing_pattern_is_rejected() {
+    // The `claude-opus-4` pattern does not accept a minor version, so even reordered it
+    // cannot shadow 4.5 or 4.1; the own-id check would report it if it could.
+    let mut doc = raw(AgentType::ClaudeCode);
+    let models = doc["models"].as_array_mut().unwrap();
+    let opus_4 = models.iter().position(|m| m["id"] == "claude-opus-4").unwrap();
+    let moved = models.remove(opus_4);
+    models.insert(0, moved);
+    let table = PriceTable::parse(AgentType::ClaudeCode, &doc.to_string()).expect("order-independent patterns");
+    assert_eq!(table.price(Some("claude-opus-4-5"), &Usage::default()).model_id, Some("claude-opus-4-5"));
+    // A pattern that does accept any suffix is caught by the own-id check.
+    doc["models"][0]["match"] = json!("claude-opus-4");
+    let message = PriceTable::parse(AgentType::ClaudeCode, &doc.to_string()).unwrap_err().to_string();
+    assert_mentions(&message, &["field `match`", "matched first by model `claude-opus-4`"]);
+}
+
+#[test]
+fn the_name_memo_is_bounded_and_gives_the_same_answers() {
+    let table = PriceTable::parse(AgentType::ClaudeCode, embedded_json(AgentType::ClaudeCode)).unwrap();
+    let u = usage(1_000, 0, 0, 0, 0, 0);
+    let first = table.price(Some("claude-sonnet-4-5"), &u);
+    for i in 0..(MEMO_CAPACITY + 100) {
+        assert_eq!(table.price(Some(&format!("made-up-model-{i}")), &u), Priced::UNKNOWN);
+    }
+    assert_eq!(table.memo.read().unwrap().len(), MEMO_CAPACITY);
+    // Remembered and not-remembered names are priced alike.
+    assert_eq!(table.price(Some("claude-sonnet-4-5"), &u), first);
+    assert_eq!(table.price(Some("claude-sonnet-4-5-20250929"), &u), first);
+    assert_eq!(table.price(Some(" claude-sonnet-4-5 "), &u), first);
+    assert!(!table.memo.read().unwrap().contains_key("claude-sonnet-4-5-20250929"));
+}
+
+#[test]
+fn the_book_can_be_shared_across_threads() {
+    fn shareable<T: Send + Sync + 'static>() {}
+    shareable::<PriceBook>();
+    shareable::<PricingError>();
+    let book = book();
+    std::thread::scope(|scope| {
+        for _ in 0..2 {
+            scope.spawn(|| {
+                for _ in 0..1_000 {
+                    let priced = book.price(AgentType::Droid, Some("gpt-5"), &usage(1_000, 0, 0, 0, 0, 0));
+                    assert_eq!(priced.cost_nusd, 1_250_000); // 1,000 × $1.25/MTok
+                }
+            });
+        }
+    });
+}

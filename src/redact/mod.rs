@@ -1,0 +1,612 @@
+//! Secret redaction, applied before anything is stored.
+//!
+//! The ingest server runs [`redact_json`] over each event's `metadata` object, and
+//! transcripts (JSONL text) go through [`redact_text`]; both use the same nine [`Rule`]s,
+//! always in the order of [`Rule::ORDERED`]. The order is load-bearing: structural token
+//! formats come first (so `GITHUB_TOKEN=ghp_…` keeps the specific `code_hosting_token`
+//! label), then `NAME=value` context rules, PEM blocks, URL credentials, and e-mail last
+//! (so an address inside URL credentials is reported as credentials). Each match becomes
+//! `[REDACTED:<rule name>]`; context rules replace only the value and keep the name and
+//! quotes readable, e.g. `AWS_SECRET_ACCESS_KEY=[REDACTED:cloud_secret_key]`.
+//!
+//! Invariants:
+//! - Idempotent: labels are inert (bracketed, nothing secret-shaped inside them) and values
+//!   already starting with `[REDACTED:` are left alone, so redacting twice changes nothing.
+//! - Cheap when clean: one pass of a trigger [`RegexSet`]; clean input comes back borrowed.
+//! - JSON text stays valid JSON: escapes are never split, and a bare JSON value of a secret
+//!   name (`"token": 123`) becomes the quoted string `"[REDACTED:env_secret]"`.
+//! - Not redacted: bare 40-hex git SHAs and other bare base64 (an AWS secret key needs a
+//!   naming context), UUIDs, prose that merely mentions "password" or "token", YAML like
+//!   `key: value`, URLs without userinfo, `ssh://git@host/…` and `git@host:org/repo.git`,
+//!   variable references (`$API_KEY`, `${{ secrets.X }}`), file paths and versions.
+//! - Over-redaction is preferred to a leak where the two conflict (e.g. a truncated private
+//!   key is cut at the end of its base64 body; any `*_TOKEN: x` in code is treated as secret).
+
+use std::borrow::Cow;
+use std::sync::LazyLock;
+
+use regex::{Captures, Regex, RegexSet};
+use serde_json::{Map, Value};
+
+/// Version of the rule set; bump it whenever a rule changes what it redacts.
+pub const RULES_VERSION: u32 = 1;
+
+const REDACTED_PREFIX: &str = "[REDACTED:";
+
+/// One redaction rule; its [`Rule::name`] appears in the `[REDACTED:<name>]` label.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Rule {
+    /// AWS access key ids (`AKIA`/`ASIA`/`ABIA`/`ACCA` + 16) and Google API keys (`AIza` + 35).
+    CloudAccessKey,
+    /// AWS secret access keys in a naming context, and Azure storage `AccountKey=` values.
+    CloudSecretKey,
+    /// GitHub (`ghp_`, `gho_`, `ghu_`, `ghs_`, `ghr_`, `github_pat_`) and GitLab (`glpat-`) tokens.
+    CodeHostingToken,
+    /// JSON Web Tokens: three base64url segments, header and payload starting with `eyJ`.
+    Jwt,
+    /// Slack tokens and incoming webhooks, Discord webhooks, Telegram bot tokens.
+    ChatToken,
+    /// The value of an assignment whose name ends in KEY, TOKEN, SECRET, PASSWORD or PASSWD.
+    EnvSecret,
+    /// PEM private key blocks, with real or JSON-escaped line breaks, complete or truncated.
+    PrivateKey,
+    /// The userinfo of a URL: `user:password@`, or a bare `token@` for http(s).
+    UrlCredentials,
+    /// E-mail addresses (except the `git@` of SSH remotes).
+    Email,
+}
+
+impl Rule {
+    /// All rules in the order they are applied (see the module documentation).
+    pub const ORDERED: [Rule; 9] = [
+        Rule::CloudAccessKey,
+        Rule::CloudSecretKey,
+        Rule::CodeHostingToken,
+        Rule::Jwt,
+        Rule::ChatToken,
+        Rule::EnvSecret,
+        Rule::PrivateKey,
+        Rule::UrlCredentials,
+        Rule::Email,
+    ];
+
+    /// The rule's snake_case name, as used in its `[REDACTED:<name>]` label.
+    pub fn name(self) -> &'static str {
+        match self {
+            Rule::CloudAccessKey => "cloud_access_key",
+            Rule::CloudSecretKey => "cloud_secret_key",
+            Rule::CodeHostingToken => "code_hosting_token",
+            Rule::Jwt => "jwt",
+            Rule::ChatToken => "chat_token",
+            Rule::EnvSecret => "env_secret",
+            Rule::PrivateKey => "private_key",
+            Rule::UrlCredentials => "url_credentials",
+            Rule::Email => "email",
+        }
+    }
+
+    /// The replacement text, `[REDACTED:<name>]`.
+    fn label(self) -> &'static str {
+        match self {
+            Rule::CloudAccessKey => "[REDACTED:cloud_access_key]",
+            Rule::CloudSecretKey => "[REDACTED:cloud_secret_key]",
+            Rule::CodeHostingToken => "[REDACTED:code_hosting_token]",
+            Rule::Jwt => "[REDACTED:jwt]",
+            Rule::ChatToken => "[REDACTED:chat_token]",
+            Rule::EnvSecret => "[REDACTED:env_secret]",
+            Rule::PrivateKey => "[REDACTED:private_key]",
+            Rule::UrlCredentials => "[REDACTED:url_credentials]",
+            Rule::Email => "[REDACTED:email]",
+        }
+    }
+}
+
+/// Redacts all nine rules in order. Borrowed when nothing matched (the common case must
+/// not allocate).
+pub fn redact_text(input: &str) -> Cow<'_, str> {
+    redact_counted(input).0
+}
+
+/// Redacts a JSON value in place, structurally. An object member whose key is a secret name
+/// (rule 6 names, case-insensitive bare `password`/`secret`/`token`/`passwd`, and camelCase
+/// such as `apiKey`, `accessToken`, `clientSecret`, `dbPassword`) has its whole value
+/// (string, number, bool or nested structure) replaced by the string `[REDACTED:env_secret]`,
+/// unless it is null, an empty string or a string already starting with `[REDACTED:`. Every
+/// other string leaf and every object key goes through [`redact_text`]; keys that collide
+/// after redaction get a `#2`, `#3`, … suffix. Returns the number of replacements made.
+pub fn redact_json(value: &mut Value) -> usize {
+    match value {
+        Value::String(s) => redact_string(s),
+        Value::Array(items) => items.iter_mut().map(redact_json).sum(),
+        Value::Object(map) => redact_object(map),
+        Value::Null | Value::Bool(_) | Value::Number(_) => 0,
+    }
+}
+
+/// A deterministic worst-case-ish input of `size_bytes` ASCII bytes for benchmarking
+/// [`redact_text`]: glued and spaced runs of near-miss prefixes (`AKIA`, `ghp_`, `eyJ`,
+/// `xoxb-`, `-----BEGIN`, `@`, `://user:`, unclosed quotes, …), truncated PEM headers over long
+/// base64-ish runs, and long identifier runs ending in KEY/TOKEN without values.
+pub fn adversarial_input(size_bytes: usize) -> String {
+    const NEAR_MISSES: [&str; 28] = [
+        "AKIA",
+        "ASIAIOSFODNN7EXAMP",
+        "AIzaSyFAKE",
+        "ghp_",
+        "gho_0123456789",
+        "github_pat_",
+        "glpat-",
+        "eyJ",
+        "eyJhbGciOi.eyJzdWIi",
+        "xoxb-",
+        "xapp-1",
+        "hooks.slack.com/services/T0/",
+        "discord.com/api/webhooks/1/",
+        "123456789:AAshort",
+        "aws_secret_access_key",
+        "AccountKey=c2hvcnQ",
+        "-----BEGIN",
+        "-----BEGIN RSA PRIVATE KEY",
+        "-----END",
+        "@",
+        "a@b",
+        "user@host.",
+        "://user:",
+        "https://user:",
+        "PASSWORD",
+        "password \"",
+        "API_KEY=\"",
+        "\\\"",
+    ];
+    let mut out = String::with_capacity(size_bytes + 4096);
+    let mut i = 0usize;
+    while out.len() < size_bytes {
+        let piece = NEAR_MISSES[i % NEAR_MISSES.len()];
+        match (i / NEAR_MISSES.len()) % 4 {
+            0 => (0..64).for_each(|_| out.push_str(piece)),
+            1 => (0..64).for_each(|_| {
+                out.push_str(piece);
+                out.push(' ');
+            }),
+            2 => {
+                (0..48).for_each(|_| out.push_str("SOME_LONG_IDENTIFIER_"));
+                out.push_str(if i.is_multiple_of(2) { "KEY " } else { "TOKEN\n" });
+            }
+            _ => {
+                out.push_str(piece);
+                (0..12).for_each(|_| out.push_str("AAAAbbbb0000++//"));
+                out.push_str(if i.is_multiple_of(3) { "-----BEGIN RSA PRIVATE KEY-----\\n" } else { "\n" });
+            }
+        }
+        i += 1;
+    }
+    out.truncate(size_bytes);
+    out
+}
+
+/// A regex whose matches are replaced by the rule's label: the named group `s` if it took
+/// part in the match, else the whole match. `accept` can veto a match (it is then kept).
+struct Pattern {
+    re: Regex,
+    accept: fn(&Captures<'_>) -> bool,
+}
+
+impl Pattern {
+    fn new(re: &str, accept: fn(&Captures<'_>) -> bool) -> Self {
+        Pattern { re: Regex::new(re).expect("redaction pattern compiles"), accept }
+    }
+
+    fn any(re: &str) -> Self {
+        Self::new(re, |_| true)
+    }
+}
+
+/// A word start, or the JSON escape before it (`\nAKIA…` in JSONL): patterns starting with
+/// it replace only their `s` group, so the escape survives.
+const B: &str = r"(?:(?-u:\b)|\\[nrt])";
+
+/// Rule 6 names: a suffix after `_`/`-` in any case (`api_key`, `X-Api-Key`), an all-uppercase
+/// identifier ending in a suffix (`GITHUB_TOKEN`, `SECRET`), or a bare word (`password`).
+const ENV_NAME: &str = r"[A-Za-z0-9_-]*[_-](?i:key|token|secret|passwd|password)|[A-Z0-9_]*(?:KEY|TOKEN|SECRET|PASSWD|PASSWORD)|[Pp]assword|[Ss]ecret|[Tt]oken|passwd";
+
+struct Engine {
+    /// One cheap necessary condition per rule, indexed like [`Rule::ORDERED`].
+    triggers: RegexSet,
+    /// Regex rules, indexed like [`Rule::ORDERED`] (empty for rules 6 and 7, done by hand).
+    patterns: [Vec<Pattern>; 9],
+    /// Rule 6: a secret name and its separator; the value is parsed by hand.
+    env_assignment: Regex,
+    /// Object keys whose whole value [`redact_json`] replaces.
+    secret_key_name: Regex,
+    pem_begin: Regex,
+    pem_end: Regex,
+}
+
+static ENGINE: LazyLock<Engine> = LazyLock::new(Engine::new);
+
+impl Engine {
+    fn new() -> Self {
+        let re = |p: &str| Regex::new(p).expect("redaction pattern compiles");
+        let triggers = RegexSet::new([
+            r"AKIA|ASIA|ABIA|ACCA|AIza",
+            r"(?i:secret|accountkey)",
+            r"gh[pousr]_|github_pat_|glpat-",
+            r"eyJ",
+            r"xox[abposr]-|xapp-|hooks\.slack\.com|discord(?:app)?\.com|[0-9]{8}:",
+            r#"(?i:key|token|secret|passwd|password)(?:\\?["'])?[ \t]*[:=]"#,
+            r"-----BEGIN",
+            r"://",
+            r"@",
+        ])
+        .expect("trigger patterns compile");
+        let patterns = [
+            vec![Pattern::any(&format!(
+                r"{B}(?P<s>(?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{{16}}(?-u:\b)|AIza[0-9A-Za-z_-]{{35}})"
+            ))],
+            vec![
+                Pattern::new(
+                    r#"(?i:(?:aws[ _-]?)?secret[ _-]?access[ _-]?key|aws[ _-]?secret[ _-]?key)(?:\\?["'])?(?:[ \t]*(?:=>|:=|[:=])[ \t]*|[ \t]+(?:(?i:is)[ \t]+)?)(?:\\?["'])?(?P<s>[A-Za-z0-9/+]{40,})"#,
+                    |c| c["s"].len() == 40,
+                ),
+                Pattern::any(r"(?i:AccountKey)=(?P<s>[A-Za-z0-9+/]{86,88}={0,2})"),
+            ],
+            vec![Pattern::any(&format!(
+                r"{B}(?P<s>gh[pousr]_[A-Za-z0-9]{{36,}}|github_pat_[A-Za-z0-9_]{{22,}}|glpat-[A-Za-z0-9_-]{{20,}})"
+            ))],
+            vec![Pattern::any(r"eyJ[A-Za-z0-9_-]+\.eyJ[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*")],
+            vec![
+                Pattern::any(&format!(r"{B}(?P<s>(?:xox[abposr]|xapp)-[A-Za-z0-9-]{{10,}})")),
+                Pattern::any(concat!(
+                    r"https://hooks\.slack\.com/services/T[A-Za-z0-9_]+/B[A-Za-z0-9_]+/[A-Za-z0-9_]+",
+                    r"|https://(?:(?:ptb|canary)\.)?discord(?:app)?\.com/api/webhooks/[0-9]+/[A-Za-z0-9_-]+",
+                )),
+                // Telegram: `bot` prefix allowed for API URLs; the secret part is exactly 35.
+                Pattern::new(&format!(r"(?:{B}|bot)(?P<s>[0-9]{{8,10}}:(?P<t>[A-Za-z0-9_-]{{35,}}))"), |c| {
+                    c["t"].len() == 35
+                }),
+            ],
+            Vec::new(),
+            Vec::new(),
+            vec![Pattern::new(
+                // Greedy userinfo: up to the last `@` of the authority, as URL parsers do.
+                &format!(r#"{B}(?P<scheme>[A-Za-z][A-Za-z0-9+.-]*)://(?P<s>[^\s/?#"'<>\\]+)@"#),
+                url_userinfo_is_secret,
+            )],
+            vec![Pattern::new(
+                r"(?:\\[nrt])?(?P<s>(?P<local>[A-Za-z0-9_.%+-]+)@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.(?P<tld>[A-Za-z]{2,}))(?-u:\b)",
+                is_email_address,
+            )],
+        ];
+        Engine {
+            triggers,
+            patterns,
+            env_assignment: re(&format!(r#"{B}(?P<name>{ENV_NAME})(?P<q>\\?["'])?[ \t]*(?:=>|:=|[:=])[ \t]*"#)),
+            secret_key_name: re(&format!(
+                r"^(?:{ENV_NAME}|(?i:password|secret|token|passwd)|[A-Za-z0-9_-]*[A-Za-z0-9](?:Key|Token|Secret|Password|Passwd))$"
+            )),
+            pem_begin: re(r"-----BEGIN[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----"),
+            pem_end: re(r"^-----END[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----"),
+        }
+    }
+}
+
+/// `user:password@` always; a bare `token@` only for http(s) (so `ssh://git@…` survives);
+/// never when an earlier rule already put a label there.
+fn url_userinfo_is_secret(c: &Captures<'_>) -> bool {
+    let userinfo = &c["s"];
+    let scheme = c["scheme"].to_ascii_lowercase();
+    !userinfo.contains(REDACTED_PREFIX)
+        && (userinfo.contains(':') || scheme.ends_with("http") || scheme.ends_with("https"))
+}
+
+/// Not an address: the `git@` of SSH remotes, and retina asset names like `icon@2x.png`.
+fn is_email_address(c: &Captures<'_>) -> bool {
+    const IMAGE_EXTENSIONS: [&str; 8] = ["png", "jpg", "jpeg", "gif", "svg", "webp", "ico", "bmp"];
+    let tld = c["tld"].to_ascii_lowercase();
+    &c["local"] != "git" && !IMAGE_EXTENSIONS.contains(&tld.as_str())
+}
+
+fn redact_counted(input: &str) -> (Cow<'_, str>, usize) {
+    let engine = &*ENGINE;
+    let hits = engine.triggers.matches(input);
+    let mut text = Cow::Borrowed(input);
+    let mut count = 0;
+    for (i, rule) in Rule::ORDERED.into_iter().enumerate() {
+        if !hits.matched(i) {
+            continue;
+        }
+        let redacted = match rule {
+            Rule::EnvSecret => redact_env(engine, &text, &mut count),
+            Rule::PrivateKey => redact_pem(engine, &text, &mut count),
+            _ => apply_patterns(&engine.patterns[i], rule.label(), &text, &mut count),
+        };
+        if let Some(redacted) = redacted {
+            text = Cow::Owned(redacted);
+        }
+    }
+    (text, count)
+}
+
+/// Builds the output lazily: nothing is allocated until the first replacement.
+struct Splice<'a> {
+    src: &'a str,
+    out: Option<String>,
+    copied_to: usize,
+}
+
+impl<'a> Splice<'a> {
+    fn new(src: &'a str) -> Self {
+        Splice { src, out: None, copied_to: 0 }
+    }
+
+    fn replace(&mut self, start: usize, end: usize, parts: &[&str]) {
+        let out = self.out.get_or_insert_with(|| String::with_capacity(self.src.len()));
+        out.push_str(&self.src[self.copied_to..start]);
+        parts.iter().for_each(|p| out.push_str(p));
+        self.copied_to = end;
+    }
+
+    fn finish(self) -> Option<String> {
+        let mut out = self.out?;
+        out.push_str(&self.src[self.copied_to..]);
+        Some(out)
+    }
+}
+
+fn apply_patterns(patterns: &[Pattern], label: &str, text: &str, count: &mut usize) -> Option<String> {
+    let mut result: Option<String> = None;
+    for pattern in patterns {
+        let current = result.as_deref().unwrap_or(text);
+        let mut splice = Splice::new(current);
+        for caps in pattern.re.captures_iter(current) {
+            if !(pattern.accept)(&caps) {
+                continue;
+            }
+            let Some(m) = caps.name("s").or_else(|| caps.get(0)) else {
+                continue;
+            };
+            splice.replace(m.start(), m.end(), &[label]);
+            *count += 1;
+        }
+        if let Some(next) = splice.finish() {
+            result = Some(next);
+        }
+    }
+    result
+}
+
+/// Rule 6: the regex finds `NAME<sep>`; the value after it is parsed by hand so that
+/// escaped quotes (`"a\"b"`, and JSONL's `\"…\"`) are handled and escapes never split.
+fn redact_env(engine: &Engine, text: &str, count: &mut usize) -> Option<String> {
+    let bytes = text.as_bytes();
+    let mut splice = Splice::new(text);
+    let mut pos = 0;
+    while let Some(caps) = engine.env_assignment.captures_at(text, pos) {
+        let whole = caps.get(0).expect("group 0 always participates");
+        let name = caps.name("name").expect("the name always participates");
+        pos = whole.end();
+        // `/etc/secret:/run/secret` is a path, not an assignment.
+        if name.start() > 0 && matches!(bytes[name.start() - 1], b'/' | b'\\') {
+            continue;
+        }
+        let (start, end, quoted) = env_value(bytes, whole.end());
+        if is_not_a_secret(&text[start..end], quoted) {
+            continue;
+        }
+        let label = Rule::EnvSecret.label();
+        let key_quote = caps.name("q").map_or("", |q| q.as_str());
+        if !quoted && key_quote.ends_with('"') {
+            // A bare JSON value (`"token": 123`) becomes a string so JSON stays valid.
+            splice.replace(start, end, &[key_quote, label, key_quote]);
+        } else {
+            splice.replace(start, end, &[label]);
+        }
+        *count += 1;
+        pos = end;
+    }
+    splice.finish()
+}
+
+/// The value starting at `p`: `(start, end, quoted)`, quotes excluded. Quoted forms are
+/// `"…"` (with `\` escapes), JSONL-escaped `\"…\"`, and `'…'`; an unterminated quote
+/// (none before the line ends) yields the bare run after it.
+fn env_value(b: &[u8], p: usize) -> (usize, usize, bool) {
+    let rest = &b[p..];
+    let (open, close): (usize, &[u8]) = if rest.starts_with(br#"\""#) {
+        (2, br#"\""#)
+    } else if rest.starts_with(b"\"") {
+        (1, b"\"")
+    } else if rest.starts_with(b"'") {
+        (1, b"'")
+    } else {
+        return (p, bare_value_end(b, p), false);
+    };
+    let start = p + open;
+    let mut i = start;
+    while i < b.len() {
+        match b[i] {
+            b'\n' => break,
+            _ if b[i..].starts_with(close) => return (start, i, true),
+            // Inside `\"…\"` a raw `"` ends the enclosing JSON string: unterminated.
+            b'"' if close.len() == 2 => break,
+            b'\\' if close != b"'" => i += 2,
+            _ => i += 1,
+        }
+    }
+    (start, bare_value_end(b, start), true)
+}
+
+/// End of an unquoted value: up to whitespace, `,`, `;`, `}`, `]`, `&`, a quote, or a
+/// backslash that is not part of an escaped backslash (`\n` in JSONL ends the value).
+fn bare_value_end(b: &[u8], mut i: usize) -> usize {
+    while i < b.len() {
+        match b[i] {
+            b'\\' if b.get(i + 1) == Some(&b'\\') => i += 2,
+            b'\\' | b',' | b';' | b'}' | b']' | b'&' | b'"' | b'\'' => break,
+            c if c.is_ascii_whitespace() => break,
+            _ => i += 1,
+        }
+    }
+    i
+}
+
+/// Values rule 6 leaves alone: empty, already redacted, a PEM block (rule 7 takes it whole),
+/// variable references, and for bare values JSON/YAML structure, null-likes and type names
+/// (`api_key: str` in code).
+fn is_not_a_secret(value: &str, quoted: bool) -> bool {
+    let variable = value
+        .strip_prefix('$')
+        .and_then(|rest| rest.chars().next())
+        .is_some_and(|c| c == '{' || c == '(' || c == '_' || c.is_ascii_alphabetic());
+    value.is_empty()
+        || value.starts_with(REDACTED_PREFIX)
+        || value.starts_with("-----BEGIN")
+        || variable
+        || (!quoted
+            && (value.starts_with(['=', '{', '['])
+                || matches!(
+                    value,
+                    "null"
+                        | "None"
+                        | "nil"
+                        | "undefined"
+                        | "str"
+                        | "string"
+                        | "String"
+                        | "|"
+                        | "|-"
+                        | "|+"
+                        | ">"
+                        | ">-"
+                        | ">+"
+                )))
+}
+
+fn redact_pem(engine: &Engine, text: &str, count: &mut usize) -> Option<String> {
+    let mut splice = Splice::new(text);
+    let mut pos = 0;
+    while let Some(begin) = engine.pem_begin.find_at(text, pos) {
+        let end = pem_block_end(engine, text, begin.end());
+        splice.replace(begin.start(), end, &[Rule::PrivateKey.label()]);
+        *count += 1;
+        pos = end;
+    }
+    splice.finish()
+}
+
+fn is_base64(c: u8) -> bool {
+    c.is_ascii_alphanumeric() || matches!(c, b'+' | b'/' | b'=')
+}
+
+/// End of the PEM block whose BEGIN line ends at `body`: after its `-----END … PRIVATE
+/// KEY-----` line if the body (base64, whitespace, `\n`/`\r`/`\t` escapes, legacy headers)
+/// reaches one, else the end of the truncated body.
+fn pem_block_end(engine: &Engine, text: &str, body: usize) -> usize {
+    let b = text.as_bytes();
+    let mut i = body;
+    while i < b.len() {
+        match b[i] {
+            b'-' if b[i..].starts_with(b"-----") => {
+                if let Some(end) = engine.pem_end.find(&text[i..]) {
+                    return i + end.end();
+                }
+                break;
+            }
+            b'\\' if matches!(b.get(i + 1), Some(b'n' | b'r' | b't')) => i += 2,
+            c if is_base64(c) || c.is_ascii_whitespace() || b":,.-_()".contains(&c) => i += 1,
+            _ => break,
+        }
+    }
+    truncated_body_end(b, body)
+}
+
+/// End of a truncated body, line by line: `Name: value` headers (legacy encrypted PEM) before
+/// the first base64 line; then base64 runs of 20+ characters (or any length on the line right
+/// after a full one), separated by real or JSON-escaped line breaks or, for one-line keys,
+/// spaces. Prose after the body is not swallowed.
+fn truncated_body_end(b: &[u8], body: usize) -> usize {
+    let blanks = |i: usize| b[i..].iter().take_while(|c| matches!(c, b' ' | b'\t')).count();
+    let (mut i, mut last, mut prev_run, mut in_headers) = (body, body, 0, true);
+    loop {
+        let (mut next, mut breaks) = (i, 0);
+        loop {
+            next += blanks(next);
+            let lb = line_break_len(b, next);
+            if lb == 0 {
+                break;
+            }
+            next += lb;
+            breaks += 1;
+        }
+        if next == i {
+            return last;
+        }
+        let name = b[next..].iter().take_while(|c| c.is_ascii_alphabetic() || **c == b'-').count();
+        if in_headers && breaks > 0 && name > 0 && b.get(next + name) == Some(&b':') {
+            let line = b[next..].iter().take_while(|c| !matches!(c, b'\n' | b'\r' | b'\\' | b'"')).count();
+            (i, last) = (next + line, next + line);
+            continue;
+        }
+        let run = b[next..].iter().take_while(|c| is_base64(**c)).count();
+        if run == 0 || (run < 20 && !(breaks == 1 && prev_run >= 40)) {
+            return last;
+        }
+        (i, last, prev_run, in_headers) = (next + run, next + run, run, false);
+    }
+}
+
+/// Length of a real (`\r\n`, `\n`, `\r`) or JSON-escaped (`\r\n`, `\n`, `\r`) line break at `i`.
+fn line_break_len(b: &[u8], i: usize) -> usize {
+    match &b[i.min(b.len())..] {
+        [b'\\', b'r', b'\\', b'n', ..] => 4,
+        [b'\r', b'\n', ..] | [b'\\', b'n' | b'r', ..] => 2,
+        [b'\n' | b'\r', ..] => 1,
+        _ => 0,
+    }
+}
+
+fn redact_string(s: &mut String) -> usize {
+    let (redacted, count) = redact_counted(s);
+    if let Cow::Owned(redacted) = redacted {
+        *s = redacted;
+    }
+    count
+}
+
+fn redact_object(map: &mut Map<String, Value>) -> usize {
+    let engine = &*ENGINE;
+    let mut count = 0;
+    for (key, value) in map.iter_mut() {
+        if !engine.secret_key_name.is_match(key) {
+            count += redact_json(value);
+            continue;
+        }
+        let kept = match value {
+            Value::Null => true,
+            Value::String(s) => s.is_empty() || s.starts_with(REDACTED_PREFIX),
+            _ => false,
+        };
+        if !kept {
+            *value = Value::String(Rule::EnvSecret.label().to_owned());
+            count += 1;
+        }
+    }
+    if map.keys().any(|k| engine.triggers.is_match(k)) {
+        for (key, value) in std::mem::take(map) {
+            let (redacted, n) = redact_counted(&key);
+            count += n;
+            let mut new_key = redacted.into_owned();
+            if map.contains_key(&new_key) {
+                new_key = (2..)
+                    .map(|i| format!("{new_key}#{i}"))
+                    .find(|k| !map.contains_key(k))
+                    .expect("an unused suffix exists");
+            }
+            map.insert(new_key, value);
+        }
+    }
+    count
+}
+
+#[cfg(test)]
+mod tests;

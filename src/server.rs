@@ -1,0 +1,241 @@
+//! `sightline serve`: one process, three listeners (ingest, web, GitHub app), the
+//! event writer, the background checkpointer and the compaction timer.
+//!
+//! Invariants: the server is ready only after `main.db` is migrated and the writer
+//! has folded any commits a crash left unapplied; bound addresses (port 0 resolved)
+//! are written to `<data_dir>/run/addresses.json` only once all three are bound; on
+//! shutdown the listeners stop accepting and drain, then the writer commits what is
+//! queued and checkpoints, then the process exits.
+
+use std::future::Future;
+use std::net::SocketAddr;
+use std::path::Path;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use anyhow::Context;
+use axum::Router;
+use axum::extract::{MatchedPath, Request, State};
+use axum::http::{StatusCode, header};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use serde::{Deserialize, Serialize};
+use tokio::net::TcpListener;
+
+use crate::config::Config;
+use crate::db::writer::{EventWriter, WriterConfig};
+use crate::db::{self, Checkpointing, Durability, MainPool};
+use crate::metrics::Metrics;
+use crate::model::wire::EventLimits;
+use crate::pricing::PriceBook;
+
+/// Everything a request handler may use. Shared by the three listeners.
+pub struct AppState {
+    pub config: Config,
+    pub readers: MainPool,
+    pub writer: EventWriter,
+    pub prices: Arc<PriceBook>,
+    pub metrics: Arc<Metrics>,
+    pub event_limits: EventLimits,
+}
+
+/// The addresses the listeners are bound to, as written to `run/addresses.json`.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, Eq)]
+pub struct BoundAddresses {
+    pub ingest: SocketAddr,
+    pub web: SocketAddr,
+    pub github: SocketAddr,
+    pub pid: u32,
+}
+
+pub fn addresses_path(data_dir: &Path) -> std::path::PathBuf {
+    data_dir.join("run").join("addresses.json")
+}
+
+/// Opens `main.db`, creating and migrating it. Used by `serve` and operator verbs.
+pub fn prepare_main_db(config: &Config) -> anyhow::Result<()> {
+    db::ensure_dir(&config.data_dir)?;
+    let path = config.main_db_path();
+    let mut conn = db::open(&path, Durability::PowerSafe, Checkpointing::Automatic)?;
+    let found = db::migrations::migrate(&mut conn, &path)?;
+    if found != db::migrations::latest_version() {
+        tracing::info!(from = found, to = db::migrations::latest_version(), "migrated main.db");
+    }
+    Ok(())
+}
+
+/// Runs the server until `shutdown` resolves, then drains and exits.
+pub async fn serve(config: Config, shutdown: impl Future<Output = ()> + Send + 'static) -> anyhow::Result<()> {
+    prepare_main_db(&config)?;
+    db::ensure_dir(&config.run_dir())?;
+    let metrics = Arc::new(Metrics::new());
+    let prices = Arc::new(PriceBook::embedded().context("embedded price tables are invalid")?);
+    let writer = EventWriter::start(
+        WriterConfig {
+            data_dir: config.data_dir.clone(),
+            max_group_events: config.storage.max_group_events,
+            wal_hard_cap_bytes: config.storage.wal_hard_cap_mb << 20,
+            queue_capacity: config.storage.writer_queue,
+        },
+        prices.clone(),
+        metrics.clone(),
+    )
+    .context("cannot start the event writer")?;
+    let readers = db::reader_pool(&config.main_db_path(), config.storage.reader_pool)?;
+
+    let (stop_checkpointer, checkpointer_stop) = std::sync::mpsc::channel();
+    let checkpoint_config = db::checkpoint::CheckpointConfig {
+        data_dir: config.data_dir.clone(),
+        soft_cap_bytes: config.storage.wal_soft_cap_mb << 20,
+        interval: Duration::from_secs(config.storage.checkpoint_interval_secs),
+        tick: Duration::from_millis(500),
+    };
+    let checkpoint_metrics = metrics.clone();
+    let checkpointer = std::thread::Builder::new()
+        .name("checkpointer".into())
+        .spawn(move || db::checkpoint::run(checkpoint_config, checkpoint_metrics, checkpointer_stop))?;
+
+    let event_limits = EventLimits {
+        max_metadata_bytes: config.ingest.max_metadata_bytes,
+        max_future_skew_ms: config.ingest.max_future_skew_secs * 1000,
+        max_age_ms: config.ingest.max_event_age_days * 86_400_000,
+    };
+    let state = Arc::new(AppState { config: config.clone(), readers, writer, prices, metrics, event_limits });
+
+    let bind = |name: &'static str, addr: SocketAddr| async move {
+        TcpListener::bind(addr).await.with_context(|| format!("cannot listen on {addr} for {name}"))
+    };
+    let ingest = bind("ingest (listen.ingest)", config.listen.ingest).await?;
+    let web = bind("web (listen.web)", config.listen.web).await?;
+    let github = bind("GitHub app (listen.github)", config.listen.github).await?;
+    let bound = BoundAddresses {
+        ingest: ingest.local_addr()?,
+        web: web.local_addr()?,
+        github: github.local_addr()?,
+        pid: std::process::id(),
+    };
+    write_addresses(&config.data_dir, &bound)?;
+    tracing::info!(ingest = %bound.ingest, web = %bound.web, github = %bound.github, data_dir = %config.data_dir.display(), "sightline serving");
+
+    let compaction = tokio::spawn(compaction_timer(state.clone()));
+    let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
+    tokio::spawn(async move {
+        shutdown.await;
+        let _ = stop_tx.send(true);
+    });
+    let routers = [
+        (ingest, crate::ingest::router(state.clone())),
+        (web, health_only_router(state.clone(), "web")),
+        (github, health_only_router(state.clone(), "github")),
+    ];
+    let mut servers = Vec::new();
+    for (listener, router) in routers {
+        let mut stop = stop_rx.clone();
+        servers.push(tokio::spawn(async move {
+            axum::serve(listener, router)
+                .with_graceful_shutdown(async move {
+                    let _ = stop.wait_for(|stopped| *stopped).await;
+                })
+                .await
+        }));
+    }
+    let mut stop = stop_rx.clone();
+    let _ = stop.wait_for(|stopped| *stopped).await;
+    tracing::info!("shutting down: draining in-flight requests");
+    let grace = Duration::from_secs(config.server.shutdown_grace_secs);
+    let drained = tokio::time::timeout(grace, async {
+        for server in servers {
+            let _ = server.await;
+        }
+    })
+    .await;
+    if drained.is_err() {
+        tracing::warn!(grace_secs = grace.as_secs(), "requests still running after the grace period; stopping anyway");
+    }
+    compaction.abort();
+    state.writer.shutdown().await;
+    let _ = stop_checkpointer.send(());
+    let _ = checkpointer.join();
+    let _ = std::fs::remove_file(addresses_path(&config.data_dir));
+    tracing::info!("stopped");
+    Ok(())
+}
+
+fn write_addresses(data_dir: &Path, bound: &BoundAddresses) -> anyhow::Result<()> {
+    let path = addresses_path(data_dir);
+    let temp = path.with_extension("json.tmp");
+    std::fs::write(&temp, serde_json::to_vec_pretty(bound)?)
+        .with_context(|| format!("cannot write {}", temp.display()))?;
+    std::fs::rename(&temp, &path).with_context(|| format!("cannot write {}", path.display()))?;
+    Ok(())
+}
+
+/// Compacts partitions past their age once an hour (and shortly after start).
+async fn compaction_timer(state: Arc<AppState>) {
+    let mut interval = tokio::time::interval(Duration::from_secs(3600));
+    loop {
+        interval.tick().await;
+        let data_dir = state.config.data_dir.clone();
+        let days = state.config.storage.compact_after_days;
+        match db::blocking(move || db::compact::compact_due(&data_dir, days, db::now_ms())).await {
+            Ok(reports) => {
+                for report in reports {
+                    tracing::info!(day = %report.day, rows = report.rows_compressed, before = report.file_bytes_before, after = report.file_bytes_after, "compacted event partition");
+                }
+            }
+            Err(err) => tracing::error!(error = %err, "compaction failed"),
+        }
+    }
+}
+
+fn health_only_router(state: Arc<AppState>, listener: &'static str) -> Router {
+    Router::new()
+        .merge(ops_routes(false))
+        .layer(axum::middleware::from_fn_with_state((state.clone(), listener), track_requests))
+        .with_state(state)
+}
+
+/// `/health` on every listener; `/readyz` and `/metrics` where `full`.
+pub fn ops_routes(full: bool) -> Router<Arc<AppState>> {
+    let router = Router::new().route("/health", get(|| async { "ok\n" }));
+    if full { router.route("/readyz", get(readyz)).route("/metrics", get(metrics)) } else { router }
+}
+
+/// Ready when main.db is at this binary's schema version and can take a write lock.
+async fn readyz(State(state): State<Arc<AppState>>) -> Response {
+    let path = state.config.main_db_path();
+    let check = db::blocking(move || {
+        let conn = db::open(&path, Durability::PowerSafe, Checkpointing::Background)?;
+        if !db::migrations::is_current(&conn)? {
+            return Ok(Err("main.db schema is not current"));
+        }
+        conn.execute_batch("BEGIN IMMEDIATE; ROLLBACK;")?;
+        Ok(Ok(()))
+    })
+    .await;
+    match check {
+        Ok(Ok(())) => (StatusCode::OK, "ready\n").into_response(),
+        Ok(Err(reason)) => (StatusCode::SERVICE_UNAVAILABLE, format!("not ready: {reason}\n")).into_response(),
+        Err(err) => (StatusCode::SERVICE_UNAVAILABLE, format!("not ready: {err}\n")).into_response(),
+    }
+}
+
+async fn metrics(State(state): State<Arc<AppState>>) -> Response {
+    ([(header::CONTENT_TYPE, "application/openmetrics-text; version=1.0.0; charset=utf-8")], state.metrics.render())
+        .into_response()
+}
+
+/// Counts and times every request by listener, matched route and status.
+pub async fn track_requests(
+    State((state, listener)): State<(Arc<AppState>, &'static str)>,
+    request: Request,
+    next: Next,
+) -> Response {
+    let started = Instant::now();
+    let route =
+        request.extensions().get::<MatchedPath>().map(|p| p.as_str().to_string()).unwrap_or_else(|| "unmatched".into());
+    let response = next.run(request).await;
+    state.metrics.observe_request(listener, &route, response.status().as_u16(), started.elapsed().as_secs_f64());
+    response
+}
