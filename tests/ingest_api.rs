@@ -378,6 +378,8 @@ fn price_table_is_served_with_an_etag_and_revalidates_with_304() {
     assert_eq!(body["agent"], "claude_code");
     let revalidated = agent.get(&url).header("If-None-Match", &etag).call().unwrap();
     assert_eq!(revalidated.status(), 304);
+    let weak = agent.get(&url).header("If-None-Match", format!("\"x\", W/{etag}")).call().unwrap();
+    assert_eq!(weak.status(), 304, "weak comparison, list of tags");
     let stale = agent.get(&url).header("If-None-Match", "\"something-else\"").call().unwrap();
     assert_eq!(stale.status(), 200);
     let (status, body) = get(&format!("{}/v1/price-table?agent=vim", server.ingest));
@@ -392,6 +394,7 @@ fn server_recomputes_cost_and_keeps_the_client_claim_apart() {
     turn["client_cost_usd"] = json!(999.0);
     let mut unknown = event("turn_end", "s-cost", now_ms() + 1);
     unknown["model"] = json!("mystery-model-9");
+    let (turn_again, unknown_again) = (turn.clone(), unknown.clone());
     assert_eq!(server.post_events(&server.token, &envelope(vec![turn, unknown])).0, 200);
     let (_, session) = server.session(&server.token, "s-cost");
     // Sonnet 4.5: 1000 in x $3 + 500 out x $15 + 10000 cache read x $0.30
@@ -400,6 +403,11 @@ fn server_recomputes_cost_and_keeps_the_client_claim_apart() {
     assert_eq!(session["cost_nusd"], expected_nusd, "{session}");
     assert_eq!(session["client_cost_usd"], 999.0);
     assert_eq!(session["unknown_model_events"], 1);
+    // Replaying the batch must not count the unknown model again, anywhere.
+    let (_, replay) = server.post_events(&server.token, &envelope(vec![turn_again, unknown_again]));
+    assert_eq!(replay["duplicates"], 2);
+    let (_, Value::String(metrics)) = get(&format!("{}/metrics", server.ingest)) else { panic!("metrics text") };
+    assert!(metrics.contains("sightline_ingest_unknown_model_events_total 1\n"), "{metrics}");
     let unknown_rows: i64 = server
         .main_db()
         .query_row("SELECT event_count FROM unknown_models WHERE model = 'mystery-model-9'", [], |r| r.get(0))
@@ -414,6 +422,7 @@ fn metadata_is_redacted_before_it_is_stored() {
     let github_token = format!("ghp_{}", "a1B2c3D4e5".repeat(4));
     start["metadata"] =
         json!({"GITHUB_TOKEN": github_token, "note": "ping ada@example.com", "nested": {"password": "hunter22"}});
+    start["git"] = json!({"branch": "main", "remote": format!("https://ada:{github_token}@github.com/acme/app.git")});
     assert_eq!(server.post_events(&server.token, &envelope(vec![start])).0, 200);
     let day = &ts_rfc3339(now_ms())[..10];
     let conn = rusqlite::Connection::open(server.data_dir.join(format!("events/{day}.db"))).unwrap();
@@ -422,6 +431,11 @@ fn metadata_is_redacted_before_it_is_stored() {
     assert!(!stored.contains("ada@example.com"), "{stored}");
     assert!(!stored.contains("hunter22"), "{stored}");
     assert!(stored.contains("[REDACTED:"), "{stored}");
+    let remote: String = conn.query_row("SELECT git_remote FROM events", [], |r| r.get(0)).unwrap();
+    assert!(!remote.contains(&github_token) && remote.ends_with("@github.com/acme/app.git"), "{remote}");
+    let session_remote: String =
+        server.main_db().query_row("SELECT git_remote FROM sessions", [], |r| r.get(0)).unwrap();
+    assert_eq!(session_remote, remote);
 }
 
 #[test]
@@ -451,6 +465,8 @@ fn own_sessions_are_readable_and_others_are_not_found() {
     unique.dedup();
     assert_eq!(unique.len(), 25, "pages neither repeat nor skip");
     assert_eq!(get_auth(&format!("{base}?limit=0"), &server.token).0, 400);
+    let (status, body) = get_auth(&format!("{base}?limit=abc"), &server.token);
+    assert_eq!((status, body["error"]["field"].clone()), (400, json!("limit")), "{body}");
     assert_eq!(get_auth(&format!("{base}?cursor=garbage"), &server.token).0, 400);
     assert_eq!(get_auth(&format!("{}/v1/me/sessions/vim/s-mine", server.ingest), &server.token).0, 400);
 }

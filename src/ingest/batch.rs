@@ -83,11 +83,18 @@ pub async fn ingest(
                     crate::redact::redact_json(&mut metadata);
                     event.metadata = Some(metadata.to_string());
                 }
+                if let Some(git) = &mut event.git {
+                    // The hook strips credentials from remotes; ingest does not trust it to.
+                    for field in [&mut git.remote, &mut git.branch] {
+                        if let Some(text) = field.as_deref()
+                            && let std::borrow::Cow::Owned(redacted) = crate::redact::redact_text(text)
+                        {
+                            *field = Some(redacted);
+                        }
+                    }
+                }
                 let priced = state.prices.price(event.agent_type, event.model.as_deref(), &event.usage);
                 event.cost_nusd = priced.cost_nusd;
-                if !priced.known_model && !event.usage.is_zero() {
-                    state.metrics.unknown_model_events.inc();
-                }
                 known_models.push(priced.known_model);
                 indexes.push(index);
                 events.push(event);
@@ -99,6 +106,8 @@ pub async fn ingest(
     let mut accepted = 0;
     let mut duplicates = 0;
     if !events.is_empty() {
+        let known_models_copy = known_models.clone();
+        let usage_nonzero: Vec<bool> = events.iter().map(|e| !e.usage.is_zero()).collect();
         let request =
             WriteRequest { user_id: user_id.to_string(), client: envelope.client.clone(), events, known_models };
         let outcome = state.writer.write(request).await.map_err(|err| match err {
@@ -107,10 +116,23 @@ pub async fn ingest(
         })?;
         accepted = outcome.inserted.iter().filter(|inserted| **inserted).count();
         duplicates = outcome.inserted.len() - accepted;
+        // Counted after the write, so replays of an unpriced event do not inflate it.
+        let unknown = request_unknown_models(&known_models_copy, &usage_nonzero, &outcome.inserted);
+        state.metrics.unknown_model_events.inc_by(unknown);
     }
     debug_assert_eq!(indexes.len(), accepted + duplicates);
     state.metrics.count_events(accepted as u64, duplicates as u64, rejected.len() as u64);
     Ok(BatchOutcome { accepted, duplicates, rejected })
+}
+
+/// Newly stored events that carry usage no price table knows.
+fn request_unknown_models(known: &[bool], has_usage: &[bool], inserted: &[bool]) -> u64 {
+    known
+        .iter()
+        .zip(has_usage)
+        .zip(inserted)
+        .filter(|((known, usage), inserted)| !**known && **usage && **inserted)
+        .count() as u64
 }
 
 fn too_large_body(limit: usize) -> AppError {

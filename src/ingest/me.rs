@@ -51,9 +51,10 @@ pub async fn session(
     Ok(Json(load_session(&state, user.user_id, agent, session_id).await?))
 }
 
+/// Raw strings, parsed here, so a bad value gets the JSON error naming it.
 #[derive(Deserialize)]
 pub struct EventsQuery {
-    limit: Option<usize>,
+    limit: Option<String>,
     cursor: Option<String>,
 }
 
@@ -72,7 +73,10 @@ pub async fn session_events(
     Query(query): Query<EventsQuery>,
 ) -> Result<Json<serde_json::Value>, AppError> {
     let agent = parse_agent(&agent_type)?;
-    let limit = query.limit.unwrap_or(200);
+    let limit = match query.limit.as_deref() {
+        None => 200,
+        Some(text) => text.parse::<usize>().unwrap_or(0),
+    };
     if !(1..=MAX_PAGE).contains(&limit) {
         return Err(AppError::bad_request("limit", format!("must be between 1 and {MAX_PAGE}")));
     }

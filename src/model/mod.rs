@@ -3,8 +3,9 @@
 //! statuses), token usage, and money.
 //!
 //! Invariant: every enumeration has exactly one spelling on the wire and in the
-//! database (`as_str`), and `parse` accepts only that spelling (plus documented
-//! aliases), so a value read back from storage always parses.
+//! database (`as_str`), and `parse` accepts only that spelling (the command line's
+//! `AgentType::parse_lenient` also takes `claude-code`), so a value read back from
+//! storage always parses.
 
 pub mod wire;
 

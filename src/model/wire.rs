@@ -271,7 +271,7 @@ fn validate(wire: WireEvent, limits: &EventLimits, now_ms: i64) -> Result<Parsed
         Some(_) if event_type != EventType::SessionStart => {
             return Err(Rejection::new("git", "is only allowed on session_start events"));
         }
-        Some(git) => Some(validate_git(git)?),
+        Some(git) => Some(validate_git(git)?).filter(|git| *git != GitContext::default()),
         None => None,
     };
     let metadata = wire.metadata.map(|map| validate_metadata(map, limits)).transpose()?;
@@ -321,7 +321,12 @@ fn parse_enum<T>(
 fn check_text(field: &str, value: &str, min_chars: usize, max_chars: usize) -> Result<(), Rejection> {
     let chars = value.chars().count();
     if chars < min_chars {
-        return Err(Rejection::new(field, "must not be empty"));
+        let reason = if min_chars == 1 {
+            "must not be empty".to_string()
+        } else {
+            format!("must be at least {min_chars} characters")
+        };
+        return Err(Rejection::new(field, reason));
     }
     if chars > max_chars {
         return Err(Rejection::new(field, format!("is longer than {max_chars} characters")));
