@@ -84,4 +84,9 @@ fn kill_9_under_load_loses_no_acknowledged_event_and_double_counts_none() {
     assert_eq!(check, "ok");
     let counted: i64 = main.query_row("SELECT sum(event_count) FROM sessions", [], |r| r.get(0)).unwrap();
     assert_eq!(counted, stored.len() as i64, "session aggregates count every stored event exactly once");
+    eprintln!(
+        "{rounds} kill -9 rounds: {} events acknowledged, {} stored, 0 lost, 0 stored twice, sessions count {counted}",
+        acked.len(),
+        stored.len()
+    );
 }

@@ -404,8 +404,10 @@ impl WriterState {
         wal_path_of(&db)
     }
 
-    /// Past the hard cap, checkpoint and truncate the WAL from the writer itself:
-    /// it blocks this commit, and guarantees the file shrinks.
+    /// Near the hard cap, checkpoint and truncate the WAL from the writer itself: it
+    /// blocks this group's answer, and guarantees the file shrinks. The check runs
+    /// after a commit, so it fires at 7/8 of the cap: the next group (at most
+    /// `max_group_events`, a few MiB of WAL) cannot carry the file past the cap.
     fn cap_wal(&mut self, day: Option<Day>) {
         let size = std::fs::metadata(self.wal_path(day)).map(|m| m.len()).unwrap_or(0);
         if day.is_none() {
@@ -413,7 +415,7 @@ impl WriterState {
         } else {
             self.metrics.wal_bytes_events.set(size as i64);
         }
-        if size <= self.config.wal_hard_cap_bytes {
+        if size <= self.config.wal_hard_cap_bytes - self.config.wal_hard_cap_bytes / 8 {
             return;
         }
         let conn = match day {
