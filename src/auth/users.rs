@@ -94,20 +94,23 @@ pub fn add(conn: &Connection, email: &str, name: &str, org_role: &str, now_ms: i
     Ok(user)
 }
 
+/// Reads a row selected as `id, email, name, org_role, created_at_ms, disabled_at_ms`.
+fn read_user(row: &rusqlite::Row<'_>) -> rusqlite::Result<User> {
+    Ok(User {
+        id: row.get(0)?,
+        email: row.get(1)?,
+        name: row.get(2)?,
+        org_role: row.get(3)?,
+        created_at_ms: row.get(4)?,
+        disabled_at_ms: row.get(5)?,
+    })
+}
+
 pub fn by_email(conn: &Connection, email: &str) -> Result<User, UserError> {
     conn.query_row(
         "SELECT id, email, name, org_role, created_at_ms, disabled_at_ms FROM users WHERE email = ?1",
         [email.trim()],
-        |row| {
-            Ok(User {
-                id: row.get(0)?,
-                email: row.get(1)?,
-                name: row.get(2)?,
-                org_role: row.get(3)?,
-                created_at_ms: row.get(4)?,
-                disabled_at_ms: row.get(5)?,
-            })
-        },
+        read_user,
     )
     .optional()?
     .ok_or_else(|| UserError::NotFound(email.trim().to_string()))
@@ -116,16 +119,7 @@ pub fn by_email(conn: &Connection, email: &str) -> Result<User, UserError> {
 pub fn list(conn: &Connection) -> Result<Vec<User>, UserError> {
     let mut stmt =
         conn.prepare("SELECT id, email, name, org_role, created_at_ms, disabled_at_ms FROM users ORDER BY email")?;
-    let rows = stmt.query_map([], |row| {
-        Ok(User {
-            id: row.get(0)?,
-            email: row.get(1)?,
-            name: row.get(2)?,
-            org_role: row.get(3)?,
-            created_at_ms: row.get(4)?,
-            disabled_at_ms: row.get(5)?,
-        })
-    })?;
+    let rows = stmt.query_map([], read_user)?;
     Ok(rows.collect::<Result<_, _>>()?)
 }
 

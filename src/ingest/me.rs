@@ -18,7 +18,7 @@ use crate::db::partitions::{self, Day};
 use crate::db::{self, DbError};
 use crate::error::AppError;
 use crate::model::AgentType;
-use crate::model::wire::event_to_json;
+use crate::model::event_json::event_to_json;
 use crate::server::AppState;
 
 fn parse_agent(text: &str) -> Result<AgentType, AppError> {

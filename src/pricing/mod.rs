@@ -460,3 +460,7 @@ type ModelError = (String, String, String);
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_invalid;
+#[cfg(test)]
+mod tests_names;

@@ -8,15 +8,23 @@ use std::sync::OnceLock;
 use serde_json::{Value, json};
 
 use super::parse::parse_usd_per_mtok;
+use super::tests_invalid::{assert_mentions, model_json, table_json};
 use super::*;
 
 /// The embedded tables, parsed once for all tests.
-fn book() -> &'static PriceBook {
+pub(super) fn book() -> &'static PriceBook {
     static BOOK: OnceLock<PriceBook> = OnceLock::new();
     BOOK.get_or_init(|| PriceBook::embedded().expect("embedded price tables parse"))
 }
 
-fn usage(input: i64, output: i64, cache_read: i64, cache_write_5m: i64, cache_write_1h: i64, reasoning: i64) -> Usage {
+pub(super) fn usage(
+    input: i64,
+    output: i64,
+    cache_read: i64,
+    cache_write_5m: i64,
+    cache_write_1h: i64,
+    reasoning: i64,
+) -> Usage {
     Usage {
         input_tokens: input,
         output_tokens: output,
@@ -27,11 +35,11 @@ fn usage(input: i64, output: i64, cache_read: i64, cache_write_5m: i64, cache_wr
     }
 }
 
-fn raw(agent: AgentType) -> Value {
+pub(super) fn raw(agent: AgentType) -> Value {
     serde_json::from_str(embedded_json(agent)).expect("embedded JSON")
 }
 
-fn entry<'t>(table: &'t PriceTable, id: &str) -> &'t ModelPrice {
+pub(super) fn entry<'t>(table: &'t PriceTable, id: &str) -> &'t ModelPrice {
     table.models.iter().find(|model| model.id == id).unwrap_or_else(|| panic!("{id} in {}", file_name(table.agent)))
 }
 
@@ -346,168 +354,6 @@ fn google_published_list_prices() {
     }
 }
 
-// ---- model names ----
-
-#[test]
-fn model_name_variants_match_dated_prefixed_and_cased_names() {
-    let book = book();
-    let cases: &[(AgentType, &[(&str, &str)])] = &[
-        (
-            AgentType::ClaudeCode,
-            &[
-                ("claude-sonnet-4-5-20250929", "claude-sonnet-4-5"),
-                ("CLAUDE-Sonnet-4-5", "claude-sonnet-4-5"),
-                ("  claude-sonnet-4-5\n", "claude-sonnet-4-5"),
-                ("claude-sonnet-4-5-20250929[1m]", "claude-sonnet-4-5"),
-                ("anthropic/claude-sonnet-4-5", "claude-sonnet-4-5"),
-                ("us.anthropic.claude-sonnet-4-5-20250929-v1:0", "claude-sonnet-4-5"),
-                ("bedrock/global.anthropic.claude-sonnet-4-5-20250929-v1:0", "claude-sonnet-4-5"),
-                ("claude-sonnet-4-5@20250929", "claude-sonnet-4-5"),
-                ("claude-sonnet-4.5", "claude-sonnet-4-5"),
-                ("claude-4.5-sonnet-thinking", "claude-sonnet-4-5"),
-                ("claude-4-sonnet", "claude-sonnet-4"),
-                ("claude-sonnet-4-20250514", "claude-sonnet-4"),
-                ("claude-sonnet-4-0", "claude-sonnet-4"),
-                ("claude-sonnet-4-6", "claude-sonnet-4-6"),
-                ("claude-3-5-haiku-20241022", "claude-3-5-haiku"),
-                ("claude-3-5-haiku-latest", "claude-3-5-haiku"),
-                ("claude-haiku-4-5-20251001", "claude-haiku-4-5"),
-                ("claude-3-7-sonnet-latest", "claude-3-7-sonnet"),
-                ("claude-3-haiku-20240307", "claude-3-haiku"),
-                ("claude-3-opus-20240229", "claude-3-opus"),
-                ("anthropic.claude-3-5-sonnet-20241022-v2:0", "claude-3-5-sonnet"),
-            ],
-        ),
-        (
-            AgentType::Codex,
-            &[
-                ("gpt-5-codex", "gpt-5-codex"),
-                ("gpt-5.1-codex-max", "gpt-5.1-codex-max"),
-                ("gpt-5.1-codex-mini", "gpt-5.1-codex-mini"),
-                ("gpt-5.1-codex", "gpt-5.1-codex"),
-                ("gpt-5.1-chat-latest", "gpt-5.1"),
-                ("gpt-5-mini-2025-08-07", "gpt-5-mini"),
-                ("openai/gpt-5-nano", "gpt-5-nano"),
-                ("GPT-4.1", "gpt-4.1"),
-                ("gpt-4.1-mini-2025-04-14", "gpt-4.1-mini"),
-                ("o3-2025-04-16", "o3"),
-                ("o4-mini", "o4-mini"),
-                ("codex-mini-latest", "codex-mini-latest"),
-                ("gpt-4o-2024-08-06", "gpt-4o"),
-                ("gpt-4o-2024-05-13", "gpt-4o-2024-05-13"),
-            ],
-        ),
-        (
-            AgentType::GeminiCli,
-            &[
-                ("gemini-2.5-pro", "gemini-2.5-pro"),
-                ("models/gemini-2.5-pro-preview-06-05", "gemini-2.5-pro"),
-                ("gemini-2.5-flash-preview-09-2025", "gemini-2.5-flash"),
-                ("gemini-2.5-flash-lite", "gemini-2.5-flash-lite"),
-                ("gemini-3-pro-preview", "gemini-3-pro-preview"),
-            ],
-        ),
-        (
-            AgentType::Opencode,
-            &[
-                ("anthropic/claude-opus-4-5", "claude-opus-4-5"),
-                ("openrouter/anthropic/claude-sonnet-4.5", "claude-sonnet-4-5"),
-                ("openai/gpt-5-codex", "gpt-5-codex"),
-                ("google/gemini-2.5-pro", "gemini-2.5-pro"),
-            ],
-        ),
-        (
-            AgentType::Aider,
-            &[
-                ("gemini/gemini-2.5-flash", "gemini-2.5-flash"),
-                ("vertex_ai/gemini-3-pro-preview", "gemini-3-pro-preview"),
-            ],
-        ),
-        (
-            AgentType::CopilotCli,
-            &[("claude-sonnet-4.5", "claude-sonnet-4-5"), ("gpt-5.1-codex-max", "gpt-5.1-codex-max")],
-        ),
-        (AgentType::Cursor, &[("gpt-5-codex-high", "gpt-5-codex"), ("claude-4.1-opus", "claude-opus-4-1")]),
-    ];
-    for &(agent, names) in cases {
-        for &(name, id) in names {
-            let priced = book.price(agent, Some(name), &Usage::default());
-            assert_eq!(priced.model_id, Some(id), "{agent} {name:?}");
-            assert!(priced.known_model, "{agent} {name:?}");
-            assert!(book.table(agent).is_known_model(name), "{agent} {name:?}");
-        }
-    }
-}
-
-#[test]
-fn opus_4_5_opus_4_1_and_opus_4_pick_their_own_prices() {
-    // 1,000,000 input + 100,000 output:
-    //   Opus 4.5 ($5/$25):  5,000,000,000,000 + 2,500,000,000,000 pUSD = 7,500,000,000 nUSD ($7.50)
-    //   Opus 4.1 and 4 ($15/$75): 15,000,000,000,000 + 7,500,000,000,000 = 22,500,000,000 nUSD ($22.50)
-    let book = book();
-    let u = usage(1_000_000, 100_000, 0, 0, 0, 0);
-    for (name, id, cost) in [
-        ("claude-opus-4-5", "claude-opus-4-5", 7_500_000_000),
-        ("claude-opus-4-5-20251101", "claude-opus-4-5", 7_500_000_000),
-        ("claude-opus-4-1", "claude-opus-4-1", 22_500_000_000),
-        ("claude-opus-4-1-20250805", "claude-opus-4-1", 22_500_000_000),
-        ("claude-opus-4", "claude-opus-4", 22_500_000_000),
-        ("claude-opus-4-20250514", "claude-opus-4", 22_500_000_000),
-        ("claude-opus-4-0", "claude-opus-4", 22_500_000_000),
-        ("claude-4-opus", "claude-opus-4", 22_500_000_000),
-        ("claude-opus-4-6", "claude-opus-4-6", 7_500_000_000),
-    ] {
-        let priced = book.price(AgentType::ClaudeCode, Some(name), &u);
-        assert_eq!((priced.model_id, priced.cost_nusd), (Some(id), cost), "{name}");
-    }
-}
-
-#[test]
-fn newer_or_unlisted_versions_are_unknown_rather_than_priced_as_an_older_model() {
-    let book = book();
-    for name in [
-        "claude-opus-4-7",
-        "claude-opus-4-8",
-        "claude-opus-5",
-        "claude-sonnet-4-7",
-        "claude-sonnet-5",
-        "claude-haiku-5-5",
-        "gpt-5.4",
-        "gpt-5.2-codex",
-        "gpt-5-codex-mini",
-        "o3-deep-research",
-        "chatgpt-4o-latest",
-        "gemini-2.5-flash-image",
-        "gemini-3.1-pro-preview",
-    ] {
-        let priced = book.price(AgentType::Cursor, Some(name), &usage(1_000, 1_000, 0, 0, 0, 0));
-        assert_eq!(priced, Priced::UNKNOWN, "{name}");
-    }
-}
-
-#[test]
-fn unknown_model_costs_nothing_and_is_flagged_unknown() {
-    let book = book();
-    let u = usage(1_000, 1_000, 1_000, 1_000, 1_000, 1_000);
-    let unknown = Priced { cost_nusd: 0, known_model: false, model_id: None, long_context: false };
-    assert_eq!(book.price(AgentType::ClaudeCode, Some("llama-3.3-70b"), &u), unknown);
-    assert_eq!(book.price(AgentType::ClaudeCode, Some("<synthetic>"), &u), unknown);
-    // Each agent prices only the vendors it uses.
-    assert_eq!(book.price(AgentType::ClaudeCode, Some("gpt-5"), &u), unknown);
-    assert!(!book.table(AgentType::Codex).is_known_model("claude-sonnet-4-5"));
-}
-
-#[test]
-fn no_model_or_a_blank_model_costs_nothing_and_is_flagged_unknown() {
-    let book = book();
-    let u = usage(1_000, 1_000, 0, 0, 0, 0);
-    for agent in AgentType::ALL {
-        assert_eq!(book.price(*agent, None, &u), Priced::UNKNOWN);
-        assert_eq!(book.price(*agent, Some(""), &u), Priced::UNKNOWN);
-        assert_eq!(book.price(*agent, Some("   "), &u), Priced::UNKNOWN);
-    }
-}
-
 // ---- arithmetic ----
 
 #[test]
@@ -571,132 +417,6 @@ fn huge_counts_saturate_and_negative_counts_count_as_zero() {
     // -5,000 input is ignored: only 1,000 output × $15 = 15,000,000,000 pUSD = 15,000,000 nUSD.
     let priced = book.price(AgentType::ClaudeCode, Some("claude-sonnet-4-5"), &usage(-5_000, 1_000, 0, 0, 0, 0));
     assert_eq!(priced.cost_nusd, 15_000_000);
-}
-
-// ---- invalid tables ----
-
-fn model_json(id: &str, pattern: &str, price: &str) -> Value {
-    json!({
-        "id": id, "vendor": "test", "match": pattern,
-        "prices": {"input": price, "output": price, "cache_read": price,
-                   "cache_write_5m": price, "cache_write_1h": price, "reasoning": price}
-    })
-}
-
-fn table_json(models: &[Value]) -> String {
-    json!({
-        "format": FORMAT_V1, "agent": "aider", "revision": "2026-11-01", "currency": "USD",
-        "unit": "per_million_tokens", "sources": ["https://example.com/pricing"], "models": models
-    })
-    .to_string()
-}
-
-/// Parses a valid one-model table after `edit`, and returns the error message.
-fn rejected(edit: impl FnOnce(&mut Value)) -> String {
-    let mut doc: Value = serde_json::from_str(&table_json(&[model_json("m1", "^m1", "1")])).unwrap();
-    edit(&mut doc);
-    PriceTable::parse(AgentType::Aider, &doc.to_string()).expect_err("table must be rejected").to_string()
-}
-
-fn assert_mentions(message: &str, parts: &[&str]) {
-    for part in parts {
-        assert!(message.contains(part), "{message:?} should mention {part:?}");
-    }
-}
-
-#[test]
-fn the_minimal_test_table_is_valid() {
-    let table = PriceTable::parse(AgentType::Aider, &table_json(&[model_json("m1", "^m1", "1")])).unwrap();
-    assert_eq!(table.model_ids().collect::<Vec<_>>(), ["m1"]);
-    assert_eq!(table.revision(), "2026-11-01");
-}
-
-#[test]
-fn a_bad_regex_is_rejected_naming_model_and_field() {
-    let message = rejected(|doc| doc["models"][0]["match"] = json!("^m1-("));
-    assert_mentions(&message, &["price-table.aider.v1.json", "model `m1`", "field `match`", "invalid regex"]);
-    let message = rejected(|doc| doc["models"][0]["match"] = json!(".*"));
-    assert_mentions(&message, &["model `m1`", "field `match`", "empty string"]);
-    let message = rejected(|doc| doc["models"][0]["match"] = json!("^other"));
-    assert_mentions(&message, &["model `m1`", "field `match`", "own id"]);
-}
-
-#[test]
-fn a_price_with_too_many_decimals_is_rejected_naming_model_and_field() {
-    let message = rejected(|doc| doc["models"][0]["prices"]["cache_read"] = json!("0.0000001"));
-    assert_mentions(&message, &["model `m1`", "field `prices.cache_read`", "more than 6 decimal places"]);
-}
-
-#[test]
-fn a_negative_price_is_rejected_naming_model_and_field() {
-    let message = rejected(|doc| doc["models"][0]["prices"]["output"] = json!("-15"));
-    assert_mentions(&message, &["model `m1`", "field `prices.output`", "negative"]);
-}
-
-#[test]
-fn a_missing_price_kind_is_rejected_naming_model_and_field() {
-    let message = rejected(|doc| {
-        doc["models"][0]["prices"].as_object_mut().unwrap().remove("reasoning");
-    });
-    assert_mentions(&message, &["model `m1`", "field `prices.reasoning`", "missing"]);
-    let message = rejected(|doc| {
-        doc["models"][0]["long_context"] = json!({"above_prompt_tokens": 200000, "prices": {"input": "1"}});
-    });
-    assert_mentions(&message, &["model `m1`", "field `long_context.prices.output`", "missing"]);
-}
-
-#[test]
-fn an_unknown_field_is_rejected_naming_it() {
-    let message = rejected(|doc| doc["models"][0]["colour"] = json!("blue"));
-    assert_mentions(&message, &["model `m1`", "field `colour`", "unknown field"]);
-    let message = rejected(|doc| doc["models"][0]["prices"]["cache_write"] = json!("1"));
-    assert_mentions(&message, &["model `m1`", "field `prices.cache_write`", "unknown field"]);
-    let message = rejected(|doc| doc["currencies"] = json!(["USD"]));
-    assert_mentions(&message, &["price-table.aider.v1.json", "field `currencies`", "unknown field"]);
-}
-
-#[test]
-fn other_malformed_tables_are_rejected_with_a_reason() {
-    type Edit = Box<dyn FnOnce(&mut Value)>;
-    let cases: Vec<(Edit, &[&str])> = vec![
-        (Box::new(|d| d["models"][0]["prices"]["input"] = json!(3)), &["field `prices.input`", "must be a string"]),
-        (Box::new(|d| d["agent"] = json!("codex")), &["field `agent`", "\"aider\""]),
-        (Box::new(|d| d["format"] = json!("sightline.price-table.v2")), &["field `format`"]),
-        (Box::new(|d| d["currency"] = json!("EUR")), &["field `currency`"]),
-        (Box::new(|d| d["unit"] = json!("per_token")), &["field `unit`"]),
-        (Box::new(|d| d["revision"] = json!("2026-13-01")), &["field `revision`", "YYYY-MM-DD"]),
-        (Box::new(|d| d["sources"] = json!([])), &["field `sources`"]),
-        (Box::new(|d| d["sources"] = json!(["http://x"])), &["field `sources[0]`", "https://"]),
-        (Box::new(|d| d["models"] = json!([])), &["field `models`"]),
-        (
-            Box::new(|d| {
-                d.as_object_mut().unwrap().remove("revision");
-            }),
-            &["field `revision`", "missing"],
-        ),
-        (Box::new(|d| d["models"][0]["id"] = json!("M 1")), &["field `id`", "lowercase"]),
-        (Box::new(|d| d["models"][0]["vendor"] = json!("")), &["model `m1`", "field `vendor`"]),
-        (
-            Box::new(|d| d["models"][0]["long_context"] = json!({"above_prompt_tokens": 0, "prices": {}})),
-            &["model `m1`", "field `long_context.above_prompt_tokens`", "positive"],
-        ),
-        (
-            Box::new(|d| d["models"] = json!([model_json("m1", "^m1", "1"), model_json("m1", "^m1", "2")])),
-            &["model `m1`", "field `id`", "duplicate"],
-        ),
-        (
-            // A general pattern before a specific one would shadow it.
-            Box::new(|d| d["models"] = json!([model_json("m1", "^m1", "1"), model_json("m1-pro", "^m1-pro", "2")])),
-            &["model `m1-pro`", "field `match`", "matched first by model `m1`"],
-        ),
-        (Box::new(|d| d["models"][0] = json!("m1")), &["model `models[0]`", "JSON object"]),
-    ];
-    for (edit, parts) in cases {
-        assert_mentions(&rejected(edit), parts);
-    }
-    let err = PriceTable::parse(AgentType::Aider, "{not json").unwrap_err();
-    assert!(matches!(err, PricingError::Json { .. }));
-    assert_mentions(&err.to_string(), &["price-table.aider.v1.json", "not valid JSON"]);
 }
 
 // ---- ETag ----
