@@ -526,3 +526,27 @@ fn sigterm_drains_commits_and_exits_cleanly() {
     assert!(!server.data_dir.join("run/addresses.json").exists());
     assert_eq!(count_stored_events(&server.data_dir), acked, "every acknowledged event is on disk, nothing else");
 }
+
+#[test]
+fn uuid_v4_event_ids_are_stored_and_deduplicated_like_v7() {
+    let server = TestServer::spawn();
+    let mut events = session_events("s-v4", now_ms() - 1000, 30);
+    for e in &mut events {
+        e["event_id"] = json!(uuid::Uuid::new_v4().to_string());
+    }
+    let batch = envelope(events);
+    assert_eq!(server.post_events(&server.token, &batch).1["accepted"], 30);
+    assert_eq!(server.post_events(&server.token, &batch).1["duplicates"], 30);
+    assert_eq!(session_aggregates(&server.main_db(), "s-v4")[0], 30);
+    assert_eq!(count_stored_events(&server.data_dir), 30);
+}
+
+#[test]
+fn a_tool_name_of_another_agent_is_rejected() {
+    let server = TestServer::spawn();
+    let mut e = event("tool_end", "s-prefix", now_ms());
+    e["tool"]["name"] = json!("codex:shell");
+    let (_, body) = server.post_events(&server.token, &envelope(vec![e]));
+    assert_eq!(body["rejected"][0]["field"], "tool.name", "{body}");
+    assert!(body["rejected"][0]["reason"].as_str().unwrap().contains("claude_code:"), "{body}");
+}
