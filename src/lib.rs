@@ -10,6 +10,7 @@ pub mod cli;
 pub mod config;
 pub mod db;
 pub mod error;
+pub mod evals;
 pub mod ingest;
 pub mod logging;
 pub mod metrics;

@@ -23,6 +23,8 @@ pub enum BenchCommand {
     Compaction(super::bench_storage::CompactionArgs),
     /// Time redaction of adversarial input.
     Redact(super::bench_storage::RedactArgs),
+    /// Latency of a running eval dashboard: paged API and run detail page.
+    Dashboard(super::bench_dashboard::DashboardBenchArgs),
 }
 
 #[derive(Debug, Clone, Args)]
@@ -68,6 +70,7 @@ pub fn run(command: BenchCommand) -> anyhow::Result<i32> {
         BenchCommand::Ingest(args) => ingest(&args),
         BenchCommand::Compaction(args) => super::bench_storage::compaction(&args),
         BenchCommand::Redact(args) => super::bench_storage::redact(&args),
+        BenchCommand::Dashboard(args) => super::bench_dashboard::run(&args),
     }
 }
 

@@ -2,8 +2,10 @@
 //! help text) and dispatch to one function per command.
 
 pub mod bench;
+pub mod bench_dashboard;
 pub mod bench_storage;
 pub mod bench_storage_events;
+pub mod evals;
 pub mod operator;
 
 use std::net::SocketAddr;
@@ -53,6 +55,15 @@ pub enum Command {
     /// Load generators and measurements.
     #[command(subcommand)]
     Bench(bench::BenchCommand),
+    /// Print a run's results as a table (or the list of runs), from results.db.
+    Results(evals::ResultsArgs),
+    /// Write a run's HTML, JSON and CSV reports into a directory.
+    Report(evals::ReportArgs),
+    /// Serve the eval-results dashboard and its JSON API.
+    Dashboard(evals::DashboardArgs),
+    /// Eval-results helpers (demo database).
+    #[command(subcommand)]
+    Evals(evals::EvalsCommand),
 }
 
 #[derive(Debug, Args)]
@@ -130,6 +141,10 @@ pub fn run(cli: Cli) -> anyhow::Result<i32> {
         }
         Command::Compact(args) => operator::compact(&args),
         Command::Bench(command) => bench::run(command),
+        Command::Results(args) => evals::results(&args),
+        Command::Report(args) => evals::report(&args),
+        Command::Dashboard(args) => evals::dashboard(&args),
+        Command::Evals(command) => evals::evals(command),
     }
 }
 

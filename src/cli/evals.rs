@@ -1,0 +1,114 @@
+//! The eval-results commands: `results`, `report`, `dashboard`, `evals demo`. They
+//! read a harness's `results.db` (`--db`, `SIGHTLINE_RESULTS_DB`, default
+//! `./results.db`) and never write it.
+
+use std::path::PathBuf;
+
+use clap::{Args, Subcommand};
+
+use crate::evals::console::{self, Format};
+use crate::evals::{db, report};
+
+#[derive(Debug, Clone, Args)]
+pub struct DbArgs {
+    /// The results database written by the eval harness.
+    #[arg(long, env = "SIGHTLINE_RESULTS_DB", default_value = "./results.db")]
+    pub db: PathBuf,
+}
+
+#[derive(Debug, Args)]
+pub struct ResultsArgs {
+    #[command(flatten)]
+    pub db: DbArgs,
+    /// The run to show; without it, every run is listed.
+    pub run: Option<String>,
+    /// table (aligned for people), json or csv (for scripts).
+    #[arg(long, value_enum, default_value = "table")]
+    pub format: Format,
+}
+
+#[derive(Debug, Args)]
+pub struct ReportArgs {
+    #[command(flatten)]
+    pub db: DbArgs,
+    /// The run to report on.
+    pub run: String,
+    /// Directory for <run>_report.html, .json and .csv (created if missing).
+    #[arg(long)]
+    pub output: PathBuf,
+}
+
+#[derive(Debug, Args)]
+pub struct DashboardArgs {
+    #[command(flatten)]
+    pub db: DbArgs,
+    /// Address to bind; 0.0.0.0 exposes the dashboard and needs a token.
+    #[arg(long, default_value = "127.0.0.1")]
+    pub host: String,
+    /// Port to bind (0 picks a free one).
+    #[arg(long, default_value_t = 8700)]
+    pub port: u16,
+    /// Access token. Prefer SIGHTLINE_DASHBOARD_TOKEN: a flag shows in process listings.
+    #[arg(long, env = "SIGHTLINE_DASHBOARD_TOKEN", hide_env_values = true)]
+    pub token: Option<String>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum EvalsCommand {
+    /// Write a realistic demo results database (several harnesses, models, tracks, a run in progress).
+    Demo {
+        /// Where to write it; an existing file is never overwritten.
+        #[arg(long, default_value = "./results.db")]
+        out: PathBuf,
+        /// Random seed, for a reproducible database.
+        #[arg(long, default_value_t = 7)]
+        seed: u64,
+        /// Instead of the demo, one large run of about this many cells (benchmarks).
+        #[arg(long)]
+        cells: Option<usize>,
+    },
+}
+
+/// Width for tables: $COLUMNS when set, else 80 (also when piped).
+fn terminal_width() -> u16 {
+    std::env::var("COLUMNS").ok().and_then(|c| c.parse().ok()).filter(|w| *w >= 40).unwrap_or(80)
+}
+
+pub fn results(args: &ResultsArgs) -> anyhow::Result<i32> {
+    let conn = db::open(&args.db.db)?;
+    print!("{}", console::results(&conn, args.run.as_deref(), args.format, terminal_width())?);
+    Ok(0)
+}
+
+pub fn report(args: &ReportArgs) -> anyhow::Result<i32> {
+    let conn = db::open(&args.db.db)?;
+    let written = report::write(&conn, &args.run, &args.output)?;
+    for path in [&written.html, &written.json, &written.csv] {
+        println!("wrote {}", path.display());
+    }
+    Ok(0)
+}
+
+pub fn dashboard(args: &DashboardArgs) -> anyhow::Result<i32> {
+    crate::logging::init(&crate::config::Log::default());
+    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
+    runtime.block_on(crate::evals::dashboard::run(args))?;
+    Ok(0)
+}
+
+pub fn evals(command: EvalsCommand) -> anyhow::Result<i32> {
+    match command {
+        EvalsCommand::Demo { out, seed, cells } => {
+            let scale = match cells {
+                Some(n) => crate::evals::demo::Scale::Cells(n),
+                None => crate::evals::demo::Scale::Demo,
+            };
+            let summary = crate::evals::demo::write_demo(&out, &crate::evals::demo::DemoOptions { seed, scale })?;
+            for (run, cells) in &summary.runs {
+                println!("{run}: {cells} cells");
+            }
+            println!("wrote {}", out.display());
+            Ok(0)
+        }
+    }
+}

@@ -1,0 +1,148 @@
+//! Comparing two selections of cells — two runs, or two harnesses or models within
+//! one run — on the tasks both attempted: per-task outcomes, wins and losses, an exact
+//! McNemar test, a paired bootstrap interval, and the regressions.
+//!
+//! Invariants: A is the baseline and B the candidate everywhere (a "win" is B more
+//! successful than A); only shared task ids count; a task's score is the mean success
+//! of its cells in the selection (repeats averaged).
+
+use std::collections::HashMap;
+
+use rusqlite::{Connection, params_from_iter};
+use serde::Serialize;
+
+use super::charts::MatrixCell;
+use super::db::{self, EvalsError};
+use super::stats::{self, TaskScore};
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Side {
+    pub run: String,
+    pub model: Option<String>,
+    pub harness: Option<String>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Selection {
+    pub a: Side,
+    pub b: Side,
+}
+
+impl Selection {
+    /// From `a`, `b` (run names, required) and optional `a_model`, `a_harness`,
+    /// `b_model`, `b_harness`.
+    pub fn from_query(raw: &HashMap<String, String>) -> Result<Selection, EvalsError> {
+        let get = |key: &str| raw.get(key).map(|v| v.trim().to_string()).filter(|v| !v.is_empty());
+        let side = |run_key: &'static str, prefix: &str| -> Result<Side, EvalsError> {
+            Ok(Side {
+                run: get(run_key).ok_or_else(|| EvalsError::bad(run_key, "a run name is required"))?,
+                model: get(&format!("{prefix}_model")),
+                harness: get(&format!("{prefix}_harness")),
+            })
+        };
+        Ok(Selection { a: side("a", "a")?, b: side("b", "b")? })
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct TaskOutcome {
+    pub task_id: String,
+    pub a: f64,
+    pub b: f64,
+    /// `win` (B better), `loss` (B worse) or `tie`.
+    pub outcome: &'static str,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Comparison {
+    pub a: Side,
+    pub b: Side,
+    pub shared_tasks: usize,
+    pub candidate_wins: usize,
+    pub candidate_losses: usize,
+    pub ties: usize,
+    pub mean_difference: f64,
+    pub mcnemar_p: f64,
+    pub bootstrap_low: f64,
+    pub bootstrap_high: f64,
+    /// Shared tasks that passed (mean >= 0.5) in A and fail in B.
+    pub regressions: Vec<String>,
+    pub tasks: Vec<TaskOutcome>,
+}
+
+fn task_scores(conn: &Connection, side: &Side) -> Result<Vec<TaskScore>, EvalsError> {
+    db::require_run(conn, &side.run)?;
+    let mut sql = String::from(
+        "SELECT task_id, avg(success), count(*), sum(success >= 1.0 - 1e-9) FROM run_results WHERE run_name = ?",
+    );
+    let mut values = vec![side.run.clone()];
+    for (column, value) in [("model", &side.model), ("harness", &side.harness)] {
+        if let Some(value) = value {
+            sql.push_str(&format!(" AND {column} = ?"));
+            values.push(value.clone());
+        }
+    }
+    sql.push_str(" GROUP BY task_id ORDER BY task_id");
+    let mut stmt = conn.prepare(&sql)?;
+    let rows = stmt.query_map(params_from_iter(values.iter()), |r| {
+        Ok(TaskScore {
+            task_id: r.get(0)?,
+            mean: r.get(1)?,
+            repeats: r.get::<_, i64>(2)? as usize,
+            successes: r.get::<_, i64>(3)? as usize,
+        })
+    })?;
+    Ok(rows.collect::<Result<_, _>>()?)
+}
+
+pub fn compare(conn: &Connection, selection: &Selection) -> Result<Comparison, EvalsError> {
+    let a = task_scores(conn, &selection.a)?;
+    let b = task_scores(conn, &selection.b)?;
+    let paired = stats::compare(&a, &b);
+    let b_by_task: HashMap<&str, f64> = b.iter().map(|t| (t.task_id.as_str(), t.mean)).collect();
+    let tasks = a
+        .iter()
+        .filter_map(|ta| {
+            let tb = *b_by_task.get(ta.task_id.as_str())?;
+            let outcome = if (tb - ta.mean).abs() <= 1e-9 {
+                "tie"
+            } else if tb > ta.mean {
+                "win"
+            } else {
+                "loss"
+            };
+            Some(TaskOutcome { task_id: ta.task_id.clone(), a: ta.mean, b: tb, outcome })
+        })
+        .collect();
+    Ok(Comparison {
+        a: selection.a.clone(),
+        b: selection.b.clone(),
+        shared_tasks: paired.shared_tasks,
+        candidate_wins: paired.candidate_wins,
+        candidate_losses: paired.candidate_losses,
+        ties: paired.ties,
+        mean_difference: paired.mean_difference,
+        mcnemar_p: paired.mcnemar_p,
+        bootstrap_low: paired.bootstrap_ci95.0,
+        bootstrap_high: paired.bootstrap_ci95.1,
+        regressions: paired.regressions,
+        tasks,
+    })
+}
+
+/// Mean success per (model, task) of a run, for the matrix chart.
+pub fn model_task_matrix(conn: &Connection, run: &str) -> Result<Vec<MatrixCell>, EvalsError> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT model, task_id, avg(success), count(*) FROM run_results WHERE run_name = ?1
+         GROUP BY model, task_id ORDER BY model, task_id",
+    )?;
+    let rows = stmt.query_map([run], |r| {
+        Ok(MatrixCell {
+            row: r.get(0)?,
+            column: r.get(1)?,
+            success: Some(r.get(2)?),
+            cells: r.get::<_, i64>(3)? as usize,
+        })
+    })?;
+    Ok(rows.collect::<Result<_, _>>()?)
+}

@@ -1,0 +1,236 @@
+//! Dashboard authentication and request hygiene (spec §5, plus DNS-rebinding and
+//! framing defences).
+//!
+//! Invariants: the token is compared as SHA-256 digests in constant time, so neither
+//! timing nor length leaks; it is accepted only in `Authorization: Bearer` or as the
+//! login form's field, never in a query string; a browser session is an HttpOnly,
+//! SameSite=Strict cookie holding an expiry signed with HMAC-SHA256 under a key derived
+//! from the token (changing the token ends every session); without a token on a
+//! loopback bind, requests must name a loopback Host and Origin (DNS rebinding).
+
+use std::sync::Arc;
+
+use axum::extract::{Request, State};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Redirect, Response};
+use ring::hmac;
+use subtle::ConstantTimeEq;
+
+use super::DashState;
+
+pub const COOKIE: &str = "sightline_dashboard";
+/// Browser sessions last 12 hours.
+pub const SESSION_SECS: i64 = 12 * 3600;
+
+/// The configured token, kept only as what is needed to check it.
+pub struct TokenAuth {
+    digest: [u8; 32],
+    session_key: hmac::Key,
+}
+
+fn sha256(bytes: &[u8]) -> [u8; 32] {
+    let digest = ring::digest::digest(&ring::digest::SHA256, bytes);
+    let mut out = [0u8; 32];
+    out.copy_from_slice(digest.as_ref());
+    out
+}
+
+impl TokenAuth {
+    pub fn new(token: &str) -> TokenAuth {
+        let mut derivation = b"sightline-dashboard-session\0".to_vec();
+        derivation.extend_from_slice(token.as_bytes());
+        TokenAuth {
+            digest: sha256(token.as_bytes()),
+            session_key: hmac::Key::new(hmac::HMAC_SHA256, &sha256(&derivation)),
+        }
+    }
+
+    /// Constant-time check of a presented token: both sides hashed first.
+    pub fn token_matches(&self, candidate: &str) -> bool {
+        bool::from(sha256(candidate.as_bytes()).ct_eq(&self.digest))
+    }
+
+    /// A cookie value `v1.<expiry>.<hex hmac>`.
+    pub fn session_cookie(&self, now_s: i64) -> String {
+        let expiry = now_s + SESSION_SECS;
+        let tag = hmac::sign(&self.session_key, format!("v1.{expiry}").as_bytes());
+        format!("v1.{expiry}.{}", hex::encode(tag.as_ref()))
+    }
+
+    pub fn session_valid(&self, value: &str, now_s: i64) -> bool {
+        let mut parts = value.splitn(3, '.');
+        let (Some("v1"), Some(expiry), Some(tag)) = (parts.next(), parts.next(), parts.next()) else { return false };
+        let Ok(expiry_s) = expiry.parse::<i64>() else { return false };
+        let Ok(tag) = hex::decode(tag) else { return false };
+        expiry_s > now_s && hmac::verify(&self.session_key, format!("v1.{expiry}").as_bytes(), &tag).is_ok()
+    }
+}
+
+pub fn now_s() -> i64 {
+    time::OffsetDateTime::now_utc().unix_timestamp()
+}
+
+fn cookie_value<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
+    headers
+        .get_all(header::COOKIE)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(';'))
+        .filter_map(|pair| pair.trim().split_once('='))
+        .find(|(k, _)| *k == name)
+        .map(|(_, v)| v)
+}
+
+fn bearer(headers: &HeaderMap) -> Option<&str> {
+    let value = headers.get(header::AUTHORIZATION)?.to_str().ok()?;
+    let (scheme, token) = value.split_once(' ')?;
+    scheme.eq_ignore_ascii_case("bearer").then(|| token.trim())
+}
+
+/// Whether the request carries valid credentials (always true without a token).
+pub fn authenticated(state: &DashState, headers: &HeaderMap) -> bool {
+    let Some(auth) = &state.auth else { return true };
+    if let Some(token) = bearer(headers) {
+        return auth.token_matches(token);
+    }
+    cookie_value(headers, COOKIE).is_some_and(|v| auth.session_valid(v, now_s()))
+}
+
+fn is_loopback_host(host: &str) -> bool {
+    let name = match host.strip_prefix('[') {
+        Some(rest) => rest.split(']').next().unwrap_or(""),
+        None => host
+            .rsplit_once(':')
+            .map_or(host, |(name, port)| if port.chars().all(|c| c.is_ascii_digit()) { name } else { host }),
+    };
+    matches!(name, "localhost" | "127.0.0.1" | "::1") || name.starts_with("127.")
+}
+
+/// Refuses requests whose Host (or Origin) is not loopback while the dashboard is
+/// bound to loopback without a token: a DNS-rebinding page would otherwise read it.
+fn rebinding_refused(state: &DashState, headers: &HeaderMap) -> bool {
+    if !state.check_loopback_host {
+        return false;
+    }
+    let host_ok = headers.get(header::HOST).and_then(|h| h.to_str().ok()).is_some_and(is_loopback_host);
+    let origin_ok = match headers.get(header::ORIGIN).and_then(|o| o.to_str().ok()) {
+        None => true,
+        Some(origin) => origin.split_once("://").is_some_and(|(_, rest)| is_loopback_host(rest)),
+    };
+    !(host_ok && origin_ok)
+}
+
+fn security_headers(headers: &mut HeaderMap) {
+    let set = |headers: &mut HeaderMap, name: &'static str, value: &'static str| {
+        headers.insert(name, HeaderValue::from_static(value));
+    };
+    set(headers, "x-frame-options", "DENY");
+    set(headers, "x-content-type-options", "nosniff");
+    set(headers, "referrer-policy", "no-referrer");
+    set(
+        headers,
+        "content-security-policy",
+        "default-src 'self'; img-src 'self' data:; style-src 'self' 'unsafe-inline'; script-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'",
+    );
+}
+
+/// Paths reachable without credentials.
+fn is_public(path: &str) -> bool {
+    matches!(path, "/login" | "/static/app.js" | "/health")
+}
+
+/// Host check, authentication, security headers and (without a token) access log.
+pub async fn guard(State(state): State<Arc<DashState>>, request: Request, next: Next) -> Response {
+    let path = request.uri().path().to_string();
+    let mut response = if rebinding_refused(&state, request.headers()) {
+        (StatusCode::MISDIRECTED_REQUEST, "this dashboard answers only to localhost, 127.0.0.1 or [::1]\n")
+            .into_response()
+    } else if is_public(&path) || authenticated(&state, request.headers()) {
+        let method = request.method().clone();
+        let started = std::time::Instant::now();
+        let response = next.run(request).await;
+        // With a token the access log stays off: URLs could carry secrets.
+        if state.auth.is_none() {
+            tracing::info!(%method, %path, status = response.status().as_u16(), ms = started.elapsed().as_millis() as u64, "request");
+        }
+        response
+    } else if path.starts_with("/api/") || path.contains("/export/") || bearer(request.headers()).is_some() {
+        let mut response = (
+            StatusCode::UNAUTHORIZED,
+            axum::Json(serde_json::json!({"error": {"code": "unauthorized", "message": "send Authorization: Bearer <token>, or sign in at /login"}})),
+        )
+            .into_response();
+        response.headers_mut().insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+        response
+    } else {
+        let target = request.uri().path_and_query().map(|p| p.as_str().to_string()).unwrap_or_else(|| "/".into());
+        Redirect::to(&format!("/login?next={}", super::params::encode(&target))).into_response()
+    };
+    security_headers(response.headers_mut());
+    response
+}
+
+/// Only local paths may be redirect targets after login (no `//host`, no scheme).
+pub fn safe_next(next: Option<&str>) -> String {
+    match next {
+        Some(path) if path.starts_with('/') && !path.starts_with("//") && !path.contains('\\') => path.to_string(),
+        _ => "/".to_string(),
+    }
+}
+
+/// The Set-Cookie value for a new session; `Secure` when the request came over HTTPS
+/// (directly or through a proxy that says so).
+pub fn set_cookie(value: &str, headers: &HeaderMap) -> String {
+    let secure = headers.get("x-forwarded-proto").and_then(|v| v.to_str().ok()) == Some("https");
+    format!(
+        "{COOKIE}={value}; Path=/; HttpOnly; SameSite=Strict; Max-Age={SESSION_SECS}{}",
+        if secure { "; Secure" } else { "" }
+    )
+}
+
+pub fn clear_cookie() -> String {
+    format!("{COOKIE}=; Path=/; HttpOnly; SameSite=Strict; Max-Age=0")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tokens_compare_by_digest() {
+        let auth = TokenAuth::new("s3cret-token");
+        assert!(auth.token_matches("s3cret-token"));
+        assert!(!auth.token_matches("s3cret-toke"));
+        assert!(!auth.token_matches(""));
+    }
+
+    #[test]
+    fn session_cookies_expire_and_resist_tampering() {
+        let auth = TokenAuth::new("t");
+        let cookie = auth.session_cookie(1000);
+        assert!(auth.session_valid(&cookie, 1001));
+        assert!(!auth.session_valid(&cookie, 1000 + SESSION_SECS));
+        let forged = cookie.replacen(&format!("{}", 1000 + SESSION_SECS), &format!("{}", 9_000_000_000i64), 1);
+        assert!(!auth.session_valid(&forged, 1001));
+        assert!(!TokenAuth::new("other").session_valid(&cookie, 1001), "another token's sessions are invalid");
+    }
+
+    #[test]
+    fn loopback_hosts_are_recognised() {
+        for ok in ["localhost", "localhost:8700", "127.0.0.1:1", "[::1]:8700", "127.5.0.1"] {
+            assert!(is_loopback_host(ok), "{ok}");
+        }
+        for bad in ["evil.example", "evil.example:8700", "localhost.evil.example", "10.0.0.1"] {
+            assert!(!is_loopback_host(bad), "{bad}");
+        }
+    }
+
+    #[test]
+    fn redirects_stay_local() {
+        assert_eq!(safe_next(Some("/run/x?page=2")), "/run/x?page=2");
+        for bad in ["//evil.example", "https://evil.example", "\\\\evil", "javascript:alert(1)"] {
+            assert_eq!(safe_next(Some(bad)), "/", "{bad}");
+        }
+    }
+}

@@ -1,0 +1,402 @@
+//! Dashboard HTML pages (spec §4.5): run overview, run detail, cell detail, compare,
+//! login and API docs. Handlers gather view data with one blocking query each and
+//! render an askama template; askama escapes every value.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use askama::Template;
+use askama_web::WebTemplate;
+use axum::Form;
+use axum::extract::{Path, Query, State};
+use axum::http::{HeaderMap, StatusCode, header};
+use axum::response::{IntoResponse, Redirect, Response};
+
+use super::params::{self, ResultsQuery, encode};
+use super::{DashState, auth, diff};
+use crate::evals::charts;
+use crate::evals::compare::{self, Comparison, Selection};
+use crate::evals::db::{self, EvalsError, FailedCell, Phase, Reconciliation, ResultRecord, RunSummary, StateCounts};
+use crate::evals::leaderboard::{self, Leaderboards};
+use crate::evals::text::{clean_output, one_line, strip_control};
+
+/// A page failure: 404 for an unknown run or cell, 422 for a bad parameter.
+pub struct PageError(pub StatusCode, pub String);
+
+impl From<EvalsError> for PageError {
+    fn from(err: EvalsError) -> Self {
+        match err {
+            EvalsError::UnknownRun(run) => PageError(StatusCode::NOT_FOUND, format!("There is no run named {run:?}.")),
+            EvalsError::BadParameter { parameter, message } => {
+                PageError(StatusCode::UNPROCESSABLE_ENTITY, format!("Parameter {parameter}: {message}"))
+            }
+            other => {
+                tracing::error!(error = %other, "dashboard page failed");
+                PageError(StatusCode::INTERNAL_SERVER_ERROR, "Something went wrong reading results.db.".into())
+            }
+        }
+    }
+}
+
+#[derive(Template)]
+#[template(path = "dashboard/error.html")]
+struct ErrorPage<'a> {
+    message: &'a str,
+    auth: bool,
+}
+
+impl IntoResponse for PageError {
+    fn into_response(self) -> Response {
+        let html = ErrorPage { message: &self.1, auth: false }.render().unwrap_or_else(|_| self.1.clone());
+        (self.0, [(header::CONTENT_TYPE, "text/html; charset=utf-8")], html).into_response()
+    }
+}
+
+type PageResult = Result<Response, PageError>;
+
+fn html(template: impl IntoResponse) -> PageResult {
+    Ok(template.into_response())
+}
+
+#[derive(Template, WebTemplate)]
+#[template(path = "dashboard/overview.html")]
+struct Overview {
+    runs: Vec<RunSummary>,
+    auth: bool,
+}
+
+pub async fn overview(State(state): State<Arc<DashState>>) -> PageResult {
+    let runs = state.query(db::runs).await?;
+    html(Overview { runs, auth: state.auth.is_some() })
+}
+
+/// A table row of the run page, with its phases when it has any.
+pub struct CellRow {
+    pub record: ResultRecord,
+    pub href: String,
+    pub error: String,
+    pub phases: Vec<Phase>,
+}
+
+pub struct SortLink {
+    pub label: &'static str,
+    pub href: String,
+    pub arrow: &'static str,
+    pub numeric: bool,
+}
+
+#[derive(Template, WebTemplate)]
+#[template(path = "dashboard/run.html")]
+struct RunPage {
+    auth: bool,
+    summary: RunSummary,
+    run_path: String,
+    counts: StateCounts,
+    failed: Vec<FailedCell>,
+    boards: Leaderboards,
+    cost_chart: String,
+    matrix: String,
+    models: Vec<String>,
+    harnesses: Vec<String>,
+    tracks: Vec<String>,
+    query: ResultsQuery,
+    min_success: String,
+    rows: Vec<CellRow>,
+    sort_links: Vec<SortLink>,
+    total: i64,
+    total_pages: i64,
+    prev_href: Option<String>,
+    next_href: Option<String>,
+    export_query: String,
+}
+
+const SORTABLE: &[(&str, &str, bool)] = &[
+    ("Harness", "harness", false),
+    ("Model", "model", false),
+    ("Task", "task_id", false),
+    ("Track", "track", false),
+    ("Exit", "exit_class", false),
+    ("Success", "success", true),
+    ("Tokens", "tokens", true),
+    ("Cost", "total_cost", true),
+    ("Time (s)", "latency_ms", true),
+    ("Error class", "error_class", false),
+];
+
+pub async fn run_detail(
+    State(state): State<Arc<DashState>>,
+    Path(run): Path<String>,
+    Query(raw): Query<HashMap<String, String>>,
+) -> PageResult {
+    let query = params::results_query(&raw)?;
+    let q = query.clone();
+    let name = run.clone();
+    let data = state
+        .query(move |conn| {
+            db::require_run(conn, &name)?;
+            let summary = db::run_summary(conn, &name)?;
+            let counts = db::state_counts(conn, &name)?;
+            let failed = db::failed_cells(conn, &name)?;
+            let boards = leaderboard::compute(conn, &name)?;
+            let matrix = compare::model_task_matrix(conn, &name)?;
+            let distinct = (
+                db::distinct(conn, &name, "model")?,
+                db::distinct(conn, &name, "harness")?,
+                db::distinct(conn, &name, "track")?,
+            );
+            let (total, records) = db::page(conn, &name, &q.filters, q.sort, q.page, q.per_page)?;
+            let keys: Vec<(&str, Option<&serde_json::Value>)> =
+                records.iter().map(|r| (r.cell_id.as_str(), r.harness_metadata.as_ref())).collect();
+            let mut phases = db::phases_for(conn, &name, &keys)?;
+            let rows = records
+                .into_iter()
+                .map(|record| CellRow {
+                    href: format!("/run/{}/cell/{}", encode(&name), encode(&record.cell_id)),
+                    error: one_line(&strip_control(record.error_message.as_deref().unwrap_or(""))),
+                    phases: phases.remove(&record.cell_id).unwrap_or_default(),
+                    record,
+                })
+                .collect::<Vec<_>>();
+            Ok((summary, counts, failed, boards, matrix, distinct, total, rows))
+        })
+        .await?;
+    let (summary, counts, failed, boards, matrix, (models, harnesses, tracks), total, rows) = data;
+    let run_path = format!("/run/{}", encode(&run));
+    let total_pages = ((total + i64::from(query.per_page) - 1) / i64::from(query.per_page)).max(1);
+    let sort_links = SORTABLE
+        .iter()
+        .map(|(label, column, numeric)| {
+            let active = query.sort.column == *column;
+            let descending = if active { !query.sort.descending } else { *numeric };
+            SortLink {
+                label,
+                href: format!("{run_path}?{}", params::link_query(&query, Some((column, descending)), Some(1))),
+                arrow: if !active {
+                    ""
+                } else if query.sort.descending {
+                    " ▼"
+                } else {
+                    " ▲"
+                },
+                numeric: *numeric,
+            }
+        })
+        .collect();
+    let page_href = |page: u32| format!("{run_path}?{}", params::link_query(&query, None, Some(page)));
+    let prev_href = (query.page > 1).then(|| page_href(query.page - 1));
+    let next_href = (i64::from(query.page) < total_pages).then(|| page_href(query.page + 1));
+    let export_query = params::link_query(&query, None, Some(1));
+    let points: Vec<charts::CostPoint> = boards
+        .iter()
+        .flat_map(|(model, rows)| {
+            rows.iter().map(move |row| charts::CostPoint {
+                label: row.harness.clone(),
+                series: model.clone(),
+                cost: row.avg_cost,
+                success: row.success_rate,
+            })
+        })
+        .collect();
+    let pairs: Vec<(f64, f64)> = points.iter().map(|p| (p.cost, p.success)).collect();
+    let cost_chart = charts::cost_vs_success(&points, &crate::evals::stats::pareto_frontier(&pairs), 720, 420);
+    let matrix = charts::model_task_matrix(&matrix);
+    let min_success = query.filters.min_success.map(|v| v.to_string()).unwrap_or_default();
+    html(RunPage {
+        auth: state.auth.is_some(),
+        summary,
+        run_path,
+        counts,
+        failed,
+        boards,
+        cost_chart,
+        matrix,
+        models,
+        harnesses,
+        tracks,
+        query,
+        min_success,
+        rows,
+        sort_links,
+        total,
+        total_pages,
+        prev_href,
+        next_href,
+        export_query,
+    })
+}
+
+/// Harness logs keep their last 50 KB on the cell page.
+pub const OUTPUT_TAIL_BYTES: usize = 50 * 1024;
+
+pub struct Output {
+    pub text: String,
+    pub cut: bool,
+    pub bytes: usize,
+}
+
+fn output(text: Option<&str>) -> Option<Output> {
+    let text = text.filter(|t| !t.is_empty())?;
+    let (clean, cut) = clean_output(text, OUTPUT_TAIL_BYTES);
+    Some(Output { text: clean, cut, bytes: text.len() })
+}
+
+#[derive(Template, WebTemplate)]
+#[template(path = "dashboard/cell.html")]
+struct CellPage {
+    auth: bool,
+    run_name: String,
+    run_path: String,
+    record: ResultRecord,
+    error_message: String,
+    diff_files: Vec<diff::FileDiff>,
+    test_output: Option<Output>,
+    stderr: Option<Output>,
+    stdout: Option<Output>,
+    phases: Vec<Phase>,
+    review_model: Option<String>,
+    reconciliation: Vec<Reconciliation>,
+    metadata: String,
+}
+
+pub async fn cell(State(state): State<Arc<DashState>>, Path((run, cell_id)): Path<(String, String)>) -> PageResult {
+    let name = run.clone();
+    let found = state
+        .query(move |conn| {
+            db::require_run(conn, &name)?;
+            let Some(record) = db::cell(conn, &name, &cell_id)? else { return Ok(None) };
+            let phases = db::phases_for(conn, &name, &[(record.cell_id.as_str(), record.harness_metadata.as_ref())])?
+                .remove(&record.cell_id)
+                .unwrap_or_default();
+            let reconciliation = db::reconciliations(conn, &name, &cell_id)?;
+            Ok(Some((record, phases, reconciliation)))
+        })
+        .await?;
+    let Some((record, phases, reconciliation)) = found else {
+        return Err(PageError(StatusCode::NOT_FOUND, "There is no such cell in this run.".into()));
+    };
+    let bulk = record.bulk.clone().unwrap_or(db::BulkText {
+        diff: None,
+        test_output: None,
+        harness_stdout: None,
+        harness_stderr: None,
+    });
+    let review_model = record
+        .harness_metadata
+        .as_ref()
+        .and_then(|m| m.get("review_model"))
+        .and_then(|v| v.as_str())
+        .map(str::to_string);
+    let metadata = record
+        .harness_metadata
+        .as_ref()
+        .map(|m| {
+            let mut m = m.clone();
+            if let Some(object) = m.as_object_mut() {
+                object.remove("phases");
+            }
+            serde_json::to_string_pretty(&m).unwrap_or_default()
+        })
+        .unwrap_or_default();
+    html(CellPage {
+        auth: state.auth.is_some(),
+        run_path: format!("/run/{}", encode(&run)),
+        run_name: run,
+        error_message: strip_control(record.error_message.as_deref().unwrap_or("")),
+        diff_files: bulk.diff.as_deref().map(diff::render).unwrap_or_default(),
+        test_output: output(bulk.test_output.as_deref()),
+        stderr: output(bulk.harness_stderr.as_deref()),
+        stdout: output(bulk.harness_stdout.as_deref()),
+        phases,
+        review_model,
+        reconciliation,
+        metadata,
+        record,
+    })
+}
+
+#[derive(Template, WebTemplate)]
+#[template(path = "dashboard/compare.html")]
+struct ComparePage {
+    auth: bool,
+    runs: Vec<String>,
+    selection: Option<Selection>,
+    result: Option<Comparison>,
+}
+
+pub async fn compare(State(state): State<Arc<DashState>>, Query(raw): Query<HashMap<String, String>>) -> PageResult {
+    let selection = if raw.get("a").is_some_and(|a| !a.is_empty()) { Some(Selection::from_query(&raw)?) } else { None };
+    let wanted = selection.clone();
+    let (runs, result) = state
+        .query(move |conn| {
+            let runs = db::runs(conn)?.into_iter().map(|r| r.run_name).collect();
+            let result = wanted.map(|s| compare::compare(conn, &s)).transpose()?;
+            Ok((runs, result))
+        })
+        .await?;
+    html(ComparePage { auth: state.auth.is_some(), runs, selection, result })
+}
+
+#[derive(Template, WebTemplate)]
+#[template(path = "dashboard/login.html")]
+struct LoginPage {
+    auth: bool,
+    next: String,
+    error: Option<String>,
+    enabled: bool,
+}
+
+pub async fn login_form(State(state): State<Arc<DashState>>, Query(raw): Query<HashMap<String, String>>) -> PageResult {
+    html(LoginPage {
+        auth: false,
+        next: auth::safe_next(raw.get("next").map(String::as_str)),
+        error: None,
+        enabled: state.auth.is_some(),
+    })
+}
+
+#[derive(serde::Deserialize)]
+pub struct LoginForm {
+    token: String,
+    next: Option<String>,
+}
+
+/// Checks the token from the form (field `token`); on success sets the session
+/// cookie and redirects (303) to `next`, a local path.
+pub async fn login(State(state): State<Arc<DashState>>, headers: HeaderMap, Form(form): Form<LoginForm>) -> Response {
+    let next = auth::safe_next(form.next.as_deref());
+    let Some(token_auth) = &state.auth else { return Redirect::to(&next).into_response() };
+    if token_auth.token_matches(&form.token) {
+        let cookie = auth::set_cookie(&token_auth.session_cookie(auth::now_s()), &headers);
+        return ([(header::SET_COOKIE, cookie)], Redirect::to(&next)).into_response();
+    }
+    let page = LoginPage { auth: false, next, error: Some("That token is not valid.".into()), enabled: true };
+    (StatusCode::UNAUTHORIZED, page).into_response()
+}
+
+pub async fn logout() -> Response {
+    ([(header::SET_COOKIE, auth::clear_cookie())], Redirect::to("/login")).into_response()
+}
+
+#[derive(Template, WebTemplate)]
+#[template(path = "dashboard/docs.html")]
+struct DocsPage {
+    auth: bool,
+    paths: Vec<(String, String, String)>,
+}
+
+/// A readable listing of the OpenAPI document (no CDN-hosted Swagger UI: works offline).
+pub async fn docs() -> PageResult {
+    let spec: serde_json::Value = serde_json::from_str(super::OPENAPI).unwrap_or_default();
+    let mut paths = Vec::new();
+    if let Some(map) = spec.get("paths").and_then(|p| p.as_object()) {
+        for (path, item) in map {
+            if let Some(ops) = item.as_object() {
+                for (method, op) in ops {
+                    let summary = op.get("summary").and_then(|s| s.as_str()).unwrap_or("").to_string();
+                    paths.push((method.to_uppercase(), path.clone(), summary));
+                }
+            }
+        }
+    }
+    html(DocsPage { auth: false, paths })
+}

@@ -1,0 +1,614 @@
+//! Queries over `results.db` (schema: `assets/results-schema.sql`, documented in
+//! `docs/results-db.md`). Opened read-only with `query_only`, so nothing here can
+//! write the harness's database; a busy timeout rides out the harness's commits.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use rusqlite::types::Value as SqlValue;
+use rusqlite::{Connection, OpenFlags, OptionalExtension, Row, params_from_iter};
+use serde::Serialize;
+
+#[derive(Debug, thiserror::Error)]
+pub enum EvalsError {
+    #[error(
+        "results database {0} not found (set --db or SIGHTLINE_RESULTS_DB; `sightline evals demo --out results.db` writes a sample)"
+    )]
+    Missing(PathBuf),
+    #[error("{path} is not a results database: {reason}")]
+    NotResults { path: PathBuf, reason: String },
+    #[error("unknown run {0:?}")]
+    UnknownRun(String),
+    #[error("{parameter}: {message}")]
+    BadParameter { parameter: &'static str, message: String },
+    #[error(transparent)]
+    Sqlite(#[from] rusqlite::Error),
+    #[error("{context}: {source}")]
+    Io { context: String, source: std::io::Error },
+}
+
+impl EvalsError {
+    pub fn bad(parameter: &'static str, message: impl Into<String>) -> Self {
+        EvalsError::BadParameter { parameter, message: message.into() }
+    }
+}
+
+/// Opens `results.db` for reading. Fails clearly if the file is missing or lacks
+/// the `run_results` table.
+pub fn open(path: &Path) -> Result<Connection, EvalsError> {
+    if !path.exists() {
+        return Err(EvalsError::Missing(path.to_path_buf()));
+    }
+    let conn = Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX)
+        .map_err(|err| EvalsError::NotResults { path: path.to_path_buf(), reason: err.to_string() })?;
+    prepare(&conn).map_err(|err| EvalsError::NotResults { path: path.to_path_buf(), reason: err.to_string() })?;
+    let has_results: bool = conn
+        .query_row(
+            "SELECT EXISTS (SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = 'run_results')",
+            [],
+            |r| r.get(0),
+        )
+        .map_err(|err| EvalsError::NotResults { path: path.to_path_buf(), reason: err.to_string() })?;
+    if !has_results {
+        return Err(EvalsError::NotResults { path: path.to_path_buf(), reason: "it has no run_results table".into() });
+    }
+    Ok(conn)
+}
+
+/// Per-connection settings for reading a database someone else writes.
+pub fn prepare(conn: &Connection) -> rusqlite::Result<()> {
+    conn.busy_timeout(Duration::from_secs(5))?;
+    conn.execute_batch("PRAGMA query_only = ON;")?;
+    conn.set_prepared_statement_cache_capacity(64);
+    Ok(())
+}
+
+fn table_exists(conn: &Connection, name: &str) -> rusqlite::Result<bool> {
+    conn.query_row("SELECT EXISTS (SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = ?1)", [name], |r| {
+        r.get(0)
+    })
+}
+
+/// One run as the overview shows it (spec §2.4, plus live-progress keys).
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct RunSummary {
+    pub run_name: String,
+    pub total_cells: i64,
+    pub passed: i64,
+    pub failed: i64,
+    pub total_cost: f64,
+    pub avg_success: f64,
+    /// Cells the harness has announced in live progress (0 when it writes none).
+    pub planned_cells: i64,
+    /// Live-progress cells still running.
+    pub running: i64,
+    pub last_activity: Option<String>,
+}
+
+/// Every run, newest activity first. Runs known only from live progress (nothing
+/// finished yet) are included with zero results.
+pub fn runs(conn: &Connection) -> Result<Vec<RunSummary>, EvalsError> {
+    let with_state = table_exists(conn, "run_state")?;
+    let state_cte = if with_state {
+        "SELECT run_name, count(*) AS planned, sum(status = 'running') AS running, max(updated_at) AS last
+         FROM run_state GROUP BY run_name"
+    } else {
+        "SELECT NULL AS run_name, 0 AS planned, 0 AS running, NULL AS last WHERE 0"
+    };
+    let sql = format!(
+        "WITH results AS (
+            SELECT run_name, count(*) AS cells, coalesce(sum(exit_class = 'pass'), 0) AS passed,
+                   coalesce(sum(exit_class = 'fail'), 0) AS failed, coalesce(sum(total_cost), 0.0) AS cost,
+                   coalesce(avg(success), 0.0) AS avg_success, max(timestamp) AS last
+            FROM run_results GROUP BY run_name),
+         state AS ({state_cte}),
+         names AS (SELECT run_name FROM results UNION SELECT run_name FROM state)
+         SELECT n.run_name, coalesce(r.cells, 0), coalesce(r.passed, 0), coalesce(r.failed, 0),
+                coalesce(r.cost, 0.0), coalesce(r.avg_success, 0.0), coalesce(s.planned, 0), coalesce(s.running, 0),
+                max(coalesce(r.last, ''), coalesce(s.last, ''))
+         FROM names n LEFT JOIN results r ON r.run_name = n.run_name LEFT JOIN state s ON s.run_name = n.run_name
+         ORDER BY 9 DESC, n.run_name"
+    );
+    let mut stmt = conn.prepare(&sql)?;
+    let rows = stmt.query_map([], |row| {
+        let last: String = row.get(8)?;
+        Ok(RunSummary {
+            run_name: row.get(0)?,
+            total_cells: row.get(1)?,
+            passed: row.get(2)?,
+            failed: row.get(3)?,
+            total_cost: row.get(4)?,
+            avg_success: row.get(5)?,
+            planned_cells: row.get(6)?,
+            running: row.get(7)?,
+            last_activity: (!last.is_empty()).then_some(last),
+        })
+    })?;
+    Ok(rows.collect::<Result<_, _>>()?)
+}
+
+/// The summary of one run, or `UnknownRun`.
+pub fn run_summary(conn: &Connection, run: &str) -> Result<RunSummary, EvalsError> {
+    runs(conn)?.into_iter().find(|r| r.run_name == run).ok_or_else(|| EvalsError::UnknownRun(run.to_string()))
+}
+
+/// Fails with `UnknownRun` unless the run has results or live progress.
+pub fn require_run(conn: &Connection, run: &str) -> Result<(), EvalsError> {
+    let in_results: bool =
+        conn.query_row("SELECT EXISTS (SELECT 1 FROM run_results WHERE run_name = ?1)", [run], |r| r.get(0))?;
+    let in_state = !in_results
+        && table_exists(conn, "run_state")?
+        && conn.query_row("SELECT EXISTS (SELECT 1 FROM run_state WHERE run_name = ?1)", [run], |r| r.get(0))?;
+    if in_results || in_state { Ok(()) } else { Err(EvalsError::UnknownRun(run.to_string())) }
+}
+
+/// A result record (spec §2.1). The four bulky text fields are present only when a
+/// single cell is read; lists leave them out (`bulk` is `None`).
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct ResultRecord {
+    pub cell_id: String,
+    pub run_name: String,
+    pub harness: String,
+    pub model: String,
+    pub task_id: String,
+    pub track: String,
+    pub repeat: i64,
+    pub exit_class: String,
+    pub success: f64,
+    pub error_class: Option<String>,
+    pub error_message: Option<String>,
+    pub input_tokens: i64,
+    pub output_tokens: i64,
+    pub cache_read_tokens: i64,
+    pub cache_write_tokens: i64,
+    pub reasoning_tokens: i64,
+    pub total_cost: f64,
+    pub latency_ms: Option<i64>,
+    pub time_to_first_attempt_ms: Option<i64>,
+    pub num_api_calls: i64,
+    pub num_tool_calls: i64,
+    #[serde(flatten)]
+    pub bulk: Option<BulkText>,
+    pub harness_metadata: Option<serde_json::Value>,
+    pub timestamp: String,
+    pub retry_count: i64,
+}
+
+#[derive(Clone, Debug, Serialize, PartialEq, Eq)]
+pub struct BulkText {
+    pub diff: Option<String>,
+    pub test_output: Option<String>,
+    pub harness_stdout: Option<String>,
+    pub harness_stderr: Option<String>,
+}
+
+impl ResultRecord {
+    pub fn total_tokens(&self) -> i64 {
+        self.input_tokens
+            + self.output_tokens
+            + self.cache_read_tokens
+            + self.cache_write_tokens
+            + self.reasoning_tokens
+    }
+}
+
+/// The spec's column order of `run_results` (§2.1), for CSV.
+pub const COLUMNS: [&str; 28] = [
+    "cell_id",
+    "run_name",
+    "harness",
+    "model",
+    "task_id",
+    "track",
+    "repeat",
+    "exit_class",
+    "success",
+    "error_class",
+    "error_message",
+    "input_tokens",
+    "output_tokens",
+    "cache_read_tokens",
+    "cache_write_tokens",
+    "reasoning_tokens",
+    "total_cost",
+    "latency_ms",
+    "time_to_first_attempt_ms",
+    "num_api_calls",
+    "num_tool_calls",
+    "diff",
+    "test_output",
+    "harness_metadata",
+    "harness_stdout",
+    "harness_stderr",
+    "timestamp",
+    "retry_count",
+];
+
+const LIGHT_COLUMNS: &str = "cell_id, run_name, harness, model, task_id, track, repeat, exit_class, success,
+    error_class, error_message, input_tokens, output_tokens, cache_read_tokens, cache_write_tokens,
+    reasoning_tokens, total_cost, latency_ms, time_to_first_attempt_ms, num_api_calls, num_tool_calls,
+    harness_metadata, timestamp, retry_count";
+const BULK_COLUMNS: &str = "diff, test_output, harness_stdout, harness_stderr";
+
+fn read_record(row: &Row<'_>, with_bulk: bool) -> rusqlite::Result<ResultRecord> {
+    let metadata: Option<String> = row.get(21)?;
+    Ok(ResultRecord {
+        cell_id: row.get(0)?,
+        run_name: row.get(1)?,
+        harness: row.get(2)?,
+        model: row.get(3)?,
+        task_id: row.get(4)?,
+        track: row.get(5)?,
+        repeat: row.get(6)?,
+        exit_class: row.get(7)?,
+        success: row.get(8)?,
+        error_class: row.get(9)?,
+        error_message: row.get(10)?,
+        input_tokens: row.get(11)?,
+        output_tokens: row.get(12)?,
+        cache_read_tokens: row.get(13)?,
+        cache_write_tokens: row.get(14)?,
+        reasoning_tokens: row.get(15)?,
+        total_cost: row.get(16)?,
+        latency_ms: row.get(17)?,
+        time_to_first_attempt_ms: row.get(18)?,
+        num_api_calls: row.get(19)?,
+        num_tool_calls: row.get(20)?,
+        harness_metadata: metadata.map(|text| serde_json::from_str(&text).unwrap_or(serde_json::Value::String(text))),
+        timestamp: row.get(22)?,
+        retry_count: row.get(23)?,
+        bulk: if with_bulk {
+            Some(BulkText {
+                diff: row.get(24)?,
+                test_output: row.get(25)?,
+                harness_stdout: row.get(26)?,
+                harness_stderr: row.get(27)?,
+            })
+        } else {
+            None
+        },
+    })
+}
+
+/// Filters of the results table; columns are fixed here, values are bound.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Filters {
+    pub model: Option<String>,
+    pub harness: Option<String>,
+    pub track: Option<String>,
+    pub min_success: Option<f64>,
+}
+
+/// Sortable columns: the allowlist. Anything else is refused before SQL is built.
+pub const SORT_COLUMNS: &[(&str, &str)] = &[
+    ("cell_id", "cell_id"),
+    ("harness", "harness"),
+    ("model", "model"),
+    ("task_id", "task_id"),
+    ("track", "track"),
+    ("repeat", "repeat"),
+    ("exit_class", "exit_class"),
+    ("success", "success"),
+    ("tokens", "(input_tokens + output_tokens + cache_read_tokens + cache_write_tokens + reasoning_tokens)"),
+    ("total_cost", "total_cost"),
+    ("latency_ms", "latency_ms"),
+    ("num_api_calls", "num_api_calls"),
+    ("error_class", "error_class"),
+    ("timestamp", "timestamp"),
+];
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Sort {
+    expression: &'static str,
+    pub column: &'static str,
+    pub descending: bool,
+}
+
+impl Default for Sort {
+    fn default() -> Self {
+        Sort { expression: "cell_id", column: "cell_id", descending: false }
+    }
+}
+
+impl Sort {
+    pub fn parse(column: Option<&str>, order: Option<&str>) -> Result<Sort, EvalsError> {
+        let column = column.filter(|c| !c.is_empty()).unwrap_or("cell_id");
+        let (name, expression) = SORT_COLUMNS.iter().find(|(name, _)| *name == column).ok_or_else(|| {
+            let names: Vec<&str> = SORT_COLUMNS.iter().map(|(n, _)| *n).collect();
+            EvalsError::bad("sort", format!("unknown column {column:?}; expected one of {}", names.join(", ")))
+        })?;
+        let descending = match order.filter(|o| !o.is_empty()) {
+            None | Some("asc") => false,
+            Some("desc") => true,
+            Some(other) => return Err(EvalsError::bad("order", format!("{other:?} is not asc or desc"))),
+        };
+        Ok(Sort { expression, column: name, descending })
+    }
+
+    fn sql(&self) -> String {
+        let direction = if self.descending { "DESC" } else { "ASC" };
+        // cell_id breaks ties so paging is stable.
+        format!("ORDER BY {} {direction}, cell_id {direction}", self.expression)
+    }
+}
+
+fn where_clause(run: &str, filters: &Filters) -> (String, Vec<SqlValue>) {
+    let mut sql = String::from("WHERE run_name = ?");
+    let mut values = vec![SqlValue::Text(run.to_string())];
+    for (column, value) in [("model", &filters.model), ("harness", &filters.harness), ("track", &filters.track)] {
+        if let Some(value) = value.as_ref().filter(|v| !v.is_empty()) {
+            sql.push_str(&format!(" AND {column} = ?"));
+            values.push(SqlValue::Text(value.clone()));
+        }
+    }
+    if let Some(min) = filters.min_success {
+        sql.push_str(" AND success >= ?");
+        values.push(SqlValue::Real(min));
+    }
+    (sql, values)
+}
+
+/// One page of a run's cells and the total matching the filters.
+pub fn page(
+    conn: &Connection,
+    run: &str,
+    filters: &Filters,
+    sort: Sort,
+    page: u32,
+    per_page: u32,
+) -> Result<(i64, Vec<ResultRecord>), EvalsError> {
+    let (filter_sql, mut values) = where_clause(run, filters);
+    let total: i64 = conn
+        .prepare_cached(&format!("SELECT count(*) FROM run_results {filter_sql}"))?
+        .query_row(params_from_iter(values.iter()), |r| r.get(0))?;
+    values.push(SqlValue::Integer(i64::from(per_page)));
+    values.push(SqlValue::Integer(i64::from(page.saturating_sub(1)) * i64::from(per_page)));
+    let mut stmt = conn.prepare_cached(&format!(
+        "SELECT {LIGHT_COLUMNS} FROM run_results {filter_sql} {} LIMIT ? OFFSET ?",
+        sort.sql()
+    ))?;
+    let rows = stmt.query_map(params_from_iter(values.iter()), |row| read_record(row, false))?;
+    Ok((total, rows.collect::<Result<_, _>>()?))
+}
+
+/// Every cell matching the filters, in order; with the four bulky text columns only
+/// when `with_bulk` (CSV exports need them, tables do not).
+pub fn all_rows(
+    conn: &Connection,
+    run: &str,
+    filters: &Filters,
+    sort: Sort,
+    with_bulk: bool,
+) -> Result<Vec<ResultRecord>, EvalsError> {
+    let (filter_sql, values) = where_clause(run, filters);
+    let columns = if with_bulk { format!("{LIGHT_COLUMNS}, {BULK_COLUMNS}") } else { LIGHT_COLUMNS.to_string() };
+    let mut stmt = conn.prepare(&format!("SELECT {columns} FROM run_results {filter_sql} {}", sort.sql()))?;
+    let rows = stmt.query_map(params_from_iter(values.iter()), |row| read_record(row, with_bulk))?;
+    Ok(rows.collect::<Result<_, _>>()?)
+}
+
+/// One cell with all its columns.
+pub fn cell(conn: &Connection, run: &str, cell_id: &str) -> Result<Option<ResultRecord>, EvalsError> {
+    Ok(conn
+        .prepare_cached(&format!(
+            "SELECT {LIGHT_COLUMNS}, {BULK_COLUMNS} FROM run_results WHERE run_name = ?1 AND cell_id = ?2"
+        ))?
+        .query_row([run, cell_id], |row| read_record(row, true))
+        .optional()?)
+}
+
+/// Distinct values of an allowlisted column in a run, for filter dropdowns.
+pub fn distinct(conn: &Connection, run: &str, column: &'static str) -> Result<Vec<String>, EvalsError> {
+    debug_assert!(matches!(column, "model" | "harness" | "track"));
+    let mut stmt =
+        conn.prepare_cached(&format!("SELECT DISTINCT {column} FROM run_results WHERE run_name = ?1 ORDER BY 1"))?;
+    let rows = stmt.query_map([run], |r| r.get(0))?;
+    Ok(rows.collect::<Result<_, _>>()?)
+}
+
+/// Live-progress counts of a run (zeros when the harness writes no live progress).
+#[derive(Clone, Debug, Default, Serialize, PartialEq, Eq)]
+pub struct StateCounts {
+    pub completed: i64,
+    pub running: i64,
+    pub failed: i64,
+    pub skipped: i64,
+}
+
+pub fn state_counts(conn: &Connection, run: &str) -> Result<StateCounts, EvalsError> {
+    let mut counts = StateCounts::default();
+    if !table_exists(conn, "run_state")? {
+        return Ok(counts);
+    }
+    let mut stmt = conn.prepare_cached("SELECT status, count(*) FROM run_state WHERE run_name = ?1 GROUP BY status")?;
+    let mut rows = stmt.query([run])?;
+    while let Some(row) = rows.next()? {
+        let n: i64 = row.get(1)?;
+        match row.get::<_, String>(0)?.as_str() {
+            "completed" => counts.completed = n,
+            "running" => counts.running = n,
+            "failed" => counts.failed = n,
+            "skipped" => counts.skipped = n,
+            _ => {}
+        }
+    }
+    Ok(counts)
+}
+
+/// A failed or skipped cell (spec §2.6).
+#[derive(Clone, Debug, Serialize, PartialEq, Eq)]
+pub struct FailedCell {
+    pub cell_id: String,
+    pub status: String,
+    pub error: String,
+}
+
+/// Live-progress failures and skips, then non-pass results not already listed
+/// (deduplicated by cell id; the live-progress entry wins).
+pub fn failed_cells(conn: &Connection, run: &str) -> Result<Vec<FailedCell>, EvalsError> {
+    let mut out: Vec<FailedCell> = Vec::new();
+    let mut seen = std::collections::HashSet::new();
+    if table_exists(conn, "run_state")? {
+        let mut stmt = conn.prepare_cached(
+            "SELECT cell_id, status, coalesce(error, '') FROM run_state
+             WHERE run_name = ?1 AND status IN ('failed', 'skipped') ORDER BY cell_id",
+        )?;
+        let rows =
+            stmt.query_map([run], |r| Ok(FailedCell { cell_id: r.get(0)?, status: r.get(1)?, error: r.get(2)? }))?;
+        for cell in rows {
+            let cell = cell?;
+            seen.insert(cell.cell_id.clone());
+            out.push(cell);
+        }
+    }
+    let mut stmt = conn.prepare_cached(
+        "SELECT cell_id, exit_class, coalesce(error_message, error_class, '') FROM run_results
+         WHERE run_name = ?1 AND exit_class <> 'pass' ORDER BY cell_id",
+    )?;
+    let rows = stmt.query_map([run], |r| Ok(FailedCell { cell_id: r.get(0)?, status: r.get(1)?, error: r.get(2)? }))?;
+    for cell in rows {
+        let cell = cell?;
+        if seen.insert(cell.cell_id.clone()) {
+            out.push(cell);
+        }
+    }
+    Ok(out)
+}
+
+/// One phase of a multi-phase cell (spec §2.2, plus its position and error).
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct Phase {
+    pub phase_index: i64,
+    pub name: String,
+    pub trace_id: Option<String>,
+    pub model: Option<String>,
+    pub model_role: Option<String>,
+    pub exit_code: Option<i64>,
+    pub duration_ms: Option<i64>,
+    pub timed_out: bool,
+    pub usage: Option<serde_json::Value>,
+    pub total_cost: Option<f64>,
+    pub num_api_calls: Option<i64>,
+    pub error: Option<String>,
+}
+
+impl Phase {
+    pub fn total_tokens(&self) -> i64 {
+        let Some(usage) = self.usage.as_ref().and_then(|u| u.as_object()) else { return 0 };
+        usage.values().filter_map(|v| v.as_i64()).sum()
+    }
+}
+
+/// Phases of the given cells: from the phase table where it has rows for a cell,
+/// otherwise from the cell's `harness_metadata.phases`.
+pub fn phases_for(
+    conn: &Connection,
+    run: &str,
+    cells: &[(&str, Option<&serde_json::Value>)],
+) -> Result<std::collections::HashMap<String, Vec<Phase>>, EvalsError> {
+    let mut out: std::collections::HashMap<String, Vec<Phase>> = std::collections::HashMap::new();
+    if cells.is_empty() {
+        return Ok(out);
+    }
+    if table_exists(conn, "run_phases")? {
+        let placeholders = vec!["?"; cells.len()].join(", ");
+        let mut stmt = conn.prepare(&format!(
+            "SELECT cell_id, phase_index, name, trace_id, model, model_role, exit_code, duration_ms, timed_out,
+                    usage, total_cost, num_api_calls, error
+             FROM run_phases WHERE run_name = ? AND cell_id IN ({placeholders}) ORDER BY cell_id, phase_index"
+        ))?;
+        let mut values = vec![SqlValue::Text(run.to_string())];
+        values.extend(cells.iter().map(|(id, _)| SqlValue::Text(id.to_string())));
+        let rows = stmt.query_map(params_from_iter(values.iter()), |r| {
+            let usage: Option<String> = r.get(9)?;
+            Ok((
+                r.get::<_, String>(0)?,
+                Phase {
+                    phase_index: r.get(1)?,
+                    name: r.get(2)?,
+                    trace_id: r.get(3)?,
+                    model: r.get(4)?,
+                    model_role: r.get(5)?,
+                    exit_code: r.get(6)?,
+                    duration_ms: r.get(7)?,
+                    timed_out: r.get::<_, Option<bool>>(8)?.unwrap_or(false),
+                    usage: usage.and_then(|u| serde_json::from_str(&u).ok()),
+                    total_cost: r.get(10)?,
+                    num_api_calls: r.get(11)?,
+                    error: r.get(12)?,
+                },
+            ))
+        })?;
+        for row in rows {
+            let (cell_id, phase) = row?;
+            out.entry(cell_id).or_default().push(phase);
+        }
+    }
+    for (cell_id, metadata) in cells {
+        if out.contains_key(*cell_id) {
+            continue;
+        }
+        let Some(list) = metadata.and_then(|m| m.get("phases")).and_then(|p| p.as_array()) else { continue };
+        let phases: Vec<Phase> = list.iter().enumerate().map(|(i, p)| phase_from_json(i, p)).collect();
+        if !phases.is_empty() {
+            out.insert(cell_id.to_string(), phases);
+        }
+    }
+    Ok(out)
+}
+
+fn phase_from_json(index: usize, value: &serde_json::Value) -> Phase {
+    let text = |key: &str| value.get(key).and_then(|v| v.as_str()).map(str::to_string);
+    let int = |key: &str| value.get(key).and_then(|v| v.as_i64());
+    Phase {
+        phase_index: index as i64,
+        name: text("name").unwrap_or_else(|| format!("phase {}", index + 1)),
+        trace_id: text("trace_id"),
+        model: text("model"),
+        model_role: text("model_role"),
+        exit_code: int("exit_code"),
+        duration_ms: int("duration_ms"),
+        timed_out: value.get("timed_out").and_then(|v| v.as_bool()).unwrap_or(false),
+        usage: value.get("usage").filter(|u| u.is_object()).cloned(),
+        total_cost: value.get("total_cost").and_then(|v| v.as_f64()),
+        num_api_calls: int("num_api_calls"),
+        error: text("error"),
+    }
+}
+
+/// An independent re-check of a cell's verdict.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct Reconciliation {
+    pub reconciled_at: String,
+    pub reconciler: String,
+    pub original_exit_class: Option<String>,
+    pub original_success: Option<f64>,
+    pub reconciled_exit_class: Option<String>,
+    pub reconciled_success: Option<f64>,
+    pub agrees: bool,
+    pub notes: Option<String>,
+}
+
+pub fn reconciliations(conn: &Connection, run: &str, cell_id: &str) -> Result<Vec<Reconciliation>, EvalsError> {
+    if !table_exists(conn, "reconciliation_results")? {
+        return Ok(Vec::new());
+    }
+    let mut stmt = conn.prepare_cached(
+        "SELECT reconciled_at, reconciler, original_exit_class, original_success, reconciled_exit_class,
+                reconciled_success, agrees, notes
+         FROM reconciliation_results WHERE run_name = ?1 AND cell_id = ?2 ORDER BY reconciled_at",
+    )?;
+    let rows = stmt.query_map([run, cell_id], |r| {
+        Ok(Reconciliation {
+            reconciled_at: r.get(0)?,
+            reconciler: r.get(1)?,
+            original_exit_class: r.get(2)?,
+            original_success: r.get(3)?,
+            reconciled_exit_class: r.get(4)?,
+            reconciled_success: r.get(5)?,
+            agrees: r.get(6)?,
+            notes: r.get(7)?,
+        })
+    })?;
+    Ok(rows.collect::<Result<_, _>>()?)
+}

@@ -1,0 +1,19 @@
+//! The eval-results service: reads a `results.db` written by an eval harness and
+//! presents it as static reports (`report`), a console table (`results`) and an
+//! interactive dashboard with a JSON API (`dashboard`).
+//!
+//! Invariants: `results.db` belongs to the harness — it is opened read-only and never
+//! locked against a writing harness (WAL readers); every summary and count is computed
+//! by SQL aggregation; every filter or sort column comes from an allowlist and every
+//! value is a bound parameter; all user text is escaped wherever it is rendered.
+
+pub mod charts;
+pub mod compare;
+pub mod console;
+pub mod dashboard;
+pub mod db;
+pub mod demo;
+pub mod leaderboard;
+pub mod report;
+pub mod stats;
+pub mod text;

@@ -1,0 +1,121 @@
+//! Builds small `results.db` files for tests from `assets/results-schema.sql`,
+//! including hostile strings (markup, quotes, `../`, NUL, very long text).
+#![allow(dead_code)]
+
+use std::path::Path;
+
+use rusqlite::{Connection, params};
+
+pub const SCHEMA: &str = include_str!("../../assets/results-schema.sql");
+pub const HOSTILE_RUN: &str = "<script>alert('run')</script> & ../../escape";
+pub const HOSTILE_ERROR_MARK: &str = "<img src=x onerror=alert(2)>";
+
+pub struct CellSpec<'a> {
+    pub harness: &'a str,
+    pub model: &'a str,
+    pub task: &'a str,
+    pub repeat: i64,
+    pub track: &'a str,
+    pub success: f64,
+    pub error: Option<&'a str>,
+    pub cost: f64,
+}
+
+/// Maps the numeric character references askama writes (`&#60;`) to the named ones, so
+/// tests can look for escaped text in one spelling.
+pub fn named_entities(html: &str) -> String {
+    html.replace("&#60;", "&lt;")
+        .replace("&#62;", "&gt;")
+        .replace("&#38;", "&amp;")
+        .replace("&#34;", "&quot;")
+        .replace("&#39;", "&#x27;")
+}
+
+pub fn create(path: &Path) -> Connection {
+    let conn = Connection::open(path).unwrap();
+    conn.execute_batch("PRAGMA journal_mode = WAL;").unwrap();
+    conn.execute_batch(SCHEMA).unwrap();
+    conn
+}
+
+pub fn insert(conn: &Connection, run: &str, cell: &CellSpec<'_>) {
+    let cell_id = format!("{}__{}__{}__r{}", cell.harness, cell.model, cell.task, cell.repeat);
+    let exit = if cell.success >= 1.0 { "pass" } else { "fail" };
+    conn.execute(
+        "INSERT INTO run_results (cell_id, run_name, harness, model, task_id, track, repeat, exit_class, success,
+           error_class, error_message, input_tokens, output_tokens, cache_read_tokens, cache_write_tokens,
+           reasoning_tokens, total_cost, latency_ms, num_api_calls, num_tool_calls, diff, test_output,
+           harness_metadata, harness_stdout, harness_stderr, timestamp)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, 1000, 200, 300, 40, 5, ?12, 61000, 12, 30, ?13, 'ok', ?14, ?15, ?16,
+                 '2026-11-20T10:00:00.000000+00:00')",
+        params![
+            cell_id,
+            run,
+            cell.harness,
+            cell.model,
+            cell.task,
+            cell.track,
+            cell.repeat,
+            exit,
+            cell.success,
+            cell.error.map(|_| "AssertionError"),
+            cell.error,
+            cell.cost,
+            "diff --git a/app.py b/app.py\n--- a/app.py\n+++ b/app.py\n@@ -1 +1 @@\n-x = '<old>'\n+x = \"<script>alert(3)</script>\"\n",
+            r#"{"harness_version": "1.0"}"#,
+            "stdout line\n",
+            format!("warning: \u{1b}[31mred\u{1b}[0m AWS_SECRET_ACCESS_KEY=wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY {HOSTILE_ERROR_MARK}\n"),
+        ],
+    )
+    .unwrap();
+}
+
+/// A database with one ordinary run and one run whose name and errors are hostile.
+pub fn hostile(path: &Path) {
+    let conn = create(path);
+    let long_error = format!("{HOSTILE_ERROR_MARK} \"quoted\" & 'single' \u{0}NUL {}", "x".repeat(5000));
+    for (i, (harness, model)) in [("alpha", "m-one"), ("beta", "m-one"), ("alpha", "m-two")].iter().enumerate() {
+        for task in 0..6 {
+            for repeat in 0..2i64 {
+                let success = if (task + repeat as usize + i).is_multiple_of(3) { 0.0 } else { 1.0 };
+                let error = (success < 1.0).then_some(if task == 0 { long_error.as_str() } else { "short failure" });
+                let task_id = format!("swe/task-{task}");
+                insert(
+                    &conn,
+                    "plain-run",
+                    &CellSpec {
+                        harness,
+                        model,
+                        task: &task_id,
+                        repeat,
+                        track: "swe",
+                        success,
+                        error,
+                        cost: 0.05 * (i + 1) as f64,
+                    },
+                );
+            }
+        }
+    }
+    insert(
+        &conn,
+        HOSTILE_RUN,
+        &CellSpec {
+            harness: "h<b>",
+            model: "m\"q",
+            task: "t&<script>",
+            repeat: 0,
+            track: "open_ended",
+            success: 0.5,
+            error: Some(&long_error),
+            cost: 1.0,
+        },
+    );
+    conn.execute(
+        "INSERT INTO run_state (run_name, cell_id, status, error, updated_at) VALUES
+           ('plain-run', 'alpha__m-one__swe/task-9__r0', 'running', NULL, '2026-11-20T10:00:00+00:00'),
+           ('plain-run', 'alpha__m-one__swe/task-10__r0', 'skipped', 'budget exhausted <b>', '2026-11-20T10:00:00+00:00')",
+        [],
+    )
+    .unwrap();
+}

@@ -1,0 +1,136 @@
+//! A minimal W3C WebDriver client over HTTP (ureq) driving Debian's `chromedriver`
+//! and headless `chromium`, for the behaviour that lives in the browser. `.ci/run`
+//! installs both packages.
+#![allow(dead_code)]
+
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+const ELEMENT: &str = "element-6066-11e4-a52e-4f735466cecf";
+
+pub struct Browser {
+    driver: Child,
+    base: String,
+    session: String,
+    agent: ureq::Agent,
+    _profile: tempfile::TempDir,
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+}
+
+impl Browser {
+    pub fn start() -> Browser {
+        let port = free_port();
+        let driver = Command::new("chromedriver")
+            .arg(format!("--port={port}"))
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("chromedriver is missing: apt-get install chromium chromium-driver (.ci/run does this)");
+        let base = format!("http://127.0.0.1:{port}");
+        let agent = ureq::Agent::config_builder()
+            .http_status_as_error(false)
+            .timeout_global(Some(Duration::from_secs(60)))
+            .build()
+            .new_agent();
+        let started = Instant::now();
+        while agent.get(format!("{base}/status")).call().is_err() {
+            assert!(started.elapsed() < Duration::from_secs(20), "chromedriver did not start");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        let profile = tempfile::tempdir().unwrap();
+        let args = [
+            "--headless=new".to_string(),
+            "--no-sandbox".into(),
+            "--disable-gpu".into(),
+            "--disable-quic".into(),
+            "--no-first-run".into(),
+            "--disable-background-networking".into(),
+            "--disable-component-update".into(),
+            "--disable-sync".into(),
+            "--window-size=1280,1000".into(),
+            format!("--user-data-dir={}", profile.path().display()),
+        ];
+        let capabilities = json!({"capabilities": {"alwaysMatch": {
+            "browserName": "chrome",
+            "goog:chromeOptions": {"binary": "/usr/bin/chromium", "args": args}
+        }}});
+        let mut response = agent
+            .post(format!("{base}/session"))
+            .content_type("application/json")
+            .send(capabilities.to_string())
+            .unwrap();
+        let body: Value = serde_json::from_str(&response.body_mut().read_to_string().unwrap()).unwrap();
+        let session = body["value"]["sessionId"].as_str().unwrap_or_else(|| panic!("no session: {body}")).to_string();
+        Browser { driver, base, session, agent, _profile: profile }
+    }
+
+    fn call(&self, method: &str, path: &str, body: Option<Value>) -> Value {
+        let url = format!("{}/session/{}{path}", self.base, self.session);
+        let response = match method {
+            "GET" => self.agent.get(&url).call(),
+            "DELETE" => self.agent.delete(&url).call(),
+            _ => self.agent.post(&url).content_type("application/json").send(body.unwrap_or(json!({})).to_string()),
+        };
+        let text = response.unwrap().body_mut().read_to_string().unwrap();
+        let value: Value = serde_json::from_str(&text).unwrap();
+        value["value"].clone()
+    }
+
+    pub fn goto(&self, url: &str) {
+        self.call("POST", "/url", Some(json!({"url": url})));
+    }
+
+    pub fn url(&self) -> String {
+        self.call("GET", "/url", None).as_str().unwrap_or_default().to_string()
+    }
+
+    pub fn find(&self, css: &str) -> Option<String> {
+        let value = self.call("POST", "/element", Some(json!({"using": "css selector", "value": css})));
+        value.get(ELEMENT).and_then(|v| v.as_str()).map(str::to_string)
+    }
+
+    pub fn element(&self, css: &str) -> String {
+        self.find(css).unwrap_or_else(|| panic!("no element {css} on {}", self.url()))
+    }
+
+    pub fn click(&self, css: &str) {
+        let id = self.element(css);
+        self.call("POST", &format!("/element/{id}/click"), Some(json!({})));
+    }
+
+    pub fn type_into(&self, css: &str, text: &str) {
+        let id = self.element(css);
+        self.call("POST", &format!("/element/{id}/value"), Some(json!({"text": text})));
+    }
+
+    pub fn text(&self, css: &str) -> String {
+        let id = self.element(css);
+        self.call("GET", &format!("/element/{id}/text"), None).as_str().unwrap_or_default().to_string()
+    }
+
+    pub fn script(&self, source: &str) -> Value {
+        self.call("POST", "/execute/sync", Some(json!({"script": source, "args": []})))
+    }
+
+    /// Polls `check` every 50 ms until it holds; panics naming `what` after `limit`.
+    pub fn wait_for(&self, limit: Duration, what: &str, mut check: impl FnMut(&Browser) -> bool) {
+        let started = Instant::now();
+        while !check(self) {
+            assert!(started.elapsed() < limit, "timed out waiting for {what} on {}", self.url());
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+}
+
+impl Drop for Browser {
+    fn drop(&mut self) {
+        let _ = self.agent.delete(format!("{}/session/{}", self.base, self.session)).call();
+        let _ = self.driver.kill();
+        let _ = self.driver.wait();
+    }
+}

@@ -1,0 +1,133 @@
+//! `results`, `report` and `evals demo` through the real binary.
+
+mod common;
+
+use common::results::{self, HOSTILE_ERROR_MARK, HOSTILE_RUN};
+use common::{sightline, stderr, stdout};
+
+fn hostile_db() -> (tempfile::TempDir, String) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("results.db");
+    results::hostile(&path);
+    let path = path.to_str().unwrap().to_string();
+    (dir, path)
+}
+
+#[test]
+fn results_lists_runs_and_shows_a_run_within_80_columns() {
+    let (_dir, db) = hostile_db();
+    let runs = sightline(&["results", "--db", &db]);
+    assert!(runs.status.success(), "{}", stderr(&runs));
+    let text = stdout(&runs);
+    for needle in ["Run", "Cells", "Completed", "Failed", "Avg success", "Total cost", "plain-run"] {
+        assert!(text.contains(needle), "{needle} missing:\n{text}");
+    }
+    let run = sightline(&["results", "plain-run", "--db", &db]);
+    let table = stdout(&run);
+    for header in
+        ["Harness", "Model", "Task", "Exit", "Success", "Tokens", "Cost", "Time(s)", "Error Class", "Error Message"]
+    {
+        assert!(table.replace('\n', " ").contains(header) || table.contains(&header[..4]), "{header}:\n{table}");
+    }
+    for line in table.lines() {
+        assert!(line.chars().count() <= 80, "line wider than 80 columns: {line}");
+    }
+    assert!(!table.contains('\u{0}') && !table.contains('\u{1b}'));
+}
+
+#[test]
+fn results_cuts_error_messages_at_60_characters_with_an_ellipsis() {
+    let (_dir, db) = hostile_db();
+    let csv = stdout(&sightline(&["results", "plain-run", "--db", &db, "--format", "csv"]));
+    let mut reader = csv::Reader::from_reader(csv.as_bytes());
+    let long: Vec<String> = reader.records().map(|r| r.unwrap()[9].to_string()).filter(|m| m.len() > 60).collect();
+    assert!(!long.is_empty(), "CSV keeps full messages");
+    let json: serde_json::Value =
+        serde_json::from_str(&stdout(&sightline(&["results", "plain-run", "--db", &db, "--format", "json"]))).unwrap();
+    assert_eq!(json.as_array().unwrap().len(), 36);
+    let wide = std::process::Command::new(common::BIN)
+        .args(["results", "plain-run", "--db", &db])
+        .env("COLUMNS", "400")
+        .output()
+        .unwrap();
+    let table = stdout(&wide);
+    let cut: Vec<&str> = table.lines().filter(|l| l.contains('…')).collect();
+    assert!(!cut.is_empty(), "{table}");
+    for line in cut {
+        let cell = line.trim_end_matches('│').rsplit('┆').next().unwrap().trim();
+        assert_eq!(cell.chars().count(), 61, "60 characters and the ellipsis: {cell:?}");
+    }
+}
+
+#[test]
+fn unknown_runs_and_missing_databases_are_clear_errors() {
+    let (_dir, db) = hostile_db();
+    let out = sightline(&["results", "nope", "--db", &db]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("unknown run \"nope\""), "{}", stderr(&out));
+    let missing = sightline(&["results", "--db", "/nonexistent/results.db"]);
+    assert!(stderr(&missing).contains("evals demo"), "{}", stderr(&missing));
+    let report = sightline(&["report", "nope", "--db", &db, "--output", "/tmp"]);
+    assert_eq!(report.status.code(), Some(2));
+}
+
+#[test]
+fn report_writes_three_files_inside_the_output_directory_with_escaped_text() {
+    let (dir, db) = hostile_db();
+    let out_dir = dir.path().join("reports");
+    let out = sightline(&["report", HOSTILE_RUN, "--db", &db, "--output", out_dir.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let mut names: Vec<String> =
+        std::fs::read_dir(&out_dir).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+    names.sort();
+    assert_eq!(names.len(), 3, "{names:?}");
+    let stem = sightline::evals::text::safe_file_stem(HOSTILE_RUN);
+    assert!(!stem.contains("..") && !stem.contains('/'), "{stem}");
+    for suffix in ["_report.csv", "_report.html", "_report.json"] {
+        assert!(names.iter().any(|n| n == &format!("{stem}{suffix}")), "{suffix} in {names:?}");
+    }
+    assert!(!dir.path().join("escape_report.html").exists());
+    let html = std::fs::read_to_string(out_dir.join(format!("{stem}_report.html"))).unwrap();
+    assert!(!html.contains("<script>alert") && !html.contains(HOSTILE_ERROR_MARK), "raw markup in HTML report");
+    assert!(results::named_entities(&html).contains("&lt;script&gt;alert"));
+
+    let plain = sightline(&["report", "plain-run", "--db", &db, "--output", out_dir.to_str().unwrap()]);
+    assert!(plain.status.success());
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out_dir.join("plain-run_report.json")).unwrap()).unwrap();
+    for key in ["run_name", "timestamp", "total_cells", "leaderboards", "results"] {
+        assert!(json.get(key).is_some(), "{key}");
+    }
+    assert_eq!(json["total_cells"], 36);
+    let row = &json["leaderboards"]["m-one"][0];
+    for key in ["harness", "success_pct", "success_class", "avg_tokens", "avg_cost", "avg_time_s", "avg_api_calls"] {
+        assert!(row[key].is_string(), "{key} must be a string: {row}");
+    }
+    assert!(row["tasks"].is_number() && row["std_error_pct"].is_number() && row["ci95_pct"].is_array());
+    let csv = std::fs::read_to_string(out_dir.join("plain-run_report.csv")).unwrap();
+    let mut reader = csv::Reader::from_reader(csv.as_bytes());
+    assert_eq!(reader.headers().unwrap().len(), 28);
+    assert_eq!(&reader.headers().unwrap()[0], "cell_id");
+    assert_eq!(&reader.headers().unwrap()[27], "retry_count");
+    assert_eq!(reader.records().count(), 36);
+}
+
+#[test]
+fn demo_writes_a_database_that_every_command_reads_and_never_overwrites() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("results.db");
+    let db = db.to_str().unwrap();
+    let out = sightline(&["evals", "demo", "--out", db]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let again = sightline(&["evals", "demo", "--out", db]);
+    assert_eq!(again.status.code(), Some(2));
+    assert!(stderr(&again).contains("already exists"));
+    let runs = stdout(&sightline(&["results", "--db", db, "--format", "json"]));
+    let runs: serde_json::Value = serde_json::from_str(&runs).unwrap();
+    let names: Vec<&str> = runs["runs"].as_array().unwrap().iter().map(|r| r["run_name"].as_str().unwrap()).collect();
+    assert!(names.len() >= 3, "{names:?}");
+    for name in names {
+        let report = sightline(&["report", name, "--db", db, "--output", dir.path().join("r").to_str().unwrap()]);
+        assert!(report.status.success(), "{name}: {}", stderr(&report));
+    }
+}
