@@ -387,6 +387,26 @@ pub fn all_rows(
     Ok(rows.collect::<Result<_, _>>()?)
 }
 
+/// Visits every cell matching the filters, in order, one row at a time, so exports
+/// of runs with gigabytes of logs never hold more than one row in memory.
+pub fn for_each_row(
+    conn: &Connection,
+    run: &str,
+    filters: &Filters,
+    sort: Sort,
+    with_bulk: bool,
+    mut visit: impl FnMut(ResultRecord) -> Result<(), EvalsError>,
+) -> Result<(), EvalsError> {
+    let (filter_sql, values) = where_clause(run, filters);
+    let columns = if with_bulk { format!("{LIGHT_COLUMNS}, {BULK_COLUMNS}") } else { LIGHT_COLUMNS.to_string() };
+    let mut stmt = conn.prepare(&format!("SELECT {columns} FROM run_results {filter_sql} {}", sort.sql()))?;
+    let mut rows = stmt.query(params_from_iter(values.iter()))?;
+    while let Some(row) = rows.next()? {
+        visit(read_record(row, with_bulk)?)?;
+    }
+    Ok(())
+}
+
 /// One cell with all its columns.
 pub fn cell(conn: &Connection, run: &str, cell_id: &str) -> Result<Option<ResultRecord>, EvalsError> {
     Ok(conn

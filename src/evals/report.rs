@@ -78,7 +78,8 @@ pub fn write(conn: &Connection, run: &str, dir: &Path) -> Result<Written, EvalsE
     db::require_run(conn, run)?;
     let summary = db::run_summary(conn, run)?;
     let boards = leaderboard::compute(conn, run)?;
-    let rows = db::all_rows(conn, run, &Filters::default(), Sort::default(), true)?;
+    // Light rows for the HTML and JSON reports; the CSV streams the full rows below.
+    let rows = db::all_rows(conn, run, &Filters::default(), Sort::default(), false)?;
     let stem = safe_file_stem(run);
     let written = Written {
         html: contained_path(dir, &stem, "_report.html")?,
@@ -88,10 +89,9 @@ pub fn write(conn: &Connection, run: &str, dir: &Path) -> Result<Written, EvalsE
     let generated_at = now_iso();
     let html = html(&summary, &boards, &rows, &generated_at)?;
     let json = json_report(&summary, &boards, &rows, &generated_at);
-    let csv = csv_report(&rows)?;
     write_atomically(&written.html, html.as_bytes())?;
     write_atomically(&written.json, json.as_bytes())?;
-    write_atomically(&written.csv, &csv)?;
+    write_csv(conn, run, &written.csv)?;
     Ok(written)
 }
 
@@ -148,14 +148,24 @@ fn json_report(summary: &RunSummary, boards: &Leaderboards, rows: &[ResultRecord
     serde_json::to_string_pretty(&report).unwrap_or_default() + "\n"
 }
 
-fn csv_report(rows: &[ResultRecord]) -> Result<Vec<u8>, EvalsError> {
-    let io = |e: csv::Error| EvalsError::Io { context: "writing CSV".into(), source: std::io::Error::other(e) };
-    let mut writer = csv::Writer::from_writer(Vec::new());
+/// Streams every row, with all 28 columns, into `path` (via a temporary file).
+fn write_csv(conn: &Connection, run: &str, path: &Path) -> Result<(), EvalsError> {
+    let temp = path.with_extension("partial");
+    let io = |e: csv::Error| EvalsError::Io {
+        context: format!("writing {}", temp.display()),
+        source: std::io::Error::other(e),
+    };
+    let file = std::fs::File::create(&temp)
+        .map_err(|source| EvalsError::Io { context: format!("cannot write {}", temp.display()), source })?;
+    let mut writer = csv::Writer::from_writer(std::io::BufWriter::with_capacity(1 << 20, file));
     writer.write_record(db::COLUMNS).map_err(io)?;
-    for r in rows {
-        writer.write_record(csv_fields(r)).map_err(io)?;
-    }
-    writer.into_inner().map_err(|e| EvalsError::Io { context: "writing CSV".into(), source: e.into_error() })
+    db::for_each_row(conn, run, &Filters::default(), Sort::default(), true, |row| {
+        writer.write_record(csv_fields(&row)).map_err(io)
+    })?;
+    writer.flush().map_err(|source| EvalsError::Io { context: format!("writing {}", temp.display()), source })?;
+    drop(writer);
+    std::fs::rename(&temp, path)
+        .map_err(|source| EvalsError::Io { context: format!("cannot write {}", path.display()), source })
 }
 
 /// One record's fields in the spec's column order (§2.1).

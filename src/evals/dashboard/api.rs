@@ -136,7 +136,8 @@ pub async fn compare(State(state): State<Arc<DashState>>, Query(raw): Query<Hash
     Ok(Json(serde_json::to_value(result).unwrap_or_default()))
 }
 
-/// `/run/{run}/export/{csv|json}`: every row matching the filters, in the chosen order.
+/// `/run/{run}/export/{csv|json}`: every row matching the filters, in the chosen
+/// order, streamed in chunks from a blocking task so a large run never sits in memory.
 pub async fn export(
     State(state): State<Arc<DashState>>,
     Path((run, format)): Path<(String, String)>,
@@ -148,33 +149,84 @@ pub async fn export(
     let filters = params::filters(&raw)?;
     let sort = db::Sort::parse(params::text(&raw, "sort").as_deref(), params::text(&raw, "order").as_deref())?;
     let name = run.clone();
-    let rows = state
-        .query(move |conn| {
-            db::require_run(conn, &name)?;
-            db::all_rows(conn, &name, &filters, sort, true)
-        })
-        .await?;
-    let stem = safe_file_stem(&run);
-    let (body, content_type) = if format == "csv" {
-        let mut writer = csv::Writer::from_writer(Vec::new());
-        let io = |e: csv::Error| ApiError(EvalsError::Io { context: "csv".into(), source: std::io::Error::other(e) });
-        writer.write_record(db::COLUMNS).map_err(io)?;
-        for row in &rows {
-            writer.write_record(csv_fields(row)).map_err(io)?;
+    state.query(move |conn| db::require_run(conn, &name)).await?;
+    let (sender, receiver) = tokio::sync::mpsc::channel::<Result<Vec<u8>, std::io::Error>>(8);
+    let producer = state.clone();
+    let (name, csv) = (run.clone(), format == "csv");
+    tokio::task::spawn_blocking(move || {
+        let result = producer
+            .pool
+            .get()
+            .map_err(|e| EvalsError::Io { context: "results.db".into(), source: std::io::Error::other(e) })
+            .and_then(|conn| stream_rows(&conn, &name, &filters, sort, csv, &sender));
+        if let Err(err) = result {
+            tracing::warn!(error = %err, "export stopped");
+            let _ = sender.blocking_send(Err(std::io::Error::other(err.to_string())));
         }
-        let bytes = writer
-            .into_inner()
-            .map_err(|e| ApiError(EvalsError::Io { context: "csv".into(), source: e.into_error() }))?;
-        (bytes, "text/csv; charset=utf-8")
-    } else {
-        (serde_json::to_vec_pretty(&rows).unwrap_or_default(), "application/json")
-    };
+    });
+    let body = axum::body::Body::from_stream(futures_util::stream::unfold(receiver, |mut receiver| async move {
+        receiver.recv().await.map(|chunk| (chunk, receiver))
+    }));
+    let content_type = if csv { "text/csv; charset=utf-8" } else { "application/json" };
     Ok((
         [
             (header::CONTENT_TYPE, content_type.to_string()),
-            (header::CONTENT_DISPOSITION, format!("attachment; filename=\"{stem}_results.{format}\"")),
+            (
+                header::CONTENT_DISPOSITION,
+                format!("attachment; filename=\"{}_results.{format}\"", safe_file_stem(&run)),
+            ),
         ],
         body,
     )
         .into_response())
+}
+
+const CHUNK_BYTES: usize = 256 * 1024;
+
+/// Writes the rows as CSV (all 28 columns, spec order) or a JSON array into chunks.
+fn stream_rows(
+    conn: &rusqlite::Connection,
+    run: &str,
+    filters: &db::Filters,
+    sort: db::Sort,
+    csv: bool,
+    sender: &tokio::sync::mpsc::Sender<Result<Vec<u8>, std::io::Error>>,
+) -> Result<(), EvalsError> {
+    let gone = || EvalsError::Io { context: "export".into(), source: std::io::Error::other("the client went away") };
+    let failed = |e: String| EvalsError::Io { context: "export".into(), source: std::io::Error::other(e) };
+    let send = |chunk: Vec<u8>| sender.blocking_send(Ok(chunk)).map_err(|_| gone());
+    if csv {
+        let mut buffer = Vec::with_capacity(CHUNK_BYTES * 2);
+        let write = |buffer: &mut Vec<u8>, fields: &[String]| -> Result<(), EvalsError> {
+            let mut writer = csv::WriterBuilder::new().has_headers(false).buffer_capacity(8192).from_writer(buffer);
+            writer.write_record(fields).map_err(|e| failed(e.to_string()))?;
+            writer.flush().map_err(|e| failed(e.to_string()))
+        };
+        let header: Vec<String> = db::COLUMNS.iter().map(|c| c.to_string()).collect();
+        write(&mut buffer, &header)?;
+        db::for_each_row(conn, run, filters, sort, true, |row| {
+            write(&mut buffer, &csv_fields(&row))?;
+            if buffer.len() >= CHUNK_BYTES {
+                send(std::mem::take(&mut buffer))?;
+            }
+            Ok(())
+        })?;
+        send(buffer)
+    } else {
+        let mut buffer = b"[".to_vec();
+        let mut first = true;
+        db::for_each_row(conn, run, filters, sort, true, |row| {
+            if !first {
+                buffer.push(b',');
+            }
+            first = false;
+            serde_json::to_writer(&mut buffer, &row).map_err(|e| failed(e.to_string()))?;
+            if buffer.len() >= CHUNK_BYTES {
+                send(std::mem::take(&mut buffer))?;
+            }
+            Ok(())
+        })?;
+        buffer.extend_from_slice(b"]\n");
+        send(buffer)
+    }
 }
