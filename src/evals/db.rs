@@ -88,19 +88,27 @@ pub struct RunSummary {
 /// Every run, newest activity first. Runs known only from live progress (nothing
 /// finished yet) are included with zero results.
 pub fn runs(conn: &Connection) -> Result<Vec<RunSummary>, EvalsError> {
+    summaries(conn, None)
+}
+
+/// The summaries of every run, or of one (`only`), by aggregation over the indexes.
+fn summaries(conn: &Connection, only: Option<&str>) -> Result<Vec<RunSummary>, EvalsError> {
     let with_state = table_exists(conn, "run_state")?;
+    let filter = if only.is_some() { "WHERE run_name = ?1" } else { "" };
     let state_cte = if with_state {
-        "SELECT run_name, count(*) AS planned, sum(status = 'running') AS running, max(updated_at) AS last
-         FROM run_state GROUP BY run_name"
+        format!(
+            "SELECT run_name, count(*) AS planned, sum(status = 'running') AS running, max(updated_at) AS last
+             FROM run_state {filter} GROUP BY run_name"
+        )
     } else {
-        "SELECT NULL AS run_name, 0 AS planned, 0 AS running, NULL AS last WHERE 0"
+        "SELECT NULL AS run_name, 0 AS planned, 0 AS running, NULL AS last WHERE 0".to_string()
     };
     let sql = format!(
         "WITH results AS (
             SELECT run_name, count(*) AS cells, coalesce(sum(exit_class = 'pass'), 0) AS passed,
                    coalesce(sum(exit_class = 'fail'), 0) AS failed, coalesce(sum(total_cost), 0.0) AS cost,
                    coalesce(avg(success), 0.0) AS avg_success, max(timestamp) AS last
-            FROM run_results GROUP BY run_name),
+            FROM run_results {filter} GROUP BY run_name),
          state AS ({state_cte}),
          names AS (SELECT run_name FROM results UNION SELECT run_name FROM state)
          SELECT n.run_name, coalesce(r.cells, 0), coalesce(r.passed, 0), coalesce(r.failed, 0),
@@ -110,7 +118,8 @@ pub fn runs(conn: &Connection) -> Result<Vec<RunSummary>, EvalsError> {
          ORDER BY 9 DESC, n.run_name"
     );
     let mut stmt = conn.prepare(&sql)?;
-    let rows = stmt.query_map([], |row| {
+    let params: Vec<&str> = only.into_iter().collect();
+    let rows = stmt.query_map(params_from_iter(params.iter()), |row| {
         let last: String = row.get(8)?;
         Ok(RunSummary {
             run_name: row.get(0)?,
@@ -129,7 +138,7 @@ pub fn runs(conn: &Connection) -> Result<Vec<RunSummary>, EvalsError> {
 
 /// The summary of one run, or `UnknownRun`.
 pub fn run_summary(conn: &Connection, run: &str) -> Result<RunSummary, EvalsError> {
-    runs(conn)?.into_iter().find(|r| r.run_name == run).ok_or_else(|| EvalsError::UnknownRun(run.to_string()))
+    summaries(conn, Some(run))?.into_iter().next().ok_or_else(|| EvalsError::UnknownRun(run.to_string()))
 }
 
 /// Fails with `UnknownRun` unless the run has results or live progress.
@@ -363,9 +372,12 @@ pub fn page(
         .query_row(params_from_iter(values.iter()), |r| r.get(0))?;
     values.push(SqlValue::Integer(i64::from(per_page)));
     values.push(SqlValue::Integer(i64::from(page.saturating_sub(1)) * i64::from(per_page)));
+    // Two steps: the page's rowids from an index (OFFSET then skips index entries, not
+    // rows with their logs), then just those rows.
+    let order = sort.sql();
     let mut stmt = conn.prepare_cached(&format!(
-        "SELECT {LIGHT_COLUMNS} FROM run_results {filter_sql} {} LIMIT ? OFFSET ?",
-        sort.sql()
+        "SELECT {LIGHT_COLUMNS} FROM run_results
+         WHERE rowid IN (SELECT rowid FROM run_results {filter_sql} {order} LIMIT ? OFFSET ?) {order}"
     ))?;
     let rows = stmt.query_map(params_from_iter(values.iter()), |row| read_record(row, false))?;
     Ok((total, rows.collect::<Result<_, _>>()?))
@@ -483,7 +495,7 @@ pub fn failed_cells(conn: &Connection, run: &str) -> Result<Vec<FailedCell>, Eva
     }
     let mut stmt = conn.prepare_cached(
         "SELECT cell_id, exit_class, coalesce(error_message, error_class, '') FROM run_results
-         WHERE run_name = ?1 AND exit_class <> 'pass' ORDER BY cell_id",
+         WHERE run_name = ?1 AND (exit_class < 'pass' OR exit_class > 'pass') ORDER BY cell_id",
     )?;
     let rows = stmt.query_map([run], |r| Ok(FailedCell { cell_id: r.get(0)?, status: r.get(1)?, error: r.get(2)? }))?;
     for cell in rows {
