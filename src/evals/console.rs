@@ -7,7 +7,7 @@
 use comfy_table::presets::UTF8_FULL_CONDENSED;
 use comfy_table::{Cell, CellAlignment, ContentArrangement, Table};
 
-use super::db::{self, EvalsError, Filters, ResultRecord, RunSummary, Sort};
+use super::db::{self, EvalsError, RunSummary, TableRow};
 use super::text::{ellipsize, one_line, strip_control};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -36,30 +36,21 @@ fn safe(text: &str) -> String {
 }
 
 /// The run's cells as the console shows them.
-pub fn render_run(rows: &[ResultRecord], format: Format, width: u16) -> Result<String, EvalsError> {
+pub fn render_run(rows: &[TableRow], format: Format, width: u16) -> Result<String, EvalsError> {
     match format {
-        Format::Table => {
-            let mut t = table(width);
-            t.set_header(HEADERS);
-            for r in rows {
-                let error = r.error_message.as_deref().map(|m| ellipsize(&safe(m), ERROR_CHARS)).unwrap_or_default();
-                t.add_row(vec![
-                    Cell::new(safe(&r.harness)),
-                    Cell::new(safe(&r.model)),
-                    Cell::new(safe(&r.task_id)),
-                    Cell::new(safe(&r.exit_class)),
-                    right(format!("{:.2}", r.success)),
-                    right(r.total_tokens().to_string()),
-                    right(format!("${:.4}", r.total_cost)),
-                    right(r.latency_ms.map(|ms| format!("{:.1}", ms as f64 / 1000.0)).unwrap_or_default()),
-                    Cell::new(safe(r.error_class.as_deref().unwrap_or(""))),
-                    Cell::new(error),
-                ]);
-            }
-            Ok(format!("{t}\n"))
-        }
+        Format::Table => Ok(aligned_table(rows, usize::from(width))),
         Format::Json => {
-            Ok(serde_json::to_string_pretty(rows).map_err(|e| EvalsError::bad("format", e.to_string()))? + "\n")
+            let values: Vec<serde_json::Value> = rows
+                .iter()
+                .map(|r| {
+                    serde_json::json!({
+                        "harness": r.harness, "model": r.model, "task_id": r.task_id, "exit_class": r.exit_class,
+                        "success": r.success, "tokens": r.tokens, "total_cost": r.total_cost,
+                        "latency_ms": r.latency_ms, "error_class": r.error_class, "error_message": r.error_message,
+                    })
+                })
+                .collect();
+            Ok(serde_json::to_string_pretty(&values).map_err(|e| EvalsError::bad("format", e.to_string()))? + "\n")
         }
         Format::Csv => {
             let mut writer = csv::Writer::from_writer(Vec::new());
@@ -73,7 +64,7 @@ pub fn render_run(rows: &[ResultRecord], format: Format, width: u16) -> Result<S
                         r.task_id.clone(),
                         r.exit_class.clone(),
                         r.success.to_string(),
-                        r.total_tokens().to_string(),
+                        r.tokens.to_string(),
                         r.total_cost.to_string(),
                         r.latency_ms.map(|ms| (ms as f64 / 1000.0).to_string()).unwrap_or_default(),
                         r.error_class.clone().unwrap_or_default(),
@@ -86,6 +77,115 @@ pub fn render_run(rows: &[ResultRecord], format: Format, width: u16) -> Result<S
             Ok(String::from_utf8_lossy(&bytes).into_owned())
         }
     }
+}
+
+/// Which columns are numbers (right-aligned).
+const NUMERIC: [bool; 10] = [false, false, false, false, true, true, true, true, false, false];
+const GAP: &str = "  ";
+
+fn table_cells(r: &TableRow) -> [String; 10] {
+    [
+        safe(&r.harness),
+        safe(&r.model),
+        safe(&r.task_id),
+        safe(&r.exit_class),
+        format!("{:.2}", r.success),
+        r.tokens.to_string(),
+        format!("${:.4}", r.total_cost),
+        r.latency_ms.map(|ms| format!("{:.1}", ms as f64 / 1000.0)).unwrap_or_default(),
+        safe(r.error_class.as_deref().unwrap_or("")),
+        r.error_message.as_deref().map(|m| ellipsize(&safe(m), ERROR_CHARS)).unwrap_or_default(),
+    ]
+}
+
+/// Column widths: each column's widest content, then the widest columns narrowed one
+/// character at a time until the row fits `width` (cells then wrap).
+fn fit_widths(rows: &[[String; 10]], width: usize) -> [usize; 10] {
+    let mut widths = HEADERS.map(|h| h.chars().count());
+    for row in rows {
+        for (w, cell) in widths.iter_mut().zip(row) {
+            *w = (*w).max(cell.chars().count());
+        }
+    }
+    let budget = width.saturating_sub(GAP.len() * (HEADERS.len() - 1));
+    while widths.iter().sum::<usize>() > budget {
+        let (widest, &w) = widths.iter().enumerate().rev().max_by_key(|(_, w)| **w).unwrap_or((0, &0));
+        if w <= 4 {
+            break;
+        }
+        widths[widest] -= 1;
+    }
+    widths
+}
+
+/// Word-wraps `text` into lines of at most `width` characters, splitting long words.
+fn wrap(text: &str, width: usize) -> Vec<String> {
+    let mut lines = Vec::new();
+    let mut line = String::new();
+    for word in text.split(' ') {
+        let mut word: Vec<char> = word.chars().collect();
+        loop {
+            let used = line.chars().count();
+            let room = if used == 0 { width } else { width.saturating_sub(used + 1) };
+            if word.len() <= room {
+                if used > 0 {
+                    line.push(' ');
+                }
+                line.extend(word.iter());
+                break;
+            }
+            if used > 0 {
+                lines.push(std::mem::take(&mut line));
+                continue;
+            }
+            let rest = word.split_off(width.max(1));
+            lines.push(word.into_iter().collect());
+            word = rest;
+        }
+    }
+    if !line.is_empty() || lines.is_empty() {
+        lines.push(line);
+    }
+    lines
+}
+
+fn push_row(out: &mut String, cells: &[String; 10], widths: &[usize; 10]) {
+    let wrapped: Vec<Vec<String>> = cells.iter().zip(widths).map(|(c, w)| wrap(c, *w)).collect();
+    let height = wrapped.iter().map(Vec::len).max().unwrap_or(1);
+    for i in 0..height {
+        let mut line = String::new();
+        for (column, lines) in wrapped.iter().enumerate() {
+            if column > 0 {
+                line.push_str(GAP);
+            }
+            let text = lines.get(i).map(String::as_str).unwrap_or("");
+            let pad = widths[column].saturating_sub(text.chars().count());
+            if NUMERIC[column] {
+                line.extend(std::iter::repeat_n(' ', pad));
+                line.push_str(text);
+            } else {
+                line.push_str(text);
+                line.extend(std::iter::repeat_n(' ', pad));
+            }
+        }
+        out.push_str(line.trim_end());
+        out.push('\n');
+    }
+}
+
+/// An aligned table that fits `width` columns, rendered in one pass over the rows.
+fn aligned_table(rows: &[TableRow], width: usize) -> String {
+    let cells: Vec<[String; 10]> = rows.iter().map(table_cells).collect();
+    let widths = fit_widths(&cells, width);
+    let mut out = String::with_capacity(cells.len() * width.min(200));
+    push_row(&mut out, &HEADERS.map(str::to_string), &widths);
+    let rule: Vec<String> = widths.iter().map(|w| "─".repeat(*w)).collect();
+    out.push_str(&rule.join(GAP));
+    out.push('\n');
+    for row in &cells {
+        push_row(&mut out, row, &widths);
+    }
+    out
 }
 
 /// The runs list: cells, completed, failed, average success, total cost.
@@ -143,8 +243,7 @@ pub fn results(
         None => render_runs(&db::runs(conn)?, format, width),
         Some(run) => {
             db::require_run(conn, run)?;
-            let rows = db::all_rows(conn, run, &Filters::default(), Sort::default(), false)?;
-            render_run(&rows, format, width)
+            render_run(&db::table_rows(conn, run)?, format, width)
         }
     }
 }

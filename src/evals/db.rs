@@ -419,6 +419,47 @@ pub fn for_each_row(
     Ok(())
 }
 
+/// The columns people read in tables (console, HTML report). All of them precede the
+/// bulky text columns in the row, so reading them never walks a row's overflow pages.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TableRow {
+    pub harness: String,
+    pub model: String,
+    pub task_id: String,
+    pub exit_class: String,
+    pub success: f64,
+    pub tokens: i64,
+    pub total_cost: f64,
+    pub latency_ms: Option<i64>,
+    pub error_class: Option<String>,
+    pub error_message: Option<String>,
+}
+
+/// Every cell of a run as table rows, in cell-id order.
+pub fn table_rows(conn: &Connection, run: &str) -> Result<Vec<TableRow>, EvalsError> {
+    let mut stmt = conn.prepare(
+        "SELECT harness, model, task_id, exit_class, success,
+                input_tokens + output_tokens + cache_read_tokens + cache_write_tokens + reasoning_tokens,
+                total_cost, latency_ms, error_class, error_message
+         FROM run_results WHERE run_name = ?1 ORDER BY cell_id",
+    )?;
+    let rows = stmt.query_map([run], |r| {
+        Ok(TableRow {
+            harness: r.get(0)?,
+            model: r.get(1)?,
+            task_id: r.get(2)?,
+            exit_class: r.get(3)?,
+            success: r.get(4)?,
+            tokens: r.get(5)?,
+            total_cost: r.get(6)?,
+            latency_ms: r.get(7)?,
+            error_class: r.get(8)?,
+            error_message: r.get(9)?,
+        })
+    })?;
+    Ok(rows.collect::<Result<_, _>>()?)
+}
+
 /// One cell with all its columns.
 pub fn cell(conn: &Connection, run: &str, cell_id: &str) -> Result<Option<ResultRecord>, EvalsError> {
     Ok(conn

@@ -59,8 +59,16 @@ pub fn contained_path(dir: &Path, stem: &str, suffix: &str) -> Result<PathBuf, E
     Ok(path)
 }
 
+/// `<path>.partial`: the name a file is written under before it is renamed into place
+/// (appended, not replacing the extension, so the JSON and CSV never share one).
+fn partial_path(path: &Path) -> PathBuf {
+    let mut name = path.as_os_str().to_owned();
+    name.push(".partial");
+    PathBuf::from(name)
+}
+
 fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), EvalsError> {
-    let temp = path.with_extension("partial");
+    let temp = partial_path(path);
     std::fs::write(&temp, bytes)
         .map_err(|source| EvalsError::Io { context: format!("cannot write {}", temp.display()), source })?;
     std::fs::rename(&temp, path)
@@ -73,13 +81,13 @@ pub fn now_iso() -> String {
     time::OffsetDateTime::now_utc().format(&format).unwrap_or_default()
 }
 
-/// Writes the three report files of `run` into `dir`.
+/// Writes the three report files of `run` into `dir`. The HTML report is built from
+/// the narrow table columns; the JSON and CSV reports are written together in one
+/// streaming pass over the full rows, so memory stays flat however large the run.
 pub fn write(conn: &Connection, run: &str, dir: &Path) -> Result<Written, EvalsError> {
     db::require_run(conn, run)?;
     let summary = db::run_summary(conn, run)?;
     let boards = leaderboard::compute(conn, run)?;
-    // Light rows for the HTML and JSON reports; the CSV streams the full rows below.
-    let rows = db::all_rows(conn, run, &Filters::default(), Sort::default(), false)?;
     let stem = safe_file_stem(run);
     let written = Written {
         html: contained_path(dir, &stem, "_report.html")?,
@@ -87,15 +95,14 @@ pub fn write(conn: &Connection, run: &str, dir: &Path) -> Result<Written, EvalsE
         csv: contained_path(dir, &stem, "_report.csv")?,
     };
     let generated_at = now_iso();
-    let html = html(&summary, &boards, &rows, &generated_at)?;
-    let json = json_report(&summary, &boards, &rows, &generated_at);
+    let html = html(&summary, &boards, &db::table_rows(conn, run)?, &generated_at)?;
     write_atomically(&written.html, html.as_bytes())?;
-    write_atomically(&written.json, json.as_bytes())?;
-    write_csv(conn, run, &written.csv)?;
+    drop(html);
+    write_json_and_csv(conn, &summary, &boards, &generated_at, &written)?;
     Ok(written)
 }
 
-pub fn detail_rows(rows: &[ResultRecord]) -> Vec<DetailRow> {
+pub fn detail_rows(rows: &[db::TableRow]) -> Vec<DetailRow> {
     rows.iter()
         .map(|r| DetailRow {
             harness: r.harness.clone(),
@@ -103,7 +110,7 @@ pub fn detail_rows(rows: &[ResultRecord]) -> Vec<DetailRow> {
             task_id: r.task_id.clone(),
             exit_class: r.exit_class.clone(),
             success: format!("{:.2}", r.success),
-            tokens: r.total_tokens(),
+            tokens: r.tokens,
             cost: format!("{:.4}", r.total_cost),
             time_s: r.latency_ms.map(|ms| format!("{:.1}", ms as f64 / 1000.0)).unwrap_or_default(),
             error_class: r.error_class.clone().unwrap_or_default(),
@@ -115,7 +122,7 @@ pub fn detail_rows(rows: &[ResultRecord]) -> Vec<DetailRow> {
 fn html(
     summary: &RunSummary,
     boards: &Leaderboards,
-    rows: &[ResultRecord],
+    rows: &[db::TableRow],
     generated_at: &str,
 ) -> Result<String, EvalsError> {
     ReportPage { summary, generated_at, boards, rows: detail_rows(rows) }
@@ -123,49 +130,75 @@ fn html(
         .map_err(|e| EvalsError::Io { context: "rendering the HTML report".into(), source: std::io::Error::other(e) })
 }
 
-fn json_report(summary: &RunSummary, boards: &Leaderboards, rows: &[ResultRecord], generated_at: &str) -> String {
-    let results: Vec<serde_json::Value> = rows
-        .iter()
-        .map(|r| {
-            let mut value = serde_json::to_value(r).unwrap_or_default();
-            // The four bulky text fields stay in the CSV; the JSON report lists outcomes.
-            if let Some(object) = value.as_object_mut() {
-                for key in ["diff", "test_output", "harness_stdout", "harness_stderr"] {
-                    object.remove(key);
-                }
-            }
-            value
-        })
-        .collect();
-    let report = json!({
+struct Partial {
+    temp: PathBuf,
+    writer: std::io::BufWriter<std::fs::File>,
+}
+
+impl Partial {
+    fn create(path: &Path) -> Result<Partial, EvalsError> {
+        let temp = partial_path(path);
+        let file = std::fs::File::create(&temp)
+            .map_err(|source| EvalsError::Io { context: format!("cannot write {}", temp.display()), source })?;
+        Ok(Partial { writer: std::io::BufWriter::with_capacity(1 << 20, file), temp })
+    }
+
+    fn finish(self, path: &Path) -> Result<(), EvalsError> {
+        let temp = self.temp.clone();
+        let io = |source| EvalsError::Io { context: format!("cannot write {}", temp.display()), source };
+        let file = self.writer.into_inner().map_err(|e| io(e.into_error()))?;
+        file.sync_all().map_err(io)?;
+        std::fs::rename(&temp, path)
+            .map_err(|source| EvalsError::Io { context: format!("cannot write {}", path.display()), source })
+    }
+}
+
+/// The JSON report (`run_name`, `timestamp`, `total_cells`, `summary`, `leaderboards`,
+/// `results` without the four bulky text fields) and the CSV report (all 28 columns)
+/// from one pass over the run.
+fn write_json_and_csv(
+    conn: &Connection,
+    summary: &RunSummary,
+    boards: &Leaderboards,
+    generated_at: &str,
+    written: &Written,
+) -> Result<(), EvalsError> {
+    use std::io::Write;
+    let mut json = Partial::create(&written.json)?;
+    let csv_file = Partial::create(&written.csv)?;
+    let json_io =
+        |e: std::io::Error| EvalsError::Io { context: format!("writing {}", written.json.display()), source: e };
+    let csv_io = |e: csv::Error| EvalsError::Io {
+        context: format!("writing {}", written.csv.display()),
+        source: std::io::Error::other(e),
+    };
+    let head = json!({
         "run_name": summary.run_name,
         "timestamp": generated_at,
         "total_cells": summary.total_cells,
         "summary": {"passed": summary.passed, "failed": summary.failed, "total_cost": summary.total_cost, "avg_success": summary.avg_success},
         "leaderboards": leaderboard::to_json(boards),
-        "results": results,
     });
-    serde_json::to_string_pretty(&report).unwrap_or_default() + "\n"
-}
-
-/// Streams every row, with all 28 columns, into `path` (via a temporary file).
-fn write_csv(conn: &Connection, run: &str, path: &Path) -> Result<(), EvalsError> {
-    let temp = path.with_extension("partial");
-    let io = |e: csv::Error| EvalsError::Io {
-        context: format!("writing {}", temp.display()),
-        source: std::io::Error::other(e),
-    };
-    let file = std::fs::File::create(&temp)
-        .map_err(|source| EvalsError::Io { context: format!("cannot write {}", temp.display()), source })?;
-    let mut writer = csv::Writer::from_writer(std::io::BufWriter::with_capacity(1 << 20, file));
-    writer.write_record(db::COLUMNS).map_err(io)?;
-    db::for_each_row(conn, run, &Filters::default(), Sort::default(), true, |row| {
-        writer.write_record(csv_fields(&row)).map_err(io)
+    // The head object without its closing brace, then the results array streamed in.
+    let head = serde_json::to_string_pretty(&head).unwrap_or_default();
+    let head = head.trim_end().strip_suffix('}').unwrap_or(&head).trim_end();
+    write!(json.writer, "{head},\n  \"results\": [").map_err(json_io)?;
+    let Partial { temp: csv_temp, writer: csv_writer } = csv_file;
+    let mut csv = csv::Writer::from_writer(csv_writer);
+    csv.write_record(db::COLUMNS).map_err(csv_io)?;
+    let mut first = true;
+    db::for_each_row(conn, &summary.run_name, &Filters::default(), Sort::default(), true, |mut row| {
+        csv.write_record(csv_fields(&row)).map_err(csv_io)?;
+        row.bulk = None;
+        json.writer.write_all(if first { b"\n    " } else { b",\n    " }).map_err(json_io)?;
+        first = false;
+        serde_json::to_writer(&mut json.writer, &row).map_err(|e| json_io(std::io::Error::other(e)))
     })?;
-    writer.flush().map_err(|source| EvalsError::Io { context: format!("writing {}", temp.display()), source })?;
-    drop(writer);
-    std::fs::rename(&temp, path)
-        .map_err(|source| EvalsError::Io { context: format!("cannot write {}", path.display()), source })
+    json.writer.write_all(b"\n  ]\n}\n").map_err(json_io)?;
+    json.finish(&written.json)?;
+    let csv_writer =
+        csv.into_inner().map_err(|e| EvalsError::Io { context: "writing CSV".into(), source: e.into_error() })?;
+    Partial { temp: csv_temp, writer: csv_writer }.finish(&written.csv)
 }
 
 /// One record's fields in the spec's column order (§2.1).
