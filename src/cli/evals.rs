@@ -75,9 +75,14 @@ fn terminal_width() -> u16 {
 }
 
 pub fn results(args: &ResultsArgs) -> anyhow::Result<i32> {
+    use std::io::Write;
     let conn = db::open(&args.db.db)?;
-    print!("{}", console::results(&conn, args.run.as_deref(), args.format, terminal_width())?);
-    Ok(0)
+    let text = console::results(&conn, args.run.as_deref(), args.format, terminal_width())?;
+    // A reader that stops early (`| head`) is not an error.
+    match std::io::stdout().lock().write_all(text.as_bytes()) {
+        Err(err) if err.kind() != std::io::ErrorKind::BrokenPipe => Err(err.into()),
+        _ => Ok(0),
+    }
 }
 
 pub fn report(args: &ReportArgs) -> anyhow::Result<i32> {

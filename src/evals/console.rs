@@ -79,9 +79,12 @@ pub fn render_run(rows: &[TableRow], format: Format, width: u16) -> Result<Strin
     }
 }
 
-/// Which columns are numbers (right-aligned).
+/// Which columns are numbers (right-aligned, never narrowed).
 const NUMERIC: [bool; 10] = [false, false, false, false, true, true, true, true, false, false];
-const GAP: &str = "  ";
+/// The narrowest each text column may get; each fits its header's longest word.
+const MIN_WIDTH: [usize; 10] = [7, 7, 8, 4, 0, 0, 0, 0, 5, 10];
+/// Text columns in the order they give up width: the message first.
+const SHRINK_ORDER: [usize; 6] = [9, 2, 1, 8, 0, 3];
 
 fn table_cells(r: &TableRow) -> [String; 10] {
     [
@@ -98,24 +101,30 @@ fn table_cells(r: &TableRow) -> [String; 10] {
     ]
 }
 
-/// Column widths: each column's widest content, then the widest columns narrowed one
-/// character at a time until the row fits `width` (cells then wrap).
-fn fit_widths(rows: &[[String; 10]], width: usize) -> [usize; 10] {
+/// Column widths and the gap between columns: each column's widest content; if the
+/// row is wider than `width`, the gap drops to one space and text columns give up
+/// width in [`SHRINK_ORDER`] down to [`MIN_WIDTH`] (their cells then wrap). Numbers
+/// keep their full width.
+fn fit_widths(rows: &[[String; 10]], width: usize) -> ([usize; 10], &'static str) {
     let mut widths = HEADERS.map(|h| h.chars().count());
     for row in rows {
         for (w, cell) in widths.iter_mut().zip(row) {
             *w = (*w).max(cell.chars().count());
         }
     }
-    let budget = width.saturating_sub(GAP.len() * (HEADERS.len() - 1));
-    while widths.iter().sum::<usize>() > budget {
-        let (widest, &w) = widths.iter().enumerate().rev().max_by_key(|(_, w)| **w).unwrap_or((0, &0));
-        if w <= 4 {
+    let total = |widths: &[usize; 10], gap: &str| widths.iter().sum::<usize>() + gap.len() * (HEADERS.len() - 1);
+    if total(&widths, "  ") <= width {
+        return (widths, "  ");
+    }
+    for &column in &SHRINK_ORDER {
+        let excess = total(&widths, " ").saturating_sub(width);
+        if excess == 0 {
             break;
         }
-        widths[widest] -= 1;
+        let floor = MIN_WIDTH[column].min(widths[column]);
+        widths[column] -= excess.min(widths[column] - floor);
     }
-    widths
+    (widths, " ")
 }
 
 /// Word-wraps `text` into lines of at most `width` characters, splitting long words.
@@ -149,14 +158,14 @@ fn wrap(text: &str, width: usize) -> Vec<String> {
     lines
 }
 
-fn push_row(out: &mut String, cells: &[String; 10], widths: &[usize; 10]) {
+fn push_row(out: &mut String, cells: &[String; 10], widths: &[usize; 10], gap: &str) {
     let wrapped: Vec<Vec<String>> = cells.iter().zip(widths).map(|(c, w)| wrap(c, *w)).collect();
     let height = wrapped.iter().map(Vec::len).max().unwrap_or(1);
     for i in 0..height {
         let mut line = String::new();
         for (column, lines) in wrapped.iter().enumerate() {
             if column > 0 {
-                line.push_str(GAP);
+                line.push_str(gap);
             }
             let text = lines.get(i).map(String::as_str).unwrap_or("");
             let pad = widths[column].saturating_sub(text.chars().count());
@@ -176,14 +185,14 @@ fn push_row(out: &mut String, cells: &[String; 10], widths: &[usize; 10]) {
 /// An aligned table that fits `width` columns, rendered in one pass over the rows.
 fn aligned_table(rows: &[TableRow], width: usize) -> String {
     let cells: Vec<[String; 10]> = rows.iter().map(table_cells).collect();
-    let widths = fit_widths(&cells, width);
+    let (widths, gap) = fit_widths(&cells, width);
     let mut out = String::with_capacity(cells.len() * width.min(200));
-    push_row(&mut out, &HEADERS.map(str::to_string), &widths);
+    push_row(&mut out, &HEADERS.map(str::to_string), &widths, gap);
     let rule: Vec<String> = widths.iter().map(|w| "─".repeat(*w)).collect();
-    out.push_str(&rule.join(GAP));
+    out.push_str(&rule.join(gap));
     out.push('\n');
     for row in &cells {
-        push_row(&mut out, row, &widths);
+        push_row(&mut out, row, &widths, gap);
     }
     out
 }
