@@ -280,3 +280,29 @@ fn with_a_token_api_needs_bearer_and_browsers_sign_in_for_a_cookie() {
         .unwrap();
     assert_eq!(evil.headers().get("location").unwrap(), "/", "open redirect refused");
 }
+
+#[test]
+fn cached_aggregates_follow_the_harness_writes() {
+    let d = start(None);
+    let url = format!("{}/api/run/plain-run?per_page=1", d.base);
+    assert_eq!(get(&url).1["total"], 36);
+    let db = d._dir.path().join("results.db");
+    let conn = rusqlite::Connection::open(&db).unwrap();
+    results::insert(
+        &conn,
+        "plain-run",
+        &results::CellSpec {
+            harness: "gamma",
+            model: "m-one",
+            task: "swe/task-0",
+            repeat: 0,
+            track: "swe",
+            success: 1.0,
+            error: None,
+            cost: 0.1,
+        },
+    );
+    common::wait_until(std::time::Duration::from_secs(20), "the new cell to be counted", || get(&url).1["total"] == 37);
+    let (_, page) = text_of(get(&format!("{}/run/plain-run", d.base)));
+    assert!(page.contains("gamma"), "the run page's leaderboards include the new harness");
+}

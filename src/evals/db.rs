@@ -357,6 +357,14 @@ fn where_clause(run: &str, filters: &Filters) -> (String, Vec<SqlValue>) {
     (sql, values)
 }
 
+/// The number of a run's cells matching the filters (a covering-index count).
+pub fn count(conn: &Connection, run: &str, filters: &Filters) -> Result<i64, EvalsError> {
+    let (filter_sql, values) = where_clause(run, filters);
+    Ok(conn
+        .prepare_cached(&format!("SELECT count(*) FROM run_results {filter_sql}"))?
+        .query_row(params_from_iter(values.iter()), |r| r.get(0))?)
+}
+
 /// One page of a run's cells and the total matching the filters.
 pub fn page(
     conn: &Connection,
@@ -366,10 +374,19 @@ pub fn page(
     page: u32,
     per_page: u32,
 ) -> Result<(i64, Vec<ResultRecord>), EvalsError> {
+    Ok((count(conn, run, filters)?, page_rows(conn, run, filters, sort, page, per_page)?))
+}
+
+/// One page of a run's cells, without the total.
+pub fn page_rows(
+    conn: &Connection,
+    run: &str,
+    filters: &Filters,
+    sort: Sort,
+    page: u32,
+    per_page: u32,
+) -> Result<Vec<ResultRecord>, EvalsError> {
     let (filter_sql, mut values) = where_clause(run, filters);
-    let total: i64 = conn
-        .prepare_cached(&format!("SELECT count(*) FROM run_results {filter_sql}"))?
-        .query_row(params_from_iter(values.iter()), |r| r.get(0))?;
     values.push(SqlValue::Integer(i64::from(per_page)));
     values.push(SqlValue::Integer(i64::from(page.saturating_sub(1)) * i64::from(per_page)));
     // Two steps: the page's rowids from an index (OFFSET then skips index entries, not
@@ -380,22 +397,6 @@ pub fn page(
          WHERE rowid IN (SELECT rowid FROM run_results {filter_sql} {order} LIMIT ? OFFSET ?) {order}"
     ))?;
     let rows = stmt.query_map(params_from_iter(values.iter()), |row| read_record(row, false))?;
-    Ok((total, rows.collect::<Result<_, _>>()?))
-}
-
-/// Every cell matching the filters, in order; with the four bulky text columns only
-/// when `with_bulk` (CSV exports need them, tables do not).
-pub fn all_rows(
-    conn: &Connection,
-    run: &str,
-    filters: &Filters,
-    sort: Sort,
-    with_bulk: bool,
-) -> Result<Vec<ResultRecord>, EvalsError> {
-    let (filter_sql, values) = where_clause(run, filters);
-    let columns = if with_bulk { format!("{LIGHT_COLUMNS}, {BULK_COLUMNS}") } else { LIGHT_COLUMNS.to_string() };
-    let mut stmt = conn.prepare(&format!("SELECT {columns} FROM run_results {filter_sql} {}", sort.sql()))?;
-    let rows = stmt.query_map(params_from_iter(values.iter()), |row| read_record(row, with_bulk))?;
     Ok(rows.collect::<Result<_, _>>()?)
 }
 
@@ -546,6 +547,63 @@ pub fn failed_cells(conn: &Connection, run: &str) -> Result<Vec<FailedCell>, Eva
         }
     }
     Ok(out)
+}
+
+/// The first `limit` failed or skipped cells (as [`failed_cells`] orders and
+/// deduplicates them) and how many there are in all, without reading every failure.
+pub fn failed_preview(conn: &Connection, run: &str, limit: usize) -> Result<(Vec<FailedCell>, i64), EvalsError> {
+    let mut out: Vec<FailedCell> = Vec::new();
+    let mut seen = std::collections::HashSet::new();
+    let with_state = table_exists(conn, "run_state")?;
+    if with_state {
+        // `+cell_id` keeps the planner on the status index; the few rows are sorted after.
+        let mut stmt = conn.prepare_cached(
+            "SELECT cell_id, status, coalesce(error, '') FROM run_state
+             WHERE run_name = ?1 AND status IN ('failed', 'skipped') ORDER BY +cell_id LIMIT ?2",
+        )?;
+        let rows = stmt.query_map(rusqlite::params![run, limit as i64], |r| {
+            Ok(FailedCell { cell_id: r.get(0)?, status: r.get(1)?, error: r.get(2)? })
+        })?;
+        for cell in rows {
+            let cell = cell?;
+            seen.insert(cell.cell_id.clone());
+            out.push(cell);
+        }
+    }
+    let mut stmt = conn.prepare_cached(
+        "SELECT cell_id, exit_class, coalesce(error_message, error_class, '') FROM run_results
+         WHERE run_name = ?1 AND (exit_class < 'pass' OR exit_class > 'pass') ORDER BY cell_id LIMIT ?2",
+    )?;
+    let rows = stmt.query_map(rusqlite::params![run, (limit * 2) as i64], |r| {
+        Ok(FailedCell { cell_id: r.get(0)?, status: r.get(1)?, error: r.get(2)? })
+    })?;
+    for cell in rows {
+        let cell = cell?;
+        if out.len() >= limit {
+            break;
+        }
+        if seen.insert(cell.cell_id.clone()) {
+            out.push(cell);
+        }
+    }
+    let non_pass: i64 = conn.query_row(
+        "SELECT count(*) FROM run_results WHERE run_name = ?1 AND (exit_class < 'pass' OR exit_class > 'pass')",
+        [run],
+        |r| r.get(0),
+    )?;
+    let state = state_counts(conn, run)?;
+    // Live-progress failures may also have non-pass results; count those once.
+    let overlap: i64 = if with_state {
+        conn.query_row(
+            "SELECT count(*) FROM run_state s JOIN run_results r ON r.run_name = s.run_name AND r.cell_id = s.cell_id
+             WHERE s.run_name = ?1 AND s.status IN ('failed', 'skipped') AND r.exit_class <> 'pass'",
+            [run],
+            |r| r.get(0),
+        )?
+    } else {
+        0
+    };
+    Ok((out, non_pass + state.failed + state.skipped - overlap))
 }
 
 /// One phase of a multi-phase cell (spec §2.2, plus its position and error).

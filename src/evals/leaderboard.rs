@@ -65,6 +65,15 @@ pub struct Row {
 pub type Leaderboards = BTreeMap<String, Vec<Row>>;
 
 pub fn compute(conn: &Connection, run: &str) -> Result<Leaderboards, EvalsError> {
+    Ok(compute_with_matrix(conn, run)?.0)
+}
+
+/// The leaderboards and the model × task matrix (mean success per model and task over
+/// all harnesses, weighted by cells), from one pass over the run's task groups.
+pub fn compute_with_matrix(
+    conn: &Connection,
+    run: &str,
+) -> Result<(Leaderboards, Vec<super::charts::MatrixCell>), EvalsError> {
     let mut boards: Leaderboards = BTreeMap::new();
     let mut stmt = conn.prepare_cached(
         "SELECT model, harness, count(*), avg(success),
@@ -88,7 +97,16 @@ pub fn compute(conn: &Connection, run: &str) -> Result<Leaderboards, EvalsError>
             pass_at_k: Vec::new(),
         });
     }
-    for (model, harness, tasks) in task_groups(conn, run)? {
+    let groups = task_groups(conn, run)?;
+    let mut matrix: BTreeMap<(String, String), (f64, usize)> = BTreeMap::new();
+    for (model, _, tasks) in &groups {
+        for task in tasks {
+            let cell = matrix.entry((model.clone(), task.task_id.clone())).or_insert((0.0, 0));
+            cell.0 += task.mean * task.repeats as f64;
+            cell.1 += task.repeats;
+        }
+    }
+    for (model, harness, tasks) in groups {
         let Some(row) = boards.get_mut(&model).and_then(|rows| rows.iter_mut().find(|r| r.harness == harness)) else {
             continue;
         };
@@ -106,7 +124,16 @@ pub fn compute(conn: &Connection, run: &str) -> Result<Leaderboards, EvalsError>
     for rows in boards.values_mut() {
         rows.sort_by(|a, b| b.success_rate.total_cmp(&a.success_rate).then_with(|| a.harness.cmp(&b.harness)));
     }
-    Ok(boards)
+    let matrix = matrix
+        .into_iter()
+        .map(|((row, column), (sum, cells))| super::charts::MatrixCell {
+            row,
+            column,
+            success: (cells > 0).then(|| sum / cells as f64),
+            cells,
+        })
+        .collect();
+    Ok((boards, matrix))
 }
 
 /// Per (model, harness): the task scores, repeats averaged within each task.

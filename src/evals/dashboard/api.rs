@@ -59,11 +59,12 @@ pub async fn results_page(
     Query(raw): Query<HashMap<String, String>>,
 ) -> ApiResult {
     let query = params::results_query(&raw)?;
-    let (run_name, q) = (run.clone(), query.clone());
+    let (run_name, q, shared) = (run.clone(), query.clone(), state.clone());
     let (total, results) = state
         .query(move |conn| {
             db::require_run(conn, &run_name)?;
-            db::page(conn, &run_name, &q.filters, q.sort, q.page, q.per_page)
+            let total = super::cache::total(&shared.cache, conn, &run_name, &q.filters)?;
+            Ok((total, db::page_rows(conn, &run_name, &q.filters, q.sort, q.page, q.per_page)?))
         })
         .await?;
     let total_pages = (total + i64::from(query.per_page) - 1) / i64::from(query.per_page);

@@ -8,6 +8,7 @@
 
 pub mod api;
 pub mod auth;
+pub mod cache;
 pub mod diff;
 pub mod pages;
 pub mod params;
@@ -28,6 +29,7 @@ use crate::cli::evals::DashboardArgs;
 
 pub struct DashState {
     pub pool: r2d2::Pool<SqliteConnectionManager>,
+    pub cache: cache::Cache,
     pub auth: Option<auth::TokenAuth>,
     /// Bound to loopback without a token: Host and Origin must be loopback too.
     pub check_loopback_host: bool,
@@ -35,7 +37,7 @@ pub struct DashState {
 
 impl DashState {
     pub fn new(db_path: &std::path::Path, token: Option<&str>, loopback: bool) -> Result<DashState, EvalsError> {
-        drop(super::db::open(db_path)?);
+        let cache = cache::Cache::new(super::db::open(db_path)?);
         let manager = SqliteConnectionManager::file(db_path)
             .with_flags(OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX)
             .with_init(|conn| super::db::prepare(conn));
@@ -45,7 +47,7 @@ impl DashState {
             .map_err(|e| EvalsError::NotResults { path: db_path.to_path_buf(), reason: e.to_string() })?;
         let auth = token.filter(|t| !t.is_empty()).map(auth::TokenAuth::new);
         let check_loopback_host = loopback && auth.is_none();
-        Ok(DashState { pool, auth, check_loopback_host })
+        Ok(DashState { pool, cache, auth, check_loopback_host })
     }
 
     /// Runs a query on the blocking pool with a pooled read-only connection.

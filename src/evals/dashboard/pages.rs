@@ -13,11 +13,10 @@ use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Redirect, Response};
 
 use super::params::{self, ResultsQuery, encode};
-use super::{DashState, auth, diff};
+use super::{DashState, auth, cache, diff};
 use crate::evals::charts;
 use crate::evals::compare::{self, Comparison, Selection};
-use crate::evals::db::{self, EvalsError, FailedCell, Phase, Reconciliation, ResultRecord, RunSummary, StateCounts};
-use crate::evals::leaderboard::{self, Leaderboards};
+use crate::evals::db::{self, EvalsError, Phase, Reconciliation, ResultRecord, RunSummary, StateCounts};
 use crate::evals::text::{clean_output, one_line, strip_control};
 
 /// A page failure: 404 for an unknown run or cell, 422 for a bad parameter.
@@ -89,16 +88,11 @@ pub struct SortLink {
 #[template(path = "dashboard/run.html")]
 struct RunPage {
     auth: bool,
-    summary: RunSummary,
     run_path: String,
     counts: StateCounts,
-    failed: Vec<FailedCell>,
-    boards: Leaderboards,
     cost_chart: String,
     matrix: String,
-    models: Vec<String>,
-    harnesses: Vec<String>,
-    tracks: Vec<String>,
+    aggregates: Arc<cache::RunAggregates>,
     query: ResultsQuery,
     min_success: String,
     rows: Vec<CellRow>,
@@ -129,22 +123,14 @@ pub async fn run_detail(
     Query(raw): Query<HashMap<String, String>>,
 ) -> PageResult {
     let query = params::results_query(&raw)?;
-    let q = query.clone();
-    let name = run.clone();
-    let data = state
+    let (q, name, shared) = (query.clone(), run.clone(), state.clone());
+    let (aggregates, counts, total, rows) = state
         .query(move |conn| {
             db::require_run(conn, &name)?;
-            let summary = db::run_summary(conn, &name)?;
+            let aggregates = cache::run_aggregates(&shared.cache, conn, &name)?;
             let counts = db::state_counts(conn, &name)?;
-            let failed = db::failed_cells(conn, &name)?;
-            let boards = leaderboard::compute(conn, &name)?;
-            let matrix = compare::model_task_matrix(conn, &name)?;
-            let distinct = (
-                db::distinct(conn, &name, "model")?,
-                db::distinct(conn, &name, "harness")?,
-                db::distinct(conn, &name, "track")?,
-            );
-            let (total, records) = db::page(conn, &name, &q.filters, q.sort, q.page, q.per_page)?;
+            let total = cache::total(&shared.cache, conn, &name, &q.filters)?;
+            let records = db::page_rows(conn, &name, &q.filters, q.sort, q.page, q.per_page)?;
             let keys: Vec<(&str, Option<&serde_json::Value>)> =
                 records.iter().map(|r| (r.cell_id.as_str(), r.harness_metadata.as_ref())).collect();
             let mut phases = db::phases_for(conn, &name, &keys)?;
@@ -157,10 +143,9 @@ pub async fn run_detail(
                     record,
                 })
                 .collect::<Vec<_>>();
-            Ok((summary, counts, failed, boards, matrix, distinct, total, rows))
+            Ok((aggregates, counts, total, rows))
         })
         .await?;
-    let (summary, counts, failed, boards, matrix, (models, harnesses, tracks), total, rows) = data;
     let run_path = format!("/run/{}", encode(&run));
     let total_pages = ((total + i64::from(query.per_page) - 1) / i64::from(query.per_page)).max(1);
     let sort_links = SORTABLE
@@ -186,7 +171,8 @@ pub async fn run_detail(
     let prev_href = (query.page > 1).then(|| page_href(query.page - 1));
     let next_href = (i64::from(query.page) < total_pages).then(|| page_href(query.page + 1));
     let export_query = params::link_query(&query, None, Some(1));
-    let points: Vec<charts::CostPoint> = boards
+    let points: Vec<charts::CostPoint> = aggregates
+        .boards
         .iter()
         .flat_map(|(model, rows)| {
             rows.iter().map(move |row| charts::CostPoint {
@@ -199,20 +185,15 @@ pub async fn run_detail(
         .collect();
     let pairs: Vec<(f64, f64)> = points.iter().map(|p| (p.cost, p.success)).collect();
     let cost_chart = charts::cost_vs_success(&points, &crate::evals::stats::pareto_frontier(&pairs), 720, 420);
-    let matrix = charts::model_task_matrix(&matrix);
+    let matrix = charts::model_task_matrix(&aggregates.matrix);
     let min_success = query.filters.min_success.map(|v| v.to_string()).unwrap_or_default();
     html(RunPage {
         auth: state.auth.is_some(),
-        summary,
         run_path,
         counts,
-        failed,
-        boards,
         cost_chart,
         matrix,
-        models,
-        harnesses,
-        tracks,
+        aggregates,
         query,
         min_success,
         rows,
