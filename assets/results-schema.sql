@@ -45,15 +45,18 @@ CREATE INDEX IF NOT EXISTS run_results_by_model ON run_results (
     cache_write_tokens, reasoning_tokens, total_cost, latency_ms, num_api_calls);
 -- ... run summaries and the failed-cells list ...
 CREATE INDEX IF NOT EXISTS run_results_by_exit ON run_results (run_name, exit_class, success, total_cost, timestamp);
--- ... filters by harness and track ...
-CREATE INDEX IF NOT EXISTS run_results_by_harness ON run_results (run_name, harness);
-CREATE INDEX IF NOT EXISTS run_results_by_track ON run_results (run_name, track);
--- ... and the sortable numeric columns of the results table (paging walks the index).
-CREATE INDEX IF NOT EXISTS run_results_by_success ON run_results (run_name, success);
-CREATE INDEX IF NOT EXISTS run_results_by_cost ON run_results (run_name, total_cost);
-CREATE INDEX IF NOT EXISTS run_results_by_latency ON run_results (run_name, latency_ms);
+-- ... and filters and sorts of the results table. Each ends with cell_id, the
+-- tie-breaker of every sort, so a page is read in index order without sorting runs of
+-- equal values (success is mostly 0 or 1).
+CREATE INDEX IF NOT EXISTS run_results_by_harness ON run_results (run_name, harness, cell_id);
+CREATE INDEX IF NOT EXISTS run_results_by_model_cell ON run_results (run_name, model, cell_id);
+CREATE INDEX IF NOT EXISTS run_results_by_task ON run_results (run_name, task_id, cell_id);
+CREATE INDEX IF NOT EXISTS run_results_by_track ON run_results (run_name, track, cell_id);
+CREATE INDEX IF NOT EXISTS run_results_by_success ON run_results (run_name, success, cell_id);
+CREATE INDEX IF NOT EXISTS run_results_by_cost ON run_results (run_name, total_cost, cell_id);
+CREATE INDEX IF NOT EXISTS run_results_by_latency ON run_results (run_name, latency_ms, cell_id);
 CREATE INDEX IF NOT EXISTS run_results_by_tokens ON run_results (
-    run_name, (input_tokens + output_tokens + cache_read_tokens + cache_write_tokens + reasoning_tokens));
+    run_name, (input_tokens + output_tokens + cache_read_tokens + cache_write_tokens + reasoning_tokens), cell_id);
 
 -- Live progress, one row per cell, updated by the harness as cells run (§2.3).
 CREATE TABLE IF NOT EXISTS run_state (
