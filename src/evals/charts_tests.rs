@@ -1,3 +1,6 @@
+//! Tests of the SVG charts: escaping of hostile labels, frontier drawing, scales,
+//! matrix colours, label truncation, the square cap, determinism.
+
 use super::*;
 
 const HOSTILE: [&str; 4] = ["<script>alert(1)</script>", "\"&'", "]]>", "a<b>c&d\u{1}e"];

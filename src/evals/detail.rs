@@ -1,0 +1,147 @@
+//! What the cell page adds to a result row: its phases (from the `run_phases` store,
+//! or from `harness_metadata.phases` when the store has none for the cell) and any
+//! reconciliation of its verdict.
+
+use rusqlite::types::Value as SqlValue;
+use rusqlite::{Connection, params_from_iter};
+use serde::Serialize;
+
+use super::db::{EvalsError, table_exists};
+
+/// One phase of a multi-phase cell (spec §2.2, plus its position and error).
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct Phase {
+    pub phase_index: i64,
+    pub name: String,
+    pub trace_id: Option<String>,
+    pub model: Option<String>,
+    pub model_role: Option<String>,
+    pub exit_code: Option<i64>,
+    pub duration_ms: Option<i64>,
+    pub timed_out: bool,
+    pub usage: Option<serde_json::Value>,
+    pub total_cost: Option<f64>,
+    pub num_api_calls: Option<i64>,
+    pub error: Option<String>,
+}
+
+impl Phase {
+    pub fn total_tokens(&self) -> i64 {
+        let Some(usage) = self.usage.as_ref().and_then(|u| u.as_object()) else { return 0 };
+        usage.values().filter_map(|v| v.as_i64()).sum()
+    }
+}
+
+/// Phases of the given cells: from the phase table where it has rows for a cell,
+/// otherwise from the cell's `harness_metadata.phases`.
+pub fn phases_for(
+    conn: &Connection,
+    run: &str,
+    cells: &[(&str, Option<&serde_json::Value>)],
+) -> Result<std::collections::HashMap<String, Vec<Phase>>, EvalsError> {
+    let mut out: std::collections::HashMap<String, Vec<Phase>> = std::collections::HashMap::new();
+    if cells.is_empty() {
+        return Ok(out);
+    }
+    if table_exists(conn, "run_phases")? {
+        let placeholders = vec!["?"; cells.len()].join(", ");
+        let mut stmt = conn.prepare(&format!(
+            "SELECT cell_id, phase_index, name, trace_id, model, model_role, exit_code, duration_ms, timed_out,
+                    usage, total_cost, num_api_calls, error
+             FROM run_phases WHERE run_name = ? AND cell_id IN ({placeholders}) ORDER BY cell_id, phase_index"
+        ))?;
+        let mut values = vec![SqlValue::Text(run.to_string())];
+        values.extend(cells.iter().map(|(id, _)| SqlValue::Text(id.to_string())));
+        let rows = stmt.query_map(params_from_iter(values.iter()), |r| {
+            let usage: Option<String> = r.get(9)?;
+            Ok((
+                r.get::<_, String>(0)?,
+                Phase {
+                    phase_index: r.get(1)?,
+                    name: r.get(2)?,
+                    trace_id: r.get(3)?,
+                    model: r.get(4)?,
+                    model_role: r.get(5)?,
+                    exit_code: r.get(6)?,
+                    duration_ms: r.get(7)?,
+                    timed_out: r.get::<_, Option<bool>>(8)?.unwrap_or(false),
+                    usage: usage.and_then(|u| serde_json::from_str(&u).ok()),
+                    total_cost: r.get(10)?,
+                    num_api_calls: r.get(11)?,
+                    error: r.get(12)?,
+                },
+            ))
+        })?;
+        for row in rows {
+            let (cell_id, phase) = row?;
+            out.entry(cell_id).or_default().push(phase);
+        }
+    }
+    for (cell_id, metadata) in cells {
+        if out.contains_key(*cell_id) {
+            continue;
+        }
+        let Some(list) = metadata.and_then(|m| m.get("phases")).and_then(|p| p.as_array()) else { continue };
+        let phases: Vec<Phase> = list.iter().enumerate().map(|(i, p)| phase_from_json(i, p)).collect();
+        if !phases.is_empty() {
+            out.insert(cell_id.to_string(), phases);
+        }
+    }
+    Ok(out)
+}
+
+fn phase_from_json(index: usize, value: &serde_json::Value) -> Phase {
+    let text = |key: &str| value.get(key).and_then(|v| v.as_str()).map(str::to_string);
+    let int = |key: &str| value.get(key).and_then(|v| v.as_i64());
+    Phase {
+        phase_index: index as i64,
+        name: text("name").unwrap_or_else(|| format!("phase {}", index + 1)),
+        trace_id: text("trace_id"),
+        model: text("model"),
+        model_role: text("model_role"),
+        exit_code: int("exit_code"),
+        duration_ms: int("duration_ms"),
+        timed_out: value.get("timed_out").and_then(|v| v.as_bool()).unwrap_or(false),
+        usage: value.get("usage").filter(|u| u.is_object()).cloned(),
+        total_cost: value.get("total_cost").and_then(|v| v.as_f64()),
+        num_api_calls: int("num_api_calls"),
+        error: text("error"),
+    }
+}
+
+/// An independent re-check of a cell's verdict.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct Reconciliation {
+    pub reconciled_at: String,
+    pub reconciler: String,
+    pub original_exit_class: Option<String>,
+    pub original_success: Option<f64>,
+    pub reconciled_exit_class: Option<String>,
+    pub reconciled_success: Option<f64>,
+    pub agrees: bool,
+    pub notes: Option<String>,
+}
+
+pub fn reconciliations(conn: &Connection, run: &str, cell_id: &str) -> Result<Vec<Reconciliation>, EvalsError> {
+    if !table_exists(conn, "reconciliation_results")? {
+        return Ok(Vec::new());
+    }
+    let mut stmt = conn.prepare_cached(
+        "SELECT reconciled_at, reconciler, original_exit_class, original_success, reconciled_exit_class,
+                reconciled_success, agrees, notes
+         FROM reconciliation_results WHERE run_name = ?1 AND cell_id = ?2 ORDER BY reconciled_at",
+    )?;
+    let rows = stmt.query_map([run, cell_id], |r| {
+        Ok(Reconciliation {
+            reconciled_at: r.get(0)?,
+            reconciler: r.get(1)?,
+            original_exit_class: r.get(2)?,
+            original_success: r.get(3)?,
+            reconciled_exit_class: r.get(4)?,
+            reconciled_success: r.get(5)?,
+            agrees: r.get(6)?,
+            notes: r.get(7)?,
+        })
+    })?;
+    Ok(rows.collect::<Result<_, _>>()?)
+}

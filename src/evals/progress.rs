@@ -1,0 +1,134 @@
+//! Live progress and failures of a run: the `run_state` counts, and the failed or
+//! skipped cells drawn from live progress and from non-pass results, deduplicated by
+//! cell id (the live-progress entry wins).
+
+use rusqlite::Connection;
+use serde::Serialize;
+
+use super::db::{EvalsError, table_exists};
+
+/// Live-progress counts of a run (zeros when the harness writes no live progress).
+#[derive(Clone, Debug, Default, Serialize, PartialEq, Eq)]
+pub struct StateCounts {
+    pub completed: i64,
+    pub running: i64,
+    pub failed: i64,
+    pub skipped: i64,
+}
+
+pub fn state_counts(conn: &Connection, run: &str) -> Result<StateCounts, EvalsError> {
+    let mut counts = StateCounts::default();
+    if !table_exists(conn, "run_state")? {
+        return Ok(counts);
+    }
+    let mut stmt = conn.prepare_cached("SELECT status, count(*) FROM run_state WHERE run_name = ?1 GROUP BY status")?;
+    let mut rows = stmt.query([run])?;
+    while let Some(row) = rows.next()? {
+        let n: i64 = row.get(1)?;
+        match row.get::<_, String>(0)?.as_str() {
+            "completed" => counts.completed = n,
+            "running" => counts.running = n,
+            "failed" => counts.failed = n,
+            "skipped" => counts.skipped = n,
+            _ => {}
+        }
+    }
+    Ok(counts)
+}
+
+/// A failed or skipped cell (spec §2.6).
+#[derive(Clone, Debug, Serialize, PartialEq, Eq)]
+pub struct FailedCell {
+    pub cell_id: String,
+    pub status: String,
+    pub error: String,
+}
+
+/// Live-progress failures and skips, then non-pass results not already listed
+/// (deduplicated by cell id; the live-progress entry wins).
+pub fn failed_cells(conn: &Connection, run: &str) -> Result<Vec<FailedCell>, EvalsError> {
+    let mut out: Vec<FailedCell> = Vec::new();
+    let mut seen = std::collections::HashSet::new();
+    if table_exists(conn, "run_state")? {
+        let mut stmt = conn.prepare_cached(
+            "SELECT cell_id, status, coalesce(error, '') FROM run_state
+             WHERE run_name = ?1 AND status IN ('failed', 'skipped') ORDER BY cell_id",
+        )?;
+        let rows =
+            stmt.query_map([run], |r| Ok(FailedCell { cell_id: r.get(0)?, status: r.get(1)?, error: r.get(2)? }))?;
+        for cell in rows {
+            let cell = cell?;
+            seen.insert(cell.cell_id.clone());
+            out.push(cell);
+        }
+    }
+    let mut stmt = conn.prepare_cached(
+        "SELECT cell_id, exit_class, coalesce(error_message, error_class, '') FROM run_results
+         WHERE run_name = ?1 AND (exit_class < 'pass' OR exit_class > 'pass') ORDER BY cell_id",
+    )?;
+    let rows = stmt.query_map([run], |r| Ok(FailedCell { cell_id: r.get(0)?, status: r.get(1)?, error: r.get(2)? }))?;
+    for cell in rows {
+        let cell = cell?;
+        if seen.insert(cell.cell_id.clone()) {
+            out.push(cell);
+        }
+    }
+    Ok(out)
+}
+
+/// The first `limit` failed or skipped cells (as [`failed_cells`] orders and
+/// deduplicates them) and how many there are in all, without reading every failure.
+pub fn failed_preview(conn: &Connection, run: &str, limit: usize) -> Result<(Vec<FailedCell>, i64), EvalsError> {
+    let mut out: Vec<FailedCell> = Vec::new();
+    let mut seen = std::collections::HashSet::new();
+    let with_state = table_exists(conn, "run_state")?;
+    if with_state {
+        // `+cell_id` keeps the planner on the status index; the few rows are sorted after.
+        let mut stmt = conn.prepare_cached(
+            "SELECT cell_id, status, coalesce(error, '') FROM run_state
+             WHERE run_name = ?1 AND status IN ('failed', 'skipped') ORDER BY +cell_id LIMIT ?2",
+        )?;
+        let rows = stmt.query_map(rusqlite::params![run, limit as i64], |r| {
+            Ok(FailedCell { cell_id: r.get(0)?, status: r.get(1)?, error: r.get(2)? })
+        })?;
+        for cell in rows {
+            let cell = cell?;
+            seen.insert(cell.cell_id.clone());
+            out.push(cell);
+        }
+    }
+    let mut stmt = conn.prepare_cached(
+        "SELECT cell_id, exit_class, coalesce(error_message, error_class, '') FROM run_results
+         WHERE run_name = ?1 AND (exit_class < 'pass' OR exit_class > 'pass') ORDER BY cell_id LIMIT ?2",
+    )?;
+    let rows = stmt.query_map(rusqlite::params![run, (limit * 2) as i64], |r| {
+        Ok(FailedCell { cell_id: r.get(0)?, status: r.get(1)?, error: r.get(2)? })
+    })?;
+    for cell in rows {
+        let cell = cell?;
+        if out.len() >= limit {
+            break;
+        }
+        if seen.insert(cell.cell_id.clone()) {
+            out.push(cell);
+        }
+    }
+    let non_pass: i64 = conn.query_row(
+        "SELECT count(*) FROM run_results WHERE run_name = ?1 AND (exit_class < 'pass' OR exit_class > 'pass')",
+        [run],
+        |r| r.get(0),
+    )?;
+    let state = state_counts(conn, run)?;
+    // Live-progress failures may also have non-pass results; count those once.
+    let overlap: i64 = if with_state {
+        conn.query_row(
+            "SELECT count(*) FROM run_state s JOIN run_results r ON r.run_name = s.run_name AND r.cell_id = s.cell_id
+             WHERE s.run_name = ?1 AND s.status IN ('failed', 'skipped') AND r.exit_class <> 'pass'",
+            [run],
+            |r| r.get(0),
+        )?
+    } else {
+        0
+    };
+    Ok((out, non_pass + state.failed + state.skipped - overlap))
+}
