@@ -306,3 +306,71 @@ fn cached_aggregates_follow_the_harness_writes() {
     let (_, page) = text_of(get(&format!("{}/run/plain-run", d.base)));
     assert!(page.contains("gamma"), "the run page's leaderboards include the new harness");
 }
+
+#[test]
+fn phases_come_from_the_phase_table_or_else_from_harness_metadata() {
+    let d = start(None);
+    let conn = rusqlite::Connection::open(d._dir.path().join("results.db")).unwrap();
+    for (task, in_table) in [("mp/with-table", true), ("mp/metadata-only", false)] {
+        results::insert(
+            &conn,
+            "plain-run",
+            &results::CellSpec {
+                harness: "alpha",
+                model: "m-one",
+                task,
+                repeat: 0,
+                track: "multi_phase",
+                success: 1.0,
+                error: None,
+                cost: 0.3,
+            },
+        );
+        let cell = format!("alpha__m-one__{task}__r0");
+        let phases = r#"{"phases": [
+            {"name": "plan", "trace_id": "t1", "model": "m-one", "model_role": "worker", "exit_code": 0, "duration_ms": 1200, "timed_out": false, "usage": {"input_tokens": 10, "output_tokens": 5}, "total_cost": 0.01, "num_api_calls": 1},
+            {"name": "review", "trace_id": "t2", "model": "m-two", "model_role": "reviewer", "exit_code": 124, "duration_ms": 60000, "timed_out": true, "usage": {"input_tokens": 20, "output_tokens": 2}, "total_cost": 0.02, "num_api_calls": 2}],
+            "review_model": "m-two"}"#;
+        conn.execute("UPDATE run_results SET harness_metadata = ?1 WHERE cell_id = ?2", [phases, &cell]).unwrap();
+        if in_table {
+            conn.execute(
+                "INSERT INTO run_phases (run_name, cell_id, phase_index, name, model, model_role, exit_code, timed_out, error)
+                 VALUES ('plain-run', ?1, 0, 'from-table', 'm-one', 'worker', 3, 0, 'lint failed')",
+                [&cell],
+            )
+            .unwrap();
+        }
+    }
+    let (_, with_table) = get(&format!("{}/api/run/plain-run/cell/{}", d.base, enc("alpha__m-one__mp/with-table__r0")));
+    let names: Vec<&str> =
+        with_table["phases"].as_array().unwrap().iter().map(|p| p["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["from-table"], "the phase table wins when it has rows");
+    let (_, metadata_only) =
+        get(&format!("{}/api/run/plain-run/cell/{}", d.base, enc("alpha__m-one__mp/metadata-only__r0")));
+    let phases = metadata_only["phases"].as_array().unwrap();
+    assert_eq!(phases.len(), 2);
+    assert_eq!(phases[1]["timed_out"], true);
+    assert_eq!(phases[1]["model_role"], "reviewer");
+    let (_, page) =
+        text_of(get(&format!("{}/run/plain-run/cell/{}", d.base, enc("alpha__m-one__mp/metadata-only__r0"))));
+    assert!(page.contains("Adversarial reviewer model") && page.contains("m-two"));
+}
+
+#[test]
+fn binding_every_interface_without_a_token_warns() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("results.db");
+    results::hostile(&db);
+    let mut child = Command::new(BIN)
+        .args(["dashboard", "--db", db.to_str().unwrap(), "--host", "0.0.0.0", "--port", "0"])
+        .env_remove("SIGHTLINE_DASHBOARD_TOKEN")
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    BufReader::new(child.stderr.take().unwrap()).read_line(&mut line).unwrap();
+    let _ = child.kill();
+    let _ = child.wait();
+    assert!(line.starts_with("warning:") && line.contains("without a token"), "{line}");
+}
