@@ -11,6 +11,7 @@ pub mod config;
 pub mod db;
 pub mod error;
 pub mod evals;
+pub mod hook;
 pub mod ingest;
 pub mod logging;
 pub mod metrics;

@@ -6,6 +6,7 @@ pub mod bench_dashboard;
 pub mod bench_storage;
 pub mod bench_storage_events;
 pub mod evals;
+pub mod hook;
 pub mod operator;
 
 use std::net::SocketAddr;
@@ -64,6 +65,14 @@ pub enum Command {
     /// Eval-results helpers (demo database).
     #[command(subcommand)]
     Evals(evals::EvalsCommand),
+    /// Record one agent hook event (called by the agent's hooks; always exits 0).
+    Hook(hook::HookArgs),
+    /// Ship queued events to the server (started by hooks; one per user).
+    Flusher(hook::FlusherArgs),
+    /// Store the server URL and a hook token for this user.
+    Login(hook::LoginArgs),
+    /// Show the local queue, credentials and flusher state.
+    Status,
 }
 
 #[derive(Debug, Args)]
@@ -145,6 +154,10 @@ pub fn run(cli: Cli) -> anyhow::Result<i32> {
         Command::Report(args) => evals::report(&args),
         Command::Dashboard(args) => evals::dashboard(&args),
         Command::Evals(command) => evals::evals(command),
+        Command::Hook(args) => Ok(hook::hook(&args)),
+        Command::Flusher(args) => hook::flusher(&args),
+        Command::Login(args) => hook::login(&args),
+        Command::Status => hook::status(),
     }
 }
 

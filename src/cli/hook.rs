@@ -1,0 +1,132 @@
+//! Developer-machine commands: `hook`, `flusher`, `login`, `status`. `hook` always exits
+//! 0 — an agent must never be blocked or failed by its telemetry — and logs any error
+//! to the local log file instead.
+
+use std::io::Read;
+use std::time::Duration;
+
+use clap::Args;
+
+use crate::hook::adapters::{self, Context};
+use crate::hook::flusher::{self, FlushConfig};
+use crate::hook::local::{self, ClientConfig};
+use crate::hook::queue::Queue;
+use crate::model::AgentType;
+
+/// Hook payloads larger than this are not read (agents send a few KB).
+const MAX_PAYLOAD_BYTES: u64 = 16 << 20;
+
+#[derive(Debug, Args)]
+pub struct HookArgs {
+    /// The agent's own hook event name, as `install` writes it (e.g. PostToolUse).
+    pub event: String,
+    /// The agent: claude_code (claude-code is accepted too).
+    #[arg(long)]
+    pub agent: String,
+}
+
+#[derive(Debug, Args)]
+pub struct FlusherArgs {
+    /// Ship what is queued now and exit, instead of waiting for a quiet period.
+    #[arg(long)]
+    pub once: bool,
+    /// Events per batch.
+    #[arg(long, default_value_t = 50)]
+    pub batch: usize,
+    /// Ship a partial batch once its oldest event is this many seconds old.
+    #[arg(long, default_value_t = 5)]
+    pub interval_secs: u64,
+}
+
+#[derive(Debug, Args)]
+pub struct LoginArgs {
+    /// Base URL of the server's ingest listener, e.g. https://sightline.example.com:4000.
+    #[arg(long)]
+    pub server: String,
+    /// A hook token made by `sightline token create --kind hook`.
+    #[arg(long, env = "SIGHTLINE_HOOK_TOKEN", hide_env_values = true)]
+    pub token: String,
+}
+
+pub fn hook(args: &HookArgs) -> i32 {
+    if let Err(err) = record(args) {
+        local::log(&format!("hook {} --agent {}: {err:#}", args.event, args.agent));
+    }
+    0
+}
+
+fn record(args: &HookArgs) -> anyhow::Result<()> {
+    let agent =
+        AgentType::parse_lenient(&args.agent).ok_or_else(|| anyhow::anyhow!("unknown agent {:?}", args.agent))?;
+    let mut input = Vec::new();
+    std::io::stdin().take(MAX_PAYLOAD_BYTES).read_to_end(&mut input)?;
+    let payload: serde_json::Value = serde_json::from_slice(&input)?;
+    let mut queue = Queue::open(&local::queue_path())?;
+    let now_ms = crate::db::now_ms();
+    let events = adapters::map(agent, &args.event, &payload, &mut Context { now_ms, tool_starts: &mut queue })?;
+    if events.is_empty() {
+        return Ok(());
+    }
+    queue.push(&events.iter().map(|e| e.to_string()).collect::<Vec<_>>(), now_ms)?;
+    ensure_flusher();
+    Ok(())
+}
+
+/// Starts a flusher in the background unless one holds the lock. The check is a
+/// non-blocking lock attempt; a race starts two, and the loser exits at once.
+fn ensure_flusher() {
+    if std::env::var_os("SIGHTLINE_NO_FLUSHER").is_some() {
+        return;
+    }
+    match flusher::try_lock() {
+        Ok(Some(lock)) => drop(lock),
+        _ => return,
+    }
+    let Ok(exe) = std::env::current_exe() else { return };
+    let mut command = std::process::Command::new(exe);
+    command
+        .arg("flusher")
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null());
+    #[cfg(unix)]
+    std::os::unix::process::CommandExt::process_group(&mut command, 0);
+    if let Err(err) = command.spawn() {
+        local::log(&format!("cannot start the flusher: {err}"));
+    }
+}
+
+pub fn flusher(args: &FlusherArgs) -> anyhow::Result<i32> {
+    let config = FlushConfig {
+        batch: args.batch.clamp(1, 1000),
+        interval: Duration::from_secs(args.interval_secs),
+        quiet_exit: if args.once { Duration::ZERO } else { FlushConfig::default().quiet_exit },
+        ..FlushConfig::default()
+    };
+    flusher::run(&config)?;
+    Ok(0)
+}
+
+pub fn login(args: &LoginArgs) -> anyhow::Result<i32> {
+    let server = args.server.trim_end_matches('/').to_string();
+    anyhow::ensure!(
+        server.starts_with("http://") || server.starts_with("https://"),
+        "--server must be an http:// or https:// URL, got {server:?}"
+    );
+    anyhow::ensure!(args.token.starts_with("slh_hook_"), "--token is not a hook token (they start with slh_hook_)");
+    let path = local::save_config(&ClientConfig { server: server.clone(), token: args.token.clone() })?;
+    println!("logged in to {server}; credentials in {} (mode 0600)", path.display());
+    Ok(0)
+}
+
+pub fn status() -> anyhow::Result<i32> {
+    let queue = Queue::open(&local::queue_path())?;
+    let config = local::load_config()?;
+    let flusher_running = flusher::try_lock()?.is_none();
+    println!("server:      {}", config.as_ref().map_or("not logged in", |c| c.server.as_str()));
+    println!("queued:      {} events", queue.len()?);
+    println!("rejected:    {} events (kept aside)", queue.rejected_len()?);
+    println!("flusher:     {}", if flusher_running { "running" } else { "not running" });
+    println!("log:         {}", local::log_path().display());
+    Ok(0)
+}

@@ -1,0 +1,43 @@
+//! Agent adapters: each maps its agent's own hook payload onto wire-contract events.
+//! Only hashes and byte sizes of tool input and output leave the adapter; raw content
+//! never does. An adapter that does not know an event ignores it (no events, no error).
+
+pub mod claude_code;
+pub mod common;
+
+use serde_json::Value;
+
+use crate::model::AgentType;
+
+/// What an adapter needs from outside the payload.
+pub struct Context<'a> {
+    pub now_ms: i64,
+    /// Start times of tool calls by use id, to compute durations (kept in the queue db).
+    pub tool_starts: &'a mut dyn common::ToolClock,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum AdapterError {
+    #[error("agent {0} has no hook adapter yet")]
+    NoAdapter(AgentType),
+    #[error("hook payload is not a JSON object")]
+    NotAnObject,
+    #[error("hook payload has no {0}")]
+    Missing(&'static str),
+}
+
+/// Maps one hook invocation to wire events.
+pub fn map(
+    agent: AgentType,
+    hook_event: &str,
+    payload: &Value,
+    context: &mut Context<'_>,
+) -> Result<Vec<Value>, AdapterError> {
+    if !payload.is_object() {
+        return Err(AdapterError::NotAnObject);
+    }
+    match agent {
+        AgentType::ClaudeCode => claude_code::map(hook_event, payload, context),
+        other => Err(AdapterError::NoAdapter(other)),
+    }
+}
