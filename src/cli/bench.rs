@@ -25,6 +25,8 @@ pub enum BenchCommand {
     Redact(super::bench_storage::RedactArgs),
     /// Latency of a running eval dashboard: paged API and run detail page.
     Dashboard(super::bench_dashboard::DashboardBenchArgs),
+    /// Exec-to-exit latency of `sightline hook`, alone or several at once.
+    Hook(super::bench_hook::HookBenchArgs),
 }
 
 #[derive(Debug, Clone, Args)]
@@ -71,6 +73,7 @@ pub fn run(command: BenchCommand) -> anyhow::Result<i32> {
         BenchCommand::Compaction(args) => super::bench_storage::compaction(&args),
         BenchCommand::Redact(args) => super::bench_storage::redact(&args),
         BenchCommand::Dashboard(args) => super::bench_dashboard::run(&args),
+        BenchCommand::Hook(args) => super::bench_hook::run(&args),
     }
 }
 

@@ -3,6 +3,7 @@
 
 pub mod bench;
 pub mod bench_dashboard;
+pub mod bench_hook;
 pub mod bench_storage;
 pub mod bench_storage_events;
 pub mod evals;
