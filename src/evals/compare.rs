@@ -13,7 +13,7 @@ use serde::Serialize;
 
 use super::charts::MatrixCell;
 use super::db::{self, EvalsError};
-use super::stats::{self, TaskScore};
+use super::stats::{self, PairedComparison, TaskScore};
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Side {
@@ -57,16 +57,10 @@ pub struct TaskOutcome {
 pub struct Comparison {
     pub a: Side,
     pub b: Side,
-    pub shared_tasks: usize,
-    pub candidate_wins: usize,
-    pub candidate_losses: usize,
-    pub ties: usize,
-    pub mean_difference: f64,
-    pub mcnemar_p: f64,
-    pub bootstrap_low: f64,
-    pub bootstrap_high: f64,
-    /// Shared tasks that passed (mean >= 0.5) in A and fail in B.
-    pub regressions: Vec<String>,
+    /// Wins, losses, ties, mean difference (B − A), McNemar p, bootstrap interval,
+    /// regressions and improvements, as the statistics module computed them.
+    #[serde(flatten)]
+    pub paired: PairedComparison,
     pub tasks: Vec<TaskOutcome>,
 }
 
@@ -114,20 +108,7 @@ pub fn compare(conn: &Connection, selection: &Selection) -> Result<Comparison, E
             Some(TaskOutcome { task_id: ta.task_id.clone(), a: ta.mean, b: tb, outcome })
         })
         .collect();
-    Ok(Comparison {
-        a: selection.a.clone(),
-        b: selection.b.clone(),
-        shared_tasks: paired.shared_tasks,
-        candidate_wins: paired.candidate_wins,
-        candidate_losses: paired.candidate_losses,
-        ties: paired.ties,
-        mean_difference: paired.mean_difference,
-        mcnemar_p: paired.mcnemar_p,
-        bootstrap_low: paired.bootstrap_ci95.0,
-        bootstrap_high: paired.bootstrap_ci95.1,
-        regressions: paired.regressions,
-        tasks,
-    })
+    Ok(Comparison { a: selection.a.clone(), b: selection.b.clone(), paired, tasks })
 }
 
 /// Mean success per (model, task) of a run, for the matrix chart.

@@ -6,7 +6,7 @@
 //! clustered, "task-level" estimate of Miller 2024, "Adding Error Bars to Evals", arXiv:2411.00640).
 //!
 //! Invariants: every function is pure and deterministic (the bootstrap draws from a fixed-seed SplitMix64 and
-//! visits tasks in task-id order, so the input order never changes a result), uses std only, and never panics or
+//! visits tasks in task-id order, so the input order never changes a result), uses std only (plus a serde derive for output), and never panics or
 //! returns NaN for valid input, i.e. successes and task means in [0, 1]. [`task_scores`] makes any input valid: it
 //! clamps successes into [0, 1] and counts a NaN success as 0 (a failed cell). Rates and intervals stay in [0, 1],
 //! differences in [-1, 1]. With fewer than two tasks there is no spread to measure: the standard error is 0 and the
@@ -172,7 +172,7 @@ pub fn mean_pass_at_k(tasks: &[TaskScore], k: usize) -> Option<(f64, usize)> {
 
 /// Paired comparison of a baseline run `a` and a candidate run `b` on their shared tasks. Every difference is
 /// oriented candidate − baseline: positive means the candidate is better.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
 pub struct PairedComparison {
     /// Tasks present in both runs; every other field is over these only.
     pub shared_tasks: usize,
