@@ -44,31 +44,40 @@ pub struct FailedCell {
     pub error: String,
 }
 
+fn failed_cell(r: &rusqlite::Row<'_>) -> rusqlite::Result<FailedCell> {
+    Ok(FailedCell { cell_id: r.get(0)?, status: r.get(1)?, error: r.get(2)? })
+}
+
 /// Live-progress failures and skips, then non-pass results not already listed
-/// (deduplicated by cell id; the live-progress entry wins).
-pub fn failed_cells(conn: &Connection, run: &str) -> Result<Vec<FailedCell>, EvalsError> {
+/// (deduplicated by cell id; the live-progress entry wins), at most `limit` of them.
+fn collect_failed(conn: &Connection, run: &str, limit: Option<usize>) -> Result<Vec<FailedCell>, EvalsError> {
+    // SQLite reads LIMIT -1 as "no limit".
+    let sql_limit = |n: Option<usize>| n.map_or(-1, |n| n as i64);
     let mut out: Vec<FailedCell> = Vec::new();
     let mut seen = std::collections::HashSet::new();
     if table_exists(conn, "run_state")? {
+        // `+cell_id` keeps the planner on the status index; the few rows are sorted after.
         let mut stmt = conn.prepare_cached(
             "SELECT cell_id, status, coalesce(error, '') FROM run_state
-             WHERE run_name = ?1 AND status IN ('failed', 'skipped') ORDER BY cell_id",
+             WHERE run_name = ?1 AND status IN ('failed', 'skipped') ORDER BY +cell_id LIMIT ?2",
         )?;
-        let rows =
-            stmt.query_map([run], |r| Ok(FailedCell { cell_id: r.get(0)?, status: r.get(1)?, error: r.get(2)? }))?;
-        for cell in rows {
+        for cell in stmt.query_map(rusqlite::params![run, sql_limit(limit)], failed_cell)? {
             let cell = cell?;
             seen.insert(cell.cell_id.clone());
             out.push(cell);
         }
     }
+    // Enough rows to fill the limit even if every listed cell also has a result.
+    let wanted = limit.map(|n| n + out.len());
     let mut stmt = conn.prepare_cached(
         "SELECT cell_id, exit_class, coalesce(error_message, error_class, '') FROM run_results
-         WHERE run_name = ?1 AND (exit_class < 'pass' OR exit_class > 'pass') ORDER BY cell_id",
+         WHERE run_name = ?1 AND (exit_class < 'pass' OR exit_class > 'pass') ORDER BY cell_id LIMIT ?2",
     )?;
-    let rows = stmt.query_map([run], |r| Ok(FailedCell { cell_id: r.get(0)?, status: r.get(1)?, error: r.get(2)? }))?;
-    for cell in rows {
+    for cell in stmt.query_map(rusqlite::params![run, sql_limit(wanted)], failed_cell)? {
         let cell = cell?;
+        if limit.is_some_and(|n| out.len() >= n) {
+            break;
+        }
         if seen.insert(cell.cell_id.clone()) {
             out.push(cell);
         }
@@ -76,43 +85,16 @@ pub fn failed_cells(conn: &Connection, run: &str) -> Result<Vec<FailedCell>, Eva
     Ok(out)
 }
 
+/// Every failed or skipped cell of a run (the errors endpoint, spec §2.6).
+pub fn failed_cells(conn: &Connection, run: &str) -> Result<Vec<FailedCell>, EvalsError> {
+    collect_failed(conn, run, None)
+}
+
 /// The first `limit` failed or skipped cells (as [`failed_cells`] orders and
 /// deduplicates them) and how many there are in all, without reading every failure.
 pub fn failed_preview(conn: &Connection, run: &str, limit: usize) -> Result<(Vec<FailedCell>, i64), EvalsError> {
-    let mut out: Vec<FailedCell> = Vec::new();
-    let mut seen = std::collections::HashSet::new();
+    let out = collect_failed(conn, run, Some(limit))?;
     let with_state = table_exists(conn, "run_state")?;
-    if with_state {
-        // `+cell_id` keeps the planner on the status index; the few rows are sorted after.
-        let mut stmt = conn.prepare_cached(
-            "SELECT cell_id, status, coalesce(error, '') FROM run_state
-             WHERE run_name = ?1 AND status IN ('failed', 'skipped') ORDER BY +cell_id LIMIT ?2",
-        )?;
-        let rows = stmt.query_map(rusqlite::params![run, limit as i64], |r| {
-            Ok(FailedCell { cell_id: r.get(0)?, status: r.get(1)?, error: r.get(2)? })
-        })?;
-        for cell in rows {
-            let cell = cell?;
-            seen.insert(cell.cell_id.clone());
-            out.push(cell);
-        }
-    }
-    let mut stmt = conn.prepare_cached(
-        "SELECT cell_id, exit_class, coalesce(error_message, error_class, '') FROM run_results
-         WHERE run_name = ?1 AND (exit_class < 'pass' OR exit_class > 'pass') ORDER BY cell_id LIMIT ?2",
-    )?;
-    let rows = stmt.query_map(rusqlite::params![run, (limit * 2) as i64], |r| {
-        Ok(FailedCell { cell_id: r.get(0)?, status: r.get(1)?, error: r.get(2)? })
-    })?;
-    for cell in rows {
-        let cell = cell?;
-        if out.len() >= limit {
-            break;
-        }
-        if seen.insert(cell.cell_id.clone()) {
-            out.push(cell);
-        }
-    }
     let non_pass: i64 = conn.query_row(
         "SELECT count(*) FROM run_results WHERE run_name = ?1 AND (exit_class < 'pass' OR exit_class > 'pass')",
         [run],
