@@ -14,6 +14,7 @@ use rusqlite::{Connection, OpenFlags, params};
 
 use crate::db::{self, Checkpointing, DbError, Durability};
 
+const SCHEMA_VERSION: i64 = 1;
 const SCHEMA: &str = "
 CREATE TABLE IF NOT EXISTS queue (
     id          INTEGER PRIMARY KEY,
@@ -56,7 +57,15 @@ impl Queue {
         db::apply_pragmas(&conn, Durability::CrashSafe, Checkpointing::Automatic)?;
         // The last connection to close would checkpoint (and fsync); hooks must not.
         conn.set_db_config(DbConfig::SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, true)?;
-        conn.execute_batch(SCHEMA)?;
+        // Every hook opens the queue; only the first creates it (one cheap pragma read
+        // instead of DDL on the hot path).
+        let version: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0))?;
+        if version != SCHEMA_VERSION {
+            let tx = conn.unchecked_transaction()?;
+            tx.execute_batch(SCHEMA)?;
+            tx.pragma_update(None, "user_version", SCHEMA_VERSION)?;
+            tx.commit()?;
+        }
         Ok(Queue { conn })
     }
 
