@@ -106,8 +106,9 @@ pub async fn ingest(
     let mut accepted = 0;
     let mut duplicates = 0;
     if !events.is_empty() {
-        let known_models_copy = known_models.clone();
-        let usage_nonzero: Vec<bool> = events.iter().map(|e| !e.usage.is_zero()).collect();
+        // Events the price table could not price; counted below only if newly stored.
+        let unpriced: Vec<bool> =
+            events.iter().zip(&known_models).map(|(e, known)| !known && !e.usage.is_zero()).collect();
         let request =
             WriteRequest { user_id: user_id.to_string(), client: envelope.client.clone(), events, known_models };
         let outcome = state.writer.write(request).await.map_err(|err| match err {
@@ -117,22 +118,13 @@ pub async fn ingest(
         accepted = outcome.inserted.iter().filter(|inserted| **inserted).count();
         duplicates = outcome.inserted.len() - accepted;
         // Counted after the write, so replays of an unpriced event do not inflate it.
-        let unknown = request_unknown_models(&known_models_copy, &usage_nonzero, &outcome.inserted);
-        state.metrics.unknown_model_events.inc_by(unknown);
+        let unknown =
+            unpriced.iter().zip(&outcome.inserted).filter(|(unpriced, inserted)| **unpriced && **inserted).count();
+        state.metrics.unknown_model_events.inc_by(unknown as u64);
     }
     debug_assert_eq!(indexes.len(), accepted + duplicates);
     state.metrics.count_events(accepted as u64, duplicates as u64, rejected.len() as u64);
     Ok(BatchOutcome { accepted, duplicates, rejected })
-}
-
-/// Newly stored events that carry usage no price table knows.
-fn request_unknown_models(known: &[bool], has_usage: &[bool], inserted: &[bool]) -> u64 {
-    known
-        .iter()
-        .zip(has_usage)
-        .zip(inserted)
-        .filter(|((known, usage), inserted)| !**known && **usage && **inserted)
-        .count() as u64
 }
 
 fn too_large_body(limit: usize) -> AppError {

@@ -88,8 +88,8 @@ pub async fn session_events(
     };
     let session = load_session(&state, user.user_id.clone(), agent, session_id.clone()).await?;
     let data_dir = state.config.data_dir.clone();
-    let first_ms = cursor.map_or(sessions_first_ms(&session), |(ts, _)| ts);
-    let last_ms = sessions_last_ms(&session);
+    let first_ms = cursor.map_or(session.first_event_ms, |(ts, _)| ts);
+    let last_ms = session.last_event_ms;
     let page = db::blocking(move || {
         let mut out = Vec::new();
         let mut day = Day::of_ms(first_ms);
@@ -115,18 +115,4 @@ pub async fn session_events(
         "events": events.iter().map(|e| event_to_json(&e.event)).collect::<Vec<_>>(),
         "next_cursor": next_cursor,
     })))
-}
-
-fn sessions_first_ms(session: &SessionView) -> i64 {
-    parse_rfc3339_ms(&session.first_event_at)
-}
-
-fn sessions_last_ms(session: &SessionView) -> i64 {
-    parse_rfc3339_ms(&session.last_event_at)
-}
-
-fn parse_rfc3339_ms(text: &str) -> i64 {
-    time::OffsetDateTime::parse(text, &time::format_description::well_known::Rfc3339)
-        .map(|t| (t.unix_timestamp_nanos() / 1_000_000) as i64)
-        .unwrap_or(0)
 }

@@ -294,6 +294,11 @@ pub struct SessionView {
     pub run_kind: String,
     pub first_event_at: String,
     pub last_event_at: String,
+    /// The same two times as integers, for callers that compute with them.
+    #[serde(skip)]
+    pub first_event_ms: i64,
+    #[serde(skip)]
+    pub last_event_ms: i64,
     pub started_at: Option<String>,
     pub ended_at: Option<String>,
     pub event_count: i64,
@@ -364,6 +369,8 @@ pub fn own_session(
                     run_kind: row.get(1)?,
                     first_event_at: rfc3339_ms(row.get(2)?),
                     last_event_at: rfc3339_ms(row.get(3)?),
+                    first_event_ms: row.get(2)?,
+                    last_event_ms: row.get(3)?,
                     started_at: row.get::<_, Option<i64>>(4)?.map(rfc3339_ms),
                     ended_at: row.get::<_, Option<i64>>(5)?.map(rfc3339_ms),
                     event_count: row.get(6)?,
