@@ -56,10 +56,12 @@ pub fn hook(args: &HookArgs) -> i32 {
 }
 
 fn record(args: &HookArgs) -> anyhow::Result<()> {
-    let agent =
-        AgentType::parse_lenient(&args.agent).ok_or_else(|| anyhow::anyhow!("unknown agent {:?}", args.agent))?;
+    // Read the payload before anything can fail, so the agent never writes into a
+    // closed pipe.
     let mut input = Vec::new();
     std::io::stdin().take(MAX_PAYLOAD_BYTES).read_to_end(&mut input)?;
+    let agent =
+        AgentType::parse_lenient(&args.agent).ok_or_else(|| anyhow::anyhow!("unknown agent {:?}", args.agent))?;
     let payload: serde_json::Value = serde_json::from_slice(&input)?;
     let mut queue = Queue::open(&local::queue_path())?;
     let now_ms = crate::db::now_ms();
