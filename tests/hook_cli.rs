@@ -3,65 +3,19 @@
 
 mod common;
 
-use std::io::Write;
 use std::path::Path;
-use std::process::{Command, Output, Stdio};
 
+use common::machine::*;
 use common::*;
 use serde_json::{Value, json};
-
-/// Runs the binary as a developer machine would: its own HOME and XDG directories.
-fn client(home: &Path, args: &[&str], stdin: Option<&str>) -> Output {
-    let mut child = Command::new(BIN)
-        .args(args)
-        .env("HOME", home)
-        .env("XDG_DATA_HOME", home.join("data"))
-        .env("XDG_CONFIG_HOME", home.join("config"))
-        .env("SIGHTLINE_NO_FLUSHER", "1")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    if let Some(text) = stdin {
-        child.stdin.as_mut().unwrap().write_all(text.as_bytes()).unwrap();
-    }
-    drop(child.stdin.take());
-    child.wait_with_output().unwrap()
-}
-
-fn git(dir: &Path, args: &[&str]) {
-    let ok = Command::new("git")
-        .arg("-C")
-        .arg(dir)
-        .args(["-c", "user.name=Test", "-c", "user.email=t@example.com"])
-        .args(args)
-        .output()
-        .unwrap()
-        .status
-        .success();
-    assert!(ok, "git {args:?}");
-}
 
 fn hook(home: &Path, event: &str, payload: Value) {
     let out = client(home, &["hook", event, "--agent", "claude-code"], Some(&payload.to_string()));
     assert_eq!(out.status.code(), Some(0), "hook {event}: {}", stderr(&out));
 }
 
-#[test]
-fn a_scripted_claude_code_session_reaches_the_server_exactly() {
-    let server = TestServer::spawn();
-    let home = tempfile::tempdir().unwrap();
-    let home = home.path();
-    let login = client(home, &["login", "--server", &server.ingest, "--token", &server.token], None);
-    assert!(login.status.success(), "{}", stderr(&login));
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        let mode = std::fs::metadata(home.join("config/sightline/client.toml")).unwrap().permissions().mode();
-        assert_eq!(mode & 0o777, 0o600, "the token file is private");
-    }
-
+/// A git repository whose remote URL carries credentials, with an uncommitted change.
+fn dirty_repo(home: &Path) -> std::path::PathBuf {
     let repo = home.join("repo");
     std::fs::create_dir(&repo).unwrap();
     git(&repo, &["init", "-q", "-b", "feature/hooks"]);
@@ -73,82 +27,63 @@ fn a_scripted_claude_code_session_reaches_the_server_exactly() {
         &["remote", "add", "origin", "https://ada:ghp_secretsecretsecretsecretsecretsecret12@github.com/acme/app.git"],
     );
     std::fs::write(repo.join("a.txt"), "changed").unwrap();
+    repo
+}
 
-    let session = "7c1e9a52-0c1f-4e0a-9d7e-2f1b5e7c9a10";
-    let base = json!({"session_id": session, "transcript_path": "/tmp/t.jsonl", "cwd": repo, "permission_mode": "acceptEdits"});
-    let with = |extra: Value| {
-        let mut v = base.clone();
-        v.as_object_mut().unwrap().extend(extra.as_object().unwrap().clone());
-        v
-    };
-    hook(home, "SessionStart", with(json!({"hook_event_name": "SessionStart", "source": "startup"})));
-    hook(
-        home,
-        "UserPromptSubmit",
-        with(json!({"hook_event_name": "UserPromptSubmit", "prompt": "fix the failing test"})),
-    );
-    hook(
-        home,
-        "PreToolUse",
-        with(json!({"tool_name": "Bash", "tool_use_id": "toolu_1", "tool_input": {"command": "cargo test"}})),
-    );
-    hook(
-        home,
-        "PostToolUse",
-        with(
-            json!({"tool_name": "Bash", "tool_use_id": "toolu_1", "tool_input": {"command": "cargo test"}, "tool_response": {"stdout": "ok", "exit_code": 0}}),
-        ),
-    );
-    hook(
-        home,
-        "PreToolUse",
-        with(
-            json!({"tool_name": "Edit", "tool_use_id": "toolu_2", "tool_input": {"file_path": "src/lib.rs", "old_string": "a", "new_string": "b"}}),
-        ),
-    );
-    hook(
-        home,
-        "PostToolUse",
-        with(
-            json!({"tool_name": "Edit", "tool_use_id": "toolu_2", "tool_input": {"file_path": "src/lib.rs"}, "tool_response": {"is_error": true, "error": "old_string not found"}}),
-        ),
-    );
-    hook(home, "Notification", with(json!({"message": "Claude needs your permission to use Bash"})));
-    hook(home, "FutureEventNobodyKnows", with(json!({"anything": 1})));
-    hook(home, "Stop", with(json!({"stop_hook_active": false})));
-    hook(home, "SessionEnd", with(json!({"reason": "exit"})));
-
+/// Replays the agent's fixture through the real binary, flushes to a real server, and
+/// checks the server's session against the fixture's `expected.json`, field by field.
+/// Returns the server's events of the session.
+fn fixture_session_reaches_the_server_exactly(agent: &str) -> Vec<Value> {
+    let server = TestServer::spawn();
+    let home = tempfile::tempdir().unwrap();
+    let home = home.path();
+    let login = client(home, &["login", "--server", &server.ingest, "--token", &server.token], None);
+    assert!(login.status.success(), "{}", stderr(&login));
+    let repo = dirty_repo(home);
+    replay(home, agent, &repo);
+    let expected: Value =
+        serde_json::from_str(&std::fs::read_to_string(fixture_dir(agent).join("expected.json")).unwrap()).unwrap();
+    let want_events = expected["session"]["event_count"].as_i64().unwrap();
     let status = stdout(&client(home, &["status"], None));
-    assert!(status.contains("queued:      9 events"), "{status}");
+    assert!(status.contains(&format!("queued:      {want_events} events")), "{status}");
 
     let flushed = client(home, &["flusher", "--once"], None);
     assert!(flushed.status.success(), "{}", stderr(&flushed));
-    assert!(stdout(&client(home, &["status"], None)).contains("queued:      0 events"));
-
-    let (code, view) = server.session(&server.token, session);
+    let session_id = expected["session_id"].as_str().unwrap();
+    let (code, view) = server.agent_session(&server.token, agent, session_id);
     assert_eq!(code, 200, "{view}");
-    assert_eq!(view["event_count"], 9);
-    assert_eq!(view["prompt_count"], 1);
-    assert_eq!(view["tool_call_count"], 2);
-    assert_eq!(view["tool_error_count"], 1);
-    assert_eq!(view["notification_count"], 1);
-    assert_eq!(view["max_permission_mode"], "accept_edits");
-    assert_eq!(view["git"]["branch"], "feature/hooks");
+    for (field, want) in expected["session"].as_object().unwrap() {
+        assert_eq!(&view[field], want, "{agent}: session field {field}: {view:#}");
+    }
+    assert_eq!(view["git"]["branch"], "feature/hooks", "{view:#}");
     assert_eq!(view["git"]["dirty"], true);
     assert_eq!(view["git"]["remote"], "https://github.com/acme/app.git", "credentials stripped on the laptop");
     assert!(view["ended_at"].is_string());
 
-    let (_, events) =
-        get_auth(&format!("{}/v1/me/sessions/claude_code/{session}/events", server.ingest), &server.token);
+    let url = format!("{}/v1/me/sessions/{agent}/{session_id}/events?limit=1000", server.ingest);
+    let (code, events) = get_auth(&url, &server.token);
+    assert_eq!(code, 200, "{events}");
     let text = events.to_string();
-    for secret in ["cargo test", "fix the failing test", "old_string not found", "src/lib.rs"] {
-        assert!(!text.contains(secret), "raw content {secret:?} reached the server: {text}");
+    for raw in expected["raw_content"].as_array().into_iter().flatten() {
+        let raw = raw.as_str().unwrap();
+        assert!(!text.contains(raw), "raw content {raw:?} reached the server: {text}");
     }
-    let tool_end = events["events"].as_array().unwrap().iter().find(|e| e["type"] == "tool_end").unwrap();
-    assert_eq!(tool_end["tool"]["name"], "claude_code:Bash");
-    assert_eq!(tool_end["tool"]["action"], "exec");
-    assert_eq!(tool_end["tool"]["input_sha256"].as_str().unwrap().len(), 64);
-    assert!(tool_end["tool"]["duration_ms"].is_number(), "duration from the matching PreToolUse");
+    events["events"].as_array().unwrap().clone()
+}
+
+#[test]
+fn a_scripted_claude_code_session_reaches_the_server_exactly() {
+    let events = fixture_session_reaches_the_server_exactly("claude_code");
+    let bash = events.iter().find(|e| e["type"] == "tool_end" && e["tool"]["name"] == "claude_code:Bash").unwrap();
+    assert_eq!(bash["tool"]["action"], "exec");
+    assert_eq!(bash["tool"]["input_sha256"].as_str().unwrap().len(), 64);
+    assert!(bash["tool"]["duration_ms"].is_number(), "duration from the matching PreToolUse");
+    let statuses: Vec<_> =
+        events.iter().filter(|e| e["type"] == "tool_end").map(|e| e["tool"]["status"].clone()).collect();
+    assert_eq!(statuses, [json!("success"), json!("error"), json!("denied"), json!("success")]);
+    let subagent = events.iter().find(|e| e["type"] == "subagent_end").unwrap();
+    assert_eq!(subagent["model"], "claude-haiku-4-5-20251001");
+    assert_eq!(subagent["usage"]["output_tokens"], 640, "the streamed group counts once, with its final count");
 }
 
 #[test]

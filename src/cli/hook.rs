@@ -65,12 +65,13 @@ fn record(args: &HookArgs) -> anyhow::Result<()> {
     let payload: serde_json::Value = serde_json::from_slice(&input)?;
     let mut queue = Queue::open(&local::queue_path())?;
     let now_ms = crate::db::now_ms();
-    let events = adapters::map(agent, &args.event, &payload, &mut Context { now_ms, tool_starts: &mut queue })?;
-    if events.is_empty() {
-        return Ok(());
+    let tx = queue.begin()?;
+    let events = adapters::map(agent, &args.event, &payload, &mut Context { now_ms, state: &tx })?;
+    tx.push(&events.iter().map(|e| e.to_string()).collect::<Vec<_>>(), now_ms)?;
+    tx.commit()?;
+    if !events.is_empty() {
+        ensure_flusher();
     }
-    queue.push(&events.iter().map(|e| e.to_string()).collect::<Vec<_>>(), now_ms)?;
-    ensure_flusher();
     Ok(())
 }
 

@@ -12,3 +12,4 @@ pub mod adapters;
 pub mod flusher;
 pub mod local;
 pub mod queue;
+pub mod usage;

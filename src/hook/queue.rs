@@ -5,16 +5,18 @@
 //! close), so a hook costs a couple of milliseconds even on a busy disk; an OS crash
 //! can lose the last few appended events but never corrupts the queue (WAL recovery).
 //! Rows leave `queue` only when the server acknowledged them; rejected rows move to
-//! `rejected` with the server's reason in the same transaction.
+//! `rejected` with the server's reason in the same transaction. A hook's whole effect —
+//! its events, tool start times and transcript offsets — is one transaction ([`HookTx`]),
+//! so a transcript offset never advances without the usage it read being queued.
 
 use std::path::Path;
 
 use rusqlite::config::DbConfig;
-use rusqlite::{Connection, OpenFlags, params};
+use rusqlite::{Connection, OpenFlags, OptionalExtension, params};
 
 use crate::db::{self, Checkpointing, DbError, Durability};
 
-const SCHEMA_VERSION: i64 = 1;
+const SCHEMA_VERSION: i64 = 2;
 const SCHEMA: &str = "
 CREATE TABLE IF NOT EXISTS queue (
     id          INTEGER PRIMARY KEY,
@@ -24,6 +26,18 @@ CREATE TABLE IF NOT EXISTS queue (
 CREATE TABLE IF NOT EXISTS tool_starts (
     use_id     TEXT PRIMARY KEY,
     started_ms INTEGER NOT NULL
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS transcript_offsets (
+    path       TEXT PRIMARY KEY,
+    offset     INTEGER NOT NULL,
+    model      TEXT
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS usage_groups (
+    path       TEXT NOT NULL,
+    group_key  TEXT NOT NULL,
+    counts     TEXT NOT NULL,
+    updated_ms INTEGER NOT NULL,
+    PRIMARY KEY (path, group_key)
 ) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS rejected (
     id          INTEGER PRIMARY KEY,
@@ -69,16 +83,16 @@ impl Queue {
         Ok(Queue { conn })
     }
 
-    pub fn push(&self, events: &[String], now_ms: i64) -> Result<(), DbError> {
-        let tx = self.conn.unchecked_transaction()?;
-        {
-            let mut insert = tx.prepare_cached("INSERT INTO queue (event, enqueued_ms) VALUES (?1, ?2)")?;
-            for event in events {
-                insert.execute(params![event, now_ms])?;
-            }
-        }
-        tx.commit()?;
-        Ok(())
+    /// Starts the one write transaction of a hook invocation. `IMMEDIATE`, so hooks
+    /// firing together queue on the busy timeout instead of failing to upgrade a read.
+    pub fn begin(&mut self) -> Result<HookTx<'_>, DbError> {
+        Ok(HookTx { tx: self.conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)? })
+    }
+
+    pub fn push(&mut self, events: &[String], now_ms: i64) -> Result<(), DbError> {
+        let tx = self.begin()?;
+        tx.push(events, now_ms)?;
+        tx.commit()
     }
 
     /// The oldest `limit` events, in queue order.
@@ -122,19 +136,92 @@ impl Queue {
     }
 }
 
-/// Tool start times live beside the queue, so a `PostToolUse` in another process finds
-/// its `PreToolUse`. A failed write only costs the duration, never the event.
-impl crate::hook::adapters::common::ToolClock for Queue {
-    fn started(&mut self, use_id: &str, at_ms: i64) {
-        let _ = self
-            .conn
-            .execute("INSERT OR REPLACE INTO tool_starts (use_id, started_ms) VALUES (?1, ?2)", params![use_id, at_ms]);
+/// Everything one hook invocation writes, committed together.
+pub struct HookTx<'c> {
+    tx: rusqlite::Transaction<'c>,
+}
+
+/// Where a transcript was last read to, and the model it was last seen using.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct TranscriptMark {
+    pub offset: u64,
+    pub model: Option<String>,
+}
+
+impl HookTx<'_> {
+    pub fn push(&self, events: &[String], now_ms: i64) -> Result<(), DbError> {
+        let mut insert = self.tx.prepare_cached("INSERT INTO queue (event, enqueued_ms) VALUES (?1, ?2)")?;
+        for event in events {
+            insert.execute(params![event, now_ms])?;
+        }
+        Ok(())
     }
 
-    fn finished(&mut self, use_id: &str) -> Option<i64> {
-        self.conn
+    pub fn commit(self) -> Result<(), DbError> {
+        self.tx.commit()?;
+        Ok(())
+    }
+
+    /// Tool start times live beside the queue, so a `PostToolUse` in another process
+    /// finds its `PreToolUse`.
+    pub fn tool_started(&self, use_id: &str, at_ms: i64) -> Result<(), DbError> {
+        self.tx.execute(
+            "INSERT OR REPLACE INTO tool_starts (use_id, started_ms) VALUES (?1, ?2)",
+            params![use_id, at_ms],
+        )?;
+        Ok(())
+    }
+
+    pub fn tool_finished(&self, use_id: &str) -> Result<Option<i64>, DbError> {
+        Ok(self
+            .tx
             .query_row("DELETE FROM tool_starts WHERE use_id = ?1 RETURNING started_ms", [use_id], |r| r.get(0))
-            .ok()
+            .optional()?)
+    }
+
+    pub fn transcript_mark(&self, path: &str) -> Result<TranscriptMark, DbError> {
+        Ok(self
+            .tx
+            .query_row("SELECT offset, model FROM transcript_offsets WHERE path = ?1", [path], |r| {
+                Ok(TranscriptMark { offset: r.get::<_, i64>(0)? as u64, model: r.get(1)? })
+            })
+            .optional()?
+            .unwrap_or_default())
+    }
+
+    pub fn set_transcript_mark(&self, path: &str, mark: &TranscriptMark) -> Result<(), DbError> {
+        self.tx.execute(
+            "INSERT OR REPLACE INTO transcript_offsets (path, offset, model) VALUES (?1, ?2, ?3)",
+            params![path, mark.offset as i64, mark.model],
+        )?;
+        Ok(())
+    }
+
+    /// The counts already reported for one usage group of a transcript (JSON text).
+    pub fn usage_group(&self, path: &str, key: &str) -> Result<Option<String>, DbError> {
+        Ok(self
+            .tx
+            .query_row("SELECT counts FROM usage_groups WHERE path = ?1 AND group_key = ?2", [path, key], |r| r.get(0))
+            .optional()?)
+    }
+
+    pub fn set_usage_group(&self, path: &str, key: &str, counts: &str, now_ms: i64) -> Result<(), DbError> {
+        self.tx.execute(
+            "INSERT OR REPLACE INTO usage_groups (path, group_key, counts, updated_ms) VALUES (?1, ?2, ?3, ?4)",
+            params![path, key, counts, now_ms],
+        )?;
+        Ok(())
+    }
+
+    /// Forgets usage groups untouched for `max_age_ms`: a request still streaming is
+    /// minutes old at most, so old groups can no longer grow.
+    pub fn prune_usage_groups(&self, now_ms: i64, max_age_ms: i64) -> Result<(), DbError> {
+        // Running totals (keys starting with U+0001) are kept: a resumed session continues them.
+        self.tx.execute(
+            "DELETE FROM usage_groups WHERE updated_ms < ?1 AND substr(group_key, 1, 1) <> char(1)",
+            [now_ms - max_age_ms],
+        )?;
+        Ok(())
     }
 }
 
@@ -152,7 +239,7 @@ mod tests {
     #[test]
     fn events_leave_only_when_settled_and_rejections_move_aside() {
         let dir = tempfile::tempdir().unwrap();
-        let queue = Queue::open(&dir.path().join("q.db")).unwrap();
+        let mut queue = Queue::open(&dir.path().join("q.db")).unwrap();
         queue.push(&["a".into(), "b".into(), "c".into()], 1).unwrap();
         let batch = queue.peek(2).unwrap();
         assert_eq!(batch.iter().map(|q| q.event.as_str()).collect::<Vec<_>>(), ["a", "b"]);

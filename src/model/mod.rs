@@ -10,7 +10,7 @@
 pub mod event_json;
 pub mod wire;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// Declares a closed string enumeration with one canonical spelling per variant.
 /// Kept local and tiny: it only spares six copies of the same `match` pair.
@@ -167,7 +167,8 @@ string_enum!(
 /// Token counts of one event. Every count is a separate kind of token: `output_tokens`
 /// excludes `reasoning_tokens`, and `input_tokens` excludes cache reads and writes,
 /// so a price can be applied to each count without double counting.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct Usage {
     pub input_tokens: i64,
     pub output_tokens: i64,

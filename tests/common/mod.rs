@@ -3,6 +3,7 @@
 //! HTTP to it. Operator verbs (user add, token create) run as the real CLI too.
 #![allow(dead_code)]
 
+pub mod machine;
 pub mod results;
 pub mod webdriver;
 
@@ -116,7 +117,11 @@ impl TestServer {
     }
 
     pub fn session(&self, token: &str, session_id: &str) -> (u16, Value) {
-        get_auth(&format!("{}/v1/me/sessions/claude_code/{session_id}", self.ingest), token)
+        self.agent_session(token, "claude_code", session_id)
+    }
+
+    pub fn agent_session(&self, token: &str, agent: &str, session_id: &str) -> (u16, Value) {
+        get_auth(&format!("{}/v1/me/sessions/{agent}/{session_id}", self.ingest), token)
     }
 
     pub fn main_db(&self) -> rusqlite::Connection {

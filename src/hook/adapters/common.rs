@@ -6,13 +6,8 @@ use std::process::Command;
 
 use serde_json::{Value, json};
 
+use crate::hook::usage::Request;
 use crate::model::NotificationKind;
-
-/// Remembers when tool calls started, so their end can carry a duration.
-pub trait ToolClock {
-    fn started(&mut self, use_id: &str, at_ms: i64);
-    fn finished(&mut self, use_id: &str) -> Option<i64>;
-}
 
 pub fn sha256_hex(bytes: &[u8]) -> String {
     hex::encode(ring::digest::digest(&ring::digest::SHA256, bytes))
@@ -84,6 +79,34 @@ pub fn strip_credentials(remote: &str) -> String {
         Some(at) => format!("{scheme}://{}", &rest[at + 1..]),
         None => remote.to_string(),
     }
+}
+
+/// `template` once per model request, each copy with its own id, model and usage (the
+/// server picks long-context tiers per event); `template` alone when there was none.
+pub fn usage_events(template: &Value, requests: Vec<Request>) -> Vec<Value> {
+    if requests.is_empty() {
+        return vec![template.clone()];
+    }
+    let count = requests.len();
+    requests
+        .into_iter()
+        .enumerate()
+        .map(|(index, request)| {
+            let mut event = template.clone();
+            if index > 0 {
+                event["event_id"] = json!(uuid::Uuid::now_v7().to_string());
+            }
+            if count > 1 {
+                event["metadata"]["request"] = json!(index + 1);
+                event["metadata"]["requests"] = json!(count);
+            }
+            if let Some(model) = request.model {
+                event["model"] = json!(model);
+            }
+            event["usage"] = serde_json::to_value(request.usage).unwrap_or(Value::Null);
+            event
+        })
+        .collect()
 }
 
 /// Classifies a notification by its type field when the agent gives one, else by text.

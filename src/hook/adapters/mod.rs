@@ -7,13 +7,15 @@ pub mod common;
 
 use serde_json::Value;
 
+use crate::hook::queue::HookTx;
 use crate::model::AgentType;
 
 /// What an adapter needs from outside the payload.
 pub struct Context<'a> {
     pub now_ms: i64,
-    /// Start times of tool calls by use id, to compute durations (kept in the queue db).
-    pub tool_starts: &'a mut dyn common::ToolClock,
+    /// The hook's transaction on the queue database: tool start times (for durations)
+    /// and transcript offsets live there, committed with the events.
+    pub state: &'a HookTx<'a>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -24,6 +26,8 @@ pub enum AdapterError {
     NotAnObject,
     #[error("hook payload has no {0}")]
     Missing(&'static str),
+    #[error(transparent)]
+    State(#[from] crate::db::DbError),
 }
 
 /// Maps one hook invocation to wire events.

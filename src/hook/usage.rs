@@ -1,0 +1,212 @@
+//! Token usage read from an agent's own transcript, incrementally: each read starts at
+//! the offset the previous one stopped at, takes only complete lines, and reports how
+//! much each usage group grew since it was last reported.
+//!
+//! Invariants: a group's total over all reports equals its final counts, however its
+//! lines are split across reads — agents that stream (Claude Code repeats a message's
+//! usage on every content block, with output counts that grow) and agents with
+//! cumulative counters (Codex) both reduce to "report the growth of a group"; the offset
+//! and the reported counts are written in the hook's one transaction, with the events
+//! that carry the usage, so nothing is counted twice or skipped when a hook fails.
+
+use std::io::{Read, Seek, SeekFrom};
+use std::path::Path;
+
+use crate::db::DbError;
+use crate::hook::queue::{HookTx, TranscriptMark};
+use crate::model::Usage;
+
+/// At most this much of a transcript is read by one hook (the rest waits for the next).
+const MAX_READ_BYTES: u64 = 32 << 20;
+
+/// Usage groups untouched this long are forgotten: they can no longer grow.
+const GROUP_RETENTION_MS: i64 = 7 * 24 * 3600 * 1000;
+
+/// What one transcript line says about usage.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Line {
+    /// The model in use from here on (Codex announces it in `turn_context` lines).
+    Model(String),
+    /// The latest counts of one model request. Later lines of the same group supersede
+    /// it (the largest count of each kind wins).
+    Counts { group: String, model: Option<String>, usage: Usage },
+    /// A running total over the whole session: each line's growth over the previous
+    /// total is one request.
+    Cumulative { model: Option<String>, usage: Usage },
+}
+
+/// One model request's usage that has not been reported yet.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Request {
+    pub model: Option<String>,
+    pub usage: Usage,
+}
+
+/// `later - earlier` per count, never negative (a count that shrank reports nothing).
+pub fn growth(later: &Usage, earlier: &Usage) -> Usage {
+    Usage {
+        input_tokens: (later.input_tokens - earlier.input_tokens).max(0),
+        output_tokens: (later.output_tokens - earlier.output_tokens).max(0),
+        cache_read_tokens: (later.cache_read_tokens - earlier.cache_read_tokens).max(0),
+        cache_write_5m_tokens: (later.cache_write_5m_tokens - earlier.cache_write_5m_tokens).max(0),
+        cache_write_1h_tokens: (later.cache_write_1h_tokens - earlier.cache_write_1h_tokens).max(0),
+        reasoning_tokens: (later.reasoning_tokens - earlier.reasoning_tokens).max(0),
+    }
+}
+
+fn max_each(a: &Usage, b: &Usage) -> Usage {
+    Usage {
+        input_tokens: a.input_tokens.max(b.input_tokens),
+        output_tokens: a.output_tokens.max(b.output_tokens),
+        cache_read_tokens: a.cache_read_tokens.max(b.cache_read_tokens),
+        cache_write_5m_tokens: a.cache_write_5m_tokens.max(b.cache_write_5m_tokens),
+        cache_write_1h_tokens: a.cache_write_1h_tokens.max(b.cache_write_1h_tokens),
+        reasoning_tokens: a.reasoning_tokens.max(b.reasoning_tokens),
+    }
+}
+
+/// The complete lines of `path` after `offset`, and the offset after the last of them.
+/// A transcript that shrank (rewritten) is read again from the start; the group ledger
+/// keeps that from counting anything twice.
+pub fn new_lines(path: &Path, offset: u64) -> std::io::Result<(Vec<u8>, u64)> {
+    let mut file = std::fs::File::open(path)?;
+    let len = file.metadata()?.len();
+    let start = if len < offset { 0 } else { offset };
+    file.seek(SeekFrom::Start(start))?;
+    let mut bytes = Vec::new();
+    file.take(MAX_READ_BYTES).read_to_end(&mut bytes)?;
+    let complete = bytes.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
+    bytes.truncate(complete);
+    Ok((bytes, start + complete as u64))
+}
+
+/// The ledger key of a transcript's running total.
+const CUMULATIVE_GROUP: &str = "\u{1}cumulative";
+
+/// Reads what is new in the transcript at `path` and returns the growth of every usage
+/// group since its last report, in transcript order. A missing transcript is no usage.
+pub fn read_new(
+    tx: &HookTx<'_>,
+    path: &str,
+    parse: fn(&str) -> Option<Line>,
+    now_ms: i64,
+) -> Result<Vec<Request>, DbError> {
+    let mark = tx.transcript_mark(path)?;
+    let (bytes, offset) = match new_lines(Path::new(path), mark.offset) {
+        Ok(read) => read,
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(source) => return Err(DbError::Io { context: format!("cannot read transcript {path}"), source }),
+    };
+    let mut model = mark.model.clone();
+    // Latest counts per group within this read, in order of first appearance.
+    let mut groups: Vec<(String, Option<String>, Usage)> = Vec::new();
+    let mut requests = Vec::new();
+    let mut running: Option<Usage> = None;
+    for line in String::from_utf8_lossy(&bytes).lines() {
+        match parse(line) {
+            Some(Line::Model(name)) => model = Some(name),
+            Some(Line::Cumulative { model: line_model, usage }) => {
+                let previous = match running {
+                    Some(previous) => previous,
+                    None => tx
+                        .usage_group(path, CUMULATIVE_GROUP)?
+                        .and_then(|text| serde_json::from_str(&text).ok())
+                        .unwrap_or_default(),
+                };
+                let grown = growth(&usage, &previous);
+                running = Some(max_each(&usage, &previous));
+                if !grown.is_zero() {
+                    requests.push(Request { model: line_model.or_else(|| model.clone()), usage: grown });
+                }
+            }
+            Some(Line::Counts { group, model: line_model, usage }) => {
+                let line_model = line_model.or_else(|| model.clone());
+                match groups.iter_mut().find(|(g, _, _)| *g == group) {
+                    Some(entry) => {
+                        entry.1 = line_model.or(entry.1.take());
+                        entry.2 = max_each(&entry.2, &usage);
+                    }
+                    None => groups.push((group, line_model, usage)),
+                }
+            }
+            None => {}
+        }
+    }
+    if let Some(total) = running {
+        tx.set_usage_group(path, CUMULATIVE_GROUP, &serde_json::to_string(&total).unwrap_or_default(), now_ms)?;
+    }
+    for (group, group_model, latest) in groups {
+        let reported: Usage =
+            tx.usage_group(path, &group)?.and_then(|text| serde_json::from_str(&text).ok()).unwrap_or_default();
+        let grown = growth(&latest, &reported);
+        let total = max_each(&latest, &reported);
+        tx.set_usage_group(path, &group, &serde_json::to_string(&total).unwrap_or_default(), now_ms)?;
+        if !grown.is_zero() {
+            requests.push(Request { model: group_model, usage: grown });
+        }
+    }
+    tx.set_transcript_mark(path, &TranscriptMark { offset, model })?;
+    tx.prune_usage_groups(now_ms, GROUP_RETENTION_MS)?;
+    Ok(requests)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::hook::queue::Queue;
+
+    /// `group:input:output` lines, or `total:input:output` for a running total.
+    fn parse(line: &str) -> Option<Line> {
+        let mut parts = line.split(':');
+        let group = parts.next()?.to_string();
+        let usage = Usage {
+            input_tokens: parts.next()?.parse().ok()?,
+            output_tokens: parts.next()?.parse().ok()?,
+            ..Usage::default()
+        };
+        Some(if group == "total" {
+            Line::Cumulative { model: None, usage }
+        } else {
+            Line::Counts { group, model: Some("m".into()), usage }
+        })
+    }
+
+    fn read(queue: &mut Queue, path: &Path) -> Vec<(i64, i64)> {
+        let tx = queue.begin().unwrap();
+        let requests = read_new(&tx, path.to_str().unwrap(), parse, 1_000).unwrap();
+        tx.commit().unwrap();
+        requests.iter().map(|r| (r.usage.input_tokens, r.usage.output_tokens)).collect()
+    }
+
+    #[test]
+    fn a_group_split_across_reads_and_a_half_written_line_count_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut queue = Queue::open(&dir.path().join("q.db")).unwrap();
+        let transcript = dir.path().join("t.jsonl");
+        std::fs::write(&transcript, "a:10:1\na:10:5\nb:3:2\nc:7:").unwrap();
+        assert_eq!(read(&mut queue, &transcript), [(10, 5), (3, 2)], "the unfinished line waits");
+        std::fs::write(&transcript, "a:10:1\na:10:5\nb:3:2\nc:7:9\nb:3:8\n").unwrap();
+        assert_eq!(read(&mut queue, &transcript), [(7, 9), (0, 6)], "b grew by 6 after its first report");
+        assert_eq!(read(&mut queue, &transcript), [], "nothing new");
+        std::fs::write(&transcript, "a:10:5\n").unwrap();
+        assert_eq!(read(&mut queue, &transcript), [], "a rewritten transcript is re-read without recounting");
+    }
+
+    #[test]
+    fn running_totals_are_differenced_line_by_line_across_reads() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut queue = Queue::open(&dir.path().join("q.db")).unwrap();
+        let transcript = dir.path().join("t.jsonl");
+        std::fs::write(&transcript, "total:100:10\ntotal:250:30\n").unwrap();
+        assert_eq!(read(&mut queue, &transcript), [(100, 10), (150, 20)]);
+        std::fs::write(&transcript, "total:100:10\ntotal:250:30\ntotal:250:30\ntotal:400:35\n").unwrap();
+        assert_eq!(read(&mut queue, &transcript), [(150, 5)], "a repeated total is no request");
+    }
+
+    #[test]
+    fn a_missing_transcript_is_no_usage() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut queue = Queue::open(&dir.path().join("q.db")).unwrap();
+        assert_eq!(read(&mut queue, &dir.path().join("absent.jsonl")), []);
+    }
+}

@@ -1,0 +1,89 @@
+//! A developer machine for the hook CLI tests: the real binary run with its own HOME and
+//! XDG directories, and a replayer for the per-agent fixtures in
+//! `tests/fixtures/agents/<agent>/` (`hooks.jsonl`: `{"event", "payload"}` lines run as
+//! `sightline hook <event> --agent <agent>`, and `{"write": file, "lines": n}` lines that
+//! make the working copy of a transcript fixture hold its first n lines, as the agent
+//! would have written them by then).
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+use serde_json::Value;
+
+use super::{BIN, stderr};
+
+pub fn fixture_dir(agent: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/agents").join(agent)
+}
+
+/// Runs the binary as the developer machine at `home` would, with stdin.
+pub fn client_with(home: &Path, args: &[&str], stdin: Option<&str>, env: &[(&str, &str)]) -> Output {
+    let mut command = Command::new(BIN);
+    command
+        .args(args)
+        .env("HOME", home)
+        .env("XDG_DATA_HOME", home.join("data"))
+        .env("XDG_CONFIG_HOME", home.join("config"))
+        .env("SIGHTLINE_NO_FLUSHER", "1")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    for (key, value) in env {
+        command.env(key, value);
+    }
+    let mut child = command.spawn().unwrap();
+    if let Some(text) = stdin {
+        child.stdin.as_mut().unwrap().write_all(text.as_bytes()).unwrap();
+    }
+    drop(child.stdin.take());
+    child.wait_with_output().unwrap()
+}
+
+pub fn client(home: &Path, args: &[&str], stdin: Option<&str>) -> Output {
+    client_with(home, args, stdin, &[])
+}
+
+pub fn git(dir: &Path, args: &[&str]) {
+    let ok = Command::new("git")
+        .arg("-C")
+        .arg(dir)
+        .args(["-c", "user.name=Test", "-c", "user.email=t@example.com"])
+        .args(args)
+        .output()
+        .unwrap()
+        .status
+        .success();
+    assert!(ok, "git {args:?}");
+}
+
+/// Replays an agent's fixture session on the machine at `home`, with the agent working
+/// in `cwd`. Transcript copies live in `home/transcripts/`; `${TRANSCRIPT}` and
+/// `${SUBAGENT_TRANSCRIPT}` in payloads point at `transcript.jsonl` and `subagent.jsonl`
+/// there, `${CWD}` at `cwd`, `${HOME}` at `home`.
+pub fn replay(home: &Path, agent: &str, cwd: &Path) {
+    let dir = fixture_dir(agent);
+    let copies = home.join("transcripts");
+    std::fs::create_dir_all(&copies).unwrap();
+    let substitute = |text: &str| {
+        text.replace("${TRANSCRIPT}", copies.join("transcript.jsonl").to_str().unwrap())
+            .replace("${SUBAGENT_TRANSCRIPT}", copies.join("subagent.jsonl").to_str().unwrap())
+            .replace("${CWD}", cwd.to_str().unwrap())
+            .replace("${HOME}", home.to_str().unwrap())
+    };
+    let script = std::fs::read_to_string(dir.join("hooks.jsonl")).unwrap();
+    for line in script.lines().skip(1).filter(|l| !l.trim().is_empty()) {
+        let step: Value = serde_json::from_str(line).unwrap_or_else(|e| panic!("{agent} fixture line {line}: {e}"));
+        if let Some(file) = step["write"].as_str() {
+            let text = std::fs::read_to_string(dir.join(file)).unwrap();
+            let lines = step["lines"].as_u64().unwrap() as usize;
+            let body: String = text.lines().skip(1).take(lines).map(|l| format!("{l}\n")).collect();
+            std::fs::write(copies.join(file), substitute(&body)).unwrap();
+            continue;
+        }
+        let event = step["event"].as_str().expect("a step is an event or a write");
+        let payload = substitute(&step["payload"].to_string());
+        let out = client(home, &["hook", event, "--agent", agent], Some(&payload));
+        assert_eq!(out.status.code(), Some(0), "hook {event}: {}", stderr(&out));
+    }
+}
