@@ -117,3 +117,24 @@ fn events_wait_in_the_queue_while_the_server_is_down() {
     assert!(stdout(&client(home, &["status"], None)).contains("queued:      0 events"));
     assert_eq!(server.session(&server.token, "s-down").1["event_count"], 2);
 }
+
+#[test]
+fn paused_hooks_record_nothing_and_purge_local_empties_the_queue() {
+    let home = tempfile::tempdir().unwrap();
+    let home = home.path();
+    let payload = json!({"session_id": "s-pause", "cwd": "/", "hook_event_name": "UserPromptSubmit"});
+    assert!(client(home, &["pause"], None).status.success());
+    hook(home, "UserPromptSubmit", payload.clone());
+    let status = stdout(&client(home, &["status"], None));
+    assert!(status.contains("queued:      0 events") && status.contains("paused:      yes"), "{status}");
+    let bad = client(home, &["pause", "--for", "2w"], None);
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(stderr(&bad).contains("--for \"2w\": the unit must be s, m, h or d"), "{}", stderr(&bad));
+    assert!(client(home, &["resume"], None).status.success());
+    hook(home, "UserPromptSubmit", payload.clone());
+    hook(home, "UserPromptSubmit", payload);
+    assert!(stdout(&client(home, &["status"], None)).contains("queued:      2 events"));
+    let purged = client(home, &["purge-local"], None);
+    assert!(stdout(&purged).contains("removed 2 queued"), "{}", stdout(&purged));
+    assert!(stdout(&client(home, &["status"], None)).contains("queued:      0 events"));
+}

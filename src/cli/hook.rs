@@ -62,6 +62,9 @@ fn record(args: &HookArgs) -> anyhow::Result<()> {
     std::io::stdin().take(MAX_PAYLOAD_BYTES).read_to_end(&mut input)?;
     let agent =
         AgentType::parse_lenient(&args.agent).ok_or_else(|| anyhow::anyhow!("unknown agent {:?}", args.agent))?;
+    if crate::hook::pause::paused_until().is_some() {
+        return Ok(());
+    }
     let payload: serde_json::Value = serde_json::from_slice(&input)?;
     let mut queue = Queue::open(&local::queue_path())?;
     let now_ms = crate::db::now_ms();
@@ -130,6 +133,12 @@ pub fn status() -> anyhow::Result<i32> {
     println!("queued:      {} events", queue.len()?);
     println!("rejected:    {} events (kept aside)", queue.rejected_len()?);
     println!("flusher:     {}", if flusher_running { "running" } else { "not running" });
+    let paused = match crate::hook::pause::paused_until() {
+        None => "no".to_string(),
+        Some(None) => "yes, until `sightline resume`".to_string(),
+        Some(Some(ms)) => format!("yes, until {}", crate::ingest::sessions::rfc3339_ms(ms)),
+    };
+    println!("paused:      {paused}");
     println!("log:         {}", local::log_path().display());
     Ok(0)
 }

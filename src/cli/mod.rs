@@ -8,6 +8,7 @@ pub mod bench_storage;
 pub mod bench_storage_events;
 pub mod evals;
 pub mod hook;
+pub mod machine;
 pub mod operator;
 
 use std::net::SocketAddr;
@@ -74,6 +75,16 @@ pub enum Command {
     Login(hook::LoginArgs),
     /// Show the local queue, credentials and flusher state.
     Status,
+    /// Register the hook CLI in an agent's configuration (idempotent, with a backup).
+    Install(machine::AgentArgs),
+    /// Remove exactly the hooks `install` added.
+    Uninstall(machine::AgentArgs),
+    /// Stop recording agent events (until `resume`, or for a while with --for).
+    Pause(machine::PauseArgs),
+    /// Record agent events again.
+    Resume,
+    /// Delete the local queue and log (and with --all, the login too).
+    PurgeLocal(machine::PurgeArgs),
 }
 
 #[derive(Debug, Args)]
@@ -159,6 +170,11 @@ pub fn run(cli: Cli) -> anyhow::Result<i32> {
         Command::Flusher(args) => hook::flusher(&args),
         Command::Login(args) => hook::login(&args),
         Command::Status => hook::status(),
+        Command::Install(args) => machine::install(&args),
+        Command::Uninstall(args) => machine::uninstall(&args),
+        Command::Pause(args) => machine::pause(&args),
+        Command::Resume => machine::resume(),
+        Command::PurgeLocal(args) => machine::purge_local(&args),
     }
 }
 

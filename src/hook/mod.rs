@@ -10,6 +10,8 @@
 
 pub mod adapters;
 pub mod flusher;
+pub mod install;
 pub mod local;
+pub mod pause;
 pub mod queue;
 pub mod usage;

@@ -226,6 +226,22 @@ impl HookTx<'_> {
 }
 
 impl Queue {
+    /// Deletes every queued and rejected event and the tool start times (and with
+    /// `everything`, the transcript positions too). Returns (queued, rejected) removed.
+    pub fn purge(&self, everything: bool) -> Result<(i64, i64), DbError> {
+        let tx = self.conn.unchecked_transaction()?;
+        let queued = tx.execute("DELETE FROM queue", [])? as i64;
+        let rejected = tx.execute("DELETE FROM rejected", [])? as i64;
+        tx.execute("DELETE FROM tool_starts", [])?;
+        if everything {
+            tx.execute("DELETE FROM transcript_offsets", [])?;
+            tx.execute("DELETE FROM usage_groups", [])?;
+        }
+        tx.commit()?;
+        self.conn.execute_batch("VACUUM")?;
+        Ok((queued, rejected))
+    }
+
     /// Age in milliseconds of the oldest queued event.
     pub fn oldest_ms(&self) -> Result<Option<i64>, DbError> {
         Ok(self.conn.query_row("SELECT min(enqueued_ms) FROM queue", [], |r| r.get(0))?)

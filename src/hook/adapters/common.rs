@@ -13,14 +13,26 @@ pub fn sha256_hex(bytes: &[u8]) -> String {
     hex::encode(ring::digest::digest(&ring::digest::SHA256, bytes))
 }
 
-/// Digest and size of a JSON value as compact JSON with sorted keys (serde_json's map
-/// is ordered), so the same input always hashes the same.
+/// Digest and size of a JSON value as compact JSON with its object keys sorted, so the
+/// same input always hashes the same whatever order the agent wrote its keys in.
 pub fn digest_of(value: &Value) -> (String, usize) {
     let text = match value {
         Value::String(s) => s.clone(),
-        other => other.to_string(),
+        other => sorted_keys(other).to_string(),
     };
     (sha256_hex(text.as_bytes()), text.len())
+}
+
+fn sorted_keys(value: &Value) -> Value {
+    match value {
+        Value::Object(map) => {
+            let mut entries: Vec<_> = map.iter().collect();
+            entries.sort_by(|a, b| a.0.cmp(b.0));
+            Value::Object(entries.into_iter().map(|(k, v)| (k.clone(), sorted_keys(v))).collect())
+        }
+        Value::Array(items) => Value::Array(items.iter().map(sorted_keys).collect()),
+        other => other.clone(),
+    }
 }
 
 /// What a tool acted on, as a digest: the file, path, URL or pattern, or the program of
