@@ -138,3 +138,24 @@ fn paused_hooks_record_nothing_and_purge_local_empties_the_queue() {
     assert!(stdout(&purged).contains("removed 2 queued"), "{}", stdout(&purged));
     assert!(stdout(&client(home, &["status"], None)).contains("queued:      0 events"));
 }
+
+#[test]
+fn a_scripted_codex_session_reaches_the_server_exactly() {
+    let events = fixture_session_reaches_the_server_exactly("codex");
+    let denied = events.iter().find(|e| e["type"] == "tool_end" && e["tool"]["status"] == "denied").unwrap();
+    assert_eq!(denied["tool"]["name"], "codex:Bash", "the refused git push");
+    let mcp = events.iter().find(|e| e["type"] == "tool_end" && e["tool"]["action"] == "mcp").unwrap();
+    assert_eq!(mcp["tool"]["server"], "github");
+}
+
+#[test]
+fn a_scripted_gemini_cli_session_reaches_the_server_exactly() {
+    let events = fixture_session_reaches_the_server_exactly("gemini_cli");
+    let denied = events.iter().find(|e| e["type"] == "tool_end" && e["tool"]["status"] == "denied").unwrap();
+    assert_eq!(
+        denied["tool"]["name"], "gemini_cli:run_shell_command",
+        "the refused shell dialog, not the approved edit"
+    );
+    let edit = events.iter().find(|e| e["type"] == "tool_end" && e["tool"]["name"] == "gemini_cli:replace").unwrap();
+    assert!(edit["tool"]["duration_ms"].is_number(), "paired with its start by name and input");
+}

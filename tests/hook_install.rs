@@ -129,3 +129,38 @@ fn a_broken_config_is_refused_and_left_untouched() {
     let out = client(home, &["install", "--agent", "aider"], None);
     assert!(stderr(&out).contains("aider has no hook adapter"), "{}", stderr(&out));
 }
+
+/// Each agent's own config file with the person's hook on an event we also register.
+const OTHER_AGENTS: &[(&str, &str, &str)] = &[
+    (
+        "codex",
+        ".codex/hooks.json",
+        "{\n  \"hooks\": {\n    \"PreToolUse\": [\n      {\n        \"matcher\": \"Bash\",\n        \"hooks\": [\n          {\n            \"type\": \"command\",\n            \"command\": \"python3 ~/.codex/hooks/policy.py\",\n            \"timeout\": 30\n          }\n        ]\n      }\n    ]\n  }\n}\n",
+    ),
+    (
+        "gemini_cli",
+        ".gemini/settings.json",
+        "{\n  \"theme\": \"GitHub\",\n  \"hooksConfig\": {\n    \"enabled\": true\n  },\n  \"hooks\": {\n    \"BeforeTool\": [\n      {\n        \"matcher\": \"write_file|replace\",\n        \"hooks\": [\n          {\n            \"name\": \"secret-guard\",\n            \"type\": \"command\",\n            \"command\": \"~/bin/guard.sh\",\n            \"timeout\": 5000\n          }\n        ]\n      }\n    ]\n  }\n}\n",
+    ),
+];
+
+#[test]
+fn every_json_configured_agent_installs_idempotently_and_uninstalls_exactly() {
+    for (agent, relative, original) in OTHER_AGENTS {
+        let home = tempfile::tempdir().unwrap();
+        let home = home.path();
+        let path = home.join(relative);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, original).unwrap();
+        run(home, &["install", "--agent", agent]);
+        let installed = std::fs::read_to_string(&path).unwrap();
+        assert!(installed.contains(&format!("--agent {agent}")), "{agent}: {installed}");
+        let value: Value = serde_json::from_str(&installed).unwrap();
+        let first_event = value["hooks"].as_object().unwrap().values().next().unwrap();
+        assert_eq!(first_event.as_array().unwrap().len(), 2, "{agent}: the person's hook kept, ours appended after it");
+        run(home, &["install", "--agent", agent]);
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), installed, "{agent}: second install changes nothing");
+        run(home, &["uninstall", "--agent", agent]);
+        assert_eq!(&std::fs::read_to_string(&path).unwrap(), original, "{agent}: file restored exactly");
+    }
+}

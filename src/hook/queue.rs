@@ -24,8 +24,11 @@ CREATE TABLE IF NOT EXISTS queue (
     enqueued_ms INTEGER NOT NULL
 );
 CREATE TABLE IF NOT EXISTS tool_starts (
-    use_id     TEXT PRIMARY KEY,
-    started_ms INTEGER NOT NULL
+    session    TEXT NOT NULL,
+    use_id     TEXT NOT NULL,
+    started_ms INTEGER NOT NULL,
+    tool       TEXT NOT NULL,
+    PRIMARY KEY (session, use_id)
 ) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS transcript_offsets (
     path       TEXT PRIMARY KEY,
@@ -76,6 +79,9 @@ impl Queue {
         let version: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0))?;
         if version != SCHEMA_VERSION {
             let tx = conn.unchecked_transaction()?;
+            // Tool start times are transient (a lost one costs a duration), so an older
+            // layout is dropped rather than migrated.
+            tx.execute_batch("DROP TABLE IF EXISTS tool_starts")?;
             tx.execute_batch(SCHEMA)?;
             tx.pragma_update(None, "user_version", SCHEMA_VERSION)?;
             tx.commit()?;
@@ -162,21 +168,49 @@ impl HookTx<'_> {
         Ok(())
     }
 
-    /// Tool start times live beside the queue, so a `PostToolUse` in another process
-    /// finds its `PreToolUse`.
-    pub fn tool_started(&self, use_id: &str, at_ms: i64) -> Result<(), DbError> {
+    /// Tool start times live beside the queue, so a tool's end in another process finds
+    /// its start; `tool` is the wire tool object, so a call that never ends can still be
+    /// reported when its turn ends.
+    pub fn tool_started(&self, session: &str, use_id: &str, at_ms: i64, tool: &str) -> Result<(), DbError> {
         self.tx.execute(
-            "INSERT OR REPLACE INTO tool_starts (use_id, started_ms) VALUES (?1, ?2)",
-            params![use_id, at_ms],
+            "INSERT OR REPLACE INTO tool_starts (session, use_id, started_ms, tool) VALUES (?1, ?2, ?3, ?4)",
+            params![session, use_id, at_ms, tool],
         )?;
         Ok(())
     }
 
-    pub fn tool_finished(&self, use_id: &str) -> Result<Option<i64>, DbError> {
+    pub fn tool_finished(&self, session: &str, use_id: &str) -> Result<Option<i64>, DbError> {
         Ok(self
             .tx
-            .query_row("DELETE FROM tool_starts WHERE use_id = ?1 RETURNING started_ms", [use_id], |r| r.get(0))
+            .query_row(
+                "DELETE FROM tool_starts WHERE session = ?1 AND use_id = ?2 RETURNING started_ms",
+                [session, use_id],
+                |r| r.get(0),
+            )
             .optional()?)
+    }
+
+    /// Forgets the oldest open entry of the session whose key starts with `prefix`
+    /// (a permission ask that the tool's start answered).
+    pub fn forget_oldest_tool(&self, session: &str, prefix: &str) -> Result<bool, DbError> {
+        let removed = self.tx.execute(
+            "DELETE FROM tool_starts WHERE (session, use_id) IN
+               (SELECT session, use_id FROM tool_starts WHERE session = ?1 AND substr(use_id, 1, length(?2)) = ?2
+                ORDER BY started_ms, use_id LIMIT 1)",
+            [session, prefix],
+        )?;
+        Ok(removed > 0)
+    }
+
+    /// Takes every tool call of the session that started and never ended:
+    /// (started_ms, wire tool object as JSON text).
+    pub fn take_open_tools(&self, session: &str) -> Result<Vec<(i64, String)>, DbError> {
+        let mut stmt =
+            self.tx.prepare_cached("DELETE FROM tool_starts WHERE session = ?1 RETURNING started_ms, tool")?;
+        let rows = stmt.query_map([session], |r| Ok((r.get(0)?, r.get(1)?)))?;
+        let mut open: Vec<(i64, String)> = rows.collect::<Result<_, _>>()?;
+        open.sort();
+        Ok(open)
     }
 
     pub fn transcript_mark(&self, path: &str) -> Result<TranscriptMark, DbError> {

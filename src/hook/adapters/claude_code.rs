@@ -20,15 +20,17 @@
 //! counts; `cache_creation.ephemeral_1h_input_tokens` splits cache writes into 1-hour and
 //! 5-minute. Stop reads the main transcript and reports one turn_end per model request;
 //! SubagentStop reads the subagent's transcript onto subagent_end; SessionEnd reports
-//! whatever is left (a turn cut short has no Stop). Claude Code counts thinking inside
+//! whatever is left (a turn cut short has no Stop). A tool call still open when its turn
+//! ends never ran (refused in the permission dialog) and ends as `denied`. Claude Code counts thinking inside
 //! `output_tokens` and does not report it apart, so `reasoning_tokens` stays 0.
 
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 
-use super::common::{classify_notification, digest_of, git_context, target_hash, usage_events};
+use super::build::{Builder, ToolCall, text, with_permission_mode};
+use super::common::classify_notification;
 use super::{AdapterError, Context};
-use crate::hook::usage::{self, Line};
-use crate::model::Usage;
+use crate::hook::usage::Line;
+use crate::model::{AgentType, ToolStatus, Usage};
 
 /// Claude Code's permission modes in the wire contract's canonical names.
 pub fn canonical_permission_mode(mode: &str) -> Option<&'static str> {
@@ -58,63 +60,31 @@ fn tool_action(tool: &str) -> &'static str {
     }
 }
 
-/// How a tool call ended, for the three hook events that end one.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Ending {
-    Started,
-    Finished,
-    Failed,
-    Denied,
-}
-
 /// Words Claude Code uses when the person refused a tool call.
 fn reads_as_refusal(error: &str) -> bool {
     let error = error.to_ascii_lowercase();
     ["doesn't want to proceed", "rejected", "denied", "permission to use"].iter().any(|w| error.contains(w))
 }
 
-fn tool_fields(payload: &Value, ending: Ending) -> Map<String, Value> {
-    let name = payload.get("tool_name").and_then(Value::as_str).unwrap_or("unknown");
-    let mut tool = Map::new();
-    tool.insert("name".into(), json!(format!("claude_code:{name}")));
-    if let Some(server) = name.strip_prefix("mcp__").and_then(|rest| rest.split("__").next()) {
-        tool.insert("server".into(), json!(server));
+fn tool_call(payload: &Value) -> ToolCall<'_> {
+    let name = text(payload, "tool_name").unwrap_or("unknown").to_string();
+    ToolCall {
+        action: tool_action(&name),
+        server: name.strip_prefix("mcp__").and_then(|rest| rest.split("__").next()).map(str::to_string),
+        use_id: text(payload, "tool_use_id").map(str::to_string),
+        input: payload.get("tool_input"),
+        name,
     }
-    tool.insert("action".into(), json!(tool_action(name)));
-    if let Some(use_id) = payload.get("tool_use_id").and_then(Value::as_str) {
-        tool.insert("use_id".into(), json!(use_id));
-    }
-    if let Some(input) = payload.get("tool_input") {
-        let (digest, bytes) = digest_of(input);
-        tool.insert("input_sha256".into(), json!(digest));
-        tool.insert("input_bytes".into(), json!(bytes));
-        if let Some(target) = target_hash(input) {
-            tool.insert("target_hash".into(), json!(target));
-        }
-    }
-    let end = ending != Ending::Started;
-    if let Some(error) = payload.get("error").filter(|_| ending == Ending::Failed) {
-        let (digest, bytes) = digest_of(error);
-        tool.insert("output_sha256".into(), json!(digest));
-        tool.insert("output_bytes".into(), json!(bytes));
-        let refused = error.as_str().is_some_and(reads_as_refusal);
-        tool.insert("status".into(), json!(if refused { "denied" } else { "error" }));
-    } else if ending == Ending::Denied || ending == Ending::Failed {
-        tool.insert("status".into(), json!(if ending == Ending::Denied { "denied" } else { "error" }));
-    } else if end {
-        if let Some(response) = payload.get("tool_response") {
-            let (digest, bytes) = digest_of(response);
-            tool.insert("output_sha256".into(), json!(digest));
-            tool.insert("output_bytes".into(), json!(bytes));
-            let failed = response.get("is_error").and_then(Value::as_bool).unwrap_or(false)
-                || response.get("error").is_some_and(|e| !e.is_null())
-                || response.get("success").and_then(Value::as_bool) == Some(false);
-            tool.insert("status".into(), json!(if failed { "error" } else { "success" }));
-        } else {
-            tool.insert("status".into(), json!("success"));
-        }
-    }
-    tool
+}
+
+/// Status of a PostToolUse from its response: Claude Code reports failures in-band for
+/// some tools (`is_error`, `error`, `success: false`).
+fn response_status(response: Option<&Value>) -> ToolStatus {
+    let Some(response) = response else { return ToolStatus::Success };
+    let failed = response.get("is_error").and_then(Value::as_bool).unwrap_or(false)
+        || response.get("error").is_some_and(|e| !e.is_null())
+        || response.get("success").and_then(Value::as_bool) == Some(false);
+    if failed { ToolStatus::Error } else { ToolStatus::Success }
 }
 
 /// One transcript line's usage: assistant lines carry their message's usage, repeated
@@ -158,111 +128,47 @@ pub fn transcript_line(line: &str) -> Option<Line> {
 }
 
 pub fn map(hook_event: &str, payload: &Value, context: &mut Context<'_>) -> Result<Vec<Value>, AdapterError> {
-    let kind = match hook_event {
-        "SessionStart" => "session_start",
-        "UserPromptSubmit" => "prompt_submit",
-        "PreToolUse" => "tool_start",
-        "PostToolUse" | "PostToolUseFailure" | "PermissionDenied" => "tool_end",
-        "Notification" => "notification",
-        "Stop" => "turn_end",
-        "SubagentStop" => "subagent_end",
-        "PreCompact" => "compact",
-        "SessionEnd" => "session_end",
-        _ => return Ok(Vec::new()),
+    let session = text(payload, "session_id").ok_or(AdapterError::Missing("session_id"))?;
+    let build = Builder {
+        context,
+        agent: AgentType::ClaudeCode,
+        session: session.to_string(),
+        hook_event: hook_event.to_string(),
     };
-    let session_id = payload.get("session_id").and_then(Value::as_str).ok_or(AdapterError::Missing("session_id"))?;
-    let mut event = json!({
-        "event_id": uuid::Uuid::now_v7().to_string(),
-        "type": kind,
-        "ts": crate::ingest::sessions::rfc3339_ms(context.now_ms),
-        "agent_type": "claude_code",
-        "session_id": session_id,
-        "metadata": {"hook_event": hook_event},
-    });
-    if let Some(mode) = payload.get("permission_mode").and_then(Value::as_str).and_then(canonical_permission_mode) {
-        event["permission_mode"] = json!(mode);
-    }
-    let transcript = |key: &str| payload.get(key).and_then(Value::as_str).filter(|p| !p.is_empty());
-    let mut events = Vec::new();
-    match kind {
-        "session_start" => {
-            if let Some(source) = payload.get("source").and_then(Value::as_str) {
-                event["metadata"]["source"] = json!(source);
-            }
-            if let Some(model) = payload.get("model").and_then(Value::as_str) {
-                event["model"] = json!(model);
-            }
-            if let Some(git) = payload.get("cwd").and_then(Value::as_str).and_then(|cwd| git_context(cwd.as_ref())) {
-                event["git"] = git;
-            }
+    let transcript = text(payload, "transcript_path");
+    let events = match hook_event {
+        "SessionStart" => {
+            vec![build.session_start(text(payload, "source"), text(payload, "model"), text(payload, "cwd"))]
         }
-        "tool_start" => {
-            let tool = tool_fields(payload, Ending::Started);
-            if let Some(use_id) = tool.get("use_id").and_then(Value::as_str) {
-                context.state.tool_started(use_id, context.now_ms)?;
-            }
-            event["tool"] = Value::Object(tool);
+        "UserPromptSubmit" => vec![build.event("prompt_submit")],
+        "PreToolUse" => vec![build.tool_start(&tool_call(payload))?],
+        "PostToolUse" => {
+            let response = payload.get("tool_response");
+            vec![build.tool_end(&tool_call(payload), response, response_status(response))?]
         }
-        "tool_end" => {
-            let ending = match hook_event {
-                "PostToolUseFailure" => Ending::Failed,
-                "PermissionDenied" => Ending::Denied,
-                _ => Ending::Finished,
-            };
-            let mut tool = tool_fields(payload, ending);
-            if let Some(use_id) = tool.get("use_id").and_then(Value::as_str)
-                && let Some(started) = context.state.tool_finished(use_id)?
-            {
-                tool.insert("duration_ms".into(), json!((context.now_ms - started).max(0)));
-            }
-            event["tool"] = Value::Object(tool);
+        "PostToolUseFailure" => {
+            let error = payload.get("error");
+            let refused = error.and_then(Value::as_str).is_some_and(reads_as_refusal);
+            let status = if refused { ToolStatus::Denied } else { ToolStatus::Error };
+            vec![build.tool_end(&tool_call(payload), error, status)?]
         }
-        "notification" => {
-            let message = payload.get("message").and_then(Value::as_str).unwrap_or("");
-            let kind = classify_notification(payload.get("notification_type").and_then(Value::as_str), message);
+        "PermissionDenied" => vec![build.tool_end(&tool_call(payload), None, ToolStatus::Denied)?],
+        "Notification" => {
+            let mut event = build.event("notification");
+            let kind =
+                classify_notification(text(payload, "notification_type"), text(payload, "message").unwrap_or(""));
             event["notification_kind"] = json!(kind.as_str());
+            vec![event]
         }
-        "turn_end" => {
-            let requests = match transcript("transcript_path") {
-                Some(path) => usage::read_new(context.state, path, transcript_line, context.now_ms)?,
-                None => Vec::new(),
-            };
-            return Ok(usage_events(&event, requests));
+        "Stop" => build.turn_end(transcript, transcript_line, json!({}))?,
+        // Older versions write subagent lines into the main transcript; the next Stop
+        // counts those.
+        "SubagentStop" => {
+            build.subagent_end(text(payload, "agent_transcript_path"), transcript_line, text(payload, "agent_type"))?
         }
-        "subagent_end" => {
-            if let Some(agent) = payload.get("agent_type").and_then(Value::as_str) {
-                event["metadata"]["subagent_type"] = json!(agent);
-            }
-            // Older versions write subagent lines into the main transcript; the next
-            // Stop counts those.
-            let requests = match transcript("agent_transcript_path") {
-                Some(path) => usage::read_new(context.state, path, transcript_line, context.now_ms)?,
-                None => Vec::new(),
-            };
-            return Ok(usage_events(&event, requests));
-        }
-        "compact" => {
-            if let Some(trigger) = payload.get("trigger").and_then(Value::as_str) {
-                event["metadata"]["trigger"] = json!(trigger);
-            }
-        }
-        "session_end" => {
-            if let Some(reason) = payload.get("reason").and_then(Value::as_str) {
-                event["metadata"]["reason"] = json!(reason);
-            }
-            if let Some(path) = transcript("transcript_path") {
-                let left = usage::read_new(context.state, path, transcript_line, context.now_ms)?;
-                if !left.is_empty() {
-                    let mut turn = event.clone();
-                    turn["type"] = json!("turn_end");
-                    turn["event_id"] = json!(uuid::Uuid::now_v7().to_string());
-                    turn["metadata"] = json!({"hook_event": hook_event, "usage_left_at": "session_end"});
-                    events.extend(usage_events(&turn, left));
-                }
-            }
-        }
-        _ => {}
-    }
-    events.push(event);
-    Ok(events)
+        "PreCompact" => vec![build.compact(text(payload, "trigger"))],
+        "SessionEnd" => build.session_end(transcript, transcript_line, text(payload, "reason"))?,
+        _ => Vec::new(),
+    };
+    Ok(with_permission_mode(events, text(payload, "permission_mode").and_then(canonical_permission_mode)))
 }

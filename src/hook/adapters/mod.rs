@@ -2,8 +2,11 @@
 //! Only hashes and byte sizes of tool input and output leave the adapter; raw content
 //! never does. An adapter that does not know an event ignores it (no events, no error).
 
+pub mod build;
 pub mod claude_code;
+pub mod codex;
 pub mod common;
+pub mod gemini_cli;
 
 use serde_json::Value;
 
@@ -42,6 +45,8 @@ pub fn map(
     }
     match agent {
         AgentType::ClaudeCode => claude_code::map(hook_event, payload, context),
+        AgentType::Codex => codex::map(hook_event, payload, context),
+        AgentType::GeminiCli => gemini_cli::map(hook_event, payload, context),
         other => Err(AdapterError::NoAdapter(other)),
     }
 }

@@ -23,7 +23,7 @@ use json_file::{Layout, read_object, write_atomically};
 pub enum Shape {
     /// `{"<Event>": [{"matcher": …, "hooks": [{"type": "command", "command": …, "timeout": …}]}]}`
     /// (Claude Code, Gemini CLI, Droid, Codex).
-    Grouped { timeout_key: &'static str, timeout: u64 },
+    Grouped,
     /// `{"<event>": [{"type": "command", "bash": …, "timeoutSec": …}]}` (Copilot CLI).
     Flat,
 }
@@ -39,6 +39,8 @@ pub struct JsonHooks {
     pub events: &'static [&'static str],
     /// Root keys a new file needs (Copilot's `"version": 1`).
     pub new_file_root: fn() -> Value,
+    /// Our entry for one event, given the command to run.
+    pub entry: fn(event: &str, command: &str) -> Value,
 }
 
 /// What install or uninstall did, for the person to read.
@@ -121,23 +123,12 @@ fn hooks_object<'v>(root: &'v mut Value, at: &[&str]) -> &'v mut Map<String, Val
 
 fn entry_commands(entry: &Value, shape: Shape) -> Vec<&str> {
     match shape {
-        Shape::Grouped { .. } => entry
+        Shape::Grouped => entry
             .get("hooks")
             .and_then(Value::as_array)
             .map(|hooks| hooks.iter().filter_map(|h| h.get("command").and_then(Value::as_str)).collect())
             .unwrap_or_default(),
         Shape::Flat => entry.get("bash").and_then(Value::as_str).into_iter().collect(),
-    }
-}
-
-fn new_entry(shape: Shape, command: &str) -> Value {
-    match shape {
-        Shape::Grouped { timeout_key, timeout } => {
-            let mut hook = json!({"type": "command", "command": command});
-            hook[timeout_key] = json!(timeout);
-            json!({"hooks": [hook]})
-        }
-        Shape::Flat => json!({"type": "command", "bash": command, "timeoutSec": 10}),
     }
 }
 
@@ -155,7 +146,7 @@ impl JsonHooks {
             let list = list.as_array_mut().expect("made an array");
             let present = list.iter().any(|e| entry_commands(e, self.shape).iter().any(|c| is_our_command(c, agent)));
             if !present {
-                list.push(new_entry(self.shape, &hook_command(&program, agent, event)));
+                list.push((self.entry)(event, &hook_command(&program, agent, event)));
                 changed = true;
             }
         }
@@ -176,7 +167,7 @@ impl JsonHooks {
                     removed += usize::from(ours);
                     !ours
                 }
-                Shape::Grouped { .. } => {
+                Shape::Grouped => {
                     let Some(inner) = entry.get_mut("hooks").and_then(Value::as_array_mut) else { return true };
                     let before = inner.len();
                     inner.retain(|h| {

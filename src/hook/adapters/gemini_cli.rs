@@ -1,0 +1,155 @@
+//! Google Gemini CLI: hook payloads as documented in `google-gemini/gemini-cli`
+//! (`docs/hooks/reference.md`, `packages/core/src/hooks/types.ts`): every payload carries
+//! `session_id`, `transcript_path` (empty when recording is off), `cwd`,
+//! `hook_event_name` and `timestamp`; BeforeTool/AfterTool add `tool_name`, `tool_input`,
+//! `mcp_context` (MCP tools) and, after, `tool_response` `{llmContent, returnDisplay,
+//! error}`; Notification adds `notification_type` (`ToolPermission`), `message` and
+//! `details` (`{type: edit|exec|mcp|info, …}`). No payload carries a tool-call id, a
+//! model or a permission mode.
+//!
+//! Mapping: SessionStart → session_start, BeforeAgent → prompt_submit, BeforeTool →
+//! tool_start, AfterTool → tool_end (`error` when `tool_response.error` is set; subagent
+//! tools such as `codebase_investigator` also end a subagent), Notification →
+//! notification `permission`, AfterAgent → turn_end, PreCompress → compact, SessionEnd →
+//! session_end; BeforeModel, AfterModel, BeforeToolSelection and unknown events are
+//! ignored (install does not register the model hooks: they fire per streamed chunk).
+//! Tool ends are paired with their starts by tool name and input. Gemini tells no hook
+//! when the person refuses a permission dialog: the dialog's Notification is simply not
+//! followed by the tool's BeforeTool, so each dialog is remembered and one still
+//! unanswered when the turn ends becomes a `denied` tool_end.
+//!
+//! Tokens come from the chat recording (`~/.gemini/tmp/<project>/chats/session-*.jsonl`):
+//! `gemini` messages carry `tokens` `{input, output, cached, thoughts, tool, total}` of one
+//! response, and a message is re-appended whenever it changes, so usage is grouped by
+//! message `id` (largest counts win). `input` includes `cached`, which is subtracted;
+//! `output` (candidates) excludes `thoughts`, reported as reasoning. The older one-object
+//! `.json` recordings are not read.
+
+use serde_json::{Value, json};
+
+use super::build::{Builder, ToolCall, text};
+use super::{AdapterError, Context};
+use crate::hook::usage::Line;
+use crate::model::{AgentType, NotificationKind, ToolStatus, Usage};
+
+/// Tools that run a subagent.
+const SUBAGENT_TOOLS: &[&str] = &["codebase_investigator", "cli_help", "delegate_to_agent", "generalist"];
+
+fn tool_action(tool: &str, mcp: bool) -> &'static str {
+    match tool {
+        _ if mcp => "mcp",
+        "run_shell_command" => "exec",
+        "read_file" | "read_many_files" | "get_internal_docs" => "read",
+        "write_file" => "write",
+        "replace" | "edit" => "edit",
+        "grep_search" | "search_file_content" | "glob" | "list_directory" | "google_web_search" => "search",
+        "web_fetch" => "fetch",
+        "write_todos" | "enter_plan_mode" | "exit_plan_mode" => "plan",
+        _ if SUBAGENT_TOOLS.contains(&tool) => "delegate",
+        _ if tool.starts_with("mcp_") => "mcp",
+        _ => "other",
+    }
+}
+
+fn tool_call(payload: &Value) -> ToolCall<'_> {
+    let name = text(payload, "tool_name").unwrap_or("unknown").to_string();
+    let mcp = payload.get("mcp_context").filter(|c| c.is_object());
+    ToolCall {
+        action: tool_action(&name, mcp.is_some()),
+        server: mcp.and_then(|c| text(c, "server_name")).map(str::to_string),
+        use_id: None,
+        input: payload.get("tool_input"),
+        name,
+    }
+}
+
+/// The tool a permission dialog asks about, from its `details`.
+fn asked_tool(details: &Value) -> (String, &'static str, Option<String>) {
+    match text(details, "type").unwrap_or("") {
+        "exec" => ("run_shell_command".into(), "exec", None),
+        "edit" if text(details, "title").is_some_and(|t| t.contains("Write")) => ("write_file".into(), "write", None),
+        "edit" => ("replace".into(), "edit", None),
+        "mcp" => {
+            let server = text(details, "serverName").unwrap_or("unknown");
+            let tool = text(details, "toolName").unwrap_or("unknown");
+            (format!("mcp_{server}_{tool}"), "mcp", Some(server.to_string()))
+        }
+        "info" => ("web_fetch".into(), "fetch", None),
+        _ => ("unknown".into(), "other", None),
+    }
+}
+
+/// One chat-recording line: `gemini` messages with their response's token counts.
+pub fn transcript_line(line: &str) -> Option<Line> {
+    if !line.contains("\"tokens\"") {
+        return None;
+    }
+    let value: Value = serde_json::from_str(line).ok()?;
+    if text(&value, "type") != Some("gemini") {
+        return None;
+    }
+    let tokens = value.get("tokens").filter(|t| t.is_object())?;
+    let count = |key: &str| tokens.get(key).and_then(Value::as_i64).unwrap_or(0).max(0);
+    let (input, cached) = (count("input"), count("cached"));
+    Some(Line::Counts {
+        group: text(&value, "id")?.to_string(),
+        model: text(&value, "model").map(str::to_string),
+        usage: Usage {
+            input_tokens: (input - cached).max(0),
+            output_tokens: count("output"),
+            cache_read_tokens: cached,
+            reasoning_tokens: count("thoughts"),
+            ..Usage::default()
+        },
+    })
+}
+
+pub fn map(hook_event: &str, payload: &Value, context: &mut Context<'_>) -> Result<Vec<Value>, AdapterError> {
+    let session = text(payload, "session_id").ok_or(AdapterError::Missing("session_id"))?;
+    let build = Builder {
+        context,
+        agent: AgentType::GeminiCli,
+        session: session.to_string(),
+        hook_event: hook_event.to_string(),
+    };
+    let transcript = text(payload, "transcript_path");
+    Ok(match hook_event {
+        "SessionStart" => vec![build.session_start(text(payload, "source"), None, text(payload, "cwd"))],
+        "BeforeAgent" => vec![build.event("prompt_submit")],
+        "BeforeTool" => {
+            let call = tool_call(payload);
+            // The tool starting answers the oldest open permission dialog for its kind.
+            context.state.forget_oldest_tool(session, &format!("~ask:{}:", call.action))?;
+            vec![build.tool_start(&call)?]
+        }
+        "AfterTool" => {
+            let call = tool_call(payload);
+            let response = payload.get("tool_response");
+            let failed = response.and_then(|r| r.get("error")).is_some_and(|e| !e.is_null());
+            let status = if failed { ToolStatus::Error } else { ToolStatus::Success };
+            let mut events = vec![build.tool_end(&call, response, status)?];
+            if SUBAGENT_TOOLS.contains(&call.name.as_str()) {
+                events.extend(build.subagent_end(None, transcript_line, Some(&call.name))?);
+            }
+            events
+        }
+        "Notification" => {
+            let mut event = build.event("notification");
+            event["notification_kind"] = json!(NotificationKind::Permission.as_str());
+            if let Some(details) = payload.get("details").filter(|d| d.is_object()) {
+                let (name, action, server) = asked_tool(details);
+                let mut tool = json!({"name": format!("gemini_cli:{name}"), "action": action});
+                if let Some(server) = server {
+                    tool["server"] = json!(server);
+                }
+                let key = format!("~ask:{action}:{}", uuid::Uuid::now_v7());
+                context.state.tool_started(session, &key, context.now_ms, &tool.to_string())?;
+            }
+            vec![event]
+        }
+        "AfterAgent" => build.turn_end(transcript, transcript_line, json!({}))?,
+        "PreCompress" => vec![build.compact(text(payload, "trigger"))],
+        "SessionEnd" => build.session_end(transcript, transcript_line, text(payload, "reason"))?,
+        _ => Vec::new(),
+    })
+}
