@@ -159,3 +159,31 @@ fn a_scripted_gemini_cli_session_reaches_the_server_exactly() {
     let edit = events.iter().find(|e| e["type"] == "tool_end" && e["tool"]["name"] == "gemini_cli:replace").unwrap();
     assert!(edit["tool"]["duration_ms"].is_number(), "paired with its start by name and input");
 }
+
+#[test]
+fn a_scripted_copilot_cli_session_reaches_the_server_exactly() {
+    let events = fixture_session_reaches_the_server_exactly("copilot_cli");
+    let denied = events.iter().find(|e| e["type"] == "tool_end" && e["tool"]["status"] == "denied").unwrap();
+    assert_eq!(denied["tool"]["name"], "copilot_cli:bash");
+}
+
+#[test]
+fn a_scripted_droid_session_reaches_the_server_exactly() {
+    let events = fixture_session_reaches_the_server_exactly("droid");
+    let denied = events.iter().find(|e| e["type"] == "tool_end" && e["tool"]["status"] == "denied").unwrap();
+    assert_eq!(denied["tool"]["name"], "droid:Execute");
+}
+
+#[test]
+fn a_scripted_opencode_session_reaches_the_server_exactly() {
+    let events = fixture_session_reaches_the_server_exactly("opencode");
+    let denied = events.iter().find(|e| e["type"] == "tool_end" && e["tool"]["status"] == "denied").unwrap();
+    assert_eq!(denied["tool"]["name"], "opencode:edit");
+}
+
+#[test]
+fn a_scripted_cline_session_reaches_the_server_exactly() {
+    let events = fixture_session_reaches_the_server_exactly("cline");
+    let mcp = events.iter().find(|e| e["type"] == "tool_end" && e["tool"]["action"] == "mcp").unwrap();
+    assert_eq!(mcp["tool"]["server"], "github");
+}

@@ -16,7 +16,7 @@ use rusqlite::{Connection, OpenFlags, OptionalExtension, params};
 
 use crate::db::{self, Checkpointing, DbError, Durability};
 
-const SCHEMA_VERSION: i64 = 2;
+const SCHEMA_VERSION: i64 = 3;
 const SCHEMA: &str = "
 CREATE TABLE IF NOT EXISTS queue (
     id          INTEGER PRIMARY KEY,
@@ -41,6 +41,11 @@ CREATE TABLE IF NOT EXISTS usage_groups (
     counts     TEXT NOT NULL,
     updated_ms INTEGER NOT NULL,
     PRIMARY KEY (path, group_key)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS marks (
+    key        TEXT PRIMARY KEY,
+    value      TEXT NOT NULL,
+    updated_ms INTEGER NOT NULL
 ) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS rejected (
     id          INTEGER PRIMARY KEY,
@@ -231,6 +236,23 @@ impl HookTx<'_> {
         Ok(())
     }
 
+    /// A small piece of adapter state between hooks (a subagent session's parent, the
+    /// time of the last idle signal).
+    pub fn mark(&self, key: &str) -> Result<Option<(String, i64)>, DbError> {
+        Ok(self
+            .tx
+            .query_row("SELECT value, updated_ms FROM marks WHERE key = ?1", [key], |r| Ok((r.get(0)?, r.get(1)?)))
+            .optional()?)
+    }
+
+    pub fn set_mark(&self, key: &str, value: &str, now_ms: i64) -> Result<(), DbError> {
+        self.tx.execute(
+            "INSERT OR REPLACE INTO marks (key, value, updated_ms) VALUES (?1, ?2, ?3)",
+            params![key, value, now_ms],
+        )?;
+        Ok(())
+    }
+
     /// The counts already reported for one usage group of a transcript (JSON text).
     pub fn usage_group(&self, path: &str, key: &str) -> Result<Option<String>, DbError> {
         Ok(self
@@ -270,6 +292,7 @@ impl Queue {
         if everything {
             tx.execute("DELETE FROM transcript_offsets", [])?;
             tx.execute("DELETE FROM usage_groups", [])?;
+            tx.execute("DELETE FROM marks", [])?;
         }
         tx.commit()?;
         self.conn.execute_batch("VACUUM")?;

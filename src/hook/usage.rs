@@ -33,6 +33,8 @@ pub enum Line {
     /// A running total over the whole session: each line's growth over the previous
     /// total is one request.
     Cumulative { model: Option<String>, usage: Usage },
+    /// Several of the above from one line (Copilot's per-model session metrics).
+    Many(Vec<Line>),
 }
 
 /// One model request's usage that has not been reported yet.
@@ -80,6 +82,53 @@ pub fn new_lines(path: &Path, offset: u64) -> std::io::Result<(Vec<u8>, u64)> {
     Ok((bytes, start + complete as u64))
 }
 
+/// The growth of a whole-session running total that an agent keeps in a small file it
+/// rewrites in place (Droid's `tokenUsage`), since `key` last reported it.
+pub fn grown_total(
+    tx: &HookTx<'_>,
+    key: &str,
+    model: Option<String>,
+    total: Usage,
+    now_ms: i64,
+) -> Result<Option<Request>, DbError> {
+    let reported: Usage =
+        tx.usage_group(key, CUMULATIVE_GROUP)?.and_then(|text| serde_json::from_str(&text).ok()).unwrap_or_default();
+    let grown = growth(&total, &reported);
+    tx.set_usage_group(
+        key,
+        CUMULATIVE_GROUP,
+        &serde_json::to_string(&max_each(&total, &reported)).unwrap_or_default(),
+        now_ms,
+    )?;
+    Ok((!grown.is_zero()).then_some(Request { model, usage: grown }))
+}
+
+/// Reports per-request usage groups found in one read of `path` (or one payload): each
+/// group's growth since it was last reported, in the order given.
+pub fn report_groups(
+    tx: &HookTx<'_>,
+    path: &str,
+    groups: Vec<(String, Option<String>, Usage)>,
+    now_ms: i64,
+) -> Result<Vec<Request>, DbError> {
+    let mut requests = Vec::new();
+    for (group, group_model, latest) in groups {
+        let reported: Usage =
+            tx.usage_group(path, &group)?.and_then(|text| serde_json::from_str(&text).ok()).unwrap_or_default();
+        let grown = growth(&latest, &reported);
+        tx.set_usage_group(
+            path,
+            &group,
+            &serde_json::to_string(&max_each(&latest, &reported)).unwrap_or_default(),
+            now_ms,
+        )?;
+        if !grown.is_zero() {
+            requests.push(Request { model: group_model, usage: grown });
+        }
+    }
+    Ok(requests)
+}
+
 /// The ledger key of a transcript's running total.
 const CUMULATIVE_GROUP: &str = "\u{1}cumulative";
 
@@ -102,10 +151,15 @@ pub fn read_new(
     let mut groups: Vec<(String, Option<String>, Usage)> = Vec::new();
     let mut requests = Vec::new();
     let mut running: Option<Usage> = None;
-    for line in String::from_utf8_lossy(&bytes).lines() {
-        match parse(line) {
-            Some(Line::Model(name)) => model = Some(name),
-            Some(Line::Cumulative { model: line_model, usage }) => {
+    let text = String::from_utf8_lossy(&bytes);
+    let parsed = text.lines().filter_map(parse).flat_map(|line| match line {
+        Line::Many(lines) => lines,
+        one => vec![one],
+    });
+    for line in parsed {
+        match line {
+            Line::Model(name) => model = Some(name),
+            Line::Cumulative { model: line_model, usage } => {
                 let previous = match running {
                     Some(previous) => previous,
                     None => tx
@@ -119,7 +173,7 @@ pub fn read_new(
                     requests.push(Request { model: line_model.or_else(|| model.clone()), usage: grown });
                 }
             }
-            Some(Line::Counts { group, model: line_model, usage }) => {
+            Line::Counts { group, model: line_model, usage } => {
                 let line_model = line_model.or_else(|| model.clone());
                 match groups.iter_mut().find(|(g, _, _)| *g == group) {
                     Some(entry) => {
@@ -129,22 +183,13 @@ pub fn read_new(
                     None => groups.push((group, line_model, usage)),
                 }
             }
-            None => {}
+            Line::Many(_) => {}
         }
     }
     if let Some(total) = running {
         tx.set_usage_group(path, CUMULATIVE_GROUP, &serde_json::to_string(&total).unwrap_or_default(), now_ms)?;
     }
-    for (group, group_model, latest) in groups {
-        let reported: Usage =
-            tx.usage_group(path, &group)?.and_then(|text| serde_json::from_str(&text).ok()).unwrap_or_default();
-        let grown = growth(&latest, &reported);
-        let total = max_each(&latest, &reported);
-        tx.set_usage_group(path, &group, &serde_json::to_string(&total).unwrap_or_default(), now_ms)?;
-        if !grown.is_zero() {
-            requests.push(Request { model: group_model, usage: grown });
-        }
-    }
+    requests.extend(report_groups(tx, path, groups, now_ms)?);
     tx.set_transcript_mark(path, &TranscriptMark { offset, model })?;
     tx.prune_usage_groups(now_ms, GROUP_RETENTION_MS)?;
     Ok(requests)

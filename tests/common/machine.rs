@@ -1,9 +1,10 @@
 //! A developer machine for the hook CLI tests: the real binary run with its own HOME and
 //! XDG directories, and a replayer for the per-agent fixtures in
 //! `tests/fixtures/agents/<agent>/` (`hooks.jsonl`: `{"event", "payload"}` lines run as
-//! `sightline hook <event> --agent <agent>`, and `{"write": file, "lines": n}` lines that
-//! make the working copy of a transcript fixture hold its first n lines, as the agent
-//! would have written them by then).
+//! `sightline hook <event> --agent <agent>`, and `{"write": file, "lines": n, "to": path}`
+//! lines that make the working copy of a transcript fixture hold its first n lines after
+//! the source line (or, without `lines`, the whole file), as the agent would have
+//! written them by then; `to` defaults to `<home>/transcripts/<file>`).
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -60,7 +61,7 @@ pub fn git(dir: &Path, args: &[&str]) {
 /// Replays an agent's fixture session on the machine at `home`, with the agent working
 /// in `cwd`. Transcript copies live in `home/transcripts/`; `${TRANSCRIPT}` and
 /// `${SUBAGENT_TRANSCRIPT}` in payloads point at `transcript.jsonl` and `subagent.jsonl`
-/// there, `${CWD}` at `cwd`, `${HOME}` at `home`.
+/// there, `${CWD}` at `cwd`, `${HOME}` at `home`, `${XDG_CONFIG_HOME}` at its config dir.
 pub fn replay(home: &Path, agent: &str, cwd: &Path) {
     let dir = fixture_dir(agent);
     let copies = home.join("transcripts");
@@ -69,6 +70,7 @@ pub fn replay(home: &Path, agent: &str, cwd: &Path) {
         text.replace("${TRANSCRIPT}", copies.join("transcript.jsonl").to_str().unwrap())
             .replace("${SUBAGENT_TRANSCRIPT}", copies.join("subagent.jsonl").to_str().unwrap())
             .replace("${CWD}", cwd.to_str().unwrap())
+            .replace("${XDG_CONFIG_HOME}", home.join("config").to_str().unwrap())
             .replace("${HOME}", home.to_str().unwrap())
     };
     let script = std::fs::read_to_string(dir.join("hooks.jsonl")).unwrap();
@@ -76,9 +78,16 @@ pub fn replay(home: &Path, agent: &str, cwd: &Path) {
         let step: Value = serde_json::from_str(line).unwrap_or_else(|e| panic!("{agent} fixture line {line}: {e}"));
         if let Some(file) = step["write"].as_str() {
             let text = std::fs::read_to_string(dir.join(file)).unwrap();
-            let lines = step["lines"].as_u64().unwrap() as usize;
-            let body: String = text.lines().skip(1).take(lines).map(|l| format!("{l}\n")).collect();
-            std::fs::write(copies.join(file), substitute(&body)).unwrap();
+            let body: String = match step["lines"].as_u64() {
+                Some(lines) => text.lines().skip(1).take(lines as usize).map(|l| format!("{l}\n")).collect(),
+                None => text,
+            };
+            let target = match step["to"].as_str() {
+                Some(to) => std::path::PathBuf::from(substitute(to)),
+                None => copies.join(file),
+            };
+            std::fs::create_dir_all(target.parent().unwrap()).unwrap();
+            std::fs::write(target, substitute(&body)).unwrap();
             continue;
         }
         let event = step["event"].as_str().expect("a step is an event or a write");

@@ -162,10 +162,16 @@ impl Builder<'_, '_> {
         parse: fn(&str) -> Option<Line>,
         metadata: Value,
     ) -> Result<Vec<Value>, AdapterError> {
+        let requests = self.usage_since_last_read(transcript, parse)?;
+        self.turn_end_with(requests, metadata)
+    }
+
+    /// [`Builder::turn_end`] with usage the adapter found itself.
+    pub fn turn_end_with(&self, requests: Vec<Request>, metadata: Value) -> Result<Vec<Value>, AdapterError> {
         let mut events = self.unended_tools_denied()?;
         let mut event = self.event("turn_end");
         merge_metadata(&mut event, metadata);
-        events.extend(usage_events(&event, self.usage_since_last_read(transcript, parse)?));
+        events.extend(usage_events(&event, requests));
         Ok(events)
     }
 
@@ -199,8 +205,13 @@ impl Builder<'_, '_> {
         parse: fn(&str) -> Option<Line>,
         reason: Option<&str>,
     ) -> Result<Vec<Value>, AdapterError> {
-        let mut events = self.unended_tools_denied()?;
         let left = self.usage_since_last_read(transcript, parse)?;
+        self.session_end_with(left, reason)
+    }
+
+    /// [`Builder::session_end`] with usage the adapter found itself.
+    pub fn session_end_with(&self, left: Vec<Request>, reason: Option<&str>) -> Result<Vec<Value>, AdapterError> {
+        let mut events = self.unended_tools_denied()?;
         if !left.is_empty() {
             let mut turn = self.event("turn_end");
             turn["metadata"]["usage_left_at"] = json!("session_end");

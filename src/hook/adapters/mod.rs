@@ -4,9 +4,13 @@
 
 pub mod build;
 pub mod claude_code;
+pub mod cline;
 pub mod codex;
 pub mod common;
+pub mod copilot_cli;
+pub mod droid;
 pub mod gemini_cli;
+pub mod opencode;
 
 use serde_json::Value;
 
@@ -47,6 +51,10 @@ pub fn map(
         AgentType::ClaudeCode => claude_code::map(hook_event, payload, context),
         AgentType::Codex => codex::map(hook_event, payload, context),
         AgentType::GeminiCli => gemini_cli::map(hook_event, payload, context),
+        AgentType::CopilotCli => copilot_cli::map(hook_event, payload, context),
+        AgentType::Droid => droid::map(hook_event, payload, context),
+        AgentType::Opencode => opencode::map(hook_event, payload, context),
+        AgentType::Cline => cline::map(hook_event, payload, context),
         other => Err(AdapterError::NoAdapter(other)),
     }
 }

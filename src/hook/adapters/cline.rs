@@ -1,0 +1,159 @@
+//! Cline: hook executables as documented at docs.cline.bot (Hooks reference) and in
+//! `cline/cline` (`src/core/hooks/hook-factory.ts`): each receives one JSON object with
+//! `clineVersion`, `hookName`, `timestamp` (ms, as a string), `taskId`, `workspaceRoots`,
+//! `userId`, newer builds `model {provider, slug}`, and one object named after the hook:
+//! `preToolUse {toolName, parameters}` (string values), `postToolUse {toolName,
+//! parameters, result, success, executionTimeMs}`, `userPromptSubmit {prompt}`,
+//! `notification {event, source, message, waitingForUserInput}`, `preCompact {…}`,
+//! `taskStart`/`taskResume`/`taskComplete`/`taskCancel {taskMetadata}`. The task is the
+//! session.
+//!
+//! Mapping: TaskStart and TaskResume → session_start (git context of the first workspace
+//! root), UserPromptSubmit → prompt_submit, PreToolUse → tool_start, PostToolUse →
+//! tool_end (`error` when `success` is false or the result starts with Cline's "The tool
+//! execution failed"; `denied` when it says "The user denied this operation"; newer builds
+//! run PreToolUse only after approval, so a denied call has an end and no start),
+//! Notification → notification (a follow-up question is `elicitation`), PreCompact →
+//! compact, TaskComplete and TaskCancel → turn_end then session_end (a task can be
+//! resumed, which starts it again); unknown hooks are ignored. Cline has no subagent hook.
+//!
+//! Tokens: Cline keeps each API request in the task's `ui_messages.json` (VS Code global
+//! storage, `saoudrizwan.claude-dev/tasks/<taskId>/`) as a `say: "api_req_started"` message
+//! whose `text` is JSON `{tokensIn, tokensOut, cacheWrites, cacheReads, cost}`; one usage
+//! group per message `ts`. The file is a JSON array rewritten in place, so it is read
+//! whole when a task completes or is cancelled. Cline's counts are disjoint (`tokensIn`
+//! without the cache, Anthropic style); `tokensOut` includes reasoning, which Cline does
+//! not report apart. The model is the message's `modelInfo.modelId`, else the hook's.
+
+use std::path::PathBuf;
+
+use serde_json::{Value, json};
+
+use super::build::{Builder, ToolCall, text};
+use super::common::classify_notification;
+use super::{AdapterError, Context};
+use crate::hook::usage::{self, Request};
+use crate::model::{AgentType, ToolStatus, Usage};
+
+fn tool_action(tool: &str) -> &'static str {
+    match tool {
+        "read_file" | "list_files" | "list_code_definition_names" => "read",
+        "search_files" | "search_subagent" => "search",
+        "write_to_file" | "new_rule" => "write",
+        "replace_in_file" | "apply_patch" => "edit",
+        "execute_command" => "exec",
+        "web_fetch" | "web_search" | "browser_action" => "fetch",
+        "use_mcp_tool" | "access_mcp_resource" | "load_mcp_documentation" => "mcp",
+        "new_task" | "use_subagents" => "delegate",
+        "plan_mode_respond" | "focus_chain" => "plan",
+        _ => "other",
+    }
+}
+
+fn tool_call(section: &Value) -> ToolCall<'_> {
+    let name = text(section, "toolName").unwrap_or("unknown").to_string();
+    let parameters = section.get("parameters");
+    ToolCall {
+        action: tool_action(&name),
+        server: parameters.and_then(|p| text(p, "server_name")).map(str::to_string),
+        use_id: None,
+        input: parameters,
+        name,
+    }
+}
+
+/// Where VS Code-family editors keep Cline's tasks, newest conventions first.
+fn task_file(task: &str) -> Option<PathBuf> {
+    if task.is_empty() || task.contains(['/', '\\']) || task.starts_with('.') {
+        return None;
+    }
+    let home = PathBuf::from(std::env::var_os("HOME")?);
+    let config = std::env::var_os("XDG_CONFIG_HOME").map(PathBuf::from).unwrap_or_else(|| home.join(".config"));
+    let mut roots = Vec::new();
+    for editor in ["Code", "Code - Insiders", "VSCodium", "Cursor", "Windsurf"] {
+        roots.push(config.join(editor).join("User/globalStorage"));
+        roots.push(home.join("Library/Application Support").join(editor).join("User/globalStorage"));
+    }
+    roots.push(home.join(".vscode-server/data/User/globalStorage"));
+    roots
+        .into_iter()
+        .map(|root| root.join("saoudrizwan.claude-dev/tasks").join(task).join("ui_messages.json"))
+        .find(|path| path.is_file())
+}
+
+/// The growth of every API request's usage in the task's `ui_messages.json`.
+fn task_usage(build: &Builder<'_, '_>, task: &str, hook_model: Option<&str>) -> Result<Vec<Request>, AdapterError> {
+    let Some(path) = task_file(task) else { return Ok(Vec::new()) };
+    let Ok(text_bytes) = std::fs::read(&path) else { return Ok(Vec::new()) };
+    let Ok(Value::Array(messages)) = serde_json::from_slice::<Value>(&text_bytes) else { return Ok(Vec::new()) };
+    let mut groups = Vec::new();
+    for message in &messages {
+        if text(message, "say") != Some("api_req_started") || message.get("partial") == Some(&json!(true)) {
+            continue;
+        }
+        let Some(info) = text(message, "text").and_then(|t| serde_json::from_str::<Value>(t).ok()) else { continue };
+        let count = |key: &str| info.get(key).and_then(Value::as_i64).unwrap_or(0).max(0);
+        let model = message.get("modelInfo").and_then(|m| text(m, "modelId")).or(hook_model).map(str::to_string);
+        let usage = Usage {
+            input_tokens: count("tokensIn"),
+            output_tokens: count("tokensOut"),
+            cache_read_tokens: count("cacheReads"),
+            cache_write_5m_tokens: count("cacheWrites"),
+            ..Usage::default()
+        };
+        let ts = message.get("ts").map(Value::to_string).unwrap_or_default();
+        groups.push((ts, model, usage));
+    }
+    let context = build.context;
+    Ok(usage::report_groups(context.state, &path.to_string_lossy(), groups, context.now_ms)?)
+}
+
+pub fn map(hook_event: &str, payload: &Value, context: &mut Context<'_>) -> Result<Vec<Value>, AdapterError> {
+    let task = text(payload, "taskId").ok_or(AdapterError::Missing("taskId"))?;
+    let build =
+        Builder { context, agent: AgentType::Cline, session: task.to_string(), hook_event: hook_event.to_string() };
+    let model = payload.get("model").and_then(|m| text(m, "slug")).filter(|m| *m != "unknown");
+    let cwd = payload.get("workspaceRoots").and_then(|r| r.get(0)).and_then(Value::as_str);
+    let section = |key: &str| payload.get(key).unwrap_or(&Value::Null);
+    Ok(match hook_event {
+        "TaskStart" => vec![build.session_start(Some("startup"), model, cwd)],
+        "TaskResume" => vec![build.session_start(Some("resume"), model, cwd)],
+        "UserPromptSubmit" => vec![build.event("prompt_submit")],
+        "PreToolUse" => vec![build.tool_start(&tool_call(section("preToolUse")))?],
+        "PostToolUse" => {
+            let post = section("postToolUse");
+            let result = post.get("result");
+            let said = result.and_then(Value::as_str).unwrap_or("");
+            let status = if said.starts_with("The user denied this operation") {
+                ToolStatus::Denied
+            } else if post.get("success") == Some(&json!(false)) || said.starts_with("The tool execution failed") {
+                ToolStatus::Error
+            } else {
+                ToolStatus::Success
+            };
+            vec![build.tool_end(&tool_call(post), result, status)?]
+        }
+        "Notification" => {
+            let note = section("notification");
+            let source = text(note, "source").unwrap_or("");
+            let kind = if source.contains("followup") || source.contains("question") {
+                "elicitation"
+            } else if text(note, "event") == Some("task_complete") {
+                "other"
+            } else {
+                classify_notification(Some(source), text(note, "message").unwrap_or("")).as_str()
+            };
+            let mut event = build.event("notification");
+            event["notification_kind"] = json!(kind);
+            vec![event]
+        }
+        "PreCompact" => vec![build.compact(text(section("preCompact"), "compactionStrategy"))],
+        "TaskComplete" | "TaskCancel" => {
+            let cancelled = hook_event == "TaskCancel";
+            let mut events = build.turn_end_with(task_usage(&build, task, model)?, json!({"cancelled": cancelled}))?;
+            events.extend(build.session_end_with(Vec::new(), Some(if cancelled { "cancelled" } else { "completed" }))?);
+            events
+        }
+        _ => Vec::new(),
+    })
+}
