@@ -142,6 +142,11 @@ const OTHER_AGENTS: &[(&str, &str, &str)] = &[
         ".gemini/settings.json",
         "{\n  \"theme\": \"GitHub\",\n  \"hooksConfig\": {\n    \"enabled\": true\n  },\n  \"hooks\": {\n    \"BeforeTool\": [\n      {\n        \"matcher\": \"write_file|replace\",\n        \"hooks\": [\n          {\n            \"name\": \"secret-guard\",\n            \"type\": \"command\",\n            \"command\": \"~/bin/guard.sh\",\n            \"timeout\": 5000\n          }\n        ]\n      }\n    ]\n  }\n}\n",
     ),
+    (
+        "droid",
+        ".factory/settings.json",
+        "{\n  \"model\": \"opus\",\n  \"autonomyMode\": \"auto-low\",\n  \"hooks\": {\n    \"PostToolUse\": [\n      {\n        \"matcher\": \"Edit|Create\",\n        \"hooks\": [\n          {\n            \"type\": \"command\",\n            \"command\": \"/usr/local/bin/fmt-changed.sh\",\n            \"timeout\": 30\n          }\n        ]\n      }\n    ]\n  }\n}\n",
+    ),
 ];
 
 #[test]
@@ -163,4 +168,77 @@ fn every_json_configured_agent_installs_idempotently_and_uninstalls_exactly() {
         run(home, &["uninstall", "--agent", agent]);
         assert_eq!(&std::fs::read_to_string(&path).unwrap(), original, "{agent}: file restored exactly");
     }
+}
+
+#[test]
+fn copilot_opencode_and_cline_get_files_of_their_own_and_leave_the_persons_alone() {
+    let home = tempfile::tempdir().unwrap();
+    let home = home.path();
+    let persons_copilot = home.join(".copilot/hooks/my-audit.json");
+    std::fs::create_dir_all(persons_copilot.parent().unwrap()).unwrap();
+    let audit = r#"{ "version": 1, "hooks": { "preToolUse": [ { "type": "command", "bash": "./audit.sh" } ] } }"#;
+    std::fs::write(&persons_copilot, audit).unwrap();
+    let persons_cline = home.join("Documents/Cline/Hooks/PreCompact");
+    std::fs::create_dir_all(persons_cline.parent().unwrap()).unwrap();
+    std::fs::write(&persons_cline, "#!/bin/sh\necho '{\"cancel\":false}'\n").unwrap();
+
+    for agent in ["copilot_cli", "opencode", "cline"] {
+        run(home, &["install", "--agent", agent]);
+    }
+    let copilot: Value =
+        serde_json::from_str(&std::fs::read_to_string(home.join(".copilot/hooks/sightline.json")).unwrap()).unwrap();
+    assert_eq!(copilot["version"], 1);
+    let bash = copilot["hooks"]["preToolUse"][0]["bash"].as_str().unwrap();
+    assert!(
+        bash.ends_with("hook preToolUse --agent copilot_cli || true"),
+        "a failing hook must not deny tools: {bash}"
+    );
+    let plugin = std::fs::read_to_string(home.join("config/opencode/plugins/sightline.js")).unwrap();
+    assert!(plugin.contains(BIN) && !plugin.contains("__SIGHTLINE_BIN__"), "the plugin calls this binary");
+    let script = home.join("Documents/Cline/Hooks/TaskStart");
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        assert_eq!(std::fs::metadata(&script).unwrap().permissions().mode() & 0o777, 0o755);
+    }
+    let skipped = run(home, &["install", "--agent", "cline"]);
+    assert!(skipped.contains("PreCompact: exists and was not written by sightline; left alone"), "{skipped}");
+    assert!(skipped.contains("TaskStart: already installed"), "{skipped}");
+
+    for agent in ["copilot_cli", "opencode", "cline"] {
+        run(home, &["uninstall", "--agent", agent]);
+    }
+    assert!(!home.join(".copilot/hooks/sightline.json").exists());
+    assert!(!home.join("config/opencode/plugins/sightline.js").exists());
+    assert!(!script.exists());
+    assert_eq!(std::fs::read_to_string(&persons_copilot).unwrap(), audit, "the person's Copilot hooks untouched");
+    assert!(std::fs::read_to_string(&persons_cline).unwrap().contains("cancel"), "the person's Cline hook kept");
+}
+
+/// The installed Cline script is what Cline runs: it must answer "continue" at once and
+/// hand the payload to `sightline hook`.
+#[test]
+fn the_installed_cline_script_answers_continue_and_records_the_event() {
+    let home = tempfile::tempdir().unwrap();
+    let home = home.path();
+    run(home, &["install", "--agent", "cline"]);
+    let payload = r#"{"clineVersion":"3.38.3","hookName":"UserPromptSubmit","timestamp":"1762300000060","taskId":"1762300000000","workspaceRoots":["/"],"userId":"u","userPromptSubmit":{"prompt":"hi","attachments":[]}}"#;
+    let mut child = std::process::Command::new(home.join("Documents/Cline/Hooks/UserPromptSubmit"))
+        .env("HOME", home)
+        .env("XDG_DATA_HOME", home.join("data"))
+        .env("XDG_CONFIG_HOME", home.join("config"))
+        .env("SIGHTLINE_NO_FLUSHER", "1")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    use std::io::Write;
+    child.stdin.take().unwrap().write_all(payload.as_bytes()).unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success());
+    let answer: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(answer["cancel"], false);
+    wait_until(std::time::Duration::from_secs(10), "the backgrounded hook to queue the prompt", || {
+        stdout(&client(home, &["status"], None)).contains("queued:      1 events")
+    });
 }

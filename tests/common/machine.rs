@@ -26,6 +26,9 @@ pub fn client_with(home: &Path, args: &[&str], stdin: Option<&str>, env: &[(&str
         .env("HOME", home)
         .env("XDG_DATA_HOME", home.join("data"))
         .env("XDG_CONFIG_HOME", home.join("config"))
+        // Cline finds Documents through xdg-user-dir where installed, else ~/Documents;
+        // pinning it makes both resolve to the same place.
+        .env("XDG_DOCUMENTS_DIR", home.join("Documents"))
         .env("SIGHTLINE_NO_FLUSHER", "1")
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())

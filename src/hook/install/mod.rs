@@ -8,6 +8,7 @@
 //! byte for byte; a file that is not valid JSON is refused, never overwritten.
 
 mod json_file;
+mod owned;
 mod targets;
 
 use std::path::{Path, PathBuf};
@@ -49,9 +50,12 @@ pub struct Outcome {
     pub lines: Vec<String>,
 }
 
-fn our_program() -> String {
-    let exe = std::env::current_exe().map(|p| p.to_string_lossy().into_owned()).unwrap_or_else(|_| "sightline".into());
-    shell_quote(&exe)
+pub(crate) fn our_program() -> String {
+    shell_quote(&our_program_path())
+}
+
+pub(crate) fn our_program_path() -> String {
+    std::env::current_exe().map(|p| p.to_string_lossy().into_owned()).unwrap_or_else(|_| "sightline".into())
 }
 
 /// Quotes a word for a POSIX shell only when it needs it.
@@ -272,6 +276,7 @@ pub fn uninstall_json(agent: AgentType, target: &JsonHooks) -> anyhow::Result<Ou
 #[derive(Debug, Clone)]
 pub enum Target {
     Json(JsonHooks),
+    Owned(owned::OwnedFile),
 }
 
 pub fn install(agent: AgentType) -> anyhow::Result<Outcome> {
@@ -279,6 +284,7 @@ pub fn install(agent: AgentType) -> anyhow::Result<Outcome> {
     for target in targets::for_agent(agent)? {
         let done = match &target {
             Target::Json(json) => install_json(agent, json)?,
+            Target::Owned(file) => owned::install(file)?,
         };
         outcome.lines.extend(done.lines);
     }
@@ -290,6 +296,7 @@ pub fn uninstall(agent: AgentType) -> anyhow::Result<Outcome> {
     for target in targets::for_agent(agent)? {
         let done = match &target {
             Target::Json(json) => uninstall_json(agent, json)?,
+            Target::Owned(file) => owned::uninstall(file)?,
         };
         outcome.lines.extend(done.lines);
     }

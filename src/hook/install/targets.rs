@@ -4,7 +4,8 @@ use std::path::PathBuf;
 
 use serde_json::json;
 
-use super::{JsonHooks, Shape, Target};
+use super::owned::{OwnedFile, has_marker};
+use super::{JsonHooks, Shape, Target, our_program, our_program_path};
 use crate::model::AgentType;
 
 fn home() -> PathBuf {
@@ -72,6 +73,90 @@ fn gemini_entry(event: &str, command: &str) -> serde_json::Value {
     json!({"matcher": "*", "hooks": [{"name": format!("sightline-{event}"), "type": "command", "command": command, "timeout": 5000}]})
 }
 
+/// Droid reads `~/.factory/settings.json` `hooks`, or `~/.factory/hooks.json` when that
+/// file exists (newer versions).
+const DROID_EVENTS: &[&str] = &[
+    "SessionStart",
+    "UserPromptSubmit",
+    "PreToolUse",
+    "PostToolUse",
+    "Notification",
+    "Stop",
+    "SubagentStop",
+    "PreCompact",
+    "SessionEnd",
+];
+
+/// Copilot CLI loads every `*.json` in `~/.copilot/hooks/`; ours is a file of its own.
+const COPILOT_EVENTS: &[&str] = &[
+    "sessionStart",
+    "userPromptSubmitted",
+    "preToolUse",
+    "postToolUse",
+    "postToolUseFailure",
+    "notification",
+    "agentStop",
+    "subagentStop",
+    "preCompact",
+    "sessionEnd",
+];
+
+/// Cline runs the executable named after each hook in its global hooks directory.
+const CLINE_HOOKS: &[&str] = &[
+    "TaskStart",
+    "TaskResume",
+    "TaskCancel",
+    "TaskComplete",
+    "UserPromptSubmit",
+    "PreToolUse",
+    "PostToolUse",
+    "PreCompact",
+    "Notification",
+];
+
+const OPENCODE_PLUGIN: &str = include_str!("../../../assets/agents/opencode-plugin.js");
+const CLINE_SCRIPT: &str = include_str!("../../../assets/agents/cline-hook.sh");
+
+/// Copilot's `preToolUse` denies the tool when a hook fails, so the command cannot fail.
+fn copilot_file() -> String {
+    let program = our_program();
+    let hooks: serde_json::Map<String, serde_json::Value> = COPILOT_EVENTS
+        .iter()
+        .map(|event| {
+            let windows =
+                format!("& '{}' hook {event} --agent copilot_cli; exit 0", our_program_path().replace('\'', "''"));
+            let entry = json!({
+                "type": "command",
+                "bash": format!("{program} hook {event} --agent copilot_cli || true"),
+                "powershell": windows,
+                "timeoutSec": 10,
+            });
+            (event.to_string(), json!([entry]))
+        })
+        .collect();
+    format!("{:#}\n", json!({"version": 1, "hooks": hooks}))
+}
+
+fn copilot_is_ours(text: &str) -> bool {
+    text.contains("--agent copilot_cli")
+}
+
+/// Cline's Documents directory: `xdg-user-dir DOCUMENTS` when available (which is `$HOME`
+/// when the person has no Documents folder configured), else `~/Documents`, as Cline
+/// itself resolves it.
+fn documents_dir() -> PathBuf {
+    if cfg!(target_os = "linux")
+        && let Ok(out) = std::process::Command::new("xdg-user-dir").arg("DOCUMENTS").output()
+        && out.status.success()
+    {
+        let dir = String::from_utf8_lossy(&out.stdout).trim().to_string();
+        if !dir.is_empty() {
+            return PathBuf::from(dir);
+        }
+    }
+    home().join("Documents")
+}
+
 fn dir_from_env(var: &str, fallback: &str) -> PathBuf {
     std::env::var_os(var).map(PathBuf::from).unwrap_or_else(|| home().join(fallback))
 }
@@ -102,6 +187,66 @@ pub fn for_agent(agent: AgentType) -> anyhow::Result<Vec<Target>> {
             new_file_root: || json!({}),
             entry: gemini_entry,
         })],
+        AgentType::Droid => {
+            let factory = home().join(".factory");
+            let hooks_file = factory.join("hooks.json");
+            let (path, hooks_at): (PathBuf, &'static [&'static str]) = if hooks_file.exists() {
+                let wrapped = std::fs::read_to_string(&hooks_file)
+                    .ok()
+                    .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
+                    .is_some_and(|v| v.get("hooks").is_some_and(serde_json::Value::is_object));
+                (hooks_file, if wrapped { &["hooks"] } else { &[] })
+            } else {
+                (factory.join("settings.json"), &["hooks"])
+            };
+            vec![Target::Json(JsonHooks {
+                path,
+                hooks_at,
+                shape: Shape::Grouped,
+                events: DROID_EVENTS,
+                new_file_root: || json!({}),
+                entry: grouped_seconds,
+            })]
+        }
+        AgentType::CopilotCli => vec![Target::Owned(OwnedFile {
+            path: dir_from_env("COPILOT_HOME", ".copilot").join("hooks/sightline.json"),
+            content: copilot_file(),
+            executable: false,
+            is_ours: copilot_is_ours,
+        })],
+        AgentType::Opencode => {
+            let config = std::env::var_os("XDG_CONFIG_HOME")
+                .map(PathBuf::from)
+                .filter(|p| p.is_absolute())
+                .unwrap_or_else(|| home().join(".config"));
+            let binary = serde_json::to_string(&our_program_path())?;
+            vec![Target::Owned(OwnedFile {
+                path: config.join("opencode/plugins/sightline.js"),
+                content: OPENCODE_PLUGIN.replace("\"__SIGHTLINE_BIN__\"", &binary),
+                executable: false,
+                is_ours: has_marker,
+            })]
+        }
+        AgentType::Cline => {
+            let binary = our_program_path();
+            anyhow::ensure!(
+                !binary.contains(['"', '$', '`', '\\']),
+                "the sightline binary's path {binary:?} cannot be written into a shell script; move the binary"
+            );
+            let script = CLINE_SCRIPT.replace("__SIGHTLINE_ABS_PATH__", &binary);
+            let dir = documents_dir().join("Cline/Hooks");
+            CLINE_HOOKS
+                .iter()
+                .map(|name| {
+                    Target::Owned(OwnedFile {
+                        path: dir.join(name),
+                        content: script.clone(),
+                        executable: true,
+                        is_ours: has_marker,
+                    })
+                })
+                .collect()
+        }
         other => anyhow::bail!("{} has no hook adapter, so there is nothing to install", other.as_str()),
     })
 }
