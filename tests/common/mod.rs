@@ -4,6 +4,7 @@
 #![allow(dead_code)]
 
 pub mod machine;
+pub mod proxy;
 pub mod results;
 pub mod webdriver;
 
