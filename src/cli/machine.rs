@@ -96,3 +96,28 @@ pub fn purge_local(args: &PurgeArgs) -> anyhow::Result<i32> {
     }
     Ok(0)
 }
+
+#[derive(Debug, Args)]
+pub struct ImportArgs {
+    /// The agent whose transcripts to import: claude_code or codex.
+    #[arg(long)]
+    pub agent: String,
+    /// Where the transcripts are (default: the agent's own store, e.g. ~/.claude/projects).
+    #[arg(long)]
+    pub from: Option<std::path::PathBuf>,
+}
+
+/// Backfills sessions from the agent's transcripts; the flusher ships them.
+pub fn import(args: &ImportArgs) -> anyhow::Result<i32> {
+    let summary = crate::hook::import::run(parse_agent(&args.agent)?, args.from.clone())?;
+    println!(
+        "{} transcripts: {} imported ({} events queued), {} already recorded, {} older than the server keeps, {} unreadable (see the log)",
+        summary.transcripts,
+        summary.imported,
+        summary.events,
+        summary.already_read,
+        summary.too_old,
+        summary.unreadable
+    );
+    Ok(0)
+}

@@ -85,6 +85,8 @@ pub enum Command {
     Resume,
     /// Delete the local queue and log (and with --all, the login too).
     PurgeLocal(machine::PurgeArgs),
+    /// Backfill past sessions from an agent's own transcripts (idempotent).
+    Import(machine::ImportArgs),
 }
 
 #[derive(Debug, Args)]
@@ -175,6 +177,7 @@ pub fn run(cli: Cli) -> anyhow::Result<i32> {
         Command::Pause(args) => machine::pause(&args),
         Command::Resume => machine::resume(),
         Command::PurgeLocal(args) => machine::purge_local(&args),
+        Command::Import(args) => machine::import(&args),
     }
 }
 

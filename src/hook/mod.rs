@@ -10,6 +10,7 @@
 
 pub mod adapters;
 pub mod flusher;
+pub mod import;
 pub mod install;
 pub mod local;
 pub mod pause;

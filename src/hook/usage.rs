@@ -56,17 +56,6 @@ pub fn growth(later: &Usage, earlier: &Usage) -> Usage {
     }
 }
 
-fn max_each(a: &Usage, b: &Usage) -> Usage {
-    Usage {
-        input_tokens: a.input_tokens.max(b.input_tokens),
-        output_tokens: a.output_tokens.max(b.output_tokens),
-        cache_read_tokens: a.cache_read_tokens.max(b.cache_read_tokens),
-        cache_write_5m_tokens: a.cache_write_5m_tokens.max(b.cache_write_5m_tokens),
-        cache_write_1h_tokens: a.cache_write_1h_tokens.max(b.cache_write_1h_tokens),
-        reasoning_tokens: a.reasoning_tokens.max(b.reasoning_tokens),
-    }
-}
-
 /// The complete lines of `path` after `offset`, and the offset after the last of them.
 /// A transcript that shrank (rewritten) is read again from the start; the group ledger
 /// keeps that from counting anything twice.
@@ -97,7 +86,7 @@ pub fn grown_total(
     tx.set_usage_group(
         key,
         CUMULATIVE_GROUP,
-        &serde_json::to_string(&max_each(&total, &reported)).unwrap_or_default(),
+        &serde_json::to_string(&total.max_with(&reported)).unwrap_or_default(),
         now_ms,
     )?;
     Ok((!grown.is_zero()).then_some(Request { model, usage: grown }))
@@ -119,7 +108,7 @@ pub fn report_groups(
         tx.set_usage_group(
             path,
             &group,
-            &serde_json::to_string(&max_each(&latest, &reported)).unwrap_or_default(),
+            &serde_json::to_string(&latest.max_with(&reported)).unwrap_or_default(),
             now_ms,
         )?;
         if !grown.is_zero() {
@@ -168,7 +157,7 @@ pub fn read_new(
                         .unwrap_or_default(),
                 };
                 let grown = growth(&usage, &previous);
-                running = Some(max_each(&usage, &previous));
+                running = Some(usage.max_with(&previous));
                 if !grown.is_zero() {
                     requests.push(Request { model: line_model.or_else(|| model.clone()), usage: grown });
                 }
@@ -178,7 +167,7 @@ pub fn read_new(
                 match groups.iter_mut().find(|(g, _, _)| *g == group) {
                     Some(entry) => {
                         entry.1 = line_model.or(entry.1.take());
-                        entry.2 = max_each(&entry.2, &usage);
+                        entry.2 = entry.2.max_with(&usage);
                     }
                     None => groups.push((group, line_model, usage)),
                 }

@@ -189,6 +189,18 @@ impl Usage {
         self.input_tokens + self.cache_read_tokens + self.cache_write_5m_tokens + self.cache_write_1h_tokens
     }
 
+    /// The larger of each count.
+    pub fn max_with(&self, other: &Usage) -> Usage {
+        Usage {
+            input_tokens: self.input_tokens.max(other.input_tokens),
+            output_tokens: self.output_tokens.max(other.output_tokens),
+            cache_read_tokens: self.cache_read_tokens.max(other.cache_read_tokens),
+            cache_write_5m_tokens: self.cache_write_5m_tokens.max(other.cache_write_5m_tokens),
+            cache_write_1h_tokens: self.cache_write_1h_tokens.max(other.cache_write_1h_tokens),
+            reasoning_tokens: self.reasoning_tokens.max(other.reasoning_tokens),
+        }
+    }
+
     pub fn add(&mut self, other: &Usage) {
         self.input_tokens += other.input_tokens;
         self.output_tokens += other.output_tokens;

@@ -55,7 +55,7 @@ fn tool_call(payload: &Value) -> ToolCall<'_> {
 }
 
 /// The exit code in Codex's model-facing tool output, if it states one.
-fn exit_code(output: &str) -> Option<i64> {
+pub fn exit_code(output: &str) -> Option<i64> {
     ["Exit code: ", "Process exited with code "].iter().find_map(|marker| {
         let rest = &output[output.find(marker)? + marker.len()..];
         let digits: String = rest.chars().take_while(|c| c.is_ascii_digit() || *c == '-').collect();

@@ -1,0 +1,155 @@
+//! Claude Code's transcript store: `~/.claude/projects/<project>/<session>.jsonl`, and a
+//! subagent's own file under `<session>/subagents/`. A session becomes session_start
+//! (first line), prompt_submit (each person's message), tool_start/tool_end (each
+//! `tool_use` block and its `tool_result`, `error` when `is_error`, `denied` when the
+//! person refused it), one turn_end per model request (subagent_end in a subagent's
+//! file) with its usage counted as the hook counts it, and session_end (last line).
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+use serde_json::{Value, json};
+
+use super::{ImportedSession, Importer, event, parse_ms};
+use crate::hook::adapters::claude_code::transcript_line;
+use crate::hook::adapters::common::{digest_of, target_hash};
+use crate::hook::usage::Line;
+use crate::model::{AgentType, Usage};
+
+pub const IMPORTER: Importer = Importer {
+    default_root: |home| {
+        std::env::var_os("CLAUDE_CONFIG_DIR")
+            .map(PathBuf::from)
+            .unwrap_or_else(|| home.join(".claude"))
+            .join("projects")
+    },
+    is_transcript: |path| path.extension().is_some_and(|e| e == "jsonl"),
+    parse_file,
+    usage_line: transcript_line,
+};
+
+const AGENT: AgentType = AgentType::ClaudeCode;
+
+fn tool_action(name: &str) -> &'static str {
+    match name {
+        "Read" | "NotebookRead" | "LS" => "read",
+        "Write" => "write",
+        "Edit" | "MultiEdit" | "NotebookEdit" => "edit",
+        "Bash" | "BashOutput" | "KillShell" => "exec",
+        "Grep" | "Glob" => "search",
+        "WebFetch" | "WebSearch" => "fetch",
+        "Task" | "Agent" => "delegate",
+        "TodoWrite" => "plan",
+        _ if name.starts_with("mcp__") => "mcp",
+        _ => "other",
+    }
+}
+
+fn is_person_prompt(line: &Value) -> bool {
+    if line.get("isMeta") == Some(&json!(true)) || line.get("isSidechain") == Some(&json!(true)) {
+        return false;
+    }
+    match line.get("message").and_then(|m| m.get("content")) {
+        Some(Value::String(text)) => !text.starts_with("<command-") && !text.starts_with("<local-command"),
+        Some(Value::Array(blocks)) => {
+            blocks.iter().any(|b| b.get("type") == Some(&json!("text")))
+                && !blocks.iter().any(|b| b.get("type") == Some(&json!("tool_result")))
+        }
+        _ => false,
+    }
+}
+
+fn parse_file(path: &Path) -> anyhow::Result<Option<ImportedSession>> {
+    let text = std::fs::read_to_string(path)?;
+    let subagent = path.components().any(|c| c.as_os_str() == "subagents");
+    let mut session: Option<String> = None;
+    let (mut first_ms, mut last_ms) = (None::<i64>, 0i64);
+    let mut events = Vec::new();
+    let mut started: HashMap<String, (i64, Value)> = HashMap::new();
+    // Usage groups in order, with their largest counts and the time of their last line.
+    let mut groups: Vec<(String, Option<String>, Usage, i64)> = Vec::new();
+    for (number, raw) in text.lines().enumerate() {
+        let Ok(line) = serde_json::from_str::<Value>(raw) else { continue };
+        let Some(ts) = line.get("timestamp").and_then(Value::as_str).and_then(parse_ms) else { continue };
+        if session.is_none() {
+            session = line.get("sessionId").and_then(Value::as_str).map(str::to_string);
+        }
+        let Some(id) = session.clone() else { continue };
+        first_ms.get_or_insert(ts);
+        last_ms = last_ms.max(ts);
+        let key = line.get("uuid").and_then(Value::as_str).map(str::to_string).unwrap_or_else(|| number.to_string());
+        let blocks = line.get("message").and_then(|m| m.get("content")).and_then(Value::as_array);
+        match line.get("type").and_then(Value::as_str) {
+            Some("user") if !subagent && is_person_prompt(&line) => {
+                events.push(event(AGENT, &id, "prompt_submit", ts, &key));
+            }
+            Some("user") => {
+                for block in blocks.into_iter().flatten().filter(|b| b.get("type") == Some(&json!("tool_result"))) {
+                    let Some(use_id) = block.get("tool_use_id").and_then(Value::as_str) else { continue };
+                    let Some((start_ms, mut tool)) = started.remove(use_id) else { continue };
+                    let output = block.get("content").cloned().unwrap_or(Value::Null);
+                    let said = output.as_str().unwrap_or("");
+                    let status = if block.get("is_error") == Some(&json!(true)) {
+                        if said.contains("doesn't want to proceed") || said.contains("rejected") {
+                            "denied"
+                        } else {
+                            "error"
+                        }
+                    } else {
+                        "success"
+                    };
+                    let (digest, bytes) = digest_of(&output);
+                    tool["output_sha256"] = json!(digest);
+                    tool["output_bytes"] = json!(bytes);
+                    tool["status"] = json!(status);
+                    tool["duration_ms"] = json!((ts - start_ms).max(0));
+                    let mut end = event(AGENT, &id, "tool_end", ts, use_id);
+                    end["tool"] = tool;
+                    events.push(end);
+                }
+            }
+            Some("assistant") => {
+                for block in blocks.into_iter().flatten().filter(|b| b.get("type") == Some(&json!("tool_use"))) {
+                    let Some(use_id) = block.get("id").and_then(Value::as_str) else { continue };
+                    let name = block.get("name").and_then(Value::as_str).unwrap_or("unknown");
+                    let input = block.get("input").cloned().unwrap_or(Value::Null);
+                    let (digest, bytes) = digest_of(&input);
+                    let mut tool = json!({"name": format!("claude_code:{name}"), "action": tool_action(name),
+                        "use_id": use_id, "input_sha256": digest, "input_bytes": bytes});
+                    if let Some(target) = target_hash(&input) {
+                        tool["target_hash"] = json!(target);
+                    }
+                    let mut start = event(AGENT, &id, "tool_start", ts, use_id);
+                    start["tool"] = tool.clone();
+                    events.push(start);
+                    started.insert(use_id.to_string(), (ts, tool));
+                }
+                if let Some(Line::Counts { group, model, usage }) = transcript_line(raw) {
+                    match groups.iter_mut().find(|g| g.0 == group) {
+                        Some(entry) => {
+                            entry.2 = usage.max_with(&entry.2);
+                            entry.3 = ts;
+                        }
+                        None => groups.push((group, model, usage, ts)),
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    let (Some(id), Some(first_ms)) = (session, first_ms) else { return Ok(None) };
+    let kind = if subagent { "subagent_end" } else { "turn_end" };
+    for (group, model, usage, ts) in groups.into_iter().filter(|g| !g.2.is_zero()) {
+        let mut turn = event(AGENT, &id, kind, ts, &group);
+        if let Some(model) = model {
+            turn["model"] = json!(model);
+        }
+        turn["usage"] = serde_json::to_value(usage)?;
+        events.push(turn);
+    }
+    if !subagent {
+        events.insert(0, event(AGENT, &id, "session_start", first_ms, "start"));
+        events.push(event(AGENT, &id, "session_end", last_ms, "end"));
+    }
+    Ok(Some(ImportedSession { events, last_ms }))
+}
