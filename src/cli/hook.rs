@@ -36,6 +36,9 @@ pub struct FlusherArgs {
     /// Ship a partial batch once its oldest event is this many seconds old.
     #[arg(long, default_value_t = 5)]
     pub interval_secs: u64,
+    /// Size of the chunks transcripts are uploaded in.
+    #[arg(long, default_value_t = crate::hook::shipper::CHUNK_BYTES)]
+    pub transcript_chunk_bytes: usize,
 }
 
 #[derive(Debug, Args)]
@@ -107,6 +110,7 @@ pub fn flusher(args: &FlusherArgs) -> anyhow::Result<i32> {
         batch: args.batch.clamp(1, 1000),
         interval: Duration::from_secs(args.interval_secs),
         quiet_exit: if args.once { Duration::ZERO } else { FlushConfig::default().quiet_exit },
+        chunk_bytes: args.transcript_chunk_bytes.clamp(1024, 64 << 20),
         ..FlushConfig::default()
     };
     flusher::run(&config)?;
@@ -139,6 +143,11 @@ pub fn status() -> anyhow::Result<i32> {
         Some(Some(ms)) => format!("yes, until {}", crate::ingest::sessions::rfc3339_ms(ms)),
     };
     println!("paused:      {paused}");
+    let (uploads, upload_error) = queue.upload_summary()?;
+    println!(
+        "transcripts: {uploads} waiting to upload{}",
+        upload_error.map(|e| format!(" (last error: {e})")).unwrap_or_default()
+    );
     println!("log:         {}", local::log_path().display());
     Ok(0)
 }

@@ -22,6 +22,8 @@ pub struct FlushConfig {
     /// Exit after the queue has been empty this long (0: exit as soon as it is empty).
     pub quiet_exit: Duration,
     pub max_backoff: Duration,
+    /// Size of the transcript chunks the shipper uploads.
+    pub chunk_bytes: usize,
 }
 
 impl Default for FlushConfig {
@@ -31,6 +33,7 @@ impl Default for FlushConfig {
             interval: Duration::from_secs(5),
             quiet_exit: Duration::from_secs(120),
             max_backoff: Duration::from_secs(60),
+            chunk_bytes: super::shipper::CHUNK_BYTES,
         }
     }
 }
@@ -131,6 +134,8 @@ pub fn run(config: &FlushConfig) -> anyhow::Result<()> {
         .build()
         .new_agent();
     let queue = Queue::open(&local::queue_path())?;
+    let upload_agent = super::shipper::http_agent();
+    let mut last_shipping = Instant::now() - Duration::from_secs(60);
     let mut backoff = Duration::ZERO;
     let mut quiet_since = Instant::now();
     loop {
@@ -141,6 +146,15 @@ pub fn run(config: &FlushConfig) -> anyhow::Result<()> {
         }
         let queued = queue.len()?;
         if queued == 0 {
+            // Transcripts go once their session's events are on the server; a one-shot
+            // run retries failed uploads now, a long-running one after their backoff.
+            let one_shot = config.quiet_exit.is_zero();
+            if (one_shot || last_shipping.elapsed() >= Duration::from_secs(5))
+                && let Some(client) = local::load_config()?
+            {
+                super::shipper::ship_due(&queue, &client, &upload_agent, config.chunk_bytes, one_shot)?;
+                last_shipping = Instant::now();
+            }
             if quiet_since.elapsed() >= config.quiet_exit {
                 return Ok(());
             }

@@ -15,4 +15,5 @@ pub mod install;
 pub mod local;
 pub mod pause;
 pub mod queue;
+pub mod shipper;
 pub mod usage;

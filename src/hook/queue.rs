@@ -16,7 +16,7 @@ use rusqlite::{Connection, OpenFlags, OptionalExtension, params};
 
 use crate::db::{self, Checkpointing, DbError, Durability};
 
-const SCHEMA_VERSION: i64 = 3;
+const SCHEMA_VERSION: i64 = 4;
 const SCHEMA: &str = "
 CREATE TABLE IF NOT EXISTS queue (
     id          INTEGER PRIMARY KEY,
@@ -46,6 +46,18 @@ CREATE TABLE IF NOT EXISTS marks (
     key        TEXT PRIMARY KEY,
     value      TEXT NOT NULL,
     updated_ms INTEGER NOT NULL
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS transcript_uploads (
+    agent       TEXT NOT NULL,
+    session     TEXT NOT NULL,
+    path        TEXT NOT NULL,
+    queued_ms   INTEGER NOT NULL,
+    ended       INTEGER NOT NULL DEFAULT 0,
+    shipped_len INTEGER NOT NULL DEFAULT 0,
+    attempts    INTEGER NOT NULL DEFAULT 0,
+    next_try_ms INTEGER NOT NULL DEFAULT 0,
+    last_error  TEXT,
+    PRIMARY KEY (agent, session)
 ) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS rejected (
     id          INTEGER PRIMARY KEY,
@@ -253,6 +265,26 @@ impl HookTx<'_> {
         Ok(())
     }
 
+    /// Tells the shipper about a session's transcript: at every turn end (the upload
+    /// waits until the session has been quiet a while, since end hooks are unreliable)
+    /// and at the session's end (the upload is due now).
+    pub fn queue_transcript(
+        &self,
+        agent: &str,
+        session: &str,
+        path: &str,
+        ended: bool,
+        now_ms: i64,
+    ) -> Result<(), DbError> {
+        self.tx.execute(
+            "INSERT INTO transcript_uploads (agent, session, path, queued_ms, ended) VALUES (?1, ?2, ?3, ?4, ?5)
+             ON CONFLICT (agent, session) DO UPDATE SET path = excluded.path, queued_ms = excluded.queued_ms,
+                                                         ended = max(ended, excluded.ended)",
+            params![agent, session, path, now_ms, ended],
+        )?;
+        Ok(())
+    }
+
     /// The counts already reported for one usage group of a transcript (JSON text).
     pub fn usage_group(&self, path: &str, key: &str) -> Result<Option<String>, DbError> {
         Ok(self
@@ -281,7 +313,68 @@ impl HookTx<'_> {
     }
 }
 
+/// A transcript waiting for the shipper.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PendingUpload {
+    pub agent: String,
+    pub session: String,
+    pub path: String,
+    pub shipped_len: i64,
+    pub attempts: i64,
+}
+
 impl Queue {
+    /// Transcripts whose session ended or has been quiet for `quiet_ms`; the shipper
+    /// uploads those whose size differs from what it shipped last.
+    /// A failed upload waits its backoff unless `retry_now`.
+    pub fn pending_uploads(&self, now_ms: i64, quiet_ms: i64, retry_now: bool) -> Result<Vec<PendingUpload>, DbError> {
+        let mut stmt = self.conn.prepare_cached(
+            "SELECT agent, session, path, shipped_len, attempts FROM transcript_uploads
+             WHERE (ended = 1 OR queued_ms <= ?1 - ?2) AND (?3 OR next_try_ms <= ?1) ORDER BY queued_ms",
+        )?;
+        let rows = stmt.query_map(params![now_ms, quiet_ms, retry_now], |r| {
+            Ok(PendingUpload {
+                agent: r.get(0)?,
+                session: r.get(1)?,
+                path: r.get(2)?,
+                shipped_len: r.get(3)?,
+                attempts: r.get(4)?,
+            })
+        })?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
+    /// How many transcripts are not shipped at their latest known state, and the most
+    /// recent upload error.
+    pub fn upload_summary(&self) -> Result<(i64, Option<String>), DbError> {
+        Ok(self.conn.query_row(
+            "SELECT count(*) FILTER (WHERE attempts > 0 OR shipped_len = 0),
+                    (SELECT last_error FROM transcript_uploads WHERE last_error IS NOT NULL ORDER BY queued_ms DESC LIMIT 1)
+             FROM transcript_uploads",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )?)
+    }
+
+    /// Records an upload's outcome: shipped at `len` bytes, or failed with `error`.
+    pub fn settle_upload(&self, upload: &PendingUpload, shipped: Result<i64, String>) -> Result<(), DbError> {
+        match shipped {
+            Ok(len) => self.conn.execute(
+                "UPDATE transcript_uploads SET shipped_len = ?3, attempts = 0, last_error = NULL
+                 WHERE agent = ?1 AND session = ?2",
+                params![upload.agent, upload.session, len],
+            )?,
+            // Backoff doubles from 30 s up to an hour.
+            Err(error) => self.conn.execute(
+                "UPDATE transcript_uploads SET attempts = attempts + 1, last_error = ?3,
+                        next_try_ms = ?4 + min(3600000, 30000 * (1 << min(attempts, 7)))
+                 WHERE agent = ?1 AND session = ?2",
+                params![upload.agent, upload.session, error, crate::db::now_ms()],
+            )?,
+        };
+        Ok(())
+    }
+
     /// Deletes every queued and rejected event and the tool start times (and with
     /// `everything`, the transcript positions too). Returns (queued, rejected) removed.
     pub fn purge(&self, everything: bool) -> Result<(i64, i64), DbError> {
@@ -289,6 +382,7 @@ impl Queue {
         let queued = tx.execute("DELETE FROM queue", [])? as i64;
         let rejected = tx.execute("DELETE FROM rejected", [])? as i64;
         tx.execute("DELETE FROM tool_starts", [])?;
+        tx.execute("DELETE FROM transcript_uploads", [])?;
         if everything {
             tx.execute("DELETE FROM transcript_offsets", [])?;
             tx.execute("DELETE FROM usage_groups", [])?;

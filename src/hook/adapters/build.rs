@@ -163,7 +163,18 @@ impl Builder<'_, '_> {
         metadata: Value,
     ) -> Result<Vec<Value>, AdapterError> {
         let requests = self.usage_since_last_read(transcript, parse)?;
+        self.note_transcript(transcript, false)?;
         self.turn_end_with(requests, metadata)
+    }
+
+    /// Tells the shipper about the session's transcript (due once the session ended or
+    /// went quiet).
+    pub fn note_transcript(&self, transcript: Option<&str>, ended: bool) -> Result<(), AdapterError> {
+        if let Some(path) = transcript.filter(|p| !p.is_empty()) {
+            let state = self.context.state;
+            state.queue_transcript(self.agent.as_str(), &self.session, path, ended, self.context.now_ms)?;
+        }
+        Ok(())
     }
 
     /// [`Builder::turn_end`] with usage the adapter found itself.
@@ -206,6 +217,7 @@ impl Builder<'_, '_> {
         reason: Option<&str>,
     ) -> Result<Vec<Value>, AdapterError> {
         let left = self.usage_since_last_read(transcript, parse)?;
+        self.note_transcript(transcript, true)?;
         self.session_end_with(left, reason)
     }
 

@@ -38,12 +38,18 @@ fn sorted_keys(value: &Value) -> Value {
 /// What a tool acted on, as a digest: the file, path, URL or pattern, or the program of
 /// a shell command. Never the content.
 pub fn target_hash(input: &Value) -> Option<String> {
-    for key in ["file_path", "notebook_path", "path", "url", "pattern", "query"] {
+    for key in ["file_path", "filePath", "notebook_path", "path", "url", "pattern", "query"] {
         if let Some(target) = input.get(key).and_then(Value::as_str) {
             return Some(sha256_hex(target.as_bytes()));
         }
     }
-    let command = input.get("command").and_then(Value::as_str)?;
+    let command = input.get("command").or_else(|| input.get("patchText")).and_then(Value::as_str)?;
+    // A patch (Codex's apply_patch, OpenCode's patch) targets the first file it names.
+    if let Some(file) = command.lines().find_map(|line| {
+        ["*** Update File: ", "*** Add File: ", "*** Delete File: "].iter().find_map(|m| line.strip_prefix(m))
+    }) {
+        return Some(sha256_hex(file.trim().as_bytes()));
+    }
     let program = command.split_whitespace().next()?;
     Some(sha256_hex(program.as_bytes()))
 }

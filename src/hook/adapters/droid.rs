@@ -126,7 +126,10 @@ pub fn map(hook_event: &str, payload: &Value, context: &mut Context<'_>) -> Resu
             event["notification_kind"] = json!(kind.as_str());
             vec![event]
         }
-        "Stop" => build.turn_end_with(sidecar_usage(&build, transcript)?, json!({}))?,
+        "Stop" => {
+            build.note_transcript(transcript, false)?;
+            build.turn_end_with(sidecar_usage(&build, transcript)?, json!({}))?
+        }
         "SubagentStop" => vec![build.event("subagent_end")],
         "PreCompact" => vec![build.compact(text_field(payload, "trigger", "trigger"))],
         "SessionEnd" => {

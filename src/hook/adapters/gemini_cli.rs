@@ -118,8 +118,18 @@ pub fn map(hook_event: &str, payload: &Value, context: &mut Context<'_>) -> Resu
         "BeforeAgent" => vec![build.event("prompt_submit")],
         "BeforeTool" => {
             let call = tool_call(payload);
-            // The tool starting answers the oldest open permission dialog for its kind.
-            context.state.forget_oldest_tool(session, &format!("~ask:{}:", call.action))?;
+            // The tool starting answers the oldest open permission dialog for its kind
+            // (dialogs say edit for both edits and writes, info for web fetches and searches).
+            let kinds: &[&str] = match call.action {
+                "edit" | "write" => &["edit", "write"],
+                _ if call.name == "google_web_search" => &["fetch"],
+                other => &[other],
+            };
+            for kind in kinds {
+                if context.state.forget_oldest_tool(session, &format!("~ask:{kind}:"))? {
+                    break;
+                }
+            }
             vec![build.tool_start(&call)?]
         }
         "AfterTool" => {

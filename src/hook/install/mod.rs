@@ -71,18 +71,22 @@ pub fn hook_command(program: &str, agent: AgentType, event: &str) -> String {
     format!("{program} hook {event} --agent {}", agent.as_str())
 }
 
-/// Whether a command string is one `install` wrote for this agent (any binary path, so
-/// entries from an older install location are found too).
+/// Whether a command string is one `install` wrote for this agent, at any binary path
+/// (quoted or not), so entries from an older install location are found too.
 pub fn is_our_command(command: &str, agent: AgentType) -> bool {
-    let mut words = command.split_whitespace();
-    let Some(program) = words.next() else { return false };
-    let program = program.trim_matches('\'');
-    let rest: Vec<&str> = words.collect();
+    let command = command.trim().trim_end_matches("|| true").trim_end();
+    let mut tail = command.rsplitn(5, char::is_whitespace);
+    let (Some(named), Some(flag), Some(_event), Some(verb), Some(program)) =
+        (tail.next(), tail.next(), tail.next(), tail.next(), tail.next())
+    else {
+        return false;
+    };
+    let program = program.trim();
+    let program = program.strip_prefix('\'').and_then(|p| p.strip_suffix('\'')).unwrap_or(program);
     Path::new(program).file_name().is_some_and(|n| n == "sightline")
-        && rest.first() == Some(&"hook")
-        && rest.len() == 4
-        && rest[2] == "--agent"
-        && AgentType::parse_lenient(rest[3]) == Some(agent)
+        && verb == "hook"
+        && flag == "--agent"
+        && AgentType::parse_lenient(named) == Some(agent)
 }
 
 fn backup_dir(agent: AgentType) -> PathBuf {
@@ -136,6 +140,29 @@ fn entry_commands(entry: &Value, shape: Shape) -> Vec<&str> {
     }
 }
 
+/// Rewrites our command in `entry` to `wanted` when it differs. Returns whether it did.
+fn repoint(entry: &mut Value, shape: Shape, agent: AgentType, wanted: &str) -> bool {
+    let key = match shape {
+        Shape::Grouped => "command",
+        Shape::Flat => "bash",
+    };
+    let mut changed = false;
+    let mut fix = |hook: &mut Value| {
+        if let Some(command) = hook.get(key).and_then(Value::as_str)
+            && is_our_command(command, agent)
+            && command != wanted
+        {
+            hook[key] = json!(wanted);
+            changed = true;
+        }
+    };
+    match shape {
+        Shape::Grouped => entry.get_mut("hooks").and_then(Value::as_array_mut).into_iter().flatten().for_each(&mut fix),
+        Shape::Flat => fix(entry),
+    }
+    changed
+}
+
 impl JsonHooks {
     /// Adds our command under every event that lacks it. Returns whether anything changed.
     fn add_ours(&self, root: &mut Value, agent: AgentType) -> bool {
@@ -148,9 +175,14 @@ impl JsonHooks {
                 *list = json!([]);
             }
             let list = list.as_array_mut().expect("made an array");
+            let wanted = hook_command(&program, agent, event);
+            // An entry of ours from another binary path is pointed at this binary.
+            for entry in list.iter_mut() {
+                changed |= repoint(entry, self.shape, agent, &wanted);
+            }
             let present = list.iter().any(|e| entry_commands(e, self.shape).iter().any(|c| is_our_command(c, agent)));
             if !present {
-                list.push((self.entry)(event, &hook_command(&program, agent, event)));
+                list.push((self.entry)(event, &wanted));
                 changed = true;
             }
         }
@@ -301,4 +333,21 @@ pub fn uninstall(agent: AgentType) -> anyhow::Result<Outcome> {
         outcome.lines.extend(done.lines);
     }
     Ok(outcome)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn our_commands_are_recognised_at_any_path_quoted_or_not() {
+        let agent = AgentType::ClaudeCode;
+        assert!(is_our_command("/usr/bin/sightline hook Stop --agent claude_code", agent));
+        assert!(is_our_command("'/home/a b/bin/sightline' hook Stop --agent claude-code", agent));
+        assert!(is_our_command("/x/sightline hook preToolUse --agent claude_code || true", agent));
+        assert!(!is_our_command("/x/sightline hook Stop --agent codex", agent));
+        assert!(!is_our_command("~/bin/check.sh", agent));
+        assert!(!is_our_command("/x/other hook Stop --agent claude_code", agent));
+        assert_eq!(shell_quote("/home/a b/sightline"), "'/home/a b/sightline'");
+    }
 }
