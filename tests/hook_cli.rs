@@ -59,6 +59,12 @@ fn fixture_session_reaches_the_server_exactly(agent: &str) -> Vec<Value> {
     assert_eq!(view["git"]["dirty"], true);
     assert_eq!(view["git"]["remote"], "https://github.com/acme/app.git", "credentials stripped on the laptop");
     assert!(view["ended_at"].is_string());
+    let status = stdout(&client(home, &["status"], None));
+    let shown = format!("session:     {agent} {session_id}: {want_events} events");
+    assert!(
+        status.contains(&shown) && status.contains("reachable:   yes") && status.contains("last flush:  2"),
+        "{status}"
+    );
 
     let url = format!("{}/v1/me/sessions/{agent}/{session_id}/events?limit=1000", server.ingest);
     let (code, events) = get_auth(&url, &server.token);

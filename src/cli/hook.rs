@@ -73,6 +73,9 @@ fn record(args: &HookArgs) -> anyhow::Result<()> {
     let now_ms = crate::db::now_ms();
     let tx = queue.begin()?;
     let events = adapters::map(agent, &args.event, &payload, &mut Context { now_ms, state: &tx })?;
+    if let Some(session) = events.first().and_then(|e| e["session_id"].as_str()) {
+        tx.set_mark("current_session", &format!("{}/{session}", agent.as_str()), now_ms)?;
+    }
     tx.push(&events.iter().map(|e| e.to_string()).collect::<Vec<_>>(), now_ms)?;
     tx.commit()?;
     if !events.is_empty() {
@@ -133,14 +136,22 @@ pub fn status() -> anyhow::Result<i32> {
     let queue = Queue::open(&local::queue_path())?;
     let config = local::load_config()?;
     let flusher_running = flusher::try_lock()?.is_none();
+    let when = |ms: i64| crate::ingest::sessions::rfc3339_ms(ms);
     println!("server:      {}", config.as_ref().map_or("not logged in", |c| c.server.as_str()));
     println!("queued:      {} events", queue.len()?);
     println!("rejected:    {} events (kept aside)", queue.rejected_len()?);
     println!("flusher:     {}", if flusher_running { "running" } else { "not running" });
+    match queue.note("last_flush")? {
+        Some((what, at)) => println!("last flush:  {} ({what})", when(at)),
+        None => println!("last flush:  never"),
+    }
+    if let Some((error, at)) = queue.note("last_error")? {
+        println!("last error:  {} {error}", when(at));
+    }
     let paused = match crate::hook::pause::paused_until() {
         None => "no".to_string(),
         Some(None) => "yes, until `sightline resume`".to_string(),
-        Some(Some(ms)) => format!("yes, until {}", crate::ingest::sessions::rfc3339_ms(ms)),
+        Some(Some(ms)) => format!("yes, until {}", when(ms)),
     };
     println!("paused:      {paused}");
     let (uploads, upload_error) = queue.upload_summary()?;
@@ -148,6 +159,58 @@ pub fn status() -> anyhow::Result<i32> {
         "transcripts: {uploads} waiting to upload{}",
         upload_error.map(|e| format!(" (last error: {e})")).unwrap_or_default()
     );
+    if let Some(config) = &config {
+        print_server_view(config, queue.note("current_session")?.map(|(s, _)| s));
+    }
     println!("log:         {}", local::log_path().display());
     Ok(0)
+}
+
+/// Whether the server answers, and what it holds for the session hooks saw last.
+fn print_server_view(config: &ClientConfig, current: Option<String>) {
+    let agent = ureq::Agent::config_builder()
+        .http_status_as_error(false)
+        .timeout_global(Some(Duration::from_secs(3)))
+        .build()
+        .new_agent();
+    let base = config.server.trim_end_matches('/');
+    match agent.get(format!("{base}/health")).call() {
+        Ok(response) if response.status() == 200 => println!("reachable:   yes"),
+        Ok(response) => println!("reachable:   answered {}", response.status()),
+        Err(err) => println!("reachable:   no ({err})"),
+    }
+    let Some((agent_type, session)) = current.as_deref().and_then(|c| c.split_once('/')) else { return };
+    let url = format!("{base}/v1/me/sessions/{agent_type}/{session}");
+    let view = agent
+        .get(url)
+        .header("Authorization", format!("Bearer {}", config.token))
+        .call()
+        .ok()
+        .filter(|r| r.status() == 200)
+        .and_then(|mut r| r.body_mut().read_to_string().ok())
+        .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok());
+    match view {
+        Some(view) => {
+            let usage = &view["usage"];
+            let tokens: i64 = [
+                "input_tokens",
+                "output_tokens",
+                "cache_read_tokens",
+                "cache_write_5m_tokens",
+                "cache_write_1h_tokens",
+                "reasoning_tokens",
+            ]
+            .iter()
+            .filter_map(|k| usage[*k].as_i64())
+            .sum();
+            println!(
+                "session:     {agent_type} {session}: {} events, {} prompts, {} tool calls, {tokens} tokens, ${:.4} (server's view)",
+                view["event_count"],
+                view["prompt_count"],
+                view["tool_call_count"],
+                view["cost_usd"].as_f64().unwrap_or(0.0)
+            );
+        }
+        None => println!("session:     {agent_type} {session}: not on the server yet"),
+    }
 }

@@ -176,7 +176,8 @@ pub fn run(config: &FlushConfig) -> anyhow::Result<()> {
             continue;
         };
         match ship(&queue, &client, &agent, config.batch)? {
-            Shipped::Settled { rejected, .. } => {
+            Shipped::Settled { rejected, acknowledged } => {
+                queue.set_note("last_flush", &format!("{acknowledged} events accepted"), crate::db::now_ms())?;
                 if rejected > 0 {
                     local::log(&format!(
                         "flusher: the server rejected {rejected} events; kept aside in the queue database"
@@ -185,10 +186,12 @@ pub fn run(config: &FlushConfig) -> anyhow::Result<()> {
                 backoff = Duration::ZERO;
             }
             Shipped::RetryLater(reason) if config.quiet_exit.is_zero() => {
+                queue.set_note("last_error", &reason, crate::db::now_ms())?;
                 // A one-shot run reports the failure; the events stay queued.
                 anyhow::bail!("{reason}; {} events stay queued", queue.len()?);
             }
             Shipped::RetryLater(reason) => {
+                queue.set_note("last_error", &reason, crate::db::now_ms())?;
                 local::log(&format!("flusher: {reason}; retrying"));
                 backoff = next_backoff(backoff, config.max_backoff);
             }

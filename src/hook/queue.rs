@@ -324,6 +324,22 @@ pub struct PendingUpload {
 }
 
 impl Queue {
+    /// A note outside a hook's transaction (the flusher's last flush and last error).
+    pub fn set_note(&self, key: &str, value: &str, now_ms: i64) -> Result<(), DbError> {
+        self.conn.execute(
+            "INSERT OR REPLACE INTO marks (key, value, updated_ms) VALUES (?1, ?2, ?3)",
+            params![key, value, now_ms],
+        )?;
+        Ok(())
+    }
+
+    pub fn note(&self, key: &str) -> Result<Option<(String, i64)>, DbError> {
+        Ok(self
+            .conn
+            .query_row("SELECT value, updated_ms FROM marks WHERE key = ?1", [key], |r| Ok((r.get(0)?, r.get(1)?)))
+            .optional()?)
+    }
+
     /// Transcripts whose session ended or has been quiet for `quiet_ms`; the shipper
     /// uploads those whose size differs from what it shipped last.
     /// A failed upload waits its backoff unless `retry_now`.
