@@ -69,11 +69,15 @@ fn record(args: &HookArgs) -> anyhow::Result<()> {
         return Ok(());
     }
     let payload: serde_json::Value = serde_json::from_slice(&input)?;
-    let mut queue = Queue::open(&local::queue_path())?;
+    let mut queue = Queue::open_for_hook(&local::queue_path())?;
     let now_ms = crate::db::now_ms();
     let tx = queue.begin()?;
     let events = adapters::map(agent, &args.event, &payload, &mut Context { now_ms, state: &tx })?;
-    if let Some(session) = events.first().and_then(|e| e["session_id"].as_str()) {
+    // `status` shows the server's view of the session that started last (written once
+    // per session, not on every hook).
+    if let Some(started) = events.iter().find(|e| e["type"] == "session_start")
+        && let Some(session) = started["session_id"].as_str()
+    {
         tx.set_mark("current_session", &format!("{}/{session}", agent.as_str()), now_ms)?;
     }
     tx.push(&events.iter().map(|e| e.to_string()).collect::<Vec<_>>(), now_ms)?;

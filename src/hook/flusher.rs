@@ -178,6 +178,8 @@ pub fn run(config: &FlushConfig) -> anyhow::Result<()> {
         match ship(&queue, &client, &agent, config.batch)? {
             Shipped::Settled { rejected, acknowledged } => {
                 queue.set_note("last_flush", &format!("{acknowledged} events accepted"), crate::db::now_ms())?;
+                // Hooks never checkpoint; this connection keeps the WAL short.
+                queue.checkpoint()?;
                 if rejected > 0 {
                     local::log(&format!(
                         "flusher: the server rejected {rejected} events; kept aside in the queue database"

@@ -2,7 +2,8 @@
 //! and drained by the flusher.
 //!
 //! Invariants: hooks append without fsync (WAL, `synchronous=NORMAL`, no checkpoint on
-//! close), so a hook costs a couple of milliseconds even on a busy disk; an OS crash
+//! close or on commit: [`Queue::open_for_hook`]), so a hook costs a couple of milliseconds
+//! even on a busy disk; the flusher's connection checkpoints instead; an OS crash
 //! can lose the last few appended events but never corrupts the queue (WAL recovery).
 //! Rows leave `queue` only when the server acknowledged them; rejected rows move to
 //! `rejected` with the server's reason in the same transaction. A hook's whole effect —
@@ -79,7 +80,35 @@ pub struct Queued {
 }
 
 impl Queue {
+    /// The queue as the flusher and the other commands use it: SQLite checkpoints the WAL
+    /// when it passes 1000 pages, on this connection's commits.
     pub fn open(path: &Path) -> Result<Queue, DbError> {
+        Queue::open_with(path, Checkpointing::Automatic)
+    }
+
+    /// The queue as a hook uses it: it never checkpoints (a checkpoint fsyncs, which would
+    /// cost the agent tens of milliseconds on a busy disk); the flusher, which starts
+    /// whenever something is queued, does.
+    pub fn open_for_hook(path: &Path) -> Result<Queue, DbError> {
+        Queue::open_with(path, Checkpointing::Background)
+    }
+
+    /// Opens, retrying while another process is switching a new queue to WAL (SQLite
+    /// answers BUSY at once there, without its busy handler, to avoid a deadlock).
+    fn open_with(path: &Path, checkpointing: Checkpointing) -> Result<Queue, DbError> {
+        let mut attempt = 0;
+        loop {
+            match Queue::try_open(path, checkpointing) {
+                Err(err) if attempt < 400 && is_busy(&err) => {
+                    attempt += 1;
+                    std::thread::sleep(std::time::Duration::from_micros(500));
+                }
+                other => return other,
+            }
+        }
+    }
+
+    fn try_open(path: &Path, checkpointing: Checkpointing) -> Result<Queue, DbError> {
         if let Some(dir) = path.parent() {
             db::ensure_dir(dir)?;
         }
@@ -88,20 +117,40 @@ impl Queue {
             OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_CREATE | OpenFlags::SQLITE_OPEN_NO_MUTEX,
         )
         .map_err(|source| DbError::Open { path: path.to_path_buf(), source })?;
-        db::apply_pragmas(&conn, Durability::CrashSafe, Checkpointing::Automatic)?;
+        db::apply_pragmas(&conn, Durability::CrashSafe, checkpointing)?;
+        // Hooks firing together hold the write lock for a fraction of a millisecond each;
+        // SQLite's default busy handler sleeps 1, 2, 5, 10 … ms between tries, which would
+        // cost a waiting hook far more than the wait. Retry every 100 µs instead, for up
+        // to 5 s.
+        conn.busy_handler(Some(|attempt: i32| {
+            std::thread::sleep(std::time::Duration::from_micros(100));
+            attempt < 50_000
+        }))?;
         // The last connection to close would checkpoint (and fsync); hooks must not.
         conn.set_db_config(DbConfig::SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, true)?;
         // Every hook opens the queue; only the first creates it (one cheap pragma read
         // instead of DDL on the hot path).
         let version: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0))?;
         if version != SCHEMA_VERSION {
-            let tx = conn.unchecked_transaction()?;
-            // Tool start times are transient (a lost one costs a duration), so an older
-            // layout is dropped rather than migrated.
-            tx.execute_batch("DROP TABLE IF EXISTS tool_starts")?;
-            tx.execute_batch(SCHEMA)?;
-            tx.pragma_update(None, "user_version", SCHEMA_VERSION)?;
-            tx.commit()?;
+            // IMMEDIATE, and the version read again inside: two processes opening a new
+            // queue at once must take turns (a deferred transaction upgrading to write
+            // would fail at once instead of waiting).
+            conn.execute_batch("BEGIN IMMEDIATE")?;
+            let version: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0))?;
+            let created = (|| {
+                if version != SCHEMA_VERSION {
+                    // Tool start times are transient (a lost one costs a duration), so an
+                    // older layout is dropped rather than migrated.
+                    conn.execute_batch("DROP TABLE IF EXISTS tool_starts")?;
+                    conn.execute_batch(SCHEMA)?;
+                    conn.pragma_update(None, "user_version", SCHEMA_VERSION)?;
+                }
+                conn.execute_batch("COMMIT")
+            })();
+            if let Err(err) = created {
+                let _ = conn.execute_batch("ROLLBACK");
+                return Err(err.into());
+            }
         }
         Ok(Queue { conn })
     }
@@ -156,6 +205,17 @@ impl Queue {
         }
         tx.commit()?;
         Ok(())
+    }
+}
+
+fn is_busy(err: &DbError) -> bool {
+    use rusqlite::ErrorCode::{DatabaseBusy, DatabaseLocked};
+    match err {
+        DbError::Sqlite(rusqlite::Error::SqliteFailure(e, _))
+        | DbError::Open { source: rusqlite::Error::SqliteFailure(e, _), .. } => {
+            matches!(e.code, DatabaseBusy | DatabaseLocked)
+        }
+        _ => false,
     }
 }
 
@@ -324,6 +384,13 @@ pub struct PendingUpload {
 }
 
 impl Queue {
+    /// Folds the WAL back into the database without waiting for readers (hooks never
+    /// checkpoint, so the flusher does).
+    pub fn checkpoint(&self) -> Result<(), DbError> {
+        self.conn.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |_| Ok(()))?;
+        Ok(())
+    }
+
     /// A note outside a hook's transaction (the flusher's last flush and last error).
     pub fn set_note(&self, key: &str, value: &str, now_ms: i64) -> Result<(), DbError> {
         self.conn.execute(
@@ -430,6 +497,20 @@ mod tests {
         assert_eq!(queue.len().unwrap(), 1);
         assert_eq!(queue.rejected_len().unwrap(), 1);
         assert_eq!(queue.peek(10).unwrap()[0].event, "c");
+    }
+
+    #[test]
+    fn processes_creating_a_new_queue_at_once_all_succeed() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("q.db");
+        let openers: Vec<_> = (0..8)
+            .map(|i| {
+                let path = path.clone();
+                std::thread::spawn(move || Queue::open_for_hook(&path).unwrap().push(&[format!("e{i}")], 1).unwrap())
+            })
+            .collect();
+        openers.into_iter().for_each(|t| t.join().unwrap());
+        assert_eq!(Queue::open(&path).unwrap().len().unwrap(), 8);
     }
 
     #[test]
