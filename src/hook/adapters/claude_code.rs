@@ -45,7 +45,7 @@ pub fn canonical_permission_mode(mode: &str) -> Option<&'static str> {
     })
 }
 
-fn tool_action(tool: &str) -> &'static str {
+pub fn tool_action(tool: &str) -> &'static str {
     match tool {
         "Read" | "NotebookRead" | "LS" => "read",
         "Write" => "write",
@@ -53,7 +53,7 @@ fn tool_action(tool: &str) -> &'static str {
         "Bash" | "BashOutput" | "KillShell" => "exec",
         "Grep" | "Glob" => "search",
         "WebFetch" | "WebSearch" => "fetch",
-        "Task" => "delegate",
+        "Task" | "Agent" => "delegate",
         "TodoWrite" => "plan",
         _ if tool.starts_with("mcp__") => "mcp",
         _ => "other",

@@ -29,7 +29,7 @@ use super::{AdapterError, Context};
 use crate::hook::usage::Line;
 use crate::model::{AgentType, NotificationKind, ToolStatus, Usage};
 
-fn tool_action(tool: &str) -> &'static str {
+pub fn tool_action(tool: &str) -> &'static str {
     match tool {
         "Bash" | "shell" | "shell_command" | "local_shell" | "exec_command" => "exec",
         "apply_patch" => "edit",

@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use serde_json::{Value, json};
 
 use super::{ImportedSession, Importer, event, parse_ms};
-use crate::hook::adapters::claude_code::transcript_line;
+use crate::hook::adapters::claude_code::{tool_action, transcript_line};
 use crate::hook::adapters::common::{digest_of, target_hash};
 use crate::hook::usage::Line;
 use crate::model::{AgentType, Usage};
@@ -29,21 +29,6 @@ pub const IMPORTER: Importer = Importer {
 };
 
 const AGENT: AgentType = AgentType::ClaudeCode;
-
-fn tool_action(name: &str) -> &'static str {
-    match name {
-        "Read" | "NotebookRead" | "LS" => "read",
-        "Write" => "write",
-        "Edit" | "MultiEdit" | "NotebookEdit" => "edit",
-        "Bash" | "BashOutput" | "KillShell" => "exec",
-        "Grep" | "Glob" => "search",
-        "WebFetch" | "WebSearch" => "fetch",
-        "Task" | "Agent" => "delegate",
-        "TodoWrite" => "plan",
-        _ if name.starts_with("mcp__") => "mcp",
-        _ => "other",
-    }
-}
 
 fn is_person_prompt(line: &Value) -> bool {
     if line.get("isMeta") == Some(&json!(true)) || line.get("isSidechain") == Some(&json!(true)) {

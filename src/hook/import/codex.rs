@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use serde_json::{Value, json};
 
 use super::{ImportedSession, Importer, event, parse_ms};
-use crate::hook::adapters::codex::{exit_code, transcript_line};
+use crate::hook::adapters::codex::{exit_code, tool_action, transcript_line};
 use crate::hook::adapters::common::{digest_of, target_hash};
 use crate::hook::usage::Line;
 use crate::model::{AgentType, Usage};
@@ -58,20 +58,13 @@ fn parse_file(path: &Path) -> anyhow::Result<Option<ImportedSession>> {
                 let parsed =
                     input.as_str().and_then(|s| serde_json::from_str::<Value>(s).ok()).unwrap_or(input.clone());
                 let (digest, bytes) = digest_of(&input);
+                // Hooks see shell calls as `Bash`; imported calls are named the same.
                 let name = if matches!(name, "shell" | "shell_command" | "local_shell" | "exec_command") {
                     "Bash"
                 } else {
                     name
                 };
-                let action = match name {
-                    "Bash" => "exec",
-                    "apply_patch" => "edit",
-                    "read_file" | "view_image" => "read",
-                    "grep_files" | "list_dir" => "search",
-                    "update_plan" => "plan",
-                    _ if name.starts_with("mcp__") => "mcp",
-                    _ => "other",
-                };
+                let action = tool_action(name);
                 let mut tool = json!({"name": format!("codex:{name}"), "action": action, "use_id": call_id,
                     "input_sha256": digest, "input_bytes": bytes});
                 if let Some(target) = target_hash(&parsed) {
