@@ -1,4 +1,4 @@
-//! `import` through the real binary: past Claude Code and Codex sessions from their
+//! `import` through the real binary: past Claude Code, Codex and Gemini CLI sessions from their
 //! transcript stores reach the server with the same token totals the hooks would have
 //! reported, and importing again adds nothing.
 
@@ -44,12 +44,20 @@ fn past_sessions_import_once_with_the_hooks_token_totals() {
         &home.join(format!(".codex/sessions/2026/05/20/rollout-2026-05-20T10-15-02-{codex_session}.jsonl")),
     );
 
+    let gemini = expected("gemini_cli");
+    copy_fixture(
+        "gemini_cli",
+        "transcript.jsonl",
+        &home.join(".gemini/tmp/widget/chats/session-2026-05-20T10-15-3f9c2a71.jsonl"),
+    );
+
     let first = run(home, &["import", "--agent", "claude-code"]);
     assert!(first.starts_with("2 transcripts: 2 imported"), "{first}");
     assert!(run(home, &["import", "--agent", "codex"]).starts_with("1 transcripts: 1 imported"));
+    assert!(run(home, &["import", "--agent", "gemini_cli"]).starts_with("1 transcripts: 1 imported"));
     run(home, &["flusher", "--once"]);
 
-    for (agent, want) in [("claude_code", &claude), ("codex", &codex)] {
+    for (agent, want) in [("claude_code", &claude), ("codex", &codex), ("gemini_cli", &gemini)] {
         let (code, view) = server.agent_session(&server.token, agent, want["session_id"].as_str().unwrap());
         assert_eq!(code, 200, "{view}");
         assert_eq!(view["usage"], want["session"]["usage"], "{agent}: imported usage equals the hooks' usage");

@@ -35,7 +35,7 @@ use crate::model::{AgentType, NotificationKind, ToolStatus, Usage};
 /// Tools that run a subagent.
 const SUBAGENT_TOOLS: &[&str] = &["codebase_investigator", "cli_help", "delegate_to_agent", "generalist"];
 
-fn tool_action(tool: &str, mcp: bool) -> &'static str {
+pub fn tool_action(tool: &str, mcp: bool) -> &'static str {
     match tool {
         _ if mcp => "mcp",
         "run_shell_command" => "exec",

@@ -10,6 +10,7 @@
 
 mod claude_code;
 mod codex;
+mod gemini_cli;
 
 use std::path::{Path, PathBuf};
 
@@ -56,8 +57,9 @@ fn importer(agent: AgentType) -> anyhow::Result<Importer> {
     Ok(match agent {
         AgentType::ClaudeCode => claude_code::IMPORTER,
         AgentType::Codex => codex::IMPORTER,
+        AgentType::GeminiCli => gemini_cli::IMPORTER,
         other => anyhow::bail!(
-            "import from {} is not supported yet (claude_code and codex are); its hooks record new sessions",
+            "import from {} is not supported yet (claude_code, codex and gemini_cli are); its hooks record new sessions",
             other.as_str()
         ),
     })
