@@ -61,7 +61,7 @@ pub fn run(args: &HookBenchArgs) -> anyhow::Result<i32> {
         pct(0.95),
         pct(0.99),
         pct(1.0),
-        queue.len()?
+        queue.queued_count()?
     );
     let _ = std::fs::remove_dir_all(&home);
     Ok(0)

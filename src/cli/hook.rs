@@ -142,14 +142,14 @@ pub fn status() -> anyhow::Result<i32> {
     let flusher_running = flusher::try_lock()?.is_none();
     let when = |ms: i64| crate::ingest::sessions::rfc3339_ms(ms);
     println!("server:      {}", config.as_ref().map_or("not logged in", |c| c.server.as_str()));
-    println!("queued:      {} events", queue.len()?);
-    println!("rejected:    {} events (kept aside)", queue.rejected_len()?);
+    println!("queued:      {} events", queue.queued_count()?);
+    println!("rejected:    {} events (kept aside)", queue.rejected_count()?);
     println!("flusher:     {}", if flusher_running { "running" } else { "not running" });
-    match queue.note("last_flush")? {
+    match queue.mark("last_flush")? {
         Some((what, at)) => println!("last flush:  {} ({what})", when(at)),
         None => println!("last flush:  never"),
     }
-    if let Some((error, at)) = queue.note("last_error")? {
+    if let Some((error, at)) = queue.mark("last_error")? {
         println!("last error:  {} {error}", when(at));
     }
     let paused = match crate::hook::pause::paused_until() {
@@ -164,7 +164,7 @@ pub fn status() -> anyhow::Result<i32> {
         upload_error.map(|e| format!(" (last error: {e})")).unwrap_or_default()
     );
     if let Some(config) = &config {
-        print_server_view(config, queue.note("current_session")?.map(|(s, _)| s));
+        print_server_view(config, queue.mark("current_session")?.map(|(s, _)| s));
     }
     println!("log:         {}", local::log_path().display());
     Ok(0)

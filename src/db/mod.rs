@@ -61,16 +61,28 @@ impl DbError {
     /// lock held too long) rather than ours: such failures answer 503, try again.
     pub fn is_storage_unavailable(&self) -> bool {
         use rusqlite::ErrorCode::*;
-        match self {
-            DbError::Sqlite(rusqlite::Error::SqliteFailure(err, _))
-            | DbError::Open { source: rusqlite::Error::SqliteFailure(err, _), .. } => {
+        match (self, self.sqlite_code()) {
+            (_, Some(code)) => {
                 matches!(
-                    err.code,
+                    code,
                     DiskFull | SystemIoFailure | ReadOnly | DatabaseBusy | DatabaseLocked | CannotOpen | OutOfMemory
                 )
             }
-            DbError::Io { .. } | DbError::Pool(_) => true,
+            (DbError::Io { .. } | DbError::Pool(_), _) => true,
             _ => false,
+        }
+    }
+
+    /// Whether another connection held a lock SQLite would not wait for.
+    pub fn is_busy(&self) -> bool {
+        matches!(self.sqlite_code(), Some(rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked))
+    }
+
+    fn sqlite_code(&self) -> Option<rusqlite::ErrorCode> {
+        match self {
+            DbError::Sqlite(rusqlite::Error::SqliteFailure(err, _))
+            | DbError::Open { source: rusqlite::Error::SqliteFailure(err, _), .. } => Some(err.code),
+            _ => None,
         }
     }
 }

@@ -27,7 +27,11 @@ use time::{Duration, OffsetDateTime};
 
 #[path = "demo_data.rs"]
 mod data;
-use data::{HARNESSES, Harness, LogCtx, MODELS, Model, TASKS, Track};
+use data::{HARNESSES, Harness, MODELS, Model, TASKS, Track};
+
+#[path = "demo_logs.rs"]
+mod logs;
+use logs::LogCtx;
 
 #[path = "demo_cells.rs"]
 mod cells;
@@ -222,7 +226,7 @@ fn write_run(db: &Connection, run: &RunSpec, texts: &Texts, rng: &mut Rng, sum: 
             if key.variant == 0 { Cow::Borrowed(task.id) } else { format!("{}-v{}", task.id, key.variant).into() };
         let id = format!("{}__{}__{task_id}__r{}", h.name, m.name, key.repeat);
         let budget_cut = run.done_permille < 1000 && m.name == "gemini-2.5-pro" && rng.f64() < 0.12;
-        let quarantined = data::quarantined(h.name, task.id).filter(|_| !run.name.starts_with("bench-"));
+        let quarantined = logs::quarantined(h.name, task.id).filter(|_| !run.name.starts_with("bench-"));
         let skipped = quarantined.or(budget_cut.then_some(BUDGET));
         if pos >= done || skipped.is_some() {
             let (status, error) = if pos >= done { ("running", None) } else { ("skipped", skipped) };
@@ -337,8 +341,8 @@ impl Texts {
             let cx = LogCtx { harness, model, task: task.id, files: task.files };
             let log = |i| {
                 (
-                    data::stdout_log(rng, &cx, 2_000..6_000, i == 1),
-                    data::stderr_log(rng, &cx, 1_000..3_000, i == 1, i == 0),
+                    logs::stdout_log(rng, &cx, 2_000..6_000, i == 1),
+                    logs::stderr_log(rng, &cx, 1_000..3_000, i == 1, i == 0),
                 )
             };
             logs.push((0..POOL).map(log).collect());
@@ -373,8 +377,8 @@ impl Texts {
         let cx = LogCtx { harness, model, task, files: TASKS[key.task].files };
         let (ansi, secrets) = (harness.name == "aider" || rng.f64() < 0.25, rng.f64() < 0.06);
         let (out, err) = if big { (62_000..110_000, 60_000..120_000) } else { (1_500..14_000, 300..6_000) };
-        let out = data::stdout_log(rng, &cx, out, ansi);
-        (out.into(), data::stderr_log(rng, &cx, err, ansi, secrets).into())
+        let out = logs::stdout_log(rng, &cx, out, ansi);
+        (out.into(), logs::stderr_log(rng, &cx, err, ansi, secrets).into())
     }
 }
 

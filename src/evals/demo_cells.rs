@@ -170,7 +170,7 @@ pub(super) fn outcome(rng: &mut Rng, run: &RunSpec, key: &Key) -> (&'static str,
 pub(super) fn make_cell<'t>(rng: &mut Rng, run: &RunSpec, key: &Key, task_id: &str, texts: &'t Texts) -> Cell<'t> {
     let (h, m, task) = (&HARNESSES[key.h], &MODELS[key.m], &TASKS[key.task]);
     let (exit, success, error_class) = outcome(rng, run, key);
-    let error_message = error_class.map(|class| data::error_message(rng, class, key.task, m.vendor, success));
+    let error_message = error_class.map(|class| logs::error_message(rng, class, key.task, m.vendor, success));
     let (mut total, mut ttfa, mut phases) = (Spend::default(), 0, Vec::new());
     let metadata = if task.track == Track::MultiPhase {
         phases = make_phases(rng, key, exit);

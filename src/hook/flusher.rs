@@ -144,7 +144,7 @@ pub fn run(config: &FlushConfig) -> anyhow::Result<()> {
             // back online do not hit the server in step.
             std::thread::sleep(backoff.mul_f64(0.5 + fastrand::f64() / 2.0));
         }
-        let queued = queue.len()?;
+        let queued = queue.queued_count()?;
         if queued == 0 {
             // Transcripts go once their session's events are on the server; a one-shot
             // run retries failed uploads now, a long-running one after their backoff.
@@ -177,7 +177,7 @@ pub fn run(config: &FlushConfig) -> anyhow::Result<()> {
         };
         match ship(&queue, &client, &agent, config.batch)? {
             Shipped::Settled { rejected, acknowledged } => {
-                queue.set_note("last_flush", &format!("{acknowledged} events accepted"), crate::db::now_ms())?;
+                queue.set_mark("last_flush", &format!("{acknowledged} events accepted"), crate::db::now_ms())?;
                 // Hooks never checkpoint; this connection keeps the WAL short.
                 queue.checkpoint()?;
                 if rejected > 0 {
@@ -188,12 +188,12 @@ pub fn run(config: &FlushConfig) -> anyhow::Result<()> {
                 backoff = Duration::ZERO;
             }
             Shipped::RetryLater(reason) if config.quiet_exit.is_zero() => {
-                queue.set_note("last_error", &reason, crate::db::now_ms())?;
+                queue.set_mark("last_error", &reason, crate::db::now_ms())?;
                 // A one-shot run reports the failure; the events stay queued.
-                anyhow::bail!("{reason}; {} events stay queued", queue.len()?);
+                anyhow::bail!("{reason}; {} events stay queued", queue.queued_count()?);
             }
             Shipped::RetryLater(reason) => {
-                queue.set_note("last_error", &reason, crate::db::now_ms())?;
+                queue.set_mark("last_error", &reason, crate::db::now_ms())?;
                 local::log(&format!("flusher: {reason}; retrying"));
                 backoff = next_backoff(backoff, config.max_backoff);
             }

@@ -423,3 +423,5 @@ fn redact_object(map: &mut Map<String, Value>) -> usize {
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_json;

@@ -17,6 +17,12 @@ use rusqlite::{Connection, OpenFlags, OptionalExtension, params};
 
 use crate::db::{self, Checkpointing, DbError, Durability};
 
+mod hook_tx;
+mod uploads;
+
+pub use hook_tx::{HookTx, TranscriptMark};
+pub use uploads::PendingUpload;
+
 const SCHEMA_VERSION: i64 = 4;
 const SCHEMA: &str = "
 CREATE TABLE IF NOT EXISTS queue (
@@ -99,7 +105,7 @@ impl Queue {
         let mut attempt = 0;
         loop {
             match Queue::try_open(path, checkpointing) {
-                Err(err) if attempt < 400 && is_busy(&err) => {
+                Err(err) if attempt < 400 && err.is_busy() => {
                     attempt += 1;
                     std::thread::sleep(std::time::Duration::from_micros(500));
                 }
@@ -174,15 +180,11 @@ impl Queue {
         Ok(rows.collect::<Result<_, _>>()?)
     }
 
-    pub fn len(&self) -> Result<i64, DbError> {
+    pub fn queued_count(&self) -> Result<i64, DbError> {
         Ok(self.conn.query_row("SELECT count(*) FROM queue", [], |r| r.get(0))?)
     }
 
-    pub fn is_empty(&self) -> Result<bool, DbError> {
-        Ok(self.len()? == 0)
-    }
-
-    pub fn rejected_len(&self) -> Result<i64, DbError> {
+    pub fn rejected_count(&self) -> Result<i64, DbError> {
         Ok(self.conn.query_row("SELECT count(*) FROM rejected", [], |r| r.get(0))?)
     }
 
@@ -208,253 +210,20 @@ impl Queue {
     }
 }
 
-fn is_busy(err: &DbError) -> bool {
-    use rusqlite::ErrorCode::{DatabaseBusy, DatabaseLocked};
-    match err {
-        DbError::Sqlite(rusqlite::Error::SqliteFailure(e, _))
-        | DbError::Open { source: rusqlite::Error::SqliteFailure(e, _), .. } => {
-            matches!(e.code, DatabaseBusy | DatabaseLocked)
-        }
-        _ => false,
-    }
-}
-
-/// Everything one hook invocation writes, committed together.
-pub struct HookTx<'c> {
-    tx: rusqlite::Transaction<'c>,
-}
-
-/// Where a transcript was last read to, and the model it was last seen using.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct TranscriptMark {
-    pub offset: u64,
-    pub model: Option<String>,
-}
-
-impl HookTx<'_> {
-    pub fn push(&self, events: &[String], now_ms: i64) -> Result<(), DbError> {
-        let mut insert = self.tx.prepare_cached("INSERT INTO queue (event, enqueued_ms) VALUES (?1, ?2)")?;
-        for event in events {
-            insert.execute(params![event, now_ms])?;
-        }
-        Ok(())
-    }
-
-    pub fn commit(self) -> Result<(), DbError> {
-        self.tx.commit()?;
-        Ok(())
-    }
-
-    /// Tool start times live beside the queue, so a tool's end in another process finds
-    /// its start; `tool` is the wire tool object, so a call that never ends can still be
-    /// reported when its turn ends.
-    pub fn tool_started(&self, session: &str, use_id: &str, at_ms: i64, tool: &str) -> Result<(), DbError> {
-        self.tx.execute(
-            "INSERT OR REPLACE INTO tool_starts (session, use_id, started_ms, tool) VALUES (?1, ?2, ?3, ?4)",
-            params![session, use_id, at_ms, tool],
-        )?;
-        Ok(())
-    }
-
-    pub fn tool_finished(&self, session: &str, use_id: &str) -> Result<Option<i64>, DbError> {
-        Ok(self
-            .tx
-            .query_row(
-                "DELETE FROM tool_starts WHERE session = ?1 AND use_id = ?2 RETURNING started_ms",
-                [session, use_id],
-                |r| r.get(0),
-            )
-            .optional()?)
-    }
-
-    /// Forgets the oldest open entry of the session whose key starts with `prefix`
-    /// (a permission ask that the tool's start answered).
-    pub fn forget_oldest_tool(&self, session: &str, prefix: &str) -> Result<bool, DbError> {
-        let removed = self.tx.execute(
-            "DELETE FROM tool_starts WHERE (session, use_id) IN
-               (SELECT session, use_id FROM tool_starts WHERE session = ?1 AND substr(use_id, 1, length(?2)) = ?2
-                ORDER BY started_ms, use_id LIMIT 1)",
-            [session, prefix],
-        )?;
-        Ok(removed > 0)
-    }
-
-    /// Takes every tool call of the session that started and never ended:
-    /// (started_ms, wire tool object as JSON text).
-    pub fn take_open_tools(&self, session: &str) -> Result<Vec<(i64, String)>, DbError> {
-        let mut stmt =
-            self.tx.prepare_cached("DELETE FROM tool_starts WHERE session = ?1 RETURNING started_ms, tool")?;
-        let rows = stmt.query_map([session], |r| Ok((r.get(0)?, r.get(1)?)))?;
-        let mut open: Vec<(i64, String)> = rows.collect::<Result<_, _>>()?;
-        open.sort();
-        Ok(open)
-    }
-
-    pub fn transcript_mark(&self, path: &str) -> Result<TranscriptMark, DbError> {
-        Ok(self
-            .tx
-            .query_row("SELECT offset, model FROM transcript_offsets WHERE path = ?1", [path], |r| {
-                Ok(TranscriptMark { offset: r.get::<_, i64>(0)? as u64, model: r.get(1)? })
-            })
-            .optional()?
-            .unwrap_or_default())
-    }
-
-    pub fn set_transcript_mark(&self, path: &str, mark: &TranscriptMark) -> Result<(), DbError> {
-        self.tx.execute(
-            "INSERT OR REPLACE INTO transcript_offsets (path, offset, model) VALUES (?1, ?2, ?3)",
-            params![path, mark.offset as i64, mark.model],
-        )?;
-        Ok(())
-    }
-
-    /// A small piece of adapter state between hooks (a subagent session's parent, the
-    /// time of the last idle signal).
-    pub fn mark(&self, key: &str) -> Result<Option<(String, i64)>, DbError> {
-        Ok(self
-            .tx
-            .query_row("SELECT value, updated_ms FROM marks WHERE key = ?1", [key], |r| Ok((r.get(0)?, r.get(1)?)))
-            .optional()?)
-    }
-
-    pub fn set_mark(&self, key: &str, value: &str, now_ms: i64) -> Result<(), DbError> {
-        self.tx.execute(
-            "INSERT OR REPLACE INTO marks (key, value, updated_ms) VALUES (?1, ?2, ?3)",
-            params![key, value, now_ms],
-        )?;
-        Ok(())
-    }
-
-    /// Tells the shipper about a session's transcript: at every turn end (the upload
-    /// waits until the session has been quiet a while, since end hooks are unreliable)
-    /// and at the session's end (the upload is due now).
-    pub fn queue_transcript(
-        &self,
-        agent: &str,
-        session: &str,
-        path: &str,
-        ended: bool,
-        now_ms: i64,
-    ) -> Result<(), DbError> {
-        self.tx.execute(
-            "INSERT INTO transcript_uploads (agent, session, path, queued_ms, ended) VALUES (?1, ?2, ?3, ?4, ?5)
-             ON CONFLICT (agent, session) DO UPDATE SET path = excluded.path, queued_ms = excluded.queued_ms,
-                                                         ended = max(ended, excluded.ended)",
-            params![agent, session, path, now_ms, ended],
-        )?;
-        Ok(())
-    }
-
-    /// The counts already reported for one usage group of a transcript (JSON text).
-    pub fn usage_group(&self, path: &str, key: &str) -> Result<Option<String>, DbError> {
-        Ok(self
-            .tx
-            .query_row("SELECT counts FROM usage_groups WHERE path = ?1 AND group_key = ?2", [path, key], |r| r.get(0))
-            .optional()?)
-    }
-
-    pub fn set_usage_group(&self, path: &str, key: &str, counts: &str, now_ms: i64) -> Result<(), DbError> {
-        self.tx.execute(
-            "INSERT OR REPLACE INTO usage_groups (path, group_key, counts, updated_ms) VALUES (?1, ?2, ?3, ?4)",
-            params![path, key, counts, now_ms],
-        )?;
-        Ok(())
-    }
-
-    /// Forgets usage groups untouched for `max_age_ms`: a request still streaming is
-    /// minutes old at most, so old groups can no longer grow.
-    pub fn prune_usage_groups(&self, now_ms: i64, max_age_ms: i64) -> Result<(), DbError> {
-        // Running totals (keys starting with U+0001) are kept: a resumed session continues them.
-        self.tx.execute(
-            "DELETE FROM usage_groups WHERE updated_ms < ?1 AND substr(group_key, 1, 1) <> char(1)",
-            [now_ms - max_age_ms],
-        )?;
-        Ok(())
-    }
-}
-
-/// A transcript waiting for the shipper.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct PendingUpload {
-    pub agent: String,
-    pub session: String,
-    pub path: String,
-    pub shipped_len: i64,
-    pub attempts: i64,
-}
-
 impl Queue {
+    /// A mark outside a hook's transaction (the flusher's last flush and last error).
+    pub fn set_mark(&self, key: &str, value: &str, now_ms: i64) -> Result<(), DbError> {
+        write_mark(&self.conn, key, value, now_ms)
+    }
+
+    pub fn mark(&self, key: &str) -> Result<Option<(String, i64)>, DbError> {
+        read_mark(&self.conn, key)
+    }
+
     /// Folds the WAL back into the database without waiting for readers (hooks never
     /// checkpoint, so the flusher does).
     pub fn checkpoint(&self) -> Result<(), DbError> {
         self.conn.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |_| Ok(()))?;
-        Ok(())
-    }
-
-    /// A note outside a hook's transaction (the flusher's last flush and last error).
-    pub fn set_note(&self, key: &str, value: &str, now_ms: i64) -> Result<(), DbError> {
-        self.conn.execute(
-            "INSERT OR REPLACE INTO marks (key, value, updated_ms) VALUES (?1, ?2, ?3)",
-            params![key, value, now_ms],
-        )?;
-        Ok(())
-    }
-
-    pub fn note(&self, key: &str) -> Result<Option<(String, i64)>, DbError> {
-        Ok(self
-            .conn
-            .query_row("SELECT value, updated_ms FROM marks WHERE key = ?1", [key], |r| Ok((r.get(0)?, r.get(1)?)))
-            .optional()?)
-    }
-
-    /// Transcripts whose session ended or has been quiet for `quiet_ms`; the shipper
-    /// uploads those whose size differs from what it shipped last.
-    /// A failed upload waits its backoff unless `retry_now`.
-    pub fn pending_uploads(&self, now_ms: i64, quiet_ms: i64, retry_now: bool) -> Result<Vec<PendingUpload>, DbError> {
-        let mut stmt = self.conn.prepare_cached(
-            "SELECT agent, session, path, shipped_len, attempts FROM transcript_uploads
-             WHERE (ended = 1 OR queued_ms <= ?1 - ?2) AND (?3 OR next_try_ms <= ?1) ORDER BY queued_ms",
-        )?;
-        let rows = stmt.query_map(params![now_ms, quiet_ms, retry_now], |r| {
-            Ok(PendingUpload {
-                agent: r.get(0)?,
-                session: r.get(1)?,
-                path: r.get(2)?,
-                shipped_len: r.get(3)?,
-                attempts: r.get(4)?,
-            })
-        })?;
-        Ok(rows.collect::<Result<_, _>>()?)
-    }
-
-    /// How many transcripts are not shipped at their latest known state, and the most
-    /// recent upload error.
-    pub fn upload_summary(&self) -> Result<(i64, Option<String>), DbError> {
-        Ok(self.conn.query_row(
-            "SELECT count(*) FILTER (WHERE attempts > 0 OR shipped_len = 0),
-                    (SELECT last_error FROM transcript_uploads WHERE last_error IS NOT NULL ORDER BY queued_ms DESC LIMIT 1)
-             FROM transcript_uploads",
-            [],
-            |r| Ok((r.get(0)?, r.get(1)?)),
-        )?)
-    }
-
-    /// Records an upload's outcome: shipped at `len` bytes, or failed with `error`.
-    pub fn settle_upload(&self, upload: &PendingUpload, shipped: Result<i64, String>) -> Result<(), DbError> {
-        match shipped {
-            Ok(len) => self.conn.execute(
-                "UPDATE transcript_uploads SET shipped_len = ?3, attempts = 0, last_error = NULL
-                 WHERE agent = ?1 AND session = ?2",
-                params![upload.agent, upload.session, len],
-            )?,
-            // Backoff doubles from 30 s up to an hour.
-            Err(error) => self.conn.execute(
-                "UPDATE transcript_uploads SET attempts = attempts + 1, last_error = ?3,
-                        next_try_ms = ?4 + min(3600000, 30000 * (1 << min(attempts, 7)))
-                 WHERE agent = ?1 AND session = ?2",
-                params![upload.agent, upload.session, error, crate::db::now_ms()],
-            )?,
-        };
         Ok(())
     }
 
@@ -482,6 +251,22 @@ impl Queue {
     }
 }
 
+/// Reads a small piece of state from `marks` (on a plain connection or in a hook's
+/// transaction).
+fn read_mark(conn: &Connection, key: &str) -> Result<Option<(String, i64)>, DbError> {
+    Ok(conn
+        .query_row("SELECT value, updated_ms FROM marks WHERE key = ?1", [key], |r| Ok((r.get(0)?, r.get(1)?)))
+        .optional()?)
+}
+
+fn write_mark(conn: &Connection, key: &str, value: &str, now_ms: i64) -> Result<(), DbError> {
+    conn.execute(
+        "INSERT OR REPLACE INTO marks (key, value, updated_ms) VALUES (?1, ?2, ?3)",
+        params![key, value, now_ms],
+    )?;
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -494,8 +279,8 @@ mod tests {
         let batch = queue.peek(2).unwrap();
         assert_eq!(batch.iter().map(|q| q.event.as_str()).collect::<Vec<_>>(), ["a", "b"]);
         queue.settle(&[batch[0].id], &[(batch[1].id, "ts".into(), "bad".into())], 2).unwrap();
-        assert_eq!(queue.len().unwrap(), 1);
-        assert_eq!(queue.rejected_len().unwrap(), 1);
+        assert_eq!(queue.queued_count().unwrap(), 1);
+        assert_eq!(queue.rejected_count().unwrap(), 1);
         assert_eq!(queue.peek(10).unwrap()[0].event, "c");
     }
 
@@ -510,7 +295,7 @@ mod tests {
             })
             .collect();
         openers.into_iter().for_each(|t| t.join().unwrap());
-        assert_eq!(Queue::open(&path).unwrap().len().unwrap(), 8);
+        assert_eq!(Queue::open(&path).unwrap().queued_count().unwrap(), 8);
     }
 
     #[test]
@@ -518,6 +303,6 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("q.db");
         Queue::open(&path).unwrap().push(&["x".into()], 1).unwrap();
-        assert_eq!(Queue::open(&path).unwrap().len().unwrap(), 1);
+        assert_eq!(Queue::open(&path).unwrap().queued_count().unwrap(), 1);
     }
 }
