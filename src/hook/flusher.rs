@@ -70,11 +70,18 @@ pub fn try_lock() -> std::io::Result<Option<File>> {
     }
 }
 
+/// The envelope's `client` block: this machine's id (read once per flusher run, not per
+/// batch), the CLI version and the OS.
+pub fn client_block() -> Value {
+    json!({"machine_id": machine_id(), "cli_version": env!("CARGO_PKG_VERSION"), "os": std::env::consts::OS})
+}
+
 /// Posts one batch and settles it in the queue.
 pub fn ship(
     queue: &Queue,
     config: &ClientConfig,
     agent: &ureq::Agent,
+    client: &Value,
     batch_size: usize,
 ) -> Result<Shipped, super::super::db::DbError> {
     let batch = queue.peek(batch_size)?;
@@ -83,7 +90,7 @@ pub fn ship(
     }
     let events: Vec<Value> = batch.iter().map(|q| serde_json::from_str(&q.event).unwrap_or(Value::Null)).collect();
     let body = json!({
-        "client": {"machine_id": machine_id(), "cli_version": env!("CARGO_PKG_VERSION"), "os": std::env::consts::OS},
+        "client": client,
         "events": events,
     });
     let compressed = zstd::bulk::compress(body.to_string().as_bytes(), 3).unwrap_or_default();
@@ -135,6 +142,7 @@ pub fn run(config: &FlushConfig) -> anyhow::Result<()> {
         .new_agent();
     let queue = Queue::open(&local::queue_path())?;
     let upload_agent = super::shipper::http_agent();
+    let client_info = client_block();
     let mut last_shipping = Instant::now() - Duration::from_secs(60);
     let mut backoff = Duration::ZERO;
     let mut quiet_since = Instant::now();
@@ -175,7 +183,7 @@ pub fn run(config: &FlushConfig) -> anyhow::Result<()> {
             backoff = next_backoff(backoff, config.max_backoff);
             continue;
         };
-        match ship(&queue, &client, &agent, config.batch)? {
+        match ship(&queue, &client, &agent, &client_info, config.batch)? {
             Shipped::Settled { rejected, acknowledged } => {
                 queue.set_mark("last_flush", &format!("{acknowledged} events accepted"), crate::db::now_ms())?;
                 // Hooks never checkpoint; this connection keeps the WAL short.

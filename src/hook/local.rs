@@ -8,7 +8,8 @@ use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
-fn home() -> PathBuf {
+/// The person's home directory (`.` when `HOME` is unset).
+pub fn home() -> PathBuf {
     std::env::var_os("HOME").map(PathBuf::from).unwrap_or_else(|| PathBuf::from("."))
 }
 
@@ -16,8 +17,19 @@ fn xdg(var: &str, fallback: &str) -> PathBuf {
     std::env::var_os(var).map(PathBuf::from).filter(|p| p.is_absolute()).unwrap_or_else(|| home().join(fallback))
 }
 
+/// `$XDG_CONFIG_HOME`, or `~/.config`: where agents and editors keep their configuration too.
+pub fn xdg_config_home() -> PathBuf {
+    xdg("XDG_CONFIG_HOME", ".config")
+}
+
+/// A directory an agent lets an environment variable move (`CODEX_HOME`, …), else
+/// `~/<fallback>`.
+pub fn dir_from_env(var: &str, fallback: &str) -> PathBuf {
+    std::env::var_os(var).map(PathBuf::from).unwrap_or_else(|| home().join(fallback))
+}
+
 pub fn config_dir() -> PathBuf {
-    xdg("XDG_CONFIG_HOME", ".config").join("sightline")
+    xdg_config_home().join("sightline")
 }
 
 pub fn data_dir() -> PathBuf {

@@ -17,6 +17,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 
+use super::adapters::common::sha256_hex;
 use super::local::{self, ClientConfig};
 use super::queue::{PendingUpload, Queue};
 use crate::redact;
@@ -45,10 +46,6 @@ pub fn redacted(text: &str) -> String {
     out
 }
 
-fn hex_digest(bytes: &[u8]) -> String {
-    hex::encode(ring::digest::digest(&ring::digest::SHA256, bytes))
-}
-
 /// Uploads one transcript, resuming from what the server already holds. Returns the
 /// transcript's size in bytes as shipped.
 pub fn upload(
@@ -64,7 +61,7 @@ pub fn upload(
     let text = std::fs::read(&pending.path).map_err(|e| format!("cannot read {}: {e}", pending.path))?;
     let compressed = zstd::bulk::compress(redacted(&String::from_utf8_lossy(&text)).as_bytes(), 9)
         .map_err(|e| format!("cannot compress: {e}"))?;
-    let whole = hex_digest(&compressed);
+    let whole = sha256_hex(&compressed);
     let chunks: Vec<&[u8]> = compressed.chunks(chunk_bytes.max(1)).collect();
     let base = format!(
         "{}/v1/transcripts/{}?agent_type={}",
@@ -99,7 +96,7 @@ pub fn upload(
             .header("Content-Type", "application/zstd")
             .header("X-Chunk-Index", index.to_string())
             .header("X-Chunk-Total", chunks.len().to_string())
-            .header("X-Chunk-Sha256", hex_digest(chunk))
+            .header("X-Chunk-Sha256", sha256_hex(chunk))
             .header("X-Transcript-Sha256", &whole)
             .send(*chunk)
             .map_err(|e| format!("server unreachable: {e}"))?;

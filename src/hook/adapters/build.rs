@@ -30,7 +30,25 @@ pub struct ToolCall<'p> {
     pub input: Option<&'p Value>,
 }
 
-impl ToolCall<'_> {
+impl<'p> ToolCall<'p> {
+    /// A call named the Claude Code way, which Codex and Droid copy: MCP tools are
+    /// `mcp__<server>__<tool>`.
+    pub fn claude_style(
+        name: Option<&str>,
+        use_id: Option<&str>,
+        input: Option<&'p Value>,
+        action: fn(&str) -> &'static str,
+    ) -> ToolCall<'p> {
+        let name = name.unwrap_or("unknown").to_string();
+        ToolCall {
+            action: action(&name),
+            server: name.strip_prefix("mcp__").and_then(|rest| rest.split("__").next()).map(str::to_string),
+            use_id: use_id.map(str::to_string),
+            input,
+            name,
+        }
+    }
+
     fn pairing_key(&self) -> String {
         match &self.use_id {
             Some(id) => id.clone(),

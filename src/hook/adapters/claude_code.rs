@@ -67,14 +67,12 @@ fn reads_as_refusal(error: &str) -> bool {
 }
 
 fn tool_call(payload: &Value) -> ToolCall<'_> {
-    let name = text(payload, "tool_name").unwrap_or("unknown").to_string();
-    ToolCall {
-        action: tool_action(&name),
-        server: name.strip_prefix("mcp__").and_then(|rest| rest.split("__").next()).map(str::to_string),
-        use_id: text(payload, "tool_use_id").map(str::to_string),
-        input: payload.get("tool_input"),
-        name,
-    }
+    ToolCall::claude_style(
+        text(payload, "tool_name"),
+        text(payload, "tool_use_id"),
+        payload.get("tool_input"),
+        tool_action,
+    )
 }
 
 /// Status of a PostToolUse from its response: Claude Code reports failures in-band for
@@ -93,7 +91,11 @@ pub fn transcript_line(line: &str) -> Option<Line> {
     if !line.contains("\"usage\"") {
         return None;
     }
-    let value: Value = serde_json::from_str(line).ok()?;
+    record_usage(&serde_json::from_str(line).ok()?)
+}
+
+/// [`transcript_line`] for a line already parsed (import reads every line anyway).
+pub fn record_usage(value: &Value) -> Option<Line> {
     let message = value.get("message")?;
     let usage = message.get("usage")?;
     let model = message.get("model").and_then(Value::as_str).filter(|m| !m.starts_with('<')).map(str::to_string);
@@ -109,7 +111,7 @@ pub fn transcript_line(line: &str) -> Option<Line> {
     let id = message.get("id").and_then(Value::as_str).unwrap_or("");
     let request = value.get("requestId").and_then(Value::as_str).unwrap_or("");
     let group = if id.is_empty() && request.is_empty() {
-        value.get("uuid").and_then(Value::as_str).unwrap_or(line).to_string()
+        value.get("uuid").and_then(Value::as_str).map_or_else(|| value.to_string(), str::to_string)
     } else {
         format!("{id}\u{1f}{request}")
     };

@@ -67,8 +67,8 @@ fn task_file(task: &str) -> Option<PathBuf> {
     if task.is_empty() || task.contains(['/', '\\']) || task.starts_with('.') {
         return None;
     }
-    let home = PathBuf::from(std::env::var_os("HOME")?);
-    let config = std::env::var_os("XDG_CONFIG_HOME").map(PathBuf::from).unwrap_or_else(|| home.join(".config"));
+    let home = crate::hook::local::home();
+    let config = crate::hook::local::xdg_config_home();
     let mut roots = Vec::new();
     for editor in ["Code", "Code - Insiders", "VSCodium", "Cursor", "Windsurf"] {
         roots.push(config.join(editor).join("User/globalStorage"));

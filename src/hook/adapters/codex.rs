@@ -44,14 +44,12 @@ pub fn tool_action(tool: &str) -> &'static str {
 }
 
 fn tool_call(payload: &Value) -> ToolCall<'_> {
-    let name = text(payload, "tool_name").unwrap_or("unknown").to_string();
-    ToolCall {
-        action: tool_action(&name),
-        server: name.strip_prefix("mcp__").and_then(|rest| rest.split("__").next()).map(str::to_string),
-        use_id: text(payload, "tool_use_id").map(str::to_string),
-        input: payload.get("tool_input"),
-        name,
-    }
+    ToolCall::claude_style(
+        text(payload, "tool_name"),
+        text(payload, "tool_use_id"),
+        payload.get("tool_input"),
+        tool_action,
+    )
 }
 
 /// The exit code in Codex's model-facing tool output, if it states one.
@@ -81,7 +79,11 @@ pub fn transcript_line(line: &str) -> Option<Line> {
     if !line.contains("token_count") && !line.contains("turn_context") {
         return None;
     }
-    let value: Value = serde_json::from_str(line).ok()?;
+    record_usage(&serde_json::from_str(line).ok()?)
+}
+
+/// [`transcript_line`] for a line already parsed (import reads every line anyway).
+pub fn record_usage(value: &Value) -> Option<Line> {
     let payload = value.get("payload")?;
     match value.get("type").and_then(Value::as_str)? {
         "turn_context" => payload.get("model").and_then(Value::as_str).map(|m| Line::Model(m.to_string())),

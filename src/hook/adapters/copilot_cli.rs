@@ -24,8 +24,6 @@
 //! documented), so both are subtracted. The usage arrives at sessionEnd (or the next
 //! hook that reads the file); a session closed with `/new` or a crash has none.
 
-use std::path::PathBuf;
-
 use serde_json::{Value, json};
 
 use super::build::{Builder, ToolCall, text};
@@ -115,9 +113,7 @@ fn events_path(session: &str) -> Option<String> {
     if session.contains(['/', '\\']) || session.starts_with('.') {
         return None;
     }
-    let home = std::env::var_os("COPILOT_HOME")
-        .map(PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".copilot")))?;
+    let home = crate::hook::local::dir_from_env("COPILOT_HOME", ".copilot");
     Some(home.join("session-state").join(session).join("events.jsonl").to_string_lossy().into_owned())
 }
 

@@ -67,14 +67,12 @@ fn tool_action(tool: &str) -> &'static str {
 }
 
 fn tool_call(payload: &Value) -> ToolCall<'_> {
-    let name = text_field(payload, "tool_name", "toolName").unwrap_or("unknown").to_string();
-    ToolCall {
-        action: tool_action(&name),
-        server: name.strip_prefix("mcp__").and_then(|rest| rest.split("__").next()).map(str::to_string),
-        use_id: text_field(payload, "tool_use_id", "toolUseId").map(str::to_string),
-        input: field(payload, "tool_input", "toolInput"),
-        name,
-    }
+    ToolCall::claude_style(
+        text_field(payload, "tool_name", "toolName"),
+        text_field(payload, "tool_use_id", "toolUseId"),
+        field(payload, "tool_input", "toolInput"),
+        tool_action,
+    )
 }
 
 /// The session's usage growth from the sidecar beside its transcript.

@@ -84,16 +84,21 @@ pub fn transcript_line(line: &str) -> Option<Line> {
     if !line.contains("\"tokens\"") {
         return None;
     }
-    let value: Value = serde_json::from_str(line).ok()?;
-    if text(&value, "type") != Some("gemini") {
+    record_usage(&serde_json::from_str(line).ok()?)
+}
+
+/// [`transcript_line`] for a message already parsed (import keeps each message's last
+/// record).
+pub fn record_usage(value: &Value) -> Option<Line> {
+    if text(value, "type") != Some("gemini") {
         return None;
     }
     let tokens = value.get("tokens").filter(|t| t.is_object())?;
     let count = |key: &str| tokens.get(key).and_then(Value::as_i64).unwrap_or(0).max(0);
     let (input, cached) = (count("input"), count("cached"));
     Some(Line::Counts {
-        group: text(&value, "id")?.to_string(),
-        model: text(&value, "model").map(str::to_string),
+        group: text(value, "id")?.to_string(),
+        model: text(value, "model").map(str::to_string),
         usage: Usage {
             input_tokens: (input - cached).max(0),
             output_tokens: count("output"),

@@ -6,23 +6,19 @@
 //! file) with its usage counted as the hook counts it, and session_end (last line).
 
 use std::collections::HashMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use serde_json::{Value, json};
 
 use super::{ImportedSession, Importer, event, parse_ms};
-use crate::hook::adapters::claude_code::{tool_action, transcript_line};
+use crate::hook::adapters::claude_code::{record_usage, tool_action, transcript_line};
 use crate::hook::adapters::common::{digest_of, target_hash};
+use crate::hook::local::dir_from_env;
 use crate::hook::usage::Line;
 use crate::model::{AgentType, Usage};
 
 pub const IMPORTER: Importer = Importer {
-    default_root: |home| {
-        std::env::var_os("CLAUDE_CONFIG_DIR")
-            .map(PathBuf::from)
-            .unwrap_or_else(|| home.join(".claude"))
-            .join("projects")
-    },
+    default_root: || dir_from_env("CLAUDE_CONFIG_DIR", ".claude").join("projects"),
     is_transcript: |path| path.extension().is_some_and(|e| e == "jsonl"),
     parse_file,
     usage_line: transcript_line,
@@ -109,7 +105,7 @@ fn parse_file(path: &Path) -> anyhow::Result<Option<ImportedSession>> {
                     events.push(start);
                     started.insert(use_id.to_string(), (ts, tool));
                 }
-                if let Some(Line::Counts { group, model, usage }) = transcript_line(raw) {
+                if let Some(Line::Counts { group, model, usage }) = record_usage(&line) {
                     match groups.iter_mut().find(|g| g.0 == group) {
                         Some(entry) => {
                             entry.2 = usage.max_with(&entry.2);

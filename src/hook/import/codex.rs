@@ -5,20 +5,19 @@
 //! `token_count` request (running totals differenced, as the hook does) and session_end.
 
 use std::collections::HashMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use serde_json::{Value, json};
 
 use super::{ImportedSession, Importer, event, parse_ms};
-use crate::hook::adapters::codex::{exit_code, tool_action, transcript_line};
+use crate::hook::adapters::codex::{exit_code, record_usage, tool_action, transcript_line};
 use crate::hook::adapters::common::{digest_of, target_hash};
+use crate::hook::local::dir_from_env;
 use crate::hook::usage::Line;
 use crate::model::{AgentType, Usage};
 
 pub const IMPORTER: Importer = Importer {
-    default_root: |home| {
-        std::env::var_os("CODEX_HOME").map(PathBuf::from).unwrap_or_else(|| home.join(".codex")).join("sessions")
-    },
+    default_root: || dir_from_env("CODEX_HOME", ".codex").join("sessions"),
     is_transcript: |path| {
         path.extension().is_some_and(|e| e == "jsonl")
             && path.file_name().is_some_and(|n| n.to_string_lossy().starts_with("rollout-"))
@@ -90,7 +89,7 @@ fn parse_file(path: &Path) -> anyhow::Result<Option<ImportedSession>> {
                 end["tool"] = tool;
                 events.push(end);
             }
-            _ => match transcript_line(raw) {
+            _ => match record_usage(&line) {
                 Some(Line::Model(name)) => model = Some(name),
                 Some(Line::Cumulative { usage, .. }) => {
                     let grown = crate::hook::usage::growth(&usage, &total);

@@ -12,12 +12,12 @@ use serde_json::{Value, json};
 
 use super::{ImportedSession, Importer, event, parse_ms};
 use crate::hook::adapters::common::{digest_of, target_hash};
-use crate::hook::adapters::gemini_cli::{tool_action, transcript_line};
+use crate::hook::adapters::gemini_cli::{record_usage, tool_action, transcript_line};
 use crate::hook::usage::Line;
 use crate::model::AgentType;
 
 pub const IMPORTER: Importer = Importer {
-    default_root: |home| home.join(".gemini/tmp"),
+    default_root: || crate::hook::local::home().join(".gemini/tmp"),
     is_transcript: |path| {
         path.extension().is_some_and(|e| e == "jsonl")
             && path.parent().and_then(Path::file_name).is_some_and(|d| d == "chats")
@@ -59,7 +59,7 @@ fn parse_file(path: &Path) -> anyhow::Result<Option<ImportedSession>> {
                 for call in message.get("toolCalls").and_then(Value::as_array).into_iter().flatten() {
                     events.extend(tool_events(&session, call, ts));
                 }
-                if let Some(Line::Counts { model, usage, .. }) = transcript_line(&message.to_string())
+                if let Some(Line::Counts { model, usage, .. }) = record_usage(message)
                     && !usage.is_zero()
                 {
                     let mut turn = event(AGENT, &session, "turn_end", ts, id);

@@ -34,8 +34,8 @@ pub struct ImportedSession {
 
 /// What an agent's importer provides.
 pub struct Importer {
-    /// Where the agent keeps transcripts, given the home directory.
-    pub default_root: fn(&Path) -> PathBuf,
+    /// Where the agent keeps transcripts.
+    pub default_root: fn() -> PathBuf,
     /// Whether a file under the root is a transcript to import.
     pub is_transcript: fn(&Path) -> bool,
     pub parse_file: fn(&Path) -> anyhow::Result<Option<ImportedSession>>,
@@ -108,8 +108,7 @@ fn transcripts(root: &Path, is_transcript: fn(&Path) -> bool, out: &mut Vec<Path
 /// earlier import has read, with a progress bar on a terminal.
 pub fn run(agent: AgentType, root: Option<PathBuf>) -> anyhow::Result<Summary> {
     let importer = importer(agent)?;
-    let home = std::env::var_os("HOME").map(PathBuf::from).unwrap_or_else(|| PathBuf::from("."));
-    let root = root.unwrap_or_else(|| (importer.default_root)(&home));
+    let root = root.unwrap_or_else(|| (importer.default_root)());
     anyhow::ensure!(root.is_dir(), "{} does not exist or is not a directory", root.display());
     let mut files = Vec::new();
     transcripts(&root, importer.is_transcript, &mut files);

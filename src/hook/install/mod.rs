@@ -164,6 +164,18 @@ fn repoint(entry: &mut Value, shape: Shape, agent: AgentType, wanted: &str) -> b
 }
 
 impl JsonHooks {
+    /// Whether any entry under the hooks object runs our command for `agent`.
+    fn contains_ours(&self, root: &Value, agent: AgentType) -> bool {
+        let hooks = self.hooks_at.iter().try_fold(root, |node, key| node.get(*key)).and_then(Value::as_object);
+        hooks.is_some_and(|hooks| {
+            hooks
+                .values()
+                .filter_map(Value::as_array)
+                .flatten()
+                .any(|entry| entry_commands(entry, self.shape).iter().any(|c| is_our_command(c, agent)))
+        })
+    }
+
     /// Adds our command under every event that lacks it. Returns whether anything changed.
     fn add_ours(&self, root: &mut Value, agent: AgentType) -> bool {
         let program = our_program();
@@ -245,7 +257,7 @@ pub fn install_json(agent: AgentType, target: &JsonHooks) -> anyhow::Result<Outc
         Some((value, text)) => (value.clone(), Layout::detect(text), Some(text.clone())),
         None => ((target.new_file_root)(), Layout::default(), None),
     };
-    let had_ours = existing.is_some() && target.remove_ours(&mut root.clone(), agent) > 0;
+    let had_ours = target.contains_ours(&root, agent);
     if !target.add_ours(&mut root, agent) {
         outcome.lines.push(format!("{}: already installed, nothing changed", target.path.display()));
         return Ok(outcome);

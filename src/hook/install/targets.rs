@@ -6,11 +6,8 @@ use serde_json::json;
 
 use super::owned::{OwnedFile, has_marker};
 use super::{JsonHooks, Shape, Target, our_program, our_program_path};
+use crate::hook::local::{dir_from_env, home, xdg_config_home};
 use crate::model::AgentType;
-
-fn home() -> PathBuf {
-    std::env::var_os("HOME").map(PathBuf::from).unwrap_or_else(|| PathBuf::from("."))
-}
 
 /// Claude Code reads `~/.claude/settings.json` (or `$CLAUDE_CONFIG_DIR/settings.json`).
 const CLAUDE_CODE_EVENTS: &[&str] = &[
@@ -157,10 +154,6 @@ fn documents_dir() -> PathBuf {
     home().join("Documents")
 }
 
-fn dir_from_env(var: &str, fallback: &str) -> PathBuf {
-    std::env::var_os(var).map(PathBuf::from).unwrap_or_else(|| home().join(fallback))
-}
-
 pub fn for_agent(agent: AgentType) -> anyhow::Result<Vec<Target>> {
     Ok(match agent {
         AgentType::ClaudeCode => vec![Target::Json(JsonHooks {
@@ -215,10 +208,7 @@ pub fn for_agent(agent: AgentType) -> anyhow::Result<Vec<Target>> {
             is_ours: copilot_is_ours,
         })],
         AgentType::Opencode => {
-            let config = std::env::var_os("XDG_CONFIG_HOME")
-                .map(PathBuf::from)
-                .filter(|p| p.is_absolute())
-                .unwrap_or_else(|| home().join(".config"));
+            let config = xdg_config_home();
             let binary = serde_json::to_string(&our_program_path())?;
             vec![Target::Owned(OwnedFile {
                 path: config.join("opencode/plugins/sightline.js"),
