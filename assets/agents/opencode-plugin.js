@@ -11,11 +11,10 @@ import { spawn } from "node:child_process"
 const BIN = process.env.SIGHTLINE_BIN || "__SIGHTLINE_BIN__"
 const MAX_STR = 16384 // truncate long strings (tool output, file attachments) in the payload
 
+// Only the bus events the adapter maps: every forwarded event starts a process.
 const BUS_EVENTS = new Set([
-  "session.created", "session.deleted", "session.idle", "session.error", "session.compacted",
-  "permission.asked", "permission.updated", "permission.replied",
-  "question.asked", "question.replied", "question.rejected",
-  "server.instance.disposed",
+  "session.created", "session.deleted", "session.idle",
+  "permission.asked", "permission.updated", "question.asked",
 ])
 
 export const SightlinePlugin = async ({ project, directory, worktree }) => {
@@ -93,8 +92,9 @@ export const SightlinePlugin = async ({ project, directory, worktree }) => {
         }
       } catch {}
     },
-    "chat.message": async (input, output) => {
-      send("chat.message", input?.sessionID, { input, output })
+    // The prompt itself is never recorded; only that one was submitted.
+    "chat.message": async (input) => {
+      send("chat.message", input?.sessionID, { input })
     },
     "tool.execute.before": async (input, output) => {
       send("tool.execute.before", input?.sessionID, { input, output: { args: output?.args } })

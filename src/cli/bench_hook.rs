@@ -21,6 +21,7 @@ pub struct HookBenchArgs {
 const PAYLOAD: &str = r#"{"session_id":"bench-session","transcript_path":"/tmp/t.jsonl","cwd":"/tmp","permission_mode":"acceptEdits","hook_event_name":"PostToolUse","tool_name":"Edit","tool_use_id":"toolu_bench","tool_input":{"file_path":"src/lib.rs","old_string":"a","new_string":"b"},"tool_response":{"filePath":"src/lib.rs","success":true}}"#;
 
 pub fn run(args: &HookBenchArgs) -> anyhow::Result<i32> {
+    anyhow::ensure!(args.runs > 0 && args.concurrency > 0, "--runs and --concurrency must be at least 1");
     let exe = std::env::current_exe()?;
     let home = std::env::temp_dir().join(format!("sightline-hook-bench-{}", uuid::Uuid::new_v4().simple()));
     std::fs::create_dir_all(&home)?;

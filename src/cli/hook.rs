@@ -140,7 +140,7 @@ pub fn status() -> anyhow::Result<i32> {
     let queue = Queue::open(&local::queue_path())?;
     let config = local::load_config()?;
     let flusher_running = flusher::try_lock()?.is_none();
-    let when = |ms: i64| crate::ingest::sessions::rfc3339_ms(ms);
+    let when = |ms: i64| crate::model::rfc3339_ms(ms);
     println!("server:      {}", config.as_ref().map_or("not logged in", |c| c.server.as_str()));
     println!("queued:      {} events", queue.queued_count()?);
     println!("rejected:    {} events (kept aside)", queue.rejected_count()?);
@@ -172,11 +172,7 @@ pub fn status() -> anyhow::Result<i32> {
 
 /// Whether the server answers, and what it holds for the session hooks saw last.
 fn print_server_view(config: &ClientConfig, current: Option<String>) {
-    let agent = ureq::Agent::config_builder()
-        .http_status_as_error(false)
-        .timeout_global(Some(Duration::from_secs(3)))
-        .build()
-        .new_agent();
+    let agent = local::http_agent(Duration::from_secs(3));
     let base = config.server.trim_end_matches('/');
     match agent.get(format!("{base}/health")).call() {
         Ok(response) if response.status() == 200 => println!("reachable:   yes"),

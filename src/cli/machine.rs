@@ -57,7 +57,7 @@ pub fn pause(args: &PauseArgs) -> anyhow::Result<i32> {
     };
     pause::pause(until)?;
     match until {
-        Some(ms) => println!("recording paused until {}", crate::ingest::sessions::rfc3339_ms(ms)),
+        Some(ms) => println!("recording paused until {}", crate::model::rfc3339_ms(ms)),
         None => println!("recording paused until `sightline resume`"),
     }
     Ok(0)

@@ -109,7 +109,7 @@ pub fn token(command: TokenCommand) -> anyhow::Result<i32> {
                 kind.as_str(),
                 token.id,
                 owner.email,
-                crate::ingest::sessions::rfc3339_ms(token.expires_at_ms)
+                crate::model::rfc3339_ms(token.expires_at_ms)
             );
             println!("{}", token.secret);
             Ok(0)

@@ -135,13 +135,9 @@ pub fn ship(
 /// is an error instead of a retry, and everything unshipped stays queued.
 pub fn run(config: &FlushConfig) -> anyhow::Result<()> {
     let Some(_lock) = try_lock()? else { return Ok(()) };
-    let agent = ureq::Agent::config_builder()
-        .http_status_as_error(false)
-        .timeout_global(Some(Duration::from_secs(30)))
-        .build()
-        .new_agent();
+    let agent = local::http_agent(Duration::from_secs(30));
     let queue = Queue::open(&local::queue_path())?;
-    let upload_agent = super::shipper::http_agent();
+    let upload_agent = local::http_agent(super::shipper::UPLOAD_TIMEOUT);
     let client_info = client_block();
     let mut last_shipping = Instant::now() - Duration::from_secs(60);
     let mut backoff = Duration::ZERO;
@@ -152,7 +148,7 @@ pub fn run(config: &FlushConfig) -> anyhow::Result<()> {
             // back online do not hit the server in step.
             std::thread::sleep(backoff.mul_f64(0.5 + fastrand::f64() / 2.0));
         }
-        let queued = queue.queued_count()?;
+        let (queued, oldest_ms) = queue.backlog()?;
         if queued == 0 {
             // Transcripts go once their session's events are on the server; a one-shot
             // run retries failed uploads now, a long-running one after their backoff.
@@ -170,7 +166,7 @@ pub fn run(config: &FlushConfig) -> anyhow::Result<()> {
             continue;
         }
         quiet_since = Instant::now();
-        let oldest_age = queue.oldest_ms()?.map_or(0, |t| crate::db::now_ms() - t);
+        let oldest_age = oldest_ms.map_or(0, |t| crate::db::now_ms() - t);
         if (queued as usize) < config.batch
             && (oldest_age as u128) < config.interval.as_millis()
             && config.quiet_exit > Duration::ZERO
@@ -186,8 +182,10 @@ pub fn run(config: &FlushConfig) -> anyhow::Result<()> {
         match ship(&queue, &client, &agent, &client_info, config.batch)? {
             Shipped::Settled { rejected, acknowledged } => {
                 queue.set_mark("last_flush", &format!("{acknowledged} events accepted"), crate::db::now_ms())?;
-                // Hooks never checkpoint; this connection keeps the WAL short.
+                // Hooks never checkpoint or prune; this connection keeps the WAL short and
+                // the usage ledger small.
                 queue.checkpoint()?;
+                queue.prune_usage_groups(crate::db::now_ms(), super::usage::GROUP_RETENTION_MS)?;
                 if rejected > 0 {
                     local::log(&format!(
                         "flusher: the server rejected {rejected} events; kept aside in the queue database"

@@ -91,10 +91,16 @@ pub fn save_config(config: &ClientConfig) -> std::io::Result<PathBuf> {
     Ok(path)
 }
 
+/// An HTTP client for the server that answers every status as a response (the caller
+/// decides what a 4xx or 5xx means), with a whole-request timeout.
+pub fn http_agent(timeout: std::time::Duration) -> ureq::Agent {
+    ureq::Agent::config_builder().http_status_as_error(false).timeout_global(Some(timeout)).build().new_agent()
+}
+
 /// Appends one line to the local log file (errors the hook must not show the agent).
 pub fn log(message: &str) {
     let _ = std::fs::create_dir_all(data_dir());
     if let Ok(mut file) = std::fs::OpenOptions::new().create(true).append(true).open(log_path()) {
-        let _ = writeln!(file, "{} {message}", crate::ingest::sessions::rfc3339_ms(crate::db::now_ms()));
+        let _ = writeln!(file, "{} {message}", crate::model::rfc3339_ms(crate::db::now_ms()));
     }
 }

@@ -144,11 +144,5 @@ pub fn ship_due(
     Ok((shipped, failed))
 }
 
-/// A ureq agent for uploads: whole-request timeout generous enough for a chunk.
-pub fn http_agent() -> ureq::Agent {
-    ureq::Agent::config_builder()
-        .http_status_as_error(false)
-        .timeout_global(Some(Duration::from_secs(120)))
-        .build()
-        .new_agent()
-}
+/// Whole-request timeout for uploads, generous enough for a chunk on a slow link.
+pub const UPLOAD_TIMEOUT: Duration = Duration::from_secs(120);

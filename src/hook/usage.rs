@@ -19,8 +19,9 @@ use crate::model::Usage;
 /// At most this much of a transcript is read by one hook (the rest waits for the next).
 const MAX_READ_BYTES: u64 = 32 << 20;
 
-/// Usage groups untouched this long are forgotten: they can no longer grow.
-const GROUP_RETENTION_MS: i64 = 7 * 24 * 3600 * 1000;
+/// Usage groups untouched this long are forgotten (by the flusher, off the hooks' path):
+/// they can no longer grow.
+pub const GROUP_RETENTION_MS: i64 = 7 * 24 * 3600 * 1000;
 
 /// What one transcript line says about usage.
 #[derive(Debug, Clone, PartialEq)]
@@ -80,16 +81,7 @@ pub fn grown_total(
     total: Usage,
     now_ms: i64,
 ) -> Result<Option<Request>, DbError> {
-    let reported: Usage =
-        tx.usage_group(key, CUMULATIVE_GROUP)?.and_then(|text| serde_json::from_str(&text).ok()).unwrap_or_default();
-    let grown = growth(&total, &reported);
-    tx.set_usage_group(
-        key,
-        CUMULATIVE_GROUP,
-        &serde_json::to_string(&total.max_with(&reported)).unwrap_or_default(),
-        now_ms,
-    )?;
-    Ok((!grown.is_zero()).then_some(Request { model, usage: grown }))
+    Ok(report_groups(tx, key, vec![(CUMULATIVE_GROUP.to_string(), model, total)], now_ms)?.pop())
 }
 
 /// Reports per-request usage groups found in one read of `path` (or one payload): each
@@ -102,15 +94,9 @@ pub fn report_groups(
 ) -> Result<Vec<Request>, DbError> {
     let mut requests = Vec::new();
     for (group, group_model, latest) in groups {
-        let reported: Usage =
-            tx.usage_group(path, &group)?.and_then(|text| serde_json::from_str(&text).ok()).unwrap_or_default();
+        let reported = tx.usage_group(path, &group)?;
         let grown = growth(&latest, &reported);
-        tx.set_usage_group(
-            path,
-            &group,
-            &serde_json::to_string(&latest.max_with(&reported)).unwrap_or_default(),
-            now_ms,
-        )?;
+        tx.set_usage_group(path, &group, &latest.max_with(&reported), now_ms)?;
         if !grown.is_zero() {
             requests.push(Request { model: group_model, usage: grown });
         }
@@ -151,10 +137,7 @@ pub fn read_new(
             Line::Cumulative { model: line_model, usage } => {
                 let previous = match running {
                     Some(previous) => previous,
-                    None => tx
-                        .usage_group(path, CUMULATIVE_GROUP)?
-                        .and_then(|text| serde_json::from_str(&text).ok())
-                        .unwrap_or_default(),
+                    None => tx.usage_group(path, CUMULATIVE_GROUP)?,
                 };
                 let grown = growth(&usage, &previous);
                 running = Some(usage.max_with(&previous));
@@ -176,11 +159,10 @@ pub fn read_new(
         }
     }
     if let Some(total) = running {
-        tx.set_usage_group(path, CUMULATIVE_GROUP, &serde_json::to_string(&total).unwrap_or_default(), now_ms)?;
+        tx.set_usage_group(path, CUMULATIVE_GROUP, &total, now_ms)?;
     }
     requests.extend(report_groups(tx, path, groups, now_ms)?);
     tx.set_transcript_mark(path, &TranscriptMark { offset, model })?;
-    tx.prune_usage_groups(now_ms, GROUP_RETENTION_MS)?;
     Ok(requests)
 }
 

@@ -332,13 +332,7 @@ pub struct GitView {
     pub dirty: Option<bool>,
 }
 
-/// Formats integer milliseconds as RFC 3339 UTC with milliseconds.
-pub fn rfc3339_ms(ms: i64) -> String {
-    let nanos = i128::from(ms) * 1_000_000;
-    let format =
-        time::macros::format_description!("[year]-[month]-[day]T[hour]:[minute]:[second].[subsecond digits:3]Z");
-    time::OffsetDateTime::from_unix_timestamp_nanos(nanos).ok().and_then(|t| t.format(&format).ok()).unwrap_or_default()
-}
+pub use crate::model::rfc3339_ms;
 
 /// The caller's own session, or `None`. Reads only rows whose owner is `user_id`:
 /// this function is the "own data" path and needs no access proof.

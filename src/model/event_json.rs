@@ -12,7 +12,7 @@ pub fn event_to_json(event: &Event) -> serde_json::Value {
     let mut out = Map::new();
     out.insert("event_id".into(), json!(event.event_id.to_string()));
     out.insert("type".into(), json!(event.event_type.as_str()));
-    out.insert("ts".into(), json!(crate::ingest::sessions::rfc3339_ms(event.ts_ms)));
+    out.insert("ts".into(), json!(crate::model::rfc3339_ms(event.ts_ms)));
     out.insert("agent_type".into(), json!(event.agent_type.as_str()));
     out.insert("session_id".into(), json!(event.session_id));
     out.insert("run_kind".into(), json!(event.run_kind.as_str()));

@@ -217,6 +217,20 @@ pub const NUSD_PER_USD: i64 = 1_000_000_000;
 
 /// Renders nano-dollars as a dollar amount for JSON (`f64` is exact enough for display
 /// at this scale, and is what JSON consumers expect).
+/// Formats integer milliseconds as RFC 3339 UTC with milliseconds.
+pub fn rfc3339_ms(ms: i64) -> String {
+    let nanos = i128::from(ms) * 1_000_000;
+    let format =
+        time::macros::format_description!("[year]-[month]-[day]T[hour]:[minute]:[second].[subsecond digits:3]Z");
+    time::OffsetDateTime::from_unix_timestamp_nanos(nanos).ok().and_then(|t| t.format(&format).ok()).unwrap_or_default()
+}
+
+/// Milliseconds since the epoch of an RFC 3339 timestamp, or `None` when it is not one.
+pub fn parse_rfc3339_ms(text: &str) -> Option<i64> {
+    let parsed = time::OffsetDateTime::parse(text, &time::format_description::well_known::Rfc3339).ok()?;
+    Some((parsed.unix_timestamp_nanos() / 1_000_000) as i64)
+}
+
 pub fn nusd_to_usd(nusd: i64) -> f64 {
     nusd as f64 / NUSD_PER_USD as f64
 }

@@ -10,8 +10,6 @@
 
 use serde::Deserialize;
 use serde_json::value::RawValue;
-use time::OffsetDateTime;
-use time::format_description::well_known::Rfc3339;
 use uuid::Uuid;
 
 use super::{AgentType, EventType, NUSD_PER_USD, NotificationKind, PermissionMode, RunKind, ToolStatus, Usage};
@@ -345,9 +343,8 @@ fn check_range(field: &str, value: i64, min: i64, max: i64) -> Result<(), Reject
 }
 
 fn parse_ts(text: &str, limits: &EventLimits, now_ms: i64) -> Result<i64, Rejection> {
-    let parsed = OffsetDateTime::parse(text, &Rfc3339)
-        .map_err(|_| Rejection::new("ts", "must be an RFC 3339 timestamp such as 2026-11-21T09:30:00.123Z"))?;
-    let ts_ms = (parsed.unix_timestamp_nanos() / 1_000_000) as i64;
+    let ts_ms = super::parse_rfc3339_ms(text)
+        .ok_or_else(|| Rejection::new("ts", "must be an RFC 3339 timestamp such as 2026-11-21T09:30:00.123Z"))?;
     if ts_ms > now_ms + limits.max_future_skew_ms {
         return Err(Rejection::new("ts", "is too far in the future (check the machine's clock)"));
     }

@@ -49,11 +49,13 @@ impl<'p> ToolCall<'p> {
         }
     }
 
-    fn pairing_key(&self) -> String {
+    /// The key that pairs this call's start with its end: the agent's id, else the name
+    /// and the input's digest (the one already in the wire tool object).
+    fn pairing_key(&self, tool: &Map<String, Value>) -> String {
         match &self.use_id {
             Some(id) => id.clone(),
             None => {
-                let input = self.input.map(|i| digest_of(i).0).unwrap_or_default();
+                let input = tool.get("input_sha256").and_then(Value::as_str).unwrap_or_default();
                 format!("~{}", &sha256_hex(format!("{}\u{1f}{input}", self.name).as_bytes())[..32])
             }
         }
@@ -65,7 +67,7 @@ impl Builder<'_, '_> {
         json!({
             "event_id": uuid::Uuid::now_v7().to_string(),
             "type": kind,
-            "ts": crate::ingest::sessions::rfc3339_ms(self.context.now_ms),
+            "ts": crate::model::rfc3339_ms(self.context.now_ms),
             "agent_type": self.agent.as_str(),
             "session_id": self.session,
             "metadata": {"hook_event": self.hook_event},
@@ -95,9 +97,10 @@ impl Builder<'_, '_> {
 
     /// A `tool_start`, remembering when it started for the matching end.
     pub fn tool_start(&self, call: &ToolCall<'_>) -> Result<Value, AdapterError> {
-        let tool = Value::Object(self.tool_object(call));
-        let state = self.context.state;
-        state.tool_started(&self.session, &call.pairing_key(), self.context.now_ms, &tool.to_string())?;
+        let tool = self.tool_object(call);
+        let key = call.pairing_key(&tool);
+        let tool = Value::Object(tool);
+        self.context.state.tool_started(&self.session, &key, self.context.now_ms, &tool.to_string())?;
         let mut event = self.event("tool_start");
         event["tool"] = tool;
         Ok(event)
@@ -111,13 +114,14 @@ impl Builder<'_, '_> {
         status: ToolStatus,
     ) -> Result<Value, AdapterError> {
         let mut tool = self.tool_object(call);
+        let key = call.pairing_key(&tool);
         if let Some(output) = output.filter(|o| !o.is_null()) {
             let (digest, bytes) = digest_of(output);
             tool.insert("output_sha256".into(), json!(digest));
             tool.insert("output_bytes".into(), json!(bytes));
         }
         tool.insert("status".into(), json!(status.as_str()));
-        if let Some(started) = self.context.state.tool_finished(&self.session, &call.pairing_key())? {
+        if let Some(started) = self.context.state.tool_finished(&self.session, &key)? {
             tool.insert("duration_ms".into(), json!((self.context.now_ms - started).max(0)));
         }
         let mut event = self.event("tool_end");
@@ -216,6 +220,13 @@ impl Builder<'_, '_> {
             event["metadata"]["subagent_type"] = json!(kind);
         }
         Ok(usage_events(&event, self.usage_since_last_read(transcript, parse)?))
+    }
+
+    /// A `notification` of `kind` (the wire's permission, idle, elicitation, auth, other).
+    pub fn notification(&self, kind: &str) -> Value {
+        let mut event = self.event("notification");
+        event["notification_kind"] = json!(kind);
+        event
     }
 
     pub fn compact(&self, trigger: Option<&str>) -> Value {

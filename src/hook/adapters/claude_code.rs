@@ -156,10 +156,9 @@ pub fn map(hook_event: &str, payload: &Value, context: &mut Context<'_>) -> Resu
         }
         "PermissionDenied" => vec![build.tool_end(&tool_call(payload), None, ToolStatus::Denied)?],
         "Notification" => {
-            let mut event = build.event("notification");
             let kind =
                 classify_notification(text(payload, "notification_type"), text(payload, "message").unwrap_or(""));
-            event["notification_kind"] = json!(kind.as_str());
+            let event = build.notification(kind.as_str());
             vec![event]
         }
         "Stop" => build.turn_end(transcript, transcript_line, json!({}))?,

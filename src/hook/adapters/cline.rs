@@ -143,8 +143,7 @@ pub fn map(hook_event: &str, payload: &Value, context: &mut Context<'_>) -> Resu
             } else {
                 classify_notification(Some(source), text(note, "message").unwrap_or("")).as_str()
             };
-            let mut event = build.event("notification");
-            event["notification_kind"] = json!(kind);
+            let event = build.notification(kind);
             vec![event]
         }
         "PreCompact" => vec![build.compact(text(section("preCompact"), "compactionStrategy"))],

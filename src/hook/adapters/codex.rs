@@ -123,8 +123,7 @@ pub fn map(hook_event: &str, payload: &Value, context: &mut Context<'_>) -> Resu
             vec![build.tool_end(&tool_call(payload), response, response_status(response))?]
         }
         "PermissionRequest" => {
-            let mut event = build.event("notification");
-            event["notification_kind"] = json!(NotificationKind::Permission.as_str());
+            let event = build.notification(NotificationKind::Permission.as_str());
             vec![event]
         }
         "Stop" => build.turn_end(transcript, transcript_line, json!({}))?,

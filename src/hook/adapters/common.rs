@@ -16,11 +16,13 @@ pub fn sha256_hex(bytes: &[u8]) -> String {
 /// Digest and size of a JSON value as compact JSON with its object keys sorted, so the
 /// same input always hashes the same whatever order the agent wrote its keys in.
 pub fn digest_of(value: &Value) -> (String, usize) {
-    let text = match value {
-        Value::String(s) => s.clone(),
-        other => sorted_keys(other).to_string(),
-    };
-    (sha256_hex(text.as_bytes()), text.len())
+    match value {
+        Value::String(s) => (sha256_hex(s.as_bytes()), s.len()),
+        other => {
+            let text = sorted_keys(other).to_string();
+            (sha256_hex(text.as_bytes()), text.len())
+        }
+    }
 }
 
 fn sorted_keys(value: &Value) -> Value {

@@ -147,7 +147,6 @@ pub fn map(hook_event: &str, payload: &Value, context: &mut Context<'_>) -> Resu
             vec![build.tool_end(&tool_call(payload, args.as_ref()), error, status)?]
         }
         "notification" => {
-            let mut event = build.event("notification");
             let kind = match text(payload, "notification_type") {
                 Some("permission_prompt") => "permission",
                 Some("elicitation_dialog") => "elicitation",
@@ -155,17 +154,16 @@ pub fn map(hook_event: &str, payload: &Value, context: &mut Context<'_>) -> Resu
                 Some(_) => "other",
                 None => classify_notification(None, text(payload, "message").unwrap_or("")).as_str(),
             };
-            event["notification_kind"] = json!(kind);
+            let event = build.notification(kind);
             vec![event]
         }
         "agentStop" => build.turn_end(events_file.as_deref(), transcript_line, json!({}))?,
-        "subagentStop" => vec![{
-            let mut event = build.event("subagent_end");
-            if let Some(agent) = text(payload, "agentType").or_else(|| text(payload, "agentName")) {
-                event["metadata"]["subagent_type"] = json!(agent);
-            }
-            event
-        }],
+        // Subagents have no transcript of their own here: their usage is in the session's.
+        "subagentStop" => build.subagent_end(
+            None,
+            transcript_line,
+            text(payload, "agentType").or_else(|| text(payload, "agentName")),
+        )?,
         "preCompact" => vec![build.compact(text(payload, "trigger"))],
         "sessionEnd" => build.session_end(events_path(session).as_deref(), transcript_line, text(payload, "reason"))?,
         _ => Vec::new(),

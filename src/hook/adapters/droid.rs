@@ -119,9 +119,8 @@ pub fn map(hook_event: &str, payload: &Value, context: &mut Context<'_>) -> Resu
             vec![build.tool_end(&tool_call(payload), response, status)?]
         }
         "Notification" => {
-            let mut event = build.event("notification");
             let kind = classify_notification(None, text_field(payload, "message", "message").unwrap_or(""));
-            event["notification_kind"] = json!(kind.as_str());
+            let event = build.notification(kind.as_str());
             vec![event]
         }
         "Stop" => {

@@ -149,8 +149,7 @@ pub fn map(hook_event: &str, payload: &Value, context: &mut Context<'_>) -> Resu
             events
         }
         "Notification" => {
-            let mut event = build.event("notification");
-            event["notification_kind"] = json!(NotificationKind::Permission.as_str());
+            let event = build.notification(NotificationKind::Permission.as_str());
             if let Some(details) = payload.get("details").filter(|d| d.is_object()) {
                 let (name, action, server) = asked_tool(details);
                 let mut tool = json!({"name": format!("gemini_cli:{name}"), "action": action});

@@ -116,8 +116,8 @@ pub fn map(hook_event: &str, payload: &Value, context: &mut Context<'_>) -> Resu
             let status = if refused { ToolStatus::Denied } else { ToolStatus::Error };
             vec![build.tool_end(&tool_call(input, input.get("args")), error, status)?]
         }
-        "permission.asked" | "permission.updated" => vec![notification(&build, NotificationKind::Permission)],
-        "question.asked" => vec![notification(&build, NotificationKind::Elicitation)],
+        "permission.asked" | "permission.updated" => vec![build.notification(NotificationKind::Permission.as_str())],
+        "question.asked" => vec![build.notification(NotificationKind::Elicitation.as_str())],
         "message.updated" => {
             let Some(group) = properties.get("info").and_then(message_usage) else { return Ok(Vec::new()) };
             let key = format!("opencode:{own_session}");
@@ -143,10 +143,4 @@ pub fn map(hook_event: &str, payload: &Value, context: &mut Context<'_>) -> Resu
         "session.deleted" if parent.is_none() => build.session_end_with(Vec::new(), Some("deleted"))?,
         _ => Vec::new(),
     })
-}
-
-fn notification(build: &Builder<'_, '_>, kind: NotificationKind) -> Value {
-    let mut event = build.event("notification");
-    event["notification_kind"] = json!(kind.as_str());
-    event
 }

@@ -73,18 +73,14 @@ pub fn stable_id(parts: &[&str]) -> String {
     uuid::Builder::from_random_bytes(bytes).into_uuid().to_string()
 }
 
-/// Milliseconds of an RFC 3339 timestamp.
-pub fn parse_ms(ts: &str) -> Option<i64> {
-    let parsed = time::OffsetDateTime::parse(ts, &time::format_description::well_known::Rfc3339).ok()?;
-    Some((parsed.unix_timestamp_nanos() / 1_000_000) as i64)
-}
+pub use crate::model::parse_rfc3339_ms as parse_ms;
 
 /// A wire event of an imported session.
 pub fn event(agent: AgentType, session: &str, kind: &str, ts_ms: i64, key: &str) -> Value {
     json!({
         "event_id": stable_id(&[agent.as_str(), session, kind, key]),
         "type": kind,
-        "ts": crate::ingest::sessions::rfc3339_ms(ts_ms),
+        "ts": crate::model::rfc3339_ms(ts_ms),
         "agent_type": agent.as_str(),
         "session_id": session,
         "metadata": {"imported": true},
@@ -122,11 +118,11 @@ pub fn run(agent: AgentType, root: Option<PathBuf>) -> anyhow::Result<Summary> {
     for path in &files {
         progress.inc(1);
         let key = path.to_string_lossy().into_owned();
-        let tx = queue.begin()?;
-        if tx.transcript_mark(&key)?.offset > 0 {
+        if queue.transcript_offset(&key)? > 0 {
             summary.already_read += 1;
             continue;
         }
+        // Parsed before taking the queue's write lock, which hooks are waiting on.
         let session = match (importer.parse_file)(path) {
             Ok(Some(session)) => session,
             Ok(None) => continue,
@@ -138,6 +134,12 @@ pub fn run(agent: AgentType, root: Option<PathBuf>) -> anyhow::Result<Summary> {
         };
         if session.last_ms < now_ms - MAX_AGE_MS {
             summary.too_old += 1;
+            continue;
+        }
+        let tx = queue.begin()?;
+        if tx.transcript_mark(&key)?.offset > 0 {
+            // A hook read it while it was being parsed.
+            summary.already_read += 1;
             continue;
         }
         // Record the transcript as read, so hooks of a resumed session go on from here.

@@ -117,15 +117,23 @@ fn save_state(agent: AgentType, state: &Value) -> anyhow::Result<()> {
     write_atomically(&state_path(agent), &format!("{state:#}\n"))
 }
 
+/// The hooks object at `at` under `root`, created (or replacing a non-object) as needed.
+/// `root` is an object: `read_object` refuses any other file, and every target's
+/// `new_file_root` is one.
 fn hooks_object<'v>(root: &'v mut Value, at: &[&str]) -> &'v mut Map<String, Value> {
+    if !root.is_object() {
+        *root = json!({});
+    }
     let mut node = root;
     for key in at {
-        let map = node.as_object_mut().expect("checked to be an object");
+        // An object: the root above, then each node made one at the end of the loop body.
+        let map = node.as_object_mut().expect("made an object");
         node = map.entry(key.to_string()).or_insert_with(|| json!({}));
         if !node.is_object() {
             *node = json!({});
         }
     }
+    // The root or the last node, each made an object above.
     node.as_object_mut().expect("made an object")
 }
 
@@ -186,6 +194,7 @@ impl JsonHooks {
             if !list.is_array() {
                 *list = json!([]);
             }
+            // Replaced by an empty array just above when it was anything else.
             let list = list.as_array_mut().expect("made an array");
             let wanted = hook_command(&program, agent, event);
             // An entry of ours from another binary path is pointed at this binary.

@@ -5,6 +5,7 @@
 use rusqlite::{OptionalExtension, params};
 
 use crate::db::DbError;
+use crate::model::Usage;
 
 /// Everything one hook invocation writes, committed together.
 pub struct HookTx<'c> {
@@ -125,29 +126,21 @@ impl HookTx<'_> {
         Ok(())
     }
 
-    /// The counts already reported for one usage group of a transcript (JSON text).
-    pub fn usage_group(&self, path: &str, key: &str) -> Result<Option<String>, DbError> {
-        Ok(self
+    /// The counts already reported for one usage group of a transcript (zero when none;
+    /// stored as JSON, so an unreadable row counts as none).
+    pub fn usage_group(&self, path: &str, key: &str) -> Result<Usage, DbError> {
+        let counts: Option<String> = self
             .tx
             .query_row("SELECT counts FROM usage_groups WHERE path = ?1 AND group_key = ?2", [path, key], |r| r.get(0))
-            .optional()?)
+            .optional()?;
+        Ok(counts.and_then(|text| serde_json::from_str(&text).ok()).unwrap_or_default())
     }
 
-    pub fn set_usage_group(&self, path: &str, key: &str, counts: &str, now_ms: i64) -> Result<(), DbError> {
+    pub fn set_usage_group(&self, path: &str, key: &str, counts: &Usage, now_ms: i64) -> Result<(), DbError> {
+        let counts = serde_json::to_string(counts).unwrap_or_default();
         self.tx.execute(
             "INSERT OR REPLACE INTO usage_groups (path, group_key, counts, updated_ms) VALUES (?1, ?2, ?3, ?4)",
             params![path, key, counts, now_ms],
-        )?;
-        Ok(())
-    }
-
-    /// Forgets usage groups untouched for `max_age_ms`: a request still streaming is
-    /// minutes old at most, so old groups can no longer grow.
-    pub fn prune_usage_groups(&self, now_ms: i64, max_age_ms: i64) -> Result<(), DbError> {
-        // Running totals (keys starting with U+0001) are kept: a resumed session continues them.
-        self.tx.execute(
-            "DELETE FROM usage_groups WHERE updated_ms < ?1 AND substr(group_key, 1, 1) <> char(1)",
-            [now_ms - max_age_ms],
         )?;
         Ok(())
     }

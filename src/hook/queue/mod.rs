@@ -220,6 +220,26 @@ impl Queue {
         read_mark(&self.conn, key)
     }
 
+    /// Forgets usage groups untouched for `max_age_ms`: a request still streaming is
+    /// minutes old at most, so old groups can no longer grow.
+    pub fn prune_usage_groups(&self, now_ms: i64, max_age_ms: i64) -> Result<(), DbError> {
+        // Running totals (keys starting with U+0001) are kept: a resumed session continues them.
+        self.conn.execute(
+            "DELETE FROM usage_groups WHERE updated_ms < ?1 AND substr(group_key, 1, 1) <> char(1)",
+            [now_ms - max_age_ms],
+        )?;
+        Ok(())
+    }
+
+    /// How far a transcript has been read (0: never).
+    pub fn transcript_offset(&self, path: &str) -> Result<u64, DbError> {
+        let offset: Option<i64> = self
+            .conn
+            .query_row("SELECT offset FROM transcript_offsets WHERE path = ?1", [path], |r| r.get(0))
+            .optional()?;
+        Ok(offset.unwrap_or(0) as u64)
+    }
+
     /// Folds the WAL back into the database without waiting for readers (hooks never
     /// checkpoint, so the flusher does).
     pub fn checkpoint(&self) -> Result<(), DbError> {
@@ -245,9 +265,10 @@ impl Queue {
         Ok((queued, rejected))
     }
 
-    /// Age in milliseconds of the oldest queued event.
-    pub fn oldest_ms(&self) -> Result<Option<i64>, DbError> {
-        Ok(self.conn.query_row("SELECT min(enqueued_ms) FROM queue", [], |r| r.get(0))?)
+    /// How many events are queued, and when the oldest was queued (one query: the
+    /// flusher asks every 100 ms).
+    pub fn backlog(&self) -> Result<(i64, Option<i64>), DbError> {
+        Ok(self.conn.query_row("SELECT count(*), min(enqueued_ms) FROM queue", [], |r| Ok((r.get(0)?, r.get(1)?)))?)
     }
 }
 
