@@ -61,15 +61,12 @@ impl DbError {
     /// lock held too long) rather than ours: such failures answer 503, try again.
     pub fn is_storage_unavailable(&self) -> bool {
         use rusqlite::ErrorCode::*;
-        match (self, self.sqlite_code()) {
-            (_, Some(code)) => {
-                matches!(
-                    code,
-                    DiskFull | SystemIoFailure | ReadOnly | DatabaseBusy | DatabaseLocked | CannotOpen | OutOfMemory
-                )
-            }
-            (DbError::Io { .. } | DbError::Pool(_), _) => true,
-            _ => false,
+        match self.sqlite_code() {
+            Some(code) => matches!(
+                code,
+                DiskFull | SystemIoFailure | ReadOnly | DatabaseBusy | DatabaseLocked | CannotOpen | OutOfMemory
+            ),
+            None => matches!(self, DbError::Io { .. } | DbError::Pool(_)),
         }
     }
 

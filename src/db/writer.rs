@@ -284,6 +284,9 @@ impl WriterState {
                 self.needs_reconcile = true;
                 return Err(err);
             }
+            // The deltas hold newly stored events only, so replays do not inflate it.
+            let unknown: i64 = deltas.unknown_models.values().map(|d| d.event_count).sum();
+            self.metrics.unknown_model_events.inc_by(unknown as u64);
             for (day, _) in &committed {
                 self.cap_wal(Some(*day));
             }
@@ -433,7 +436,7 @@ impl WriterState {
                     wal_bytes = size,
                     busy,
                     took_ms = started.elapsed().as_millis() as u64,
-                    "WAL over hard cap: truncated"
+                    "WAL near its hard cap: truncated"
                 );
             }
             Err(err) => tracing::warn!(error = %err, "blocking checkpoint failed"),

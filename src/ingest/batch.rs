@@ -106,9 +106,6 @@ pub async fn ingest(
     let mut accepted = 0;
     let mut duplicates = 0;
     if !events.is_empty() {
-        // Events the price table could not price; counted below only if newly stored.
-        let unpriced: Vec<bool> =
-            events.iter().zip(&known_models).map(|(e, known)| !known && !e.usage.is_zero()).collect();
         let request =
             WriteRequest { user_id: user_id.to_string(), client: envelope.client.clone(), events, known_models };
         let outcome = state.writer.write(request).await.map_err(|err| match err {
@@ -117,10 +114,6 @@ pub async fn ingest(
         })?;
         accepted = outcome.inserted.iter().filter(|inserted| **inserted).count();
         duplicates = outcome.inserted.len() - accepted;
-        // Counted after the write, so replays of an unpriced event do not inflate it.
-        let unknown =
-            unpriced.iter().zip(&outcome.inserted).filter(|(unpriced, inserted)| **unpriced && **inserted).count();
-        state.metrics.unknown_model_events.inc_by(unknown as u64);
     }
     debug_assert_eq!(indexes.len(), accepted + duplicates);
     state.metrics.count_events(accepted as u64, duplicates as u64, rejected.len() as u64);

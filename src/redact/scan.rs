@@ -11,7 +11,7 @@ pub(super) fn redact_env(engine: &Engine, text: &str, count: &mut usize) -> Opti
     let mut splice = Splice::new(text);
     let mut pos = 0;
     while let Some(caps) = engine.env_assignment.captures_at(text, pos) {
-        let whole = caps.get(0).expect("group 0 always participates");
+        let whole = caps.get_match();
         let name = caps.name("name").expect("the name always participates");
         pos = whole.end();
         // `/etc/secret:/run/secret` is a path, not an assignment.
@@ -39,7 +39,7 @@ pub(super) fn redact_env(engine: &Engine, text: &str, count: &mut usize) -> Opti
 /// The value starting at `p`: `(start, end, quoted)`, quotes excluded. Quoted forms are
 /// `"…"` (with `\` escapes), JSONL-escaped `\"…\"`, and `'…'`; an unterminated quote
 /// (none before the line ends) yields the bare run after it.
-pub(super) fn env_value(b: &[u8], p: usize) -> (usize, usize, bool) {
+fn env_value(b: &[u8], p: usize) -> (usize, usize, bool) {
     let rest = &b[p..];
     let (open, close): (usize, &[u8]) = if rest.starts_with(br#"\""#) {
         (2, br#"\""#)
@@ -67,7 +67,7 @@ pub(super) fn env_value(b: &[u8], p: usize) -> (usize, usize, bool) {
 
 /// End of an unquoted value: up to whitespace, `,`, `;`, `}`, `]`, `&`, a quote, or a
 /// backslash that is not part of an escaped backslash (`\n` in JSONL ends the value).
-pub(super) fn bare_value_end(b: &[u8], mut i: usize) -> usize {
+fn bare_value_end(b: &[u8], mut i: usize) -> usize {
     while i < b.len() {
         match b[i] {
             b'\\' if b.get(i + 1) == Some(&b'\\') => i += 2,
@@ -82,7 +82,7 @@ pub(super) fn bare_value_end(b: &[u8], mut i: usize) -> usize {
 /// Values rule 6 leaves alone: empty, already redacted, a PEM block (rule 7 takes it whole),
 /// variable references, and for bare values JSON/YAML structure, null-likes and type names
 /// (`api_key: str` in code).
-pub(super) fn is_not_a_secret(value: &str, quoted: bool) -> bool {
+fn is_not_a_secret(value: &str, quoted: bool) -> bool {
     let variable = value
         .strip_prefix('$')
         .and_then(|rest| rest.chars().next())
@@ -123,14 +123,14 @@ pub(super) fn redact_pem(engine: &Engine, text: &str, count: &mut usize) -> Opti
     splice.finish()
 }
 
-pub(super) fn is_base64(c: u8) -> bool {
+fn is_base64(c: u8) -> bool {
     c.is_ascii_alphanumeric() || matches!(c, b'+' | b'/' | b'=')
 }
 
 /// End of the PEM block whose BEGIN line ends at `body`: after its `-----END … PRIVATE
 /// KEY-----` line if the body (base64, whitespace, `\n`/`\r`/`\t` escapes, legacy headers)
 /// reaches one, else the end of the truncated body.
-pub(super) fn pem_block_end(engine: &Engine, text: &str, body: usize) -> usize {
+fn pem_block_end(engine: &Engine, text: &str, body: usize) -> usize {
     let b = text.as_bytes();
     let mut i = body;
     while i < b.len() {
@@ -153,7 +153,7 @@ pub(super) fn pem_block_end(engine: &Engine, text: &str, body: usize) -> usize {
 /// the first base64 line; then base64 runs of 20+ characters (or any length on the line right
 /// after a full one), separated by real or JSON-escaped line breaks or, for one-line keys,
 /// spaces. Prose after the body is not swallowed.
-pub(super) fn truncated_body_end(b: &[u8], body: usize) -> usize {
+fn truncated_body_end(b: &[u8], body: usize) -> usize {
     let blanks = |i: usize| b[i..].iter().take_while(|c| matches!(c, b' ' | b'\t')).count();
     let (mut i, mut last, mut prev_run, mut in_headers) = (body, body, 0, true);
     loop {
@@ -185,7 +185,7 @@ pub(super) fn truncated_body_end(b: &[u8], body: usize) -> usize {
 }
 
 /// Length of a real (`\r\n`, `\n`, `\r`) or JSON-escaped (`\r\n`, `\n`, `\r`) line break at `i`.
-pub(super) fn line_break_len(b: &[u8], i: usize) -> usize {
+fn line_break_len(b: &[u8], i: usize) -> usize {
     match &b[i.min(b.len())..] {
         [b'\\', b'r', b'\\', b'n', ..] => 4,
         [b'\r', b'\n', ..] | [b'\\', b'n' | b'r', ..] => 2,
