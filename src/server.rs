@@ -239,3 +239,25 @@ pub async fn track_requests(
     state.metrics.observe_request(listener, &route, response.status().as_u16(), started.elapsed().as_secs_f64());
     response
 }
+
+/// Resolves on SIGTERM or Ctrl-C: how `serve` and `dashboard` are asked to stop.
+pub async fn shutdown_signal() {
+    let ctrl_c = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    #[cfg(unix)]
+    let term = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut signal) => {
+                signal.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let term = std::future::pending::<()>();
+    tokio::select! {
+        _ = ctrl_c => {},
+        _ = term => {},
+    }
+}

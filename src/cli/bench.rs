@@ -284,14 +284,7 @@ fn ingest(args: &IngestArgs) -> anyhow::Result<i32> {
     }
     let elapsed = started.elapsed().as_secs_f64();
     total.latencies_us.sort_unstable();
-    let pct = |p: f64| -> f64 {
-        if total.latencies_us.is_empty() {
-            return 0.0;
-        }
-        let idx =
-            ((total.latencies_us.len() as f64 * p).ceil() as usize).saturating_sub(1).min(total.latencies_us.len() - 1);
-        total.latencies_us[idx] as f64 / 1000.0
-    };
+    let pct = |p: f64| nearest_rank(&total.latencies_us, p).map_or(0.0, |us| us as f64 / 1000.0);
     let stored = match &args.verify_data_dir {
         Some(dir) => Some(count_run_events(dir, &run_id)?),
         None => None,
@@ -347,4 +340,11 @@ fn count_run_events(data_dir: &std::path::Path, run_id: &str) -> anyhow::Result<
         }
     }
     Ok(total)
+}
+
+/// The nearest-rank percentile `p` (0 to 1) of sorted samples; `None` when there are none.
+/// Every benchmark reports its percentiles this way.
+pub(crate) fn nearest_rank<T: Copy>(sorted: &[T], p: f64) -> Option<T> {
+    let last = sorted.len().checked_sub(1)?;
+    Some(sorted[((sorted.len() as f64 * p).ceil() as usize).saturating_sub(1).min(last)])
 }

@@ -26,11 +26,7 @@ pub struct DashboardBenchArgs {
 type UrlFor<'a> = Box<dyn Fn(usize) -> String + 'a>;
 
 fn percentile(sorted_ms: &[f64], p: f64) -> f64 {
-    if sorted_ms.is_empty() {
-        return 0.0;
-    }
-    let index = ((sorted_ms.len() as f64 * p).ceil() as usize).saturating_sub(1).min(sorted_ms.len() - 1);
-    sorted_ms[index]
+    super::bench::nearest_rank(sorted_ms, p).unwrap_or(0.0)
 }
 
 fn encode(text: &str) -> String {

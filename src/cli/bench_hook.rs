@@ -52,7 +52,7 @@ pub fn run(args: &HookBenchArgs) -> anyhow::Result<i32> {
     .flatten()
     .collect();
     times.sort_by(f64::total_cmp);
-    let pct = |p: f64| times[((times.len() as f64 * p).ceil() as usize).saturating_sub(1).min(times.len() - 1)];
+    let pct = |p: f64| super::bench::nearest_rank(&times, p).unwrap_or(0.0);
     let queue = crate::hook::queue::Queue::open(&home.join("data/sightline/queue.db"))?;
     println!(
         "hook PostToolUse, {} runs x {} at once: p50 {:.2} ms, p95 {:.2} ms, p99 {:.2} ms, max {:.2} ms; {} events queued",

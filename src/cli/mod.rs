@@ -142,7 +142,7 @@ pub fn run(cli: Cli) -> anyhow::Result<i32> {
             )?;
             crate::logging::init(&config.log);
             let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
-            runtime.block_on(crate::server::serve(config, shutdown_signal()))?;
+            runtime.block_on(crate::server::serve(config, crate::server::shutdown_signal()))?;
             Ok(0)
         }
         Command::Config(ConfigCommand::Default) => {
@@ -178,27 +178,5 @@ pub fn run(cli: Cli) -> anyhow::Result<i32> {
         Command::Resume => machine::resume(),
         Command::PurgeLocal(args) => machine::purge_local(&args),
         Command::Import(args) => machine::import(&args),
-    }
-}
-
-/// Resolves on SIGTERM or Ctrl-C.
-async fn shutdown_signal() {
-    let ctrl_c = async {
-        let _ = tokio::signal::ctrl_c().await;
-    };
-    #[cfg(unix)]
-    let term = async {
-        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(mut signal) => {
-                signal.recv().await;
-            }
-            Err(_) => std::future::pending::<()>().await,
-        }
-    };
-    #[cfg(not(unix))]
-    let term = std::future::pending::<()>();
-    tokio::select! {
-        _ = ctrl_c => {},
-        _ = term => {},
     }
 }

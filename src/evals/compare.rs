@@ -11,7 +11,6 @@ use std::collections::HashMap;
 use rusqlite::{Connection, params_from_iter};
 use serde::Serialize;
 
-use super::charts::MatrixCell;
 use super::db::{self, EvalsError};
 use super::stats::{self, PairedComparison, TaskScore};
 
@@ -66,17 +65,13 @@ pub struct Comparison {
 
 fn task_scores(conn: &Connection, side: &Side) -> Result<Vec<TaskScore>, EvalsError> {
     db::require_run(conn, &side.run)?;
-    let mut sql = String::from(
-        "SELECT task_id, avg(success), count(*), sum(success >= 1.0 - 1e-9) FROM run_results WHERE run_name = ?",
+    let filters = db::Filters { model: side.model.clone(), harness: side.harness.clone(), ..db::Filters::default() };
+    let (filter_sql, mut values) = db::where_clause(&side.run, &filters);
+    values.insert(0, rusqlite::types::Value::Real(1.0 - stats::SUCCESS_TOLERANCE));
+    let sql = format!(
+        "SELECT task_id, avg(success), count(*), sum(success >= ?) FROM run_results {filter_sql}
+         GROUP BY task_id ORDER BY task_id"
     );
-    let mut values = vec![side.run.clone()];
-    for (column, value) in [("model", &side.model), ("harness", &side.harness)] {
-        if let Some(value) = value {
-            sql.push_str(&format!(" AND {column} = ?"));
-            values.push(value.clone());
-        }
-    }
-    sql.push_str(" GROUP BY task_id ORDER BY task_id");
     let mut stmt = conn.prepare(&sql)?;
     let rows = stmt.query_map(params_from_iter(values.iter()), |r| {
         Ok(TaskScore {
@@ -98,7 +93,7 @@ pub fn compare(conn: &Connection, selection: &Selection) -> Result<Comparison, E
         .iter()
         .filter_map(|ta| {
             let tb = *b_by_task.get(ta.task_id.as_str())?;
-            let outcome = if (tb - ta.mean).abs() <= 1e-9 {
+            let outcome = if (tb - ta.mean).abs() <= stats::TIE_TOLERANCE {
                 "tie"
             } else if tb > ta.mean {
                 "win"
@@ -109,21 +104,4 @@ pub fn compare(conn: &Connection, selection: &Selection) -> Result<Comparison, E
         })
         .collect();
     Ok(Comparison { a: selection.a.clone(), b: selection.b.clone(), paired, tasks })
-}
-
-/// Mean success per (model, task) of a run, for the matrix chart.
-pub fn model_task_matrix(conn: &Connection, run: &str) -> Result<Vec<MatrixCell>, EvalsError> {
-    let mut stmt = conn.prepare_cached(
-        "SELECT model, task_id, avg(success), count(*) FROM run_results WHERE run_name = ?1
-         GROUP BY model, task_id ORDER BY model, task_id",
-    )?;
-    let rows = stmt.query_map([run], |r| {
-        Ok(MatrixCell {
-            row: r.get(0)?,
-            column: r.get(1)?,
-            success: Some(r.get(2)?),
-            cells: r.get::<_, i64>(3)? as usize,
-        })
-    })?;
-    Ok(rows.collect::<Result<_, _>>()?)
 }

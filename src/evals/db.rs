@@ -186,7 +186,7 @@ pub struct ResultRecord {
     pub retry_count: i64,
 }
 
-#[derive(Clone, Debug, Serialize, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, Serialize, PartialEq, Eq)]
 pub struct BulkText {
     pub diff: Option<String>,
     pub test_output: Option<String>,
@@ -344,7 +344,7 @@ impl Sort {
     }
 }
 
-fn where_clause(run: &str, filters: &Filters) -> (String, Vec<SqlValue>) {
+pub(super) fn where_clause(run: &str, filters: &Filters) -> (String, Vec<SqlValue>) {
     let mut sql = String::from("WHERE run_name = ?");
     let mut values = vec![SqlValue::Text(run.to_string())];
     for (column, value) in [("model", &filters.model), ("harness", &filters.harness), ("track", &filters.track)] {
@@ -366,18 +366,6 @@ pub fn count(conn: &Connection, run: &str, filters: &Filters) -> Result<i64, Eva
     Ok(conn
         .prepare_cached(&format!("SELECT count(*) FROM run_results {filter_sql}"))?
         .query_row(params_from_iter(values.iter()), |r| r.get(0))?)
-}
-
-/// One page of a run's cells and the total matching the filters.
-pub fn page(
-    conn: &Connection,
-    run: &str,
-    filters: &Filters,
-    sort: Sort,
-    page: u32,
-    per_page: u32,
-) -> Result<(i64, Vec<ResultRecord>), EvalsError> {
-    Ok((count(conn, run, filters)?, page_rows(conn, run, filters, sort, page, per_page)?))
 }
 
 /// One page of a run's cells, without the total.

@@ -145,3 +145,18 @@ pub fn reconciliations(conn: &Connection, run: &str, cell_id: &str) -> Result<Ve
     })?;
     Ok(rows.collect::<Result<_, _>>()?)
 }
+
+/// A cell with its phases and its verdict's reconciliations.
+pub type CellDetail = (super::db::ResultRecord, Vec<Phase>, Vec<Reconciliation>);
+
+/// One cell with its phases and reconciliation, as the cell page and the cell API show
+/// it; `None` for a cell the run does not have (an unknown run is an error).
+pub fn cell_detail(conn: &Connection, run: &str, cell_id: &str) -> Result<Option<CellDetail>, EvalsError> {
+    super::db::require_run(conn, run)?;
+    let Some(record) = super::db::cell(conn, run, cell_id)? else { return Ok(None) };
+    let phases = phases_for(conn, run, &[(record.cell_id.as_str(), record.harness_metadata.as_ref())])?
+        .remove(&record.cell_id)
+        .unwrap_or_default();
+    let reconciliation = reconciliations(conn, run, cell_id)?;
+    Ok(Some((record, phases, reconciliation)))
+}

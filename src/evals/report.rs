@@ -207,12 +207,10 @@ fn write_json_and_csv(
 pub fn csv_fields(r: &ResultRecord) -> Vec<String> {
     let opt = |v: &Option<String>| v.clone().unwrap_or_default();
     let num = |v: Option<i64>| v.map(|n| n.to_string()).unwrap_or_default();
-    let bulk = r.bulk.clone().unwrap_or(db::BulkText {
-        diff: None,
-        test_output: None,
-        harness_stdout: None,
-        harness_stderr: None,
-    });
+    // Logs run to megabytes: each is copied once, into its field.
+    let bulk = |field: fn(&db::BulkText) -> &Option<String>| {
+        r.bulk.as_ref().and_then(|b| field(b).clone()).unwrap_or_default()
+    };
     vec![
         r.cell_id.clone(),
         r.run_name.clone(),
@@ -235,11 +233,11 @@ pub fn csv_fields(r: &ResultRecord) -> Vec<String> {
         num(r.time_to_first_attempt_ms),
         r.num_api_calls.to_string(),
         r.num_tool_calls.to_string(),
-        opt(&bulk.diff),
-        opt(&bulk.test_output),
+        bulk(|b| &b.diff),
+        bulk(|b| &b.test_output),
         r.harness_metadata.as_ref().map(|m| m.to_string()).unwrap_or_default(),
-        opt(&bulk.harness_stdout),
-        opt(&bulk.harness_stderr),
+        bulk(|b| &b.harness_stdout),
+        bulk(|b| &b.harness_stderr),
         r.timestamp.clone(),
         r.retry_count.to_string(),
     ]

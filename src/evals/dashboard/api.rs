@@ -114,13 +114,10 @@ pub async fn cell(
 ) -> Result<Response, ApiError> {
     let found = state
         .query(move |conn| {
-            db::require_run(conn, &run)?;
-            let Some(record) = db::cell(conn, &run, &cell_id)? else { return Ok(None) };
-            let phases = db::phases_for(conn, &run, &[(record.cell_id.as_str(), record.harness_metadata.as_ref())])?
-                .remove(&record.cell_id)
-                .unwrap_or_default();
-            let reconciliation = db::reconciliations(conn, &run, &cell_id)?;
-            Ok(Some(json!({"cell": record, "phases": phases, "reconciliation": reconciliation})))
+            let found = crate::evals::detail::cell_detail(conn, &run, &cell_id)?;
+            Ok(found.map(|(record, phases, reconciliation)| {
+                json!({"cell": record, "phases": phases, "reconciliation": reconciliation})
+            }))
         })
         .await?;
     Ok(match found {

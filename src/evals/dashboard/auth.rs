@@ -8,6 +8,7 @@
 //! from the token (changing the token ends every session); without a token on a
 //! loopback bind, requests must name a loopback Host and Origin (DNS rebinding).
 
+use crate::auth::tokens::digest;
 use std::sync::Arc;
 
 use axum::extract::{Request, State};
@@ -29,26 +30,17 @@ pub struct TokenAuth {
     session_key: hmac::Key,
 }
 
-fn sha256(bytes: &[u8]) -> [u8; 32] {
-    let digest = ring::digest::digest(&ring::digest::SHA256, bytes);
-    let mut out = [0u8; 32];
-    out.copy_from_slice(digest.as_ref());
-    out
-}
-
 impl TokenAuth {
     pub fn new(token: &str) -> TokenAuth {
-        let mut derivation = b"sightline-dashboard-session\0".to_vec();
-        derivation.extend_from_slice(token.as_bytes());
         TokenAuth {
-            digest: sha256(token.as_bytes()),
-            session_key: hmac::Key::new(hmac::HMAC_SHA256, &sha256(&derivation)),
+            digest: digest(token),
+            session_key: hmac::Key::new(hmac::HMAC_SHA256, &digest(&format!("sightline-dashboard-session\0{token}"))),
         }
     }
 
     /// Constant-time check of a presented token: both sides hashed first.
     pub fn token_matches(&self, candidate: &str) -> bool {
-        bool::from(sha256(candidate.as_bytes()).ct_eq(&self.digest))
+        bool::from(digest(candidate).ct_eq(&self.digest))
     }
 
     /// A cookie value `v1.<expiry>.<hex hmac>`.

@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 
 use rusqlite::Connection;
 
-use crate::evals::charts::MatrixCell;
+use crate::evals::charts;
 use crate::evals::db::{EvalsError, FailedCell, RunSummary};
 use crate::evals::leaderboard::Leaderboards;
 
@@ -26,7 +26,10 @@ const MAX_ENTRIES: usize = 256;
 pub struct RunAggregates {
     pub summary: RunSummary,
     pub boards: Leaderboards,
-    pub matrix: Vec<MatrixCell>,
+    /// The cost-vs-success chart and the model × task matrix as SVG, built once per
+    /// cache entry: they depend only on these aggregates, and the matrix runs to MBs.
+    pub cost_chart: String,
+    pub matrix: String,
     pub failed_preview: Vec<FailedCell>,
     pub failed_total: i64,
     pub models: Vec<String>,
@@ -86,6 +89,23 @@ impl Cache {
     }
 }
 
+/// Cost against success of every (model, harness) row, with the Pareto frontier.
+fn cost_chart(boards: &Leaderboards) -> String {
+    let points: Vec<charts::CostPoint> = boards
+        .iter()
+        .flat_map(|(model, rows)| {
+            rows.iter().map(move |row| charts::CostPoint {
+                label: row.harness.clone(),
+                series: model.clone(),
+                cost: row.avg_cost,
+                success: row.success_rate,
+            })
+        })
+        .collect();
+    let pairs: Vec<(f64, f64)> = points.iter().map(|p| (p.cost, p.success)).collect();
+    charts::cost_vs_success(&points, &crate::evals::stats::pareto_frontier(&pairs), 720, 420)
+}
+
 /// Failures listed on the run page; the errors API has them all.
 pub const FAILED_PREVIEW: usize = 200;
 
@@ -96,8 +116,9 @@ pub fn run_aggregates(cache: &Cache, conn: &Connection, run: &str) -> Result<Arc
         let (failed_preview, failed_total) = crate::evals::db::failed_preview(conn, run, FAILED_PREVIEW)?;
         Ok(Cached::Run(Arc::new(RunAggregates {
             summary: crate::evals::db::run_summary(conn, run)?,
+            cost_chart: cost_chart(&boards),
+            matrix: charts::model_task_matrix(&matrix),
             boards,
-            matrix,
             failed_preview,
             failed_total,
             models: crate::evals::db::distinct(conn, run, "model")?,

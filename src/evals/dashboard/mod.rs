@@ -121,10 +121,6 @@ pub async fn run(args: &DashboardArgs) -> anyhow::Result<()> {
     let bound = listener.local_addr()?;
     let shown = if ip.is_unspecified() { format!("127.0.0.1:{}", bound.port()) } else { bound.to_string() };
     println!("dashboard: http://{shown}/ ({})", if token.is_some() { "token required" } else { "no authentication" });
-    axum::serve(listener, router(state))
-        .with_graceful_shutdown(async {
-            let _ = tokio::signal::ctrl_c().await;
-        })
-        .await?;
+    axum::serve(listener, router(state)).with_graceful_shutdown(crate::server::shutdown_signal()).await?;
     Ok(())
 }

@@ -14,7 +14,6 @@ use axum::response::{IntoResponse, Redirect, Response};
 
 use super::params::{self, ResultsQuery, encode};
 use super::{DashState, auth, cache, diff};
-use crate::evals::charts;
 use crate::evals::compare::{self, Comparison, Selection};
 use crate::evals::db::{self, EvalsError, Phase, Reconciliation, ResultRecord, RunSummary, StateCounts};
 use crate::evals::text::{clean_output, one_line, strip_control};
@@ -90,8 +89,6 @@ struct RunPage {
     auth: bool,
     run_path: String,
     counts: StateCounts,
-    cost_chart: String,
-    matrix: String,
     aggregates: Arc<cache::RunAggregates>,
     query: ResultsQuery,
     min_success: String,
@@ -171,28 +168,11 @@ pub async fn run_detail(
     let prev_href = (query.page > 1).then(|| page_href(query.page - 1));
     let next_href = (i64::from(query.page) < total_pages).then(|| page_href(query.page + 1));
     let export_query = params::link_query(&query, None, Some(1));
-    let points: Vec<charts::CostPoint> = aggregates
-        .boards
-        .iter()
-        .flat_map(|(model, rows)| {
-            rows.iter().map(move |row| charts::CostPoint {
-                label: row.harness.clone(),
-                series: model.clone(),
-                cost: row.avg_cost,
-                success: row.success_rate,
-            })
-        })
-        .collect();
-    let pairs: Vec<(f64, f64)> = points.iter().map(|p| (p.cost, p.success)).collect();
-    let cost_chart = charts::cost_vs_success(&points, &crate::evals::stats::pareto_frontier(&pairs), 720, 420);
-    let matrix = charts::model_task_matrix(&aggregates.matrix);
     let min_success = query.filters.min_success.map(|v| v.to_string()).unwrap_or_default();
     html(RunPage {
         auth: state.auth.is_some(),
         run_path,
         counts,
-        cost_chart,
-        matrix,
         aggregates,
         query,
         min_success,
@@ -241,26 +221,12 @@ struct CellPage {
 
 pub async fn cell(State(state): State<Arc<DashState>>, Path((run, cell_id)): Path<(String, String)>) -> PageResult {
     let name = run.clone();
-    let found = state
-        .query(move |conn| {
-            db::require_run(conn, &name)?;
-            let Some(record) = db::cell(conn, &name, &cell_id)? else { return Ok(None) };
-            let phases = db::phases_for(conn, &name, &[(record.cell_id.as_str(), record.harness_metadata.as_ref())])?
-                .remove(&record.cell_id)
-                .unwrap_or_default();
-            let reconciliation = db::reconciliations(conn, &name, &cell_id)?;
-            Ok(Some((record, phases, reconciliation)))
-        })
-        .await?;
-    let Some((record, phases, reconciliation)) = found else {
+    let found = state.query(move |conn| crate::evals::detail::cell_detail(conn, &name, &cell_id)).await?;
+    let Some((mut record, phases, reconciliation)) = found else {
         return Err(PageError(StatusCode::NOT_FOUND, "There is no such cell in this run.".into()));
     };
-    let bulk = record.bulk.clone().unwrap_or(db::BulkText {
-        diff: None,
-        test_output: None,
-        harness_stdout: None,
-        harness_stderr: None,
-    });
+    // Moved out, not copied: the page renders the logs from here, never from the record.
+    let bulk = record.bulk.take().unwrap_or_default();
     let review_model = record
         .harness_metadata
         .as_ref()
