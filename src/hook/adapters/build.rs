@@ -185,13 +185,12 @@ impl Builder<'_, '_> {
         metadata: Value,
     ) -> Result<Vec<Value>, AdapterError> {
         let requests = self.usage_since_last_read(transcript, parse)?;
-        self.note_transcript(transcript, false)?;
-        self.turn_end_with(requests, metadata)
+        self.turn_end_with(transcript, requests, metadata)
     }
 
     /// Tells the shipper about the session's transcript (due once the session ended or
     /// went quiet).
-    pub fn note_transcript(&self, transcript: Option<&str>, ended: bool) -> Result<(), AdapterError> {
+    fn note_transcript(&self, transcript: Option<&str>, ended: bool) -> Result<(), AdapterError> {
         if let Some(path) = transcript.filter(|p| !p.is_empty()) {
             let state = self.context.state;
             state.queue_transcript(self.agent.as_str(), &self.session, path, ended, self.context.now_ms)?;
@@ -200,7 +199,14 @@ impl Builder<'_, '_> {
     }
 
     /// [`Builder::turn_end`] with usage the adapter found itself.
-    pub fn turn_end_with(&self, requests: Vec<Request>, metadata: Value) -> Result<Vec<Value>, AdapterError> {
+    /// `transcript` is the session's transcript for the shipper, if the agent has one.
+    pub fn turn_end_with(
+        &self,
+        transcript: Option<&str>,
+        requests: Vec<Request>,
+        metadata: Value,
+    ) -> Result<Vec<Value>, AdapterError> {
+        self.note_transcript(transcript, false)?;
         let mut events = self.unended_tools_denied()?;
         let mut event = self.event("turn_end");
         merge_metadata(&mut event, metadata);
@@ -246,12 +252,18 @@ impl Builder<'_, '_> {
         reason: Option<&str>,
     ) -> Result<Vec<Value>, AdapterError> {
         let left = self.usage_since_last_read(transcript, parse)?;
-        self.note_transcript(transcript, true)?;
-        self.session_end_with(left, reason)
+        self.session_end_with(transcript, left, reason)
     }
 
-    /// [`Builder::session_end`] with usage the adapter found itself.
-    pub fn session_end_with(&self, left: Vec<Request>, reason: Option<&str>) -> Result<Vec<Value>, AdapterError> {
+    /// [`Builder::session_end`] with usage the adapter found itself; `transcript` is the
+    /// session's transcript for the shipper (due now), if the agent has one.
+    pub fn session_end_with(
+        &self,
+        transcript: Option<&str>,
+        left: Vec<Request>,
+        reason: Option<&str>,
+    ) -> Result<Vec<Value>, AdapterError> {
+        self.note_transcript(transcript, true)?;
         let mut events = self.unended_tools_denied()?;
         if !left.is_empty() {
             let mut turn = self.event("turn_end");

@@ -149,8 +149,13 @@ pub fn map(hook_event: &str, payload: &Value, context: &mut Context<'_>) -> Resu
         "PreCompact" => vec![build.compact(text(section("preCompact"), "compactionStrategy"))],
         "TaskComplete" | "TaskCancel" => {
             let cancelled = hook_event == "TaskCancel";
-            let mut events = build.turn_end_with(task_usage(&build, task, model)?, json!({"cancelled": cancelled}))?;
-            events.extend(build.session_end_with(Vec::new(), Some(if cancelled { "cancelled" } else { "completed" }))?);
+            let mut events =
+                build.turn_end_with(None, task_usage(&build, task, model)?, json!({"cancelled": cancelled}))?;
+            events.extend(build.session_end_with(
+                None,
+                Vec::new(),
+                Some(if cancelled { "cancelled" } else { "completed" }),
+            )?);
             events
         }
         _ => Vec::new(),

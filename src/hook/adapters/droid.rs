@@ -123,15 +123,14 @@ pub fn map(hook_event: &str, payload: &Value, context: &mut Context<'_>) -> Resu
             let event = build.notification(kind.as_str());
             vec![event]
         }
-        "Stop" => {
-            build.note_transcript(transcript, false)?;
-            build.turn_end_with(sidecar_usage(&build, transcript)?, json!({}))?
-        }
+        "Stop" => build.turn_end_with(transcript, sidecar_usage(&build, transcript)?, json!({}))?,
         "SubagentStop" => vec![build.event("subagent_end")],
         "PreCompact" => vec![build.compact(text_field(payload, "trigger", "trigger"))],
-        "SessionEnd" => {
-            build.session_end_with(sidecar_usage(&build, transcript)?, text_field(payload, "reason", "reason"))?
-        }
+        "SessionEnd" => build.session_end_with(
+            transcript,
+            sidecar_usage(&build, transcript)?,
+            text_field(payload, "reason", "reason"),
+        )?,
         _ => Vec::new(),
     };
     let mode = text_field(payload, "permission_mode", "permissionMode").and_then(permission_mode);

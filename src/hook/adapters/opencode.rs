@@ -136,11 +136,11 @@ pub fn map(hook_event: &str, payload: &Value, context: &mut Context<'_>) -> Resu
             match (recent, &parent) {
                 (true, _) => Vec::new(),
                 (false, Some(_)) => build.subagent_end(None, |_| None, None)?,
-                (false, None) => build.turn_end_with(Vec::new(), json!({}))?,
+                (false, None) => build.turn_end_with(None, Vec::new(), json!({}))?,
             }
         }
         "experimental.session.compacting" => vec![build.compact(None)],
-        "session.deleted" if parent.is_none() => build.session_end_with(Vec::new(), Some("deleted"))?,
+        "session.deleted" if parent.is_none() => build.session_end_with(None, Vec::new(), Some("deleted"))?,
         _ => Vec::new(),
     })
 }
