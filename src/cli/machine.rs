@@ -99,10 +99,11 @@ pub fn purge_local(args: &PurgeArgs) -> anyhow::Result<i32> {
 
 #[derive(Debug, Args)]
 pub struct ImportArgs {
-    /// The agent whose transcripts to import: claude_code or codex.
+    /// The agent whose past sessions to import (any of the seven with an adapter).
     #[arg(long)]
     pub agent: String,
-    /// Where the transcripts are (default: the agent's own store, e.g. ~/.claude/projects).
+    /// Where the sessions are (default: the agent's own store, e.g. ~/.claude/projects;
+    /// for OpenCode a directory holding opencode.db, or the database file).
     #[arg(long)]
     pub from: Option<std::path::PathBuf>,
 }

@@ -28,12 +28,17 @@ pub fn dir_from_env(var: &str, fallback: &str) -> PathBuf {
     std::env::var_os(var).map(PathBuf::from).unwrap_or_else(|| home().join(fallback))
 }
 
+/// `$XDG_DATA_HOME`, or `~/.local/share`: where some agents keep their sessions.
+pub fn xdg_data_home() -> PathBuf {
+    xdg("XDG_DATA_HOME", ".local/share")
+}
+
 pub fn config_dir() -> PathBuf {
     xdg_config_home().join("sightline")
 }
 
 pub fn data_dir() -> PathBuf {
-    xdg("XDG_DATA_HOME", ".local/share").join("sightline")
+    xdg_data_home().join("sightline")
 }
 
 pub fn queue_path() -> PathBuf {

@@ -14,7 +14,7 @@ use std::path::Path;
 
 use crate::db::DbError;
 use crate::hook::queue::{HookTx, TranscriptMark};
-use crate::model::Usage;
+use crate::model::{AgentType, Usage};
 
 /// At most this much of a transcript is read by one hook (the rest waits for the next).
 const MAX_READ_BYTES: u64 = 32 << 20;
@@ -105,7 +105,24 @@ pub fn report_groups(
 }
 
 /// The ledger key of a transcript's running total.
-const CUMULATIVE_GROUP: &str = "\u{1}cumulative";
+pub const CUMULATIVE_GROUP: &str = "\u{1}cumulative";
+
+/// The read-record key of a session whose agent keeps no line-by-line transcript that
+/// hooks read (Droid, OpenCode, Cline): `import` skips a session hooks have seen.
+pub fn session_key(agent: AgentType, session: &str) -> String {
+    format!("{}:{session}", agent.as_str())
+}
+
+/// Records that hooks (or an import) have seen the session at `key`, without moving a
+/// real read offset forward.
+pub fn mark_seen(tx: &HookTx<'_>, key: &str) -> Result<(), DbError> {
+    let mut mark = tx.transcript_mark(key)?;
+    if mark.offset == 0 {
+        mark.offset = 1;
+        tx.set_transcript_mark(key, &mark)?;
+    }
+    Ok(())
+}
 
 /// Reads what is new in the transcript at `path` and returns the growth of every usage
 /// group since its last report, in transcript order. A missing transcript is no usage.

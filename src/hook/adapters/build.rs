@@ -188,6 +188,12 @@ impl Builder<'_, '_> {
         self.turn_end_with(transcript, requests, metadata)
     }
 
+    /// Records that hooks saw this session, so `import` leaves it to them (for agents
+    /// whose sessions `import` keys by id, see [`usage::session_key`]).
+    pub fn mark_seen(&self) -> Result<(), AdapterError> {
+        Ok(usage::mark_seen(self.context.state, &usage::session_key(self.agent, &self.session))?)
+    }
+
     /// Tells the shipper about the session's transcript (due once the session ended or
     /// went quiet).
     fn note_transcript(&self, transcript: Option<&str>, ended: bool) -> Result<(), AdapterError> {

@@ -35,7 +35,7 @@ use super::{AdapterError, Context};
 use crate::hook::usage::{self, Request};
 use crate::model::{AgentType, ToolStatus, Usage};
 
-fn tool_action(tool: &str) -> &'static str {
+pub fn tool_action(tool: &str) -> &'static str {
     match tool {
         "read_file" | "list_files" | "list_code_definition_names" => "read",
         "search_files" | "search_subagent" => "search",
@@ -62,11 +62,9 @@ fn tool_call(section: &Value) -> ToolCall<'_> {
     }
 }
 
-/// Where VS Code-family editors keep Cline's tasks, newest conventions first.
-fn task_file(task: &str) -> Option<PathBuf> {
-    if task.is_empty() || task.contains(['/', '\\']) || task.starts_with('.') {
-        return None;
-    }
+/// Where VS Code-family editors keep Cline's tasks (`…/saoudrizwan.claude-dev/tasks`),
+/// newest conventions first.
+pub fn task_roots() -> Vec<PathBuf> {
     let home = crate::hook::local::home();
     let config = crate::hook::local::xdg_config_home();
     let mut roots = Vec::new();
@@ -75,19 +73,20 @@ fn task_file(task: &str) -> Option<PathBuf> {
         roots.push(home.join("Library/Application Support").join(editor).join("User/globalStorage"));
     }
     roots.push(home.join(".vscode-server/data/User/globalStorage"));
-    roots
-        .into_iter()
-        .map(|root| root.join("saoudrizwan.claude-dev/tasks").join(task).join("ui_messages.json"))
-        .find(|path| path.is_file())
+    roots.into_iter().map(|root| root.join("saoudrizwan.claude-dev/tasks")).collect()
 }
 
-/// The growth of every API request's usage in the task's `ui_messages.json`.
-fn task_usage(build: &Builder<'_, '_>, task: &str, hook_model: Option<&str>) -> Result<Vec<Request>, AdapterError> {
-    let Some(path) = task_file(task) else { return Ok(Vec::new()) };
-    let Ok(text_bytes) = std::fs::read(&path) else { return Ok(Vec::new()) };
-    let Ok(Value::Array(messages)) = serde_json::from_slice::<Value>(&text_bytes) else { return Ok(Vec::new()) };
+fn task_file(task: &str) -> Option<PathBuf> {
+    if task.is_empty() || task.contains(['/', '\\']) || task.starts_with('.') {
+        return None;
+    }
+    task_roots().into_iter().map(|root| root.join(task).join("ui_messages.json")).find(|path| path.is_file())
+}
+
+/// Every finished API request in a task's messages as a usage group keyed by its `ts`.
+pub fn api_requests(messages: &[Value], hook_model: Option<&str>) -> Vec<(String, Option<String>, Usage)> {
     let mut groups = Vec::new();
-    for message in &messages {
+    for message in messages {
         if text(message, "say") != Some("api_req_started") || message.get("partial") == Some(&json!(true)) {
             continue;
         }
@@ -104,6 +103,15 @@ fn task_usage(build: &Builder<'_, '_>, task: &str, hook_model: Option<&str>) -> 
         let ts = message.get("ts").map(Value::to_string).unwrap_or_default();
         groups.push((ts, model, usage));
     }
+    groups
+}
+
+/// The growth of every API request's usage in the task's `ui_messages.json`.
+fn task_usage(build: &Builder<'_, '_>, task: &str, hook_model: Option<&str>) -> Result<Vec<Request>, AdapterError> {
+    let Some(path) = task_file(task) else { return Ok(Vec::new()) };
+    let Ok(text_bytes) = std::fs::read(&path) else { return Ok(Vec::new()) };
+    let Ok(Value::Array(messages)) = serde_json::from_slice::<Value>(&text_bytes) else { return Ok(Vec::new()) };
+    let groups = api_requests(&messages, hook_model);
     let context = build.context;
     Ok(usage::report_groups(context.state, &path.to_string_lossy(), groups, context.now_ms)?)
 }
@@ -115,6 +123,9 @@ pub fn map(hook_event: &str, payload: &Value, context: &mut Context<'_>) -> Resu
     let model = payload.get("model").and_then(|m| text(m, "slug")).filter(|m| *m != "unknown");
     let cwd = payload.get("workspaceRoots").and_then(|r| r.get(0)).and_then(Value::as_str);
     let section = |key: &str| payload.get(key).unwrap_or(&Value::Null);
+    if matches!(hook_event, "TaskStart" | "TaskResume" | "TaskComplete" | "TaskCancel") {
+        build.mark_seen()?;
+    }
     Ok(match hook_event {
         "TaskStart" => vec![build.session_start(Some("startup"), model, cwd)],
         "TaskResume" => vec![build.session_start(Some("resume"), model, cwd)],

@@ -32,7 +32,7 @@ use super::{AdapterError, Context};
 use crate::hook::usage::Line;
 use crate::model::{AgentType, ToolStatus, Usage};
 
-fn tool_action(tool: &str) -> &'static str {
+pub fn tool_action(tool: &str) -> &'static str {
     match tool {
         "bash" | "powershell" | "read_bash" | "write_bash" | "stop_bash" | "list_bash" => "exec",
         "read_powershell" | "write_powershell" | "stop_powershell" | "list_powershell" => "exec",
@@ -68,7 +68,7 @@ fn tool_call<'p>(payload: &Value, args: Option<&'p Value>) -> ToolCall<'p> {
     }
 }
 
-fn reads_as_refusal(error: &str) -> bool {
+pub fn reads_as_refusal(error: &str) -> bool {
     let error = error.to_ascii_lowercase();
     ["rejected", "denied", "declined"].iter().any(|w| error.contains(w))
 }

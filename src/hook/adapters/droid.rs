@@ -51,7 +51,7 @@ fn permission_mode(mode: &str) -> Option<&'static str> {
     })
 }
 
-fn tool_action(tool: &str) -> &'static str {
+pub fn tool_action(tool: &str) -> &'static str {
     match tool {
         "Read" | "LS" => "read",
         "Create" => "write",
@@ -75,13 +75,15 @@ fn tool_call(payload: &Value) -> ToolCall<'_> {
     )
 }
 
-/// The session's usage growth from the sidecar beside its transcript.
-fn sidecar_usage(build: &Builder<'_, '_>, transcript: Option<&str>) -> Result<Vec<Request>, AdapterError> {
-    let Some(transcript) = transcript.filter(|t| t.ends_with(".jsonl")) else { return Ok(Vec::new()) };
-    let sidecar = format!("{}.settings.json", transcript.trim_end_matches(".jsonl"));
-    let Ok(text) = std::fs::read_to_string(&sidecar) else { return Ok(Vec::new()) };
-    let Ok(settings) = serde_json::from_str::<Value>(&text) else { return Ok(Vec::new()) };
-    let Some(tokens) = settings.get("tokenUsage").filter(|t| t.is_object()) else { return Ok(Vec::new()) };
+/// The sidecar beside a transcript: `<session>.settings.json`.
+pub fn sidecar_of(transcript: &str) -> Option<String> {
+    transcript.strip_suffix(".jsonl").map(|stem| format!("{stem}.settings.json"))
+}
+
+/// The session's running total and model from its sidecar, if it has one.
+pub fn sidecar_total(sidecar: &str) -> Option<(Option<String>, Usage)> {
+    let settings = serde_json::from_str::<Value>(&std::fs::read_to_string(sidecar).ok()?).ok()?;
+    let tokens = settings.get("tokenUsage").filter(|t| t.is_object())?;
     let count = |key: &str| tokens.get(key).and_then(Value::as_i64).unwrap_or(0).max(0);
     let total = Usage {
         input_tokens: count("inputTokens"),
@@ -92,6 +94,13 @@ fn sidecar_usage(build: &Builder<'_, '_>, transcript: Option<&str>) -> Result<Ve
         reasoning_tokens: count("thinkingTokens"),
     };
     let model = settings.get("model").and_then(Value::as_str).map(|m| m.trim_start_matches("custom:").to_string());
+    Some((model, total))
+}
+
+/// The session's usage growth from the sidecar beside its transcript.
+fn sidecar_usage(build: &Builder<'_, '_>, transcript: Option<&str>) -> Result<Vec<Request>, AdapterError> {
+    let Some(sidecar) = transcript.and_then(sidecar_of) else { return Ok(Vec::new()) };
+    let Some((model, total)) = sidecar_total(&sidecar) else { return Ok(Vec::new()) };
     let context = build.context;
     Ok(usage::grown_total(context.state, &sidecar, model, total, context.now_ms)?.into_iter().collect())
 }
@@ -101,6 +110,9 @@ pub fn map(hook_event: &str, payload: &Value, context: &mut Context<'_>) -> Resu
     let build =
         Builder { context, agent: AgentType::Droid, session: session.to_string(), hook_event: hook_event.to_string() };
     let transcript = text_field(payload, "transcript_path", "transcriptPath");
+    if matches!(hook_event, "SessionStart" | "Stop" | "SessionEnd") {
+        build.mark_seen()?;
+    }
     let events = match hook_event {
         "SessionStart" => {
             vec![build.session_start(text_field(payload, "source", "source"), None, text_field(payload, "cwd", "cwd"))]

@@ -34,7 +34,7 @@ use crate::model::{AgentType, NotificationKind, ToolStatus, Usage};
 /// Two idle signals of one session this close together are one turn end.
 const IDLE_DEDUPE_MS: i64 = 5_000;
 
-fn tool_action(tool: &str) -> &'static str {
+pub fn tool_action(tool: &str) -> &'static str {
     match tool {
         "read" => "read",
         "write" => "write",
@@ -60,13 +60,13 @@ fn tool_call<'p>(input: &Value, args: Option<&'p Value>) -> ToolCall<'p> {
 }
 
 /// OpenCode's own words when a person or a rule refused a tool call.
-fn reads_as_refusal(error: &str) -> bool {
+pub fn reads_as_refusal(error: &str) -> bool {
     error.contains("rejected permission")
         || error.contains("prevents you from using")
         || error.contains("user rejected")
 }
 
-fn message_usage(info: &Value) -> Option<(String, Option<String>, Usage)> {
+pub fn message_usage(info: &Value) -> Option<(String, Option<String>, Usage)> {
     let tokens = info.get("tokens").filter(|t| t.is_object())?;
     let count = |v: &Value, key: &str| v.get(key).and_then(Value::as_i64).unwrap_or(0).max(0);
     let cache = tokens.get("cache").unwrap_or(&Value::Null);
@@ -101,7 +101,10 @@ pub fn map(hook_event: &str, payload: &Value, context: &mut Context<'_>) -> Resu
                 state.set_mark(&format!("opencode-parent:{own_session}"), parent, context.now_ms)?;
                 Vec::new()
             }
-            None => vec![build.session_start(None, None, text(payload, "directory"))],
+            None => {
+                build.mark_seen()?;
+                vec![build.session_start(None, None, text(payload, "directory"))]
+            }
         },
         "chat.message" if parent.is_none() => vec![build.event("prompt_submit")],
         "tool.execute.before" => vec![build.tool_start(&tool_call(input, output.get("args")))?],
@@ -120,6 +123,7 @@ pub fn map(hook_event: &str, payload: &Value, context: &mut Context<'_>) -> Resu
         "question.asked" => vec![build.notification(NotificationKind::Elicitation.as_str())],
         "message.updated" => {
             let Some(group) = properties.get("info").and_then(message_usage) else { return Ok(Vec::new()) };
+            build.mark_seen()?;
             let key = format!("opencode:{own_session}");
             let requests = usage::report_groups(state, &key, vec![group], context.now_ms)?;
             if requests.is_empty() {

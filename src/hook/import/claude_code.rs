@@ -10,7 +10,7 @@ use std::path::Path;
 
 use serde_json::{Value, json};
 
-use super::{ImportedSession, Importer, event, parse_ms};
+use super::{ImportedSession, Importer, Store, by_path, event, parse_ms};
 use crate::hook::adapters::claude_code::{record_usage, tool_action, transcript_line};
 use crate::hook::adapters::common::{digest_of, target_hash};
 use crate::hook::local::dir_from_env;
@@ -19,9 +19,9 @@ use crate::model::{AgentType, Usage};
 
 pub const IMPORTER: Importer = Importer {
     default_root: || dir_from_env("CLAUDE_CONFIG_DIR", ".claude").join("projects"),
-    is_transcript: |path| path.extension().is_some_and(|e| e == "jsonl"),
-    parse_file,
-    usage_line: transcript_line,
+    store: Store::Files(|path| path.extension().is_some_and(|e| e == "jsonl")),
+    parse: |source| by_path(parse_file, source),
+    usage_line: Some(transcript_line),
 };
 
 const AGENT: AgentType = AgentType::ClaudeCode;
@@ -132,5 +132,5 @@ fn parse_file(path: &Path) -> anyhow::Result<Option<ImportedSession>> {
         events.insert(0, event(AGENT, &id, "session_start", first_ms, "start"));
         events.push(event(AGENT, &id, "session_end", last_ms, "end"));
     }
-    Ok(Some(ImportedSession { events, last_ms }))
+    Ok(Some(ImportedSession { events, last_ms, ledger: Vec::new() }))
 }

@@ -9,7 +9,7 @@ use std::path::Path;
 
 use serde_json::{Value, json};
 
-use super::{ImportedSession, Importer, event, parse_ms};
+use super::{ImportedSession, Importer, Store, by_path, event, parse_ms};
 use crate::hook::adapters::codex::{exit_code, record_usage, tool_action, transcript_line};
 use crate::hook::adapters::common::{digest_of, target_hash};
 use crate::hook::local::dir_from_env;
@@ -18,12 +18,12 @@ use crate::model::{AgentType, Usage};
 
 pub const IMPORTER: Importer = Importer {
     default_root: || dir_from_env("CODEX_HOME", ".codex").join("sessions"),
-    is_transcript: |path| {
+    store: Store::Files(|path| {
         path.extension().is_some_and(|e| e == "jsonl")
             && path.file_name().is_some_and(|n| n.to_string_lossy().starts_with("rollout-"))
-    },
-    parse_file,
-    usage_line: transcript_line,
+    }),
+    parse: |source| by_path(parse_file, source),
+    usage_line: Some(transcript_line),
 };
 
 const AGENT: AgentType = AgentType::Codex;
@@ -110,5 +110,5 @@ fn parse_file(path: &Path) -> anyhow::Result<Option<ImportedSession>> {
     let (Some(id), Some(first_ms)) = (session, first_ms) else { return Ok(None) };
     events.insert(0, event(AGENT, &id, "session_start", first_ms, "start"));
     events.push(event(AGENT, &id, "session_end", last_ms, "end"));
-    Ok(Some(ImportedSession { events, last_ms }))
+    Ok(Some(ImportedSession { events, last_ms, ledger: Vec::new() }))
 }

@@ -10,7 +10,7 @@ use std::path::Path;
 
 use serde_json::{Value, json};
 
-use super::{ImportedSession, Importer, event, parse_ms};
+use super::{ImportedSession, Importer, Store, by_path, event, parse_ms};
 use crate::hook::adapters::common::{digest_of, target_hash};
 use crate::hook::adapters::gemini_cli::{record_usage, tool_action, transcript_line};
 use crate::hook::usage::Line;
@@ -18,12 +18,12 @@ use crate::model::AgentType;
 
 pub const IMPORTER: Importer = Importer {
     default_root: || crate::hook::local::home().join(".gemini/tmp"),
-    is_transcript: |path| {
+    store: Store::Files(|path| {
         path.extension().is_some_and(|e| e == "jsonl")
             && path.parent().and_then(Path::file_name).is_some_and(|d| d == "chats")
-    },
-    parse_file,
-    usage_line: transcript_line,
+    }),
+    parse: |source| by_path(parse_file, source),
+    usage_line: Some(transcript_line),
 };
 
 const AGENT: AgentType = AgentType::GeminiCli;
@@ -74,7 +74,7 @@ fn parse_file(path: &Path) -> anyhow::Result<Option<ImportedSession>> {
         }
     }
     events.push(event(AGENT, &session, "session_end", last_ms, "end"));
-    Ok(Some(ImportedSession { events, last_ms }))
+    Ok(Some(ImportedSession { events, last_ms, ledger: Vec::new() }))
 }
 
 fn tool_events(session: &str, call: &Value, message_ms: i64) -> Vec<Value> {

@@ -1,16 +1,23 @@
-//! `import`: historical backfill from an agent's own transcript store, for sessions that
+//! `import`: historical backfill from an agent's own session store, for sessions that
 //! ran before the hooks were installed.
 //!
-//! Invariants: idempotent — every imported event has an id derived from its transcript
-//! (session, line, kind), so the server drops a re-sent one, and a transcript already
-//! read (by a hook or an earlier import) is skipped; importing a transcript also records
-//! its read position and usage ledger in the same transaction as the events, so hooks
-//! that later resume the session continue from there instead of counting it again.
-//! Content never leaves the machine: events carry digests and sizes like hook events.
+//! Invariants: idempotent — every imported event has an id derived from its source
+//! (session, line, kind), so the server drops a re-sent one, and a session already seen
+//! (by a hook or an earlier import) is skipped: a line-by-line transcript by its read
+//! offset, a session of an agent whose hooks read no transcript (Droid, OpenCode, Cline)
+//! by the mark hooks leave under `usage::session_key`. Importing a session records its
+//! read position and usage ledger in the same transaction as the events, so hooks that
+//! later resume the session continue from there instead of counting it again. Content
+//! never leaves the machine: events carry digests and sizes like hook events.
 
 mod claude_code;
+mod cline;
 mod codex;
+mod copilot_cli;
+mod droid;
 mod gemini_cli;
+mod opencode;
+mod tools;
 
 use std::path::{Path, PathBuf};
 
@@ -19,28 +26,55 @@ use serde_json::{Value, json};
 use crate::hook::local;
 use crate::hook::queue::Queue;
 use crate::hook::usage::{self, Line};
-use crate::model::AgentType;
+use crate::model::{AgentType, Usage};
 
 /// Transcripts older than this are not imported (the server refuses events older than
 /// 400 days).
 const MAX_AGE_MS: i64 = 395 * 86_400_000;
+
+/// One usage group as the hooks' ledger keeps it: (group, model, counts).
+pub type Group = (String, Option<String>, Usage);
 
 /// One transcript turned into wire events.
 pub struct ImportedSession {
     pub events: Vec<Value>,
     /// Time of the transcript's last event.
     pub last_ms: i64,
+    /// Usage groups the hooks keep outside the transcript's own lines (Droid's sidecar,
+    /// Cline's task file, OpenCode's messages), by ledger key: recorded as reported so
+    /// that hooks of a resumed session count only what grows after the import.
+    pub ledger: Vec<(String, Vec<Group>)>,
+}
+
+/// One session to import: `key` is what hooks record when they read it (a transcript's
+/// path, or `opencode:<session>`), `path` the file to read, `id` the session when
+/// the file holds many.
+pub struct Source {
+    pub key: String,
+    pub path: PathBuf,
+    pub id: Option<String>,
+    /// The calling session's key, for a subagent's own transcript: hooks that saw the
+    /// caller saw the subagent's calls too.
+    pub parent_key: Option<String>,
+}
+
+/// How an agent's sessions are found under its root.
+pub enum Store {
+    /// One file per session: those for which the predicate holds.
+    Files(fn(&Path) -> bool),
+    /// Sessions listed some other way (a database).
+    Listed(fn(&Path) -> anyhow::Result<Vec<Source>>),
 }
 
 /// What an agent's importer provides.
 pub struct Importer {
     /// Where the agent keeps transcripts.
     pub default_root: fn() -> PathBuf,
-    /// Whether a file under the root is a transcript to import.
-    pub is_transcript: fn(&Path) -> bool,
-    pub parse_file: fn(&Path) -> anyhow::Result<Option<ImportedSession>>,
-    /// The usage parser hooks use on the same file, to record it as read.
-    pub usage_line: fn(&str) -> Option<Line>,
+    pub store: Store,
+    pub parse: fn(&Source) -> anyhow::Result<Option<ImportedSession>>,
+    /// The usage parser hooks use on a line-oriented transcript, to record it as read;
+    /// `None` when hooks do not read the source line by line.
+    pub usage_line: Option<fn(&str) -> Option<Line>>,
 }
 
 #[derive(Debug, Default, PartialEq, Eq)]
@@ -58,8 +92,12 @@ fn importer(agent: AgentType) -> anyhow::Result<Importer> {
         AgentType::ClaudeCode => claude_code::IMPORTER,
         AgentType::Codex => codex::IMPORTER,
         AgentType::GeminiCli => gemini_cli::IMPORTER,
+        AgentType::CopilotCli => copilot_cli::IMPORTER,
+        AgentType::Droid => droid::IMPORTER,
+        AgentType::Opencode => opencode::IMPORTER,
+        AgentType::Cline => cline::IMPORTER,
         other => anyhow::bail!(
-            "import from {} is not supported yet (claude_code, codex and gemini_cli are); its hooks record new sessions",
+            "{} has no adapter, so there is nothing to import from (the seven adapter agents can be imported)",
             other.as_str()
         ),
     })
@@ -87,7 +125,25 @@ pub fn event(agent: AgentType, session: &str, kind: &str, ts_ms: i64, key: &str)
     })
 }
 
-fn transcripts(root: &Path, is_transcript: fn(&Path) -> bool, out: &mut Vec<PathBuf>) {
+/// A `turn_end` (or `subagent_end`) of an imported session carrying one request's usage.
+pub fn usage_event(
+    agent: AgentType,
+    session: &str,
+    kind: &str,
+    ts_ms: i64,
+    key: &str,
+    model: Option<&str>,
+    usage: &Usage,
+) -> anyhow::Result<Value> {
+    let mut turn = event(agent, session, kind, ts_ms, key);
+    if let Some(model) = model {
+        turn["model"] = json!(model);
+    }
+    turn["usage"] = serde_json::to_value(usage)?;
+    Ok(turn)
+}
+
+pub fn transcripts(root: &Path, is_transcript: fn(&Path) -> bool, out: &mut Vec<Source>) {
     let Ok(entries) = std::fs::read_dir(root) else { return };
     let mut entries: Vec<_> = entries.flatten().map(|e| e.path()).collect();
     entries.sort();
@@ -95,9 +151,17 @@ fn transcripts(root: &Path, is_transcript: fn(&Path) -> bool, out: &mut Vec<Path
         if path.is_dir() {
             transcripts(&path, is_transcript, out);
         } else if is_transcript(&path) {
-            out.push(path);
+            out.push(Source { key: path.to_string_lossy().into_owned(), path, id: None, parent_key: None });
         }
     }
+}
+
+/// A one-file-per-session parser as an importer's `parse`.
+fn by_path(
+    parse: fn(&Path) -> anyhow::Result<Option<ImportedSession>>,
+    source: &Source,
+) -> anyhow::Result<Option<ImportedSession>> {
+    parse(&source.path)
 }
 
 /// Imports every transcript under `root` (default: the agent's store) that no hook or
@@ -105,9 +169,16 @@ fn transcripts(root: &Path, is_transcript: fn(&Path) -> bool, out: &mut Vec<Path
 pub fn run(agent: AgentType, root: Option<PathBuf>) -> anyhow::Result<Summary> {
     let importer = importer(agent)?;
     let root = root.unwrap_or_else(|| (importer.default_root)());
-    anyhow::ensure!(root.is_dir(), "{} does not exist or is not a directory", root.display());
-    let mut files = Vec::new();
-    transcripts(&root, importer.is_transcript, &mut files);
+    anyhow::ensure!(root.exists(), "{} does not exist", root.display());
+    let files = match importer.store {
+        Store::Files(is_transcript) => {
+            anyhow::ensure!(root.is_dir(), "{} is not a directory", root.display());
+            let mut files = Vec::new();
+            transcripts(&root, is_transcript, &mut files);
+            files
+        }
+        Store::Listed(list) => list(&root)?,
+    };
     let mut queue = Queue::open(&local::queue_path())?;
     let now_ms = crate::db::now_ms();
     let progress = indicatif::ProgressBar::new(files.len() as u64).with_style(
@@ -115,19 +186,25 @@ pub fn run(agent: AgentType, root: Option<PathBuf>) -> anyhow::Result<Summary> {
             .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
     );
     let mut summary = Summary { transcripts: files.len(), ..Summary::default() };
-    for path in &files {
+    // Sessions this run imported: their subagents are not "seen by hooks".
+    let mut imported_now = std::collections::HashSet::new();
+    for source in &files {
         progress.inc(1);
-        let key = path.to_string_lossy().into_owned();
-        if queue.transcript_offset(&key)? > 0 {
+        let key = &source.key;
+        let parent_seen = match &source.parent_key {
+            Some(parent) => !imported_now.contains(parent) && queue.transcript_offset(parent)? > 0,
+            None => false,
+        };
+        if parent_seen || queue.transcript_offset(key)? > 0 {
             summary.already_read += 1;
             continue;
         }
         // Parsed before taking the queue's write lock, which hooks are waiting on.
-        let session = match (importer.parse_file)(path) {
+        let session = match (importer.parse)(source) {
             Ok(Some(session)) => session,
             Ok(None) => continue,
             Err(err) => {
-                local::log(&format!("import: {}: {err:#}", path.display()));
+                local::log(&format!("import: {key}: {err:#}"));
                 summary.unreadable += 1;
                 continue;
             }
@@ -137,15 +214,24 @@ pub fn run(agent: AgentType, root: Option<PathBuf>) -> anyhow::Result<Summary> {
             continue;
         }
         let tx = queue.begin()?;
-        if tx.transcript_mark(&key)?.offset > 0 {
+        if tx.transcript_mark(key)?.offset > 0 {
             // A hook read it while it was being parsed.
             summary.already_read += 1;
             continue;
         }
-        // Record the transcript as read, so hooks of a resumed session go on from here.
-        usage::read_new(&tx, &key, importer.usage_line, now_ms)?;
+        // Record the source as read, so hooks of a resumed session go on from here.
+        match importer.usage_line {
+            Some(usage_line) => {
+                usage::read_new(&tx, key, usage_line, now_ms)?;
+            }
+            None => usage::mark_seen(&tx, key)?,
+        }
+        for (ledger_key, groups) in session.ledger {
+            usage::report_groups(&tx, &ledger_key, groups, now_ms)?;
+        }
         tx.push(&session.events.iter().map(Value::to_string).collect::<Vec<_>>(), now_ms)?;
         tx.commit()?;
+        imported_now.insert(key.clone());
         summary.imported += 1;
         summary.events += session.events.len();
         progress.set_message(format!("{} events", summary.events));

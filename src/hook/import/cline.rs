@@ -1,0 +1,171 @@
+//! Cline's task store: `<editor globalStorage>/saoudrizwan.claude-dev/tasks/<taskId>/
+//! ui_messages.json` (the first of VS Code, Insiders, VSCodium, Cursor, Windsurf or a
+//! VS Code server that has one), the message list Cline's panel shows. A task becomes
+//! session_start (first message), prompt_submit (`say: "task"` and each
+//! `user_feedback`), tool_start/tool_end (each finished `tool`, `command` or
+//! `use_mcp_server` message, ended by the next `api_req_started`, whose request text
+//! starts with the tool's result as Cline sends it to the model — `[read_file for
+//! '…'] Result:` — which gives the tool's own name and its outcome: "The user denied
+//! this operation" is denied, "The tool execution failed" or an `[ERROR]` is error; a
+//! call with no later request is denied), one turn_end per API request with the usage
+//! the hooks read from the same messages, and session_end (last message).
+
+use std::path::Path;
+
+use serde_json::{Value, json};
+
+use super::tools::{Call, Tools};
+use super::{ImportedSession, Importer, Source, Store, event, transcripts, usage_event};
+use crate::hook::adapters::cline::{api_requests, task_roots, tool_action};
+use crate::hook::usage::session_key;
+use crate::model::AgentType;
+
+pub const IMPORTER: Importer = Importer {
+    default_root: || {
+        let roots = task_roots();
+        roots.iter().find(|root| root.is_dir()).cloned().unwrap_or_else(|| roots.into_iter().next().unwrap_or_default())
+    },
+    store: Store::Listed(tasks),
+    parse,
+    usage_line: None,
+};
+
+const AGENT: AgentType = AgentType::Cline;
+
+/// Every task under `root`, keyed as hooks record the tasks they saw.
+fn tasks(root: &Path) -> anyhow::Result<Vec<Source>> {
+    let mut files = Vec::new();
+    transcripts(root, |path| path.file_name().is_some_and(|n| n == "ui_messages.json"), &mut files);
+    for source in &mut files {
+        let task = source.path.parent().and_then(Path::file_name).map(|n| n.to_string_lossy().into_owned());
+        source.key = session_key(AGENT, task.as_deref().unwrap_or_default());
+        source.id = task;
+    }
+    Ok(files)
+}
+
+fn text<'v>(value: &'v Value, key: &str) -> Option<&'v str> {
+    value.get(key).and_then(Value::as_str)
+}
+
+/// The tool a UI message shows, as (Cline's tool name from the panel, input).
+fn shown_tool(message: &Value) -> Option<(String, Value)> {
+    let kind = text(message, "say").or_else(|| text(message, "ask"))?;
+    let body = text(message, "text").unwrap_or("");
+    match kind {
+        "tool" => {
+            let input = serde_json::from_str::<Value>(body).ok()?;
+            let name = match text(&input, "tool")? {
+                "readFile" => "read_file",
+                "listFilesTopLevel" | "listFilesRecursive" => "list_files",
+                "listCodeDefinitionNames" => "list_code_definition_names",
+                "searchFiles" => "search_files",
+                "editedExistingFile" => "replace_in_file",
+                "newFileCreated" => "write_to_file",
+                "webFetch" => "web_fetch",
+                "webSearch" => "web_search",
+                other => other,
+            }
+            .to_string();
+            Some((name, input))
+        }
+        "command" => Some(("execute_command".to_string(), json!({"command": body}))),
+        "use_mcp_server" => {
+            let input = serde_json::from_str::<Value>(body).unwrap_or(Value::Null);
+            let name = text(&input, "type").unwrap_or("use_mcp_tool").to_string();
+            Some((name, input))
+        }
+        _ => None,
+    }
+}
+
+/// What the request after a tool says of it: the tool's own name and its outcome.
+fn tool_result(request: &str) -> (Option<&str>, &'static str) {
+    let name = request
+        .strip_prefix('[')
+        .and_then(|rest| rest.split([' ', ']']).next())
+        .filter(|n| !n.is_empty() && n.chars().all(|c| c.is_ascii_alphanumeric() || c == '_'));
+    let status = if request.contains("The user denied this operation") {
+        "denied"
+    } else if request.contains("The tool execution failed") || request.contains("[ERROR]") {
+        "error"
+    } else {
+        "success"
+    };
+    (name, status)
+}
+
+fn parse(source: &Source) -> anyhow::Result<Option<ImportedSession>> {
+    let Some(task) = source.id.as_deref() else { return Ok(None) };
+    let messages: Vec<Value> = match serde_json::from_slice(&std::fs::read(&source.path)?)? {
+        Value::Array(messages) => messages,
+        _ => anyhow::bail!("{} is not a list of messages", source.path.display()),
+    };
+    let finished: Vec<&Value> = messages.iter().filter(|m| m.get("partial") != Some(&json!(true))).collect();
+    let ts = |m: &Value| m.get("ts").and_then(Value::as_i64);
+    let Some(first_ms) = finished.iter().find_map(|m| ts(m)) else { return Ok(None) };
+    let last_ms = finished.iter().filter_map(|m| ts(m)).max().unwrap_or(first_ms);
+    let mut events = vec![event(AGENT, task, "session_start", first_ms, "start")];
+    let mut calls = Tools::new(AGENT, task);
+    // Tools shown since the last request: (use id, name shown, input, ts).
+    let mut pending: Vec<(String, String, Value, i64)> = Vec::new();
+    for message in &finished {
+        let Some(at) = ts(message) else { continue };
+        let key = at.to_string();
+        match text(message, "say") {
+            Some("task" | "user_feedback") => events.push(event(AGENT, task, "prompt_submit", at, &key)),
+            Some("api_req_started") => {
+                let info = text(message, "text").and_then(|t| serde_json::from_str::<Value>(t).ok());
+                let request = info.as_ref().and_then(|i| text(i, "request")).unwrap_or("");
+                let (named, status) = tool_result(request);
+                for (use_id, shown, input, started) in pending.drain(..) {
+                    let name = named.unwrap_or(&shown);
+                    let call = Call { use_id: &use_id, name, action: tool_action(name), server: None, input: &input };
+                    calls.start(started, &call);
+                    calls.end(at, &use_id, &json!(request), status);
+                }
+            }
+            _ => {
+                if let Some((name, input)) = shown_tool(message) {
+                    pending.push((format!("ui-{at}"), name, input, at));
+                }
+            }
+        }
+    }
+    for (use_id, name, input, started) in pending {
+        calls.start(
+            started,
+            &Call { use_id: &use_id, name: &name, action: tool_action(&name), server: None, input: &input },
+        );
+    }
+    calls.end_open(last_ms, "denied");
+    events.extend(calls.events);
+    let groups = api_requests(&messages, None);
+    for (group, model, usage) in groups.iter().filter(|g| !g.2.is_zero()) {
+        let at = group.parse::<i64>().unwrap_or(last_ms);
+        events.push(usage_event(AGENT, task, "turn_end", at, group, model.as_deref(), usage)?);
+    }
+    events.push(event(AGENT, task, "session_end", last_ms, "end"));
+    // Hooks key the task's usage ledger by the file's path.
+    let ledger = vec![(source.path.to_string_lossy().into_owned(), groups)];
+    Ok(Some(ImportedSession { events, last_ms, ledger }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::tool_result;
+
+    #[test]
+    fn a_request_names_the_tool_and_its_outcome() {
+        assert_eq!(tool_result("[read_file for 'src/a.ts'] Result:\nfn a()"), (Some("read_file"), "success"));
+        assert_eq!(
+            tool_result("[write_to_file for 'x'] Result:\nThe user denied this operation."),
+            (Some("write_to_file"), "denied")
+        );
+        assert_eq!(
+            tool_result("[execute_command] Result:\nThe tool execution failed with: x"),
+            (Some("execute_command"), "error")
+        );
+        assert_eq!(tool_result("<task>\nFix it\n</task>"), (None, "success"));
+    }
+}
