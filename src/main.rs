@@ -5,6 +5,11 @@
 use clap::Parser;
 
 fn main() {
+    // An agent runs `hook` once per event, within a latency budget: its one argument
+    // shape is read directly instead of building every command's parser first.
+    if let Some(args) = sightline::cli::hook::HookArgs::from_argv(std::env::args_os().skip(1)) {
+        std::process::exit(sightline::cli::hook::hook(&args));
+    }
     let cli = sightline::cli::Cli::parse();
     let code = match sightline::cli::run(cli) {
         Ok(code) => code,

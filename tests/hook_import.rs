@@ -57,6 +57,8 @@ fn past_sessions_import_once_with_the_hooks_token_totals() {
     assert!(run(home, &["import", "--agent", "codex"]).starts_with("1 transcripts: 1 imported"));
     assert!(run(home, &["import", "--agent", "gemini_cli"]).starts_with("1 transcripts: 1 imported"));
     run(home, &["flusher", "--once"]);
+    let wal = std::fs::metadata(home.join("data/sightline/queue.db-wal")).map(|m| m.len());
+    assert_eq!(wal.ok(), Some(0), "a flusher that leaves empties the WAL, so the next hook does not read it");
 
     for (agent, want) in [("claude_code", &claude), ("codex", &codex), ("gemini_cli", &gemini)] {
         let (code, view) = server.agent_session(&server.token, agent, want["session_id"].as_str().unwrap());

@@ -25,6 +25,33 @@ pub struct HookArgs {
     pub agent: String,
 }
 
+impl HookArgs {
+    /// `hook <event> --agent <agent>` (or `--agent=<agent>`, or the flag first), exactly as
+    /// `install` writes it; anything else (help, a typo) returns `None` and goes through
+    /// the full parser, which explains it.
+    pub fn from_argv(argv: impl Iterator<Item = std::ffi::OsString>) -> Option<HookArgs> {
+        let argv: Vec<String> = argv.map(|a| a.into_string().ok()).collect::<Option<_>>()?;
+        let rest = match argv.split_first() {
+            Some((command, rest)) if command == "hook" => rest,
+            _ => return None,
+        };
+        let (mut event, mut agent) = (None, None);
+        let mut words = rest.iter();
+        while let Some(word) = words.next() {
+            if word == "--agent" {
+                agent = Some(words.next()?.clone());
+            } else if let Some(value) = word.strip_prefix("--agent=") {
+                agent = Some(value.to_string());
+            } else if word.starts_with('-') || event.is_some() {
+                return None;
+            } else {
+                event = Some(word.clone());
+            }
+        }
+        Some(HookArgs { event: event?, agent: agent? })
+    }
+}
+
 #[derive(Debug, Args)]
 pub struct FlusherArgs {
     /// Ship what is queued now and exit, instead of waiting for a quiet period.
@@ -212,5 +239,46 @@ fn print_server_view(config: &ClientConfig, current: Option<String>) {
             );
         }
         None => println!("session:     {agent_type} {session}: not on the server yet"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+
+    use super::HookArgs;
+    use crate::cli::{Cli, Command};
+
+    fn fast(argv: &[&str]) -> Option<(String, String)> {
+        HookArgs::from_argv(argv.iter().map(|a| a.into())).map(|a| (a.event, a.agent))
+    }
+
+    fn full(argv: &[&str]) -> Option<(String, String)> {
+        match Cli::try_parse_from(std::iter::once("sightline").chain(argv.iter().copied())).ok()?.command {
+            Command::Hook(a) => Some((a.event, a.agent)),
+            _ => None,
+        }
+    }
+
+    #[test]
+    fn the_fast_path_reads_what_the_full_parser_reads_or_leaves_it_to_it() {
+        for argv in [
+            &["hook", "PostToolUse", "--agent", "claude_code"][..],
+            &["hook", "--agent", "codex", "Stop"],
+            &["hook", "session.created", "--agent=opencode"],
+        ] {
+            assert_eq!(fast(argv), full(argv), "{argv:?}");
+            assert!(fast(argv).is_some(), "{argv:?}");
+        }
+        for argv in [
+            &["hook", "--help"][..],
+            &["hook", "PostToolUse"],
+            &["hook", "A", "B", "--agent", "x"],
+            &["hook", "PostToolUse", "--agent"],
+            &["status"],
+            &[],
+        ] {
+            assert_eq!(fast(argv), None, "{argv:?}");
+        }
     }
 }

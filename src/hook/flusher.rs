@@ -130,6 +130,9 @@ pub fn ship(
     Ok(Shipped::Settled { acknowledged: acknowledged.len(), rejected: rejected_rows.len() })
 }
 
+/// How often a running flusher folds the WAL back when no shipment did.
+const CHECKPOINT_EVERY: Duration = Duration::from_secs(5);
+
 /// Runs until the queue has been quiet for `quiet_exit`. Returns without work when
 /// another flusher holds the lock. With `quiet_exit` zero (one-shot), a failed shipment
 /// is an error instead of a retry, and everything unshipped stays queued.
@@ -142,7 +145,14 @@ pub fn run(config: &FlushConfig) -> anyhow::Result<()> {
     let mut last_shipping = Instant::now() - Duration::from_secs(60);
     let mut backoff = Duration::ZERO;
     let mut quiet_since = Instant::now();
+    let mut last_checkpoint = Instant::now();
     loop {
+        // Hooks never checkpoint; this connection keeps the WAL short even while the
+        // server is away (a hook that opens the queue alone reads the whole WAL).
+        if last_checkpoint.elapsed() >= CHECKPOINT_EVERY {
+            queue.checkpoint()?;
+            last_checkpoint = Instant::now();
+        }
         if !backoff.is_zero() {
             // Full jitter: anywhere up to the current backoff, so many laptops coming
             // back online do not hit the server in step.
@@ -160,6 +170,7 @@ pub fn run(config: &FlushConfig) -> anyhow::Result<()> {
                 last_shipping = Instant::now();
             }
             if quiet_since.elapsed() >= config.quiet_exit {
+                queue.checkpoint_truncate()?;
                 return Ok(());
             }
             std::thread::sleep(Duration::from_millis(200).min(config.interval));
@@ -185,6 +196,7 @@ pub fn run(config: &FlushConfig) -> anyhow::Result<()> {
                 // Hooks never checkpoint or prune; this connection keeps the WAL short and
                 // the usage ledger small.
                 queue.checkpoint()?;
+                last_checkpoint = Instant::now();
                 queue.prune_usage_groups(crate::db::now_ms(), super::usage::GROUP_RETENTION_MS)?;
                 if rejected > 0 {
                     local::log(&format!(

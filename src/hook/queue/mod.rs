@@ -247,6 +247,14 @@ impl Queue {
         Ok(())
     }
 
+    /// Folds the WAL back and empties the file, when the flusher leaves: the next hook
+    /// to open the queue alone rebuilds SQLite's WAL index by reading the whole WAL, so
+    /// an empty one makes that free.
+    pub fn checkpoint_truncate(&self) -> Result<(), DbError> {
+        self.conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))?;
+        Ok(())
+    }
+
     /// Deletes every queued and rejected event and the tool start times (and with
     /// `everything`, the transcript positions too). Returns (queued, rejected) removed.
     pub fn purge(&self, everything: bool) -> Result<(i64, i64), DbError> {
