@@ -19,3 +19,4 @@ pub mod model;
 pub mod pricing;
 pub mod redact;
 pub mod server;
+pub mod transcripts;

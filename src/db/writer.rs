@@ -65,8 +65,13 @@ pub struct WriterConfig {
     pub queue_capacity: usize,
 }
 
+/// A change to `main.db` outside event ingest (a transcript pointer, a deletion), run on
+/// the writer's connection in a transaction of its own.
+pub type MainChange = Box<dyn FnOnce(&rusqlite::Transaction<'_>) -> Result<(), DbError> + Send>;
+
 enum Job {
     Write(WriteRequest, oneshot::Sender<Result<WriteOutcome, WriteError>>),
+    Main(MainChange, oneshot::Sender<Result<(), WriteError>>),
     Shutdown(oneshot::Sender<()>),
 }
 
@@ -116,6 +121,16 @@ impl EventWriter {
         self.queue_depth.fetch_add(1, Ordering::Relaxed);
         if self.sender.send(Job::Write(request, reply)).await.is_err() {
             self.queue_depth.fetch_sub(1, Ordering::Relaxed);
+            return Err(WriteError::ShuttingDown);
+        }
+        answer.await.unwrap_or(Err(WriteError::ShuttingDown))
+    }
+
+    /// Runs `change` in its own `main.db` transaction on the writer thread (the one
+    /// writer of that file) and waits for its commit.
+    pub async fn change_main(&self, change: MainChange) -> Result<(), WriteError> {
+        let (reply, answer) = oneshot::channel();
+        if self.sender.send(Job::Main(change, reply)).await.is_err() {
             return Err(WriteError::ShuttingDown);
         }
         answer.await.unwrap_or(Err(WriteError::ShuttingDown))
@@ -182,6 +197,10 @@ impl WriterState {
                     events += request.events.len();
                     group.push((request, reply));
                 }
+                Job::Main(change, reply) => {
+                    let _ = reply.send(self.change_main(change));
+                    continue;
+                }
                 Job::Shutdown(done) => shutdown = Some(done),
             }
             while shutdown.is_none() && events < self.config.max_group_events {
@@ -189,6 +208,9 @@ impl WriterState {
                     Ok(Job::Write(request, reply)) => {
                         events += request.events.len();
                         group.push((request, reply));
+                    }
+                    Ok(Job::Main(change, reply)) => {
+                        let _ = reply.send(self.change_main(change));
                     }
                     Ok(Job::Shutdown(done)) => shutdown = Some(done),
                     Err(_) => break,
@@ -202,9 +224,15 @@ impl WriterState {
                 // Requests still queued behind the shutdown are committed too.
                 receiver.close();
                 while let Ok(job) = receiver.try_recv() {
-                    if let Job::Write(request, reply) = job {
-                        self.queue_depth.fetch_sub(1, Ordering::Relaxed);
-                        self.commit_group(vec![(request, reply)]);
+                    match job {
+                        Job::Write(request, reply) => {
+                            self.queue_depth.fetch_sub(1, Ordering::Relaxed);
+                            self.commit_group(vec![(request, reply)]);
+                        }
+                        Job::Main(change, reply) => {
+                            let _ = reply.send(self.change_main(change));
+                        }
+                        Job::Shutdown(_) => {}
                     }
                 }
                 self.checkpoint_all();
@@ -214,6 +242,16 @@ impl WriterState {
             self.close_idle_partitions();
         }
         self.checkpoint_all();
+    }
+
+    fn change_main(&mut self, change: MainChange) -> Result<(), WriteError> {
+        let result = (|| {
+            let tx = self.main.transaction_with_behavior(TransactionBehavior::Immediate)?;
+            change(&tx)?;
+            tx.commit()?;
+            Ok::<_, DbError>(())
+        })();
+        result.map_err(|err| WriteError::Unavailable(err.to_string()))
     }
 
     fn commit_group(&mut self, group: Vec<(WriteRequest, oneshot::Sender<Result<WriteOutcome, WriteError>>)>) {

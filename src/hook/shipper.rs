@@ -29,23 +29,6 @@ pub const QUIET_MS: i64 = 30 * 60 * 1000;
 /// Transcripts larger than this are not uploaded (logged instead).
 const MAX_TRANSCRIPT_BYTES: u64 = 256 << 20;
 
-/// The transcript as it leaves the machine: each JSON line redacted structurally (secret
-/// keys such as `apiKey` too), any other line as text.
-pub fn redacted(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for line in text.lines() {
-        match serde_json::from_str::<Value>(line) {
-            Ok(mut value) if value.is_object() || value.is_array() => {
-                redact::redact_json(&mut value);
-                out.push_str(&value.to_string());
-            }
-            _ => out.push_str(&redact::redact_text(line)),
-        }
-        out.push('\n');
-    }
-    out
-}
-
 /// Uploads one transcript, resuming from what the server already holds. Returns the
 /// transcript's size in bytes as shipped.
 pub fn upload(
@@ -59,7 +42,7 @@ pub fn upload(
         return Err(format!("{} is {} bytes, over the {} byte limit", pending.path, meta.len(), MAX_TRANSCRIPT_BYTES));
     }
     let text = std::fs::read(&pending.path).map_err(|e| format!("cannot read {}: {e}", pending.path))?;
-    let compressed = zstd::bulk::compress(redacted(&String::from_utf8_lossy(&text)).as_bytes(), 9)
+    let compressed = zstd::bulk::compress(redact::redact_transcript(&String::from_utf8_lossy(&text)).as_bytes(), 9)
         .map_err(|e| format!("cannot compress: {e}"))?;
     let whole = sha256_hex(&compressed);
     let chunks: Vec<&[u8]> = compressed.chunks(chunk_bytes.max(1)).collect();

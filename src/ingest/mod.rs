@@ -8,6 +8,7 @@
 pub mod batch;
 pub mod me;
 pub mod sessions;
+pub mod transcripts;
 
 use std::sync::Arc;
 
@@ -27,6 +28,7 @@ pub fn router(state: Arc<AppState>) -> Router {
     Router::new()
         .route("/v1/events", post(post_events))
         .route("/v1/price-table", get(price_table))
+        .route("/v1/transcripts/{session_id}", get(transcripts::state_of).post(transcripts::post_chunk))
         .route("/v1/me/sessions/{agent_type}/{session_id}", get(me::session))
         .route("/v1/me/sessions/{agent_type}/{session_id}/events", get(me::session_events))
         .merge(ops_routes(true))

@@ -334,6 +334,23 @@ pub struct GitView {
 
 pub use crate::model::rfc3339_ms;
 
+/// The row id of the caller's own session, or `None` (another person's session is `None`
+/// too, indistinguishable from one that does not exist).
+pub fn own_session_id(
+    conn: &Connection,
+    user_id: &str,
+    agent: AgentType,
+    session_id: &str,
+) -> Result<Option<String>, DbError> {
+    Ok(conn
+        .query_row(
+            "SELECT id FROM sessions WHERE user_id = ?1 AND agent_type = ?2 AND agent_session_id = ?3",
+            params![user_id, agent.as_str(), session_id],
+            |row| row.get(0),
+        )
+        .optional()?)
+}
+
 /// The caller's own session, or `None`. Reads only rows whose owner is `user_id`:
 /// this function is the "own data" path and needs no access proof.
 pub fn own_session(

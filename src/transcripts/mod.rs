@@ -1,0 +1,11 @@
+//! Transcripts on the server: the chunked upload the hook CLI's shipper sends
+//! ([`upload`]), the stored, redacted, zstd-compressed file per session and its row in
+//! `transcript_index` ([`store`]).
+//!
+//! Invariants: a transcript is stored only whole (every chunk present and the whole
+//! digest checked) and only redacted again here with the current rules, whatever the
+//! laptop did; the file is written and renamed into place before the session row points
+//! at it, so a crash leaves either the old transcript or the new one, never half of one.
+
+pub mod store;
+pub mod upload;
