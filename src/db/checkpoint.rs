@@ -5,7 +5,7 @@
 //! readers); a WAL is checkpointed when it passes the soft cap or when the interval
 //! has passed since its last checkpoint. Under constant writes a passive checkpoint
 //! cannot always let the WAL restart from its beginning, so the writer enforces the
-//! hard cap itself (`writer::WriterState::cap_wal`).
+//! hard cap itself (`writer::wal`, `WriterState::cap_wal`).
 
 use std::collections::HashMap;
 use std::path::PathBuf;

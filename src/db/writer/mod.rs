@@ -9,22 +9,27 @@
 //!   sequence, then main.db folds the newly inserted rows into sessions and records
 //!   that sequence in `event_partitions.applied_seq`, in one transaction. SQLite
 //!   commits of two files are not atomic together, so after a crash (or a failed
-//!   main.db commit) [`reconcile`] folds every commit above `applied_seq` before any
+//!   main.db commit) the ledger (`ledger.rs`) folds every commit above `applied_seq` before any
 //!   new write: each stored event is counted exactly once.
 //! - The WAL never checkpoints inside a commit (the background checkpointer does);
 //!   past the hard cap the writer truncates it itself, so it cannot grow unbounded.
 
 use std::collections::{BTreeMap, HashMap};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::time::{Duration, Instant};
 
-use rusqlite::{Connection, TransactionBehavior, params};
+use rusqlite::{Connection, TransactionBehavior};
 use tokio::sync::{mpsc, oneshot};
 
-use super::partitions::{self, Day};
-use super::{Checkpointing, DbError, Durability};
+mod ledger;
+mod wal;
+
+use ledger::record_applied;
+
+use crate::db::partitions::{self, Day};
+use crate::db::{Checkpointing, DbError, Durability};
 use crate::ingest::sessions::{self, Deltas};
 use crate::metrics::Metrics;
 use crate::model::wire::{ClientInfo, Event};
@@ -400,132 +405,9 @@ impl WriterState {
         Ok(())
     }
 
-    /// Folds every partition commit that main.db has not applied yet.
-    fn reconcile_all(&mut self) -> Result<(), DbError> {
-        for day in partitions::list_days(&self.config.data_dir)? {
-            let mut applied = applied_seq(&self.main, day)?;
-            let (stored, last_seq) = {
-                let partition = self.partition(day)?;
-                if partition.last_seq < applied {
-                    // The file was removed and made anew (retention, restore): the
-                    // ledger speaks of rows that are gone, so fold the new file whole.
-                    tracing::warn!(%day, applied, last_seq = partition.last_seq, "partition is newer than its ledger entry");
-                    applied = 0;
-                }
-                if partition.last_seq <= applied {
-                    continue;
-                }
-                (partitions::events_after_seq(&partition.conn, applied)?, partition.last_seq)
-            };
-            let mut deltas = Deltas::default();
-            for row in &stored {
-                let known =
-                    self.prices.price(row.event.agent_type, row.event.model.as_deref(), &row.event.usage).known_model;
-                deltas.add(&row.user_id, &row.event, known, None);
-            }
-            let tx = self.main.transaction_with_behavior(TransactionBehavior::Immediate)?;
-            sessions::apply(&tx, &deltas, super::now_ms())?;
-            tx.execute(
-                "INSERT INTO event_partitions (day, applied_seq) VALUES (?1, ?2)
-                 ON CONFLICT (day) DO UPDATE SET applied_seq = excluded.applied_seq",
-                params![day.to_string(), last_seq],
-            )?;
-            tx.commit()?;
-            tracing::warn!(%day, events = stored.len(), from_seq = applied, to_seq = last_seq, "folded unapplied partition commits into sessions");
-        }
-        self.needs_reconcile = false;
-        Ok(())
-    }
-
-    fn wal_path(&self, day: Option<Day>) -> PathBuf {
-        let db = match day {
-            Some(day) => partitions::partition_path(&self.config.data_dir, day),
-            None => self.config.data_dir.join("main.db"),
-        };
-        wal_path_of(&db)
-    }
-
-    /// Near the hard cap, checkpoint and truncate the WAL from the writer itself: it
-    /// blocks this group's answer, and guarantees the file shrinks. The check runs
-    /// after a commit, so it fires at 7/8 of the cap: the next group (at most
-    /// `max_group_events`, a few MiB of WAL) cannot carry the file past the cap.
-    fn cap_wal(&mut self, day: Option<Day>) {
-        let size = std::fs::metadata(self.wal_path(day)).map(|m| m.len()).unwrap_or(0);
-        if day.is_none() {
-            self.metrics.wal_bytes_main.set(size as i64);
-        } else {
-            self.metrics.wal_bytes_events.set(size as i64);
-        }
-        if size <= self.config.wal_hard_cap_bytes - self.config.wal_hard_cap_bytes / 8 {
-            return;
-        }
-        let conn = match day {
-            None => &self.main,
-            Some(day) => match self.partitions.get(&day) {
-                Some(partition) => &partition.conn,
-                None => return,
-            },
-        };
-        let started = Instant::now();
-        match conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |row| row.get::<_, i64>(0)) {
-            Ok(busy) => {
-                self.metrics.blocking_checkpoints.inc();
-                tracing::info!(
-                    wal_bytes = size,
-                    busy,
-                    took_ms = started.elapsed().as_millis() as u64,
-                    "WAL near its hard cap: truncated"
-                );
-            }
-            Err(err) => tracing::warn!(error = %err, "blocking checkpoint failed"),
-        }
-    }
-
     fn close_idle_partitions(&mut self) {
         self.partitions.retain(|_, partition| partition.last_used.elapsed() < PARTITION_IDLE);
     }
-
-    fn checkpoint_all(&mut self) {
-        let _ = self.main.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()));
-        for partition in self.partitions.values() {
-            let _ = partition.conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()));
-        }
-    }
 }
 
-pub fn wal_path_of(db: &Path) -> PathBuf {
-    let mut name = db.as_os_str().to_owned();
-    name.push("-wal");
-    PathBuf::from(name)
-}
-
-fn applied_seq(main: &Connection, day: Day) -> Result<i64, DbError> {
-    use rusqlite::OptionalExtension;
-    Ok(main
-        .query_row("SELECT applied_seq FROM event_partitions WHERE day = ?1", [day.to_string()], |row| row.get(0))
-        .optional()?
-        .unwrap_or(0))
-}
-
-/// Records that main.db has folded commit `seq` of `day`. The previous commit must
-/// be the one applied before it; anything else means a commit was skipped, and the
-/// transaction fails so [`WriterState::reconcile_all`] can repair it first.
-fn record_applied(tx: &Connection, day: Day, seq: i64) -> Result<(), DbError> {
-    let updated = tx.execute(
-        "UPDATE event_partitions SET applied_seq = ?2 WHERE day = ?1 AND applied_seq = ?2 - 1",
-        params![day.to_string(), seq],
-    )?;
-    let in_step = updated == 1
-        || (seq == 1
-            && tx.execute(
-                "INSERT OR IGNORE INTO event_partitions (day, applied_seq) VALUES (?1, 1)",
-                [day.to_string()],
-            )? == 1);
-    if !in_step {
-        return Err(DbError::Io {
-            context: format!("event partition {day}: commit {seq} does not follow the last applied commit"),
-            source: std::io::Error::other("partition ledger out of step"),
-        });
-    }
-    Ok(())
-}
+pub use wal::wal_path_of;
