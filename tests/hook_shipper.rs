@@ -9,38 +9,15 @@ use common::machine::*;
 use common::transcript_standin::StandIn;
 use common::*;
 
-const PLANTED: [&str; 3] = [
-    "AKIAIOSFODNN7EXAMPLE",
-    "ghp_1234567890abcdefghijklmnopqrstuvwxyzAB",
-    "postgres://admin:hunter2@db.internal:5432/app",
-];
-
 #[test]
 fn a_finished_sessions_transcript_is_redacted_and_uploaded_once_resuming_after_failures() {
     let server = TestServer::spawn();
     let standin = StandIn::start(&server.ingest);
     let home = tempfile::tempdir().unwrap();
     let home = home.path();
-    let login = client(home, &["login", "--server", &standin.url, "--token", &server.token], None);
-    assert!(login.status.success(), "{}", stderr(&login));
-    let repo = home.join("repo");
-    std::fs::create_dir(&repo).unwrap();
-    replay(home, "claude_code", &repo);
     // A secret the person pasted into the conversation, and a pad so the upload spans
     // several chunks.
-    let transcript = home.join("transcripts/transcript.jsonl");
-    let mut text = std::fs::read_to_string(&transcript).unwrap();
-    let pasted = format!("use {} and {} against {}", PLANTED[0], PLANTED[1], PLANTED[2]);
-    text.push_str(&serde_json::json!({"type": "user", "message": {"role": "user", "content": pasted}}).to_string());
-    text.push('\n');
-    for i in 0..400 {
-        text.push_str(
-            &serde_json::json!({"type": "user", "message": {"content": format!("note {i}: {}", fastrand::u64(..))}})
-                .to_string(),
-        );
-        text.push('\n');
-    }
-    std::fs::write(&transcript, &text).unwrap();
+    replay_with_pasted_secrets(home, &standin.url, &server.token, 400, |i| format!("note {i}: {}", fastrand::u64(..)));
 
     standin.uploads.lock().unwrap().refuse_index_once = Some(2);
     let flush = |expect_ok: bool| {

@@ -14,12 +14,6 @@ use common::*;
 use serde_json::Value;
 
 const SESSION: &str = "3f1c2a9e-5b7d-4c1e-9a0f-6d2e8b4c7a11";
-const PLANTED: [&str; 3] = [
-    "AKIAIOSFODNN7EXAMPLE",
-    "ghp_1234567890abcdefghijklmnopqrstuvwxyzAB",
-    "postgres://admin:hunter2@db.internal:5432/app",
-];
-
 /// The stored transcript's path, rules version and text, read as an operator would.
 fn stored(data_dir: &Path, session: &str) -> Option<(String, i64, String)> {
     let conn = rusqlite::Connection::open(data_dir.join("main.db")).unwrap();
@@ -44,22 +38,9 @@ fn the_shipper_uploads_through_dropped_connections_and_the_server_stores_it_once
     let proxy = Proxy::start(server.ingest.trim_start_matches("http://"), 0);
     let home = tempfile::tempdir().unwrap();
     let home = home.path();
-    let login = client(home, &["login", "--server", &proxy.url, "--token", &server.token], None);
-    assert!(login.status.success(), "{}", stderr(&login));
-    let repo = home.join("repo");
-    std::fs::create_dir(&repo).unwrap();
-    replay(home, "claude_code", &repo);
-    let transcript = home.join("transcripts/transcript.jsonl");
-    let mut text = std::fs::read_to_string(&transcript).unwrap();
-    let pasted = format!("deploy with {} and {} against {}", PLANTED[0], PLANTED[1], PLANTED[2]);
-    text.push_str(&serde_json::json!({"type": "user", "message": {"role": "user", "content": pasted}}).to_string());
-    text.push('\n');
-    for i in 0..300 {
-        let note = format!("note {i}: the flamingo migration step {}", fastrand::u64(..));
-        text.push_str(&serde_json::json!({"type": "user", "message": {"content": note}}).to_string());
-        text.push('\n');
-    }
-    std::fs::write(&transcript, &text).unwrap();
+    replay_with_pasted_secrets(home, &proxy.url, &server.token, 300, |i| {
+        format!("note {i}: the flamingo migration step {}", fastrand::u64(..))
+    });
 
     // Every third response through the proxy is lost after the server did the work.
     // Completion is watched on the server (a `status` through the proxy would shift

@@ -218,6 +218,12 @@ pub const NUSD_PER_USD: i64 = 1_000_000_000;
 /// Renders nano-dollars as a dollar amount for JSON (`f64` is exact enough for display
 /// at this scale, and is what JSON consumers expect).
 /// Formats integer milliseconds as RFC 3339 UTC with milliseconds.
+/// Lowercase hex SHA-256: content digests on events and the transcript upload's chunk
+/// and whole digests, on both sides of the wire.
+pub fn sha256_hex(bytes: &[u8]) -> String {
+    hex::encode(ring::digest::digest(&ring::digest::SHA256, bytes))
+}
+
 pub fn rfc3339_ms(ms: i64) -> String {
     let nanos = i128::from(ms) * 1_000_000;
     let format =

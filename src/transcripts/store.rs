@@ -22,7 +22,8 @@ pub fn relative_path(session_id: &str) -> String {
     format!("transcripts/{session_id}.jsonl.zst")
 }
 
-fn io_error(context: String) -> impl FnOnce(std::io::Error) -> DbError {
+/// Maps an I/O failure to a storage error that says what was being done.
+pub fn io_error(context: String) -> impl FnOnce(std::io::Error) -> DbError {
     move |source| DbError::Io { context, source }
 }
 

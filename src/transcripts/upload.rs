@@ -12,8 +12,9 @@
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
-use super::store;
+use super::store::{self, io_error};
 use crate::db::DbError;
+use crate::model::sha256_hex;
 
 /// Largest chunk accepted (the shipper sends 1 MiB).
 pub const MAX_CHUNK_BYTES: usize = 8 << 20;
@@ -58,16 +59,8 @@ fn is_sha256(text: &str) -> bool {
     text.len() == 64 && text.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
 }
 
-fn sha256_hex(bytes: &[u8]) -> String {
-    hex::encode(ring::digest::digest(&ring::digest::SHA256, bytes))
-}
-
 fn staging(data_dir: &Path, session_id: &str, whole_sha256: &str) -> PathBuf {
     store::dir(data_dir).join("incoming").join(format!("{session_id}-{whole_sha256}"))
-}
-
-fn io(context: String) -> impl FnOnce(std::io::Error) -> UploadError {
-    move |source| UploadError::Storage(DbError::Io { context, source })
 }
 
 /// Checks a chunk's headers against the limits and its bytes against its digest.
@@ -109,7 +102,7 @@ pub fn received(data_dir: &Path, session_id: &str, whole_sha256: &str) -> Vec<u3
 pub fn receive(data_dir: &Path, session_id: &str, chunk: &Chunk, bytes: &[u8]) -> Result<Option<Stored>, UploadError> {
     check(chunk, bytes)?;
     let folder = staging(data_dir, session_id, &chunk.whole_sha256);
-    std::fs::create_dir_all(&folder).map_err(io(format!("cannot create {}", folder.display())))?;
+    std::fs::create_dir_all(&folder).map_err(io_error(format!("cannot create {}", folder.display())))?;
     let total_file = folder.join("total");
     match std::fs::read_to_string(&total_file) {
         Ok(total) if total.trim() != chunk.total.to_string() => {
@@ -135,14 +128,15 @@ fn write_whole(folder: &Path, name: &str, bytes: &[u8]) -> Result<(), UploadErro
     let temporary = folder.join(format!(".{name}.{}.tmp", uuid::Uuid::new_v4().simple()));
     std::fs::write(&temporary, bytes)
         .and_then(|()| std::fs::rename(&temporary, folder.join(name)))
-        .map_err(io(format!("cannot keep chunk {name} in {}", folder.display())))
+        .map_err(io_error(format!("cannot keep chunk {name} in {}", folder.display())))?;
+    Ok(())
 }
 
 fn assemble(data_dir: &Path, session_id: &str, chunk: &Chunk, folder: &Path) -> Result<Stored, UploadError> {
     let mut whole = Vec::new();
     for index in 0..chunk.total {
         let path = folder.join(index.to_string());
-        whole.extend(std::fs::read(&path).map_err(io(format!("cannot read {}", path.display())))?);
+        whole.extend(std::fs::read(&path).map_err(io_error(format!("cannot read {}", path.display())))?);
     }
     if sha256_hex(&whole) != chunk.whole_sha256 {
         return Err(invalid("X-Transcript-Sha256", "the chunks put together do not match it; upload again"));

@@ -99,3 +99,31 @@ pub fn replay(home: &Path, agent: &str, cwd: &Path) {
         assert_eq!(out.status.code(), Some(0), "hook {event}: {}", stderr(&out));
     }
 }
+
+/// Secrets a person might paste into a conversation: an AWS key, a GitHub token and a
+/// database URL with a password.
+pub const PLANTED: [&str; 3] = [
+    "AKIAIOSFODNN7EXAMPLE",
+    "ghp_1234567890abcdefghijklmnopqrstuvwxyzAB",
+    "postgres://admin:hunter2@db.internal:5432/app",
+];
+
+/// Logs in at `server` and replays the Claude Code fixture session, then appends to its
+/// transcript a prompt pasting [`PLANTED`] and `notes` padding lines (`note(i)`), so the
+/// upload spans several chunks.
+pub fn replay_with_pasted_secrets(home: &Path, server: &str, token: &str, notes: usize, note: fn(usize) -> String) {
+    let login = client(home, &["login", "--server", server, "--token", token], None);
+    assert!(login.status.success(), "{}", stderr(&login));
+    let repo = home.join("repo");
+    std::fs::create_dir(&repo).unwrap();
+    replay(home, "claude_code", &repo);
+    let transcript = home.join("transcripts/transcript.jsonl");
+    let mut text = std::fs::read_to_string(&transcript).unwrap();
+    let pasted = format!("use {} and {} against {}", PLANTED[0], PLANTED[1], PLANTED[2]);
+    let user = |content: String| serde_json::json!({"type": "user", "message": {"role": "user", "content": content}});
+    for line in std::iter::once(user(pasted)).chain((0..notes).map(|i| user(note(i)))) {
+        text.push_str(&line.to_string());
+        text.push('\n');
+    }
+    std::fs::write(&transcript, &text).unwrap();
+}

@@ -9,9 +9,7 @@ use serde_json::{Value, json};
 use crate::hook::usage::Request;
 use crate::model::NotificationKind;
 
-pub fn sha256_hex(bytes: &[u8]) -> String {
-    hex::encode(ring::digest::digest(&ring::digest::SHA256, bytes))
-}
+pub use crate::model::sha256_hex;
 
 /// Digest and size of a JSON value as compact JSON with its object keys sorted, so the
 /// same input always hashes the same whatever order the agent wrote its keys in.

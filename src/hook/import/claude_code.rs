@@ -5,14 +5,13 @@
 //! person refused it), one turn_end per model request (subagent_end in a subagent's
 //! file) with its usage counted as the hook counts it, and session_end (last line).
 
-use std::collections::HashMap;
 use std::path::Path;
 
 use serde_json::{Value, json};
 
-use super::{ImportedSession, Importer, Store, by_path, event, parse_ms};
+use super::tools::{Call, Tools};
+use super::{ImportedSession, Importer, Store, by_path, event, parse_ms, usage_event};
 use crate::hook::adapters::claude_code::{record_usage, tool_action, transcript_line};
-use crate::hook::adapters::common::{digest_of, target_hash};
 use crate::hook::local::dir_from_env;
 use crate::hook::usage::Line;
 use crate::model::{AgentType, Usage};
@@ -45,8 +44,8 @@ fn parse_file(path: &Path) -> anyhow::Result<Option<ImportedSession>> {
     let subagent = path.components().any(|c| c.as_os_str() == "subagents");
     let mut session: Option<String> = None;
     let (mut first_ms, mut last_ms) = (None::<i64>, 0i64);
-    let mut events = Vec::new();
-    let mut started: HashMap<String, (i64, Value)> = HashMap::new();
+    // The session's events in transcript order, tool calls paired as they end.
+    let mut recorded: Option<Tools> = None;
     // Usage groups in order, with their largest counts and the time of their last line.
     let mut groups: Vec<(String, Option<String>, Usage, i64)> = Vec::new();
     for (number, raw) in text.lines().enumerate() {
@@ -56,19 +55,19 @@ fn parse_file(path: &Path) -> anyhow::Result<Option<ImportedSession>> {
             session = line.get("sessionId").and_then(Value::as_str).map(str::to_string);
         }
         let Some(id) = session.clone() else { continue };
+        let calls = recorded.get_or_insert_with(|| Tools::new(AGENT, &id));
         first_ms.get_or_insert(ts);
         last_ms = last_ms.max(ts);
         let key = line.get("uuid").and_then(Value::as_str).map(str::to_string).unwrap_or_else(|| number.to_string());
         let blocks = line.get("message").and_then(|m| m.get("content")).and_then(Value::as_array);
         match line.get("type").and_then(Value::as_str) {
             Some("user") if !subagent && is_person_prompt(&line) => {
-                events.push(event(AGENT, &id, "prompt_submit", ts, &key));
+                calls.events.push(event(AGENT, &id, "prompt_submit", ts, &key));
             }
             Some("user") => {
                 for block in blocks.into_iter().flatten().filter(|b| b.get("type") == Some(&json!("tool_result"))) {
                     let Some(use_id) = block.get("tool_use_id").and_then(Value::as_str) else { continue };
-                    let Some((start_ms, mut tool)) = started.remove(use_id) else { continue };
-                    let output = block.get("content").cloned().unwrap_or(Value::Null);
+                    let output = block.get("content").unwrap_or(&Value::Null);
                     let said = output.as_str().unwrap_or("");
                     let status = if block.get("is_error") == Some(&json!(true)) {
                         if said.contains("doesn't want to proceed") || said.contains("rejected") {
@@ -79,31 +78,15 @@ fn parse_file(path: &Path) -> anyhow::Result<Option<ImportedSession>> {
                     } else {
                         "success"
                     };
-                    let (digest, bytes) = digest_of(&output);
-                    tool["output_sha256"] = json!(digest);
-                    tool["output_bytes"] = json!(bytes);
-                    tool["status"] = json!(status);
-                    tool["duration_ms"] = json!((ts - start_ms).max(0));
-                    let mut end = event(AGENT, &id, "tool_end", ts, use_id);
-                    end["tool"] = tool;
-                    events.push(end);
+                    calls.end(ts, use_id, output, status);
                 }
             }
             Some("assistant") => {
                 for block in blocks.into_iter().flatten().filter(|b| b.get("type") == Some(&json!("tool_use"))) {
                     let Some(use_id) = block.get("id").and_then(Value::as_str) else { continue };
                     let name = block.get("name").and_then(Value::as_str).unwrap_or("unknown");
-                    let input = block.get("input").cloned().unwrap_or(Value::Null);
-                    let (digest, bytes) = digest_of(&input);
-                    let mut tool = json!({"name": format!("claude_code:{name}"), "action": tool_action(name),
-                        "use_id": use_id, "input_sha256": digest, "input_bytes": bytes});
-                    if let Some(target) = target_hash(&input) {
-                        tool["target_hash"] = json!(target);
-                    }
-                    let mut start = event(AGENT, &id, "tool_start", ts, use_id);
-                    start["tool"] = tool.clone();
-                    events.push(start);
-                    started.insert(use_id.to_string(), (ts, tool));
+                    let input = block.get("input").unwrap_or(&Value::Null);
+                    calls.start(ts, &Call { use_id, name, action: tool_action(name), server: None, input });
                 }
                 if let Some(Line::Counts { group, model, usage }) = record_usage(&line) {
                     match groups.iter_mut().find(|g| g.0 == group) {
@@ -120,13 +103,9 @@ fn parse_file(path: &Path) -> anyhow::Result<Option<ImportedSession>> {
     }
     let (Some(id), Some(first_ms)) = (session, first_ms) else { return Ok(None) };
     let kind = if subagent { "subagent_end" } else { "turn_end" };
+    let mut events = recorded.map(|calls| calls.events).unwrap_or_default();
     for (group, model, usage, ts) in groups.into_iter().filter(|g| !g.2.is_zero()) {
-        let mut turn = event(AGENT, &id, kind, ts, &group);
-        if let Some(model) = model {
-            turn["model"] = json!(model);
-        }
-        turn["usage"] = serde_json::to_value(usage)?;
-        events.push(turn);
+        events.push(usage_event(AGENT, &id, kind, ts, &group, model.as_deref(), &usage)?);
     }
     if !subagent {
         events.insert(0, event(AGENT, &id, "session_start", first_ms, "start"));

@@ -16,6 +16,7 @@ use serde_json::{Value, json};
 
 use super::tools::{Call, Tools};
 use super::{ImportedSession, Importer, Source, Store, event, transcripts, usage_event};
+use crate::hook::adapters::build::text;
 use crate::hook::adapters::cline::{api_requests, task_roots, tool_action};
 use crate::hook::usage::session_key;
 use crate::model::AgentType;
@@ -42,10 +43,6 @@ fn tasks(root: &Path) -> anyhow::Result<Vec<Source>> {
         source.id = task;
     }
     Ok(files)
-}
-
-fn text<'v>(value: &'v Value, key: &str) -> Option<&'v str> {
-    value.get(key).and_then(Value::as_str)
 }
 
 /// The tool a UI message shows, as (Cline's tool name from the panel, input).

@@ -13,6 +13,7 @@ use serde_json::Value;
 
 use super::tools::{Call, Tools};
 use super::{ImportedSession, Importer, Store, by_path, event, parse_ms, usage_event};
+use crate::hook::adapters::build::text;
 use crate::hook::adapters::copilot_cli::{reads_as_refusal, tool_action, transcript_line};
 use crate::hook::local::dir_from_env;
 use crate::hook::usage::Line;
@@ -26,10 +27,6 @@ pub const IMPORTER: Importer = Importer {
 };
 
 const AGENT: AgentType = AgentType::CopilotCli;
-
-fn text<'v>(value: &'v Value, key: &str) -> Option<&'v str> {
-    value.get(key).and_then(Value::as_str)
-}
 
 fn parse_file(path: &Path) -> anyhow::Result<Option<ImportedSession>> {
     let text_all = std::fs::read_to_string(path)?;

@@ -15,6 +15,7 @@ use serde_json::{Value, json};
 
 use super::tools::{Call, Tools};
 use super::{ImportedSession, Importer, Source, Store, by_path, event, parse_ms, transcripts, usage_event};
+use crate::hook::adapters::build::text;
 use crate::hook::adapters::droid::{sidecar_of, sidecar_total, tool_action};
 use crate::hook::local::home;
 use crate::hook::usage::{CUMULATIVE_GROUP, session_key};
@@ -29,10 +30,6 @@ pub const IMPORTER: Importer = Importer {
 
 const AGENT: AgentType = AgentType::Droid;
 
-fn text<'v>(value: &'v Value, key: &str) -> Option<&'v str> {
-    value.get(key).and_then(Value::as_str)
-}
-
 /// Every transcript under `root`, keyed as hooks record the session they saw (the
 /// transcript's stem is the session id); a sub-droid's also names its caller.
 fn sessions(root: &Path) -> anyhow::Result<Vec<Source>> {
@@ -41,9 +38,10 @@ fn sessions(root: &Path) -> anyhow::Result<Vec<Source>> {
     for source in &mut files {
         let Some(stem) = source.path.file_stem().map(|s| s.to_string_lossy().into_owned()) else { continue };
         source.key = session_key(AGENT, &stem);
-        let first = std::fs::read_to_string(&source.path).ok().and_then(|all| {
-            all.lines().find_map(|l| {
-                serde_json::from_str::<Value>(l).ok().filter(|v| text(v, "type") == Some("session_start"))
+        // Only up to the `session_start` line (the first one in Droid's files) is read.
+        let first = std::fs::File::open(&source.path).ok().and_then(|file| {
+            std::io::BufRead::lines(std::io::BufReader::new(file)).map_while(Result::ok).find_map(|line| {
+                serde_json::from_str::<Value>(&line).ok().filter(|v| text(v, "type") == Some("session_start"))
             })
         });
         source.parent_key = first.as_ref().and_then(|f| text(f, "callingSessionId")).map(|p| session_key(AGENT, p));

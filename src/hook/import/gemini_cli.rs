@@ -10,7 +10,7 @@ use std::path::Path;
 
 use serde_json::{Value, json};
 
-use super::{ImportedSession, Importer, Store, by_path, event, parse_ms};
+use super::{ImportedSession, Importer, Store, by_path, event, parse_ms, usage_event};
 use crate::hook::adapters::common::{digest_of, target_hash};
 use crate::hook::adapters::gemini_cli::{record_usage, tool_action, transcript_line};
 use crate::hook::usage::Line;
@@ -62,12 +62,7 @@ fn parse_file(path: &Path) -> anyhow::Result<Option<ImportedSession>> {
                 if let Some(Line::Counts { model, usage, .. }) = record_usage(message)
                     && !usage.is_zero()
                 {
-                    let mut turn = event(AGENT, &session, "turn_end", ts, id);
-                    if let Some(model) = model {
-                        turn["model"] = json!(model);
-                    }
-                    turn["usage"] = serde_json::to_value(usage)?;
-                    events.push(turn);
+                    events.push(usage_event(AGENT, &session, "turn_end", ts, id, model.as_deref(), &usage)?);
                 }
             }
             _ => {}

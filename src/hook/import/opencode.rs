@@ -21,6 +21,7 @@ use serde_json::{Value, json};
 
 use super::tools::{Call, Tools};
 use super::{Group, ImportedSession, Importer, Source, Store, event, usage_event};
+use crate::hook::adapters::build::text;
 use crate::hook::adapters::opencode::{message_usage, reads_as_refusal, tool_action};
 use crate::hook::local::xdg_data_home;
 use crate::hook::usage::session_key;
@@ -62,10 +63,6 @@ fn sessions(root: &Path) -> anyhow::Result<Vec<Source>> {
         .into_iter()
         .map(|id| Source { key: session_key(AGENT, &id), path: path.clone(), id: Some(id), parent_key: None })
         .collect())
-}
-
-fn text<'v>(value: &'v Value, key: &str) -> Option<&'v str> {
-    value.get(key).and_then(Value::as_str)
 }
 
 fn time(value: &Value, key: &str) -> Option<i64> {
