@@ -7,5 +7,6 @@
 //! laptop did; the file is written and renamed into place before the session row points
 //! at it, so a crash leaves either the old transcript or the new one, never half of one.
 
+pub mod model;
 pub mod store;
 pub mod upload;
