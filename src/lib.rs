@@ -20,3 +20,4 @@ pub mod pricing;
 pub mod redact;
 pub mod server;
 pub mod transcripts;
+pub mod web;

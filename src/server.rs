@@ -29,6 +29,8 @@ use crate::db::{self, Checkpointing, Durability, MainPool};
 use crate::metrics::Metrics;
 use crate::model::wire::EventLimits;
 use crate::pricing::PriceBook;
+use crate::transcripts::index::TranscriptIndex;
+use crate::transcripts::index::worker::Indexer;
 
 /// Everything a request handler may use. Shared by the three listeners.
 pub struct AppState {
@@ -38,6 +40,10 @@ pub struct AppState {
     pub prices: Arc<PriceBook>,
     pub metrics: Arc<Metrics>,
     pub event_limits: EventLimits,
+    /// The transcript index, for searches.
+    pub transcripts: Arc<TranscriptIndex>,
+    /// The transcript indexer task (the index's one writer).
+    pub indexer: Indexer,
 }
 
 /// The addresses the listeners are bound to, as written to `run/addresses.json`.
@@ -101,7 +107,20 @@ pub async fn serve(config: Config, shutdown: impl Future<Output = ()> + Send + '
         max_future_skew_ms: config.ingest.max_future_skew_secs * 1000,
         max_age_ms: config.ingest.max_event_age_days * 86_400_000,
     };
-    let state = Arc::new(AppState { config: config.clone(), readers, writer, prices, metrics, event_limits });
+    let opened = TranscriptIndex::open(&config.data_dir).context("cannot open the transcript index")?;
+    let transcripts = Arc::new(opened.index);
+    let (indexer, indexer_thread) =
+        Indexer::start(transcripts.clone(), config.data_dir.clone(), readers.clone(), writer.clone(), opened.fresh)?;
+    let state = Arc::new(AppState {
+        config: config.clone(),
+        readers,
+        writer,
+        prices,
+        metrics,
+        event_limits,
+        transcripts,
+        indexer,
+    });
 
     let bind = |name: &'static str, addr: SocketAddr| async move {
         TcpListener::bind(addr).await.with_context(|| format!("cannot listen on {addr} for {name}"))
@@ -126,7 +145,7 @@ pub async fn serve(config: Config, shutdown: impl Future<Output = ()> + Send + '
     });
     let routers = [
         (ingest, crate::ingest::router(state.clone())),
-        (web, health_only_router(state.clone(), "web")),
+        (web, crate::web::router(state.clone())),
         (github, health_only_router(state.clone(), "github")),
     ];
     let mut servers = Vec::new();
@@ -154,6 +173,9 @@ pub async fn serve(config: Config, shutdown: impl Future<Output = ()> + Send + '
         tracing::warn!(grace_secs = grace.as_secs(), "requests still running after the grace period; stopping anyway");
     }
     compaction.abort();
+    // The indexer records what it indexed through the writer, so it stops first.
+    state.indexer.stop();
+    let _ = tokio::task::spawn_blocking(move || indexer_thread.join()).await;
     state.writer.shutdown().await;
     let _ = stop_checkpointer.send(());
     let _ = checkpointer.join();

@@ -10,6 +10,7 @@ pub mod evals;
 pub mod hook;
 pub mod machine;
 pub mod operator;
+pub mod transcripts;
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -55,6 +56,10 @@ pub enum Command {
     Migrate(ConfigArgs),
     /// Compact event partitions older than the configured age (zstd + VACUUM).
     Compact(operator::CompactArgs),
+    /// Index stored transcripts that are not yet searchable (--rebuild: all of them).
+    IndexTranscripts(transcripts::IndexArgs),
+    /// Re-redact transcripts stored under older redaction rules, then re-index them.
+    BackfillRedaction(ConfigArgs),
     /// Load generators and measurements.
     #[command(subcommand)]
     Bench(bench::BenchCommand),
@@ -163,6 +168,8 @@ pub fn run(cli: Cli) -> anyhow::Result<i32> {
             Ok(0)
         }
         Command::Compact(args) => operator::compact(&args),
+        Command::IndexTranscripts(args) => transcripts::index_transcripts(&args),
+        Command::BackfillRedaction(args) => transcripts::backfill_redaction(&args),
         Command::Bench(command) => bench::run(command),
         Command::Results(args) => evals::results(&args),
         Command::Report(args) => evals::report(&args),

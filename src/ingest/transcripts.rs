@@ -141,6 +141,7 @@ pub async fn post_chunk(
                 }))
                 .await
                 .map_err(|err| AppError::Unavailable(err.to_string()))?;
+            state.indexer.notify();
             Ok(Json(json!({"complete": true})))
         }
     }

@@ -98,3 +98,111 @@ pub fn stored_upload(conn: &Connection, session_id: &str) -> Result<Option<Strin
         .query_row("SELECT upload_sha256 FROM transcript_index WHERE session_id = ?1", [session_id], |r| r.get(0))
         .optional()?)
 }
+
+/// A stored transcript and what the index records about its session.
+#[derive(Debug, Clone)]
+pub struct StoredTranscript {
+    pub session_id: String,
+    pub upload_sha256: String,
+    pub relative_path: String,
+    pub owner_id: String,
+    pub agent_type: String,
+    pub started_ms: i64,
+    /// The model that priced most of the session's events, for messages naming none.
+    pub model: Option<String>,
+}
+
+const STORED_COLUMNS: &str = "t.session_id, t.upload_sha256, s.transcript_path, s.user_id, s.agent_type,
+    COALESCE(s.started_at_ms, s.first_event_ms),
+    (SELECT model FROM session_models m WHERE m.session_id = s.id ORDER BY event_count DESC, model LIMIT 1)";
+
+fn stored_from_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<StoredTranscript> {
+    Ok(StoredTranscript {
+        session_id: row.get(0)?,
+        upload_sha256: row.get(1)?,
+        relative_path: row.get(2)?,
+        owner_id: row.get(3)?,
+        agent_type: row.get(4)?,
+        started_ms: row.get(5)?,
+        model: row.get(6)?,
+    })
+}
+
+/// Up to `limit` stored transcripts waiting for the index, oldest upload first.
+pub fn unindexed(conn: &Connection, limit: usize) -> Result<Vec<StoredTranscript>, DbError> {
+    let sql = format!(
+        "SELECT {STORED_COLUMNS} FROM transcript_index t JOIN sessions s ON s.id = t.session_id
+         WHERE t.indexed_ms IS NULL AND s.transcript_path IS NOT NULL ORDER BY t.stored_ms, t.session_id LIMIT ?1"
+    );
+    let mut statement = conn.prepare_cached(&sql)?;
+    let rows = statement.query_map([limit as i64], stored_from_row)?;
+    Ok(rows.collect::<Result<_, _>>()?)
+}
+
+/// How many stored transcripts wait for the index.
+pub fn unindexed_count(conn: &Connection) -> Result<i64, DbError> {
+    Ok(conn.query_row("SELECT count(*) FROM transcript_index WHERE indexed_ms IS NULL", [], |r| r.get(0))?)
+}
+
+/// Records that the index holds this upload of the session. A row whose upload changed
+/// meanwhile (a newer transcript arrived while this one was indexed) stays waiting.
+pub fn mark_indexed(
+    conn: &Connection,
+    session_id: &str,
+    upload_sha256: &str,
+    message_count: usize,
+    now_ms: i64,
+) -> Result<(), DbError> {
+    conn.execute(
+        "UPDATE transcript_index SET indexed_ms = ?3, message_count = ?4 WHERE session_id = ?1 AND upload_sha256 = ?2",
+        params![session_id, upload_sha256, now_ms, message_count as i64],
+    )?;
+    Ok(())
+}
+
+/// Queues every stored transcript for indexing again (the index was rebuilt or lost).
+pub fn mark_all_unindexed(conn: &Connection) -> Result<usize, DbError> {
+    Ok(conn.execute("UPDATE transcript_index SET indexed_ms = NULL WHERE indexed_ms IS NOT NULL", [])?)
+}
+
+/// A stored transcript written under older redaction rules than this binary's.
+#[derive(Debug, Clone)]
+pub struct OutdatedTranscript {
+    pub session_id: String,
+    pub relative_path: String,
+}
+
+/// Up to `limit` stored transcripts redacted under rules older than `rules_version`.
+pub fn redacted_before(
+    conn: &Connection,
+    rules_version: u32,
+    limit: usize,
+) -> Result<Vec<OutdatedTranscript>, DbError> {
+    let mut statement = conn.prepare_cached(
+        "SELECT id, transcript_path FROM sessions
+         WHERE transcript_path IS NOT NULL AND COALESCE(transcript_rules_version, 0) < ?1 ORDER BY id LIMIT ?2",
+    )?;
+    let rows = statement.query_map(params![rules_version, limit as i64], |row| {
+        Ok(OutdatedTranscript { session_id: row.get(0)?, relative_path: row.get(1)? })
+    })?;
+    Ok(rows.collect::<Result<_, _>>()?)
+}
+
+/// Records a transcript re-redacted under `rules_version` and queues it for indexing.
+pub fn record_reredacted(conn: &Connection, session_id: &str, bytes: i64, rules_version: u32) -> Result<(), DbError> {
+    conn.execute(
+        "UPDATE sessions SET transcript_bytes = ?2, transcript_rules_version = ?3 WHERE id = ?1",
+        params![session_id, bytes, rules_version],
+    )?;
+    conn.execute("UPDATE transcript_index SET indexed_ms = NULL WHERE session_id = ?1", [session_id])?;
+    Ok(())
+}
+
+/// How many stored transcripts are redacted under rules older than `rules_version`.
+pub fn redacted_before_count(conn: &Connection, rules_version: u32) -> Result<i64, DbError> {
+    Ok(conn.query_row(
+        "SELECT count(*) FROM sessions WHERE transcript_path IS NOT NULL AND COALESCE(transcript_rules_version, 0) < ?1",
+        [rules_version],
+        |r| r.get(0),
+    )?)
+}

@@ -80,7 +80,9 @@ enum Job {
     Shutdown(oneshot::Sender<()>),
 }
 
-/// Handle to the writer thread. Cheap to share behind an `Arc`.
+/// Handle to the writer thread. Clones share the one thread (the transcript indexer
+/// keeps one to record what it indexed).
+#[derive(Clone)]
 pub struct EventWriter {
     sender: mpsc::Sender<Job>,
     queue_depth: Arc<AtomicI64>,
@@ -139,6 +141,16 @@ impl EventWriter {
             return Err(WriteError::ShuttingDown);
         }
         answer.await.unwrap_or(Err(WriteError::ShuttingDown))
+    }
+
+    /// [`EventWriter::change_main`] for a plain thread (the transcript indexer) that has
+    /// no runtime to await on. Must not be called from inside the async runtime.
+    pub fn change_main_blocking(&self, change: MainChange) -> Result<(), WriteError> {
+        let (reply, answer) = oneshot::channel();
+        if self.sender.blocking_send(Job::Main(change, reply)).is_err() {
+            return Err(WriteError::ShuttingDown);
+        }
+        answer.blocking_recv().unwrap_or(Err(WriteError::ShuttingDown))
     }
 
     /// Commits everything queued, checkpoints, and stops the thread.

@@ -46,7 +46,7 @@ fn tasks(root: &Path) -> anyhow::Result<Vec<Source>> {
 }
 
 /// The tool a UI message shows, as (Cline's tool name from the panel, input).
-fn shown_tool(message: &Value) -> Option<(String, Value)> {
+pub(crate) fn shown_tool(message: &Value) -> Option<(String, Value)> {
     let kind = text(message, "say").or_else(|| text(message, "ask"))?;
     let body = text(message, "text").unwrap_or("");
     match kind {
@@ -77,7 +77,7 @@ fn shown_tool(message: &Value) -> Option<(String, Value)> {
 }
 
 /// What the request after a tool says of it: the tool's own name and its outcome.
-fn tool_result(request: &str) -> (Option<&str>, &'static str) {
+pub(crate) fn tool_result(request: &str) -> (Option<&str>, &'static str) {
     let name = request
         .strip_prefix('[')
         .and_then(|rest| rest.split([' ', ']']).next())

@@ -11,7 +11,7 @@
 //! never leaves the machine: events carry digests and sizes like hook events.
 
 mod claude_code;
-mod cline;
+pub(crate) mod cline;
 mod codex;
 mod copilot_cli;
 mod droid;

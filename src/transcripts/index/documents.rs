@@ -1,0 +1,107 @@
+//! From a session's normalised messages to index documents, and back out again.
+//!
+//! Invariants: a session's documents are always replaced whole: [`replace_session`]
+//! deletes by session before adding, in the same (uncommitted) writer batch, so a commit
+//! shows the old set or the new set. Keyword fields (agent, model, role, tool) are
+//! lower-cased here and in queries, so `tool:Bash` and `tool:bash` are the same filter.
+//! A message's indexed text is capped at [`MAX_INDEXED_TEXT_BYTES`]: the viewer reads
+//! the whole transcript from its file; the index only has to find it.
+
+use tantivy::schema::Term;
+use tantivy::{IndexWriter, TantivyDocument};
+
+use super::Fields;
+use crate::transcripts::model::Message;
+
+/// The most text of one message that is indexed and kept for snippets.
+pub const MAX_INDEXED_TEXT_BYTES: usize = 32 * 1024;
+
+/// What the index records about the session a message belongs to.
+#[derive(Debug, Clone)]
+pub struct SessionFacts {
+    pub session_id: String,
+    pub owner_id: String,
+    /// Empty until teams exist (identity issue); the field is in the schema already.
+    pub team_id: String,
+    pub agent_type: String,
+    /// Used for messages that do not name their model.
+    pub model: Option<String>,
+    /// Used for messages without a time of their own (and before the first that has one).
+    pub started_ms: i64,
+}
+
+/// The text of a message as indexed: its text, then each tool call's name and input.
+pub fn indexed_text(message: &Message) -> String {
+    let mut text = message.text.clone();
+    for call in &message.tool_calls {
+        if !text.is_empty() {
+            text.push('\n');
+        }
+        text.push_str(&call.name);
+        text.push(' ');
+        text.push_str(&call.input);
+    }
+    if text.len() > MAX_INDEXED_TEXT_BYTES {
+        let mut cut = MAX_INDEXED_TEXT_BYTES;
+        while !text.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        text.truncate(cut);
+    }
+    text
+}
+
+/// The documents of a session's messages. A message without a time takes the time of
+/// the message before it (or the session's start).
+pub fn documents(fields: &Fields, facts: &SessionFacts, messages: &[Message]) -> Vec<TantivyDocument> {
+    let mut last_ms = facts.started_ms;
+    let mut out = Vec::with_capacity(messages.len());
+    for (position, message) in messages.iter().enumerate() {
+        let text = indexed_text(message);
+        if text.trim().is_empty() {
+            continue;
+        }
+        last_ms = message.ts_ms.unwrap_or(last_ms);
+        let mut doc = TantivyDocument::new();
+        doc.add_text(fields.session, &facts.session_id);
+        doc.add_text(fields.owner, &facts.owner_id);
+        doc.add_text(fields.team, &facts.team_id);
+        doc.add_text(fields.agent, facts.agent_type.to_ascii_lowercase());
+        if let Some(model) = message.model.as_deref().or(facts.model.as_deref()) {
+            doc.add_text(fields.model, model.to_ascii_lowercase());
+        }
+        doc.add_text(fields.role, message.role.as_str());
+        let mut tools: Vec<String> = message.tool_names().map(str::to_ascii_lowercase).collect();
+        tools.dedup();
+        for tool in tools {
+            doc.add_text(fields.tool, tool);
+        }
+        doc.add_i64(fields.time, last_ms);
+        doc.add_u64(fields.position, position as u64);
+        doc.add_text(fields.text, text);
+        out.push(doc);
+    }
+    out
+}
+
+/// Queues the replacement of a session's documents in `writer` (seen at its next
+/// commit). Returns how many documents the session now has.
+pub fn replace_session(
+    writer: &IndexWriter<TantivyDocument>,
+    fields: &Fields,
+    facts: &SessionFacts,
+    messages: &[Message],
+) -> tantivy::Result<usize> {
+    remove_session(writer, fields, &facts.session_id);
+    let docs = documents(fields, facts, messages);
+    let count = docs.len();
+    for doc in docs {
+        writer.add_document(doc)?;
+    }
+    Ok(count)
+}
+
+/// Queues the removal of every document of a session.
+pub fn remove_session(writer: &IndexWriter<TantivyDocument>, fields: &Fields, session_id: &str) {
+    writer.delete_term(Term::from_field_text(fields.session, session_id));
+}

@@ -1,0 +1,171 @@
+//! The server's indexer: one thread that owns every use of the index writer, fed by a
+//! queue. An upload that completes sends [`Work::Drain`], so its transcript is searchable
+//! seconds later; the thread also drains at start and every few minutes, which catches
+//! anything a notification missed (the scheduled `index-transcripts` job is the full
+//! reconciliation).
+//!
+//! Invariants: the writer is taken per piece of work and released when the queue is
+//! empty, so `sightline index-transcripts` can run beside a server; when another process
+//! holds it, the work is retried, never dropped. Rows are marked indexed through the
+//! main.db writer (the one writer of that file).
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender};
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use tokio::sync::oneshot;
+
+use super::{IndexError, TranscriptIndex};
+use crate::db::writer::EventWriter;
+use crate::db::{self, DbError, MainPool};
+use crate::transcripts::indexing::{self, BATCH_SESSIONS};
+use crate::transcripts::store;
+
+/// How long the indexer waits for work before draining anyway.
+const RECONCILE_EVERY: Duration = Duration::from_secs(300);
+/// How long to wait before trying again when another process holds the index writer.
+const BUSY_RETRY: Duration = Duration::from_secs(2);
+
+enum Work {
+    /// Index every stored transcript waiting for it.
+    Drain,
+    /// Remove a session's documents and file, then answer.
+    Forget(String, oneshot::Sender<Result<(), String>>),
+    Stop,
+}
+
+/// Handle to the indexer thread.
+#[derive(Clone)]
+pub struct Indexer {
+    sender: Sender<Work>,
+}
+
+impl Indexer {
+    /// Starts the indexer thread. With `fresh` (the index was just created), every
+    /// stored transcript is queued for indexing first.
+    pub fn start(
+        index: Arc<TranscriptIndex>,
+        data_dir: PathBuf,
+        readers: MainPool,
+        writer: EventWriter,
+        fresh: bool,
+    ) -> Result<(Indexer, JoinHandle<()>), DbError> {
+        let (sender, receiver) = std::sync::mpsc::channel();
+        let worker = Worker { index, data_dir, readers, writer };
+        let thread = std::thread::Builder::new()
+            .name("transcript-indexer".into())
+            .spawn(move || worker.run(receiver, fresh))
+            .map_err(|source| DbError::Io { context: "cannot start the transcript indexer".into(), source })?;
+        Ok((Indexer { sender }, thread))
+    }
+
+    /// Asks for the transcripts waiting for the index to be indexed now.
+    pub fn notify(&self) {
+        let _ = self.sender.send(Work::Drain);
+    }
+
+    /// Removes a session's index documents and stored transcript (the privacy runner's
+    /// deletion hook), and waits until both are gone.
+    pub async fn forget(&self, session_id: &str) -> Result<(), String> {
+        let (reply, answer) = oneshot::channel();
+        self.sender.send(Work::Forget(session_id.to_string(), reply)).map_err(|_| "the indexer has stopped")?;
+        answer.await.map_err(|_| "the indexer has stopped".to_string())?
+    }
+
+    /// Stops the thread after the work already queued.
+    pub fn stop(&self) {
+        let _ = self.sender.send(Work::Stop);
+    }
+}
+
+struct Worker {
+    index: Arc<TranscriptIndex>,
+    data_dir: PathBuf,
+    readers: MainPool,
+    writer: EventWriter,
+}
+
+impl Worker {
+    fn run(self, receiver: Receiver<Work>, fresh: bool) {
+        if fresh {
+            let requeued = self.writer.change_main_blocking(Box::new(|tx| store::mark_all_unindexed(tx).map(|_| ())));
+            if let Err(err) = requeued {
+                tracing::error!(error = %err, "cannot queue stored transcripts for the new index");
+            }
+        }
+        let mut drain_due = true;
+        let mut forgets = Vec::new();
+        loop {
+            if drain_due || !forgets.is_empty() {
+                match self.work(drain_due, &mut forgets) {
+                    Ok(()) => drain_due = false,
+                    Err(IndexError::Busy(_)) => std::thread::sleep(BUSY_RETRY),
+                    Err(err) => {
+                        tracing::error!(error = %err, "transcript indexing failed; retrying later");
+                        drain_due = false;
+                    }
+                }
+            }
+            let wait = if drain_due || !forgets.is_empty() { Duration::ZERO } else { RECONCILE_EVERY };
+            let first = match receiver.recv_timeout(wait) {
+                Ok(work) => work,
+                Err(RecvTimeoutError::Timeout) => Work::Drain,
+                Err(RecvTimeoutError::Disconnected) => return,
+            };
+            for work in std::iter::once(first).chain(receiver.try_iter()) {
+                match work {
+                    Work::Drain => drain_due = true,
+                    Work::Forget(session, reply) => forgets.push((session, reply)),
+                    Work::Stop => return,
+                }
+            }
+        }
+    }
+
+    /// Takes the writer, does the queued forgets and (if due) a drain, releases it.
+    fn work(
+        &self,
+        drain: bool,
+        forgets: &mut Vec<(String, oneshot::Sender<Result<(), String>>)>,
+    ) -> Result<(), IndexError> {
+        let mut writer = self.index.writer(1, 50 << 20)?;
+        for (session, reply) in forgets.drain(..) {
+            let done = indexing::forget(&self.index, &mut writer, &self.data_dir, &session);
+            let _ = reply.send(done.map_err(|err| err.to_string()));
+        }
+        if drain {
+            let report = indexing::drain(
+                &self.index,
+                &mut writer,
+                &self.data_dir,
+                || store::unindexed(&*self.readers.get()?, BATCH_SESSIONS),
+                |indexed| {
+                    let now_ms = db::now_ms();
+                    self.writer
+                        .change_main_blocking(Box::new(move |tx| {
+                            indexed.iter().try_for_each(|done| {
+                                store::mark_indexed(
+                                    tx,
+                                    &done.session_id,
+                                    &done.upload_sha256,
+                                    done.message_count,
+                                    now_ms,
+                                )
+                            })
+                        }))
+                        .map_err(|err| DbError::Io {
+                            context: "cannot record indexed transcripts".into(),
+                            source: std::io::Error::other(err.to_string()),
+                        })
+                },
+                |_| {},
+            )?;
+            if report.sessions > 0 {
+                tracing::info!(sessions = report.sessions, messages = report.messages, "indexed transcripts");
+            }
+        }
+        Ok(())
+    }
+}

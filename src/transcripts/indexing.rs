@@ -1,0 +1,123 @@
+//! Getting stored transcripts into the index and out of it again: read the file, parse
+//! it into normalised messages, replace the session's documents, commit, then record
+//! the session as indexed. Used by the server's indexer task and by `index-transcripts`.
+//!
+//! Invariants: a row is marked indexed only after the commit that holds its documents,
+//! so a crash between the two re-indexes the session (harmless: documents are replaced
+//! whole), never leaves it marked and missing. A drain ends even when rows cannot be
+//! indexed: each (session, upload) is tried once per drain. Forgetting a session
+//! removes its documents (committed) before its file.
+
+use std::collections::HashSet;
+use std::path::Path;
+
+use tantivy::{IndexWriter, TantivyDocument};
+
+use super::index::documents::{self, SessionFacts};
+use super::index::{IndexError, TranscriptIndex};
+use super::store::{self, StoredTranscript};
+use crate::db::DbError;
+
+/// Sessions per commit: small enough that a new upload waits little behind a backlog.
+pub const BATCH_SESSIONS: usize = 200;
+
+/// A session whose documents were committed.
+#[derive(Debug, Clone)]
+pub struct Indexed {
+    pub session_id: String,
+    pub upload_sha256: String,
+    pub message_count: usize,
+}
+
+/// What a drain did.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct DrainReport {
+    pub sessions: usize,
+    pub messages: usize,
+    pub unreadable: usize,
+}
+
+fn facts(stored: &StoredTranscript) -> SessionFacts {
+    SessionFacts {
+        session_id: stored.session_id.clone(),
+        owner_id: stored.owner_id.clone(),
+        team_id: String::new(),
+        agent_type: stored.agent_type.clone(),
+        model: stored.model.clone(),
+        started_ms: stored.started_ms,
+    }
+}
+
+/// Queues one session's documents in `writer` (not committed). A transcript that cannot
+/// be read is logged and indexed as empty, so it does not stop the others.
+fn index_one(
+    index: &TranscriptIndex,
+    writer: &IndexWriter<TantivyDocument>,
+    data_dir: &Path,
+    stored: &StoredTranscript,
+    report: &mut DrainReport,
+) -> Result<Indexed, IndexError> {
+    let messages = match store::read(data_dir, &stored.relative_path) {
+        Ok(text) => super::parse::parse(&stored.agent_type, &text),
+        Err(err) => {
+            tracing::error!(session = %stored.session_id, error = %err, "cannot read a stored transcript; indexed as empty");
+            report.unreadable += 1;
+            Vec::new()
+        }
+    };
+    let count = documents::replace_session(writer, index.fields(), &facts(stored), &messages)?;
+    report.sessions += 1;
+    report.messages += count;
+    Ok(Indexed {
+        session_id: stored.session_id.clone(),
+        upload_sha256: stored.upload_sha256.clone(),
+        message_count: count,
+    })
+}
+
+/// Indexes what `next_batch` returns until it returns nothing new: each batch is
+/// committed, made visible, then handed to `mark` to record. `progress` hears the count
+/// of sessions done so far.
+pub fn drain(
+    index: &TranscriptIndex,
+    writer: &mut IndexWriter<TantivyDocument>,
+    data_dir: &Path,
+    mut next_batch: impl FnMut() -> Result<Vec<StoredTranscript>, DbError>,
+    mut mark: impl FnMut(Vec<Indexed>) -> Result<(), DbError>,
+    mut progress: impl FnMut(usize),
+) -> Result<DrainReport, IndexError> {
+    let mut report = DrainReport::default();
+    let mut tried = HashSet::new();
+    loop {
+        let batch: Vec<StoredTranscript> = next_batch()?
+            .into_iter()
+            .filter(|stored| tried.insert((stored.session_id.clone(), stored.upload_sha256.clone())))
+            .collect();
+        if batch.is_empty() {
+            return Ok(report);
+        }
+        let mut indexed = Vec::with_capacity(batch.len());
+        for stored in &batch {
+            indexed.push(index_one(index, writer, data_dir, stored, &mut report)?);
+        }
+        writer.commit()?;
+        index.reload()?;
+        mark(indexed)?;
+        progress(report.sessions);
+    }
+}
+
+/// The deletion hook of the privacy runner: removes a session's documents (committed)
+/// and then its stored file. Re-runnable: an absent file or absent documents are fine.
+pub fn forget(
+    index: &TranscriptIndex,
+    writer: &mut IndexWriter<TantivyDocument>,
+    data_dir: &Path,
+    session_id: &str,
+) -> Result<(), IndexError> {
+    documents::remove_session(writer, index.fields(), session_id);
+    writer.commit()?;
+    index.reload()?;
+    store::remove(data_dir, session_id)?;
+    Ok(())
+}

@@ -1,0 +1,22 @@
+//! The web listener's routes. Today: `/health` and the JSON API the web app will use
+//! (`GET /api/search`); the pages themselves come with the web app.
+//!
+//! Invariants: every data route takes the caller from an extractor and passes a scope
+//! built from it to the library; no handler reads another person's data on its own.
+
+pub mod search;
+
+use std::sync::Arc;
+
+use axum::Router;
+use axum::routing::get;
+
+use crate::server::{AppState, ops_routes, track_requests};
+
+pub fn router(state: Arc<AppState>) -> Router {
+    Router::new()
+        .merge(ops_routes(false))
+        .route("/api/search", get(search::search))
+        .layer(axum::middleware::from_fn_with_state((state.clone(), "web"), track_requests))
+        .with_state(state)
+}
