@@ -27,6 +27,8 @@ pub enum BenchCommand {
     Dashboard(super::bench_dashboard::DashboardBenchArgs),
     /// Exec-to-exit latency of `sightline hook`, alone or several at once.
     Hook(super::bench_hook::HookBenchArgs),
+    /// Transcript search at a million messages: indexing rate, index size, query latency.
+    Search(super::bench_search::SearchBenchArgs),
 }
 
 #[derive(Debug, Clone, Args)]
@@ -74,6 +76,7 @@ pub fn run(command: BenchCommand) -> anyhow::Result<i32> {
         BenchCommand::Redact(args) => super::bench_storage::redact(&args),
         BenchCommand::Dashboard(args) => super::bench_dashboard::run(&args),
         BenchCommand::Hook(args) => super::bench_hook::run(&args),
+        BenchCommand::Search(args) => super::bench_search::run(&args),
     }
 }
 

@@ -4,6 +4,8 @@
 pub mod bench;
 pub mod bench_dashboard;
 pub mod bench_hook;
+pub mod bench_search;
+pub mod bench_search_corpus;
 pub mod bench_storage;
 pub mod bench_storage_events;
 pub mod evals;
