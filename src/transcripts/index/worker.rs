@@ -11,6 +11,7 @@
 
 use std::path::PathBuf;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender};
 use std::thread::JoinHandle;
 use std::time::Duration;
@@ -40,6 +41,8 @@ enum Work {
 #[derive(Clone)]
 pub struct Indexer {
     sender: Sender<Work>,
+    /// Set at shutdown: a drain in progress stops after its current batch.
+    stopping: Arc<AtomicBool>,
 }
 
 impl Indexer {
@@ -53,12 +56,13 @@ impl Indexer {
         fresh: bool,
     ) -> Result<(Indexer, JoinHandle<()>), DbError> {
         let (sender, receiver) = std::sync::mpsc::channel();
-        let worker = Worker { index, data_dir, readers, writer };
+        let stopping = Arc::new(AtomicBool::new(false));
+        let worker = Worker { index, data_dir, readers, writer, stopping: stopping.clone() };
         let thread = std::thread::Builder::new()
             .name("transcript-indexer".into())
             .spawn(move || worker.run(receiver, fresh))
             .map_err(|source| DbError::Io { context: "cannot start the transcript indexer".into(), source })?;
-        Ok((Indexer { sender }, thread))
+        Ok((Indexer { sender, stopping }, thread))
     }
 
     /// Asks for the transcripts waiting for the index to be indexed now.
@@ -74,8 +78,10 @@ impl Indexer {
         answer.await.map_err(|_| "the indexer has stopped".to_string())?
     }
 
-    /// Stops the thread after the work already queued.
+    /// Stops the thread after the batch it is indexing (what is left waits for the next
+    /// start, still marked unindexed).
     pub fn stop(&self) {
+        self.stopping.store(true, Ordering::SeqCst);
         let _ = self.sender.send(Work::Stop);
     }
 }
@@ -85,6 +91,7 @@ struct Worker {
     data_dir: PathBuf,
     readers: MainPool,
     writer: EventWriter,
+    stopping: Arc<AtomicBool>,
 }
 
 impl Worker {
@@ -140,7 +147,12 @@ impl Worker {
                 &self.index,
                 &mut writer,
                 &self.data_dir,
-                || store::unindexed(&*self.readers.get()?, BATCH_SESSIONS),
+                || {
+                    if self.stopping.load(Ordering::SeqCst) {
+                        return Ok(Vec::new());
+                    }
+                    store::unindexed(&*self.readers.get()?, BATCH_SESSIONS)
+                },
                 |indexed| {
                     let now_ms = db::now_ms();
                     self.writer
