@@ -1,12 +1,14 @@
 //! The transcript upload end to end: the real shipper (`sightline flusher`) uploads a
 //! finished session's transcript through a loopback proxy that drops every third
 //! response, to a real `sightline serve`; the server stores it once, redacted again,
-//! compressed, with the session pointing at it. Direct requests show the server's own
+//! compressed, with the session pointing at it, and searchable by its owner alone
+//! (`GET /api/search`) without the secrets. Direct requests show the server's own
 //! redaction, the limits (413) and the checks that name what is wrong.
 
 mod common;
 
 use std::path::Path;
+use std::time::Duration;
 
 use common::machine::*;
 use common::proxy::Proxy;
@@ -77,6 +79,27 @@ fn the_shipper_uploads_through_dropped_connections_and_the_server_stores_it_once
     let staging = std::fs::read_dir(server.data_dir.join("transcripts/incoming")).unwrap().count();
     assert_eq!(staging, 0, "no chunks left waiting");
     assert_eq!(server.session(&server.token, SESSION).1["event_count"], 21, "events unaffected");
+
+    // The stored transcript becomes searchable by its owner within seconds of the upload.
+    let total = |token: &str, q: &str| {
+        let (status, body) = transcripts::search(&server, Some(token), &[("q", q)]);
+        assert_eq!(status, 200, "{q}: {body}");
+        body["total"].as_u64().unwrap()
+    };
+    wait_until(Duration::from_secs(30), "the transcript to be searchable", || {
+        total(&server.token, "\"flamingo migration\"") > 0
+    });
+    assert_eq!(total(&server.token, "\"flamingo migration\""), 300, "every note, in one commit");
+    assert_eq!(total(&server.token, "\"migration flamingo\""), 0, "a phrase keeps its order");
+    let pasted = "\"use redacted cloud access key\"";
+    assert_eq!(total(&server.token, pasted), 1, "the message that pasted the secrets is indexed, redacted");
+    for secret in ["AKIAIOSFODNN7EXAMPLE", "hunter2", PLANTED[1], "\"admin hunter2\""] {
+        assert_eq!(total(&server.token, secret), 0, "{secret} is not in the index");
+    }
+    let other = user_with_token(&server.data_dir, "other@example.com");
+    assert_eq!(total(&other, "flamingo"), 0, "another person finds nothing in this session");
+    let (status, body) = transcripts::search(&server, None, &[("q", "flamingo")]);
+    assert_eq!((status, body["error"]["code"].as_str()), (401, Some("unauthorized")), "{body}");
 }
 
 #[test]

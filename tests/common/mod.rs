@@ -7,6 +7,7 @@ pub mod machine;
 pub mod proxy;
 pub mod results;
 pub mod transcript_standin;
+pub mod transcripts;
 pub mod webdriver;
 
 use std::path::{Path, PathBuf};

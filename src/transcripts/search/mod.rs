@@ -166,12 +166,15 @@ fn scope_clause(fields: &Fields, scope: &Scope) -> (Occur, Box<dyn Query>) {
 }
 
 /// Builds the one query a search runs: the scope's clause and the parsed clauses.
-/// Returns the query and whether it has words to rank by.
+/// Returns the query and whether it has words to rank by. A query with neither words
+/// the index knows nor a filter (only punctuation or exclusions once analysed) is an error.
 pub fn build(index: &TranscriptIndex, scope: &Scope, clauses: &[Clause]) -> Result<(BooleanQuery, bool), SearchError> {
     let fields = index.fields();
     let mut parts = vec![scope_clause(fields, scope)];
     let mut has_words = false;
+    let mut has_filters = false;
     for clause in clauses {
+        has_filters |= !matches!(clause, Clause::Text { .. });
         parts.push(match clause {
             Clause::Text { text, negated } => {
                 let terms = text_terms(index, text)?;
@@ -201,6 +204,19 @@ pub fn build(index: &TranscriptIndex, scope: &Scope, clauses: &[Clause]) -> Resu
                 Bound::Excluded(Term::from_field_i64(fields.time, *ms)),
             ))),
         });
+    }
+    // Text the analyser drops whole (`...`, `-`) looks for nothing: without this, the
+    // scope alone would match every message the caller may see.
+    if !has_words && !has_filters {
+        let texts: Vec<&str> = clauses
+            .iter()
+            .filter_map(|c| if let Clause::Text { text, .. } = c { Some(text.as_str()) } else { None })
+            .collect();
+        return Err(SearchError::Query(QueryError {
+            term: texts.join(" "),
+            message: "the query has no words to search for; give words, a \"phrase\" or a filter such as tool:bash"
+                .into(),
+        }));
     }
     Ok((BooleanQuery::new(parts), has_words))
 }

@@ -167,6 +167,12 @@ fn bad_requests_name_what_is_wrong() {
     request.limit = 10;
     request.offset = MAX_OFFSET + 1;
     assert!(matches!(search(&index, &request), Err(SearchError::Paging { field: "offset", .. })));
+    for nothing in ["...", "-", "-login !!"] {
+        match search(&index, &SearchRequest::new(nothing, ada())) {
+            Err(SearchError::Query(err)) => assert!(err.message.contains("no words"), "{nothing}: {err:?}"),
+            other => panic!("{nothing}: expected a query error, got {other:?}"),
+        }
+    }
     match search(&index, &SearchRequest::new("login before:soon", ada())) {
         Err(SearchError::Query(err)) => assert_eq!(err.term, "before:soon"),
         other => panic!("expected a query error, got {other:?}"),
