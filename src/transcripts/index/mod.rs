@@ -10,6 +10,7 @@
 //! Tantivy's lock file enforces it across processes, and in the server the indexer task
 //! ([`worker`]) is the only code that takes it.
 
+pub mod analyzer;
 pub mod documents;
 pub mod worker;
 
@@ -17,7 +18,9 @@ use std::path::{Path, PathBuf};
 
 use tantivy::directory::MmapDirectory;
 use tantivy::directory::error::LockError;
-use tantivy::schema::{FAST, Field, INDEXED, STORED, STRING, Schema, TEXT};
+use tantivy::schema::{
+    FAST, Field, INDEXED, IndexRecordOption, STORED, STRING, Schema, TextFieldIndexing, TextOptions,
+};
 use tantivy::{Index, IndexReader, IndexWriter, ReloadPolicy, Searcher, TantivyDocument, TantivyError};
 
 use crate::db::DbError;
@@ -67,7 +70,16 @@ fn schema() -> (Schema, Fields) {
         tool: builder.add_text_field("tool", STRING | STORED | FAST),
         time: builder.add_i64_field(names::TIME, INDEXED | STORED | FAST),
         position: builder.add_u64_field("position", STORED),
-        text: builder.add_text_field("text", TEXT | STORED),
+        text: builder.add_text_field(
+            "text",
+            TextOptions::default()
+                .set_indexing_options(
+                    TextFieldIndexing::default()
+                        .set_tokenizer(analyzer::NAME)
+                        .set_index_option(IndexRecordOption::WithFreqsAndPositions),
+                )
+                .set_stored(),
+        ),
     };
     (builder.build(), fields)
 }
@@ -115,6 +127,7 @@ impl TranscriptIndex {
             .map_err(crate::transcripts::store::io_error(format!("cannot create {}", dir.display())))?;
         let directory = MmapDirectory::open(dir).map_err(TantivyError::from)?;
         let index = Index::open_or_create(directory, schema)?;
+        index.tokenizers().register(analyzer::NAME, analyzer::analyzer());
         let reader = index.reader_builder().reload_policy(ReloadPolicy::OnCommitWithDelay).try_into()?;
         Ok(TranscriptIndex { index, reader, fields, dir: dir.to_path_buf() })
     }

@@ -19,7 +19,7 @@ use tantivy::query::{BooleanQuery, ConstScoreQuery, Occur, PhraseQuery, Query, R
 use tantivy::schema::{Field, IndexRecordOption, Term};
 
 pub use self::query::{Clause, QueryError};
-use super::index::{Fields, IndexError, TranscriptIndex};
+use super::index::{Fields, IndexError, TranscriptIndex, analyzer};
 
 /// Whose sessions a search may return.
 ///
@@ -141,20 +141,27 @@ fn filter(query: Box<dyn Query>) -> (Occur, Box<dyn Query>) {
     (Occur::Must, Box::new(ConstScoreQuery::new(query, 0.0)))
 }
 
-/// The words of `text` as the index's analyser cuts them.
-fn text_terms(index: &TranscriptIndex, text: &str) -> Result<Vec<Term>, SearchError> {
-    let field = index.fields().text;
-    let mut analyzer = index.index().tokenizer_for_field(field)?;
+/// The terms of `text` as the index's analyser cuts them: `(position, term)`, words and
+/// common grams.
+fn text_terms(index: &TranscriptIndex, text: &str) -> Result<Vec<(usize, String)>, SearchError> {
+    let mut analyzer = index.index().tokenizer_for_field(index.fields().text)?;
     let mut stream = analyzer.token_stream(text);
     let mut terms = Vec::new();
-    stream.process(&mut |token| terms.push(Term::from_field_text(field, &token.text)));
+    stream.process(&mut |token| terms.push((token.position, token.text.clone())));
     Ok(terms)
 }
 
-fn text_query(terms: Vec<Term>) -> Box<dyn Query> {
-    match <[Term; 1]>::try_from(terms) {
-        Ok([term]) => Box::new(TermQuery::new(term, IndexRecordOption::WithFreqs)),
-        Err(terms) => Box::new(PhraseQuery::new(terms)),
+/// One word is a term query; more are a phrase, with common pairs looked up as grams.
+fn text_query(field: Field, tokens: &[(usize, String)]) -> Box<dyn Query> {
+    let mut terms: Vec<(usize, Term)> = analyzer::phrase_terms(tokens)
+        .into_iter()
+        .map(|(offset, text)| (offset, Term::from_field_text(field, &text)))
+        .collect();
+    if terms.len() == 1 {
+        let (_, term) = terms.remove(0);
+        Box::new(TermQuery::new(term, IndexRecordOption::WithFreqs))
+    } else {
+        Box::new(PhraseQuery::new_with_offset(terms))
     }
 }
 
@@ -182,10 +189,10 @@ pub fn build(index: &TranscriptIndex, scope: &Scope, clauses: &[Clause]) -> Resu
                     continue;
                 }
                 if *negated {
-                    (Occur::MustNot, text_query(terms))
+                    (Occur::MustNot, text_query(fields.text, &terms))
                 } else {
                     has_words = true;
-                    (Occur::Must, text_query(terms))
+                    (Occur::Must, text_query(fields.text, &terms))
                 }
             }
             Clause::Tool(name) => filter(keyword(fields.tool, name)),

@@ -133,7 +133,7 @@ fn hit(index: &TranscriptIndex, generator: &SnippetGenerator, doc: &TantivyDocum
         (snippet.fragment().to_string(), snippet.highlighted().iter().map(|r| [r.start, r.end]).collect())
     };
     snippet.set_snippet_prefix_postfix("<mark>", "</mark>");
-    let html = if snippet.is_empty() { escape_html(&fragment) } else { snippet.to_html() };
+    let html = if snippet.is_empty() { crate::evals::charts::escape(&fragment) } else { snippet.to_html() };
     Hit {
         session_id: text_of(fields.session).unwrap_or_default(),
         position: doc.get_first(fields.position).and_then(|v| v.as_u64()).unwrap_or(0),
@@ -146,19 +146,4 @@ fn hit(index: &TranscriptIndex, generator: &SnippetGenerator, doc: &TantivyDocum
         score: candidate.score,
         snippet: Snippet { fragment, highlights, html },
     }
-}
-
-fn escape_html(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '&' => out.push_str("&amp;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            c => out.push(c),
-        }
-    }
-    out
 }
