@@ -212,7 +212,12 @@ async fn compaction_timer(state: Arc<AppState>) {
 }
 
 fn health_only_router(state: Arc<AppState>, listener: &'static str) -> Router {
-    Router::new()
+    listener_router(state, listener, Router::new())
+}
+
+/// A listener's `routes` with `/health`, request metrics labelled `listener`, and the state.
+pub fn listener_router(state: Arc<AppState>, listener: &'static str, routes: Router<Arc<AppState>>) -> Router {
+    routes
         .merge(ops_routes(false))
         .layer(axum::middleware::from_fn_with_state((state.clone(), listener), track_requests))
         .with_state(state)

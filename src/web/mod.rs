@@ -11,12 +11,8 @@ use std::sync::Arc;
 use axum::Router;
 use axum::routing::get;
 
-use crate::server::{AppState, ops_routes, track_requests};
+use crate::server::{AppState, listener_router};
 
 pub fn router(state: Arc<AppState>) -> Router {
-    Router::new()
-        .merge(ops_routes(false))
-        .route("/api/search", get(search::search))
-        .layer(axum::middleware::from_fn_with_state((state.clone(), "web"), track_requests))
-        .with_state(state)
+    listener_router(state, "web", Router::new().route("/api/search", get(search::search)))
 }

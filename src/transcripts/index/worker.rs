@@ -137,12 +137,18 @@ impl Worker {
         drain: bool,
         forgets: &mut Vec<(String, oneshot::Sender<Result<(), String>>)>,
     ) -> Result<(), IndexError> {
+        // Taking the writer starts Tantivy's indexing threads and arena; most periodic
+        // drains find nothing waiting, so look first.
+        let waiting = drain && store::unindexed_count(&*self.readers.get().map_err(DbError::from)?)? > 0;
+        if forgets.is_empty() && !waiting {
+            return Ok(());
+        }
         let mut writer = self.index.writer(1, 50 << 20)?;
         for (session, reply) in forgets.drain(..) {
             let done = indexing::forget(&self.index, &mut writer, &self.data_dir, &session);
             let _ = reply.send(done.map_err(|err| err.to_string()));
         }
-        if drain {
+        if waiting {
             let report = indexing::drain(
                 &self.index,
                 &mut writer,

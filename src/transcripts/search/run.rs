@@ -101,15 +101,31 @@ pub fn run(
     }
     let mut ranked: Vec<Candidate> = best.into_iter().map(|Reverse(c)| c).collect();
     ranked.sort_by(|a, b| b.cmp(a));
+    let page: Vec<Candidate> = ranked.into_iter().skip(request.offset).collect();
+    let mut hits = Vec::with_capacity(page.len());
+    if page.is_empty() {
+        return Ok(results(hits, total, cut_short, started, request, sort));
+    }
     let mut generator = SnippetGenerator::create(&searcher, query, index.fields().text)?;
     generator.set_max_num_chars(SNIPPET_CHARS);
-    let mut hits = Vec::with_capacity(request.limit);
-    for candidate in ranked.into_iter().skip(request.offset) {
+    for candidate in page {
         let doc: TantivyDocument = searcher.doc(candidate.address)?;
         hits.push(hit(index, &generator, &doc, candidate));
     }
+    Ok(results(hits, total, cut_short, started, request, sort))
+}
+
+fn results(
+    hits: Vec<Hit>,
+    total: u64,
+    cut_short: bool,
+    started: Instant,
+    request: &SearchRequest,
+    sort: Sort,
+) -> SearchResults {
+    let keep = request.offset + request.limit;
     let next_offset = (total as usize > keep && hits.len() == request.limit).then_some(keep);
-    Ok(SearchResults {
+    SearchResults {
         hits,
         total,
         cut_short,
@@ -118,7 +134,7 @@ pub fn run(
         limit: request.limit,
         next_offset,
         sort,
-    })
+    }
 }
 
 fn hit(index: &TranscriptIndex, generator: &SnippetGenerator, doc: &TantivyDocument, candidate: Candidate) -> Hit {
