@@ -22,6 +22,54 @@ pub struct Config {
     pub storage: Storage,
     pub server: Server,
     pub log: Log,
+    pub auth: Auth,
+}
+
+/// Sign-in settings. See `assets/sightline.default.toml` for each key.
+#[derive(Clone, Debug, PartialEq, Deserialize, Default)]
+#[serde(deny_unknown_fields, default)]
+pub struct Auth {
+    pub public_url: String,
+    pub github_client_id: String,
+    pub github_client_secret: Secret,
+    pub github_url: String,
+    pub github_api_url: String,
+}
+
+/// A configuration value that must never reach logs or `Debug` output.
+#[derive(Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(transparent)]
+pub struct Secret(pub String);
+
+impl std::fmt::Debug for Secret {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(if self.0.is_empty() { "\"\"" } else { "\"<hidden>\"" })
+    }
+}
+
+impl Auth {
+    /// The web app's public origin, without a trailing slash.
+    pub fn public_origin(&self, web: SocketAddr) -> String {
+        if self.public_url.is_empty() {
+            format!("http://{web}")
+        } else {
+            self.public_url.trim_end_matches('/').to_string()
+        }
+    }
+
+    pub fn github_enabled(&self) -> bool {
+        !self.github_client_id.is_empty()
+    }
+
+    /// The GitHub REST API base: api.github.com for github.com, `/api/v3` under a
+    /// GitHub Enterprise Server.
+    pub fn github_api(&self) -> String {
+        if !self.github_api_url.is_empty() {
+            return self.github_api_url.trim_end_matches('/').to_string();
+        }
+        let base = self.github_url.trim_end_matches('/');
+        if base == "https://github.com" { "https://api.github.com".to_string() } else { format!("{base}/api/v3") }
+    }
 }
 
 #[derive(Clone, Debug, PartialEq, Deserialize)]
@@ -84,6 +132,7 @@ impl Default for Config {
             storage: Storage::default(),
             server: Server::default(),
             log: Log::default(),
+            auth: Auth { github_url: "https://github.com".into(), ..Auth::default() },
         }
     }
 }
@@ -180,6 +229,11 @@ pub const ENV_KEYS: &[(&str, &str)] = &[
     ("SIGHTLINE_SERVER_SHUTDOWN_GRACE_SECS", "server.shutdown_grace_secs"),
     ("SIGHTLINE_LOG", "log.level"),
     ("SIGHTLINE_LOG_FORMAT", "log.format"),
+    ("SIGHTLINE_AUTH_PUBLIC_URL", "auth.public_url"),
+    ("SIGHTLINE_AUTH_GITHUB_CLIENT_ID", "auth.github_client_id"),
+    ("SIGHTLINE_AUTH_GITHUB_CLIENT_SECRET", "auth.github_client_secret"),
+    ("SIGHTLINE_AUTH_GITHUB_URL", "auth.github_url"),
+    ("SIGHTLINE_AUTH_GITHUB_API_URL", "auth.github_api_url"),
 ];
 
 impl Config {
@@ -273,6 +327,25 @@ impl Config {
         if storage.compact_after_days < 1 {
             return invalid("storage.compact_after_days must be >= 1".into());
         }
+        let auth = &self.auth;
+        for (key, url) in [
+            ("auth.public_url", &auth.public_url),
+            ("auth.github_url", &auth.github_url),
+            ("auth.github_api_url", &auth.github_api_url),
+        ] {
+            let blank_allowed = key != "auth.github_url";
+            if (url.is_empty() && !blank_allowed)
+                || !(url.is_empty() || url.starts_with("http://") || url.starts_with("https://"))
+            {
+                return invalid(format!("{key} must be an http:// or https:// URL, got {url:?}"));
+            }
+        }
+        if auth.github_enabled() && auth.github_client_secret.0.is_empty() {
+            return invalid(
+                "auth.github_client_id is set but auth.github_client_secret is empty (SIGHTLINE_AUTH_GITHUB_CLIENT_SECRET)"
+                    .into(),
+            );
+        }
         if tracing_subscriber::EnvFilter::try_new(&self.log.level).is_err() {
             return invalid(format!("log.level {:?} is not a valid filter", self.log.level));
         }
@@ -296,7 +369,7 @@ fn env_value(key: &str, raw: &str) -> Result<toml::Value, String> {
         raw.parse::<SocketAddr>().map_err(|_| format!("{raw:?} is not an address such as 127.0.0.1:4000"))?;
         return Ok(toml::Value::String(raw.to_string()));
     }
-    if matches!(key, "data_dir" | "log.level" | "log.format") {
+    if matches!(key, "data_dir" | "log.level" | "log.format") || key.starts_with("auth.") {
         return Ok(toml::Value::String(raw.to_string()));
     }
     raw.parse::<i64>().map(toml::Value::Integer).map_err(|_| format!("{raw:?} is not a whole number"))

@@ -5,6 +5,7 @@
 //! exit codes, so integration tests and benchmarks drive the same code the binary runs.
 #![forbid(unsafe_code)]
 
+pub mod access;
 pub mod auth;
 pub mod cli;
 pub mod config;

@@ -23,6 +23,9 @@ use axum::routing::get;
 use serde::{Deserialize, Serialize};
 use tokio::net::TcpListener;
 
+use crate::auth::clock::Clock;
+use crate::auth::jwt::SigningKeys;
+use crate::auth::throttle::LoginThrottle;
 use crate::config::Config;
 use crate::db::writer::{EventWriter, WriterConfig};
 use crate::db::{self, Checkpointing, Durability, MainPool};
@@ -44,6 +47,20 @@ pub struct AppState {
     pub transcripts: Arc<TranscriptIndex>,
     /// The transcript indexer task (the index's one writer).
     pub indexer: Indexer,
+    /// The access-token signing key.
+    pub keys: SigningKeys,
+    /// "Now" for every expiry decision (manual in tests).
+    pub clock: Clock,
+    pub login_throttle: LoginThrottle,
+    /// The web app's public origin (`auth.public_url`, or the bound web address).
+    pub web_origin: String,
+}
+
+impl AppState {
+    /// True when the web app is served over HTTPS (secure cookie prefix, HSTS).
+    pub fn https(&self) -> bool {
+        self.web_origin.starts_with("https://")
+    }
 }
 
 /// The addresses the listeners are bound to, as written to `run/addresses.json`.
@@ -73,6 +90,15 @@ pub fn prepare_main_db(config: &Config) -> anyhow::Result<()> {
 
 /// Runs the server until `shutdown` resolves, then drains and exits.
 pub async fn serve(config: Config, shutdown: impl Future<Output = ()> + Send + 'static) -> anyhow::Result<()> {
+    serve_with_clock(config, Clock::system(), shutdown).await
+}
+
+/// [`serve`] with a given clock (tests move a manual clock to test expiry).
+pub async fn serve_with_clock(
+    config: Config,
+    clock: Clock,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> anyhow::Result<()> {
     prepare_main_db(&config)?;
     db::ensure_dir(&config.run_dir())?;
     let metrics = Arc::new(Metrics::new());
@@ -111,6 +137,15 @@ pub async fn serve(config: Config, shutdown: impl Future<Output = ()> + Send + '
     let transcripts = Arc::new(opened.index);
     let (indexer, indexer_thread) =
         Indexer::start(transcripts.clone(), config.data_dir.clone(), readers.clone(), writer.clone(), opened.fresh)?;
+    let bind = |name: &'static str, addr: SocketAddr| async move {
+        TcpListener::bind(addr).await.with_context(|| format!("cannot listen on {addr} for {name}"))
+    };
+    let ingest = bind("ingest (listen.ingest)", config.listen.ingest).await?;
+    let web = bind("web (listen.web)", config.listen.web).await?;
+    let github = bind("GitHub app (listen.github)", config.listen.github).await?;
+    let web_origin = config.auth.public_origin(web.local_addr()?);
+    let issuer = if config.auth.public_url.is_empty() { "sightline".to_string() } else { web_origin.clone() };
+    let keys = SigningKeys::load_or_create(&config.data_dir, &issuer)?;
     let state = Arc::new(AppState {
         config: config.clone(),
         readers,
@@ -120,14 +155,12 @@ pub async fn serve(config: Config, shutdown: impl Future<Output = ()> + Send + '
         event_limits,
         transcripts,
         indexer,
+        keys,
+        clock,
+        login_throttle: LoginThrottle::default(),
+        web_origin,
     });
 
-    let bind = |name: &'static str, addr: SocketAddr| async move {
-        TcpListener::bind(addr).await.with_context(|| format!("cannot listen on {addr} for {name}"))
-    };
-    let ingest = bind("ingest (listen.ingest)", config.listen.ingest).await?;
-    let web = bind("web (listen.web)", config.listen.web).await?;
-    let github = bind("GitHub app (listen.github)", config.listen.github).await?;
     let bound = BoundAddresses {
         ingest: ingest.local_addr()?,
         web: web.local_addr()?,
@@ -152,7 +185,7 @@ pub async fn serve(config: Config, shutdown: impl Future<Output = ()> + Send + '
     for (listener, router) in routers {
         let mut stop = stop_rx.clone();
         servers.push(tokio::spawn(async move {
-            axum::serve(listener, router)
+            axum::serve(listener, router.into_make_service_with_connect_info::<SocketAddr>())
                 .with_graceful_shutdown(async move {
                     let _ = stop.wait_for(|stopped| *stopped).await;
                 })

@@ -1,10 +1,16 @@
-//! Who is calling: users, the credentials we issue, and the extractors that turn
-//! a request's credentials into a user.
+//! Who is calling: users, passwords, the credentials we issue (access JWTs, refresh
+//! and hook tokens), sign-ins, throttling, the device flow, GitHub sign-in, and the
+//! extractors that turn a request's credentials into a user.
 //!
-//! For now: operator-created users and opaque hook tokens (365 days, ingest routes
-//! only). The identity issue adds passwords, JWT access tokens, refresh tokens,
-//! device flow and GitHub sign-in on the same `users` and `auth_tokens` tables.
+//! Token kinds are never interchangeable: access tokens (EdDSA JWT, 8 h) for the web
+//! and API, refresh tokens (opaque, 90 d, rotated) only at `/oauth/token`, hook tokens
+//! (opaque, 365 d) only on ingest routes.
 
+pub mod clock;
 pub mod extract;
+pub mod jwt;
+pub mod passwords;
+pub mod sessions;
+pub mod throttle;
 pub mod tokens;
 pub mod users;

@@ -1,5 +1,5 @@
-//! Opaque tokens: hook tokens now (365 days, ingest routes only), refresh tokens
-//! with the identity issue. A token is `slh_<kind>_` + 43 characters of base64url
+//! Opaque tokens: hook tokens (365 days, ingest routes only) and refresh tokens
+//! (90 days, rotated on every use; `auth::sessions` owns their rotation). A token is `slh_<kind>_` + 43 characters of base64url
 //! (256 random bits from the OS through `ring`).
 //!
 //! Invariants: the secret is shown once at creation and never stored — the table
@@ -15,18 +15,21 @@ use crate::db::DbError;
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum TokenKind {
     Hook,
+    Refresh,
 }
 
 impl TokenKind {
     pub fn as_str(self) -> &'static str {
         match self {
             TokenKind::Hook => "hook",
+            TokenKind::Refresh => "refresh",
         }
     }
 
     pub fn parse(text: &str) -> Option<TokenKind> {
         match text {
             "hook" => Some(TokenKind::Hook),
+            "refresh" => Some(TokenKind::Refresh),
             _ => None,
         }
     }
@@ -34,6 +37,7 @@ impl TokenKind {
     pub fn lifetime_ms(self) -> i64 {
         match self {
             TokenKind::Hook => 365 * 86_400_000,
+            TokenKind::Refresh => 90 * 86_400_000,
         }
     }
 }
@@ -65,7 +69,7 @@ pub fn digest(secret: &str) -> [u8; 32] {
     out
 }
 
-fn random_secret(kind: TokenKind) -> Result<String, DbError> {
+pub(crate) fn random_secret(kind: TokenKind) -> Result<String, DbError> {
     let mut bytes = [0u8; 32];
     SystemRandom::new().fill(&mut bytes).map_err(|_| DbError::Io {
         context: "operating system randomness".into(),
@@ -75,7 +79,7 @@ fn random_secret(kind: TokenKind) -> Result<String, DbError> {
 }
 
 /// Unpadded base64url, enough for token text.
-fn base64url(bytes: &[u8]) -> String {
+pub(crate) fn base64url(bytes: &[u8]) -> String {
     const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
     let mut out = String::with_capacity(bytes.len() * 4 / 3 + 2);
     for chunk in bytes.chunks(3) {
@@ -97,14 +101,43 @@ pub fn create(
     label: Option<&str>,
     now_ms: i64,
 ) -> Result<NewToken, DbError> {
+    create_in_family(conn, user_id, kind, label, None, now_ms)
+}
+
+/// [`create`], naming the sign-in (`auth_sessions.id`) a refresh token belongs to.
+pub fn create_in_family(
+    conn: &Connection,
+    user_id: &str,
+    kind: TokenKind,
+    label: Option<&str>,
+    family_id: Option<&str>,
+    now_ms: i64,
+) -> Result<NewToken, DbError> {
     let secret = random_secret(kind)?;
     let token = NewToken { id: uuid::Uuid::now_v7().to_string(), expires_at_ms: now_ms + kind.lifetime_ms(), secret };
     conn.execute(
-        "INSERT INTO auth_tokens (id, user_id, kind, token_sha256, label, created_at_ms, expires_at_ms)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-        params![token.id, user_id, kind.as_str(), digest(&token.secret).as_slice(), label, now_ms, token.expires_at_ms],
+        "INSERT INTO auth_tokens (id, user_id, kind, token_sha256, family_id, label, created_at_ms, expires_at_ms)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+        params![
+            token.id,
+            user_id,
+            kind.as_str(),
+            digest(&token.secret).as_slice(),
+            family_id,
+            label,
+            now_ms,
+            token.expires_at_ms
+        ],
     )?;
     Ok(token)
+}
+
+/// Revokes every live token of a user (logout everywhere, a disabled account).
+pub fn revoke_all_for_user(conn: &Connection, user_id: &str, reason: &str, now_ms: i64) -> Result<usize, DbError> {
+    Ok(conn.execute(
+        "UPDATE auth_tokens SET revoked_at_ms = ?2, revoked_reason = ?3 WHERE user_id = ?1 AND revoked_at_ms IS NULL",
+        params![user_id, now_ms, reason],
+    )?)
 }
 
 /// Finds the live token of `kind` with this secret, or `None` (unknown, wrong kind,

@@ -32,6 +32,8 @@ pub enum UserError {
     #[error("no user with e-mail {0}")]
     NotFound(String),
     #[error(transparent)]
+    Password(#[from] super::passwords::PasswordError),
+    #[error(transparent)]
     Db(#[from] DbError),
 }
 
@@ -41,7 +43,7 @@ impl From<rusqlite::Error> for UserError {
     }
 }
 
-/// Org roles; the identity issue documents what each may do.
+/// Org roles; `docs/access.md` says what each may do (and `access::roles` decides it).
 pub const ORG_ROLES: &[&str] = &["ADMIN", "MEMBER", "INVESTIGATOR", "VIEWER_AGGREGATE"];
 
 /// A plain, strict check: one `@`, a non-empty local part, a dotted domain, no
@@ -71,10 +73,7 @@ pub fn add(conn: &Connection, email: &str, name: &str, org_role: &str, now_ms: i
     if name.is_empty() || name.chars().count() > 200 || name.chars().any(char::is_control) {
         return Err(UserError::BadName);
     }
-    let role = org_role.trim().to_ascii_uppercase();
-    if !ORG_ROLES.contains(&role.as_str()) {
-        return Err(UserError::BadRole(org_role.to_string()));
-    }
+    let role = parse_role(org_role)?;
     let user = User {
         id: uuid::Uuid::now_v7().to_string(),
         email: email.clone(),
@@ -94,8 +93,11 @@ pub fn add(conn: &Connection, email: &str, name: &str, org_role: &str, now_ms: i
     Ok(user)
 }
 
+/// The columns [`read_user`] expects, qualified by the alias `u`.
+pub const COLUMNS_OF_U: &str = "u.id, u.email, u.name, u.org_role, u.created_at_ms, u.disabled_at_ms";
+
 /// Reads a row selected as `id, email, name, org_role, created_at_ms, disabled_at_ms`.
-fn read_user(row: &rusqlite::Row<'_>) -> rusqlite::Result<User> {
+pub fn read_user(row: &rusqlite::Row<'_>) -> rusqlite::Result<User> {
     Ok(User {
         id: row.get(0)?,
         email: row.get(1)?,
@@ -114,6 +116,72 @@ pub fn by_email(conn: &Connection, email: &str) -> Result<User, UserError> {
     )
     .optional()?
     .ok_or_else(|| UserError::NotFound(email.trim().to_string()))
+}
+
+pub fn by_id(conn: &Connection, id: &str) -> Result<Option<User>, UserError> {
+    Ok(conn.query_row(&format!("SELECT {COLUMNS_OF_U} FROM users u WHERE u.id = ?1"), [id], read_user).optional()?)
+}
+
+/// The stored password hash of an enabled user, found by e-mail, for sign-in.
+pub fn password_hash_of(conn: &Connection, email: &str) -> Result<Option<(User, Option<String>)>, UserError> {
+    Ok(conn
+        .query_row(
+            &format!(
+                "SELECT {COLUMNS_OF_U}, u.password_hash FROM users u WHERE u.email = ?1 AND u.disabled_at_ms IS NULL"
+            ),
+            [email.trim()],
+            |row| Ok((read_user(row)?, row.get(6)?)),
+        )
+        .optional()?)
+}
+
+/// Stores an already-hashed password (hash on a blocking thread first).
+pub fn set_password_hash(conn: &Connection, email: &str, hash: &str) -> Result<User, UserError> {
+    let user = by_email(conn, email)?;
+    conn.execute("UPDATE users SET password_hash = ?2 WHERE id = ?1", params![user.id, hash])?;
+    Ok(user)
+}
+
+/// Normalises and checks an org role name.
+pub fn parse_role(org_role: &str) -> Result<String, UserError> {
+    let role = org_role.trim().to_ascii_uppercase();
+    if ORG_ROLES.contains(&role.as_str()) { Ok(role) } else { Err(UserError::BadRole(org_role.to_string())) }
+}
+
+/// Changes a user's org role; returns the user as it was before.
+pub fn set_role(conn: &Connection, email: &str, org_role: &str) -> Result<User, UserError> {
+    let role = parse_role(org_role)?;
+    let user = by_email(conn, email)?;
+    conn.execute("UPDATE users SET org_role = ?2 WHERE id = ?1", params![user.id, role])?;
+    Ok(user)
+}
+
+/// Disables a user and revokes every sign-in and token they hold, in one transaction
+/// of the caller's. Idempotent.
+pub fn disable(conn: &Connection, email: &str, now_ms: i64) -> Result<User, UserError> {
+    let user = by_email(conn, email)?;
+    conn.execute(
+        "UPDATE users SET disabled_at_ms = ?2 WHERE id = ?1 AND disabled_at_ms IS NULL",
+        params![user.id, now_ms],
+    )?;
+    super::sessions::revoke_all_for_user(conn, &user.id, "user disabled", now_ms)?;
+    Ok(user)
+}
+
+/// The user linked to a GitHub account id, if any.
+pub fn by_github_id(conn: &Connection, github_id: i64) -> Result<Option<User>, UserError> {
+    Ok(conn
+        .query_row(&format!("SELECT {COLUMNS_OF_U} FROM users u WHERE u.github_id = ?1"), [github_id], read_user)
+        .optional()?)
+}
+
+/// Links a GitHub account to a user (first GitHub sign-in by a known e-mail).
+pub fn link_github(conn: &Connection, user_id: &str, github_id: i64, login: &str) -> Result<(), UserError> {
+    conn.execute(
+        "UPDATE users SET github_id = ?2, github_login = ?3 WHERE id = ?1 AND (github_id IS NULL OR github_id = ?2)",
+        params![user_id, github_id, login],
+    )?;
+    Ok(())
 }
 
 pub fn list(conn: &Connection) -> Result<Vec<User>, UserError> {

@@ -17,8 +17,11 @@ use super::DbError;
 pub const SCHEMA_SQL: &str = include_str!("../../schema.sql");
 
 /// The ladder: entry `i` takes a database from version `i` to `i + 1`. Append only.
-pub const MIGRATIONS: &[&str] =
-    &[include_str!("../../migrations/0001_initial.sql"), include_str!("../../migrations/0002_transcript_index.sql")];
+pub const MIGRATIONS: &[&str] = &[
+    include_str!("../../migrations/0001_initial.sql"),
+    include_str!("../../migrations/0002_transcript_index.sql"),
+    include_str!("../../migrations/0003_identity.sql"),
+];
 
 pub fn latest_version() -> i64 {
     MIGRATIONS.len() as i64

@@ -13,6 +13,7 @@ use time::{Date, OffsetDateTime};
 use uuid::Uuid;
 
 use super::{Checkpointing, DbError, Durability};
+use crate::access::read::SessionRead;
 use crate::model::wire::{Event, GitContext, ToolFields};
 use crate::model::{AgentType, EventType, NotificationKind, PermissionMode, RunKind, ToolStatus, Usage};
 
@@ -301,12 +302,11 @@ pub fn events_after_seq(conn: &Connection, after_seq: i64) -> Result<Vec<StoredE
 }
 
 /// One session's events in this partition, ordered by (time, id), strictly after
-/// `cursor` when given, at most `limit`.
+/// `cursor` when given, at most `limit`. The proof (`access::read`) is the caller's
+/// right to read this session.
 pub fn session_events_after(
     conn: &Connection,
-    user_id: &str,
-    agent_type: AgentType,
-    session_id: &str,
+    proof: &SessionRead,
     cursor: Option<(i64, Uuid)>,
     limit: usize,
 ) -> Result<Vec<StoredEvent>, DbError> {
@@ -319,7 +319,14 @@ pub fn session_events_after(
          ORDER BY ts_ms, event_id LIMIT ?6"
     ))?;
     let rows = stmt.query_map(
-        params![user_id, agent_type.as_str(), session_id, after_ts, after_id.as_bytes().as_slice(), limit as i64],
+        params![
+            proof.owner_id(),
+            proof.agent_type().as_str(),
+            proof.agent_session_id(),
+            after_ts,
+            after_id.as_bytes().as_slice(),
+            limit as i64
+        ],
         |row| read_row(row, dictionary.as_deref()),
     )?;
     Ok(rows.collect::<Result<Vec<_>, _>>()?)

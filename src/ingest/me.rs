@@ -13,6 +13,7 @@ use serde::Deserialize;
 use serde_json::json;
 
 use super::sessions::{self, SessionView};
+use crate::access::read::{self, SessionRead};
 use crate::auth::extract::HookUser;
 use crate::db::partitions::{self, Day};
 use crate::db::{self, DbError};
@@ -35,11 +36,15 @@ async fn load_session(
     user_id: String,
     agent: AgentType,
     session_id: String,
-) -> Result<SessionView, AppError> {
+) -> Result<(SessionView, SessionRead), AppError> {
     let pool = state.readers.clone();
-    db::blocking(move || sessions::own_session(&*pool.get()?, &user_id, agent, &session_id))
-        .await?
-        .ok_or(AppError::NotFound)
+    db::blocking(move || {
+        let conn = pool.get()?;
+        let Some(proof) = read::own_by_agent_key(&conn, &user_id, agent, &session_id)? else { return Ok(None) };
+        Ok(sessions::session_view(&conn, &proof)?.map(|view| (view, proof)))
+    })
+    .await?
+    .ok_or(AppError::NotFound)
 }
 
 pub async fn session(
@@ -48,7 +53,7 @@ pub async fn session(
     Path((agent_type, session_id)): Path<(String, String)>,
 ) -> Result<Json<SessionView>, AppError> {
     let agent = parse_agent(&agent_type)?;
-    Ok(Json(load_session(&state, user.user_id, agent, session_id).await?))
+    Ok(Json(load_session(&state, user.user_id, agent, session_id).await?.0))
 }
 
 /// Raw strings, parsed here, so a bad value gets the JSON error naming it.
@@ -86,7 +91,7 @@ pub async fn session_events(
             Some(parse_cursor(text).ok_or_else(|| AppError::bad_request("cursor", "is not a cursor this API issued"))?)
         }
     };
-    let session = load_session(&state, user.user_id.clone(), agent, session_id.clone()).await?;
+    let (session, proof) = load_session(&state, user.user_id.clone(), agent, session_id.clone()).await?;
     let data_dir = state.config.data_dir.clone();
     let first_ms = cursor.map_or(session.first_event_ms, |(ts, _)| ts);
     let last_ms = session.last_event_ms;
@@ -97,7 +102,7 @@ pub async fn session_events(
         while day <= last_day && out.len() <= limit {
             if let Some(conn) = partitions::open_for_read(&data_dir, day)? {
                 let want = limit + 1 - out.len();
-                out.extend(partitions::session_events_after(&conn, &user.user_id, agent, &session_id, cursor, want)?);
+                out.extend(partitions::session_events_after(&conn, &proof, cursor, want)?);
             }
             if day.next() == day {
                 break;

@@ -12,6 +12,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use rusqlite::{Connection, OptionalExtension, params};
 use serde::Serialize;
 
+use crate::access::read::SessionRead;
 use crate::db::DbError;
 use crate::model::wire::{ClientInfo, Event, GitContext};
 use crate::model::{AgentType, EventType, PermissionMode, RunKind, ToolStatus, Usage, nusd_to_usd};
@@ -351,14 +352,10 @@ pub fn own_session_id(
         .optional()?)
 }
 
-/// The caller's own session, or `None`. Reads only rows whose owner is `user_id`:
-/// this function is the "own data" path and needs no access proof.
-pub fn own_session(
-    conn: &Connection,
-    user_id: &str,
-    key_agent: AgentType,
-    session_id: &str,
-) -> Result<Option<SessionView>, DbError> {
+/// The session a proof covers, or `None` if it has gone since. The proof is the
+/// caller's right to read it (`access::read`); there is no other way in.
+pub fn session_view(conn: &Connection, proof: &SessionRead) -> Result<Option<SessionView>, DbError> {
+    let (user_id, key_agent, session_id) = (proof.owner_id(), proof.agent_type(), proof.agent_session_id());
     let row = conn
         .query_row(
             "SELECT id, run_kind, first_event_ms, last_event_ms, started_at_ms, ended_at_ms, event_count,

@@ -143,6 +143,24 @@ impl EventWriter {
         answer.await.unwrap_or(Err(WriteError::ShuttingDown))
     }
 
+    /// Runs `work` in its own `main.db` transaction on the writer thread and returns
+    /// its value once committed. A value the closure returns is only seen if the
+    /// transaction committed (an access decision and its audit row stand or fall together).
+    pub async fn transact<T, F>(&self, work: F) -> Result<T, WriteError>
+    where
+        T: Send + 'static,
+        F: FnOnce(&rusqlite::Transaction<'_>) -> Result<T, DbError> + Send + 'static,
+    {
+        let (value_tx, value_rx) = oneshot::channel();
+        self.change_main(Box::new(move |tx| {
+            let value = work(tx)?;
+            let _ = value_tx.send(value);
+            Ok(())
+        }))
+        .await?;
+        value_rx.await.map_err(|_| WriteError::Unavailable("the transaction returned nothing".into()))
+    }
+
     /// [`EventWriter::change_main`] for a plain thread (the transcript indexer) that has
     /// no runtime to await on. Must not be called from inside the async runtime.
     pub fn change_main_blocking(&self, change: MainChange) -> Result<(), WriteError> {

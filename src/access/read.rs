@@ -1,0 +1,211 @@
+//! The audited read: the one place that decides whether a person may read a
+//! session's data, and the proof type every session, event and transcript read takes.
+//!
+//! Invariants:
+//! - [`SessionRead`] has private fields and no public constructor: only [`own`],
+//!   [`own_by_agent_key`] (the caller's own sessions, which need no audit) and
+//!   [`authorize`] make one. The data functions (`ingest::sessions::session_view`,
+//!   `db::partitions::session_events_after`, `transcripts::store::read_for`) take
+//!   `&SessionRead`, so a read of another person's data without going through
+//!   [`authorize`] does not compile (see the `compile_fail` examples below).
+//! - [`authorize`] runs in the caller's write transaction and writes the audit row
+//!   (`GRANT_USED`, or `SESSION_READ` / `TRANSCRIPT_READ` for a team lead) before it
+//!   returns the proof: if the audit row does not commit, the proof is never used.
+//! - Order of the decision: owner → role (`VIEWER_AGGREGATE` never reaches an
+//!   individual session) → the owner's visibility policy (`share_transcripts` gates
+//!   every transcript read by someone else) → an active grant (expiry decided now)
+//!   → team lead with the owner's `team_drill_in` on. Anything else is "not found",
+//!   indistinguishable from a session that does not exist.
+//!
+//! Outside this module a proof cannot be built:
+//!
+//! ```compile_fail,E0451
+//! let forged = sightline::access::read::SessionRead {
+//!     session_id: "s".into(),
+//!     owner_id: "someone-else".into(),
+//!     agent_type: sightline::model::AgentType::ClaudeCode,
+//!     agent_session_id: "a".into(),
+//!     reading: sightline::access::read::Reading::Transcript,
+//! };
+//! ```
+//!
+//! and a session cannot be read without one:
+//!
+//! ```compile_fail,E0308
+//! fn read(conn: &rusqlite::Connection) {
+//!     let _ = sightline::ingest::sessions::session_view(conn, "another-users-session-id");
+//! }
+//! ```
+
+use rusqlite::{Connection, OptionalExtension, params};
+use serde::Serialize;
+
+use super::audit::{self, Action, Entry};
+use super::roles::OrgRole;
+use super::{grants, policies, teams};
+use crate::db::DbError;
+use crate::model::AgentType;
+
+/// What the reader wants: the session (its row and events) or also its transcript.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Reading {
+    Session,
+    Transcript,
+}
+
+/// Proof that the holder may read one session's data, and that the read is audited
+/// if it is not their own.
+#[derive(Debug)]
+pub struct SessionRead {
+    session_id: String,
+    owner_id: String,
+    agent_type: AgentType,
+    agent_session_id: String,
+    reading: Reading,
+}
+
+impl SessionRead {
+    pub fn session_id(&self) -> &str {
+        &self.session_id
+    }
+
+    pub fn owner_id(&self) -> &str {
+        &self.owner_id
+    }
+
+    pub fn agent_type(&self) -> AgentType {
+        self.agent_type
+    }
+
+    pub fn agent_session_id(&self) -> &str {
+        &self.agent_session_id
+    }
+
+    /// Whether this proof covers the transcript, not just the session.
+    pub fn covers_transcript(&self) -> bool {
+        self.reading == Reading::Transcript
+    }
+}
+
+/// Who is reading.
+#[derive(Clone, Copy, Debug)]
+pub struct Reader<'a> {
+    pub user_id: &'a str,
+    pub role: OrgRole,
+}
+
+/// Why a read was allowed (for the audit row and the response).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(tag = "basis", rename_all = "snake_case")]
+pub enum Basis {
+    Own,
+    Grant { grant_id: String },
+    TeamLead,
+}
+
+struct SessionKey {
+    owner_id: String,
+    agent_type: AgentType,
+    agent_session_id: String,
+}
+
+fn key_of(conn: &Connection, session_id: &str) -> Result<Option<SessionKey>, DbError> {
+    let mut stmt = conn.prepare_cached("SELECT user_id, agent_type, agent_session_id FROM sessions WHERE id = ?1")?;
+    let row = stmt
+        .query_row([session_id], |row| {
+            Ok((row.get::<_, String>(0)?, row.get::<_, String>(1)?, row.get::<_, String>(2)?))
+        })
+        .optional()?;
+    Ok(row.and_then(|(owner_id, agent, agent_session_id)| {
+        AgentType::parse(&agent).map(|agent_type| SessionKey { owner_id, agent_type, agent_session_id })
+    }))
+}
+
+fn proof(session_id: &str, key: SessionKey, reading: Reading) -> SessionRead {
+    SessionRead {
+        session_id: session_id.to_string(),
+        owner_id: key.owner_id,
+        agent_type: key.agent_type,
+        agent_session_id: key.agent_session_id,
+        reading,
+    }
+}
+
+/// The reader's own session, if it is theirs: no audit (reading your own data is
+/// not privileged). Runs on a read connection.
+pub fn own(
+    conn: &Connection,
+    user_id: &str,
+    session_id: &str,
+    reading: Reading,
+) -> Result<Option<SessionRead>, DbError> {
+    Ok(key_of(conn, session_id)?.filter(|key| key.owner_id == user_id).map(|key| proof(session_id, key, reading)))
+}
+
+/// The reader's own session named by the agent's key (the hook CLI's `status`).
+pub fn own_by_agent_key(
+    conn: &Connection,
+    user_id: &str,
+    agent: AgentType,
+    agent_session_id: &str,
+) -> Result<Option<SessionRead>, DbError> {
+    let mut stmt = conn
+        .prepare_cached("SELECT id FROM sessions WHERE user_id = ?1 AND agent_type = ?2 AND agent_session_id = ?3")?;
+    let id: Option<String> =
+        stmt.query_row(params![user_id, agent.as_str(), agent_session_id], |row| row.get(0)).optional()?;
+    Ok(id.map(|session_id| SessionRead {
+        session_id,
+        owner_id: user_id.to_string(),
+        agent_type: agent,
+        agent_session_id: agent_session_id.to_string(),
+        reading: Reading::Session,
+    }))
+}
+
+/// The decision for any reader and any session, with its audit row. Must run inside
+/// a write transaction (`conn` is the transaction): the row and the decision commit
+/// together. `None` means "not found" to the reader.
+pub fn authorize(
+    conn: &Connection,
+    reader: Reader<'_>,
+    session_id: &str,
+    reading: Reading,
+    now_ms: i64,
+) -> Result<Option<(SessionRead, Basis)>, DbError> {
+    let Some(key) = key_of(conn, session_id)? else { return Ok(None) };
+    if key.owner_id == reader.user_id {
+        return Ok(Some((proof(session_id, key, reading), Basis::Own)));
+    }
+    if !reader.role.may_reach_individual_sessions() {
+        return Ok(None);
+    }
+    let policy = policies::get(conn, &key.owner_id)?;
+    if reading == Reading::Transcript && !policy.share_transcripts {
+        return Ok(None);
+    }
+    let grant = if reader.role.may_request_grants() {
+        grants::active_for(conn, reader.user_id, &key.owner_id, session_id, now_ms)?
+    } else {
+        None
+    };
+    let (basis, action) = match grant {
+        Some(grant_id) => (Basis::Grant { grant_id }, Action::GrantUsed),
+        None if policy.team_drill_in && teams::leads_over(conn, reader.user_id, &key.owner_id)? => {
+            (Basis::TeamLead, if reading == Reading::Transcript { Action::TranscriptRead } else { Action::SessionRead })
+        }
+        None => return Ok(None),
+    };
+    audit::record(
+        conn,
+        &Entry {
+            actor_id: Some(reader.user_id),
+            action,
+            subject_user_id: Some(&key.owner_id),
+            target: Some(session_id),
+            detail: serde_json::json!({ "reading": reading, "basis": basis }),
+        },
+        now_ms,
+    )?;
+    Ok(Some((proof(session_id, key, reading), basis)))
+}

@@ -1,0 +1,60 @@
+//! Org roles and what each may do. The table in `docs/access.md` is this file in
+//! prose; change them together.
+//!
+//! | role | own data | org aggregates | request grants | decide grants | manage people |
+//! |---|---|---|---|---|---|
+//! | `ADMIN` | yes | yes | yes | yes (not their own request, not about themselves) | yes |
+//! | `INVESTIGATOR` | yes | yes | yes | no | no |
+//! | `MEMBER` | yes | yes | no | no | no |
+//! | `VIEWER_AGGREGATE` | yes | yes | no | no | no, and never an individual session |
+//!
+//! No role has standing access to another person's sessions: that takes a grant or,
+//! for a team lead, the member's `team_drill_in` policy.
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OrgRole {
+    Admin,
+    Investigator,
+    Member,
+    ViewerAggregate,
+}
+
+impl OrgRole {
+    /// Parses a stored role; an unknown value is treated as the least privileged role
+    /// that still sees its own data, never as more.
+    pub fn parse(text: &str) -> OrgRole {
+        match text {
+            "ADMIN" => OrgRole::Admin,
+            "INVESTIGATOR" => OrgRole::Investigator,
+            "MEMBER" => OrgRole::Member,
+            _ => OrgRole::ViewerAggregate,
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            OrgRole::Admin => "ADMIN",
+            OrgRole::Investigator => "INVESTIGATOR",
+            OrgRole::Member => "MEMBER",
+            OrgRole::ViewerAggregate => "VIEWER_AGGREGATE",
+        }
+    }
+
+    pub fn may_request_grants(self) -> bool {
+        matches!(self, OrgRole::Admin | OrgRole::Investigator)
+    }
+
+    pub fn may_decide_grants(self) -> bool {
+        self == OrgRole::Admin
+    }
+
+    pub fn may_manage_people(self) -> bool {
+        self == OrgRole::Admin
+    }
+
+    /// Whether any path (grant, team lead) may ever lead this role to another
+    /// person's individual session.
+    pub fn may_reach_individual_sessions(self) -> bool {
+        self != OrgRole::ViewerAggregate
+    }
+}

@@ -1,0 +1,153 @@
+//! Teams (nested through `parent_id`, each with an optional `retention_days`) and
+//! their members (role `lead` or `member`).
+//!
+//! Invariants: slugs are lower-case `[a-z0-9-]`, 1–64 characters, unique; a parent
+//! must exist; a team lead's reach covers the members of their team and of every
+//! team below it ([`leads_over`]), which is what team drill-in asks.
+
+use rusqlite::{Connection, OptionalExtension, params};
+use serde::Serialize;
+
+use crate::db::DbError;
+
+#[derive(Clone, Debug, Serialize, PartialEq, Eq)]
+pub struct Team {
+    pub id: String,
+    pub slug: String,
+    pub name: String,
+    pub parent_id: Option<String>,
+    pub retention_days: Option<i64>,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum TeamError {
+    #[error("team slug {0:?} must be 1 to 64 characters of a-z, 0-9 and -")]
+    BadSlug(String),
+    #[error("team name must be 1 to 200 characters")]
+    BadName,
+    #[error("retention_days must be at least 1")]
+    BadRetention,
+    #[error("team role {0:?} is not known; expected lead or member")]
+    BadRole(String),
+    #[error("a team with slug {0} already exists")]
+    Exists(String),
+    #[error("no team with slug {0}")]
+    NotFound(String),
+    #[error(transparent)]
+    Db(#[from] DbError),
+}
+
+impl From<rusqlite::Error> for TeamError {
+    fn from(err: rusqlite::Error) -> Self {
+        TeamError::Db(DbError::Sqlite(err))
+    }
+}
+
+fn valid_slug(slug: &str) -> bool {
+    (1..=64).contains(&slug.len()) && slug.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+}
+
+pub fn add(
+    conn: &Connection,
+    slug: &str,
+    name: &str,
+    parent_slug: Option<&str>,
+    retention_days: Option<i64>,
+    now_ms: i64,
+) -> Result<Team, TeamError> {
+    if !valid_slug(slug) {
+        return Err(TeamError::BadSlug(slug.to_string()));
+    }
+    let name = name.trim();
+    if name.is_empty() || name.chars().count() > 200 || name.chars().any(char::is_control) {
+        return Err(TeamError::BadName);
+    }
+    if retention_days.is_some_and(|days| days < 1) {
+        return Err(TeamError::BadRetention);
+    }
+    let parent_id = parent_slug.map(|parent| by_slug(conn, parent).map(|team| team.id)).transpose()?;
+    let team = Team {
+        id: uuid::Uuid::now_v7().to_string(),
+        slug: slug.to_string(),
+        name: name.to_string(),
+        parent_id,
+        retention_days,
+    };
+    let inserted = conn.execute(
+        "INSERT INTO teams (id, slug, name, parent_id, retention_days, created_at_ms) VALUES (?1, ?2, ?3, ?4, ?5, ?6)
+         ON CONFLICT (slug) DO NOTHING",
+        params![team.id, team.slug, team.name, team.parent_id, team.retention_days, now_ms],
+    )?;
+    if inserted == 0 {
+        return Err(TeamError::Exists(slug.to_string()));
+    }
+    Ok(team)
+}
+
+pub fn by_slug(conn: &Connection, slug: &str) -> Result<Team, TeamError> {
+    conn.query_row("SELECT id, slug, name, parent_id, retention_days FROM teams WHERE slug = ?1", [slug], |row| {
+        Ok(Team {
+            id: row.get(0)?,
+            slug: row.get(1)?,
+            name: row.get(2)?,
+            parent_id: row.get(3)?,
+            retention_days: row.get(4)?,
+        })
+    })
+    .optional()?
+    .ok_or_else(|| TeamError::NotFound(slug.to_string()))
+}
+
+pub fn list(conn: &Connection) -> Result<Vec<(Team, i64)>, TeamError> {
+    let mut stmt = conn.prepare(
+        "SELECT t.id, t.slug, t.name, t.parent_id, t.retention_days,
+                (SELECT count(*) FROM team_members m WHERE m.team_id = t.id)
+         FROM teams t ORDER BY t.slug",
+    )?;
+    let rows = stmt.query_map([], |row| {
+        Ok((
+            Team {
+                id: row.get(0)?,
+                slug: row.get(1)?,
+                name: row.get(2)?,
+                parent_id: row.get(3)?,
+                retention_days: row.get(4)?,
+            },
+            row.get(5)?,
+        ))
+    })?;
+    Ok(rows.collect::<Result<_, _>>()?)
+}
+
+/// Adds a member or changes their team role.
+pub fn add_member(
+    conn: &Connection,
+    team_id: &str,
+    user_id: &str,
+    team_role: &str,
+    now_ms: i64,
+) -> Result<(), TeamError> {
+    let role = team_role.trim().to_ascii_lowercase();
+    if role != "lead" && role != "member" {
+        return Err(TeamError::BadRole(team_role.to_string()));
+    }
+    conn.execute(
+        "INSERT INTO team_members (team_id, user_id, team_role, added_at_ms) VALUES (?1, ?2, ?3, ?4)
+         ON CONFLICT (team_id, user_id) DO UPDATE SET team_role = excluded.team_role",
+        params![team_id, user_id, role, now_ms],
+    )?;
+    Ok(())
+}
+
+/// True if `lead_id` leads a team that `member_id` belongs to, directly or through a
+/// team nested below the lead's.
+pub fn leads_over(conn: &Connection, lead_id: &str, member_id: &str) -> Result<bool, DbError> {
+    let mut stmt = conn.prepare_cached(
+        "WITH RECURSIVE led(id) AS (
+             SELECT team_id FROM team_members WHERE user_id = ?1 AND team_role = 'lead'
+             UNION SELECT t.id FROM teams t JOIN led ON t.parent_id = led.id
+         )
+         SELECT EXISTS (SELECT 1 FROM team_members m JOIN led ON m.team_id = led.id WHERE m.user_id = ?2)",
+    )?;
+    Ok(stmt.query_row(params![lead_id, member_id], |row| row.get(0))?)
+}
