@@ -18,6 +18,12 @@ pub enum AppError {
     Unauthorized,
     #[error("not found")]
     NotFound,
+    /// Signed in, but this person may not do this.
+    #[error("{0}")]
+    Forbidden(String),
+    /// The request conflicts with the resource's state.
+    #[error("{0}")]
+    Conflict(String),
     #[error("{0}")]
     TooLarge(String),
     #[error("{0}")]
@@ -56,6 +62,8 @@ impl IntoResponse for AppError {
             }
             AppError::Unauthorized => (StatusCode::UNAUTHORIZED, "unauthorized", self.to_string(), None),
             AppError::NotFound => (StatusCode::NOT_FOUND, "not_found", self.to_string(), None),
+            AppError::Forbidden(message) => (StatusCode::FORBIDDEN, "forbidden", message.clone(), None),
+            AppError::Conflict(message) => (StatusCode::CONFLICT, "conflict", message.clone(), None),
             AppError::TooLarge(message) => (StatusCode::PAYLOAD_TOO_LARGE, "too_large", message.clone(), None),
             AppError::UnsupportedEncoding(message) => {
                 (StatusCode::UNSUPPORTED_MEDIA_TYPE, "unsupported_encoding", message.clone(), None)

@@ -7,8 +7,10 @@
 //! (opaque, 365 d) only on ingest routes.
 
 pub mod clock;
+pub mod device;
 pub mod extract;
 pub mod jwt;
+pub mod oauth;
 pub mod passwords;
 pub mod sessions;
 pub mod throttle;

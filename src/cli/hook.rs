@@ -73,9 +73,15 @@ pub struct LoginArgs {
     /// Base URL of the server's ingest listener, e.g. https://sightline.example.com:4000.
     #[arg(long)]
     pub server: String,
-    /// A hook token made by `sightline token create --kind hook`.
-    #[arg(long, env = "SIGHTLINE_HOOK_TOKEN", hide_env_values = true)]
-    pub token: String,
+    /// Store this hook token (from `sightline token create --kind hook`) instead of signing in.
+    #[arg(long, env = "SIGHTLINE_HOOK_TOKEN", hide_env_values = true, conflicts_with_all = ["email", "password_stdin"])]
+    pub token: Option<String>,
+    /// Sign in with a password instead of the browser (needs --password-stdin).
+    #[arg(long, requires = "password_stdin")]
+    pub email: Option<String>,
+    /// Read the password from standard input (first line).
+    #[arg(long, requires = "email")]
+    pub password_stdin: bool,
 }
 
 pub fn hook(args: &HookArgs) -> i32 {
@@ -157,8 +163,23 @@ pub fn login(args: &LoginArgs) -> anyhow::Result<i32> {
         server.starts_with("http://") || server.starts_with("https://"),
         "--server must be an http:// or https:// URL, got {server:?}"
     );
-    anyhow::ensure!(args.token.starts_with("slh_hook_"), "--token is not a hook token (they start with slh_hook_)");
-    let path = local::save_config(&ClientConfig { server: server.clone(), token: args.token.clone() })?;
+    let path = if let Some(token) = &args.token {
+        anyhow::ensure!(token.starts_with("slh_hook_"), "--token is not a hook token (they start with slh_hook_)");
+        local::save_config(&ClientConfig { server: server.clone(), token: token.clone() })?
+    } else {
+        let agent = local::http_agent(std::time::Duration::from_secs(30));
+        let tokens = match &args.email {
+            Some(email) => {
+                let mut password = String::new();
+                std::io::BufRead::read_line(&mut std::io::stdin().lock(), &mut password)?;
+                let password = password.trim_end_matches(['\n', '\r']);
+                anyhow::ensure!(!password.is_empty(), "no password on standard input");
+                crate::hook::login::password_sign_in(&agent, &server, email, password)?
+            }
+            None => crate::hook::login::device_sign_in(&agent, &server)?,
+        };
+        crate::hook::login::store_hook_token(&agent, &server, &tokens)?
+    };
     println!("logged in to {server}; credentials in {} (mode 0600)", path.display());
     Ok(0)
 }

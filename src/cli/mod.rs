@@ -12,6 +12,7 @@ pub mod evals;
 pub mod hook;
 pub mod machine;
 pub mod operator;
+pub mod people;
 pub mod transcripts;
 
 use std::net::SocketAddr;
@@ -48,9 +49,12 @@ pub enum Command {
     Config(ConfigCommand),
     /// Exit 0 if the local server answers /readyz, 1 otherwise (for systemd).
     Healthcheck(HealthcheckArgs),
-    /// Manage users.
+    /// Manage users: add, list, set-role, set-password, disable.
     #[command(subcommand)]
-    User(operator::UserCommand),
+    User(people::UserCommand),
+    /// Manage teams: add, add-member, list.
+    #[command(subcommand)]
+    Team(people::TeamCommand),
     /// Manage tokens.
     #[command(subcommand)]
     Token(operator::TokenCommand),
@@ -78,7 +82,7 @@ pub enum Command {
     Hook(hook::HookArgs),
     /// Ship queued events to the server (started by hooks; one per user).
     Flusher(hook::FlusherArgs),
-    /// Store the server URL and a hook token for this user.
+    /// Sign this machine in: device code in a browser, or --email with --password-stdin.
     Login(hook::LoginArgs),
     /// Show the local queue, credentials and flusher state.
     Status,
@@ -161,7 +165,8 @@ pub fn run(cli: Cli) -> anyhow::Result<i32> {
             Ok(0)
         }
         Command::Healthcheck(args) => operator::healthcheck(&args),
-        Command::User(command) => operator::user(command),
+        Command::User(command) => people::user(command),
+        Command::Team(command) => people::team(command),
         Command::Token(command) => operator::token(command),
         Command::Migrate(args) => {
             let config = load_config(&args, Overrides::default())?;

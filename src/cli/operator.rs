@@ -1,8 +1,6 @@
-//! Operator verbs that run in-process against the data directory: users, tokens,
-//! compaction, healthcheck. They work while the server runs (SQLite WAL lets them
+//! Operator verbs that run in-process against the data directory: tokens,
+//! compaction, healthcheck (users and teams are in `people.rs`). They work while the server runs (SQLite WAL lets them
 //! write beside the server's writer; they wait on its locks, never break them).
-
-use std::io::Write;
 
 use clap::{Args, Subcommand};
 
@@ -11,27 +9,6 @@ use crate::auth::{tokens, users};
 use crate::config::{Config, Overrides};
 use crate::db::{self, Checkpointing, Durability};
 use crate::server::{BoundAddresses, addresses_path, prepare_main_db};
-
-#[derive(Debug, Subcommand)]
-pub enum UserCommand {
-    /// Add a user.
-    Add {
-        #[command(flatten)]
-        config: ConfigArgs,
-        #[arg(long)]
-        email: String,
-        #[arg(long)]
-        name: String,
-        /// ADMIN, MEMBER, INVESTIGATOR or VIEWER_AGGREGATE.
-        #[arg(long, default_value = "MEMBER")]
-        role: String,
-    },
-    /// List users.
-    List {
-        #[command(flatten)]
-        config: ConfigArgs,
-    },
-}
 
 #[derive(Debug, Subcommand)]
 pub enum TokenCommand {
@@ -63,43 +40,20 @@ pub struct CompactArgs {
     pub day: Option<String>,
 }
 
-fn open_main(config: &Config) -> anyhow::Result<rusqlite::Connection> {
+pub fn open_main(config: &Config) -> anyhow::Result<rusqlite::Connection> {
     prepare_main_db(config)?;
     Ok(db::open(&config.main_db_path(), Durability::PowerSafe, Checkpointing::Automatic)?)
-}
-
-pub fn user(command: UserCommand) -> anyhow::Result<i32> {
-    match command {
-        UserCommand::Add { config, email, name, role } => {
-            let config = load_config(&config, Overrides::default())?;
-            let conn = open_main(&config)?;
-            let user = users::add(&conn, &email, &name, &role, db::now_ms())?;
-            println!("added user {} <{}> ({}) id {}", user.name, user.email, user.org_role, user.id);
-            Ok(0)
-        }
-        UserCommand::List { config } => {
-            let config = load_config(&config, Overrides::default())?;
-            let conn = open_main(&config)?;
-            let mut out = std::io::stdout().lock();
-            writeln!(out, "{:<36}  {:<32}  {:<16}  {:<8}  NAME", "ID", "EMAIL", "ROLE", "STATE")?;
-            for user in users::list(&conn)? {
-                let state = if user.disabled_at_ms.is_some() { "disabled" } else { "active" };
-                writeln!(
-                    out,
-                    "{:<36}  {:<32}  {:<16}  {:<8}  {}",
-                    user.id, user.email, user.org_role, state, user.name
-                )?;
-            }
-            Ok(0)
-        }
-    }
 }
 
 pub fn token(command: TokenCommand) -> anyhow::Result<i32> {
     match command {
         TokenCommand::Create { config, user, kind, label } => {
-            let kind = tokens::TokenKind::parse(&kind)
-                .ok_or_else(|| anyhow::anyhow!("unknown token kind {kind:?}; expected: hook"))?;
+            let kind =
+                tokens::TokenKind::parse(&kind).filter(|kind| *kind == tokens::TokenKind::Hook).ok_or_else(|| {
+                    anyhow::anyhow!(
+                        "token kind {kind:?} cannot be made here; expected: hook (refresh tokens come from sign-in)"
+                    )
+                })?;
             let config = load_config(&config, Overrides::default())?;
             let conn = open_main(&config)?;
             let owner = users::by_email(&conn, &user)?;

@@ -13,6 +13,7 @@ pub mod flusher;
 pub mod import;
 pub mod install;
 pub mod local;
+pub mod login;
 pub mod pause;
 pub mod queue;
 pub mod shipper;

@@ -31,6 +31,12 @@ pub fn router(state: Arc<AppState>) -> Router {
         .route("/v1/transcripts/{session_id}", get(transcripts::state_of).post(transcripts::post_chunk))
         .route("/v1/me/sessions/{agent_type}/{session_id}", get(me::session))
         .route("/v1/me/sessions/{agent_type}/{session_id}/events", get(me::session_events))
+        // The token endpoints, so `sightline login` needs only this listener's address;
+        // behind the same CSRF guard and headers as on the web listener.
+        .merge(
+            crate::auth::oauth::routes()
+                .layer(axum::middleware::from_fn_with_state(state.clone(), crate::web::security::guard)),
+        )
         .merge(ops_routes(true))
         .layer(axum::middleware::from_fn_with_state((state.clone(), "ingest"), track_requests))
         .with_state(state)

@@ -50,7 +50,28 @@ pub fn write(data_dir: &Path, session_id: &str, redacted: &str) -> Result<String
     Ok(relative)
 }
 
-/// A stored transcript's text.
+/// The transcript of the session a proof covers (`access::read`), as normalised
+/// messages; `None` if the session has none. A proof for the session alone does not
+/// cover its transcript.
+pub fn read_for(
+    conn: &Connection,
+    data_dir: &Path,
+    proof: &crate::access::read::SessionRead,
+) -> Result<Option<Vec<crate::transcripts::model::Message>>, DbError> {
+    if !proof.covers_transcript() {
+        return Ok(None);
+    }
+    let relative: Option<String> = conn
+        .query_row("SELECT transcript_path FROM sessions WHERE id = ?1", [proof.session_id()], |row| row.get(0))
+        .optional()?
+        .flatten();
+    let Some(relative) = relative else { return Ok(None) };
+    let text = read(data_dir, &relative)?;
+    Ok(Some(crate::transcripts::parse::parse(proof.agent_type().as_str(), &text)))
+}
+
+/// A stored transcript's text, for the system's own jobs (indexing, re-redaction).
+/// People's reads go through [`read_for`] and its access proof.
 pub fn read(data_dir: &Path, relative: &str) -> Result<String, DbError> {
     let path = data_dir.join(relative);
     let compressed = std::fs::read(&path).map_err(io_error(format!("cannot read {}", path.display())))?;

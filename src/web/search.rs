@@ -2,8 +2,9 @@
 //! the signed-in caller (wire contract, "Transcript search"). Thin: read the parameters,
 //! build the caller's scope, run `transcripts::search` on a blocking thread.
 //!
-//! Until the identity issue brings web sign-in, the caller is named by their hook token
-//! (the only credential there is) and sees their own sessions only.
+//! The caller signs in like on every web route (access token or cookie) and searches
+//! their own sessions; other people's transcripts are read one session at a time
+//! through the audited read, never by search.
 
 use std::sync::Arc;
 
@@ -11,7 +12,7 @@ use axum::Json;
 use axum::extract::{Query, State};
 use serde::Deserialize;
 
-use crate::auth::extract::HookUser;
+use crate::auth::extract::Caller;
 use crate::error::AppError;
 use crate::server::AppState;
 use crate::transcripts::search::{self, Scope, SearchError, SearchRequest, SearchResults, Sort};
@@ -42,10 +43,10 @@ fn number(field: &'static str, value: Option<&str>, default: usize) -> Result<us
 
 pub async fn search(
     State(state): State<Arc<AppState>>,
-    caller: HookUser,
+    caller: Caller,
     Query(params): Query<SearchParams>,
 ) -> Result<Json<SearchResults>, AppError> {
-    let mut request = SearchRequest::new(params.q.unwrap_or_default(), Scope::OwnSessions { user_id: caller.user_id });
+    let mut request = SearchRequest::new(params.q.unwrap_or_default(), Scope::OwnSessions { user_id: caller.user.id });
     request.limit = number("limit", params.limit.as_deref(), search::DEFAULT_LIMIT)?;
     request.offset = number("offset", params.offset.as_deref(), 0)?;
     request.sort = match params.sort.as_deref() {

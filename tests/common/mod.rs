@@ -31,11 +31,76 @@ pub fn stderr(output: &Output) -> String {
     String::from_utf8_lossy(&output.stderr).into_owned()
 }
 
-/// Adds a user and returns a fresh hook token for them.
+/// The password every test user gets (long enough, not a common one).
+pub const TEST_PASSWORD: &str = "correct horse battery staple";
+
+/// Runs the CLI with `input` on standard input.
+pub fn sightline_with_stdin(args: &[&str], input: &str) -> Output {
+    use std::io::Write;
+    let mut child = Command::new(BIN)
+        .args(args)
+        .env_remove("SIGHTLINE_CONFIG")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run sightline");
+    child.stdin.take().unwrap().write_all(input.as_bytes()).unwrap();
+    child.wait_with_output().expect("wait for sightline")
+}
+
+/// Adds a user with `role` and [`TEST_PASSWORD`].
+pub fn add_user(data_dir: &Path, email: &str, role: &str) {
+    let dir = data_dir.to_str().unwrap();
+    let added = sightline_with_stdin(
+        &[
+            "user",
+            "add",
+            "--data-dir",
+            dir,
+            "--email",
+            email,
+            "--name",
+            "Test User",
+            "--role",
+            role,
+            "--password-stdin",
+        ],
+        &format!("{TEST_PASSWORD}\n"),
+    );
+    assert!(added.status.success(), "user add: {}", stderr(&added));
+}
+
+/// Signs in with the password grant at `base` (either listener); returns the answer.
+pub fn password_grant(base: &str, email: &str, password: &str) -> (u16, Value) {
+    read(agent().post(format!("{base}/oauth/token")).send_form([
+        ("grant_type", "password"),
+        ("username", email),
+        ("password", password),
+    ]))
+}
+
+/// An access token for a test user (signed in once per process and user, then reused).
+pub fn access_token(base: &str, email: &str) -> String {
+    use std::collections::HashMap;
+    use std::sync::Mutex;
+    static CACHE: Mutex<Option<HashMap<(String, String), String>>> = Mutex::new(None);
+    let key = (base.to_string(), email.to_string());
+    if let Some(token) = CACHE.lock().unwrap().get_or_insert_with(HashMap::new).get(&key) {
+        return token.clone();
+    }
+    let (status, body) = password_grant(base, email, TEST_PASSWORD);
+    assert_eq!(status, 200, "sign-in of {email}: {body}");
+    let token = body["access_token"].as_str().unwrap().to_string();
+    CACHE.lock().unwrap().get_or_insert_with(HashMap::new).insert(key, token.clone());
+    token
+}
+
+/// Adds a user and returns a fresh hook token for them. The user also has
+/// [`TEST_PASSWORD`], for routes that want an access token.
 pub fn user_with_token(data_dir: &Path, email: &str) -> String {
     let dir = data_dir.to_str().unwrap();
-    let added = sightline(&["user", "add", "--data-dir", dir, "--email", email, "--name", "Test User"]);
-    assert!(added.status.success(), "user add: {}", stderr(&added));
+    add_user(data_dir, email, "MEMBER");
     let token = sightline(&["token", "create", "--data-dir", dir, "--user", email, "--kind", "hook"]);
     assert!(token.status.success(), "token create: {}", stderr(&token));
     stdout(&token).trim().to_string()
@@ -165,7 +230,7 @@ pub fn wait_until(limit: Duration, what: &str, mut check: impl FnMut() -> bool) 
     }
 }
 
-fn agent() -> ureq::Agent {
+pub fn agent() -> ureq::Agent {
     ureq::Agent::config_builder()
         .http_status_as_error(false)
         .timeout_global(Some(Duration::from_secs(30)))
@@ -173,7 +238,7 @@ fn agent() -> ureq::Agent {
         .new_agent()
 }
 
-fn read(response: Result<ureq::http::Response<ureq::Body>, ureq::Error>) -> (u16, Value) {
+pub fn read(response: Result<ureq::http::Response<ureq::Body>, ureq::Error>) -> (u16, Value) {
     match response {
         Ok(mut response) => {
             let status = response.status().as_u16();

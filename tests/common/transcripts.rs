@@ -190,7 +190,14 @@ pub fn user_id(data_dir: &Path, email: &str) -> String {
 }
 
 /// `GET /api/search` with these query parameters, as `token`'s owner (or with no token).
+/// Searches as the owner of `token`. Search wants an access token; a hook token
+/// names its owner, who is signed in with the test password instead.
 pub fn search(server: &TestServer, token: Option<&str>, params: &[(&str, &str)]) -> (u16, Value) {
+    let access = token.map(|token| match token.starts_with("slh_hook_") {
+        true => super::access_token(&server.ingest, &owner_email(server, token)),
+        false => token.to_string(),
+    });
+    let token = access.as_deref();
     let mut request = agent().get(format!("{}/api/search", server.web));
     for (key, value) in params {
         request = request.query(*key, *value);
@@ -250,4 +257,17 @@ pub fn stored_text(data_dir: &Path, row_id: &str) -> String {
     let path: String =
         conn.query_row("SELECT transcript_path FROM sessions WHERE id = ?1", [row_id], |r| r.get(0)).unwrap();
     String::from_utf8(zstd::stream::decode_all(std::fs::File::open(data_dir.join(path)).unwrap()).unwrap()).unwrap()
+}
+
+/// The e-mail of a hook token's owner, read from main.db by the token's digest.
+pub fn owner_email(server: &TestServer, hook_token: &str) -> String {
+    let digest = sightline::auth::tokens::digest(hook_token);
+    server
+        .main_db()
+        .query_row(
+            "SELECT u.email FROM auth_tokens t JOIN users u ON u.id = t.user_id WHERE t.token_sha256 = ?1",
+            [digest.as_slice()],
+            |row| row.get(0),
+        )
+        .expect("the hook token's owner")
 }

@@ -1,0 +1,358 @@
+//! The token endpoints, mounted on both the web and the ingest listener so the CLI
+//! needs one server address:
+//!
+//! - `POST /oauth/token`: `grant_type=refresh_token` (rotation) or `password` (the
+//!   CLI's fallback when no browser is at hand; throttled like `/login`).
+//! - `POST /oauth/revoke` (RFC 7009): ends the sign-in of a refresh token.
+//! - `POST /oauth/device/code`, `POST /oauth/device/token` (RFC 8628).
+//! - `POST /api/me/hook-tokens`: an access token buys a hook token for this machine.
+//!
+//! Invariants: bodies are form-encoded as OAuth requires; errors use OAuth's
+//! `{"error", "error_description"}` shape; token answers carry `Cache-Control:
+//! no-store`; each exchange is one writer transaction.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use axum::extract::{ConnectInfo, State};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use axum::routing::post;
+use axum::{Form, Json, Router};
+use serde::{Deserialize, Serialize};
+use serde_json::json;
+
+use super::device::{self, Poll};
+use super::extract::Caller;
+use super::jwt::ACCESS_TOKEN_LIFETIME_MS;
+use super::sessions::{self, Client, Method, Refreshed};
+use super::{passwords, tokens, users};
+use crate::error::AppError;
+use crate::server::AppState;
+use crate::web::security::client_ip;
+
+pub const DEVICE_GRANT: &str = "urn:ietf:params:oauth:grant-type:device_code";
+
+pub fn routes() -> Router<Arc<AppState>> {
+    Router::new()
+        .route("/oauth/token", post(token))
+        .route("/oauth/revoke", post(revoke))
+        .route("/oauth/device/code", post(device_code))
+        .route("/oauth/device/token", post(device_token))
+        .route("/api/me/hook-tokens", post(create_hook_token))
+}
+
+/// The token answer of RFC 6749 §5.1.
+#[derive(Debug, Serialize, Deserialize)]
+pub struct TokenResponse {
+    pub access_token: String,
+    pub token_type: String,
+    pub expires_in: i64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub refresh_token: Option<String>,
+}
+
+fn no_store(mut response: Response) -> Response {
+    response.headers_mut().insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    response
+}
+
+/// An OAuth error answer (RFC 6749 §5.2, RFC 8628 §3.5).
+pub fn oauth_error(status: StatusCode, code: &str, description: &str) -> Response {
+    no_store((status, Json(json!({ "error": code, "error_description": description }))).into_response())
+}
+
+fn internal(err: impl std::fmt::Display) -> Response {
+    AppError::Internal(err.to_string()).into_response()
+}
+
+/// Starts a CLI sign-in for `user_id` and answers with its tokens.
+async fn issue_cli_tokens(state: &AppState, user_id: String, method: Method) -> Response {
+    let now_ms = state.clock.now_ms();
+    let owner = user_id.clone();
+    let started = state.writer.transact(move |tx| sessions::start(tx, &owner, Client::Cli, method, now_ms)).await;
+    let started = match started {
+        Ok(started) => started,
+        Err(err) => return internal(err),
+    };
+    let access = match state.keys.issue(&user_id, &started.session_id, now_ms) {
+        Ok(token) => token,
+        Err(err) => return internal(err),
+    };
+    no_store(
+        Json(TokenResponse {
+            access_token: access,
+            token_type: "Bearer".into(),
+            expires_in: ACCESS_TOKEN_LIFETIME_MS / 1000,
+            refresh_token: started.refresh.map(|token| token.secret.clone()),
+        })
+        .into_response(),
+    )
+}
+
+#[derive(Deserialize)]
+pub struct TokenForm {
+    grant_type: Option<String>,
+    refresh_token: Option<String>,
+    username: Option<String>,
+    password: Option<String>,
+}
+
+async fn token(
+    State(state): State<Arc<AppState>>,
+    ConnectInfo(peer): ConnectInfo<SocketAddr>,
+    headers: HeaderMap,
+    Form(form): Form<TokenForm>,
+) -> Response {
+    match form.grant_type.as_deref() {
+        Some("refresh_token") => {
+            let Some(secret) = form.refresh_token else {
+                return oauth_error(StatusCode::BAD_REQUEST, "invalid_request", "refresh_token is required");
+            };
+            let now_ms = state.clock.now_ms();
+            let rotated = state.writer.transact(move |tx| sessions::rotate(tx, &secret, now_ms)).await;
+            match rotated {
+                Ok(Refreshed::Rotated { user_id, session_id, refresh }) => {
+                    match state.keys.issue(&user_id, &session_id, now_ms) {
+                        Ok(access) => no_store(
+                            Json(TokenResponse {
+                                access_token: access,
+                                token_type: "Bearer".into(),
+                                expires_in: ACCESS_TOKEN_LIFETIME_MS / 1000,
+                                refresh_token: Some(refresh.secret.clone()),
+                            })
+                            .into_response(),
+                        ),
+                        Err(err) => internal(err),
+                    }
+                }
+                Ok(Refreshed::Reused) => oauth_error(
+                    StatusCode::BAD_REQUEST,
+                    "invalid_grant",
+                    "refresh token was already used; this sign-in has been revoked, sign in again",
+                ),
+                Ok(Refreshed::Invalid) => {
+                    oauth_error(StatusCode::BAD_REQUEST, "invalid_grant", "refresh token is not valid")
+                }
+                Err(err) => internal(err),
+            }
+        }
+        Some("password") => {
+            let (Some(email), Some(password)) = (form.username, form.password) else {
+                return oauth_error(StatusCode::BAD_REQUEST, "invalid_request", "username and password are required");
+            };
+            match check_password(&state, &email, password, client_ip(&headers, peer)).await {
+                Ok(user_id) => issue_cli_tokens(&state, user_id, Method::Password).await,
+                Err(response) => response,
+            }
+        }
+        Some(other) => oauth_error(
+            StatusCode::BAD_REQUEST,
+            "unsupported_grant_type",
+            &format!("grant_type {other:?} is not supported here; use refresh_token or password"),
+        ),
+        None => oauth_error(StatusCode::BAD_REQUEST, "invalid_request", "grant_type is required"),
+    }
+}
+
+/// Why a password sign-in failed, for the caller to shape its answer.
+pub enum PasswordFailure {
+    Throttled { retry_after_secs: u64 },
+    Wrong,
+    Internal(String),
+}
+
+/// Verifies a password sign-in under the throttle; returns the user id. Unknown
+/// accounts cost the same scrypt time as wrong passwords.
+pub async fn verify_password_sign_in(
+    state: &AppState,
+    email: &str,
+    password: String,
+    address: std::net::IpAddr,
+) -> Result<String, PasswordFailure> {
+    let now_ms = state.clock.now_ms();
+    if let Err(retry_after_secs) = state.login_throttle.check(email, address, now_ms) {
+        return Err(PasswordFailure::Throttled { retry_after_secs });
+    }
+    let pool = state.readers.clone();
+    let lookup_email = email.to_string();
+    let found = crate::db::blocking(move || {
+        users::password_hash_of(&*pool.get()?, &lookup_email).map_err(|err| match err {
+            users::UserError::Db(db) => db,
+            other => crate::db::DbError::Io { context: other.to_string(), source: std::io::Error::other("lookup") },
+        })
+    })
+    .await
+    .map_err(|err| PasswordFailure::Internal(err.to_string()))?;
+    let (user_id, stored) = match found {
+        Some((user, Some(hash))) => (Some(user.id), hash),
+        _ => (None, passwords::DUMMY_HASH.to_string()),
+    };
+    let matches = passwords::verify_async(password, stored).await;
+    match (matches, user_id) {
+        (true, Some(user_id)) => {
+            state.login_throttle.succeeded(email);
+            Ok(user_id)
+        }
+        _ => {
+            state.login_throttle.failed(email, address, now_ms);
+            Err(PasswordFailure::Wrong)
+        }
+    }
+}
+
+async fn check_password(
+    state: &AppState,
+    email: &str,
+    password: String,
+    address: std::net::IpAddr,
+) -> Result<String, Response> {
+    verify_password_sign_in(state, email, password, address).await.map_err(|failure| match failure {
+        PasswordFailure::Throttled { retry_after_secs } => {
+            let mut response = oauth_error(
+                StatusCode::TOO_MANY_REQUESTS,
+                "slow_down",
+                "too many failed sign-ins for this account or address; retry later",
+            );
+            response.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from(retry_after_secs));
+            response
+        }
+        PasswordFailure::Wrong => {
+            oauth_error(StatusCode::BAD_REQUEST, "invalid_grant", "e-mail or password is incorrect")
+        }
+        PasswordFailure::Internal(cause) => internal(cause),
+    })
+}
+
+#[derive(Deserialize)]
+pub struct RevokeForm {
+    token: Option<String>,
+}
+
+/// RFC 7009: answers 200 whether or not the token was known.
+async fn revoke(State(state): State<Arc<AppState>>, Form(form): Form<RevokeForm>) -> Response {
+    let Some(secret) = form.token else {
+        return oauth_error(StatusCode::BAD_REQUEST, "invalid_request", "token is required");
+    };
+    let now_ms = state.clock.now_ms();
+    let result = state
+        .writer
+        .transact(move |tx| {
+            let family: Option<String> = rusqlite::OptionalExtension::optional(tx.query_row(
+                "SELECT family_id FROM auth_tokens WHERE token_sha256 = ?1 AND kind = 'refresh'",
+                [tokens::digest(&secret).as_slice()],
+                |row| row.get(0),
+            ))?
+            .flatten();
+            if let Some(family) = family {
+                sessions::revoke(tx, &family, "revoked by client", now_ms)?;
+            }
+            Ok(())
+        })
+        .await;
+    match result {
+        Ok(()) => no_store(StatusCode::OK.into_response()),
+        Err(err) => internal(err),
+    }
+}
+
+#[derive(Deserialize)]
+pub struct DeviceCodeForm {
+    client_id: Option<String>,
+}
+
+async fn device_code(State(state): State<Arc<AppState>>, Form(form): Form<DeviceCodeForm>) -> Response {
+    let client_id = form.client_id.unwrap_or_default();
+    if client_id != device::CLIENT_ID {
+        return oauth_error(
+            StatusCode::UNAUTHORIZED,
+            "invalid_client",
+            &format!("client_id must be {:?}", device::CLIENT_ID),
+        );
+    }
+    let now_ms = state.clock.now_ms();
+    let created = state.writer.transact(move |tx| device::create(tx, &client_id, now_ms)).await;
+    match created {
+        Ok(created) => {
+            let verification_uri = format!("{}/device", state.web_origin);
+            no_store(
+                Json(json!({
+                    "device_code": created.device_code,
+                    "user_code": created.user_code,
+                    "verification_uri": verification_uri,
+                    "verification_uri_complete": format!("{verification_uri}?user_code={}", created.user_code),
+                    "expires_in": created.expires_in_secs,
+                    "interval": created.interval_secs,
+                }))
+                .into_response(),
+            )
+        }
+        Err(err) => internal(err),
+    }
+}
+
+#[derive(Deserialize)]
+pub struct DeviceTokenForm {
+    grant_type: Option<String>,
+    device_code: Option<String>,
+    client_id: Option<String>,
+}
+
+async fn device_token(State(state): State<Arc<AppState>>, Form(form): Form<DeviceTokenForm>) -> Response {
+    if form.grant_type.as_deref() != Some(DEVICE_GRANT) {
+        return oauth_error(
+            StatusCode::BAD_REQUEST,
+            "unsupported_grant_type",
+            &format!("grant_type must be {DEVICE_GRANT}"),
+        );
+    }
+    let (Some(code), Some(client_id)) = (form.device_code, form.client_id) else {
+        return oauth_error(StatusCode::BAD_REQUEST, "invalid_request", "device_code and client_id are required");
+    };
+    let now_ms = state.clock.now_ms();
+    let polled = state.writer.transact(move |tx| device::poll(tx, &code, &client_id, now_ms)).await;
+    let bad = |code: &str, text: &str| oauth_error(StatusCode::BAD_REQUEST, code, text);
+    match polled {
+        Ok(Poll::Approved { user_id }) => issue_cli_tokens(&state, user_id, Method::Device).await,
+        Ok(Poll::Pending) => bad("authorization_pending", "waiting for the code to be entered at /device"),
+        Ok(Poll::SlowDown) => bad("slow_down", "polling too fast; the interval is now 5 seconds longer"),
+        Ok(Poll::Denied) => bad("access_denied", "the sign-in was denied at /device"),
+        Ok(Poll::Expired) => bad("expired_token", "the code expired; run `sightline login` again"),
+        Ok(Poll::Invalid) => bad("invalid_grant", "unknown or already used device code"),
+        Err(err) => internal(err),
+    }
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HookTokenRequest {
+    label: Option<String>,
+}
+
+/// A signed-in person creates a hook token for a machine; the secret is in this
+/// answer only.
+async fn create_hook_token(
+    State(state): State<Arc<AppState>>,
+    caller: Caller,
+    Json(body): Json<HookTokenRequest>,
+) -> Result<Response, AppError> {
+    let label = body.label.map(|label| label.chars().filter(|c| !c.is_control()).take(200).collect::<String>());
+    let now_ms = state.clock.now_ms();
+    let user_id = caller.user.id.clone();
+    let created = state
+        .writer
+        .transact(move |tx| tokens::create(tx, &user_id, tokens::TokenKind::Hook, label.as_deref(), now_ms))
+        .await
+        .map_err(|err| AppError::Unavailable(err.to_string()))?;
+    Ok(no_store(
+        (
+            StatusCode::CREATED,
+            Json(json!({
+                "id": created.id,
+                "token": created.secret,
+                "expires_at": crate::model::rfc3339_ms(created.expires_at_ms),
+            })),
+        )
+            .into_response(),
+    ))
+}

@@ -1,0 +1,114 @@
+//! `sightline login`: signs this machine in and stores a hook token for it.
+//!
+//! The default is the device flow (RFC 8628): print a code, poll while the person
+//! approves it at `/device` in a browser, then trade the access token for a hook token
+//! labelled with this host's name. Without a browser, `--email` with
+//! `--password-stdin` uses the password grant instead. Either way the sign-in used to
+//! make the hook token is revoked afterwards: the machine keeps only the hook token,
+//! which works on ingest routes and nowhere else.
+
+use std::time::Duration;
+
+use anyhow::{Context, bail};
+use serde_json::Value;
+
+use super::local::{self, ClientConfig};
+use crate::auth::device::CLIENT_ID;
+use crate::auth::oauth::DEVICE_GRANT;
+
+/// An answer's status and JSON body (or `Null` if it was not JSON).
+fn post_form(agent: &ureq::Agent, url: &str, form: &[(&str, &str)]) -> anyhow::Result<(u16, Value)> {
+    let mut response =
+        agent.post(url).send_form(form.iter().copied()).with_context(|| format!("cannot reach {url}"))?;
+    let status = response.status().as_u16();
+    let text = response.body_mut().read_to_string().unwrap_or_default();
+    Ok((status, serde_json::from_str(&text).unwrap_or(Value::Null)))
+}
+
+fn oauth_failure(what: &str, status: u16, body: &Value) -> anyhow::Error {
+    let code = body["error"].as_str().unwrap_or("unexpected answer");
+    let description = body["error_description"].as_str().unwrap_or("");
+    anyhow::anyhow!("{what} failed ({status} {code}): {description}")
+}
+
+fn host_name() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .ok()
+        .or_else(|| std::env::var("HOSTNAME").ok())
+        .map(|name| name.trim().to_string())
+        .filter(|name| !name.is_empty())
+        .unwrap_or_else(|| "unknown host".into())
+}
+
+/// The device flow: returns the token answer once approved.
+pub fn device_sign_in(agent: &ureq::Agent, server: &str) -> anyhow::Result<Value> {
+    let (status, started) = post_form(agent, &format!("{server}/oauth/device/code"), &[("client_id", CLIENT_ID)])?;
+    if status != 200 {
+        return Err(oauth_failure("starting the device sign-in", status, &started));
+    }
+    let field = |name: &str| started[name].as_str().map(str::to_string).context(format!("the server sent no {name}"));
+    let (device_code, user_code, uri) = (field("device_code")?, field("user_code")?, field("verification_uri")?);
+    let mut interval = started["interval"].as_u64().unwrap_or(5).max(1);
+    println!("Open this page in a browser where you are signed in to Sightline:");
+    println!("  {uri}");
+    println!("and enter the code: {user_code}");
+    println!("Waiting for approval…");
+    loop {
+        std::thread::sleep(Duration::from_secs(interval));
+        let (status, answer) = post_form(
+            agent,
+            &format!("{server}/oauth/device/token"),
+            &[("grant_type", DEVICE_GRANT), ("device_code", &device_code), ("client_id", CLIENT_ID)],
+        )?;
+        if status == 200 {
+            return Ok(answer);
+        }
+        match answer["error"].as_str() {
+            Some("authorization_pending") => {}
+            // RFC 8628 §3.5: wait 5 seconds longer from now on.
+            Some("slow_down") => interval += 5,
+            Some("access_denied") => bail!("the sign-in was denied in the browser"),
+            Some("expired_token") => bail!("the code expired before it was approved; run `sightline login` again"),
+            _ => return Err(oauth_failure("the device sign-in", status, &answer)),
+        }
+    }
+}
+
+/// The password grant, for machines without a browser.
+pub fn password_sign_in(agent: &ureq::Agent, server: &str, email: &str, password: &str) -> anyhow::Result<Value> {
+    let (status, answer) = post_form(
+        agent,
+        &format!("{server}/oauth/token"),
+        &[("grant_type", "password"), ("username", email), ("password", password)],
+    )?;
+    if status != 200 {
+        return Err(oauth_failure("signing in", status, &answer));
+    }
+    Ok(answer)
+}
+
+/// Trades a sign-in's access token for a hook token, saves it, and revokes the
+/// sign-in. Returns where the credentials were written.
+pub fn store_hook_token(agent: &ureq::Agent, server: &str, tokens: &Value) -> anyhow::Result<std::path::PathBuf> {
+    let access = tokens["access_token"].as_str().context("the server sent no access_token")?;
+    let label = format!("{} (sightline login)", host_name());
+    let mut response = agent
+        .post(format!("{server}/api/me/hook-tokens"))
+        .header("Authorization", format!("Bearer {access}"))
+        .header("Content-Type", "application/json")
+        .send(serde_json::json!({ "label": label }).to_string())
+        .with_context(|| format!("cannot reach {server}"))?;
+    let status = response.status().as_u16();
+    let body: Value =
+        serde_json::from_str(&response.body_mut().read_to_string().unwrap_or_default()).unwrap_or(Value::Null);
+    let hook_token = match body["token"].as_str() {
+        Some(token) if status == 201 => token.to_string(),
+        _ => bail!("the server did not make a hook token ({status}): {body}"),
+    };
+    let path = local::save_config(&ClientConfig { server: server.to_string(), token: hook_token })?;
+    if let Some(refresh) = tokens["refresh_token"].as_str() {
+        // Best effort: the hook token is saved either way.
+        let _ = post_form(agent, &format!("{server}/oauth/revoke"), &[("token", refresh)]);
+    }
+    Ok(path)
+}

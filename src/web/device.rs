@@ -1,0 +1,98 @@
+//! `/device`: where a signed-in person enters the code `sightline login` printed and
+//! approves (or denies) that terminal's sign-in (RFC 8628 §3.3).
+
+use std::sync::Arc;
+
+use askama::Template;
+use axum::Form;
+use axum::extract::{Query, State};
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use serde::Deserialize;
+
+use super::login::render;
+use crate::auth::device;
+use crate::auth::extract::PageCaller;
+use crate::error::AppError;
+use crate::server::AppState;
+
+#[derive(Template)]
+#[template(path = "web/device.html")]
+struct DevicePage<'a> {
+    signed_in: bool,
+    email: &'a str,
+    user_code: &'a str,
+    show_form: bool,
+    message: Option<&'a str>,
+    error: Option<&'a str>,
+}
+
+#[derive(Deserialize)]
+pub struct DeviceQuery {
+    user_code: Option<String>,
+}
+
+pub async fn show(PageCaller(caller): PageCaller, Query(query): Query<DeviceQuery>) -> Response {
+    let typed = query.user_code.unwrap_or_default();
+    let code = device::normalise_user_code(&typed).unwrap_or(typed);
+    render(&DevicePage {
+        signed_in: true,
+        email: &caller.user.email,
+        user_code: &code,
+        show_form: true,
+        message: None,
+        error: None,
+    })
+}
+
+#[derive(Deserialize)]
+pub struct DeviceForm {
+    user_code: Option<String>,
+    action: Option<String>,
+}
+
+pub async fn submit(
+    State(state): State<Arc<AppState>>,
+    PageCaller(caller): PageCaller,
+    Form(form): Form<DeviceForm>,
+) -> Response {
+    let typed = form.user_code.unwrap_or_default();
+    let page = |status: StatusCode, message: Option<&str>, error: Option<&str>, show_form: bool| {
+        let body = render(&DevicePage {
+            signed_in: true,
+            email: &caller.user.email,
+            user_code: &typed,
+            show_form,
+            message,
+            error,
+        });
+        (status, body).into_response()
+    };
+    let Some(code) = device::normalise_user_code(&typed) else {
+        return page(
+            StatusCode::BAD_REQUEST,
+            None,
+            Some("That is not a code: it has 8 letters, like BCDF-GHJK."),
+            true,
+        );
+    };
+    let approve = match form.action.as_deref() {
+        Some("approve") => true,
+        Some("deny") => false,
+        _ => return page(StatusCode::BAD_REQUEST, None, Some("Choose Approve or Deny."), true),
+    };
+    let now_ms = state.clock.now_ms();
+    let user_id = caller.user.id.clone();
+    let decided = state.writer.transact(move |tx| device::decide(tx, &code, &user_id, approve, now_ms)).await;
+    match decided {
+        Ok(true) if approve => page(StatusCode::OK, Some("Approved. You can return to your terminal."), None, false),
+        Ok(true) => page(StatusCode::OK, Some("Denied. That terminal will not be signed in."), None, false),
+        Ok(false) => page(
+            StatusCode::NOT_FOUND,
+            None,
+            Some("No waiting sign-in has that code; it may have expired. Run `sightline login` again."),
+            true,
+        ),
+        Err(err) => AppError::Unavailable(err.to_string()).into_response(),
+    }
+}

@@ -1,0 +1,174 @@
+//! The access-grant API: `POST /api/grants` (request), `GET /api/grants` (all for an
+//! administrator, one's own requests for an investigator), `POST
+//! /api/grants/{id}/approve|deny|revoke`, and `PATCH /api/users/{id}/visibility`
+//! (an administrator lowering a user's flags). Thin: `access::grants` and
+//! `access::policies` decide and audit.
+
+use std::sync::Arc;
+
+use axum::Json;
+use axum::extract::{Path, State};
+use axum::http::StatusCode;
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use crate::access::grants::{self, GrantError, Request};
+use crate::access::policies::{self, PolicyError, Visibility, VisibilityChange};
+use crate::auth::extract::Caller;
+use crate::auth::users;
+use crate::db;
+use crate::error::AppError;
+use crate::server::AppState;
+
+impl From<GrantError> for AppError {
+    fn from(err: GrantError) -> Self {
+        let message = err.to_string();
+        match err {
+            GrantError::MayNotRequest | GrantError::MayNotDecide | GrantError::SameAdmin => {
+                AppError::Forbidden(message)
+            }
+            GrantError::OwnData | GrantError::NoSubject => AppError::bad_request("subject", message),
+            GrantError::Justification => AppError::bad_request("justification", message),
+            GrantError::Duration => AppError::bad_request("duration_hours", message),
+            GrantError::NoSession(_) | GrantError::Scope => AppError::bad_request("session_id", message),
+            GrantError::NotFound => AppError::NotFound,
+            GrantError::WrongState(_) => AppError::Conflict(message),
+            GrantError::Db(db) => db.into(),
+        }
+    }
+}
+
+/// Runs a grant operation on the writer; domain errors ride inside the committed value.
+async fn on_writer<T: Send + 'static>(
+    state: &AppState,
+    work: impl FnOnce(&rusqlite::Transaction<'_>) -> Result<T, GrantError> + Send + 'static,
+) -> Result<T, AppError> {
+    state
+        .writer
+        .transact(move |tx| Ok(work(tx)))
+        .await
+        .map_err(|err| AppError::Unavailable(err.to_string()))?
+        .map_err(AppError::from)
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GrantRequestBody {
+    /// The subject's e-mail address.
+    subject: String,
+    session_id: Option<String>,
+    justification: String,
+    duration_hours: f64,
+}
+
+pub async fn request(
+    State(state): State<Arc<AppState>>,
+    caller: Caller,
+    Json(body): Json<GrantRequestBody>,
+) -> Result<(StatusCode, Json<Value>), AppError> {
+    if !body.duration_hours.is_finite() {
+        return Err(AppError::bad_request("duration_hours", "duration_hours must be a number"));
+    }
+    let duration_ms = (body.duration_hours * 3_600_000.0).round() as i64;
+    let now_ms = state.clock.now_ms();
+    let grant = on_writer(&state, move |tx| {
+        let subject = users::by_email(tx, &body.subject).map_err(|_| GrantError::NoSubject)?;
+        let ask = Request {
+            subject_id: &subject.id,
+            session_id: body.session_id.as_deref(),
+            justification: &body.justification,
+            duration_ms,
+        };
+        grants::request(tx, caller.actor(), &ask, now_ms)
+    })
+    .await?;
+    Ok((StatusCode::CREATED, Json(json!(grant))))
+}
+
+pub async fn list(State(state): State<Arc<AppState>>, caller: Caller) -> Result<Json<Value>, AppError> {
+    if !caller.role.may_request_grants() {
+        return Err(AppError::Forbidden("only investigators and administrators see grants".into()));
+    }
+    let pool = state.readers.clone();
+    let grants = db::blocking(move || grants::visible_to(&*pool.get()?, caller.actor())).await?;
+    Ok(Json(json!({ "grants": grants })))
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub struct DecisionBody {
+    note: Option<String>,
+}
+
+pub async fn approve(
+    State(state): State<Arc<AppState>>,
+    caller: Caller,
+    Path(id): Path<String>,
+    body: Option<Json<DecisionBody>>,
+) -> Result<Json<Value>, AppError> {
+    let note = body.and_then(|Json(body)| body.note);
+    let now_ms = state.clock.now_ms();
+    let grant = on_writer(&state, move |tx| grants::approve(tx, caller.actor(), &id, note.as_deref(), now_ms)).await?;
+    Ok(Json(json!(grant)))
+}
+
+pub async fn deny(
+    State(state): State<Arc<AppState>>,
+    caller: Caller,
+    Path(id): Path<String>,
+    body: Option<Json<DecisionBody>>,
+) -> Result<Json<Value>, AppError> {
+    let note = body.and_then(|Json(body)| body.note);
+    let now_ms = state.clock.now_ms();
+    let grant = on_writer(&state, move |tx| grants::deny(tx, caller.actor(), &id, note.as_deref(), now_ms)).await?;
+    Ok(Json(json!(grant)))
+}
+
+pub async fn revoke(
+    State(state): State<Arc<AppState>>,
+    caller: Caller,
+    Path(id): Path<String>,
+) -> Result<Json<Value>, AppError> {
+    let now_ms = state.clock.now_ms();
+    let grant = on_writer(&state, move |tx| grants::revoke(tx, caller.actor(), &id, now_ms)).await?;
+    Ok(Json(json!(grant)))
+}
+
+/// An administrator lowers another user's visibility flags (never raises them).
+pub async fn lower_visibility(
+    State(state): State<Arc<AppState>>,
+    caller: Caller,
+    Path(user_id): Path<String>,
+    Json(change): Json<VisibilityChange>,
+) -> Result<Json<Visibility>, AppError> {
+    if !caller.role.may_manage_people() {
+        return Err(AppError::Forbidden("only administrators may change another user's visibility".into()));
+    }
+    let now_ms = state.clock.now_ms();
+    let admin_id = caller.user.id.clone();
+    let result = state
+        .writer
+        .transact(move |tx| {
+            if users::by_id(tx, &user_id)
+                .map_err(|err| match err {
+                    users::UserError::Db(db) => db,
+                    other => db::DbError::Io { context: other.to_string(), source: std::io::Error::other("user") },
+                })?
+                .is_none()
+            {
+                return Ok(Err(None));
+            }
+            match policies::lower(tx, &admin_id, &user_id, change, now_ms) {
+                Ok(policy) => Ok(Ok(policy)),
+                Err(PolicyError::WouldRaise(flag)) => Ok(Err(Some(flag))),
+                Err(PolicyError::Db(err)) => Err(err),
+            }
+        })
+        .await
+        .map_err(|err| AppError::Unavailable(err.to_string()))?;
+    match result {
+        Ok(policy) => Ok(Json(policy)),
+        Err(None) => Err(AppError::NotFound),
+        Err(Some(flag)) => Err(AppError::Forbidden(format!("an administrator can only turn {flag} off, never on"))),
+    }
+}

@@ -1,0 +1,174 @@
+//! `/login` (form fields `email`, `password`), `/logout`, and the sign-in cookie.
+//!
+//! Invariants: the cookie holds an access token and is `HttpOnly; Secure;
+//! SameSite=Lax; Path=/`, named `__Host-sightline` over HTTPS; `next` only ever
+//! redirects within this site; a wrong e-mail and a wrong password look and cost the
+//! same; throttled attempts answer 429 with `Retry-After`.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use askama::Template;
+use axum::Form;
+use axum::extract::{ConnectInfo, Query, State};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::response::{Html, IntoResponse, Redirect, Response};
+use serde::Deserialize;
+
+use super::security::client_ip;
+use crate::auth::extract::{Caller, cookie_name, url_encode};
+use crate::auth::jwt::ACCESS_TOKEN_LIFETIME_MS;
+use crate::auth::oauth::{PasswordFailure, verify_password_sign_in};
+use crate::auth::sessions::{self, Client, Method};
+use crate::error::AppError;
+use crate::server::AppState;
+
+#[derive(Template)]
+#[template(path = "web/login.html")]
+struct LoginPage<'a> {
+    signed_in: bool,
+    error: Option<&'a str>,
+    email: &'a str,
+    next: &'a str,
+    next_encoded: String,
+    github: bool,
+}
+
+/// Renders a template, or a plain 500 if rendering fails.
+pub fn render(template: &impl Template) -> Response {
+    match template.render() {
+        Ok(html) => Html(html).into_response(),
+        Err(err) => AppError::Internal(format!("template: {err}")).into_response(),
+    }
+}
+
+/// A `next` target that stays on this site: a path, never `//host` or `/\host`.
+pub fn safe_next(next: Option<&str>) -> String {
+    match next {
+        Some(path)
+            if path.starts_with('/')
+                && !path.starts_with("//")
+                && !path.starts_with("/\\")
+                && !path.chars().any(char::is_control) =>
+        {
+            path.to_string()
+        }
+        _ => "/me/settings/audit".to_string(),
+    }
+}
+
+fn login_page(state: &AppState, status: StatusCode, error: Option<&str>, email: &str, next: &str) -> Response {
+    let page = LoginPage {
+        signed_in: false,
+        error,
+        email,
+        next,
+        next_encoded: url_encode(next),
+        github: state.config.auth.github_enabled(),
+    };
+    (status, render(&page)).into_response()
+}
+
+#[derive(Deserialize)]
+pub struct LoginQuery {
+    next: Option<String>,
+    error: Option<String>,
+}
+
+pub async fn show(State(state): State<Arc<AppState>>, Query(query): Query<LoginQuery>) -> Response {
+    let next = safe_next(query.next.as_deref());
+    let error = match query.error.as_deref() {
+        Some("github") => Some("GitHub sign-in failed or this GitHub account is not linked to a Sightline user."),
+        _ => None,
+    };
+    login_page(&state, StatusCode::OK, error, "", &next)
+}
+
+#[derive(Deserialize)]
+pub struct LoginForm {
+    email: Option<String>,
+    password: Option<String>,
+    next: Option<String>,
+}
+
+pub async fn submit(
+    State(state): State<Arc<AppState>>,
+    ConnectInfo(peer): ConnectInfo<SocketAddr>,
+    headers: HeaderMap,
+    Form(form): Form<LoginForm>,
+) -> Response {
+    let next = safe_next(form.next.as_deref());
+    let email = form.email.unwrap_or_default();
+    let password = form.password.unwrap_or_default();
+    if email.trim().is_empty() || password.is_empty() {
+        return login_page(&state, StatusCode::BAD_REQUEST, Some("Enter your e-mail and password."), &email, &next);
+    }
+    match verify_password_sign_in(&state, &email, password, client_ip(&headers, peer)).await {
+        Ok(user_id) => sign_in_response(&state, &user_id, Method::Password, &next).await,
+        Err(PasswordFailure::Throttled { retry_after_secs }) => {
+            let message = format!("Too many failed sign-ins. Try again in {} minutes.", retry_after_secs.div_ceil(60));
+            let mut response = login_page(&state, StatusCode::TOO_MANY_REQUESTS, Some(&message), &email, &next);
+            response.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from(retry_after_secs));
+            response
+        }
+        Err(PasswordFailure::Wrong) => {
+            login_page(&state, StatusCode::UNAUTHORIZED, Some("E-mail or password is incorrect."), &email, &next)
+        }
+        Err(PasswordFailure::Internal(cause)) => AppError::Internal(cause).into_response(),
+    }
+}
+
+/// Starts a web sign-in for `user_id`, sets the cookie and redirects to `next`.
+pub async fn sign_in_response(state: &AppState, user_id: &str, method: Method, next: &str) -> Response {
+    let now_ms = state.clock.now_ms();
+    let owner = user_id.to_string();
+    let started = state.writer.transact(move |tx| sessions::start(tx, &owner, Client::Web, method, now_ms)).await;
+    let token = match started
+        .map_err(|err| err.to_string())
+        .and_then(|started| state.keys.issue(user_id, &started.session_id, now_ms).map_err(|err| err.to_string()))
+    {
+        Ok(token) => token,
+        Err(cause) => return AppError::Internal(cause).into_response(),
+    };
+    let cookie = format!(
+        "{}={token}; Path=/; HttpOnly; Secure; SameSite=Lax; Max-Age={}",
+        cookie_name(state.https()),
+        ACCESS_TOKEN_LIFETIME_MS / 1000
+    );
+    let mut response = Redirect::to(next).into_response();
+    if let Ok(value) = HeaderValue::from_str(&cookie) {
+        response.headers_mut().insert(header::SET_COOKIE, value);
+    }
+    response
+}
+
+/// Ends this sign-in (cookie or bearer) and clears the cookie.
+pub async fn logout(State(state): State<Arc<AppState>>, caller: Caller) -> Result<Response, AppError> {
+    let now_ms = state.clock.now_ms();
+    let session_id = caller.session_id.clone();
+    state
+        .writer
+        .transact(move |tx| sessions::revoke(tx, &session_id, "signed out", now_ms))
+        .await
+        .map_err(|err| AppError::Unavailable(err.to_string()))?;
+    let mut response = Redirect::to("/login").into_response();
+    let clear = format!("{}=; Path=/; HttpOnly; Secure; SameSite=Lax; Max-Age=0", cookie_name(state.https()));
+    if let Ok(value) = HeaderValue::from_str(&clear) {
+        response.headers_mut().insert(header::SET_COOKIE, value);
+    }
+    Ok(response)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::safe_next;
+
+    #[test]
+    fn next_stays_on_this_site() {
+        assert_eq!(safe_next(Some("/me/grants?x=1")), "/me/grants?x=1");
+        for evil in ["//evil.example", "/\\evil.example", "https://evil.example", "me", "/a\nb"] {
+            assert_eq!(safe_next(Some(evil)), "/me/settings/audit", "{evil:?}");
+        }
+        assert_eq!(safe_next(None), "/me/settings/audit");
+    }
+}

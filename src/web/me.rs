@@ -1,0 +1,169 @@
+//! The subject's own view of who may see and who did see their data:
+//! `/me/settings/audit` and `/me/grants` (pages), `GET /api/me/audit`,
+//! `GET /api/me/grants`, and `GET`/`PATCH /api/me/visibility` (their four flags).
+
+use std::sync::Arc;
+
+use askama::Template;
+use axum::Json;
+use axum::extract::State;
+use axum::response::Response;
+use serde_json::{Value, json};
+
+use super::login::render;
+use crate::access::audit::{self, AuditRow};
+use crate::access::grants::{self, Grant};
+use crate::access::policies::{self, Visibility, VisibilityChange};
+use crate::auth::extract::{Caller, PageCaller};
+use crate::db;
+use crate::error::AppError;
+use crate::model::rfc3339_ms;
+use crate::server::AppState;
+
+const AUDIT_PAGE_ROWS: usize = 500;
+
+async fn audit_rows(state: &AppState, user_id: String) -> Result<Vec<AuditRow>, AppError> {
+    let pool = state.readers.clone();
+    Ok(db::blocking(move || audit::about_subject(&*pool.get()?, &user_id, AUDIT_PAGE_ROWS)).await?)
+}
+
+async fn grants_on(state: &AppState, user_id: String) -> Result<Vec<Grant>, AppError> {
+    let pool = state.readers.clone();
+    Ok(db::blocking(move || grants::on_subject(&*pool.get()?, &user_id)).await?)
+}
+
+struct AuditLine {
+    at: String,
+    actor: String,
+    action: String,
+    target: String,
+    detail: String,
+}
+
+#[derive(Template)]
+#[template(path = "web/me_audit.html")]
+struct AuditPage {
+    signed_in: bool,
+    rows: Vec<AuditLine>,
+}
+
+pub async fn audit_page(
+    State(state): State<Arc<AppState>>,
+    PageCaller(caller): PageCaller,
+) -> Result<Response, AppError> {
+    let rows = audit_rows(&state, caller.user.id.clone()).await?;
+    let rows = rows
+        .into_iter()
+        .map(|row| AuditLine {
+            at: rfc3339_ms(row.at_ms),
+            actor: row.actor_email.or(row.actor_id).unwrap_or_else(|| "the system".into()),
+            action: row.action,
+            target: row.target.unwrap_or_default(),
+            detail: describe(&row.detail),
+        })
+        .collect();
+    Ok(render(&AuditPage { signed_in: true, rows }))
+}
+
+/// A short human line from an audit row's detail object.
+fn describe(detail: &Value) -> String {
+    let mut parts = Vec::new();
+    if let Some(reading) = detail["reading"].as_str() {
+        parts.push(format!("read {reading}"));
+    }
+    if let Some(basis) = detail["basis"]["basis"].as_str() {
+        parts.push(format!("as {}", basis.replace('_', " ")));
+    }
+    if let Some(justification) = detail["justification"].as_str() {
+        parts.push(format!("“{justification}”"));
+    }
+    parts.join(", ")
+}
+
+pub async fn audit_json(State(state): State<Arc<AppState>>, caller: Caller) -> Result<Json<Value>, AppError> {
+    Ok(Json(json!({ "entries": audit_rows(&state, caller.user.id.clone()).await? })))
+}
+
+struct GrantLine {
+    requested: String,
+    requester: String,
+    scope: String,
+    justification: String,
+    state: String,
+    until: String,
+}
+
+#[derive(Template)]
+#[template(path = "web/me_grants.html")]
+struct GrantsPage {
+    signed_in: bool,
+    grants: Vec<GrantLine>,
+}
+
+/// A grant's state as the subject should read it: an approved grant past its end is
+/// "expired" even though nothing rewrote the row.
+fn grant_state(grant: &Grant, now_ms: i64) -> String {
+    match grant.status.as_str() {
+        "APPROVED" if grant.is_active(now_ms) => "active".into(),
+        "APPROVED" => "expired".into(),
+        other => other.to_ascii_lowercase(),
+    }
+}
+
+pub async fn grants_page(
+    State(state): State<Arc<AppState>>,
+    PageCaller(caller): PageCaller,
+) -> Result<Response, AppError> {
+    let now_ms = state.clock.now_ms();
+    let grants = grants_on(&state, caller.user.id.clone()).await?;
+    let grants = grants
+        .iter()
+        .map(|grant| GrantLine {
+            requested: rfc3339_ms(grant.requested_at_ms),
+            requester: grant.requester_email.clone(),
+            scope: match &grant.session_id {
+                Some(session) => format!("session {session}"),
+                None => "all my sessions".into(),
+            },
+            justification: grant.justification.clone(),
+            state: grant_state(grant, now_ms),
+            until: grant.expires_at_ms.map(rfc3339_ms).unwrap_or_default(),
+        })
+        .collect();
+    Ok(render(&GrantsPage { signed_in: true, grants }))
+}
+
+pub async fn grants_json(State(state): State<Arc<AppState>>, caller: Caller) -> Result<Json<Value>, AppError> {
+    let now_ms = state.clock.now_ms();
+    let grants = grants_on(&state, caller.user.id.clone()).await?;
+    let grants: Vec<Value> = grants
+        .iter()
+        .map(|grant| {
+            let mut value = json!(grant);
+            value["state"] = json!(grant_state(grant, now_ms));
+            value
+        })
+        .collect();
+    Ok(Json(json!({ "grants": grants })))
+}
+
+pub async fn visibility(State(state): State<Arc<AppState>>, caller: Caller) -> Result<Json<Visibility>, AppError> {
+    let pool = state.readers.clone();
+    let user_id = caller.user.id.clone();
+    Ok(Json(db::blocking(move || policies::get(&*pool.get()?, &user_id)).await?))
+}
+
+pub async fn set_visibility(
+    State(state): State<Arc<AppState>>,
+    caller: Caller,
+    Json(change): Json<VisibilityChange>,
+) -> Result<Json<Visibility>, AppError> {
+    let now_ms = state.clock.now_ms();
+    let user_id = caller.user.id.clone();
+    let policy = state
+        .writer
+        .transact(move |tx| policies::set_own(tx, &user_id, change, now_ms))
+        .await
+        .map_err(|err| AppError::Unavailable(err.to_string()))?;
+    Ok(Json(policy))
+}

@@ -1,0 +1,113 @@
+//! Reading one session by id: `GET /api/sessions/{id}`, `.../events`, `.../transcript`.
+//! Thin: get the proof from `access::read` (own sessions on a read connection; anyone
+//! else's through the audited decision on the writer), then read with it.
+//!
+//! Invariant: a session the caller may not read answers 404, exactly like one that
+//! does not exist.
+
+use std::sync::Arc;
+
+use axum::Json;
+use axum::extract::{Path, Query, State};
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use crate::access::read::{self, Basis, Reading, SessionRead};
+use crate::auth::extract::Caller;
+use crate::db::partitions::{self, Day};
+use crate::db::{self, DbError};
+use crate::error::AppError;
+use crate::ingest::sessions;
+use crate::model::event_json::event_to_json;
+use crate::server::AppState;
+use crate::transcripts::store;
+
+/// The proof for `session_id`, or 404.
+async fn authorize(
+    state: &AppState,
+    caller: &Caller,
+    session_id: &str,
+    reading: Reading,
+) -> Result<(SessionRead, Basis), AppError> {
+    let pool = state.readers.clone();
+    let (user_id, id) = (caller.user.id.clone(), session_id.to_string());
+    let own = db::blocking(move || read::own(&*pool.get()?, &user_id, &id, reading)).await?;
+    if let Some(proof) = own {
+        return Ok((proof, Basis::Own));
+    }
+    let (user_id, role, id, now_ms) =
+        (caller.user.id.clone(), caller.role, session_id.to_string(), state.clock.now_ms());
+    state
+        .writer
+        .transact(move |tx| read::authorize(tx, read::Reader { user_id: &user_id, role }, &id, reading, now_ms))
+        .await
+        .map_err(|err| AppError::Unavailable(err.to_string()))?
+        .ok_or(AppError::NotFound)
+}
+
+pub async fn session(
+    State(state): State<Arc<AppState>>,
+    caller: Caller,
+    Path(session_id): Path<String>,
+) -> Result<Json<Value>, AppError> {
+    let (proof, basis) = authorize(&state, &caller, &session_id, Reading::Session).await?;
+    let pool = state.readers.clone();
+    let view = db::blocking(move || sessions::session_view(&*pool.get()?, &proof)).await?.ok_or(AppError::NotFound)?;
+    Ok(Json(json!({ "session": view, "access": basis })))
+}
+
+#[derive(Deserialize)]
+pub struct EventsQuery {
+    limit: Option<String>,
+}
+
+pub async fn events(
+    State(state): State<Arc<AppState>>,
+    caller: Caller,
+    Path(session_id): Path<String>,
+    Query(query): Query<EventsQuery>,
+) -> Result<Json<Value>, AppError> {
+    let limit = match query.limit.as_deref() {
+        None => 200,
+        Some(text) => text
+            .parse::<usize>()
+            .ok()
+            .filter(|n| (1..=1000).contains(n))
+            .ok_or_else(|| AppError::bad_request("limit", "limit must be a whole number between 1 and 1000"))?,
+    };
+    let (proof, basis) = authorize(&state, &caller, &session_id, Reading::Session).await?;
+    let pool = state.readers.clone();
+    let data_dir = state.config.data_dir.clone();
+    let events = db::blocking(move || {
+        let Some(view) = sessions::session_view(&*pool.get()?, &proof)? else { return Ok(None) };
+        let mut out = Vec::new();
+        let mut day = Day::of_ms(view.first_event_ms);
+        while day <= Day::of_ms(view.last_event_ms) && out.len() < limit {
+            if let Some(conn) = partitions::open_for_read(&data_dir, day)? {
+                out.extend(partitions::session_events_after(&conn, &proof, None, limit - out.len())?);
+            }
+            if day.next() == day {
+                break;
+            }
+            day = day.next();
+        }
+        Ok::<_, DbError>(Some(out))
+    })
+    .await?
+    .ok_or(AppError::NotFound)?;
+    let events: Vec<Value> = events.iter().map(|stored| event_to_json(&stored.event)).collect();
+    Ok(Json(json!({ "events": events, "access": basis })))
+}
+
+pub async fn transcript(
+    State(state): State<Arc<AppState>>,
+    caller: Caller,
+    Path(session_id): Path<String>,
+) -> Result<Json<Value>, AppError> {
+    let (proof, basis) = authorize(&state, &caller, &session_id, Reading::Transcript).await?;
+    let pool = state.readers.clone();
+    let data_dir = state.config.data_dir.clone();
+    let messages =
+        db::blocking(move || store::read_for(&*pool.get()?, &data_dir, &proof)).await?.ok_or(AppError::NotFound)?;
+    Ok(Json(json!({ "messages": messages, "access": basis })))
+}
