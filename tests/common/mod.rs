@@ -3,6 +3,7 @@
 //! HTTP to it. Operator verbs (user add, token create) run as the real CLI too.
 #![allow(dead_code)]
 
+pub mod inprocess;
 pub mod machine;
 pub mod proxy;
 pub mod results;
@@ -139,6 +140,21 @@ impl TestServer {
         };
         server.start();
         server
+    }
+
+    /// A handle on a server started some other way (in-process, with a manual clock),
+    /// so the HTTP helpers work against it. Dropping it stops nothing.
+    pub fn attach(data_dir: PathBuf, ingest: String, web: String, token: String) -> TestServer {
+        TestServer {
+            data_dir,
+            _temp: None,
+            child: None,
+            ingest,
+            web,
+            github: String::new(),
+            token,
+            extra_env: Vec::new(),
+        }
     }
 
     /// Starts (or restarts) the server process on this data directory.

@@ -190,8 +190,8 @@ pub fn user_id(data_dir: &Path, email: &str) -> String {
 }
 
 /// `GET /api/search` with these query parameters, as `token`'s owner (or with no token).
-/// Searches as the owner of `token`. Search wants an access token; a hook token
-/// names its owner, who is signed in with the test password instead.
+/// Search wants an access token; a hook token names its owner, who is signed in with
+/// the test password instead.
 pub fn search(server: &TestServer, token: Option<&str>, params: &[(&str, &str)]) -> (u16, Value) {
     let access = token.map(|token| match token.starts_with("slh_hook_") {
         true => super::access_token(&server.ingest, &owner_email(server, token)),

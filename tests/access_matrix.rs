@@ -1,0 +1,363 @@
+//! The authorization matrix: every org role (and a team lead) against every
+//! session-reading route, for their own session, another person's, another person's
+//! with an active grant, and with an expired grant — on the real server (in-process,
+//! with a manual clock so expiry is a clock move, not a sleep). It ends by proving
+//! that every cross-user read that succeeded left exactly one audit row.
+
+mod common;
+
+use std::collections::BTreeMap;
+
+use common::inprocess::InProcess;
+use common::transcripts::{Transcript, Turn, session_with_transcript, user_id};
+use common::{access_token, add_user, agent, read, sightline, stderr, stdout};
+use serde_json::{Value, json};
+
+const SUBJECT: &str = "sam@example.com";
+const ROUTES: [&str; 3] = ["", "/events", "/transcript"];
+
+struct Reader {
+    name: &'static str,
+    email: &'static str,
+    role: &'static str,
+}
+
+const READERS: [Reader; 5] = [
+    Reader { name: "admin", email: "ari@example.com", role: "ADMIN" },
+    Reader { name: "investigator", email: "ivy@example.com", role: "INVESTIGATOR" },
+    Reader { name: "member", email: "max@example.com", role: "MEMBER" },
+    Reader { name: "viewer_aggregate", email: "vera@example.com", role: "VIEWER_AGGREGATE" },
+    Reader { name: "team_lead", email: "lee@example.com", role: "MEMBER" },
+];
+/// Approves requests (an administrator other than the requester and the subject).
+const APPROVER: &str = "abe@example.com";
+
+fn cli(data_dir: &std::path::Path, args: &[&str]) -> String {
+    let mut full = args.to_vec();
+    full.extend(["--data-dir", data_dir.to_str().unwrap()]);
+    let output = sightline(&full);
+    assert!(output.status.success(), "{args:?}: {}", stderr(&output));
+    stdout(&output)
+}
+
+fn hook_token(data_dir: &std::path::Path, email: &str) -> String {
+    cli(data_dir, &["token", "create", "--user", email, "--kind", "hook"]).trim().to_string()
+}
+
+fn get_as(url: &str, token: &str) -> (u16, Value) {
+    read(agent().get(url).header("Authorization", format!("Bearer {token}")).call())
+}
+
+fn post_as(url: &str, token: &str, body: &Value) -> (u16, Value) {
+    read(
+        agent()
+            .post(url)
+            .header("Authorization", format!("Bearer {token}"))
+            .header("Content-Type", "application/json")
+            .send(body.to_string()),
+    )
+}
+
+/// A session for `email` with one transcript; returns its row id.
+fn session_of(running: &InProcess, email: &str, agent_session: &str) -> String {
+    let token = hook_token(&running.server.data_dir, email);
+    let turns = [Turn::User("where is the ledger"), Turn::Assistant("in the vault")];
+    let transcript = Transcript {
+        agent: "claude_code",
+        session: agent_session,
+        model: "claude-sonnet-4-5",
+        start_ms: common::now_ms(),
+        turns: &turns,
+    };
+    session_with_transcript(&running.server, &token, &transcript)
+}
+
+struct World {
+    running: InProcess,
+    subject_session: String,
+    own_sessions: BTreeMap<&'static str, String>,
+    tokens: BTreeMap<&'static str, String>,
+    approver: String,
+    subject: String,
+}
+
+fn world() -> (tempfile::TempDir, World) {
+    let temp = tempfile::tempdir().unwrap();
+    let data_dir = temp.path().join("data");
+    add_user(&data_dir, SUBJECT, "MEMBER");
+    add_user(&data_dir, APPROVER, "ADMIN");
+    for reader in &READERS {
+        add_user(&data_dir, reader.email, reader.role);
+    }
+    cli(&data_dir, &["team", "add", "--slug", "shop", "--name", "Shop"]);
+    cli(&data_dir, &["team", "add", "--slug", "shop-payments", "--name", "Payments", "--parent", "shop"]);
+    cli(&data_dir, &["team", "add-member", "--team", "shop-payments", "--email", SUBJECT]);
+    // The lead leads the parent team: drill-in reaches members of nested teams.
+    cli(&data_dir, &["team", "add-member", "--team", "shop", "--email", "lee@example.com", "--role", "lead"]);
+    let running = InProcess::start(&data_dir, "");
+    let subject_session = session_of(&running, SUBJECT, "sam-0001");
+    let mut own_sessions = BTreeMap::new();
+    let mut tokens = BTreeMap::new();
+    for (i, reader) in READERS.iter().enumerate() {
+        own_sessions.insert(reader.name, session_of(&running, reader.email, &format!("own-{i}")));
+        tokens.insert(reader.name, access_token(&running.server.ingest, reader.email));
+    }
+    let approver = access_token(&running.server.ingest, APPROVER);
+    let subject = access_token(&running.server.ingest, SUBJECT);
+    (temp, World { running, subject_session, own_sessions, tokens, approver, subject })
+}
+
+impl World {
+    fn web(&self) -> &str {
+        &self.running.server.web
+    }
+
+    /// The status of each route for `reader` on `session`.
+    fn statuses(&self, reader: &str, session: &str) -> Vec<u16> {
+        ROUTES
+            .iter()
+            .map(|route| get_as(&format!("{}/api/sessions/{session}{route}", self.web()), &self.tokens[reader]).0)
+            .collect()
+    }
+
+    fn cross_user_audit_rows(&self) -> i64 {
+        let conn = self.running.server.main_db();
+        conn.query_row(
+            "SELECT count(*) FROM audit_log WHERE action IN ('GRANT_USED', 'SESSION_READ', 'TRANSCRIPT_READ')",
+            [],
+            |row| row.get(0),
+        )
+        .unwrap()
+    }
+}
+
+#[test]
+fn every_role_against_every_route_for_own_other_granted_and_expired() {
+    let (_temp, world) = world();
+    let subject_session = world.subject_session.clone();
+    let mut successful_cross_user_reads = 0i64;
+    let mut check = |situation: &str, expected: &[(&str, [u16; 3])]| {
+        for (reader, want) in expected {
+            let got = world.statuses(reader, &subject_session);
+            assert_eq!(got, want.to_vec(), "{reader}, {situation}");
+            successful_cross_user_reads += got.iter().filter(|status| **status == 200).count() as i64;
+        }
+    };
+
+    // Own: everyone reads their own session, events and transcript; no audit needed.
+    for reader in &READERS {
+        assert_eq!(
+            world.statuses(reader.name, &world.own_sessions[reader.name]),
+            vec![200, 200, 200],
+            "{} own",
+            reader.name
+        );
+    }
+    assert_eq!(world.cross_user_audit_rows(), 0, "own reads are not privileged reads");
+
+    // Other, no grant: only the team lead reaches the session (drill-in is on by
+    // default); nobody reads the transcript (sharing is off by default).
+    check(
+        "other",
+        &[
+            ("admin", [404, 404, 404]),
+            ("investigator", [404, 404, 404]),
+            ("member", [404, 404, 404]),
+            ("viewer_aggregate", [404, 404, 404]),
+            ("team_lead", [200, 200, 404]),
+        ],
+    );
+
+    // Grants: investigators and administrators may ask; the others may not.
+    let mut grants = BTreeMap::new();
+    for reader in &READERS {
+        let (status, grant) = post_as(
+            &format!("{}/api/grants", world.web()),
+            &world.tokens[reader.name],
+            &json!({"subject": SUBJECT, "justification": "friction study of checkout sessions", "duration_hours": 1}),
+        );
+        if matches!(reader.name, "admin" | "investigator") {
+            assert_eq!(status, 201, "{}: {grant}", reader.name);
+            let id = grant["id"].as_str().unwrap().to_string();
+            let (status, approved) =
+                post_as(&format!("{}/api/grants/{id}/approve", world.web()), &world.approver, &json!({}));
+            assert_eq!((status, approved["status"].as_str()), (200, Some("APPROVED")), "{approved}");
+            grants.insert(reader.name, id);
+        } else {
+            assert_eq!(status, 403, "{} may not request access: {grant}", reader.name);
+        }
+    }
+    check(
+        "other with grant, transcripts not shared",
+        &[
+            ("admin", [200, 200, 404]),
+            ("investigator", [200, 200, 404]),
+            ("member", [404, 404, 404]),
+            ("viewer_aggregate", [404, 404, 404]),
+            ("team_lead", [200, 200, 404]),
+        ],
+    );
+
+    // The subject shares transcripts: grant holders and the lead may now read them.
+    let (status, _) = read(
+        agent()
+            .patch(format!("{}/api/me/visibility", world.web()))
+            .header("Authorization", format!("Bearer {}", world.subject))
+            .header("Content-Type", "application/json")
+            .send(json!({"share_transcripts": true}).to_string()),
+    );
+    assert_eq!(status, 200);
+    check(
+        "other with grant, transcripts shared",
+        &[
+            ("admin", [200, 200, 200]),
+            ("investigator", [200, 200, 200]),
+            ("member", [404, 404, 404]),
+            ("viewer_aggregate", [404, 404, 404]),
+            ("team_lead", [200, 200, 200]),
+        ],
+    );
+
+    // A millisecond before the end the grant still works; at the end it does not.
+    world.running.clock.advance_ms(3_600_000 - 1);
+    check("other, grant in its last millisecond", &[("investigator", [200, 200, 200])]);
+    world.running.clock.advance_ms(1);
+    check(
+        "other with expired grant",
+        &[
+            ("admin", [404, 404, 404]),
+            ("investigator", [404, 404, 404]),
+            ("member", [404, 404, 404]),
+            ("viewer_aggregate", [404, 404, 404]),
+            ("team_lead", [200, 200, 200]),
+        ],
+    );
+
+    // Zero unaudited cross-user reads: one audit row per successful read of another
+    // person's data, each naming the subject.
+    assert_eq!(world.cross_user_audit_rows(), successful_cross_user_reads);
+    let subject_id = user_id(&world.running.server.data_dir, SUBJECT);
+    let conn = world.running.server.main_db();
+    let about_others: i64 = conn
+        .query_row(
+            "SELECT count(*) FROM audit_log WHERE action IN ('GRANT_USED', 'SESSION_READ', 'TRANSCRIPT_READ')
+               AND (subject_user_id IS NOT ?1 OR target IS NOT ?2)",
+            [&subject_id, &subject_session],
+            |row| row.get(0),
+        )
+        .unwrap();
+    assert_eq!(about_others, 0);
+
+    // The subject sees all of it: the reads, and the grants (now expired).
+    let (status, audit) = get_as(&format!("{}/api/me/audit", world.web()), &world.subject);
+    assert_eq!(status, 200);
+    let actions: Vec<&str> =
+        audit["entries"].as_array().unwrap().iter().map(|e| e["action"].as_str().unwrap()).collect();
+    for action in ["GRANT_REQUESTED", "GRANT_APPROVED", "GRANT_USED", "SESSION_READ", "TRANSCRIPT_READ"] {
+        assert!(actions.contains(&action), "{action} missing from {actions:?}");
+    }
+    let (_, mine) = get_as(&format!("{}/api/me/grants", world.web()), &world.subject);
+    let states: Vec<&str> = mine["grants"].as_array().unwrap().iter().map(|g| g["state"].as_str().unwrap()).collect();
+    assert_eq!(states, vec!["expired", "expired"]);
+}
+
+#[test]
+fn grants_need_a_different_admin_and_end_when_denied_or_revoked() {
+    let (_temp, world) = world();
+    let request = |token: &str, body: Value| post_as(&format!("{}/api/grants", world.web()), token, &body);
+    let session_scope = json!({"subject": SUBJECT, "session_id": world.subject_session,
+        "justification": "incident 4411: leaked key in a session", "duration_hours": 2});
+
+    // The requesting admin cannot approve their own request; the subject's own admin
+    // rights do not matter either.
+    let (_, grant) = request(&world.tokens["admin"], session_scope.clone());
+    let id = grant["id"].as_str().unwrap();
+    assert_eq!(grant["scope"], "SESSION");
+    let (status, body) =
+        post_as(&format!("{}/api/grants/{id}/approve", world.web()), &world.tokens["admin"], &json!({}));
+    assert_eq!(status, 403, "{body}");
+    let (status, _) =
+        post_as(&format!("{}/api/grants/{id}/approve", world.web()), &world.tokens["investigator"], &json!({}));
+    assert_eq!(status, 403, "investigators do not decide grants");
+    let (status, denied) = post_as(
+        &format!("{}/api/grants/{id}/deny", world.web()),
+        &world.approver,
+        &json!({"note": "use the incident tooling"}),
+    );
+    assert_eq!((status, denied["status"].as_str()), (200, Some("DENIED")));
+    assert_eq!(world.statuses("admin", &world.subject_session)[0], 404, "a denied grant grants nothing");
+    let (status, _) = post_as(&format!("{}/api/grants/{id}/approve", world.web()), &world.approver, &json!({}));
+    assert_eq!(status, 409, "a decided grant cannot be decided again");
+
+    // Approved, used, then revoked: access ends at once.
+    let (_, grant) = request(&world.tokens["investigator"], session_scope.clone());
+    let id = grant["id"].as_str().unwrap();
+    post_as(&format!("{}/api/grants/{id}/approve", world.web()), &world.approver, &json!({}));
+    assert_eq!(world.statuses("investigator", &world.subject_session)[0], 200);
+    // A session grant does not reach the subject's other sessions.
+    let other = session_of(&world.running, SUBJECT, "sam-0002");
+    assert_eq!(world.statuses("investigator", &other)[0], 404);
+    let (status, revoked) = post_as(&format!("{}/api/grants/{id}/revoke", world.web()), &world.approver, &json!({}));
+    assert_eq!((status, revoked["status"].as_str()), (200, Some("REVOKED")));
+    assert_eq!(world.statuses("investigator", &world.subject_session)[0], 404);
+
+    // Bad requests name what is wrong.
+    let (status, body) = request(
+        &world.tokens["investigator"],
+        json!({"subject": SUBJECT, "justification": "short", "duration_hours": 1}),
+    );
+    assert_eq!((status, body["error"]["field"].as_str()), (400, Some("justification")));
+    let (status, body) = request(
+        &world.tokens["investigator"],
+        json!({"subject": SUBJECT, "justification": "a long enough reason", "duration_hours": 200}),
+    );
+    assert_eq!((status, body["error"]["field"].as_str()), (400, Some("duration_hours")));
+    let (status, _) = request(
+        &world.tokens["investigator"],
+        json!({"subject": "ivy@example.com", "justification": "a long enough reason", "duration_hours": 1}),
+    );
+    assert_eq!(status, 400, "nobody requests access to themselves");
+
+    let conn = world.running.server.main_db();
+    let count = |action: &str| -> i64 {
+        conn.query_row("SELECT count(*) FROM audit_log WHERE action = ?1", [action], |row| row.get(0)).unwrap()
+    };
+    assert_eq!(
+        (count("GRANT_REQUESTED"), count("GRANT_DENIED"), count("GRANT_APPROVED"), count("GRANT_REVOKED")),
+        (2, 1, 1, 1)
+    );
+}
+
+#[test]
+fn an_administrator_may_lower_visibility_but_never_raise_it() {
+    let (_temp, world) = world();
+    let subject_id = user_id(&world.running.server.data_dir, SUBJECT);
+    let patch = |token: &str, url: String, body: Value| {
+        read(
+            agent()
+                .patch(url)
+                .header("Authorization", format!("Bearer {token}"))
+                .header("Content-Type", "application/json")
+                .send(body.to_string()),
+        )
+    };
+    let url = format!("{}/api/users/{subject_id}/visibility", world.web());
+    let (status, body) = patch(&world.approver, url.clone(), json!({"share_transcripts": true}));
+    assert_eq!(status, 403, "{body}");
+    let (status, body) = patch(&world.approver, url.clone(), json!({"team_drill_in": false}));
+    assert_eq!((status, body["team_drill_in"].as_bool()), (200, Some(false)));
+    let (status, _) = patch(&world.tokens["member"], url.clone(), json!({"team_drill_in": false}));
+    assert_eq!(status, 403, "only administrators");
+    // With drill-in off, the lead no longer reaches the session.
+    assert_eq!(world.statuses("team_lead", &world.subject_session), vec![404, 404, 404]);
+    // The subject may turn it back on; the defaults keep transcripts private.
+    let (status, body) =
+        patch(&world.subject, format!("{}/api/me/visibility", world.web()), json!({"team_drill_in": true}));
+    assert_eq!(status, 200);
+    assert_eq!(
+        body,
+        json!({"share_transcripts": false, "team_drill_in": true, "named_in_team_views": true, "judge_opt_in": false})
+    );
+    let (status, body) = patch(&world.subject, format!("{}/api/me/visibility", world.web()), json!({"nonsense": true}));
+    assert_eq!(status, 422, "{body}");
+}
