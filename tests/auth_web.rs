@@ -1,0 +1,291 @@
+//! Sign-in on the real binary: the `/login` form and its cookie, CSRF refusal, login
+//! throttling, security headers, refresh-token rotation (reuse revokes the family;
+//! of two parallel refreshes exactly one wins), token kinds that are not
+//! interchangeable, and logout and disabling that end tokens at once.
+
+mod common;
+
+use common::{
+    TEST_PASSWORD, TestServer, add_user, agent, password_grant, read, sightline, sightline_with_stdin, stderr,
+};
+use serde_json::{Value, json};
+
+fn no_redirects() -> ureq::Agent {
+    ureq::Agent::config_builder().http_status_as_error(false).max_redirects(0).build().new_agent()
+}
+
+/// Posts the login form as a same-origin browser would; returns status, Location and Set-Cookie.
+fn login_form(server: &TestServer, email: &str, password: &str) -> (u16, String, String) {
+    let response = no_redirects()
+        .post(format!("{}/login", server.web))
+        .header("Sec-Fetch-Site", "same-origin")
+        .send_form([("email", email), ("password", password), ("next", "/me/grants")])
+        .unwrap();
+    let header = |name: &str| response.headers().get(name).map(|v| v.to_str().unwrap().to_string()).unwrap_or_default();
+    (response.status().as_u16(), header("location"), header("set-cookie"))
+}
+
+fn cookie_pair(set_cookie: &str) -> String {
+    set_cookie.split(';').next().unwrap().to_string()
+}
+
+fn get_with_cookie(url: &str, cookie: &str) -> (u16, Value) {
+    read(no_redirects().get(url).header("Cookie", cookie).call())
+}
+
+fn refresh(server: &TestServer, token: &str) -> (u16, Value) {
+    read(
+        agent()
+            .post(format!("{}/oauth/token", server.ingest))
+            .send_form([("grant_type", "refresh_token"), ("refresh_token", token)]),
+    )
+}
+
+#[test]
+fn the_login_form_sets_a_hardened_cookie_that_signs_the_browser_in() {
+    let server = TestServer::spawn();
+    add_user(&server.data_dir, "ada@example.com", "MEMBER");
+
+    let page = no_redirects().get(format!("{}/login?next=/me/grants", server.web)).call().unwrap();
+    assert_eq!(page.status().as_u16(), 200);
+    let headers = page.headers().clone();
+    for name in ["content-security-policy", "x-frame-options", "x-content-type-options", "referrer-policy"] {
+        assert!(headers.contains_key(name), "{name} missing");
+    }
+    let html = page.into_body().read_to_string().unwrap();
+    assert!(html.contains(r#"name="email""#) && html.contains(r#"name="password""#));
+
+    let (status, _, cookie) = login_form(&server, "ada@example.com", "not the password");
+    assert_eq!((status, cookie.as_str()), (401, ""));
+
+    let (status, location, cookie) = login_form(&server, "ada@example.com", TEST_PASSWORD);
+    assert_eq!((status, location.as_str()), (303, "/me/grants"));
+    for attribute in ["HttpOnly", "Secure", "SameSite=Lax", "Path=/", "Max-Age=28800"] {
+        assert!(cookie.contains(attribute), "{attribute} missing from {cookie}");
+    }
+    assert!(cookie.starts_with("sightline="), "plain HTTP has no __Host- prefix: {cookie}");
+    let cookie = cookie_pair(&cookie);
+    assert_eq!(get_with_cookie(&format!("{}/me/grants", server.web), &cookie).0, 200);
+    assert_eq!(get_with_cookie(&format!("{}/api/me/grants", server.web), &cookie).0, 200);
+    // Without the cookie a page sends the browser to /login, and the API says 401.
+    let anonymous = no_redirects().get(format!("{}/me/settings/audit", server.web)).call().unwrap();
+    assert_eq!(anonymous.status().as_u16(), 303);
+    assert_eq!(anonymous.headers()["location"], "/login?next=%2Fme%2Fsettings%2Faudit");
+    assert_eq!(get_with_cookie(&format!("{}/api/me/grants", server.web), "").0, 401);
+
+    // CSRF: a cross-site or header-less form post with the cookie is refused.
+    let logout = |headers: &[(&str, &str)]| {
+        let mut request = no_redirects().post(format!("{}/logout", server.web)).header("Cookie", &cookie);
+        for (name, value) in headers {
+            request = request.header(*name, *value);
+        }
+        request.send_empty().unwrap().status().as_u16()
+    };
+    assert_eq!(logout(&[("Sec-Fetch-Site", "cross-site")]), 403);
+    assert_eq!(logout(&[("Origin", "https://evil.example")]), 403);
+    assert_eq!(logout(&[]), 403);
+    assert_eq!(get_with_cookie(&format!("{}/api/me/grants", server.web), &cookie).0, 200, "still signed in");
+    // A same-origin logout ends the sign-in: the same cookie no longer works.
+    assert_eq!(logout(&[("Sec-Fetch-Site", "same-origin")]), 303);
+    assert_eq!(get_with_cookie(&format!("{}/api/me/grants", server.web), &cookie).0, 401);
+}
+
+#[test]
+fn failed_sign_ins_are_throttled_per_account_with_retry_after() {
+    let server = TestServer::spawn();
+    add_user(&server.data_dir, "bo@example.com", "MEMBER");
+    for _ in 0..5 {
+        assert_eq!(login_form(&server, "bo@example.com", "wrong password!").0, 401);
+    }
+    let response = no_redirects()
+        .post(format!("{}/login", server.web))
+        .header("Sec-Fetch-Site", "same-origin")
+        .send_form([("email", "bo@example.com"), ("password", TEST_PASSWORD)])
+        .unwrap();
+    assert_eq!(response.status().as_u16(), 429, "even the right password waits out the lock");
+    let retry: u64 = response.headers()["retry-after"].to_str().unwrap().parse().unwrap();
+    assert!((1..=900).contains(&retry), "{retry}");
+    // The password grant shares the throttle.
+    let (status, body) = password_grant(&server.ingest, "bo@example.com", TEST_PASSWORD);
+    assert_eq!((status, body["error"].as_str()), (429, Some("slow_down")));
+    // Another account is unaffected.
+    add_user(&server.data_dir, "cy@example.com", "MEMBER");
+    assert_eq!(login_form(&server, "cy@example.com", TEST_PASSWORD).0, 303);
+}
+
+#[test]
+fn refresh_tokens_rotate_and_reuse_revokes_the_whole_family() {
+    let server = TestServer::spawn();
+    add_user(&server.data_dir, "dee@example.com", "MEMBER");
+    let (status, first) = password_grant(&server.ingest, "dee@example.com", TEST_PASSWORD);
+    assert_eq!(status, 200, "{first}");
+    assert_eq!((first["token_type"].as_str(), first["expires_in"].as_i64()), (Some("Bearer"), Some(28800)));
+    let r1 = first["refresh_token"].as_str().unwrap().to_string();
+
+    let (status, second) = refresh(&server, &r1);
+    assert_eq!(status, 200, "{second}");
+    let r2 = second["refresh_token"].as_str().unwrap().to_string();
+    assert_ne!(r1, r2, "rotated on use");
+    let access = second["access_token"].as_str().unwrap().to_string();
+    assert_eq!(common::get_auth(&format!("{}/api/me/grants", server.web), &access).0, 200);
+
+    // Reusing the rotated token is theft or a bug: the whole sign-in ends.
+    let (status, body) = refresh(&server, &r1);
+    assert_eq!((status, body["error"].as_str()), (400, Some("invalid_grant")));
+    assert_eq!(refresh(&server, &r2).0, 400, "the successor is revoked with its family");
+    assert_eq!(
+        common::get_auth(&format!("{}/api/me/grants", server.web), &access).0,
+        401,
+        "and so is its access token"
+    );
+    let reused: i64 = server
+        .main_db()
+        .query_row("SELECT count(*) FROM audit_log WHERE action = 'REFRESH_TOKEN_REUSED'", [], |row| row.get(0))
+        .unwrap();
+    assert_eq!(reused, 1);
+
+    // Two parallel refreshes with one token: exactly one succeeds.
+    let (_, fresh) = password_grant(&server.ingest, "dee@example.com", TEST_PASSWORD);
+    let shared = fresh["refresh_token"].as_str().unwrap().to_string();
+    let barrier = std::sync::Arc::new(std::sync::Barrier::new(2));
+    let racers: Vec<_> = (0..2)
+        .map(|_| {
+            let (barrier, url, token) = (barrier.clone(), server.ingest.clone(), shared.clone());
+            std::thread::spawn(move || {
+                barrier.wait();
+                read(
+                    agent()
+                        .post(format!("{url}/oauth/token"))
+                        .send_form([("grant_type", "refresh_token"), ("refresh_token", token.as_str())]),
+                )
+                .0
+            })
+        })
+        .collect();
+    let mut statuses: Vec<u16> = racers.into_iter().map(|racer| racer.join().unwrap()).collect();
+    statuses.sort();
+    assert_eq!(statuses, vec![200, 400]);
+}
+
+#[test]
+fn token_kinds_are_not_interchangeable() {
+    let server = TestServer::spawn();
+    add_user(&server.data_dir, "eve@example.com", "MEMBER");
+    let (_, tokens) = password_grant(&server.ingest, "eve@example.com", TEST_PASSWORD);
+    let access = tokens["access_token"].as_str().unwrap();
+    let refresh_token = tokens["refresh_token"].as_str().unwrap();
+    let search = format!("{}/api/search?q=anything", server.web);
+    assert_eq!(common::get_auth(&search, access).0, 200);
+    assert_eq!(common::get_auth(&search, &server.token).0, 401, "a hook token is not an access token");
+    assert_eq!(common::get_auth(&search, refresh_token).0, 401, "a refresh token is not an access token");
+    let events = format!("{}/v1/events", server.ingest);
+    let batch = common::envelope(vec![common::event("session_start", "kinds-1", common::now_ms())]);
+    assert_eq!(common::post_json(&events, access, &batch).0, 401, "an access token is not a hook token");
+    assert_eq!(common::post_json(&events, &server.token, &batch).0, 200);
+    let (status, body) = refresh(&server, &server.token);
+    assert_eq!((status, body["error"].as_str()), (400, Some("invalid_grant")), "a hook token is not a refresh token");
+    // An access token buys a hook token that works on ingest only.
+    let (status, minted) =
+        common::post_json(&format!("{}/api/me/hook-tokens", server.ingest), access, &json!({"label": "laptop"}));
+    assert_eq!(status, 201, "{minted}");
+    let hook = minted["token"].as_str().unwrap();
+    assert_eq!(common::post_json(&events, hook, &batch).0, 200);
+    assert_eq!(common::get_auth(&search, hook).0, 401);
+}
+
+#[test]
+fn disabling_a_user_ends_every_token_they_hold() {
+    let server = TestServer::spawn();
+    add_user(&server.data_dir, "fay@example.com", "MEMBER");
+    let hook = common::user_with_token(&server.data_dir, "gus@example.com");
+    let (_, tokens) = password_grant(&server.ingest, "gus@example.com", TEST_PASSWORD);
+    let access = tokens["access_token"].as_str().unwrap();
+    let dir = server.data_dir.to_str().unwrap();
+    let disabled = sightline(&["user", "disable", "--data-dir", dir, "--email", "gus@example.com"]);
+    assert!(disabled.status.success(), "{}", stderr(&disabled));
+    assert_eq!(common::get_auth(&format!("{}/api/me/grants", server.web), access).0, 401);
+    let batch = common::envelope(vec![common::event("session_start", "gone-1", common::now_ms())]);
+    assert_eq!(common::post_json(&format!("{}/v1/events", server.ingest), &hook, &batch).0, 401);
+    assert_eq!(refresh(&server, tokens["refresh_token"].as_str().unwrap()).0, 400);
+    assert_eq!(password_grant(&server.ingest, "gus@example.com", TEST_PASSWORD).0, 400);
+    let audit: i64 = server
+        .main_db()
+        .query_row("SELECT count(*) FROM audit_log WHERE action = 'USER_DISABLED'", [], |row| row.get(0))
+        .unwrap();
+    assert_eq!(audit, 1);
+}
+
+#[test]
+fn operator_verbs_manage_people_and_reject_bad_input() {
+    let temp = tempfile::tempdir().unwrap();
+    let dir = temp.path().join("data");
+    let dir = dir.to_str().unwrap();
+    let add = |email: &str, password: &str| {
+        sightline_with_stdin(
+            &["user", "add", "--data-dir", dir, "--email", email, "--name", "Hal", "--password-stdin"],
+            password,
+        )
+    };
+    for (password, why) in [("short\n", "at least 8"), ("password123\n", "most commonly used"), ("\n", "no password")] {
+        let output = add("hal@example.com", password);
+        assert!(!output.status.success());
+        assert!(stderr(&output).contains(why), "{why}: {}", stderr(&output));
+    }
+    let list = sightline(&["user", "list", "--data-dir", dir]);
+    assert!(!common::stdout(&list).contains("hal@example.com"), "a rejected password leaves no user behind");
+    assert!(add("hal@example.com", "a fine long passphrase\n").status.success());
+    let output =
+        sightline(&["user", "set-role", "--data-dir", dir, "--email", "hal@example.com", "--role", "investigator"]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let output = sightline(&["user", "set-role", "--data-dir", dir, "--email", "hal@example.com", "--role", "OWNER"]);
+    assert!(stderr(&output).contains("OWNER"), "{}", stderr(&output));
+    let output = sightline_with_stdin(
+        &["user", "set-password", "--data-dir", dir, "--email", "hal@example.com", "--password-stdin"],
+        "another fine passphrase\n",
+    );
+    assert!(output.status.success(), "{}", stderr(&output));
+    let list = common::stdout(&sightline(&["user", "list", "--data-dir", dir]));
+    assert!(list.lines().any(|line| line.contains("hal@example.com") && line.contains("INVESTIGATOR")), "{list}");
+
+    assert!(
+        sightline(&[
+            "team",
+            "add",
+            "--data-dir",
+            dir,
+            "--slug",
+            "platform",
+            "--name",
+            "Platform",
+            "--retention-days",
+            "30"
+        ])
+        .status
+        .success()
+    );
+    let output = sightline(&["team", "add", "--data-dir", dir, "--slug", "Bad Slug", "--name", "x"]);
+    assert!(stderr(&output).contains("slug"), "{}", stderr(&output));
+    let output =
+        sightline(&["team", "add", "--data-dir", dir, "--slug", "child", "--name", "Child", "--parent", "nope"]);
+    assert!(stderr(&output).contains("no team with slug nope"), "{}", stderr(&output));
+    let output = sightline(&[
+        "team",
+        "add-member",
+        "--data-dir",
+        dir,
+        "--team",
+        "platform",
+        "--email",
+        "hal@example.com",
+        "--role",
+        "lead",
+    ]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let teams = common::stdout(&sightline(&["team", "list", "--data-dir", dir]));
+    assert!(
+        teams.lines().any(|line| line.starts_with("platform") && line.contains(" 1 ") && line.contains("30 d")),
+        "{teams}"
+    );
+    let output = sightline(&["token", "create", "--data-dir", dir, "--user", "hal@example.com", "--kind", "refresh"]);
+    assert!(!output.status.success(), "refresh tokens come from sign-in only");
+}
