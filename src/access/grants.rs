@@ -213,41 +213,35 @@ fn decidable(conn: &Connection, actor: Actor<'_>, grant_id: &str) -> Result<Gran
     Ok(grant)
 }
 
-/// Approves a requested grant; it runs from now for its requested duration.
-pub fn approve(
-    conn: &Connection,
-    actor: Actor<'_>,
-    grant_id: &str,
-    note: Option<&str>,
-    now_ms: i64,
-) -> Result<Grant, GrantError> {
-    let grant = decidable(conn, actor, grant_id)?;
-    conn.execute(
-        "UPDATE access_grants SET status = 'APPROVED', decided_by = ?2, decided_at_ms = ?3, decision_note = ?4,
-             expires_at_ms = ?3 + duration_ms
-         WHERE id = ?1 AND status = 'REQUESTED'",
-        params![grant.id, actor.user_id, now_ms, note],
-    )?;
-    let grant = by_id(conn, grant_id)?.ok_or(GrantError::NotFound)?;
-    audit_grant(conn, actor.user_id, Action::GrantApproved, &grant, now_ms)?;
-    Ok(grant)
+/// An administrator's answer to a request.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Decision {
+    /// The grant runs from now for its requested duration.
+    Approve,
+    Deny,
 }
 
-pub fn deny(
+pub fn decide(
     conn: &Connection,
     actor: Actor<'_>,
     grant_id: &str,
+    decision: Decision,
     note: Option<&str>,
     now_ms: i64,
 ) -> Result<Grant, GrantError> {
     let grant = decidable(conn, actor, grant_id)?;
+    let (status, action) = match decision {
+        Decision::Approve => ("APPROVED", Action::GrantApproved),
+        Decision::Deny => ("DENIED", Action::GrantDenied),
+    };
     conn.execute(
-        "UPDATE access_grants SET status = 'DENIED', decided_by = ?2, decided_at_ms = ?3, decision_note = ?4
+        "UPDATE access_grants SET status = ?5, decided_by = ?2, decided_at_ms = ?3, decision_note = ?4,
+             expires_at_ms = CASE ?5 WHEN 'APPROVED' THEN ?3 + duration_ms END
          WHERE id = ?1 AND status = 'REQUESTED'",
-        params![grant.id, actor.user_id, now_ms, note],
+        params![grant.id, actor.user_id, now_ms, note, status],
     )?;
     let grant = by_id(conn, grant_id)?.ok_or(GrantError::NotFound)?;
-    audit_grant(conn, actor.user_id, Action::GrantDenied, &grant, now_ms)?;
+    audit_grant(conn, actor.user_id, action, &grant, now_ms)?;
     Ok(grant)
 }
 

@@ -12,7 +12,7 @@ use axum::http::StatusCode;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use crate::access::grants::{self, GrantError, Request};
+use crate::access::grants::{self, Decision, GrantError, Request};
 use crate::access::policies::{self, PolicyError, Visibility, VisibilityChange};
 use crate::auth::extract::Caller;
 use crate::auth::users;
@@ -106,10 +106,7 @@ pub async fn approve(
     Path(id): Path<String>,
     body: Option<Json<DecisionBody>>,
 ) -> Result<Json<Value>, AppError> {
-    let note = body.and_then(|Json(body)| body.note);
-    let now_ms = state.clock.now_ms();
-    let grant = on_writer(&state, move |tx| grants::approve(tx, caller.actor(), &id, note.as_deref(), now_ms)).await?;
-    Ok(Json(json!(grant)))
+    decide(&state, caller, id, Decision::Approve, body).await
 }
 
 pub async fn deny(
@@ -118,9 +115,20 @@ pub async fn deny(
     Path(id): Path<String>,
     body: Option<Json<DecisionBody>>,
 ) -> Result<Json<Value>, AppError> {
+    decide(&state, caller, id, Decision::Deny, body).await
+}
+
+async fn decide(
+    state: &AppState,
+    caller: Caller,
+    id: String,
+    decision: Decision,
+    body: Option<Json<DecisionBody>>,
+) -> Result<Json<Value>, AppError> {
     let note = body.and_then(|Json(body)| body.note);
     let now_ms = state.clock.now_ms();
-    let grant = on_writer(&state, move |tx| grants::deny(tx, caller.actor(), &id, note.as_deref(), now_ms)).await?;
+    let grant =
+        on_writer(state, move |tx| grants::decide(tx, caller.actor(), &id, decision, note.as_deref(), now_ms)).await?;
     Ok(Json(json!(grant)))
 }
 
