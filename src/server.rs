@@ -1,5 +1,5 @@
 //! `sightline serve`: one process, three listeners (ingest, web, GitHub app), the
-//! event writer, the background checkpointer and the compaction timer.
+//! event writer, the background checkpointer, and the compaction and deletion timers.
 //!
 //! Invariants: the server is ready only after `main.db` is migrated and the writer
 //! has folded any commits a crash left unapplied; bound addresses (port 0 resolved)
@@ -171,6 +171,7 @@ pub async fn serve_with_clock(
     tracing::info!(ingest = %bound.ingest, web = %bound.web, github = %bound.github, data_dir = %config.data_dir.display(), "sightline serving");
 
     let compaction = tokio::spawn(compaction_timer(state.clone()));
+    let deletions = tokio::spawn(crate::access::deletion::server::deletion_timer(state.clone()));
     let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
     tokio::spawn(async move {
         shutdown.await;
@@ -206,6 +207,7 @@ pub async fn serve_with_clock(
         tracing::warn!(grace_secs = grace.as_secs(), "requests still running after the grace period; stopping anyway");
     }
     compaction.abort();
+    deletions.abort();
     // The indexer records what it indexed through the writer, so it stops first.
     state.indexer.stop();
     let _ = tokio::task::spawn_blocking(move || indexer_thread.join()).await;

@@ -6,6 +6,7 @@
 //! returns the proof the data functions require.
 
 pub mod audit;
+pub mod deletion;
 pub mod grants;
 pub mod policies;
 pub mod read;

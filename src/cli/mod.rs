@@ -8,6 +8,7 @@ pub mod bench_search;
 pub mod bench_search_corpus;
 pub mod bench_storage;
 pub mod bench_storage_events;
+pub mod deletions;
 pub mod evals;
 pub mod hook;
 pub mod machine;
@@ -66,6 +67,11 @@ pub enum Command {
     IndexTranscripts(transcripts::IndexArgs),
     /// Re-redact transcripts stored under older redaction rules, then re-index them.
     BackfillRedaction(ConfigArgs),
+    /// Carry out the open deletion requests now (the server does it every 6 hours).
+    RunDeletions(ConfigArgs),
+    /// Deletion requests: ask for a user's data to be deleted, list open requests.
+    #[command(subcommand)]
+    Deletion(deletions::DeletionCommand),
     /// Load generators and measurements.
     #[command(subcommand)]
     Bench(bench::BenchCommand),
@@ -177,6 +183,8 @@ pub fn run(cli: Cli) -> anyhow::Result<i32> {
         Command::Compact(args) => operator::compact(&args),
         Command::IndexTranscripts(args) => transcripts::index_transcripts(&args),
         Command::BackfillRedaction(args) => transcripts::backfill_redaction(&args),
+        Command::RunDeletions(args) => deletions::run_deletions(&args),
+        Command::Deletion(command) => deletions::deletion(command),
         Command::Bench(command) => bench::run(command),
         Command::Results(args) => evals::results(&args),
         Command::Report(args) => evals::report(&args),

@@ -29,7 +29,8 @@ pub struct IndexArgs {
 /// How long to wait for another process (a server's indexer) to release the writer.
 const WRITER_WAIT: Duration = Duration::from_secs(60);
 
-fn take_writer(index: &TranscriptIndex) -> Result<IndexWriter<TantivyDocument>, IndexError> {
+/// Takes the index writer, waiting up to a minute for another process to release it.
+pub(super) fn take_writer(index: &TranscriptIndex) -> Result<IndexWriter<TantivyDocument>, IndexError> {
     let started = Instant::now();
     loop {
         match index.writer(2, 200 << 20) {

@@ -119,6 +119,26 @@ pub fn compact_partition(data_dir: &Path, day: Day, now_ms: i64) -> Result<Compa
     Ok(report)
 }
 
+/// Whether a partition has been compacted (and so was last rebuilt by VACUUM).
+pub fn is_compacted(conn: &rusqlite::Connection) -> Result<bool, DbError> {
+    Ok(conn
+        .query_row("SELECT compacted_at_ms IS NOT NULL FROM partition_meta WHERE singleton = 1", [], |row| row.get(0))
+        .optional()?
+        .unwrap_or(false))
+}
+
+/// Rebuilds a compacted partition after rows were deleted from it (the deletion runner).
+/// `secure_delete` zeroes deleted cells and freed pages, but a b-tree page that is
+/// rebalanced keeps old key bytes in its unused space; a rebuild leaves none. Newer
+/// partitions are rebuilt when they are compacted.
+pub fn rebuild_partition(data_dir: &Path, day: Day) -> Result<(), DbError> {
+    let conn =
+        super::open(&partitions::partition_path(data_dir, day), Durability::PowerSafe, Checkpointing::Automatic)?;
+    conn.execute_batch("VACUUM")?;
+    conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))?;
+    Ok(())
+}
+
 fn train_dictionary(conn: &rusqlite::Connection) -> Result<Option<Vec<u8>>, DbError> {
     let mut stmt = conn.prepare("SELECT metadata FROM events WHERE metadata IS NOT NULL LIMIT 20000")?;
     let samples: Vec<String> = stmt.query_map([], |row| row.get(0))?.collect::<Result<_, _>>()?;

@@ -2,9 +2,10 @@
 //! `<data_dir>/events/`, created on first use from `schema-events.sql`.
 //!
 //! Invariants: an event's own timestamp picks its file, so a retried event always
-//! meets its first copy; rows are written only by the writer's connection; readers
-//! open files read-only and see compacted rows (metadata in `metadata_zst`) and
-//! fresh rows alike through [`read_row`].
+//! meets its first copy; rows are inserted only by the writer's connection (the
+//! deletion runner deletes from a connection of its own, serialised with the writer
+//! by SQLite's locks); readers open files read-only and see compacted rows (metadata
+//! in `metadata_zst`) and fresh rows alike through [`read_row`].
 
 use std::path::{Path, PathBuf};
 
@@ -335,4 +336,39 @@ pub fn session_events_after(
 /// Number of rows in a partition (tests, benchmarks, operators).
 pub fn count_events(conn: &Connection) -> Result<i64, DbError> {
     Ok(conn.query_row("SELECT count(*) FROM events", [], |row| row.get(0))?)
+}
+
+/// Opens an existing partition to delete rows from (the deletion runner), or `None` if
+/// the day has no file or a crash left it without its schema. `secure_delete` makes
+/// SQLite overwrite what it deletes, so deleted events do not linger in free pages.
+pub fn open_for_delete(data_dir: &Path, day: Day) -> Result<Option<Connection>, DbError> {
+    let path = partition_path(data_dir, day);
+    if !path.exists() {
+        return Ok(None);
+    }
+    let conn = super::open(&path, Durability::PowerSafe, Checkpointing::Automatic)?;
+    let version: i64 = conn.query_row("PRAGMA user_version", [], |row| row.get(0))?;
+    if version == 0 {
+        return Ok(None);
+    }
+    conn.execute_batch("PRAGMA secure_delete = ON;")?;
+    Ok(Some(conn))
+}
+
+/// Deletes one session's events (compacted rows too: the key columns are never
+/// compressed). Returns how many rows went.
+pub fn delete_session_events(
+    conn: &Connection,
+    user_id: &str,
+    agent_type: &str,
+    session_id: &str,
+) -> Result<u64, DbError> {
+    let mut stmt =
+        conn.prepare_cached("DELETE FROM events WHERE user_id = ?1 AND agent_type = ?2 AND session_id = ?3")?;
+    Ok(stmt.execute(params![user_id, agent_type, session_id])? as u64)
+}
+
+/// Deletes every event of a user, whatever session it names. Returns how many rows went.
+pub fn delete_user_events(conn: &Connection, user_id: &str) -> Result<u64, DbError> {
+    Ok(conn.execute("DELETE FROM events WHERE user_id = ?1", [user_id])? as u64)
 }

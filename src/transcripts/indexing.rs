@@ -6,7 +6,7 @@
 //! so a crash between the two re-indexes the session (harmless: documents are replaced
 //! whole), never leaves it marked and missing. A drain ends even when rows cannot be
 //! indexed: each (session, upload) is tried once per drain. Forgetting a session
-//! removes its documents (committed) before its file.
+//! removes its documents (committed) before its files.
 
 use std::collections::HashSet;
 use std::path::Path;
@@ -107,8 +107,9 @@ pub fn drain(
     }
 }
 
-/// The deletion hook of the privacy runner: removes a session's documents (committed)
-/// and then its stored file. Re-runnable: an absent file or absent documents are fine.
+/// The deletion hook of the privacy runner: removes a session's documents (committed),
+/// then its stored file and any upload of it still in progress. Re-runnable: absent
+/// files or documents are fine.
 pub fn forget(
     index: &TranscriptIndex,
     writer: &mut IndexWriter<TantivyDocument>,
@@ -119,5 +120,6 @@ pub fn forget(
     writer.commit()?;
     index.reload()?;
     store::remove(data_dir, session_id)?;
+    super::upload::discard_staged(data_dir, session_id)?;
     Ok(())
 }

@@ -63,6 +63,31 @@ fn staging(data_dir: &Path, session_id: &str, whole_sha256: &str) -> PathBuf {
     store::dir(data_dir).join("incoming").join(format!("{session_id}-{whole_sha256}"))
 }
 
+/// The staging folders of a session's uploads still in progress (any whole digest).
+pub fn staged(data_dir: &Path, session_id: &str) -> Vec<PathBuf> {
+    let prefix = format!("{session_id}-");
+    let Ok(entries) = std::fs::read_dir(store::dir(data_dir).join("incoming")) else { return Vec::new() };
+    entries
+        .flatten()
+        .filter(|entry| entry.file_name().to_str().is_some_and(|name| name.starts_with(&prefix)))
+        .map(|entry| entry.path())
+        .collect()
+}
+
+/// Removes a session's uploads in progress: their chunks are the transcript before
+/// the server redacted it. Absent is fine (re-runnable).
+pub fn discard_staged(data_dir: &Path, session_id: &str) -> Result<(), DbError> {
+    for folder in staged(data_dir, session_id) {
+        match std::fs::remove_dir_all(&folder) {
+            Err(err) if err.kind() != std::io::ErrorKind::NotFound => {
+                return Err(io_error(format!("cannot remove {}", folder.display()))(err));
+            }
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
 /// Checks a chunk's headers against the limits and its bytes against its digest.
 pub fn check(chunk: &Chunk, bytes: &[u8]) -> Result<(), UploadError> {
     if !is_sha256(&chunk.whole_sha256) {

@@ -1,12 +1,14 @@
 //! The web listener's routes: sign-in (`/login`, `/logout`, `/device`, `/oauth/*`),
 //! the subject's pages (`/me/grants`, `/me/settings/audit`), and the JSON API
-//! (`/api/search`, `/api/sessions/{id}…`, `/api/grants…`, `/api/me/…`).
+//! (`/api/search`, `/api/sessions/{id}…`, `/api/grants…`, `/api/me/…` including the
+//! deletion request).
 //!
 //! Invariants: every route sits behind [`security::guard`] (CSRF on state-changing
 //! requests, security headers on all answers); every data route takes the caller
 //! from an extractor, and a read of another person's session goes through
 //! `access::read::authorize`, never around it.
 
+pub mod deletion;
 pub mod device;
 pub mod grants;
 pub mod login;
@@ -32,6 +34,7 @@ pub fn router(state: Arc<AppState>) -> Router {
         .route("/api/me/audit", get(me::audit_json))
         .route("/api/me/grants", get(me::grants_json))
         .route("/api/me/visibility", get(me::visibility).patch(me::set_visibility))
+        .route("/api/me/deletion", post(deletion::request).get(deletion::status))
         .route("/api/search", get(search::search))
         .route("/api/sessions/{id}", get(sessions::session))
         .route("/api/sessions/{id}/events", get(sessions::events))

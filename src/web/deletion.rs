@@ -1,0 +1,39 @@
+//! `POST /api/me/deletion` (ask for one's own data to be deleted; 202 with the
+//! request) and `GET /api/me/deletion` (where the latest request stands). Thin: the
+//! caller from the [`Caller`] extractor, one `access::deletion` call, JSON out.
+//!
+//! Invariants: a caller asks only about themself (no user id is read from the
+//! request); asking twice returns the open request, not a second one.
+
+use std::sync::Arc;
+
+use axum::Json;
+use axum::extract::State;
+use axum::http::StatusCode;
+
+use crate::access::deletion::{self, DeletionRequest};
+use crate::auth::extract::Caller;
+use crate::db;
+use crate::error::AppError;
+use crate::server::AppState;
+
+pub async fn request(
+    State(state): State<Arc<AppState>>,
+    caller: Caller,
+) -> Result<(StatusCode, Json<DeletionRequest>), AppError> {
+    let now_ms = state.clock.now_ms();
+    let user_id = caller.user.id;
+    let request = state
+        .writer
+        .transact(move |tx| deletion::request(tx, &user_id, &user_id, now_ms))
+        .await
+        .map_err(|err| AppError::Unavailable(err.to_string()))?;
+    Ok((StatusCode::ACCEPTED, Json(request)))
+}
+
+pub async fn status(State(state): State<Arc<AppState>>, caller: Caller) -> Result<Json<DeletionRequest>, AppError> {
+    let pool = state.readers.clone();
+    let user_id = caller.user.id;
+    let found = db::blocking(move || deletion::by_user(&*pool.get()?, &user_id)).await?;
+    found.map(Json).ok_or(AppError::NotFound)
+}
