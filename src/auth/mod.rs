@@ -9,6 +9,7 @@
 pub mod clock;
 pub mod device;
 pub mod extract;
+pub mod github;
 pub mod jwt;
 pub mod oauth;
 pub mod passwords;

@@ -175,13 +175,16 @@ pub fn by_github_id(conn: &Connection, github_id: i64) -> Result<Option<User>, U
         .optional()?)
 }
 
-/// Links a GitHub account to a user (first GitHub sign-in by a known e-mail).
-pub fn link_github(conn: &Connection, user_id: &str, github_id: i64, login: &str) -> Result<(), UserError> {
-    conn.execute(
+/// Links a GitHub account to a user (first GitHub sign-in by a known e-mail), or
+/// refreshes the stored login of an existing link (GitHub logins can be renamed).
+/// Returns false, changing nothing, when the user is linked to another GitHub account:
+/// a link is never silently moved.
+pub fn link_github(conn: &Connection, user_id: &str, github_id: i64, login: &str) -> Result<bool, UserError> {
+    let changed = conn.execute(
         "UPDATE users SET github_id = ?2, github_login = ?3 WHERE id = ?1 AND (github_id IS NULL OR github_id = ?2)",
         params![user_id, github_id, login],
     )?;
-    Ok(())
+    Ok(changed == 1)
 }
 
 pub fn list(conn: &Connection) -> Result<Vec<User>, UserError> {

@@ -28,6 +28,8 @@ pub fn router(state: Arc<AppState>) -> Router {
     let routes = Router::new()
         .route("/login", get(login::show).post(login::submit))
         .route("/logout", post(login::logout))
+        .route("/auth/github", get(crate::auth::github::start))
+        .route("/auth/github/callback", get(crate::auth::github::callback))
         .route("/device", get(device::show).post(device::submit))
         .route("/me/settings/audit", get(me::audit_page))
         .route("/me/grants", get(me::grants_page))

@@ -3,6 +3,7 @@
 //! HTTP to it. Operator verbs (user add, token create) run as the real CLI too.
 #![allow(dead_code)]
 
+pub mod github_standin;
 pub mod inprocess;
 pub mod machine;
 pub mod proxy;
