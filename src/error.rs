@@ -8,6 +8,7 @@ use axum::response::{IntoResponse, Response};
 use serde_json::json;
 
 use crate::db::DbError;
+use crate::db::writer::WriteError;
 
 #[derive(Debug, thiserror::Error)]
 pub enum AppError {
@@ -47,6 +48,15 @@ impl From<DbError> for AppError {
             AppError::Unavailable(err.to_string())
         } else {
             AppError::Internal(err.to_string())
+        }
+    }
+}
+
+impl From<WriteError> for AppError {
+    fn from(err: WriteError) -> Self {
+        match err {
+            WriteError::Unavailable(cause) => AppError::Unavailable(cause),
+            WriteError::ShuttingDown => AppError::Unavailable("server is shutting down".into()),
         }
     }
 }

@@ -46,6 +46,8 @@ pub struct VisibilityChange {
 pub enum PolicyError {
     #[error("an administrator can only turn {0} off, never on")]
     WouldRaise(&'static str),
+    #[error("no such user")]
+    NoSuchUser,
     #[error(transparent)]
     Db(#[from] DbError),
 }
@@ -130,6 +132,9 @@ pub fn lower(
     change: VisibilityChange,
     now_ms: i64,
 ) -> Result<Visibility, PolicyError> {
+    if crate::auth::users::by_id(conn, user_id)?.is_none() {
+        return Err(PolicyError::NoSuchUser);
+    }
     let current = get(conn, user_id)?;
     let next = current.apply(change);
     if let Some(flag) = current.first_raised(next) {

@@ -24,6 +24,7 @@ use crate::access::read::Reader;
 use crate::access::roles::OrgRole;
 use crate::db;
 use crate::error::AppError;
+use crate::model::percent_encode;
 use crate::server::AppState;
 
 /// The user who owns the request's hook token.
@@ -42,6 +43,20 @@ pub fn bearer(parts: &Parts) -> Option<&str> {
 /// bound to this host and path `/` and cannot be set by a sibling subdomain.
 pub fn cookie_name(https: bool) -> &'static str {
     if https { "__Host-sightline" } else { "sightline" }
+}
+
+/// The `Set-Cookie` value of the sign-in cookie holding `value` for `max_age_secs`
+/// (0 clears it).
+pub fn sign_in_cookie(https: bool, value: &str, max_age_secs: i64) -> String {
+    format!("{}={value}; Path=/; HttpOnly; Secure; SameSite=Lax; Max-Age={max_age_secs}", cookie_name(https))
+}
+
+/// Adds a `Set-Cookie` header to a response (alongside any already there).
+pub fn with_cookie(mut response: Response, cookie: &str) -> Response {
+    if let Ok(value) = axum::http::HeaderValue::from_str(cookie) {
+        response.headers_mut().append(axum::http::header::SET_COOKIE, value);
+    }
+    response
 }
 
 pub fn cookie_value<'a>(parts: &'a Parts, name: &str) -> Option<&'a str> {
@@ -136,23 +151,10 @@ impl FromRequestParts<Arc<AppState>> for PageCaller {
             Ok(caller) => Ok(PageCaller(caller)),
             Err(AppError::Unauthorized) => {
                 let wanted = parts.uri.path_and_query().map(|pq| pq.as_str()).unwrap_or("/");
-                let next: String = url_encode(wanted);
+                let next = percent_encode(wanted);
                 Err(Redirect::to(&format!("/login?next={next}")).into_response())
             }
             Err(other) => Err(other.into_response()),
         }
     }
-}
-
-/// Percent-encodes everything but unreserved characters (RFC 3986).
-pub fn url_encode(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for byte in text.bytes() {
-        if byte.is_ascii_alphanumeric() || matches!(byte, b'-' | b'_' | b'.' | b'~') {
-            out.push(byte as char);
-        } else {
-            out.push_str(&format!("%{byte:02X}"));
-        }
-    }
-    out
 }

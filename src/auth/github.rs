@@ -24,7 +24,6 @@ use std::sync::Arc;
 
 use axum::extract::{Query, State};
 use axum::http::request::Parts;
-use axum::http::{HeaderValue, header};
 use axum::response::{IntoResponse, Redirect, Response};
 use ring::rand::{SecureRandom, SystemRandom};
 use rusqlite::Connection;
@@ -32,12 +31,13 @@ use serde::Deserialize;
 use subtle::ConstantTimeEq;
 
 use self::api::{Account, AccountEmail, GithubClient};
-use super::extract::{cookie_value, url_encode};
+use super::extract::{cookie_value, with_cookie};
 use super::sessions::Method;
 use super::tokens::base64url;
-use super::users::{self, UserError};
+use super::users;
 use crate::db::DbError;
 use crate::error::AppError;
+use crate::model::percent_encode;
 use crate::server::AppState;
 use crate::web::login::{safe_next, sign_in_response};
 
@@ -124,13 +124,6 @@ fn clear_flow_cookie() -> String {
     format!("{FLOW_COOKIE}=; Path={FLOW_COOKIE_PATH}; HttpOnly; Secure; SameSite=Lax; Max-Age=0")
 }
 
-fn append_cookie(mut response: Response, cookie: &str) -> Response {
-    if let Ok(value) = HeaderValue::from_str(cookie) {
-        response.headers_mut().append(header::SET_COOKIE, value);
-    }
-    response
-}
-
 fn redirect_uri(state: &AppState) -> String {
     format!("{}/auth/github/callback", state.web_origin)
 }
@@ -155,13 +148,13 @@ pub async fn start(State(state): State<Arc<AppState>>, Query(query): Query<Start
         "{}/login/oauth/authorize?client_id={}&redirect_uri={}&scope={}&state={}&code_challenge={}\
          &code_challenge_method=S256&allow_signup=false",
         auth.github_url.trim_end_matches('/'),
-        url_encode(&auth.github_client_id),
-        url_encode(&redirect_uri(&state)),
-        url_encode(SCOPE),
+        percent_encode(&auth.github_client_id),
+        percent_encode(&redirect_uri(&state)),
+        percent_encode(SCOPE),
         flow.state,
         flow.challenge(),
     );
-    append_cookie(Redirect::to(&authorize).into_response(), &flow.cookie())
+    with_cookie(Redirect::to(&authorize).into_response(), &flow.cookie())
 }
 
 #[derive(Deserialize)]
@@ -181,7 +174,7 @@ pub async fn callback(
         return AppError::NotFound.into_response();
     }
     let Some(flow) = cookie_value(&parts, FLOW_COOKIE).and_then(Flow::from_cookie) else {
-        return append_cookie(refused(GithubError::NoFlow, None), &clear_flow_cookie());
+        return with_cookie(refused(GithubError::NoFlow, None), &clear_flow_cookie());
     };
     let response = match finish(&state, &flow, query).await {
         Ok(user_id) => sign_in_response(&state, &user_id, Method::Github, &flow.next).await,
@@ -189,14 +182,14 @@ pub async fn callback(
     };
     // The browser forgets the flow whatever happened; a replayed flow cookie gets
     // nowhere, as GitHub's codes are single-use.
-    append_cookie(response, &clear_flow_cookie())
+    with_cookie(response, &clear_flow_cookie())
 }
 
 /// Back to the login page, which says GitHub sign-in failed; the reason is logged.
 fn refused(reason: GithubError, next: Option<&str>) -> Response {
     tracing::warn!(%reason, "GitHub sign-in refused");
     let back = match next {
-        Some(next) => format!("/login?error=github&next={}", url_encode(next)),
+        Some(next) => format!("/login?error=github&next={}", percent_encode(next)),
         None => "/login?error=github".to_string(),
     };
     Redirect::to(&back).into_response()
@@ -258,20 +251,13 @@ async fn resolve(
     }
 }
 
-fn storage(err: UserError) -> DbError {
-    match err {
-        UserError::Db(db) => db,
-        other => DbError::Io { context: other.to_string(), source: std::io::Error::other("user lookup") },
-    }
-}
-
 fn match_account(conn: &Connection, account: &Account, emails: Option<&[AccountEmail]>) -> Result<Match, DbError> {
-    if let Some(user) = users::by_github_id(conn, account.id).map_err(storage)? {
+    if let Some(user) = users::by_github_id(conn, account.id)? {
         if user.disabled_at_ms.is_some() {
             return Ok(Match::Disabled(user.email));
         }
         // Keeps `github_login` current after a rename on GitHub.
-        users::link_github(conn, &user.id, account.id, &account.login).map_err(storage)?;
+        users::link_github(conn, &user.id, account.id, &account.login)?;
         return Ok(Match::User(user.id));
     }
     // An unverified address proves nothing: anyone can add any address to a GitHub
@@ -279,15 +265,11 @@ fn match_account(conn: &Connection, account: &Account, emails: Option<&[AccountE
     let mut verified: Vec<&AccountEmail> = emails.unwrap_or_default().iter().filter(|e| e.verified).collect();
     verified.sort_by_key(|email| !email.primary);
     for email in verified {
-        let user = match users::by_email(conn, &email.email) {
-            Ok(user) => user,
-            Err(UserError::NotFound(_)) => continue,
-            Err(err) => return Err(storage(err)),
-        };
+        let Some(user) = users::find_by_email(conn, &email.email)? else { continue };
         if user.disabled_at_ms.is_some() {
             return Ok(Match::Disabled(user.email));
         }
-        if !users::link_github(conn, &user.id, account.id, &account.login).map_err(storage)? {
+        if !users::link_github(conn, &user.id, account.id, &account.login)? {
             return Ok(Match::LinkedElsewhere(user.email));
         }
         return Ok(Match::User(user.id));

@@ -66,28 +66,37 @@ fn internal(err: impl std::fmt::Display) -> Response {
     AppError::Internal(err.to_string()).into_response()
 }
 
+/// The token answer for sign-in `session_id` of `user_id`: a fresh access token and,
+/// when there is one, the sign-in's current refresh token.
+fn token_answer(state: &AppState, user_id: &str, session_id: &str, refresh: Option<&str>, now_ms: i64) -> Response {
+    match state.keys.issue(user_id, session_id, now_ms) {
+        Ok(access_token) => no_store(
+            Json(TokenResponse {
+                access_token,
+                token_type: "Bearer".into(),
+                expires_in: ACCESS_TOKEN_LIFETIME_MS / 1000,
+                refresh_token: refresh.map(str::to_string),
+            })
+            .into_response(),
+        ),
+        Err(err) => internal(err),
+    }
+}
+
 /// Starts a CLI sign-in for `user_id` and answers with its tokens.
 async fn issue_cli_tokens(state: &AppState, user_id: String, method: Method) -> Response {
     let now_ms = state.clock.now_ms();
     let owner = user_id.clone();
-    let started = state.writer.transact(move |tx| sessions::start(tx, &owner, Client::Cli, method, now_ms)).await;
-    let started = match started {
-        Ok(started) => started,
-        Err(err) => return internal(err),
-    };
-    let access = match state.keys.issue(&user_id, &started.session_id, now_ms) {
-        Ok(token) => token,
-        Err(err) => return internal(err),
-    };
-    no_store(
-        Json(TokenResponse {
-            access_token: access,
-            token_type: "Bearer".into(),
-            expires_in: ACCESS_TOKEN_LIFETIME_MS / 1000,
-            refresh_token: started.refresh.map(|token| token.secret.clone()),
-        })
-        .into_response(),
-    )
+    match state.writer.transact(move |tx| sessions::start(tx, &owner, Client::Cli, method, now_ms)).await {
+        Ok(started) => token_answer(
+            state,
+            &user_id,
+            &started.session_id,
+            started.refresh.as_ref().map(|token| token.secret.as_str()),
+            now_ms,
+        ),
+        Err(err) => internal(err),
+    }
 }
 
 #[derive(Deserialize)]
@@ -113,18 +122,7 @@ async fn token(
             let rotated = state.writer.transact(move |tx| sessions::rotate(tx, &secret, now_ms)).await;
             match rotated {
                 Ok(Refreshed::Rotated { user_id, session_id, refresh }) => {
-                    match state.keys.issue(&user_id, &session_id, now_ms) {
-                        Ok(access) => no_store(
-                            Json(TokenResponse {
-                                access_token: access,
-                                token_type: "Bearer".into(),
-                                expires_in: ACCESS_TOKEN_LIFETIME_MS / 1000,
-                                refresh_token: Some(refresh.secret.clone()),
-                            })
-                            .into_response(),
-                        ),
-                        Err(err) => internal(err),
-                    }
+                    token_answer(&state, &user_id, &session_id, Some(&refresh.secret), now_ms)
                 }
                 Ok(Refreshed::Reused) => oauth_error(
                     StatusCode::BAD_REQUEST,
@@ -176,14 +174,9 @@ pub async fn verify_password_sign_in(
     }
     let pool = state.readers.clone();
     let lookup_email = email.to_string();
-    let found = crate::db::blocking(move || {
-        users::password_hash_of(&*pool.get()?, &lookup_email).map_err(|err| match err {
-            users::UserError::Db(db) => db,
-            other => crate::db::DbError::Io { context: other.to_string(), source: std::io::Error::other("lookup") },
-        })
-    })
-    .await
-    .map_err(|err| PasswordFailure::Internal(err.to_string()))?;
+    let found = crate::db::blocking(move || users::password_hash_of(&*pool.get()?, &lookup_email))
+        .await
+        .map_err(|err| PasswordFailure::Internal(err.to_string()))?;
     let (user_id, stored) = match found {
         Some((user, Some(hash))) => (Some(user.id), hash),
         _ => (None, passwords::DUMMY_HASH.to_string()),
@@ -342,8 +335,7 @@ async fn create_hook_token(
     let created = state
         .writer
         .transact(move |tx| tokens::create(tx, &user_id, tokens::TokenKind::Hook, label.as_deref(), now_ms))
-        .await
-        .map_err(|err| AppError::Unavailable(err.to_string()))?;
+        .await?;
     Ok(no_store(
         (
             StatusCode::CREATED,

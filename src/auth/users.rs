@@ -108,22 +108,24 @@ pub fn read_user(row: &rusqlite::Row<'_>) -> rusqlite::Result<User> {
     })
 }
 
+/// The user with this e-mail (case-insensitive), or [`UserError::NotFound`].
 pub fn by_email(conn: &Connection, email: &str) -> Result<User, UserError> {
-    conn.query_row(
-        "SELECT id, email, name, org_role, created_at_ms, disabled_at_ms FROM users WHERE email = ?1",
-        [email.trim()],
-        read_user,
-    )
-    .optional()?
-    .ok_or_else(|| UserError::NotFound(email.trim().to_string()))
+    find_by_email(conn, email)?.ok_or_else(|| UserError::NotFound(email.trim().to_string()))
 }
 
-pub fn by_id(conn: &Connection, id: &str) -> Result<Option<User>, UserError> {
+/// The user with this e-mail, if any. Lookups fail only on storage, hence `DbError`.
+pub fn find_by_email(conn: &Connection, email: &str) -> Result<Option<User>, DbError> {
+    Ok(conn
+        .query_row(&format!("SELECT {COLUMNS_OF_U} FROM users u WHERE u.email = ?1"), [email.trim()], read_user)
+        .optional()?)
+}
+
+pub fn by_id(conn: &Connection, id: &str) -> Result<Option<User>, DbError> {
     Ok(conn.query_row(&format!("SELECT {COLUMNS_OF_U} FROM users u WHERE u.id = ?1"), [id], read_user).optional()?)
 }
 
 /// The stored password hash of an enabled user, found by e-mail, for sign-in.
-pub fn password_hash_of(conn: &Connection, email: &str) -> Result<Option<(User, Option<String>)>, UserError> {
+pub fn password_hash_of(conn: &Connection, email: &str) -> Result<Option<(User, Option<String>)>, DbError> {
     Ok(conn
         .query_row(
             &format!(
@@ -169,7 +171,7 @@ pub fn disable(conn: &Connection, email: &str, now_ms: i64) -> Result<User, User
 }
 
 /// The user linked to a GitHub account id, if any.
-pub fn by_github_id(conn: &Connection, github_id: i64) -> Result<Option<User>, UserError> {
+pub fn by_github_id(conn: &Connection, github_id: i64) -> Result<Option<User>, DbError> {
     Ok(conn
         .query_row(&format!("SELECT {COLUMNS_OF_U} FROM users u WHERE u.github_id = ?1"), [github_id], read_user)
         .optional()?)
@@ -179,7 +181,7 @@ pub fn by_github_id(conn: &Connection, github_id: i64) -> Result<Option<User>, U
 /// refreshes the stored login of an existing link (GitHub logins can be renamed).
 /// Returns false, changing nothing, when the user is linked to another GitHub account:
 /// a link is never silently moved.
-pub fn link_github(conn: &Connection, user_id: &str, github_id: i64, login: &str) -> Result<bool, UserError> {
+pub fn link_github(conn: &Connection, user_id: &str, github_id: i64, login: &str) -> Result<bool, DbError> {
     let changed = conn.execute(
         "UPDATE users SET github_id = ?2, github_login = ?3 WHERE id = ?1 AND (github_id IS NULL OR github_id = ?2)",
         params![user_id, github_id, login],

@@ -6,6 +6,8 @@ use std::time::{Duration, Instant};
 
 use clap::Args;
 
+use crate::model::percent_encode as encode;
+
 #[derive(Debug, Clone, Args)]
 pub struct DashboardBenchArgs {
     /// Base URL of the dashboard, e.g. http://127.0.0.1:8700.
@@ -27,10 +29,6 @@ type UrlFor<'a> = Box<dyn Fn(usize) -> String + 'a>;
 
 fn percentile(sorted_ms: &[f64], p: f64) -> f64 {
     super::bench::nearest_rank(sorted_ms, p).unwrap_or(0.0)
-}
-
-fn encode(text: &str) -> String {
-    crate::evals::dashboard::params::encode(text)
 }
 
 pub fn run(args: &DashboardBenchArgs) -> anyhow::Result<i32> {

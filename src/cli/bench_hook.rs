@@ -83,10 +83,16 @@ pub fn run(args: &HookBenchArgs) -> anyhow::Result<i32> {
         let handles: Vec<_> = (0..args.concurrency.max(1))
             .map(|_| scope.spawn(|| (0..args.runs).map(|_| one(&exe)).collect::<Result<Vec<f64>, _>>()))
             .collect();
-        let times = handles.into_iter().map(|h| h.join().expect("bench thread")).collect::<Result<Vec<Vec<f64>>, _>>();
+        let joined: Vec<_> = handles.into_iter().map(|h| h.join()).collect();
+        // Stop the flusher before reporting anything, or the scope would wait for it forever.
         done.store(true, Ordering::Relaxed);
-        let drained = flusher.map(|f| f.join().expect("flusher thread")).transpose();
-        Ok::<_, anyhow::Error>((times?, drained?))
+        let drained = flusher.map(|f| f.join().map_err(|_| anyhow::anyhow!("the flusher thread panicked")));
+        let times = joined
+            .into_iter()
+            .map(|run| run.map_err(|_| anyhow::anyhow!("a bench thread panicked"))?)
+            .collect::<anyhow::Result<Vec<Vec<f64>>>>()?;
+        let drained = drained.transpose()?.transpose()?;
+        Ok::<_, anyhow::Error>((times, drained))
     })?;
     let mut times: Vec<f64> = times.into_iter().flatten().collect();
     times.sort_by(f64::total_cmp);

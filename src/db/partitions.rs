@@ -333,6 +333,31 @@ pub fn session_events_after(
     Ok(rows.collect::<Result<Vec<_>, _>>()?)
 }
 
+/// [`session_events_after`] over every day partition from `first_ms` to `last_ms` (the
+/// session's span), in order, at most `limit` events in all.
+pub fn session_events_across(
+    data_dir: &Path,
+    proof: &SessionRead,
+    first_ms: i64,
+    last_ms: i64,
+    cursor: Option<(i64, Uuid)>,
+    limit: usize,
+) -> Result<Vec<StoredEvent>, DbError> {
+    let mut out = Vec::new();
+    let mut day = Day::of_ms(first_ms);
+    let last_day = Day::of_ms(last_ms);
+    while day <= last_day && out.len() < limit {
+        if let Some(conn) = open_for_read(data_dir, day)? {
+            out.extend(session_events_after(&conn, proof, cursor, limit - out.len())?);
+        }
+        if day.next() == day {
+            break;
+        }
+        day = day.next();
+    }
+    Ok(out)
+}
+
 /// Number of rows in a partition (tests, benchmarks, operators).
 pub fn count_events(conn: &Connection) -> Result<i64, DbError> {
     Ok(conn.query_row("SELECT count(*) FROM events", [], |row| row.get(0))?)

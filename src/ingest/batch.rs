@@ -14,7 +14,7 @@ use axum::body::Body;
 use axum::http::{HeaderMap, header};
 use serde::Serialize;
 
-use crate::db::writer::{WriteError, WriteRequest};
+use crate::db::writer::WriteRequest;
 use crate::error::AppError;
 use crate::model::wire::{self, Envelope, Rejection};
 use crate::server::AppState;
@@ -108,10 +108,7 @@ pub async fn ingest(
     if !events.is_empty() {
         let request =
             WriteRequest { user_id: user_id.to_string(), client: envelope.client.clone(), events, known_models };
-        let outcome = state.writer.write(request).await.map_err(|err| match err {
-            WriteError::Unavailable(cause) => AppError::Unavailable(cause),
-            WriteError::ShuttingDown => AppError::Unavailable("server is shutting down".into()),
-        })?;
+        let outcome = state.writer.write(request).await?;
         accepted = outcome.inserted.iter().filter(|inserted| **inserted).count();
         duplicates = outcome.inserted.len() - accepted;
     }

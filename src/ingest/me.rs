@@ -15,8 +15,8 @@ use serde_json::json;
 use super::sessions::{self, SessionView};
 use crate::access::read::{self, SessionRead};
 use crate::auth::extract::HookUser;
-use crate::db::partitions::{self, Day};
-use crate::db::{self, DbError};
+use crate::db;
+use crate::db::partitions;
 use crate::error::AppError;
 use crate::model::AgentType;
 use crate::model::event_json::event_to_json;
@@ -91,25 +91,12 @@ pub async fn session_events(
             Some(parse_cursor(text).ok_or_else(|| AppError::bad_request("cursor", "is not a cursor this API issued"))?)
         }
     };
-    let (session, proof) = load_session(&state, user.user_id.clone(), agent, session_id.clone()).await?;
+    let (session, proof) = load_session(&state, user.user_id, agent, session_id).await?;
     let data_dir = state.config.data_dir.clone();
     let first_ms = cursor.map_or(session.first_event_ms, |(ts, _)| ts);
     let last_ms = session.last_event_ms;
     let page = db::blocking(move || {
-        let mut out = Vec::new();
-        let mut day = Day::of_ms(first_ms);
-        let last_day = Day::of_ms(last_ms);
-        while day <= last_day && out.len() <= limit {
-            if let Some(conn) = partitions::open_for_read(&data_dir, day)? {
-                let want = limit + 1 - out.len();
-                out.extend(partitions::session_events_after(&conn, &proof, cursor, want)?);
-            }
-            if day.next() == day {
-                break;
-            }
-            day = day.next();
-        }
-        Ok::<_, DbError>(out)
+        partitions::session_events_across(&data_dir, &proof, first_ms, last_ms, cursor, limit + 1)
     })
     .await?;
     let has_more = page.len() > limit;

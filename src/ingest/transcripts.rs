@@ -139,8 +139,7 @@ pub async fn post_chunk(
                 .change_main(Box::new(move |tx| {
                     store::record_stored(tx, &id, &stored.relative_path, stored.bytes, &whole, now_ms)
                 }))
-                .await
-                .map_err(|err| AppError::Unavailable(err.to_string()))?;
+                .await?;
             state.indexer.notify();
             Ok(Json(json!({"complete": true})))
         }

@@ -231,6 +231,21 @@ pub fn rfc3339_ms(ms: i64) -> String {
     time::OffsetDateTime::from_unix_timestamp_nanos(nanos).ok().and_then(|t| t.format(&format).ok()).unwrap_or_default()
 }
 
+/// Percent-encodes text for a URL path segment or query value: RFC 3986 unreserved
+/// characters pass, every other byte is `%XX`. The one encoder of the web app, the
+/// sign-in redirects and the eval dashboard.
+pub fn percent_encode(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for b in text.bytes() {
+        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b'~') {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
 /// Milliseconds since the epoch of an RFC 3339 timestamp, or `None` when it is not one.
 pub fn parse_rfc3339_ms(text: &str) -> Option<i64> {
     let parsed = time::OffsetDateTime::parse(text, &time::format_description::well_known::Rfc3339).ok()?;

@@ -93,6 +93,6 @@ pub async fn submit(
             Some("No waiting sign-in has that code; it may have expired. Run `sightline login` again."),
             true,
         ),
-        Err(err) => AppError::Unavailable(err.to_string()).into_response(),
+        Err(err) => AppError::from(err).into_response(),
     }
 }

@@ -38,17 +38,23 @@ impl From<GrantError> for AppError {
     }
 }
 
-/// Runs a grant operation on the writer; domain errors ride inside the committed value.
-async fn on_writer<T: Send + 'static>(
+impl From<PolicyError> for AppError {
+    fn from(err: PolicyError) -> Self {
+        match err {
+            PolicyError::WouldRaise(_) => AppError::Forbidden(err.to_string()),
+            PolicyError::NoSuchUser => AppError::NotFound,
+            PolicyError::Db(db) => db.into(),
+        }
+    }
+}
+
+/// Runs a grant or policy operation on the writer; domain errors ride inside the
+/// committed value (a refusal writes nothing, so committing it changes nothing).
+async fn on_writer<T: Send + 'static, E: Into<AppError> + Send + 'static>(
     state: &AppState,
-    work: impl FnOnce(&rusqlite::Transaction<'_>) -> Result<T, GrantError> + Send + 'static,
+    work: impl FnOnce(&rusqlite::Transaction<'_>) -> Result<T, E> + Send + 'static,
 ) -> Result<T, AppError> {
-    state
-        .writer
-        .transact(move |tx| Ok(work(tx)))
-        .await
-        .map_err(|err| AppError::Unavailable(err.to_string()))?
-        .map_err(AppError::from)
+    state.writer.transact(move |tx| Ok(work(tx))).await?.map_err(Into::into)
 }
 
 #[derive(Deserialize)]
@@ -154,29 +160,6 @@ pub async fn lower_visibility(
     }
     let now_ms = state.clock.now_ms();
     let admin_id = caller.user.id.clone();
-    let result = state
-        .writer
-        .transact(move |tx| {
-            if users::by_id(tx, &user_id)
-                .map_err(|err| match err {
-                    users::UserError::Db(db) => db,
-                    other => db::DbError::Io { context: other.to_string(), source: std::io::Error::other("user") },
-                })?
-                .is_none()
-            {
-                return Ok(Err(None));
-            }
-            match policies::lower(tx, &admin_id, &user_id, change, now_ms) {
-                Ok(policy) => Ok(Ok(policy)),
-                Err(PolicyError::WouldRaise(flag)) => Ok(Err(Some(flag))),
-                Err(PolicyError::Db(err)) => Err(err),
-            }
-        })
-        .await
-        .map_err(|err| AppError::Unavailable(err.to_string()))?;
-    match result {
-        Ok(policy) => Ok(Json(policy)),
-        Err(None) => Err(AppError::NotFound),
-        Err(Some(flag)) => Err(AppError::Forbidden(format!("an administrator can only turn {flag} off, never on"))),
-    }
+    let policy = on_writer(&state, move |tx| policies::lower(tx, &admin_id, &user_id, change, now_ms)).await?;
+    Ok(Json(policy))
 }

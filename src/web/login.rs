@@ -16,11 +16,12 @@ use axum::response::{Html, IntoResponse, Redirect, Response};
 use serde::Deserialize;
 
 use super::security::client_ip;
-use crate::auth::extract::{Caller, cookie_name, url_encode};
+use crate::auth::extract::{Caller, sign_in_cookie, with_cookie};
 use crate::auth::jwt::ACCESS_TOKEN_LIFETIME_MS;
 use crate::auth::oauth::{PasswordFailure, verify_password_sign_in};
 use crate::auth::sessions::{self, Client, Method};
 use crate::error::AppError;
+use crate::model::percent_encode;
 use crate::server::AppState;
 
 #[derive(Template)]
@@ -63,7 +64,7 @@ fn login_page(state: &AppState, status: StatusCode, error: Option<&str>, email: 
         error,
         email,
         next,
-        next_encoded: url_encode(next),
+        next_encoded: percent_encode(next),
         github: state.config.auth.github_enabled(),
     };
     (status, render(&page)).into_response()
@@ -130,33 +131,16 @@ pub async fn sign_in_response(state: &AppState, user_id: &str, method: Method, n
         Ok(token) => token,
         Err(cause) => return AppError::Internal(cause).into_response(),
     };
-    let cookie = format!(
-        "{}={token}; Path=/; HttpOnly; Secure; SameSite=Lax; Max-Age={}",
-        cookie_name(state.https()),
-        ACCESS_TOKEN_LIFETIME_MS / 1000
-    );
-    let mut response = Redirect::to(next).into_response();
-    if let Ok(value) = HeaderValue::from_str(&cookie) {
-        response.headers_mut().insert(header::SET_COOKIE, value);
-    }
-    response
+    let cookie = sign_in_cookie(state.https(), &token, ACCESS_TOKEN_LIFETIME_MS / 1000);
+    with_cookie(Redirect::to(next).into_response(), &cookie)
 }
 
 /// Ends this sign-in (cookie or bearer) and clears the cookie.
 pub async fn logout(State(state): State<Arc<AppState>>, caller: Caller) -> Result<Response, AppError> {
     let now_ms = state.clock.now_ms();
     let session_id = caller.session_id.clone();
-    state
-        .writer
-        .transact(move |tx| sessions::revoke(tx, &session_id, "signed out", now_ms))
-        .await
-        .map_err(|err| AppError::Unavailable(err.to_string()))?;
-    let mut response = Redirect::to("/login").into_response();
-    let clear = format!("{}=; Path=/; HttpOnly; Secure; SameSite=Lax; Max-Age=0", cookie_name(state.https()));
-    if let Ok(value) = HeaderValue::from_str(&clear) {
-        response.headers_mut().insert(header::SET_COOKIE, value);
-    }
-    Ok(response)
+    state.writer.transact(move |tx| sessions::revoke(tx, &session_id, "signed out", now_ms)).await?;
+    Ok(with_cookie(Redirect::to("/login").into_response(), &sign_in_cookie(state.https(), "", 0)))
 }
 
 #[cfg(test)]

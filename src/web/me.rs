@@ -160,10 +160,6 @@ pub async fn set_visibility(
 ) -> Result<Json<Visibility>, AppError> {
     let now_ms = state.clock.now_ms();
     let user_id = caller.user.id.clone();
-    let policy = state
-        .writer
-        .transact(move |tx| policies::set_own(tx, &user_id, change, now_ms))
-        .await
-        .map_err(|err| AppError::Unavailable(err.to_string()))?;
+    let policy = state.writer.transact(move |tx| policies::set_own(tx, &user_id, change, now_ms)).await?;
     Ok(Json(policy))
 }

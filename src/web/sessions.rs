@@ -14,7 +14,7 @@ use serde_json::{Value, json};
 
 use crate::access::read::{self, Basis, Reading, SessionRead};
 use crate::auth::extract::Caller;
-use crate::db::partitions::{self, Day};
+use crate::db::partitions;
 use crate::db::{self, DbError};
 use crate::error::AppError;
 use crate::ingest::sessions;
@@ -40,8 +40,7 @@ async fn authorize(
     state
         .writer
         .transact(move |tx| read::authorize(tx, read::Reader { user_id: &user_id, role }, &id, reading, now_ms))
-        .await
-        .map_err(|err| AppError::Unavailable(err.to_string()))?
+        .await?
         .ok_or(AppError::NotFound)
 }
 
@@ -80,18 +79,9 @@ pub async fn events(
     let data_dir = state.config.data_dir.clone();
     let events = db::blocking(move || {
         let Some(view) = sessions::session_view(&*pool.get()?, &proof)? else { return Ok(None) };
-        let mut out = Vec::new();
-        let mut day = Day::of_ms(view.first_event_ms);
-        while day <= Day::of_ms(view.last_event_ms) && out.len() < limit {
-            if let Some(conn) = partitions::open_for_read(&data_dir, day)? {
-                out.extend(partitions::session_events_after(&conn, &proof, None, limit - out.len())?);
-            }
-            if day.next() == day {
-                break;
-            }
-            day = day.next();
-        }
-        Ok::<_, DbError>(Some(out))
+        let events =
+            partitions::session_events_across(&data_dir, &proof, view.first_event_ms, view.last_event_ms, None, limit)?;
+        Ok::<_, DbError>(Some(events))
     })
     .await?
     .ok_or(AppError::NotFound)?;

@@ -82,17 +82,7 @@ pub fn link_query(query: &ResultsQuery, sort: Option<(&str, bool)>, page: Option
 }
 
 /// Percent-encodes a query value (RFC 3986 unreserved characters pass).
-pub fn encode(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for b in text.bytes() {
-        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b'~') {
-            out.push(b as char);
-        } else {
-            out.push_str(&format!("%{b:02X}"));
-        }
-    }
-    out
-}
+pub use crate::model::percent_encode as encode;
 
 #[cfg(test)]
 mod tests {
