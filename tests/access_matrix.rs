@@ -100,10 +100,10 @@ fn world() -> (tempfile::TempDir, World) {
     let mut tokens = BTreeMap::new();
     for (i, reader) in READERS.iter().enumerate() {
         own_sessions.insert(reader.name, session_of(&running, reader.email, &format!("own-{i}")));
-        tokens.insert(reader.name, access_token(&running.server.ingest, reader.email));
+        tokens.insert(reader.name, access_token(&running.server, reader.email));
     }
-    let approver = access_token(&running.server.ingest, APPROVER);
-    let subject = access_token(&running.server.ingest, SUBJECT);
+    let approver = access_token(&running.server, APPROVER);
+    let subject = access_token(&running.server, SUBJECT);
     (temp, World { running, subject_session, own_sessions, tokens, approver, subject })
 }
 
@@ -270,8 +270,8 @@ fn grants_need_a_different_admin_and_end_when_denied_or_revoked() {
 
     // The requesting admin cannot approve their own request; the subject's own admin
     // rights do not matter either.
-    let (_, grant) = request(&world.tokens["admin"], session_scope.clone());
-    let id = grant["id"].as_str().unwrap();
+    let (status, grant) = request(&world.tokens["admin"], session_scope.clone());
+    let id = grant["id"].as_str().unwrap_or_else(|| panic!("the grant request answered {status}: {grant}"));
     assert_eq!(grant["scope"], "SESSION");
     let (status, body) =
         post_as(&format!("{}/api/grants/{id}/approve", world.web()), &world.tokens["admin"], &json!({}));

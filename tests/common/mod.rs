@@ -82,16 +82,18 @@ pub fn password_grant(base: &str, email: &str, password: &str) -> (u16, Value) {
     ]))
 }
 
-/// An access token for a test user (signed in once per process and user, then reused).
-pub fn access_token(base: &str, email: &str) -> String {
+/// An access token for a test user of `server` (signed in once per server and user,
+/// then reused). The cache is keyed by the data directory, which no other server in
+/// the process shares: a port can be reused by a later server, whose key differs.
+pub fn access_token(server: &TestServer, email: &str) -> String {
     use std::collections::HashMap;
     use std::sync::Mutex;
-    static CACHE: Mutex<Option<HashMap<(String, String), String>>> = Mutex::new(None);
-    let key = (base.to_string(), email.to_string());
+    static CACHE: Mutex<Option<HashMap<(PathBuf, String), String>>> = Mutex::new(None);
+    let key = (server.data_dir.clone(), email.to_string());
     if let Some(token) = CACHE.lock().unwrap().get_or_insert_with(HashMap::new).get(&key) {
         return token.clone();
     }
-    let (status, body) = password_grant(base, email, TEST_PASSWORD);
+    let (status, body) = password_grant(&server.ingest, email, TEST_PASSWORD);
     assert_eq!(status, 200, "sign-in of {email}: {body}");
     let token = body["access_token"].as_str().unwrap().to_string();
     CACHE.lock().unwrap().get_or_insert_with(HashMap::new).insert(key, token.clone());

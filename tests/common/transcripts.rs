@@ -194,7 +194,7 @@ pub fn user_id(data_dir: &Path, email: &str) -> String {
 /// the test password instead.
 pub fn search(server: &TestServer, token: Option<&str>, params: &[(&str, &str)]) -> (u16, Value) {
     let access = token.map(|token| match token.starts_with("slh_hook_") {
-        true => super::access_token(&server.ingest, &owner_email(server, token)),
+        true => super::access_token(server, &owner_email(server, token)),
         false => token.to_string(),
     });
     let token = access.as_deref();
