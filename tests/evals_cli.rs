@@ -3,7 +3,7 @@
 mod common;
 
 use common::results::{self, HOSTILE_ERROR_MARK, HOSTILE_RUN};
-use common::{sightline, stderr, stdout};
+use common::{sightline, sightline_on_terminal, stderr, stdout};
 
 fn hostile_db() -> (tempfile::TempDir, String) {
     let dir = tempfile::tempdir().unwrap();
@@ -22,8 +22,7 @@ fn results_lists_runs_and_shows_a_run_within_80_columns() {
     for needle in ["Run", "Cells", "Completed", "Failed", "Avg success", "Total cost", "plain-run"] {
         assert!(text.contains(needle), "{needle} missing:\n{text}");
     }
-    let run = sightline(&["results", "plain-run", "--db", &db]);
-    let table = stdout(&run);
+    let table = sightline_on_terminal(&["results", "plain-run", "--db", &db], 80);
     for header in
         ["Harness", "Model", "Task", "Exit", "Success", "Tokens", "Cost", "Time(s)", "Error Class", "Error Message"]
     {
@@ -45,12 +44,7 @@ fn results_cuts_error_messages_at_60_characters_with_an_ellipsis() {
     let json: serde_json::Value =
         serde_json::from_str(&stdout(&sightline(&["results", "plain-run", "--db", &db, "--format", "json"]))).unwrap();
     assert_eq!(json.as_array().unwrap().len(), 36);
-    let wide = std::process::Command::new(common::BIN)
-        .args(["results", "plain-run", "--db", &db])
-        .env("COLUMNS", "400")
-        .output()
-        .unwrap();
-    let table = stdout(&wide);
+    let table = sightline_on_terminal(&["results", "plain-run", "--db", &db], 400);
     let header = table.lines().next().unwrap();
     let start = header.chars().count() - "Error Message".len();
     assert!(header.ends_with("Error Message"), "{header}");
@@ -60,6 +54,32 @@ fn results_cuts_error_messages_at_60_characters_with_an_ellipsis() {
         let cell: String = line.chars().skip(start).collect();
         assert_eq!(cell.chars().count(), 61, "60 characters and the ellipsis: {cell:?}");
     }
+}
+
+#[test]
+fn piped_results_are_one_whole_line_per_cell() {
+    let (_dir, db) = hostile_db();
+    let piped = stdout(&sightline(&["results", "plain-run", "--db", &db]));
+    let lines: Vec<&str> = piped.lines().collect();
+    assert_eq!(lines[0].split('\t').collect::<Vec<_>>()[..3], ["Harness", "Model", "Task"], "{piped}");
+    assert_eq!(lines.len(), 1 + 36, "a header and one line per cell:\n{piped}");
+    for line in &lines {
+        assert_eq!(line.split('\t').count(), 10, "ten fields: {line:?}");
+        assert!(!line.contains('\u{1b}') && !line.contains('\u{0}'), "{line:?}");
+    }
+    // The long messages are whole, so grep finds their ends.
+    let csv = stdout(&sightline(&["results", "plain-run", "--db", &db, "--format", "csv"]));
+    let longest = csv::Reader::from_reader(csv.as_bytes())
+        .records()
+        .map(|r| r.unwrap()[9].to_string())
+        .max_by_key(|m| m.len())
+        .unwrap();
+    assert!(longest.len() > 5000);
+    let last_word = longest.split_whitespace().last().unwrap();
+    assert!(lines.iter().any(|l| l.contains(last_word)), "the 5000-character word is whole in a line");
+    let runs = stdout(&sightline(&["results", "--db", &db]));
+    assert!(runs.lines().next().unwrap().starts_with("Run\tCells\t"), "{runs}");
+    assert!(!runs.contains('│') && !runs.contains('─'), "no box drawing in pipes:\n{runs}");
 }
 
 #[test]

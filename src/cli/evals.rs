@@ -69,15 +69,21 @@ pub enum EvalsCommand {
     },
 }
 
-/// Width for tables: $COLUMNS when set, else 80 (also when piped).
-fn terminal_width() -> u16 {
-    std::env::var("COLUMNS").ok().and_then(|c| c.parse().ok()).filter(|w| *w >= 40).unwrap_or(80)
+/// A terminal gets the aligned table, $COLUMNS wide when set, else 80; a pipe or file
+/// gets one line per cell with no width limit.
+fn layout() -> console::Layout {
+    use std::io::IsTerminal;
+    if !std::io::stdout().is_terminal() {
+        return console::Layout::Lines;
+    }
+    let width = std::env::var("COLUMNS").ok().and_then(|c| c.parse().ok()).filter(|w| *w >= 40).unwrap_or(80);
+    console::Layout::Terminal { width }
 }
 
 pub fn results(args: &ResultsArgs) -> anyhow::Result<i32> {
     use std::io::Write;
     let conn = db::open(&args.db.db)?;
-    let text = console::results(&conn, args.run.as_deref(), args.format, terminal_width())?;
+    let text = console::results(&conn, args.run.as_deref(), args.format, layout())?;
     // A reader that stops early (`| head`) is not an error.
     match std::io::stdout().lock().write_all(text.as_bytes()) {
         Err(err) if err.kind() != std::io::ErrorKind::BrokenPipe => Err(err.into()),

@@ -11,6 +11,7 @@ use std::collections::HashMap;
 use rusqlite::{Connection, params_from_iter};
 use serde::Serialize;
 
+use super::cells;
 use super::db::{self, EvalsError};
 use super::stats::{self, PairedComparison, TaskScore};
 
@@ -68,20 +69,33 @@ fn task_scores(conn: &Connection, side: &Side) -> Result<Vec<TaskScore>, EvalsEr
     let filters = db::Filters { model: side.model.clone(), harness: side.harness.clone(), ..db::Filters::default() };
     let (filter_sql, mut values) = db::where_clause(&side.run, &filters);
     values.insert(0, rusqlite::types::Value::Real(1.0 - stats::SUCCESS_TOLERANCE));
+    // Cells without a task id cannot be paired with the other run's tasks.
     let sql = format!(
-        "SELECT task_id, avg(success), count(*), sum(success >= ?) FROM run_results {filter_sql}
-         GROUP BY task_id ORDER BY task_id"
+        "SELECT task_id, avg(rate_success), count(*), total(rate_success >= ?) FROM cells {filter_sql}
+         AND task_id IS NOT NULL GROUP BY task_id ORDER BY task_id"
     );
     let mut stmt = conn.prepare(&sql)?;
     let rows = stmt.query_map(params_from_iter(values.iter()), |r| {
         Ok(TaskScore {
-            task_id: r.get(0)?,
-            mean: r.get(1)?,
-            repeats: r.get::<_, i64>(2)? as usize,
-            successes: r.get::<_, i64>(3)? as usize,
+            task_id: cells::required_text(r, 0)?,
+            mean: cells::real(r, 1)?.unwrap_or(0.0),
+            repeats: cells::tally(r, 2)?.max(0) as usize,
+            successes: cells::tally(r, 3)?.max(0) as usize,
         })
     })?;
-    Ok(rows.collect::<Result<_, _>>()?)
+    let mut scores: Vec<TaskScore> = rows.collect::<Result<_, _>>()?;
+    // 5 and '5' group apart in SQL but are one task: merge neighbours with one name.
+    scores.dedup_by(|later, earlier| {
+        if later.task_id != earlier.task_id {
+            return false;
+        }
+        let repeats = earlier.repeats + later.repeats;
+        earlier.mean = (earlier.mean * earlier.repeats as f64 + later.mean * later.repeats as f64) / repeats as f64;
+        earlier.repeats = repeats;
+        earlier.successes += later.successes;
+        true
+    });
+    Ok(scores)
 }
 
 pub fn compare(conn: &Connection, selection: &Selection) -> Result<Comparison, EvalsError> {

@@ -1,13 +1,18 @@
 //! `sightline results`: the console table of one run (spec §4.3) or the list of runs,
-//! aligned for an 80-column terminal, or JSON / CSV for scripts.
+//! aligned for an 80-column terminal, or JSON / CSV for scripts. When stdout is not a
+//! terminal the table becomes one tab-separated line per cell with no width limit (as
+//! `gh` and `kubectl` print for pipes), so `grep` and `cut` see whole cells.
 //!
-//! Invariants: error messages are cut to 60 characters plus an ellipsis in the table
-//! (never in JSON or CSV); control characters never reach the terminal.
+//! Invariants: error messages are cut to 60 characters plus an ellipsis in the
+//! terminal table (never in piped lines, JSON or CSV); control characters never reach
+//! the terminal; an unknown value is "—" in the table and piped lines, `null` in JSON,
+//! an empty field in CSV.
 
 use comfy_table::presets::UTF8_FULL_CONDENSED;
 use comfy_table::{Cell, CellAlignment, ContentArrangement, Table};
 
 use super::db::{self, EvalsError, RunSummary, TableRow};
+use super::shown;
 use super::text::{ellipsize, one_line, strip_control};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -15,6 +20,13 @@ pub enum Format {
     Table,
     Json,
     Csv,
+}
+
+/// Where the table goes: a terminal of some width, or a pipe or file.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Layout {
+    Terminal { width: u16 },
+    Lines,
 }
 
 pub const ERROR_CHARS: usize = 60;
@@ -36,9 +48,12 @@ fn safe(text: &str) -> String {
 }
 
 /// The run's cells as the console shows them.
-pub fn render_run(rows: &[TableRow], format: Format, width: u16) -> Result<String, EvalsError> {
+pub fn render_run(rows: &[TableRow], format: Format, layout: Layout) -> Result<String, EvalsError> {
     match format {
-        Format::Table => Ok(aligned_table(rows, usize::from(width))),
+        Format::Table => Ok(match layout {
+            Layout::Terminal { width } => aligned_table(rows, usize::from(width)),
+            Layout::Lines => lines(&HEADERS.map(str::to_string), rows.iter().map(|r| line_cells(r).to_vec())),
+        }),
         Format::Json => {
             let values: Vec<serde_json::Value> = rows
                 .iter()
@@ -56,19 +71,21 @@ pub fn render_run(rows: &[TableRow], format: Format, width: u16) -> Result<Strin
             let mut writer = csv::Writer::from_writer(Vec::new());
             let io = |e: csv::Error| EvalsError::Io { context: "csv".into(), source: std::io::Error::other(e) };
             writer.write_record(HEADERS).map_err(io)?;
+            let text = |v: &Option<String>| v.clone().unwrap_or_default();
+            let number = |v: Option<String>| v.unwrap_or_default();
             for r in rows {
                 writer
                     .write_record([
-                        r.harness.clone(),
-                        r.model.clone(),
-                        r.task_id.clone(),
-                        r.exit_class.clone(),
-                        r.success.to_string(),
-                        r.tokens.to_string(),
-                        r.total_cost.to_string(),
-                        r.latency_ms.map(|ms| (ms as f64 / 1000.0).to_string()).unwrap_or_default(),
-                        r.error_class.clone().unwrap_or_default(),
-                        r.error_message.clone().unwrap_or_default(),
+                        text(&r.harness),
+                        text(&r.model),
+                        text(&r.task_id),
+                        text(&r.exit_class),
+                        number(r.success.map(|v| v.to_string())),
+                        number(r.tokens.map(|v| v.to_string())),
+                        number(r.total_cost.map(|v| v.to_string())),
+                        number(r.latency_ms.map(|ms| (ms as f64 / 1000.0).to_string())),
+                        text(&r.error_class),
+                        text(&r.error_message),
                     ])
                     .map_err(io)?;
             }
@@ -86,19 +103,39 @@ const MIN_WIDTH: [usize; 10] = [7, 7, 8, 4, 0, 0, 0, 0, 5, 10];
 /// Text columns in the order they give up width: the message first.
 const SHRINK_ORDER: [usize; 6] = [9, 2, 1, 8, 0, 3];
 
-fn table_cells(r: &TableRow) -> [String; 10] {
+/// A cell's fields as shown, the error message whole.
+fn line_cells(r: &TableRow) -> [String; 10] {
     [
-        safe(&r.harness),
-        safe(&r.model),
-        safe(&r.task_id),
-        safe(&r.exit_class),
-        format!("{:.2}", r.success),
-        r.tokens.to_string(),
-        format!("${:.4}", r.total_cost),
-        r.latency_ms.map(|ms| format!("{:.1}", ms as f64 / 1000.0)).unwrap_or_default(),
-        safe(r.error_class.as_deref().unwrap_or("")),
-        r.error_message.as_deref().map(|m| ellipsize(&safe(m), ERROR_CHARS)).unwrap_or_default(),
+        safe(shown::text(&r.harness)),
+        safe(shown::text(&r.model)),
+        safe(shown::text(&r.task_id)),
+        safe(shown::text(&r.exit_class)),
+        shown::fixed(&r.success, 2),
+        shown::whole(&r.tokens),
+        shown::usd(&r.total_cost, 4),
+        shown::seconds(&r.latency_ms),
+        r.error_class.as_deref().map(safe).unwrap_or_default(),
+        r.error_message.as_deref().map(safe).unwrap_or_default(),
     ]
+}
+
+/// A cell's fields as the terminal table shows them: the message cut (spec §4.3).
+fn table_cells(r: &TableRow) -> [String; 10] {
+    let mut cells = line_cells(r);
+    cells[9] = ellipsize(&cells[9], ERROR_CHARS);
+    cells
+}
+
+/// Tab-separated lines, header first: `safe` has already made every field one line
+/// without tabs, so each record is exactly one line.
+fn lines(header: &[String], rows: impl Iterator<Item = Vec<String>>) -> String {
+    let mut out = header.join("\t");
+    out.push('\n');
+    for row in rows {
+        out.push_str(&row.join("\t"));
+        out.push('\n');
+    }
+    out
 }
 
 /// Column widths and the gap between columns: each column's widest content; if the
@@ -197,20 +234,37 @@ fn aligned_table(rows: &[TableRow], width: usize) -> String {
     out
 }
 
+const RUN_HEADERS: [&str; 6] = ["Run", "Cells", "Completed", "Failed", "Avg success", "Total cost"];
+
+fn run_cells(r: &RunSummary) -> [String; 6] {
+    [
+        safe(&r.run_name),
+        r.total_cells.max(r.planned_cells).to_string(),
+        r.total_cells.to_string(),
+        r.failed.to_string(),
+        shown::percent(&r.avg_success),
+        shown::usd(&r.total_cost, 2),
+    ]
+}
+
 /// The runs list: cells, completed, failed, average success, total cost.
-pub fn render_runs(runs: &[RunSummary], format: Format, width: u16) -> Result<String, EvalsError> {
+pub fn render_runs(runs: &[RunSummary], format: Format, layout: Layout) -> Result<String, EvalsError> {
     match format {
         Format::Table => {
+            let Layout::Terminal { width } = layout else {
+                return Ok(lines(&RUN_HEADERS.map(str::to_string), runs.iter().map(|r| run_cells(r).to_vec())));
+            };
             let mut t = table(width);
-            t.set_header(["Run", "Cells", "Completed", "Failed", "Avg success", "Total cost"]);
+            t.set_header(RUN_HEADERS);
             for r in runs {
+                let [name, cells, completed, failed, success, cost] = run_cells(r);
                 t.add_row(vec![
-                    Cell::new(safe(&r.run_name)),
-                    right(r.total_cells.max(r.planned_cells).to_string()),
-                    right(r.total_cells.to_string()),
-                    right(r.failed.to_string()),
-                    right(format!("{:.1}%", r.avg_success * 100.0)),
-                    right(format!("${:.2}", r.total_cost)),
+                    Cell::new(name),
+                    right(cells),
+                    right(completed),
+                    right(failed),
+                    right(success),
+                    right(cost),
                 ]);
             }
             Ok(format!("{t}\n"))
@@ -246,13 +300,13 @@ pub fn results(
     conn: &rusqlite::Connection,
     run: Option<&str>,
     format: Format,
-    width: u16,
+    layout: Layout,
 ) -> Result<String, EvalsError> {
     match run {
-        None => render_runs(&db::runs(conn)?, format, width),
+        None => render_runs(&db::runs(conn)?, format, layout),
         Some(run) => {
             db::require_run(conn, run)?;
-            render_run(&db::table_rows(conn, run)?, format, width)
+            render_run(&db::table_rows(conn, run)?, format, layout)
         }
     }
 }

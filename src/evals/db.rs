@@ -9,6 +9,7 @@ use rusqlite::types::Value as SqlValue;
 use rusqlite::{Connection, OpenFlags, OptionalExtension, Row, params_from_iter};
 use serde::Serialize;
 
+use super::cells;
 pub use super::detail::{Phase, Reconciliation, phases_for, reconciliations};
 pub use super::progress::{FailedCell, StateCounts, failed_cells, failed_preview, state_counts};
 
@@ -55,12 +56,32 @@ pub fn open(path: &Path) -> Result<Connection, EvalsError> {
     if !has_results {
         return Err(EvalsError::NotResults { path: path.to_path_buf(), reason: "it has no run_results table".into() });
     }
+    let missing: Vec<&str> = cells::REQUIRED
+        .into_iter()
+        .filter(|column| {
+            !conn
+                .query_row(
+                    "SELECT EXISTS (SELECT 1 FROM pragma_table_info('run_results', 'main') WHERE lower(name) = ?1)",
+                    [column],
+                    |r| r.get::<_, bool>(0),
+                )
+                .unwrap_or(false)
+        })
+        .collect();
+    if !missing.is_empty() {
+        return Err(EvalsError::NotResults {
+            path: path.to_path_buf(),
+            reason: format!("its run_results table has no {} column", missing.join(" or ")),
+        });
+    }
     Ok(conn)
 }
 
-/// Per-connection settings for reading a database someone else writes.
+/// Per-connection settings for reading a database someone else writes, and the
+/// normalised `cells` view every query reads ([`cells`]).
 pub fn prepare(conn: &Connection) -> rusqlite::Result<()> {
     conn.busy_timeout(Duration::from_secs(5))?;
+    cells::install(conn)?;
     conn.execute_batch("PRAGMA query_only = ON;")?;
     conn.set_prepared_statement_cache_capacity(64);
     Ok(())
@@ -72,15 +93,23 @@ pub(super) fn table_exists(conn: &Connection, name: &str) -> rusqlite::Result<bo
     })
 }
 
-/// One run as the overview shows it (spec §2.4, plus live-progress keys).
+/// One run as the overview shows it (spec §2.4, plus live-progress keys). Figures a
+/// harness did not record are `None` ("—" on screen, `null` in JSON).
 #[derive(Clone, Debug, Serialize, PartialEq)]
 pub struct RunSummary {
     pub run_name: String,
     pub total_cells: i64,
     pub passed: i64,
     pub failed: i64,
-    pub total_cost: f64,
-    pub avg_success: f64,
+    /// The sum of the costs the cells have; `None` when no cell has one.
+    pub total_cost: Option<f64>,
+    /// Cells with a cost (when fewer than `total_cells`, `total_cost` is a lower bound).
+    pub costed_cells: i64,
+    /// Mean success over every result cell, a cell without a score counting as not
+    /// succeeded (docs/results-db.md); `None` for a run with no results yet.
+    pub avg_success: Option<f64>,
+    /// Result cells without a usable success value.
+    pub unscored_cells: i64,
     /// Cells the harness has announced in live progress (0 when it writes none).
     pub planned_cells: i64,
     /// Live-progress cells still running.
@@ -100,39 +129,45 @@ fn summaries(conn: &Connection, only: Option<&str>) -> Result<Vec<RunSummary>, E
     let filter = if only.is_some() { "WHERE run_name = ?1" } else { "" };
     let state_cte = if with_state {
         format!(
-            "SELECT run_name, count(*) AS planned, sum(status = 'running') AS running, max(updated_at) AS last
+            "SELECT run_name, count(*) AS planned, total(status = 'running') AS running, max(updated_at) AS last
              FROM run_state {filter} GROUP BY run_name"
         )
     } else {
         "SELECT NULL AS run_name, 0 AS planned, 0 AS running, NULL AS last WHERE 0".to_string()
     };
+    // total() never overflows (sum() of integers would raise an error); the last
+    // activity is compared as text so a harness's numeric timestamps cannot fail it.
     let sql = format!(
         "WITH results AS (
-            SELECT run_name, count(*) AS cells, coalesce(sum(exit_class = 'pass'), 0) AS passed,
-                   coalesce(sum(exit_class = 'fail'), 0) AS failed, coalesce(sum(total_cost), 0.0) AS cost,
-                   coalesce(avg(success), 0.0) AS avg_success, max(timestamp) AS last
-            FROM run_results {filter} GROUP BY run_name),
+            SELECT run_name, count(*) AS cells, total(exit_class = 'pass') AS passed,
+                   total(exit_class = 'fail') AS failed, total(total_cost) AS cost, count(total_cost) AS costed,
+                   avg(rate_success) AS avg_success, count(*) - count(success) AS unscored,
+                   max(CAST(timestamp AS TEXT)) AS last
+            FROM cells {filter} GROUP BY run_name),
          state AS ({state_cte}),
          names AS (SELECT run_name FROM results UNION SELECT run_name FROM state)
-         SELECT n.run_name, coalesce(r.cells, 0), coalesce(r.passed, 0), coalesce(r.failed, 0),
-                coalesce(r.cost, 0.0), coalesce(r.avg_success, 0.0), coalesce(s.planned, 0), coalesce(s.running, 0),
-                max(coalesce(r.last, ''), coalesce(s.last, ''))
-         FROM names n LEFT JOIN results r ON r.run_name = n.run_name LEFT JOIN state s ON s.run_name = n.run_name
-         ORDER BY 9 DESC, n.run_name"
+         SELECT n.run_name, r.cells, r.passed, r.failed, r.cost, r.costed, r.avg_success, r.unscored,
+                s.planned, s.running, max(coalesce(r.last, ''), coalesce(CAST(s.last AS TEXT), ''))
+         FROM names n LEFT JOIN results r ON r.run_name IS n.run_name LEFT JOIN state s ON s.run_name IS n.run_name
+         WHERE n.run_name IS NOT NULL
+         ORDER BY 11 DESC, n.run_name"
     );
     let mut stmt = conn.prepare(&sql)?;
     let params: Vec<&str> = only.into_iter().collect();
     let rows = stmt.query_map(params_from_iter(params.iter()), |row| {
-        let last: String = row.get(8)?;
+        let last = cells::text(row, 10)?.unwrap_or_default();
+        let costed = cells::tally(row, 5)?;
         Ok(RunSummary {
-            run_name: row.get(0)?,
-            total_cells: row.get(1)?,
-            passed: row.get(2)?,
-            failed: row.get(3)?,
-            total_cost: row.get(4)?,
-            avg_success: row.get(5)?,
-            planned_cells: row.get(6)?,
-            running: row.get(7)?,
+            run_name: cells::required_text(row, 0)?,
+            total_cells: cells::tally(row, 1)?,
+            passed: cells::tally(row, 2)?,
+            failed: cells::tally(row, 3)?,
+            total_cost: if costed > 0 { cells::real(row, 4)? } else { None },
+            costed_cells: costed,
+            avg_success: cells::real(row, 6)?,
+            unscored_cells: cells::tally(row, 7)?,
+            planned_cells: cells::tally(row, 8)?,
+            running: cells::tally(row, 9)?,
             last_activity: (!last.is_empty()).then_some(last),
         })
     })?;
@@ -147,7 +182,7 @@ pub fn run_summary(conn: &Connection, run: &str) -> Result<RunSummary, EvalsErro
 /// Fails with `UnknownRun` unless the run has results or live progress.
 pub fn require_run(conn: &Connection, run: &str) -> Result<(), EvalsError> {
     let in_results: bool =
-        conn.query_row("SELECT EXISTS (SELECT 1 FROM run_results WHERE run_name = ?1)", [run], |r| r.get(0))?;
+        conn.query_row("SELECT EXISTS (SELECT 1 FROM cells WHERE run_name = ?1)", [run], |r| r.get(0))?;
     let in_state = !in_results
         && table_exists(conn, "run_state")?
         && conn.query_row("SELECT EXISTS (SELECT 1 FROM run_state WHERE run_name = ?1)", [run], |r| r.get(0))?;
@@ -155,35 +190,36 @@ pub fn require_run(conn: &Connection, run: &str) -> Result<(), EvalsError> {
 }
 
 /// A result record (spec §2.1). The four bulky text fields are present only when a
-/// single cell is read; lists leave them out (`bulk` is `None`).
+/// single cell is read; lists leave them out (`bulk` is `None`). Every field a harness
+/// may leave out is an `Option` (`null` in JSON, empty in CSV, "—" on screen).
 #[derive(Clone, Debug, Serialize, PartialEq)]
 pub struct ResultRecord {
     pub cell_id: String,
     pub run_name: String,
-    pub harness: String,
-    pub model: String,
-    pub task_id: String,
-    pub track: String,
-    pub repeat: i64,
-    pub exit_class: String,
-    pub success: f64,
+    pub harness: Option<String>,
+    pub model: Option<String>,
+    pub task_id: Option<String>,
+    pub track: Option<String>,
+    pub repeat: Option<i64>,
+    pub exit_class: Option<String>,
+    pub success: Option<f64>,
     pub error_class: Option<String>,
     pub error_message: Option<String>,
-    pub input_tokens: i64,
-    pub output_tokens: i64,
-    pub cache_read_tokens: i64,
-    pub cache_write_tokens: i64,
-    pub reasoning_tokens: i64,
-    pub total_cost: f64,
+    pub input_tokens: Option<i64>,
+    pub output_tokens: Option<i64>,
+    pub cache_read_tokens: Option<i64>,
+    pub cache_write_tokens: Option<i64>,
+    pub reasoning_tokens: Option<i64>,
+    pub total_cost: Option<f64>,
     pub latency_ms: Option<i64>,
     pub time_to_first_attempt_ms: Option<i64>,
-    pub num_api_calls: i64,
-    pub num_tool_calls: i64,
+    pub num_api_calls: Option<i64>,
+    pub num_tool_calls: Option<i64>,
     #[serde(flatten)]
     pub bulk: Option<BulkText>,
     pub harness_metadata: Option<serde_json::Value>,
-    pub timestamp: String,
-    pub retry_count: i64,
+    pub timestamp: Option<String>,
+    pub retry_count: Option<i64>,
 }
 
 #[derive(Clone, Debug, Default, Serialize, PartialEq, Eq)]
@@ -195,12 +231,21 @@ pub struct BulkText {
 }
 
 impl ResultRecord {
-    pub fn total_tokens(&self) -> i64 {
-        self.input_tokens
-            + self.output_tokens
-            + self.cache_read_tokens
-            + self.cache_write_tokens
-            + self.reasoning_tokens
+    /// The sum of the token kinds the cell has (`None` when it has none), as the
+    /// `cells` view computes `tokens`.
+    pub fn total_tokens(&self) -> Option<i64> {
+        let kinds = [
+            self.input_tokens,
+            self.output_tokens,
+            self.cache_read_tokens,
+            self.cache_write_tokens,
+            self.reasoning_tokens,
+        ];
+        kinds.iter().any(Option::is_some).then(|| kinds.iter().flatten().fold(0i64, |sum, n| sum.saturating_add(*n)))
+    }
+
+    pub fn passed(&self) -> bool {
+        self.exit_class.as_deref() == Some("pass")
     }
 }
 
@@ -243,38 +288,39 @@ const LIGHT_COLUMNS: &str = "cell_id, run_name, harness, model, task_id, track, 
 const BULK_COLUMNS: &str = "diff, test_output, harness_stdout, harness_stderr";
 
 fn read_record(row: &Row<'_>, with_bulk: bool) -> rusqlite::Result<ResultRecord> {
-    let metadata: Option<String> = row.get(21)?;
+    use cells::{int, real, text};
+    let metadata = text(row, 21)?;
     Ok(ResultRecord {
-        cell_id: row.get(0)?,
-        run_name: row.get(1)?,
-        harness: row.get(2)?,
-        model: row.get(3)?,
-        task_id: row.get(4)?,
-        track: row.get(5)?,
-        repeat: row.get(6)?,
-        exit_class: row.get(7)?,
-        success: row.get(8)?,
-        error_class: row.get(9)?,
-        error_message: row.get(10)?,
-        input_tokens: row.get(11)?,
-        output_tokens: row.get(12)?,
-        cache_read_tokens: row.get(13)?,
-        cache_write_tokens: row.get(14)?,
-        reasoning_tokens: row.get(15)?,
-        total_cost: row.get(16)?,
-        latency_ms: row.get(17)?,
-        time_to_first_attempt_ms: row.get(18)?,
-        num_api_calls: row.get(19)?,
-        num_tool_calls: row.get(20)?,
+        cell_id: cells::required_text(row, 0)?,
+        run_name: cells::required_text(row, 1)?,
+        harness: text(row, 2)?,
+        model: text(row, 3)?,
+        task_id: text(row, 4)?,
+        track: text(row, 5)?,
+        repeat: int(row, 6)?,
+        exit_class: text(row, 7)?,
+        success: real(row, 8)?,
+        error_class: text(row, 9)?,
+        error_message: text(row, 10)?,
+        input_tokens: int(row, 11)?,
+        output_tokens: int(row, 12)?,
+        cache_read_tokens: int(row, 13)?,
+        cache_write_tokens: int(row, 14)?,
+        reasoning_tokens: int(row, 15)?,
+        total_cost: real(row, 16)?,
+        latency_ms: int(row, 17)?,
+        time_to_first_attempt_ms: int(row, 18)?,
+        num_api_calls: int(row, 19)?,
+        num_tool_calls: int(row, 20)?,
         harness_metadata: metadata.map(|text| serde_json::from_str(&text).unwrap_or(serde_json::Value::String(text))),
-        timestamp: row.get(22)?,
-        retry_count: row.get(23)?,
+        timestamp: text(row, 22)?,
+        retry_count: int(row, 23)?,
         bulk: if with_bulk {
             Some(BulkText {
-                diff: row.get(24)?,
-                test_output: row.get(25)?,
-                harness_stdout: row.get(26)?,
-                harness_stderr: row.get(27)?,
+                diff: text(row, 24)?,
+                test_output: text(row, 25)?,
+                harness_stdout: text(row, 26)?,
+                harness_stderr: text(row, 27)?,
             })
         } else {
             None
@@ -291,20 +337,21 @@ pub struct Filters {
     pub min_success: Option<f64>,
 }
 
-/// Sortable columns: the allowlist. Anything else is refused before SQL is built.
+/// Sortable columns: the allowlist, with the `cells` sort key of each. Anything else
+/// is refused before SQL is built.
 pub const SORT_COLUMNS: &[(&str, &str)] = &[
     ("cell_id", "cell_id"),
     ("harness", "harness"),
     ("model", "model"),
     ("task_id", "task_id"),
     ("track", "track"),
-    ("repeat", "repeat"),
+    ("repeat", "sort_repeat"),
     ("exit_class", "exit_class"),
-    ("success", "success"),
-    ("tokens", "(input_tokens + output_tokens + cache_read_tokens + cache_write_tokens + reasoning_tokens)"),
-    ("total_cost", "total_cost"),
-    ("latency_ms", "latency_ms"),
-    ("num_api_calls", "num_api_calls"),
+    ("success", "sort_success"),
+    ("tokens", "sort_tokens"),
+    ("total_cost", "sort_total_cost"),
+    ("latency_ms", "sort_latency_ms"),
+    ("num_api_calls", "sort_num_api_calls"),
     ("error_class", "error_class"),
     ("timestamp", "timestamp"),
 ];
@@ -354,7 +401,8 @@ pub(super) fn where_clause(run: &str, filters: &Filters) -> (String, Vec<SqlValu
         }
     }
     if let Some(min) = filters.min_success {
-        sql.push_str(" AND success >= ?");
+        // The NULL rule of rates applies to the filter too: an unscored cell scores 0.
+        sql.push_str(" AND rate_success >= ?");
         values.push(SqlValue::Real(min));
     }
     (sql, values)
@@ -364,7 +412,7 @@ pub(super) fn where_clause(run: &str, filters: &Filters) -> (String, Vec<SqlValu
 pub fn count(conn: &Connection, run: &str, filters: &Filters) -> Result<i64, EvalsError> {
     let (filter_sql, values) = where_clause(run, filters);
     Ok(conn
-        .prepare_cached(&format!("SELECT count(*) FROM run_results {filter_sql}"))?
+        .prepare_cached(&format!("SELECT count(*) FROM cells {filter_sql}"))?
         .query_row(params_from_iter(values.iter()), |r| r.get(0))?)
 }
 
@@ -377,15 +425,17 @@ pub fn page_rows(
     page: u32,
     per_page: u32,
 ) -> Result<Vec<ResultRecord>, EvalsError> {
-    let (filter_sql, mut values) = where_clause(run, filters);
+    let (filter_sql, inner) = where_clause(run, filters);
+    let mut values = vec![SqlValue::Text(run.to_string())];
+    values.extend(inner);
     values.push(SqlValue::Integer(i64::from(per_page)));
     values.push(SqlValue::Integer(i64::from(page.saturating_sub(1)) * i64::from(per_page)));
-    // Two steps: the page's rowids from an index (OFFSET then skips index entries, not
-    // rows with their logs), then just those rows.
+    // Two steps: the page's cell ids from an index (OFFSET then skips index entries,
+    // not rows with their logs), then just those rows by primary key.
     let order = sort.sql();
     let mut stmt = conn.prepare_cached(&format!(
-        "SELECT {LIGHT_COLUMNS} FROM run_results
-         WHERE rowid IN (SELECT rowid FROM run_results {filter_sql} {order} LIMIT ? OFFSET ?) {order}"
+        "SELECT {LIGHT_COLUMNS} FROM cells
+         WHERE run_name = ? AND cell_id IN (SELECT cell_id FROM cells {filter_sql} {order} LIMIT ? OFFSET ?) {order}"
     ))?;
     let rows = stmt.query_map(params_from_iter(values.iter()), |row| read_record(row, false))?;
     Ok(rows.collect::<Result<_, _>>()?)
@@ -403,7 +453,7 @@ pub fn for_each_row(
 ) -> Result<(), EvalsError> {
     let (filter_sql, values) = where_clause(run, filters);
     let columns = if with_bulk { format!("{LIGHT_COLUMNS}, {BULK_COLUMNS}") } else { LIGHT_COLUMNS.to_string() };
-    let mut stmt = conn.prepare(&format!("SELECT {columns} FROM run_results {filter_sql} {}", sort.sql()))?;
+    let mut stmt = conn.prepare(&format!("SELECT {columns} FROM cells {filter_sql} {}", sort.sql()))?;
     let mut rows = stmt.query(params_from_iter(values.iter()))?;
     while let Some(row) = rows.next()? {
         visit(read_record(row, with_bulk)?)?;
@@ -415,13 +465,13 @@ pub fn for_each_row(
 /// bulky text columns in the row, so reading them never walks a row's overflow pages.
 #[derive(Clone, Debug, PartialEq)]
 pub struct TableRow {
-    pub harness: String,
-    pub model: String,
-    pub task_id: String,
-    pub exit_class: String,
-    pub success: f64,
-    pub tokens: i64,
-    pub total_cost: f64,
+    pub harness: Option<String>,
+    pub model: Option<String>,
+    pub task_id: Option<String>,
+    pub exit_class: Option<String>,
+    pub success: Option<f64>,
+    pub tokens: Option<i64>,
+    pub total_cost: Option<f64>,
     pub latency_ms: Option<i64>,
     pub error_class: Option<String>,
     pub error_message: Option<String>,
@@ -429,24 +479,23 @@ pub struct TableRow {
 
 /// Every cell of a run as table rows, in cell-id order.
 pub fn table_rows(conn: &Connection, run: &str) -> Result<Vec<TableRow>, EvalsError> {
+    use cells::{int, real, text};
     let mut stmt = conn.prepare(
-        "SELECT harness, model, task_id, exit_class, success,
-                input_tokens + output_tokens + cache_read_tokens + cache_write_tokens + reasoning_tokens,
-                total_cost, latency_ms, error_class, error_message
-         FROM run_results WHERE run_name = ?1 ORDER BY cell_id",
+        "SELECT harness, model, task_id, exit_class, success, tokens, total_cost, latency_ms, error_class, error_message
+         FROM cells WHERE run_name = ?1 ORDER BY cell_id",
     )?;
     let rows = stmt.query_map([run], |r| {
         Ok(TableRow {
-            harness: r.get(0)?,
-            model: r.get(1)?,
-            task_id: r.get(2)?,
-            exit_class: r.get(3)?,
-            success: r.get(4)?,
-            tokens: r.get(5)?,
-            total_cost: r.get(6)?,
-            latency_ms: r.get(7)?,
-            error_class: r.get(8)?,
-            error_message: r.get(9)?,
+            harness: text(r, 0)?,
+            model: text(r, 1)?,
+            task_id: text(r, 2)?,
+            exit_class: text(r, 3)?,
+            success: real(r, 4)?,
+            tokens: int(r, 5)?,
+            total_cost: real(r, 6)?,
+            latency_ms: int(r, 7)?,
+            error_class: text(r, 8)?,
+            error_message: text(r, 9)?,
         })
     })?;
     Ok(rows.collect::<Result<_, _>>()?)
@@ -456,17 +505,22 @@ pub fn table_rows(conn: &Connection, run: &str) -> Result<Vec<TableRow>, EvalsEr
 pub fn cell(conn: &Connection, run: &str, cell_id: &str) -> Result<Option<ResultRecord>, EvalsError> {
     Ok(conn
         .prepare_cached(&format!(
-            "SELECT {LIGHT_COLUMNS}, {BULK_COLUMNS} FROM run_results WHERE run_name = ?1 AND cell_id = ?2"
+            "SELECT {LIGHT_COLUMNS}, {BULK_COLUMNS} FROM cells WHERE run_name = ?1 AND cell_id = ?2"
         ))?
         .query_row([run, cell_id], |row| read_record(row, true))
         .optional()?)
 }
 
-/// Distinct values of an allowlisted column in a run, for filter dropdowns.
+/// Distinct known values of an allowlisted column in a run, for filter dropdowns
+/// (NULL cannot be chosen: a filter compares with `=`).
 pub fn distinct(conn: &Connection, run: &str, column: &'static str) -> Result<Vec<String>, EvalsError> {
     debug_assert!(matches!(column, "model" | "harness" | "track"));
-    let mut stmt =
-        conn.prepare_cached(&format!("SELECT DISTINCT {column} FROM run_results WHERE run_name = ?1 ORDER BY 1"))?;
-    let rows = stmt.query_map([run], |r| r.get(0))?;
-    Ok(rows.collect::<Result<_, _>>()?)
+    let mut stmt = conn.prepare_cached(&format!(
+        "SELECT DISTINCT {column} FROM cells WHERE run_name = ?1 AND {column} IS NOT NULL ORDER BY 1"
+    ))?;
+    let rows = stmt.query_map([run], |r| cells::required_text(r, 0))?;
+    let mut values: Vec<String> = rows.collect::<Result<_, _>>()?;
+    // 5 and '5' are distinct to SQLite but the same choice to a person.
+    values.dedup();
+    Ok(values)
 }

@@ -6,6 +6,7 @@ use rusqlite::types::Value as SqlValue;
 use rusqlite::{Connection, params_from_iter};
 use serde::Serialize;
 
+use super::cells::{self, int, real, text};
 use super::db::{EvalsError, table_exists};
 
 /// One phase of a multi-phase cell (spec §2.2, plus its position and error).
@@ -26,9 +27,11 @@ pub struct Phase {
 }
 
 impl Phase {
-    pub fn total_tokens(&self) -> i64 {
-        let Some(usage) = self.usage.as_ref().and_then(|u| u.as_object()) else { return 0 };
-        usage.values().filter_map(|v| v.as_i64()).sum()
+    /// The sum of the phase's token counts, `None` when it recorded none.
+    pub fn total_tokens(&self) -> Option<i64> {
+        let counts: Vec<i64> =
+            self.usage.as_ref().and_then(|u| u.as_object())?.values().filter_map(|v| v.as_i64()).collect();
+        (!counts.is_empty()).then(|| counts.iter().fold(0i64, |sum, n| sum.saturating_add(*n)))
     }
 }
 
@@ -53,22 +56,22 @@ pub fn phases_for(
         let mut values = vec![SqlValue::Text(run.to_string())];
         values.extend(cells.iter().map(|(id, _)| SqlValue::Text(id.to_string())));
         let rows = stmt.query_map(params_from_iter(values.iter()), |r| {
-            let usage: Option<String> = r.get(9)?;
+            let index = int(r, 1)?;
             Ok((
-                r.get::<_, String>(0)?,
+                cells::required_text(r, 0)?,
                 Phase {
-                    phase_index: r.get(1)?,
-                    name: r.get(2)?,
-                    trace_id: r.get(3)?,
-                    model: r.get(4)?,
-                    model_role: r.get(5)?,
-                    exit_code: r.get(6)?,
-                    duration_ms: r.get(7)?,
-                    timed_out: r.get::<_, Option<bool>>(8)?.unwrap_or(false),
-                    usage: usage.and_then(|u| serde_json::from_str(&u).ok()),
-                    total_cost: r.get(10)?,
-                    num_api_calls: r.get(11)?,
-                    error: r.get(12)?,
+                    phase_index: index.unwrap_or(0),
+                    name: text(r, 2)?.unwrap_or_else(|| format!("phase {}", index.unwrap_or(0) + 1)),
+                    trace_id: text(r, 3)?,
+                    model: text(r, 4)?,
+                    model_role: text(r, 5)?,
+                    exit_code: int(r, 6)?,
+                    duration_ms: int(r, 7)?,
+                    timed_out: int(r, 8)?.is_some_and(|n| n != 0),
+                    usage: text(r, 9)?.and_then(|u| serde_json::from_str(&u).ok()),
+                    total_cost: real(r, 10)?,
+                    num_api_calls: int(r, 11)?,
+                    error: text(r, 12)?,
                 },
             ))
         })?;
@@ -133,14 +136,14 @@ pub fn reconciliations(conn: &Connection, run: &str, cell_id: &str) -> Result<Ve
     )?;
     let rows = stmt.query_map([run, cell_id], |r| {
         Ok(Reconciliation {
-            reconciled_at: r.get(0)?,
-            reconciler: r.get(1)?,
-            original_exit_class: r.get(2)?,
-            original_success: r.get(3)?,
-            reconciled_exit_class: r.get(4)?,
-            reconciled_success: r.get(5)?,
-            agrees: r.get(6)?,
-            notes: r.get(7)?,
+            reconciled_at: cells::required_text(r, 0)?,
+            reconciler: cells::required_text(r, 1)?,
+            original_exit_class: text(r, 2)?,
+            original_success: real(r, 3)?,
+            reconciled_exit_class: text(r, 4)?,
+            reconciled_success: real(r, 5)?,
+            agrees: int(r, 6)?.is_some_and(|n| n != 0),
+            notes: text(r, 7)?,
         })
     })?;
     Ok(rows.collect::<Result<_, _>>()?)

@@ -44,16 +44,29 @@ impl SuccessClass {
     }
 }
 
+/// A mean over the cells that have the value, and how many those were.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Mean {
+    /// `None` when no cell of the row has the value.
+    pub value: Option<f64>,
+    /// Cells that had the value.
+    pub cells: i64,
+}
+
 #[derive(Clone, Debug, PartialEq)]
 pub struct Row {
-    pub harness: String,
+    /// `None` for cells that name no harness.
+    pub harness: Option<String>,
     pub cells: i64,
+    /// Mean success over all `cells`, an unscored cell counting as 0 (docs/results-db.md).
     pub success_rate: f64,
     pub success_class: SuccessClass,
-    pub avg_tokens: f64,
-    pub avg_cost: f64,
-    pub avg_time_s: f64,
-    pub avg_api_calls: f64,
+    /// Cells without a usable success value (counted as not succeeded).
+    pub unscored_cells: i64,
+    pub avg_tokens: Mean,
+    pub avg_cost: Mean,
+    pub avg_time_s: Mean,
+    pub avg_api_calls: Mean,
     pub estimate: Estimate,
     /// (k, mean pass@k, tasks with at least k repeats), for k = 1 and for the largest
     /// repeat count any task of the group reaches, when that is above 1 (averaged over
@@ -61,8 +74,19 @@ pub struct Row {
     pub pass_at_k: Vec<(usize, f64, usize)>,
 }
 
-/// model → rows, models in name order.
-pub type Leaderboards = BTreeMap<String, Vec<Row>>;
+impl Row {
+    /// The harness as shown on screen.
+    pub fn harness_shown(&self) -> &str {
+        self.harness.as_deref().unwrap_or(super::shown::UNKNOWN)
+    }
+}
+
+/// The key of a leaderboard's model: `None` for cells that name no model. In JSON
+/// (whose keys are strings) that model is the empty string.
+pub type ModelKey = Option<String>;
+
+/// model → rows, models in name order (cells without a model first).
+pub type Leaderboards = BTreeMap<ModelKey, Vec<Row>>;
 
 pub fn compute(conn: &Connection, run: &str) -> Result<Leaderboards, EvalsError> {
     Ok(compute_with_matrix(conn, run)?.0)
@@ -74,32 +98,44 @@ pub fn compute_with_matrix(
     conn: &Connection,
     run: &str,
 ) -> Result<(Leaderboards, Vec<super::charts::MatrixCell>), EvalsError> {
+    use super::cells::{real, tally, text};
     let mut boards: Leaderboards = BTreeMap::new();
     let mut stmt = conn.prepare_cached(
-        "SELECT model, harness, count(*), avg(success),
-                avg(input_tokens + output_tokens + cache_read_tokens + cache_write_tokens + reasoning_tokens),
-                avg(total_cost), coalesce(avg(latency_ms), 0) / 1000.0, avg(num_api_calls)
-         FROM run_results WHERE run_name = ?1 GROUP BY model, harness",
+        "SELECT model, harness, count(*), avg(rate_success), count(*) - count(success),
+                avg(tokens), count(tokens), avg(total_cost), count(total_cost),
+                avg(latency_ms) / 1000.0, count(latency_ms), avg(num_api_calls), count(num_api_calls)
+         FROM cells WHERE run_name = ?1 GROUP BY model, harness",
     )?;
     let mut rows = stmt.query([run])?;
     while let Some(r) = rows.next()? {
-        let rate: f64 = r.get(3)?;
-        boards.entry(r.get(0)?).or_default().push(Row {
-            harness: r.get(1)?,
-            cells: r.get(2)?,
+        let rate = real(r, 3)?.unwrap_or(0.0);
+        let mean = |value: usize| -> rusqlite::Result<Mean> {
+            Ok(Mean { value: real(r, value)?, cells: tally(r, value + 1)? })
+        };
+        let row = Row {
+            harness: text(r, 1)?,
+            cells: tally(r, 2)?,
             success_rate: rate,
             success_class: SuccessClass::of_rate(rate),
-            avg_tokens: r.get(4)?,
-            avg_cost: r.get(5)?,
-            avg_time_s: r.get(6)?,
-            avg_api_calls: r.get(7)?,
+            unscored_cells: tally(r, 4)?,
+            avg_tokens: mean(5)?,
+            avg_cost: mean(7)?,
+            avg_time_s: mean(9)?,
+            avg_api_calls: mean(11)?,
             estimate: stats::task_level_estimate(&[]),
             pass_at_k: Vec::new(),
-        });
+        };
+        let rows = boards.entry(text(r, 0)?).or_default();
+        // 5 and '5' group apart in SQL but are one harness to a person: merge them.
+        match rows.iter_mut().find(|existing| existing.harness == row.harness) {
+            Some(existing) => merge(existing, &row),
+            None => rows.push(row),
+        }
     }
     let groups = task_groups(conn, run)?;
     let mut matrix: BTreeMap<(String, String), (f64, usize)> = BTreeMap::new();
     for (model, _, tasks) in &groups {
+        let model = model.clone().unwrap_or_else(|| super::shown::UNKNOWN.to_string());
         for task in tasks {
             let cell = matrix.entry((model.clone(), task.task_id.clone())).or_insert((0.0, 0));
             cell.0 += task.mean * task.repeats as f64;
@@ -136,31 +172,71 @@ pub fn compute_with_matrix(
     Ok((boards, matrix))
 }
 
+/// Folds `other` into `into`: cell-weighted means of two groups of one harness.
+fn merge(into: &mut Row, other: &Row) {
+    let cells = into.cells + other.cells;
+    into.success_rate =
+        (into.success_rate * into.cells as f64 + other.success_rate * other.cells as f64) / cells as f64;
+    into.success_class = SuccessClass::of_rate(into.success_rate);
+    into.cells = cells;
+    into.unscored_cells += other.unscored_cells;
+    for (mine, theirs) in [
+        (&mut into.avg_tokens, other.avg_tokens),
+        (&mut into.avg_cost, other.avg_cost),
+        (&mut into.avg_time_s, other.avg_time_s),
+        (&mut into.avg_api_calls, other.avg_api_calls),
+    ] {
+        let sum = mine.value.unwrap_or(0.0) * mine.cells as f64 + theirs.value.unwrap_or(0.0) * theirs.cells as f64;
+        mine.cells += theirs.cells;
+        mine.value = (mine.cells > 0).then(|| sum / mine.cells as f64);
+    }
+}
+
+/// A task's cells without a task id are one task, shown as "—".
+fn task_key(task: Option<String>) -> String {
+    task.unwrap_or_else(|| super::shown::UNKNOWN.to_string())
+}
+
 /// Per (model, harness): the task scores, repeats averaged within each task.
-fn task_groups(conn: &Connection, run: &str) -> Result<Vec<(String, String, Vec<TaskScore>)>, EvalsError> {
+fn task_groups(conn: &Connection, run: &str) -> Result<Vec<(ModelKey, Option<String>, Vec<TaskScore>)>, EvalsError> {
+    use super::cells::{real, tally, text};
     let mut stmt = conn.prepare_cached(
-        "SELECT model, harness, task_id, avg(success), count(*), sum(success >= 1.0 - 1e-9)
-         FROM run_results WHERE run_name = ?1 GROUP BY model, harness, task_id ORDER BY model, harness, task_id",
+        "SELECT model, harness, task_id, avg(rate_success), count(*), total(rate_success >= 1.0 - 1e-9)
+         FROM cells WHERE run_name = ?1 GROUP BY model, harness, task_id ORDER BY model, harness, task_id",
     )?;
-    let mut out: Vec<(String, String, Vec<TaskScore>)> = Vec::new();
+    let mut out: Vec<(ModelKey, Option<String>, Vec<TaskScore>)> = Vec::new();
     let mut rows = stmt.query([run])?;
     while let Some(r) = rows.next()? {
-        let (model, harness): (String, String) = (r.get(0)?, r.get(1)?);
+        let (model, harness) = (text(r, 0)?, text(r, 1)?);
         let score = TaskScore {
-            task_id: r.get(2)?,
-            mean: r.get(3)?,
-            repeats: r.get::<_, i64>(4)? as usize,
-            successes: r.get::<_, i64>(5)? as usize,
+            task_id: task_key(text(r, 2)?),
+            mean: real(r, 3)?.unwrap_or(0.0),
+            repeats: tally(r, 4)?.max(0) as usize,
+            successes: tally(r, 5)?.max(0) as usize,
         };
-        match out.last_mut() {
-            Some((m, h, tasks)) if *m == model && *h == harness => tasks.push(score),
-            _ => out.push((model, harness, vec![score])),
+        match out.iter_mut().rev().find(|(m, h, _)| *m == model && *h == harness) {
+            Some((_, _, tasks)) => match tasks.iter_mut().find(|t| t.task_id == score.task_id) {
+                // 5 and '5', or NULL and a task named "—", met again: one task.
+                Some(task) => {
+                    let repeats = task.repeats + score.repeats;
+                    task.mean = (task.mean * task.repeats as f64 + score.mean * score.repeats as f64) / repeats as f64;
+                    task.repeats = repeats;
+                    task.successes += score.successes;
+                }
+                None => tasks.push(score),
+            },
+            None => out.push((model, harness, vec![score])),
         }
+    }
+    for (_, _, tasks) in &mut out {
+        tasks.sort_by(|a, b| a.task_id.cmp(&b.task_id));
     }
     Ok(out)
 }
 
-/// The JSON shape of the spec (§2.5, string values) with the new numeric keys.
+/// The JSON shape of the spec (§2.5, string values; `null` for a figure no cell has)
+/// with the numeric keys added since. `measured_cells` says over how many cells each
+/// mean was taken; unknown models are keyed by the empty string.
 pub fn to_json(boards: &Leaderboards) -> Value {
     let mut out = serde_json::Map::new();
     for (model, rows) in boards {
@@ -171,15 +247,24 @@ pub fn to_json(boards: &Leaderboards) -> Value {
                     row.pass_at_k.iter().map(|(k, value, _)| (k.to_string(), json!(round(*value, 4)))).collect();
                 let pass_at_k_tasks: serde_json::Map<String, Value> =
                     row.pass_at_k.iter().map(|(k, _, tasks)| (k.to_string(), json!(tasks))).collect();
+                let figure = |mean: Mean, places: usize| mean.value.map(|v| format!("{v:.places$}"));
                 json!({
                     "harness": row.harness,
+                    "model": model,
                     "success_pct": format!("{:.1}", row.success_rate * 100.0),
                     "success_class": row.success_class.as_str(),
-                    "avg_tokens": format!("{:.0}", row.avg_tokens),
-                    "avg_cost": format!("{:.4}", row.avg_cost),
-                    "avg_time_s": format!("{:.1}", row.avg_time_s),
-                    "avg_api_calls": format!("{:.1}", row.avg_api_calls),
+                    "avg_tokens": figure(row.avg_tokens, 0),
+                    "avg_cost": figure(row.avg_cost, 4),
+                    "avg_time_s": figure(row.avg_time_s, 1),
+                    "avg_api_calls": figure(row.avg_api_calls, 1),
                     "cells": row.cells,
+                    "unscored_cells": row.unscored_cells,
+                    "measured_cells": {
+                        "avg_tokens": row.avg_tokens.cells,
+                        "avg_cost": row.avg_cost.cells,
+                        "avg_time_s": row.avg_time_s.cells,
+                        "avg_api_calls": row.avg_api_calls.cells,
+                    },
                     "tasks": row.estimate.tasks,
                     "task_success_pct": round(row.estimate.mean * 100.0, 2),
                     "std_error_pct": round(row.estimate.std_error * 100.0, 2),
@@ -189,7 +274,7 @@ pub fn to_json(boards: &Leaderboards) -> Value {
                 })
             })
             .collect();
-        out.insert(model.clone(), Value::Array(rows));
+        out.insert(model.clone().unwrap_or_default(), Value::Array(rows));
     }
     Value::Object(out)
 }

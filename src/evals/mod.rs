@@ -7,6 +7,7 @@
 //! by SQL aggregation; every filter or sort column comes from an allowlist and every
 //! value is a bound parameter; all user text is escaped wherever it is rendered.
 
+pub mod cells;
 pub mod charts;
 pub mod compare;
 pub mod console;
@@ -17,5 +18,6 @@ pub mod detail;
 pub mod leaderboard;
 pub mod progress;
 pub mod report;
+pub mod shown;
 pub mod stats;
 pub mod text;

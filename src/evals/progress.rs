@@ -5,6 +5,7 @@
 use rusqlite::Connection;
 use serde::Serialize;
 
+use super::cells;
 use super::db::{EvalsError, table_exists};
 
 /// Live-progress counts of a run (zeros when the harness writes no live progress).
@@ -24,8 +25,8 @@ pub fn state_counts(conn: &Connection, run: &str) -> Result<StateCounts, EvalsEr
     let mut stmt = conn.prepare_cached("SELECT status, count(*) FROM run_state WHERE run_name = ?1 GROUP BY status")?;
     let mut rows = stmt.query([run])?;
     while let Some(row) = rows.next()? {
-        let n: i64 = row.get(1)?;
-        match row.get::<_, String>(0)?.as_str() {
+        let n = cells::tally(row, 1)?;
+        match cells::text(row, 0)?.as_deref().unwrap_or_default() {
             "completed" => counts.completed = n,
             "running" => counts.running = n,
             "failed" => counts.failed = n,
@@ -45,7 +46,11 @@ pub struct FailedCell {
 }
 
 fn failed_cell(r: &rusqlite::Row<'_>) -> rusqlite::Result<FailedCell> {
-    Ok(FailedCell { cell_id: r.get(0)?, status: r.get(1)?, error: r.get(2)? })
+    Ok(FailedCell {
+        cell_id: cells::required_text(r, 0)?,
+        status: cells::text(r, 1)?.unwrap_or_else(|| super::shown::UNKNOWN.to_string()),
+        error: cells::required_text(r, 2)?,
+    })
 }
 
 /// Live-progress failures and skips, then non-pass results not already listed
@@ -70,8 +75,9 @@ fn collect_failed(conn: &Connection, run: &str, limit: Option<usize>) -> Result<
     // Enough rows to fill the limit even if every listed cell also has a result.
     let wanted = limit.map(|n| n + out.len());
     let mut stmt = conn.prepare_cached(
-        "SELECT cell_id, exit_class, coalesce(error_message, error_class, '') FROM run_results
-         WHERE run_name = ?1 AND (exit_class < 'pass' OR exit_class > 'pass') ORDER BY cell_id LIMIT ?2",
+        "SELECT cell_id, exit_class, coalesce(error_message, error_class, '') FROM cells
+         WHERE run_name = ?1 AND (exit_class IS NULL OR exit_class < 'pass' OR exit_class > 'pass')
+         ORDER BY cell_id LIMIT ?2",
     )?;
     for cell in stmt.query_map(rusqlite::params![run, sql_limit(wanted)], failed_cell)? {
         let cell = cell?;
@@ -96,7 +102,7 @@ pub fn failed_preview(conn: &Connection, run: &str, limit: usize) -> Result<(Vec
     let out = collect_failed(conn, run, Some(limit))?;
     let with_state = table_exists(conn, "run_state")?;
     let non_pass: i64 = conn.query_row(
-        "SELECT count(*) FROM run_results WHERE run_name = ?1 AND (exit_class < 'pass' OR exit_class > 'pass')",
+        "SELECT count(*) FROM cells WHERE run_name = ?1 AND (exit_class IS NULL OR exit_class < 'pass' OR exit_class > 'pass')",
         [run],
         |r| r.get(0),
     )?;
@@ -104,8 +110,8 @@ pub fn failed_preview(conn: &Connection, run: &str, limit: usize) -> Result<(Vec
     // Live-progress failures may also have non-pass results; count those once.
     let overlap: i64 = if with_state {
         conn.query_row(
-            "SELECT count(*) FROM run_state s JOIN run_results r ON r.run_name = s.run_name AND r.cell_id = s.cell_id
-             WHERE s.run_name = ?1 AND s.status IN ('failed', 'skipped') AND r.exit_class <> 'pass'",
+            "SELECT count(*) FROM run_state s JOIN cells r ON r.run_name = s.run_name AND r.cell_id = s.cell_id
+             WHERE s.run_name = ?1 AND s.status IN ('failed', 'skipped') AND (r.exit_class IS NULL OR r.exit_class <> 'pass')",
             [run],
             |r| r.get(0),
         )?

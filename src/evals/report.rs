@@ -14,6 +14,7 @@ use serde_json::json;
 
 use super::db::{self, EvalsError, Filters, ResultRecord, RunSummary, Sort};
 use super::leaderboard::{self, Leaderboards};
+use super::shown;
 use super::text::{one_line, safe_file_stem, strip_control};
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -23,14 +24,15 @@ pub struct Written {
     pub csv: PathBuf,
 }
 
-/// A row of the HTML detail table, formatted once.
+/// A row of the HTML detail table, formatted once ("—" for what is unknown).
 pub struct DetailRow {
     pub harness: String,
     pub model: String,
     pub task_id: String,
     pub exit_class: String,
+    pub passed: bool,
     pub success: String,
-    pub tokens: i64,
+    pub tokens: String,
     pub cost: String,
     pub time_s: String,
     pub error_class: String,
@@ -105,14 +107,15 @@ pub fn write(conn: &Connection, run: &str, dir: &Path) -> Result<Written, EvalsE
 pub fn detail_rows(rows: &[db::TableRow]) -> Vec<DetailRow> {
     rows.iter()
         .map(|r| DetailRow {
-            harness: r.harness.clone(),
-            model: r.model.clone(),
-            task_id: r.task_id.clone(),
-            exit_class: r.exit_class.clone(),
-            success: format!("{:.2}", r.success),
-            tokens: r.tokens,
-            cost: format!("{:.4}", r.total_cost),
-            time_s: r.latency_ms.map(|ms| format!("{:.1}", ms as f64 / 1000.0)).unwrap_or_default(),
+            harness: shown::text(&r.harness).to_string(),
+            model: shown::text(&r.model).to_string(),
+            task_id: shown::text(&r.task_id).to_string(),
+            exit_class: shown::text(&r.exit_class).to_string(),
+            passed: r.exit_class.as_deref() == Some("pass"),
+            success: shown::fixed(&r.success, 2),
+            tokens: shown::whole(&r.tokens),
+            cost: shown::usd(&r.total_cost, 4),
+            time_s: shown::seconds(&r.latency_ms),
             error_class: r.error_class.clone().unwrap_or_default(),
             error_message: one_line(&strip_control(r.error_message.as_deref().unwrap_or(""))),
         })
@@ -203,10 +206,11 @@ fn write_json_and_csv(
     Partial { temp: csv_temp, writer: csv_writer }.finish(&written.csv)
 }
 
-/// One record's fields in the spec's column order (§2.1).
+/// One record's fields in the spec's column order (§2.1); unknown values are empty.
 pub fn csv_fields(r: &ResultRecord) -> Vec<String> {
     let opt = |v: &Option<String>| v.clone().unwrap_or_default();
     let num = |v: Option<i64>| v.map(|n| n.to_string()).unwrap_or_default();
+    let real = |v: Option<f64>| v.map(|n| n.to_string()).unwrap_or_default();
     // Logs run to megabytes: each is copied once, into its field.
     let bulk = |field: fn(&db::BulkText) -> &Option<String>| {
         r.bulk.as_ref().and_then(|b| field(b).clone()).unwrap_or_default()
@@ -214,31 +218,31 @@ pub fn csv_fields(r: &ResultRecord) -> Vec<String> {
     vec![
         r.cell_id.clone(),
         r.run_name.clone(),
-        r.harness.clone(),
-        r.model.clone(),
-        r.task_id.clone(),
-        r.track.clone(),
-        r.repeat.to_string(),
-        r.exit_class.clone(),
-        r.success.to_string(),
+        opt(&r.harness),
+        opt(&r.model),
+        opt(&r.task_id),
+        opt(&r.track),
+        num(r.repeat),
+        opt(&r.exit_class),
+        real(r.success),
         opt(&r.error_class),
         opt(&r.error_message),
-        r.input_tokens.to_string(),
-        r.output_tokens.to_string(),
-        r.cache_read_tokens.to_string(),
-        r.cache_write_tokens.to_string(),
-        r.reasoning_tokens.to_string(),
-        r.total_cost.to_string(),
+        num(r.input_tokens),
+        num(r.output_tokens),
+        num(r.cache_read_tokens),
+        num(r.cache_write_tokens),
+        num(r.reasoning_tokens),
+        real(r.total_cost),
         num(r.latency_ms),
         num(r.time_to_first_attempt_ms),
-        r.num_api_calls.to_string(),
-        r.num_tool_calls.to_string(),
+        num(r.num_api_calls),
+        num(r.num_tool_calls),
         bulk(|b| &b.diff),
         bulk(|b| &b.test_output),
         r.harness_metadata.as_ref().map(|m| m.to_string()).unwrap_or_default(),
         bulk(|b| &b.harness_stdout),
         bulk(|b| &b.harness_stderr),
-        r.timestamp.clone(),
-        r.retry_count.to_string(),
+        opt(&r.timestamp),
+        num(r.retry_count),
     ]
 }

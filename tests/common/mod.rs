@@ -25,6 +25,23 @@ pub fn sightline(args: &[&str]) -> Output {
     Command::new(BIN).args(args).env_remove("SIGHTLINE_CONFIG").output().expect("run sightline")
 }
 
+/// Runs the CLI on a real terminal: a pty made by util-linux `script` (Debian's
+/// essential `bsdutils`), `columns` wide. Returns what the terminal showed, with the
+/// pty's carriage returns taken out.
+pub fn sightline_on_terminal(args: &[&str], columns: u16) -> String {
+    let quoted: Vec<String> =
+        std::iter::once(BIN).chain(args.iter().copied()).map(|a| format!("'{}'", a.replace('\'', "'\\''"))).collect();
+    let output = Command::new("script")
+        .args(["-qec", &quoted.join(" "), "/dev/null"])
+        .env_remove("SIGHTLINE_CONFIG")
+        .env("COLUMNS", columns.to_string())
+        .stdin(Stdio::null())
+        .output()
+        .expect("run script (util-linux)");
+    assert!(output.status.success(), "{args:?} on a terminal failed: {}", stdout(&output));
+    stdout(&output).replace('\r', "")
+}
+
 pub fn stdout(output: &Output) -> String {
     String::from_utf8_lossy(&output.stdout).into_owned()
 }

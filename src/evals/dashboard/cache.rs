@@ -89,16 +89,20 @@ impl Cache {
     }
 }
 
-/// Cost against success of every (model, harness) row, with the Pareto frontier.
+/// Cost against success of every (model, harness) row that has a cost, with the
+/// Pareto frontier (a row whose cells recorded no cost has no place on the x axis).
 fn cost_chart(boards: &Leaderboards) -> String {
+    use crate::evals::shown;
     let points: Vec<charts::CostPoint> = boards
         .iter()
         .flat_map(|(model, rows)| {
-            rows.iter().map(move |row| charts::CostPoint {
-                label: row.harness.clone(),
-                series: model.clone(),
-                cost: row.avg_cost,
-                success: row.success_rate,
+            rows.iter().filter_map(move |row| {
+                Some(charts::CostPoint {
+                    label: row.harness_shown().to_string(),
+                    series: shown::text(model).to_string(),
+                    cost: row.avg_cost.value?,
+                    success: row.success_rate,
+                })
             })
         })
         .collect();

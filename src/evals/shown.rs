@@ -1,0 +1,76 @@
+//! How eval figures look to people: one formatting of each kind of value, with every
+//! unknown value shown as "—" (HTML pages, the HTML report and the console alike).
+//! JSON keeps `null` and CSV an empty field; they do not come through here.
+
+use super::leaderboard::Mean;
+
+/// What an unknown value looks like on screen.
+pub const UNKNOWN: &str = "—";
+
+/// `value` with `places` decimals, or "—".
+pub fn fixed(value: &Option<f64>, places: usize) -> String {
+    value.map_or_else(|| UNKNOWN.to_string(), |v| format!("{v:.places$}"))
+}
+
+/// A dollar amount with `places` decimals, or "—".
+pub fn usd(value: &Option<f64>, places: usize) -> String {
+    value.map_or_else(|| UNKNOWN.to_string(), |v| format!("${v:.places$}"))
+}
+
+/// A rate in 0..=1 as a percentage with one decimal, or "—".
+pub fn percent(rate: &Option<f64>) -> String {
+    rate.map_or_else(|| UNKNOWN.to_string(), |r| format!("{:.1}%", r * 100.0))
+}
+
+/// A whole number, or "—".
+pub fn whole(value: &Option<i64>) -> String {
+    value.map_or_else(|| UNKNOWN.to_string(), |n| n.to_string())
+}
+
+/// Milliseconds as seconds with one decimal, or "—".
+pub fn seconds(ms: &Option<i64>) -> String {
+    ms.map_or_else(|| UNKNOWN.to_string(), |ms| format!("{:.1}", ms as f64 / 1000.0))
+}
+
+/// Text as stored, or "—".
+pub fn text(value: &Option<String>) -> &str {
+    value.as_deref().unwrap_or(UNKNOWN)
+}
+
+/// A mean as shown in a leaderboard row of `row_cells` cells: the figure, and when it
+/// was taken over fewer cells than the row has, over how many.
+pub fn mean(mean: &Mean, row_cells: &i64, format: fn(&Option<f64>) -> String) -> String {
+    let row_cells = *row_cells;
+    let figure = format(&mean.value);
+    if mean.cells == row_cells || mean.value.is_none() {
+        figure
+    } else {
+        format!("{figure} (over {} of {row_cells})", mean.cells)
+    }
+}
+
+/// The leaderboard's four means, formatted as its tables show them.
+pub fn tokens(value: &Option<f64>) -> String {
+    fixed(value, 0)
+}
+pub fn cost(value: &Option<f64>) -> String {
+    usd(value, 4)
+}
+pub fn tenths(value: &Option<f64>) -> String {
+    fixed(value, 1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn unknown_values_are_a_dash_and_partial_means_say_over_how_many_cells() {
+        assert_eq!(fixed(&None, 2), "—");
+        assert_eq!(usd(&Some(1.5), 2), "$1.50");
+        assert_eq!(seconds(&Some(1250)), "1.2");
+        assert_eq!(mean(&Mean { value: Some(3.0), cells: 2 }, &5, tenths), "3.0 (over 2 of 5)");
+        assert_eq!(mean(&Mean { value: Some(3.0), cells: 5 }, &5, tenths), "3.0");
+        assert_eq!(mean(&Mean { value: None, cells: 0 }, &5, tenths), "—");
+    }
+}
