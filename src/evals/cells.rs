@@ -213,7 +213,8 @@ mod tests {
             "INSERT INTO run_results VALUES ('a', 'r', ' 0.5 ', '1.25', x'00'), ('b', 'r', 'n/a', 2, '7'),
                                             ('c', 'r', NULL, 'inf', 3.6)",
         );
-        let got: Vec<(Option<f64>, Option<f64>, Option<i64>, f64)> = conn
+        type Got = (Option<f64>, Option<f64>, Option<i64>, f64);
+        let got: Vec<Got> = conn
             .prepare("SELECT success, total_cost, input_tokens, rate_success FROM cells ORDER BY cell_id")
             .unwrap()
             .query_map([], |r| Ok((real(r, 0)?, real(r, 1)?, int(r, 2)?, real(r, 3)?.unwrap())))

@@ -197,14 +197,17 @@ fn task_key(task: Option<String>) -> String {
     task.unwrap_or_else(|| super::shown::UNKNOWN.to_string())
 }
 
+/// One (model, harness) group's task scores.
+type TaskGroup = (ModelKey, Option<String>, Vec<TaskScore>);
+
 /// Per (model, harness): the task scores, repeats averaged within each task.
-fn task_groups(conn: &Connection, run: &str) -> Result<Vec<(ModelKey, Option<String>, Vec<TaskScore>)>, EvalsError> {
+fn task_groups(conn: &Connection, run: &str) -> Result<Vec<TaskGroup>, EvalsError> {
     use super::cells::{real, tally, text};
     let mut stmt = conn.prepare_cached(
         "SELECT model, harness, task_id, avg(rate_success), count(*), total(rate_success >= 1.0 - 1e-9)
          FROM cells WHERE run_name = ?1 GROUP BY model, harness, task_id ORDER BY model, harness, task_id",
     )?;
-    let mut out: Vec<(ModelKey, Option<String>, Vec<TaskScore>)> = Vec::new();
+    let mut out: Vec<TaskGroup> = Vec::new();
     let mut rows = stmt.query([run])?;
     while let Some(r) = rows.next()? {
         let (model, harness) = (text(r, 0)?, text(r, 1)?);

@@ -69,12 +69,20 @@ fn partial_path(path: &Path) -> PathBuf {
     PathBuf::from(name)
 }
 
-fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), EvalsError> {
-    let temp = partial_path(path);
-    std::fs::write(&temp, bytes)
-        .map_err(|source| EvalsError::Io { context: format!("cannot write {}", temp.display()), source })?;
-    std::fs::rename(&temp, path)
-        .map_err(|source| EvalsError::Io { context: format!("cannot write {}", path.display()), source })
+/// Moves each finished `.partial` file to its final name, or on failure removes them
+/// all, so no final name ever shows a report of a run that failed to be written.
+fn publish(outcome: Result<(), EvalsError>, paths: [&Path; 3]) -> Result<(), EvalsError> {
+    if let Err(err) = outcome {
+        for path in paths {
+            let _ = std::fs::remove_file(partial_path(path));
+        }
+        return Err(err);
+    }
+    for path in paths {
+        std::fs::rename(partial_path(path), path)
+            .map_err(|source| EvalsError::Io { context: format!("cannot write {}", path.display()), source })?;
+    }
+    Ok(())
 }
 
 pub fn now_iso() -> String {
@@ -86,6 +94,8 @@ pub fn now_iso() -> String {
 /// Writes the three report files of `run` into `dir`. The HTML report is built from
 /// the narrow table columns; the JSON and CSV reports are written together in one
 /// streaming pass over the full rows, so memory stays flat however large the run.
+/// All three are written under `.partial` names and renamed only once all three are
+/// complete; a failure part way removes them and leaves earlier reports untouched.
 pub fn write(conn: &Connection, run: &str, dir: &Path) -> Result<Written, EvalsError> {
     db::require_run(conn, run)?;
     let summary = db::run_summary(conn, run)?;
@@ -98,9 +108,14 @@ pub fn write(conn: &Connection, run: &str, dir: &Path) -> Result<Written, EvalsE
     };
     let generated_at = now_iso();
     let html = html(&summary, &boards, &db::table_rows(conn, run)?, &generated_at)?;
-    write_atomically(&written.html, html.as_bytes())?;
-    drop(html);
-    write_json_and_csv(conn, &summary, &boards, &generated_at, &written)?;
+    let html_partial = partial_path(&written.html);
+    let outcome = std::fs::write(&html_partial, html.as_bytes())
+        .map_err(|source| EvalsError::Io { context: format!("cannot write {}", html_partial.display()), source })
+        .and_then(|()| {
+            drop(html);
+            write_json_and_csv(conn, &summary, &boards, &generated_at, &written)
+        });
+    publish(outcome, [&written.html, &written.json, &written.csv])?;
     Ok(written)
 }
 
@@ -146,15 +161,14 @@ impl Partial {
         Ok(Partial { writer: std::io::BufWriter::with_capacity(1 << 20, file), temp })
     }
 
-    fn finish(self, path: &Path) -> Result<(), EvalsError> {
+    /// Flushes the file; [`publish`] renames it. No fsync: a report is regenerable,
+    /// and the rename alone guarantees that the final name never shows a half-written
+    /// file. Syncing 2 GB of CSV would double the time to write it.
+    fn finish(self) -> Result<(), EvalsError> {
         let temp = self.temp.clone();
         let io = |source| EvalsError::Io { context: format!("cannot write {}", temp.display()), source };
-        // No fsync: a report is regenerable, and the rename alone guarantees that the
-        // final name never shows a half-written file. Syncing 2 GB of CSV would double
-        // the time to write it.
         drop(self.writer.into_inner().map_err(|e| io(e.into_error()))?);
-        std::fs::rename(&temp, path)
-            .map_err(|source| EvalsError::Io { context: format!("cannot write {}", path.display()), source })
+        Ok(())
     }
 }
 
@@ -200,10 +214,10 @@ fn write_json_and_csv(
         serde_json::to_writer(&mut json.writer, &row).map_err(|e| json_io(std::io::Error::other(e)))
     })?;
     json.writer.write_all(b"\n  ]\n}\n").map_err(json_io)?;
-    json.finish(&written.json)?;
+    json.finish()?;
     let csv_writer =
         csv.into_inner().map_err(|e| EvalsError::Io { context: "writing CSV".into(), source: e.into_error() })?;
-    Partial { temp: csv_temp, writer: csv_writer }.finish(&written.csv)
+    Partial { temp: csv_temp, writer: csv_writer }.finish()
 }
 
 /// One record's fields in the spec's column order (§2.1); unknown values are empty.

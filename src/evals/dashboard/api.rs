@@ -134,8 +134,13 @@ pub async fn compare(State(state): State<Arc<DashState>>, Query(raw): Query<Hash
     Ok(Json(serde_json::to_value(result).unwrap_or_default()))
 }
 
-/// `/run/{run}/export/{csv|json}`: every row matching the filters, in the chosen
+/// `/run/{run}/export/{format}`: every row matching the filters, in the chosen
 /// order, streamed in chunks from a blocking task so a large run never sits in memory.
+///
+/// A failure before the first chunk is an ordinary error answer (500, cause logged);
+/// a failure after it ends the body with an error, which makes hyper drop the
+/// connection without the final chunk, so the client sees an incomplete download
+/// rather than a complete-looking file.
 pub async fn export(
     State(state): State<Arc<DashState>>,
     Path((run, format)): Path<(String, String)>,
@@ -148,7 +153,7 @@ pub async fn export(
     let sort = db::Sort::parse(params::text(&raw, "sort").as_deref(), params::text(&raw, "order").as_deref())?;
     let name = run.clone();
     state.query(move |conn| db::require_run(conn, &name)).await?;
-    let (sender, receiver) = tokio::sync::mpsc::channel::<Result<Vec<u8>, std::io::Error>>(8);
+    let (sender, mut receiver) = tokio::sync::mpsc::channel::<Result<Vec<u8>, EvalsError>>(8);
     let producer = state.clone();
     let (name, csv) = (run.clone(), format == "csv");
     tokio::task::spawn_blocking(move || {
@@ -158,13 +163,30 @@ pub async fn export(
             .map_err(|e| EvalsError::Io { context: "results.db".into(), source: std::io::Error::other(e) })
             .and_then(|conn| stream_rows(&conn, &name, &filters, sort, csv, &sender));
         if let Err(err) = result {
-            tracing::warn!(error = %err, "export stopped");
-            let _ = sender.blocking_send(Err(std::io::Error::other(err.to_string())));
+            let _ = sender.blocking_send(Err(err));
         }
     });
-    let body = axum::body::Body::from_stream(futures_util::stream::unfold(receiver, |mut receiver| async move {
-        receiver.recv().await.map(|chunk| (chunk, receiver))
-    }));
+    let first = match receiver.recv().await {
+        Some(Ok(chunk)) => chunk,
+        Some(Err(err)) => return Err(err.into()),
+        None => {
+            return Err(EvalsError::Io { context: "export".into(), source: std::io::Error::other("no output") }.into());
+        }
+    };
+    let rest = futures_util::stream::unfold(receiver, |mut receiver| async move {
+        let next = receiver.recv().await?;
+        Some((
+            next.map_err(|err| {
+                tracing::error!(error = %err, "export failed after it started; the download is cut short");
+                std::io::Error::other(err.to_string())
+            }),
+            receiver,
+        ))
+    });
+    let body = axum::body::Body::from_stream(futures_util::StreamExt::chain(
+        futures_util::stream::once(async move { Ok::<_, std::io::Error>(first) }),
+        rest,
+    ));
     let content_type = if csv { "text/csv; charset=utf-8" } else { "application/json" };
     Ok((
         [
@@ -188,7 +210,7 @@ fn stream_rows(
     filters: &db::Filters,
     sort: db::Sort,
     csv: bool,
-    sender: &tokio::sync::mpsc::Sender<Result<Vec<u8>, std::io::Error>>,
+    sender: &tokio::sync::mpsc::Sender<Result<Vec<u8>, EvalsError>>,
 ) -> Result<(), EvalsError> {
     let gone = || EvalsError::Io { context: "export".into(), source: std::io::Error::other("the client went away") };
     let failed = |e: String| EvalsError::Io { context: "export".into(), source: std::io::Error::other(e) };
