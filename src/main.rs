@@ -11,6 +11,12 @@ fn main() {
         std::process::exit(sightline::cli::hook::hook(&args));
     }
     let cli = sightline::cli::Cli::parse();
+    // Rust ignores SIGPIPE, so `println!` to a closed pipe (`sightline status | head -1`)
+    // would panic with a backtrace. Commands that print and exit take the default
+    // action back, as C tools have it.
+    if cli.command.ends_quietly_on_closed_stdout() {
+        sigpipe::reset();
+    }
     let code = match sightline::cli::run(cli) {
         Ok(code) => code,
         Err(err) => {

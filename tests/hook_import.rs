@@ -170,3 +170,37 @@ fn copilot_droid_opencode_and_cline_sessions_import_from_their_own_stores() {
     let before = expected("droid")["session"]["usage"]["output_tokens"].as_i64().unwrap();
     assert_eq!(view["usage"]["output_tokens"].as_i64(), Some(before + 40), "only the growth after the import");
 }
+
+/// On a machine without hooks (the usual reason to import), the imported history
+/// reaches the server with no other command: `import` starts the flusher as a hook does.
+#[test]
+fn import_ships_what_it_imported_with_no_other_command() {
+    let server = TestServer::spawn();
+    let home = tempfile::tempdir().unwrap();
+    let home = home.path();
+    run(home, &["login", "--server", &server.ingest, "--token", &server.token]);
+    let claude = expected("claude_code");
+    let session = claude["session_id"].as_str().unwrap();
+    let project = home.join(".claude/projects/-home-ada-webapp");
+    copy_fixture("claude_code", "transcript.jsonl", &project.join(format!("{session}.jsonl")));
+    copy_fixture("claude_code", "subagent.jsonl", &project.join(session).join("subagents/agent-a7c31f0.jsonl"));
+    assert_eq!(server.agent_session(&server.token, "claude_code", session).0, 404, "nothing there before");
+
+    let output = std::process::Command::new(BIN)
+        .args(["import", "--agent", "claude_code"])
+        .env("HOME", home)
+        .env("XDG_DATA_HOME", home.join("data"))
+        .env("XDG_CONFIG_HOME", home.join("config"))
+        .env_remove("SIGHTLINE_NO_FLUSHER")
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", stderr(&output));
+    let said = stdout(&output);
+    assert!(said.contains("events are on their way to the server") && said.contains("sightline status"), "{said}");
+
+    wait_until(std::time::Duration::from_secs(30), "the whole imported session on the server", || {
+        let (code, view) = server.agent_session(&server.token, "claude_code", session);
+        code == 200 && view["usage"] == claude["session"]["usage"]
+    });
+}

@@ -123,7 +123,7 @@ fn record(args: &HookArgs) -> anyhow::Result<()> {
 
 /// Starts a flusher in the background unless one holds the lock. The check is a
 /// non-blocking lock attempt; a race starts two, and the loser exits at once.
-fn ensure_flusher() {
+pub(crate) fn ensure_flusher() {
     if std::env::var_os("SIGHTLINE_NO_FLUSHER").is_some() {
         return;
     }

@@ -108,7 +108,9 @@ pub struct ImportArgs {
     pub from: Option<std::path::PathBuf>,
 }
 
-/// Backfills sessions from the agent's transcripts; the flusher ships them.
+/// Backfills sessions from the agent's transcripts, then starts the flusher exactly as
+/// a hook does, so what was imported reaches the server with no other command (the
+/// usual reason to import is a machine whose hooks are not installed yet).
 pub fn import(args: &ImportArgs) -> anyhow::Result<i32> {
     let summary = crate::hook::import::run(parse_agent(&args.agent)?, args.from.clone())?;
     println!(
@@ -120,5 +122,16 @@ pub fn import(args: &ImportArgs) -> anyhow::Result<i32> {
         summary.too_old,
         summary.unreadable
     );
+    if summary.events > 0 {
+        super::hook::ensure_flusher();
+        if local::load_config()?.is_some() {
+            println!("{} events are on their way to the server; follow them with `sightline status`", summary.events);
+        } else {
+            println!(
+                "{} events wait in the local queue: this machine is not signed in; run `sightline login --server <url>` and they ship",
+                summary.events
+            );
+        }
+    }
     Ok(0)
 }

@@ -106,6 +106,16 @@ pub enum Command {
     Import(machine::ImportArgs),
 }
 
+impl Command {
+    /// Whether a closed stdout should end this command the way it ends `cat` or `ls`:
+    /// quietly, by SIGPIPE, with the status a shell expects (141). True for every
+    /// command that prints and exits; false for the long-running ones, which write to
+    /// sockets and child processes and must outlive a reader that went away.
+    pub fn ends_quietly_on_closed_stdout(&self) -> bool {
+        !matches!(self, Command::Serve(_) | Command::Dashboard(_) | Command::Flusher(_) | Command::Bench(_))
+    }
+}
+
 #[derive(Debug, Args)]
 pub struct ServeArgs {
     #[command(flatten)]
