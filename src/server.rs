@@ -52,6 +52,9 @@ pub struct AppState {
     /// "Now" for every expiry decision (manual in tests).
     pub clock: Clock,
     pub login_throttle: LoginThrottle,
+    /// Wrong codes entered at `/device` (RFC 8628 §5.1), apart from password failures
+    /// so a mistyped code never locks anyone out of signing in.
+    pub device_throttle: LoginThrottle,
     /// The web app's public origin (`auth.public_url`, or the bound web address).
     pub web_origin: String,
 }
@@ -158,6 +161,7 @@ pub async fn serve_with_clock(
         keys,
         clock,
         login_throttle: LoginThrottle::default(),
+        device_throttle: LoginThrottle::default(),
         web_origin,
     });
 

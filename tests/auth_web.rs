@@ -84,6 +84,18 @@ fn the_login_form_sets_a_hardened_cookie_that_signs_the_browser_in() {
     assert_eq!(logout(&[("Sec-Fetch-Site", "cross-site")]), 403);
     assert_eq!(logout(&[("Origin", "https://evil.example")]), 403);
     assert_eq!(logout(&[]), 403);
+    // The sign-in cookie in a second Cookie header (as HTTP/2 sends them) is still seen.
+    let address = server.web.trim_start_matches("http://");
+    let mut stream = std::net::TcpStream::connect(address).unwrap();
+    use std::io::{Read, Write};
+    write!(
+        stream,
+        "POST /logout HTTP/1.1\r\nHost: {address}\r\nCookie: theme=dark\r\nCookie: {cookie}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+    )
+    .unwrap();
+    let mut answer = String::new();
+    stream.read_to_string(&mut answer).unwrap();
+    assert!(answer.starts_with("HTTP/1.1 403"), "a cookie in the second header is refused too: {answer}");
     assert_eq!(get_with_cookie(&format!("{}/api/me/grants", server.web), &cookie).0, 200, "still signed in");
     // A same-origin logout ends the sign-in: the same cookie no longer works.
     assert_eq!(logout(&[("Sec-Fetch-Site", "same-origin")]), 303);

@@ -204,3 +204,32 @@ fn the_password_fallback_signs_in_without_a_browser() {
     let batch = common::envelope(vec![common::event("session_start", "pw-1", common::now_ms())]);
     assert_eq!(common::post_json(&format!("{}/v1/events", server.ingest), &hook, &batch).0, 200);
 }
+
+/// RFC 8628 §5.1: guessing codes at `/device` is throttled. Five wrong codes in the
+/// window, then even the right one waits (429 with Retry-After), so guessing gains
+/// nothing by going on; another person is not held up.
+#[test]
+fn wrong_codes_at_the_device_page_are_throttled() {
+    let server = TestServer::spawn();
+    add_user(&server.data_dir, "cy@example.com", "MEMBER");
+    add_user(&server.data_dir, "di@example.com", "MEMBER");
+    let cookie = browser_cookie(&server, "cy@example.com");
+    let (_, started) =
+        read(agent().post(format!("{}/oauth/device/code", server.ingest)).send_form([("client_id", "sightline-cli")]));
+    let right = started["user_code"].as_str().unwrap().to_string();
+    let wrong = if right.starts_with('B') { "CCCC-CCCC" } else { "BBBB-BBBB" };
+    for attempt in 1..=5 {
+        assert_eq!(decide(&server, &cookie, wrong, "approve").0, 404, "wrong code {attempt}");
+    }
+    let refused = no_redirects()
+        .post(format!("{}/device", server.web))
+        .header("Cookie", &cookie)
+        .header("Sec-Fetch-Site", "same-origin")
+        .send_form([("user_code", right.as_str()), ("action", "approve")])
+        .unwrap();
+    assert_eq!(refused.status().as_u16(), 429, "past the limit even the right code waits");
+    let wait: u64 = refused.headers()["retry-after"].to_str().unwrap().parse().unwrap();
+    assert!(wait > 0 && wait <= 15 * 60, "{wait}");
+    let other = browser_cookie(&server, "di@example.com");
+    assert_eq!(decide(&server, &other, &right, "approve").0, 200, "someone else is not held up");
+}

@@ -229,6 +229,11 @@ fn without_a_token_openapi_is_served_and_foreign_hosts_are_refused() {
     let agent = ureq::Agent::config_builder().http_status_as_error(false).build().new_agent();
     let rebound = agent.get(format!("{}/api/runs", d.base)).header("Host", "evil.example:8700").call().unwrap();
     assert_eq!(rebound.status(), 421, "DNS rebinding: a foreign Host is refused");
+    // Names that merely start like a loopback address resolve wherever their owner says.
+    for host in ["127.attacker.example", "127.0.0.1.nip.io", "127.0.0.1.nip.io:8700", "localhost.attacker.example"] {
+        let rebound = agent.get(format!("{}/api/runs", d.base)).header("Host", host).call().unwrap();
+        assert_eq!(rebound.status(), 421, "Host {host} is refused");
+    }
     let origin = agent.get(format!("{}/api/runs", d.base)).header("Origin", "http://evil.example").call().unwrap();
     assert_eq!(origin.status(), 421);
     let ok = agent.get(format!("{}/api/runs", d.base)).call().unwrap();
@@ -279,6 +284,15 @@ fn with_a_token_api_needs_bearer_and_browsers_sign_in_for_a_cookie() {
         .send(format!("token={}&next=%2F%2Fevil.example", enc(token)))
         .unwrap();
     assert_eq!(evil.headers().get("location").unwrap(), "/", "open redirect refused");
+    // A browser drops the tab and reads `/\t/evil.example` as `//evil.example`.
+    for next in ["%2F%09%2Fevil.example", "%2F%0A%2Fevil.example", "%2F%5Cevil.example"] {
+        let evil = agent
+            .post(format!("{}/login", d.base))
+            .content_type("application/x-www-form-urlencoded")
+            .send(format!("token={}&next={next}", enc(token)))
+            .unwrap();
+        assert_eq!(evil.headers().get("location").unwrap(), "/", "next={next} refused");
+    }
 }
 
 #[test]

@@ -59,9 +59,10 @@ pub fn with_cookie(mut response: Response, cookie: &str) -> Response {
     response
 }
 
-pub fn cookie_value<'a>(parts: &'a Parts, name: &str) -> Option<&'a str> {
-    parts
-        .headers
+/// The value of cookie `name` from every `Cookie` header of the request (HTTP/2
+/// sends one per cookie): the one reading of cookies for sign-in and the CSRF guard.
+pub fn cookie_value<'a>(headers: &'a axum::http::HeaderMap, name: &str) -> Option<&'a str> {
+    headers
         .get_all(COOKIE)
         .iter()
         .filter_map(|value| value.to_str().ok())
@@ -133,7 +134,8 @@ impl FromRequestParts<Arc<AppState>> for Caller {
             let token = token.to_string();
             return caller_from_token(state, &token, false).await;
         }
-        let cookie = cookie_value(parts, cookie_name(state.https())).ok_or(AppError::Unauthorized)?.to_string();
+        let cookie =
+            cookie_value(&parts.headers, cookie_name(state.https())).ok_or(AppError::Unauthorized)?.to_string();
         caller_from_token(state, &cookie, true).await
     }
 }

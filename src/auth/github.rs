@@ -47,8 +47,6 @@ const FLOW_COOKIE_PATH: &str = "/auth/github";
 /// Long enough to sign in to GitHub (and maybe do 2FA), short enough to go stale.
 const FLOW_LIFETIME_SECS: u32 = 600;
 const SCOPE: &str = "read:user user:email";
-/// A longer `next` is not one of our links; it would only bloat the cookie.
-const MAX_NEXT_BYTES: usize = 1024;
 
 /// Why a GitHub sign-in did not happen; logged, never shown beyond "failed".
 #[derive(Debug, thiserror::Error)]
@@ -139,7 +137,7 @@ pub async fn start(State(state): State<Arc<AppState>>, Query(query): Query<Start
     if !auth.github_enabled() {
         return AppError::NotFound.into_response();
     }
-    let next = safe_next(query.next.as_deref().filter(|next| next.len() <= MAX_NEXT_BYTES));
+    let next = safe_next(query.next.as_deref());
     let flow = match Flow::new(next) {
         Ok(flow) => flow,
         Err(err) => return err.into_response(),
@@ -173,7 +171,7 @@ pub async fn callback(
     if !state.config.auth.github_enabled() {
         return AppError::NotFound.into_response();
     }
-    let Some(flow) = cookie_value(&parts, FLOW_COOKIE).and_then(Flow::from_cookie) else {
+    let Some(flow) = cookie_value(&parts.headers, FLOW_COOKIE).and_then(Flow::from_cookie) else {
         return with_cookie(refused(GithubError::NoFlow, None), &clear_flow_cookie());
     };
     let response = match finish(&state, &flow, query).await {

@@ -140,6 +140,11 @@ impl SigningKeys {
         if header.kid.as_deref() != Some(self.kid.as_str()) {
             return Err(JwtError::Rejected("unknown signing key"));
         }
+        // RFC 7515 §4.1.11: a `crit` parameter lists extensions the recipient must
+        // understand or reject the token. We understand none (we never set one).
+        if header.crit.is_some() {
+            return Err(JwtError::Rejected("unsupported critical header"));
+        }
         let mut validation = Validation::new(Algorithm::EdDSA);
         validation.set_audience(&[AUDIENCE]);
         validation.set_issuer(&[self.issuer.as_str()]);

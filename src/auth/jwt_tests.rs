@@ -112,6 +112,19 @@ fn wrong_audience_issuer_and_type_are_rejected() {
 }
 
 #[test]
+fn an_unknown_critical_header_is_rejected() {
+    let keys = keys();
+    for crit in [vec!["exp".to_string()], vec!["b64".to_string()], Vec::new()] {
+        let mut header = Header::new(Algorithm::EdDSA);
+        header.typ = Some(TOKEN_TYPE.into());
+        header.kid = Some(keys.kid().to_string());
+        header.crit = Some(crit.clone());
+        let token = jsonwebtoken::encode(&header, &claims(&keys), &keys.encoding).unwrap();
+        assert_eq!(rejected(&keys, &token), "unsupported critical header", "crit {crit:?}");
+    }
+}
+
+#[test]
 fn refresh_and_hook_tokens_are_not_access_tokens() {
     let keys = keys();
     for opaque in [format!("slh_refresh_{}", "A".repeat(43)), format!("slh_hook_{}", "B".repeat(43))] {

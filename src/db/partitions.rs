@@ -358,6 +358,40 @@ pub fn session_events_across(
     Ok(out)
 }
 
+/// One page of a session's events, and the cursor that continues after it.
+pub struct EventPage {
+    pub events: Vec<StoredEvent>,
+    /// `<ts_ms>_<event_id>` of the page's last event when more follow.
+    pub next_cursor: Option<String>,
+}
+
+/// Reads a cursor this module issued ([`EventPage::next_cursor`]); `None` for anything
+/// else, which the API answers with 400 rather than silently starting over.
+pub fn parse_event_cursor(text: &str) -> Option<(i64, Uuid)> {
+    let (ts, id) = text.split_once('_')?;
+    Some((ts.parse().ok()?, Uuid::parse_str(id).ok()?))
+}
+
+/// A page of at most `limit` of a session's events strictly after `cursor`: the one
+/// paging of both event routes (the hook's own and the audited web read).
+pub fn session_events_page(
+    data_dir: &Path,
+    proof: &SessionRead,
+    first_ms: i64,
+    last_ms: i64,
+    cursor: Option<(i64, Uuid)>,
+    limit: usize,
+) -> Result<EventPage, DbError> {
+    // Days before the cursor's hold nothing after it.
+    let from_ms = cursor.map_or(first_ms, |(ts, _)| ts.max(first_ms));
+    let mut events = session_events_across(data_dir, proof, from_ms, last_ms, cursor, limit + 1)?;
+    let more = events.len() > limit;
+    events.truncate(limit);
+    let next_cursor =
+        if more { events.last().map(|e| format!("{}_{}", e.event.ts_ms, e.event.event_id)) } else { None };
+    Ok(EventPage { events, next_cursor })
+}
+
 /// Number of rows in a partition (tests, benchmarks, operators).
 pub fn count_events(conn: &Connection) -> Result<i64, DbError> {
     Ok(conn.query_row("SELECT count(*) FROM events", [], |row| row.get(0))?)

@@ -65,12 +65,6 @@ pub struct EventsQuery {
 
 const MAX_PAGE: usize = 1000;
 
-/// A cursor is `<ts_ms>_<event_id>` of the last event of the previous page.
-fn parse_cursor(text: &str) -> Option<(i64, uuid::Uuid)> {
-    let (ts, id) = text.split_once('_')?;
-    Some((ts.parse().ok()?, uuid::Uuid::parse_str(id).ok()?))
-}
-
 pub async fn session_events(
     State(state): State<Arc<AppState>>,
     user: HookUser,
@@ -87,24 +81,19 @@ pub async fn session_events(
     }
     let cursor = match query.cursor.as_deref() {
         None => None,
-        Some(text) => {
-            Some(parse_cursor(text).ok_or_else(|| AppError::bad_request("cursor", "is not a cursor this API issued"))?)
-        }
+        Some(text) => Some(
+            partitions::parse_event_cursor(text)
+                .ok_or_else(|| AppError::bad_request("cursor", "is not a cursor this API issued"))?,
+        ),
     };
     let (session, proof) = load_session(&state, user.user_id, agent, session_id).await?;
     let data_dir = state.config.data_dir.clone();
-    let first_ms = cursor.map_or(session.first_event_ms, |(ts, _)| ts);
-    let last_ms = session.last_event_ms;
-    let page = db::blocking(move || {
-        partitions::session_events_across(&data_dir, &proof, first_ms, last_ms, cursor, limit + 1)
-    })
-    .await?;
-    let has_more = page.len() > limit;
-    let events: Vec<_> = page.iter().take(limit).collect();
-    let next_cursor =
-        if has_more { events.last().map(|e| format!("{}_{}", e.event.ts_ms, e.event.event_id)) } else { None };
+    let (first_ms, last_ms) = (session.first_event_ms, session.last_event_ms);
+    let page =
+        db::blocking(move || partitions::session_events_page(&data_dir, &proof, first_ms, last_ms, cursor, limit))
+            .await?;
     Ok(Json(json!({
-        "events": events.iter().map(|e| event_to_json(&e.event)).collect::<Vec<_>>(),
-        "next_cursor": next_cursor,
+        "events": page.events.iter().map(|e| event_to_json(&e.event)).collect::<Vec<_>>(),
+        "next_cursor": page.next_cursor,
     })))
 }

@@ -1,12 +1,16 @@
 //! `/device`: where a signed-in person enters the code `sightline login` printed and
 //! approves (or denies) that terminal's sign-in (RFC 8628 §3.3).
+//!
+//! Invariant: wrong codes are throttled per person and per address (RFC 8628 §5.1:
+//! the 8-letter code is short enough to guess at speed); past the limit every attempt,
+//! right or wrong, is refused with 429 and `Retry-After` until the window ends.
 
 use std::sync::Arc;
 
 use askama::Template;
 use axum::Form;
-use axum::extract::{Query, State};
-use axum::http::StatusCode;
+use axum::extract::{ConnectInfo, Query, State};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use serde::Deserialize;
 
@@ -15,6 +19,7 @@ use crate::auth::device;
 use crate::auth::extract::PageCaller;
 use crate::error::AppError;
 use crate::server::AppState;
+use crate::web::security::client_ip;
 
 #[derive(Template)]
 #[template(path = "web/device.html")]
@@ -53,6 +58,8 @@ pub struct DeviceForm {
 
 pub async fn submit(
     State(state): State<Arc<AppState>>,
+    ConnectInfo(peer): ConnectInfo<std::net::SocketAddr>,
+    headers: HeaderMap,
     PageCaller(caller): PageCaller,
     Form(form): Form<DeviceForm>,
 ) -> Response {
@@ -82,17 +89,34 @@ pub async fn submit(
         _ => return page(StatusCode::BAD_REQUEST, None, Some("Choose Approve or Deny."), true),
     };
     let now_ms = state.clock.now_ms();
+    let (account, address) = (format!("device:{}", caller.user.id), client_ip(&headers, peer));
+    if let Err(retry_after_secs) = state.device_throttle.check(&account, address, now_ms) {
+        let message = format!("Too many wrong codes. Try again in {} minutes.", retry_after_secs.div_ceil(60));
+        let mut response = page(StatusCode::TOO_MANY_REQUESTS, None, Some(&message), true);
+        response.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from(retry_after_secs));
+        return response;
+    }
     let user_id = caller.user.id.clone();
     let decided = state.writer.transact(move |tx| device::decide(tx, &code, &user_id, approve, now_ms)).await;
     match decided {
-        Ok(true) if approve => page(StatusCode::OK, Some("Approved. You can return to your terminal."), None, false),
-        Ok(true) => page(StatusCode::OK, Some("Denied. That terminal will not be signed in."), None, false),
-        Ok(false) => page(
-            StatusCode::NOT_FOUND,
-            None,
-            Some("No waiting sign-in has that code; it may have expired. Run `sightline login` again."),
-            true,
-        ),
+        Ok(true) => {
+            state.device_throttle.succeeded(&account);
+            let message = if approve {
+                "Approved. You can return to your terminal."
+            } else {
+                "Denied. That terminal will not be signed in."
+            };
+            page(StatusCode::OK, Some(message), None, false)
+        }
+        Ok(false) => {
+            state.device_throttle.failed(&account, address, now_ms);
+            page(
+                StatusCode::NOT_FOUND,
+                None,
+                Some("No waiting sign-in has that code; it may have expired. Run `sightline login` again."),
+                true,
+            )
+        }
         Err(err) => AppError::from(err).into_response(),
     }
 }

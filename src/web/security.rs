@@ -47,9 +47,9 @@ pub async fn guard(State(state): State<Arc<AppState>>, request: Request, next: N
     let mut response = if safe {
         next.run(request).await
     } else {
-        let cookie = cookie_name(state.https());
-        let has_cookie = header_text(request.headers(), &header::COOKIE)
-            .is_some_and(|cookies| cookies.split(';').any(|pair| pair.trim().starts_with(&format!("{cookie}="))));
+        // Read exactly as sign-in reads it (every Cookie header), so a request that
+        // authenticates by cookie is always one the guard saw a cookie on.
+        let has_cookie = crate::auth::extract::cookie_value(request.headers(), cookie_name(state.https())).is_some();
         if csrf_allows(request.headers(), &state.web_origin, has_cookie) {
             next.run(request).await
         } else {

@@ -55,9 +55,11 @@ pub async fn session(
     Ok(Json(json!({ "session": view, "access": basis })))
 }
 
+/// Raw strings, parsed here, so a bad value gets the JSON error naming it.
 #[derive(Deserialize)]
 pub struct EventsQuery {
     limit: Option<String>,
+    cursor: Option<String>,
 }
 
 pub async fn events(
@@ -74,19 +76,26 @@ pub async fn events(
             .filter(|n| (1..=1000).contains(n))
             .ok_or_else(|| AppError::bad_request("limit", "limit must be a whole number between 1 and 1000"))?,
     };
+    let cursor = match query.cursor.as_deref() {
+        None => None,
+        Some(text) => Some(
+            partitions::parse_event_cursor(text)
+                .ok_or_else(|| AppError::bad_request("cursor", "is not a cursor this API issued"))?,
+        ),
+    };
     let (proof, basis) = authorize(&state, &caller, &session_id, Reading::Session).await?;
     let pool = state.readers.clone();
     let data_dir = state.config.data_dir.clone();
-    let events = db::blocking(move || {
+    let page = db::blocking(move || {
         let Some(view) = sessions::session_view(&*pool.get()?, &proof)? else { return Ok(None) };
-        let events =
-            partitions::session_events_across(&data_dir, &proof, view.first_event_ms, view.last_event_ms, None, limit)?;
-        Ok::<_, DbError>(Some(events))
+        let page =
+            partitions::session_events_page(&data_dir, &proof, view.first_event_ms, view.last_event_ms, cursor, limit)?;
+        Ok::<_, DbError>(Some(page))
     })
     .await?
     .ok_or(AppError::NotFound)?;
-    let events: Vec<Value> = events.iter().map(|stored| event_to_json(&stored.event)).collect();
-    Ok(Json(json!({ "events": events, "access": basis })))
+    let events: Vec<Value> = page.events.iter().map(|stored| event_to_json(&stored.event)).collect();
+    Ok(Json(json!({ "events": events, "next_cursor": page.next_cursor, "access": basis })))
 }
 
 pub async fn transcript(

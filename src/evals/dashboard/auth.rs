@@ -89,14 +89,26 @@ pub fn authenticated(state: &DashState, headers: &HeaderMap) -> bool {
     cookie_value(headers, COOKIE).is_some_and(|v| auth.session_valid(v, now_s()))
 }
 
+/// A Host (or Origin authority) naming this machine literally: `localhost`, a
+/// 127.0.0.0/8 address or `[::1]`, with an optional port. Any other name, however it
+/// starts (`127.attacker.example`, `127.0.0.1.nip.io`), is a DNS name an attacker
+/// may point at 127.0.0.1.
 fn is_loopback_host(host: &str) -> bool {
-    let name = match host.strip_prefix('[') {
-        Some(rest) => rest.split(']').next().unwrap_or(""),
-        None => host
-            .rsplit_once(':')
-            .map_or(host, |(name, port)| if port.chars().all(|c| c.is_ascii_digit()) { name } else { host }),
+    let (name, port) = match host.strip_prefix('[') {
+        Some(rest) => match rest.split_once(']') {
+            Some((address, after)) => (address, after.strip_prefix(':')),
+            None => return false,
+        },
+        None => match host.rsplit_once(':') {
+            Some((name, port)) => (name, Some(port)),
+            None => (host, None),
+        },
     };
-    matches!(name, "localhost" | "127.0.0.1" | "::1") || name.starts_with("127.")
+    let port_ok = port.is_none_or(|p| !p.is_empty() && p.len() <= 5 && p.chars().all(|c| c.is_ascii_digit()));
+    let name_ok = name.eq_ignore_ascii_case("localhost")
+        || name.parse::<std::net::IpAddr>().is_ok_and(|ip| ip.is_loopback())
+            && (host.starts_with('[') || !name.contains(':'));
+    port_ok && name_ok
 }
 
 /// Refuses requests whose Host (or Origin) is not loopback while the dashboard is
@@ -163,12 +175,10 @@ pub async fn guard(State(state): State<Arc<DashState>>, request: Request, next: 
     response
 }
 
-/// Only local paths may be redirect targets after login (no `//host`, no scheme).
+/// Only local paths may be redirect targets after login
+/// ([`crate::model::local_redirect_target`], shared with the web app's sign-in).
 pub fn safe_next(next: Option<&str>) -> String {
-    match next {
-        Some(path) if path.starts_with('/') && !path.starts_with("//") && !path.contains('\\') => path.to_string(),
-        _ => "/".to_string(),
-    }
+    crate::model::local_redirect_target(next).unwrap_or("/").to_string()
 }
 
 /// The Set-Cookie value for a new session; `Secure` when the request came over HTTPS
@@ -213,7 +223,19 @@ mod tests {
         for ok in ["localhost", "localhost:8700", "127.0.0.1:1", "[::1]:8700", "127.5.0.1"] {
             assert!(is_loopback_host(ok), "{ok}");
         }
-        for bad in ["evil.example", "evil.example:8700", "localhost.evil.example", "10.0.0.1"] {
+        for bad in [
+            "evil.example",
+            "evil.example:8700",
+            "localhost.evil.example",
+            "10.0.0.1",
+            "127.attacker.example",
+            "127.0.0.1.nip.io",
+            "127.0.0.1.nip.io:8700",
+            "127.0.0.1:80x",
+            "[::1",
+            "::1",
+            "",
+        ] {
             assert!(!is_loopback_host(bad), "{bad}");
         }
     }
@@ -221,7 +243,7 @@ mod tests {
     #[test]
     fn redirects_stay_local() {
         assert_eq!(safe_next(Some("/run/x?page=2")), "/run/x?page=2");
-        for bad in ["//evil.example", "https://evil.example", "\\\\evil", "javascript:alert(1)"] {
+        for bad in ["//evil.example", "https://evil.example", "\\\\evil", "javascript:alert(1)", "/\t/evil.example"] {
             assert_eq!(safe_next(Some(bad)), "/", "{bad}");
         }
     }
