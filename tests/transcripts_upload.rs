@@ -159,6 +159,20 @@ fn the_server_redacts_again_checks_every_chunk_and_refuses_what_is_too_large() {
     assert_eq!((status, body["error"]["field"].as_str()), (400, Some("X-Chunk-Index")), "{body}");
     let (status, body) = post(0, 100_000, first, &sha256(first), &server.token);
     assert_eq!(status, 413, "{body}");
+    // An upload of 40 small chunks (the shipper's 1 MiB chunks of a 40 MiB transcript):
+    // held to the bytes it sends, not to 40 times the largest chunk allowed.
+    let forty = ureq::post(&url)
+        .header("Authorization", &format!("Bearer {}", server.token))
+        .header("X-Chunk-Index", "0")
+        .header("X-Chunk-Total", "40")
+        .header("X-Chunk-Sha256", &sha256(first))
+        .header("X-Transcript-Sha256", &sha256(b"another upload"))
+        .config()
+        .http_status_as_error(false)
+        .build()
+        .send(first)
+        .unwrap();
+    assert_eq!(forty.status().as_u16(), 200, "the 34th chunk and beyond are not refused for their count");
     let other = user_with_token(&server.data_dir, "other@example.com");
     assert_eq!(post(0, 2, first, &sha256(first), &other).0, 404, "another person's session is not found");
 

@@ -77,12 +77,12 @@ pub async fn state_of(
     let whole =
         query.sha256.clone().ok_or_else(|| AppError::bad_request("sha256", "query parameter sha256 is required"))?;
     let id = own_session(&state, &user, session, &query).await?;
-    let (pool, data_dir) = (state.readers.clone(), state.config.data_dir.clone());
+    let (pool, data_dir, owner) = (state.readers.clone(), state.config.data_dir.clone(), user.user_id.clone());
     db::blocking(move || {
         if store::stored_upload(&*pool.get()?, &id)?.as_deref() == Some(whole.as_str()) {
             return Ok(Ok(json!({"complete": true})));
         }
-        let received = upload::received(&data_dir, &id, &whole);
+        let received = upload::received(&data_dir, &owner, &id, &whole);
         Ok(if received.is_empty() {
             Err(AppError::NotFound)
         } else {
@@ -117,13 +117,13 @@ pub async fn post_chunk(
     })?;
     let (pool, data_dir) = (state.readers.clone(), state.config.data_dir.clone());
     let whole = chunk.whole_sha256.clone();
-    let session_id = id.clone();
+    let (session_id, owner) = (id.clone(), user.user_id.clone());
     let received = db::blocking(move || {
         // A chunk of an upload already stored (a retry after the answer was lost) is done.
         if store::stored_upload(&*pool.get()?, &session_id)?.as_deref() == Some(whole.as_str()) {
             return Ok(Ok(Received::AlreadyStored));
         }
-        Ok(upload::receive(&data_dir, &session_id, &chunk, &bytes).map(|stored| match stored {
+        Ok(upload::receive(&data_dir, &owner, &session_id, &chunk, &bytes).map(|stored| match stored {
             Some(stored) => Received::Whole(stored, whole),
             None => Received::Partial,
         }))

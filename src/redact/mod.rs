@@ -133,16 +133,22 @@ pub fn redact_json(value: &mut Value) -> usize {
 pub fn redact_transcript(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for line in text.lines() {
-        match serde_json::from_str::<Value>(line) {
-            Ok(mut value) if value.is_object() || value.is_array() => {
-                redact_json(&mut value);
-                out.push_str(&value.to_string());
-            }
-            _ => out.push_str(&redact_text(line)),
-        }
-        out.push('\n');
+        redact_transcript_line(line, &mut out);
     }
     out
+}
+
+/// One line of [`redact_transcript`] (without its line ending), appended to `out` with a
+/// `\n`: for redacting a transcript as it streams past.
+pub fn redact_transcript_line(line: &str, out: &mut String) {
+    match serde_json::from_str::<Value>(line) {
+        Ok(mut value) if value.is_object() || value.is_array() => {
+            redact_json(&mut value);
+            out.push_str(&value.to_string());
+        }
+        _ => out.push_str(&redact_text(line)),
+    }
+    out.push('\n');
 }
 
 /// A deterministic worst-case-ish input of `size_bytes` ASCII bytes for benchmarking

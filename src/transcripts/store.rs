@@ -3,9 +3,12 @@
 //! `transcript_index`).
 //!
 //! Invariants: files are written to a temporary name, synced and renamed, so a reader
-//! sees a whole file or none; the session row is updated only after the rename.
+//! sees a whole file or none; the session row is updated only after the rename. Both
+//! directions stream: a transcript is compressed as it is written and decompressed as it
+//! is read, through a zstd window of at most 2^[`MAX_WINDOW_LOG`] bytes and at most
+//! [`MAX_TRANSCRIPT_BYTES`] of text, so memory never grows with a transcript's size.
 
-use std::io::Write;
+use std::io::{BufRead, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
 
 use rusqlite::{Connection, OptionalExtension, params};
@@ -27,27 +30,100 @@ pub fn io_error(context: String) -> impl FnOnce(std::io::Error) -> DbError {
     move |source| DbError::Io { context, source }
 }
 
+/// Largest transcript text, decompressed (uploads and stored files alike).
+pub const MAX_TRANSCRIPT_BYTES: u64 = 512 << 20;
+/// Largest zstd window a transcript may need to be decompressed: 2^25 = 32 MiB. zstd's
+/// own limit is 2^27; every compression level up to 19 stays within 2^23.
+pub const MAX_WINDOW_LOG: u32 = 25;
+/// zstd level of stored transcripts (the shipper's too).
+const LEVEL: i32 = 9;
+
+/// The streaming compressor a transcript is written through.
+pub type TranscriptWriter = zstd::stream::write::Encoder<'static, std::io::BufWriter<std::fs::File>>;
+
 /// Compresses and stores a redacted transcript. Returns its path relative to `data_dir`.
 pub fn write(data_dir: &Path, session_id: &str, redacted: &str) -> Result<String, DbError> {
+    write_with(data_dir, session_id, |out| {
+        out.write_all(redacted.as_bytes()).map_err(io_error(format!("cannot compress the transcript of {session_id}")))
+    })
+}
+
+/// Stores a transcript that `fill` writes into the compressor piece by piece, so it is
+/// never whole in memory. On any failure (of `fill` too) nothing is stored and the
+/// previous file, if any, is untouched. Returns the path relative to `data_dir`.
+pub fn write_with<E: From<DbError>>(
+    data_dir: &Path,
+    session_id: &str,
+    fill: impl FnOnce(&mut TranscriptWriter) -> Result<(), E>,
+) -> Result<String, E> {
     let relative = relative_path(session_id);
     let target = data_dir.join(&relative);
     let folder = dir(data_dir);
     std::fs::create_dir_all(&folder).map_err(io_error(format!("cannot create {}", folder.display())))?;
-    let compressed = zstd::bulk::compress(redacted.as_bytes(), 9)
-        .map_err(io_error(format!("cannot compress the transcript of {session_id}")))?;
     let temporary = folder.join(format!(".{session_id}.{}.tmp", uuid::Uuid::new_v4().simple()));
-    let written = (|| {
-        let mut file = std::fs::File::create(&temporary)?;
-        file.write_all(&compressed)?;
-        file.sync_all()?;
-        std::fs::rename(&temporary, &target)?;
-        std::fs::File::open(&folder)?.sync_all()
+    let stored = (|| -> Result<(), E> {
+        let cannot = || io_error(format!("cannot store {}", target.display()));
+        let file = std::fs::File::create(&temporary).map_err(cannot())?;
+        let mut encoder = zstd::stream::write::Encoder::new(std::io::BufWriter::with_capacity(1 << 16, file), LEVEL)
+            .map_err(cannot())?;
+        fill(&mut encoder)?;
+        let file = encoder.finish().and_then(|w| w.into_inner().map_err(|e| e.into_error())).map_err(cannot())?;
+        file.sync_all().map_err(cannot())?;
+        std::fs::rename(&temporary, &target).map_err(cannot())?;
+        std::fs::File::open(&folder).and_then(|dir| dir.sync_all()).map_err(cannot())?;
+        Ok(())
     })();
-    if written.is_err() {
+    if stored.is_err() {
         let _ = std::fs::remove_file(&temporary);
     }
-    written.map_err(io_error(format!("cannot store {}", target.display())))?;
-    Ok(relative)
+    stored.map(|()| relative)
+}
+
+/// Why a transcript stream stopped: it grew past [`MAX_TRANSCRIPT_BYTES`].
+#[derive(Debug, thiserror::Error)]
+#[error("a transcript may hold at most {MAX_TRANSCRIPT_BYTES} bytes uncompressed")]
+pub struct TranscriptTooLarge;
+
+/// A reader that fails with [`TranscriptTooLarge`] once more than `left` bytes pass.
+pub struct Capped<R> {
+    inner: R,
+    left: u64,
+}
+
+impl<R: Read> Capped<R> {
+    pub fn new(inner: R, limit: u64) -> Capped<R> {
+        Capped { inner, left: limit }
+    }
+}
+
+impl<R: Read> Read for Capped<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        if n as u64 > self.left {
+            return Err(std::io::Error::other(TranscriptTooLarge));
+        }
+        self.left -= n as u64;
+        Ok(n)
+    }
+}
+
+/// Whether an I/O error is a [`Capped`] reader's refusal.
+pub fn is_too_large(err: &std::io::Error) -> bool {
+    err.get_ref().is_some_and(|inner| inner.is::<TranscriptTooLarge>())
+}
+
+/// Decompresses zstd data as it is read, with the window and size bounds of this module.
+pub fn decompress<R: Read>(compressed: R) -> std::io::Result<BufReader<Capped<impl Read>>> {
+    let mut decoder = zstd::stream::read::Decoder::new(compressed)?;
+    decoder.window_log_max(MAX_WINDOW_LOG)?;
+    Ok(BufReader::with_capacity(1 << 16, Capped::new(decoder, MAX_TRANSCRIPT_BYTES)))
+}
+
+/// A stored transcript as a stream of text, for the system's own jobs.
+pub fn open(data_dir: &Path, relative: &str) -> Result<impl BufRead, DbError> {
+    let path = data_dir.join(relative);
+    let file = std::fs::File::open(&path).map_err(io_error(format!("cannot read {}", path.display())))?;
+    decompress(BufReader::new(file)).map_err(io_error(format!("{} is not a zstd transcript", path.display())))
 }
 
 /// The transcript of the session a proof covers (`access::read`), as normalised
@@ -70,14 +146,15 @@ pub fn read_for(
     Ok(Some(crate::transcripts::parse::parse(proof.agent_type().as_str(), &text)))
 }
 
-/// A stored transcript's text, for the system's own jobs (indexing, re-redaction).
+/// A stored transcript's text, whole, for the system's own jobs (re-redaction).
 /// People's reads go through [`read_for`] and its access proof.
 pub fn read(data_dir: &Path, relative: &str) -> Result<String, DbError> {
-    let path = data_dir.join(relative);
-    let compressed = std::fs::read(&path).map_err(io_error(format!("cannot read {}", path.display())))?;
-    let text = zstd::stream::decode_all(compressed.as_slice())
-        .map_err(io_error(format!("{} is not a zstd transcript", path.display())))?;
-    Ok(String::from_utf8_lossy(&text).into_owned())
+    let mut text = Vec::new();
+    open(data_dir, relative)?
+        .read_to_end(&mut text)
+        .map_err(io_error(format!("{} is not a zstd transcript", data_dir.join(relative).display())))?;
+    // Copied only when it is not UTF-8 (it always is: the server wrote it).
+    Ok(String::from_utf8(text).unwrap_or_else(|err| String::from_utf8_lossy(err.as_bytes()).into_owned()))
 }
 
 /// Removes a session's stored file (absent is fine: removal is re-runnable).

@@ -51,37 +51,79 @@ pub fn indexed_text(message: &Message) -> String {
     text
 }
 
-/// The documents of a session's messages. A message without a time takes the time of
-/// the message before it (or the session's start).
-pub fn documents(fields: &Fields, facts: &SessionFacts, messages: &[Message]) -> Vec<TantivyDocument> {
-    let mut last_ms = facts.started_ms;
-    let mut out = Vec::with_capacity(messages.len());
-    for (position, message) in messages.iter().enumerate() {
-        let text = indexed_text(message);
-        if text.trim().is_empty() {
-            continue;
-        }
-        last_ms = message.ts_ms.unwrap_or(last_ms);
-        let mut doc = TantivyDocument::new();
-        doc.add_text(fields.session, &facts.session_id);
-        doc.add_text(fields.owner, &facts.owner_id);
-        doc.add_text(fields.team, &facts.team_id);
-        doc.add_text(fields.agent, facts.agent_type.to_ascii_lowercase());
-        if let Some(model) = message.model.as_deref().or(facts.model.as_deref()) {
-            doc.add_text(fields.model, model.to_ascii_lowercase());
-        }
-        doc.add_text(fields.role, message.role.as_str());
-        let mut tools: Vec<String> = message.tool_names().map(str::to_ascii_lowercase).collect();
-        tools.dedup();
-        for tool in tools {
-            doc.add_text(fields.tool, tool);
-        }
-        doc.add_i64(fields.time, last_ms);
-        doc.add_u64(fields.position, position as u64);
-        doc.add_text(fields.text, text);
-        out.push(doc);
+/// How far a session's documents have got while its transcript is added piece by piece.
+#[derive(Debug, Clone, Copy)]
+pub struct Progress {
+    /// The next message's position in the transcript.
+    position: u64,
+    /// The time of the last message that had one (or the session's start).
+    last_ms: i64,
+    /// Documents added so far.
+    pub added: usize,
+}
+
+impl Progress {
+    pub fn new(facts: &SessionFacts) -> Progress {
+        Progress { position: 0, last_ms: facts.started_ms, added: 0 }
     }
-    out
+}
+
+/// The document of one message, or `None` for a message with no text to index. A
+/// message without a time takes the time of the message before it.
+fn document(
+    fields: &Fields,
+    facts: &SessionFacts,
+    message: &Message,
+    progress: &mut Progress,
+) -> Option<TantivyDocument> {
+    let position = progress.position;
+    progress.position += 1;
+    let text = indexed_text(message);
+    if text.trim().is_empty() {
+        return None;
+    }
+    progress.last_ms = message.ts_ms.unwrap_or(progress.last_ms);
+    let mut doc = TantivyDocument::new();
+    doc.add_text(fields.session, &facts.session_id);
+    doc.add_text(fields.owner, &facts.owner_id);
+    doc.add_text(fields.team, &facts.team_id);
+    doc.add_text(fields.agent, facts.agent_type.to_ascii_lowercase());
+    if let Some(model) = message.model.as_deref().or(facts.model.as_deref()) {
+        doc.add_text(fields.model, model.to_ascii_lowercase());
+    }
+    doc.add_text(fields.role, message.role.as_str());
+    let mut tools: Vec<String> = message.tool_names().map(str::to_ascii_lowercase).collect();
+    tools.dedup();
+    for tool in tools {
+        doc.add_text(fields.tool, tool);
+    }
+    doc.add_i64(fields.time, progress.last_ms);
+    doc.add_u64(fields.position, position);
+    doc.add_text(fields.text, text);
+    Some(doc)
+}
+
+/// Queues the documents of `messages`, the next part of a session's transcript, one at
+/// a time (never all of them built at once), until `progress.added` reaches `limit`.
+/// Returns whether there is room for more.
+pub fn add_documents(
+    writer: &IndexWriter<TantivyDocument>,
+    fields: &Fields,
+    facts: &SessionFacts,
+    messages: &[Message],
+    progress: &mut Progress,
+    limit: usize,
+) -> tantivy::Result<bool> {
+    for message in messages {
+        if progress.added >= limit {
+            return Ok(false);
+        }
+        if let Some(doc) = document(fields, facts, message, progress) {
+            writer.add_document(doc)?;
+            progress.added += 1;
+        }
+    }
+    Ok(progress.added < limit)
 }
 
 /// Queues the replacement of a session's documents in `writer` (seen at its next
@@ -93,12 +135,9 @@ pub fn replace_session(
     messages: &[Message],
 ) -> tantivy::Result<usize> {
     remove_session(writer, fields, &facts.session_id);
-    let docs = documents(fields, facts, messages);
-    let count = docs.len();
-    for doc in docs {
-        writer.add_document(doc)?;
-    }
-    Ok(count)
+    let mut progress = Progress::new(facts);
+    add_documents(writer, fields, facts, messages, &mut progress, usize::MAX)?;
+    Ok(progress.added)
 }
 
 /// Queues the removal of every document of a session.
