@@ -5,6 +5,7 @@
 use clap::Parser;
 
 fn main() {
+    sightline::memory::configure();
     // An agent runs `hook` once per event, within a latency budget: its one argument
     // shape is read directly instead of building every command's parser first.
     if let Some(args) = sightline::cli::hook::HookArgs::from_argv(std::env::args_os().skip(1)) {

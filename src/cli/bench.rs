@@ -29,6 +29,8 @@ pub enum BenchCommand {
     Hook(super::bench_hook::HookBenchArgs),
     /// Transcript search at a million messages: indexing rate, index size, query latency.
     Search(super::bench_search::SearchBenchArgs),
+    /// Peak and retained memory of receiving and indexing one large transcript.
+    TranscriptMemory(super::bench_transcript_memory::TranscriptMemoryArgs),
 }
 
 #[derive(Debug, Clone, Args)]
@@ -77,6 +79,7 @@ pub fn run(command: BenchCommand) -> anyhow::Result<i32> {
         BenchCommand::Dashboard(args) => super::bench_dashboard::run(&args),
         BenchCommand::Hook(args) => super::bench_hook::run(&args),
         BenchCommand::Search(args) => super::bench_search::run(&args),
+        BenchCommand::TranscriptMemory(args) => super::bench_transcript_memory::run(&args),
     }
 }
 

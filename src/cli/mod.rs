@@ -8,6 +8,7 @@ pub mod bench_search;
 pub mod bench_search_corpus;
 pub mod bench_storage;
 pub mod bench_storage_events;
+pub mod bench_transcript_memory;
 pub mod deletions;
 pub mod evals;
 pub mod hook;

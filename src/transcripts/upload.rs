@@ -285,6 +285,7 @@ pub fn receive_within(
     let _ = std::fs::remove_dir_all(&folder);
     // The person's folder goes with their last unfinished upload (fails unless empty).
     let _ = std::fs::remove_dir(&person);
+    crate::memory::return_freed_memory();
     stored.map(Some)
 }
 

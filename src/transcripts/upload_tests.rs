@@ -4,13 +4,16 @@ use std::time::{Duration, SystemTime};
 
 use super::*;
 
+/// An upload's whole digest and its chunks with their bytes.
+type Upload = (String, Vec<(Chunk, Vec<u8>)>);
+
 /// Compresses `text` as the shipper does and cuts it into chunks of `chunk_bytes`.
-fn chunked(text: &[u8], chunk_bytes: usize) -> (String, Vec<(Chunk, Vec<u8>)>) {
+fn chunked(text: &[u8], chunk_bytes: usize) -> Upload {
     let compressed = zstd::bulk::compress(text, 9).unwrap();
     cut(&compressed, chunk_bytes)
 }
 
-fn cut(compressed: &[u8], chunk_bytes: usize) -> (String, Vec<(Chunk, Vec<u8>)>) {
+fn cut(compressed: &[u8], chunk_bytes: usize) -> Upload {
     let whole = sha256_hex(compressed);
     let parts: Vec<&[u8]> = compressed.chunks(chunk_bytes).collect();
     let total = parts.len() as u32;
@@ -32,14 +35,11 @@ fn send_all(
     session: &str,
     chunks: &[(Chunk, Vec<u8>)],
 ) -> Result<Option<Stored>, UploadError> {
-    let mut last = Ok(None);
+    let mut last = None;
     for (chunk, bytes) in chunks {
-        last = receive_within(limits, dir, owner, session, chunk, bytes);
-        if last.is_err() {
-            return last;
-        }
+        last = receive_within(limits, dir, owner, session, chunk, bytes)?;
     }
-    last
+    Ok(last)
 }
 
 /// A transcript of `lines` JSON lines that do not compress to nothing.
@@ -74,8 +74,7 @@ fn a_person_can_stage_only_so_much_and_a_new_upload_replaces_an_unfinished_older
     let dir = tempfile::tempdir().unwrap();
     // Room for three chunks of 4 KiB and their uploads' small `total` files.
     let limits = Limits { upload_bytes: MAX_UPLOAD_BYTES, staged_bytes_per_person: 3 * 4096 + 64 };
-    let sessions: Vec<(String, Vec<(Chunk, Vec<u8>)>)> =
-        (0..4).map(|i| chunked(transcript(2_000 + i).as_bytes(), 4096)).collect();
+    let sessions: Vec<Upload> = (0..4).map(|i| chunked(transcript(2_000 + i).as_bytes(), 4096)).collect();
     // Three first chunks of three sessions fill the allowance; a fourth session waits.
     for (i, (_, chunks)) in sessions.iter().take(3).enumerate() {
         let (chunk, bytes) = &chunks[0];

@@ -30,7 +30,7 @@ impl Browser {
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn()
-            .expect("chromedriver is missing: apt-get install chromium chromium-driver (.ci/run does this)");
+            .expect("chromedriver is missing: run the tests with scripts/test, which installs Debian's chromium and chromium-driver");
         let base = format!("http://127.0.0.1:{port}");
         let agent = ureq::Agent::config_builder()
             .http_status_as_error(false)

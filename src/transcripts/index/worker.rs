@@ -184,6 +184,10 @@ impl Worker {
                 tracing::info!(sessions = report.sessions, messages = report.messages, "indexed transcripts");
             }
         }
+        // Tantivy's arena and the parsed messages are freed with the writer; give the
+        // pages back rather than keep the peak of the largest transcript for good.
+        drop(writer);
+        crate::memory::return_freed_memory();
         Ok(())
     }
 }
