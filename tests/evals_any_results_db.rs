@@ -28,34 +28,9 @@ use serde_json::Value;
 const DEFAULT_CASES: u32 = 24;
 
 /// The spec's `run_results` columns after `cell_id` and `run_name`.
-const COLUMNS: [&str; 26] = [
-    "harness",
-    "model",
-    "task_id",
-    "track",
-    "repeat",
-    "exit_class",
-    "success",
-    "error_class",
-    "error_message",
-    "input_tokens",
-    "output_tokens",
-    "cache_read_tokens",
-    "cache_write_tokens",
-    "reasoning_tokens",
-    "total_cost",
-    "latency_ms",
-    "time_to_first_attempt_ms",
-    "num_api_calls",
-    "num_tool_calls",
-    "diff",
-    "test_output",
-    "harness_metadata",
-    "harness_stdout",
-    "harness_stderr",
-    "timestamp",
-    "retry_count",
-];
+fn spec_columns() -> &'static [&'static str] {
+    &sightline::evals::db::COLUMNS[2..]
+}
 
 /// One stored value, of any SQLite type.
 #[derive(Clone, Debug)]
@@ -144,7 +119,7 @@ fn schema() -> impl Strategy<Value = Schema> {
         Just("VARCHAR(40)")
     ];
     (
-        proptest::collection::vec((any::<bool>(), any::<bool>(), declared), COLUMNS.len()),
+        proptest::collection::vec((any::<bool>(), any::<bool>(), declared), spec_columns().len()),
         0usize..3,
         prop_oneof![Just(""), Just(", PRIMARY KEY (run_name, cell_id)"), Just("WITHOUT ROWID")],
         any::<bool>(),
@@ -153,7 +128,7 @@ fn schema() -> impl Strategy<Value = Schema> {
     )
         .prop_map(|(picks, extra_columns, key, run_state, run_phases, reconciliation)| Schema {
             // Most columns are there; about one in four is missing.
-            columns: COLUMNS
+            columns: spec_columns()
                 .iter()
                 .zip(picks)
                 .filter(|(_, (a, b, _))| *a || *b)
@@ -185,7 +160,7 @@ const RUN_NAMES: [&str; 6] = ["nightly", "run with spaces", "ünï/códe", "../.
 fn case() -> impl Strategy<Value = Case> {
     schema().prop_flat_map(|schema| {
         let cell = (
-            COLUMNS.iter().map(|c| column_value(c)).collect::<Vec<_>>(),
+            spec_columns().iter().map(|c| column_value(c)).collect::<Vec<_>>(),
             proptest::option::of(prop_oneof![
                 Just(Stored::Text("failed".into())),
                 Just(Stored::Text("running".into())),
@@ -244,7 +219,7 @@ fn write(path: &Path, case: &Case) {
             let cell_id = format!("h{i}__m/<{i}>__t%{i}__r0");
             let mut values: Vec<&dyn ToSql> = vec![&cell_id, run];
             for (column, _) in &schema.columns {
-                let index = COLUMNS.iter().position(|c| c == column).unwrap();
+                let index = spec_columns().iter().position(|c| c == column).unwrap();
                 values.push(&cell.values[index]);
             }
             conn.execute(&insert, values.as_slice()).unwrap();
@@ -348,15 +323,7 @@ impl Drop for Dashboard {
 }
 
 fn enc(text: &str) -> String {
-    text.bytes()
-        .map(|b| {
-            if b.is_ascii_alphanumeric() || b"-_.~".contains(&b) {
-                (b as char).to_string()
-            } else {
-                format!("%{b:02X}")
-            }
-        })
-        .collect()
+    sightline::model::percent_encode(text)
 }
 
 fn csv_records(text: &str) -> usize {

@@ -12,7 +12,9 @@
 //!   so no value can fail a read.
 //! - The NULL rule for success lives here and only here: `rate_success` counts a cell
 //!   without a usable success as not succeeded (0), so every success rate is taken over
-//!   all of a group's cells; `success` itself stays NULL for display.
+//!   all of a group's cells; `success` itself stays NULL for display. A success outside
+//!   0..=1 (the spec's range) is not a usable score: a harness writing percentages or
+//!   garbage shows unscored cells instead of rates of 4,000%.
 //! - `tokens` is the sum of the token kinds the cell has, NULL when it has none.
 //! - Sort keys (`sort_*`) are the raw columns when the declared type gives them numeric
 //!   affinity (SQLite then stores any well-formed number as a number, and the covering
@@ -88,13 +90,19 @@ fn count(value: ValueRef<'_>) -> Option<i64> {
     })
 }
 
-/// Registers `sl_real` and `sl_int` and creates the TEMP VIEW `cells` over this
+/// A success score: a number in 0..=1, else nothing.
+fn score(value: ValueRef<'_>) -> Option<f64> {
+    number(value).filter(|x| (0.0..=1.0).contains(x))
+}
+
+/// Registers `sl_real`, `sl_int` and `sl_score` and creates the TEMP VIEW `cells` over this
 /// database's `run_results`. Runs before `query_only` is set (a TEMP object is a
 /// write to the connection's own temporary schema, never to the harness's file).
 pub fn install(conn: &Connection) -> rusqlite::Result<()> {
     let flags = FunctionFlags::SQLITE_UTF8 | FunctionFlags::SQLITE_DETERMINISTIC | FunctionFlags::SQLITE_INNOCUOUS;
     conn.create_scalar_function("sl_real", 1, flags, |ctx| Ok(number(ctx.get_raw(0))))?;
     conn.create_scalar_function("sl_int", 1, flags, |ctx| Ok(count(ctx.get_raw(0))))?;
+    conn.create_scalar_function("sl_score", 1, flags, |ctx| Ok(score(ctx.get_raw(0))))?;
     let declared = declared_types(conn)?;
     if declared.is_empty() {
         // No run_results table: `db::open` refuses the file with a clear message.
@@ -133,6 +141,7 @@ fn view_sql(declared: &[(String, String)]) -> String {
         columns.push(if find(name).is_some() { quoted(name) } else { format!("NULL AS {name}") });
     }
     let normalised = |name: &str, integer: bool| match find(name) {
+        Some(_) if name == "success" => format!("sl_score({})", quoted(name)),
         Some(_) => format!("{}({})", if integer { "sl_int" } else { "sl_real" }, quoted(name)),
         None => "NULL".to_string(),
     };
@@ -267,5 +276,8 @@ mod tests {
         assert_eq!(count(ValueRef::Real(1e300)), None);
         assert_eq!(count(ValueRef::Text(b"9223372036854775807")), Some(i64::MAX));
         assert_eq!(number(ValueRef::Text(b"NaN")), None);
+        assert_eq!(score(ValueRef::Real(1e308)), None);
+        assert_eq!(score(ValueRef::Integer(100)), None);
+        assert_eq!(score(ValueRef::Text(b"0.25")), Some(0.25));
     }
 }

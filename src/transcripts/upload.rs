@@ -121,14 +121,7 @@ pub fn staged(data_dir: &Path, session_id: &str) -> Vec<PathBuf> {
 pub fn expire_staged(data_dir: &Path, max_age: Duration, now: SystemTime) -> Result<usize, DbError> {
     let mut removed = 0;
     for folder in staging_folders(data_dir) {
-        let touched = std::fs::metadata(&folder).and_then(|m| m.modified());
-        if touched.is_ok_and(|t| now.duration_since(t).is_ok_and(|age| age > max_age)) {
-            match std::fs::remove_dir_all(&folder) {
-                Ok(()) => removed += 1,
-                Err(err) if err.kind() == std::io::ErrorKind::NotFound => {}
-                Err(err) => return Err(io_error(format!("cannot remove {}", folder.display()))(err)),
-            }
-        }
+        removed += usize::from(remove_if_stale(&folder, max_age, now)?);
     }
     if let Ok(people) = std::fs::read_dir(incoming(data_dir)) {
         for person in people.flatten() {
@@ -294,18 +287,23 @@ fn expire_staged_of(person: &Path) -> Result<(), DbError> {
     let Ok(uploads) = std::fs::read_dir(person) else { return Ok(()) };
     let now = SystemTime::now();
     for upload in uploads.flatten() {
-        let touched = upload.metadata().and_then(|m| m.modified());
-        if touched.is_ok_and(|t| now.duration_since(t).is_ok_and(|age| age > STAGING_MAX_AGE)) {
-            let path = upload.path();
-            match std::fs::remove_dir_all(&path) {
-                Err(err) if err.kind() != std::io::ErrorKind::NotFound => {
-                    return Err(io_error(format!("cannot remove {}", path.display()))(err));
-                }
-                _ => {}
-            }
-        }
+        remove_if_stale(&upload.path(), STAGING_MAX_AGE, now)?;
     }
     Ok(())
+}
+
+/// Removes an upload's folder if its last chunk arrived more than `max_age` before
+/// `now`. Returns whether it did.
+fn remove_if_stale(folder: &Path, max_age: Duration, now: SystemTime) -> Result<bool, DbError> {
+    let touched = std::fs::metadata(folder).and_then(|m| m.modified());
+    if !touched.is_ok_and(|t| now.duration_since(t).is_ok_and(|age| age > max_age)) {
+        return Ok(false);
+    }
+    match std::fs::remove_dir_all(folder) {
+        Ok(()) => Ok(true),
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => Ok(false),
+        Err(err) => Err(io_error(format!("cannot remove {}", folder.display()))(err)),
+    }
 }
 
 fn write_whole(folder: &Path, name: &str, bytes: &[u8]) -> Result<(), UploadError> {
