@@ -606,6 +606,11 @@ fn long_sessions_page_through_every_event_on_both_routes() {
     assert_eq!(read_all(&web, &access), expected, "the web route reads every event once, in order");
     assert_eq!(read_all(&hook, &token), expected, "the hook route too");
 
+    // A well-formed cursor far past the session's end is an empty last page, answered
+    // at once (it once walked the calendar from year -9999, one day at a time).
+    let far = format!("9223372036854775807_{}", uuid::Uuid::now_v7());
+    let (status, page) = get_auth(&format!("{}/api/sessions/{row_id}/events?cursor={far}", server.web), &access);
+    assert_eq!((status, page["events"].as_array().map(Vec::len), page["next_cursor"].is_null()), (200, Some(0), true));
     for bad in ["nonsense", "12_not-a-uuid", "_"] {
         let (status, body) = get_auth(&format!("{}/api/sessions/{row_id}/events?cursor={bad}", server.web), &access);
         assert_eq!((status, body["error"]["field"].as_str()), (400, Some("cursor")), "{bad}: {body}");

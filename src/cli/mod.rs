@@ -113,7 +113,11 @@ impl Command {
     /// command that prints and exits; false for the long-running ones, which write to
     /// sockets and child processes and must outlive a reader that went away.
     pub fn ends_quietly_on_closed_stdout(&self) -> bool {
-        !matches!(self, Command::Serve(_) | Command::Dashboard(_) | Command::Flusher(_) | Command::Bench(_))
+        // `hook` promises to exit 0 whatever happens, so it keeps ignoring SIGPIPE too.
+        !matches!(
+            self,
+            Command::Serve(_) | Command::Dashboard(_) | Command::Flusher(_) | Command::Bench(_) | Command::Hook(_)
+        )
     }
 }
 

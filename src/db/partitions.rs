@@ -382,7 +382,11 @@ pub fn session_events_page(
     cursor: Option<(i64, Uuid)>,
     limit: usize,
 ) -> Result<EventPage, DbError> {
-    // Days before the cursor's hold nothing after it.
+    // Days before the cursor's hold nothing after it; a cursor past the session's end
+    // (no cursor we issue) has nothing after it at all, and must not walk the calendar.
+    if cursor.is_some_and(|(ts, _)| ts > last_ms) {
+        return Ok(EventPage { events: Vec::new(), next_cursor: None });
+    }
     let from_ms = cursor.map_or(first_ms, |(ts, _)| ts.max(first_ms));
     let mut events = session_events_across(data_dir, proof, from_ms, last_ms, cursor, limit + 1)?;
     let more = events.len() > limit;

@@ -111,11 +111,22 @@ pub fn install(conn: &Connection) -> rusqlite::Result<()> {
     conn.execute_batch(&format!("DROP VIEW IF EXISTS temp.cells; CREATE TEMP VIEW cells AS {};", view_sql(&declared)))
 }
 
-/// `run_results`' columns with their declared types, lower-cased.
-fn declared_types(conn: &Connection) -> rusqlite::Result<Vec<(String, String)>> {
-    let mut stmt = conn.prepare("SELECT name, type FROM pragma_table_info('run_results', 'main')")?;
+/// A column of `run_results` as declared: its name and type (lower-cased) and whether
+/// it is NOT NULL.
+struct Declared {
+    name: String,
+    kind: String,
+    not_null: bool,
+}
+
+fn declared_types(conn: &Connection) -> rusqlite::Result<Vec<Declared>> {
+    let mut stmt = conn.prepare("SELECT name, type, \"notnull\" FROM pragma_table_info('run_results', 'main')")?;
     let rows = stmt.query_map([], |r| {
-        Ok((text(r, 0)?.unwrap_or_default().to_lowercase(), text(r, 1)?.unwrap_or_default().to_lowercase()))
+        Ok(Declared {
+            name: text(r, 0)?.unwrap_or_default().to_lowercase(),
+            kind: text(r, 1)?.unwrap_or_default().to_lowercase(),
+            not_null: int(r, 2)?.is_some_and(|n| n != 0),
+        })
     })?;
     rows.collect()
 }
@@ -131,8 +142,8 @@ fn quoted(name: &str) -> String {
     format!("\"{}\"", name.replace('"', "\"\""))
 }
 
-fn view_sql(declared: &[(String, String)]) -> String {
-    let find = |name: &str| declared.iter().find(|(column, _)| column == name);
+fn view_sql(declared: &[Declared]) -> String {
+    let find = |name: &str| declared.iter().find(|column| column.name == name);
     let mut columns: Vec<String> = Vec::new();
     for name in REQUIRED {
         columns.push(if find(name).is_some() { quoted(name) } else { format!("NULL AS {name}") });
@@ -146,7 +157,7 @@ fn view_sql(declared: &[(String, String)]) -> String {
         None => "NULL".to_string(),
     };
     let sort_key = |name: &str, integer: bool| match find(name) {
-        Some((_, declared)) if numeric_affinity(declared) => quoted(name),
+        Some(column) if numeric_affinity(&column.kind) => quoted(name),
         _ => normalised(name, integer),
     };
     for (name, integer) in NUMERIC {
@@ -161,8 +172,10 @@ fn view_sql(declared: &[(String, String)]) -> String {
     );
     columns.push(format!("{tokens} AS tokens"));
     // The raw sum matches the expression index run_results_by_tokens when every kind
-    // has numeric affinity; otherwise sort by the normalised sum.
-    let all_numeric = TOKEN_KINDS.iter().all(|k| find(k).is_some_and(|(_, d)| numeric_affinity(d)));
+    // has numeric affinity and cannot be NULL (one NULL kind would make the raw sum NULL
+    // where the shown sum is of the known kinds); otherwise sort by the normalised sum.
+    let all_numeric =
+        TOKEN_KINDS.iter().all(|k| find(k).is_some_and(|column| numeric_affinity(&column.kind) && column.not_null));
     columns.push(if all_numeric {
         format!("({}) AS sort_tokens", TOKEN_KINDS.join(" + "))
     } else {
@@ -181,6 +194,12 @@ pub fn text(row: &Row<'_>, index: usize) -> rusqlite::Result<Option<String>> {
         ValueRef::Real(x) => Some(x.to_string()),
         ValueRef::Text(bytes) | ValueRef::Blob(bytes) => Some(String::from_utf8_lossy(bytes).into_owned()),
     })
+}
+
+/// A name (model, harness, task): text, where an empty one is no name at all, so that
+/// NULL and '' are one "unknown" group rather than two that look alike.
+pub fn name(row: &Row<'_>, index: usize) -> rusqlite::Result<Option<String>> {
+    Ok(text(row, index)?.filter(|name| !name.is_empty()))
 }
 
 /// Text that must be there (`cell_id`, `run_name`): NULL reads as empty.

@@ -83,19 +83,23 @@ fn task_scores(conn: &Connection, side: &Side) -> Result<Vec<TaskScore>, EvalsEr
             successes: cells::tally(r, 3)?.max(0) as usize,
         })
     })?;
-    let mut scores: Vec<TaskScore> = rows.collect::<Result<_, _>>()?;
-    // 5 and '5' group apart in SQL but are one task: merge neighbours with one name.
-    scores.dedup_by(|later, earlier| {
-        if later.task_id != earlier.task_id {
-            return false;
+    // 5 and '5' group apart in SQL (all numbers sort before all text) but are one task.
+    let mut by_task: std::collections::BTreeMap<String, TaskScore> = std::collections::BTreeMap::new();
+    for score in rows {
+        let score = score?;
+        match by_task.get_mut(&score.task_id) {
+            Some(task) => {
+                let repeats = task.repeats + score.repeats;
+                task.mean = (task.mean * task.repeats as f64 + score.mean * score.repeats as f64) / repeats as f64;
+                task.repeats = repeats;
+                task.successes += score.successes;
+            }
+            None => {
+                by_task.insert(score.task_id.clone(), score);
+            }
         }
-        let repeats = earlier.repeats + later.repeats;
-        earlier.mean = (earlier.mean * earlier.repeats as f64 + later.mean * later.repeats as f64) / repeats as f64;
-        earlier.repeats = repeats;
-        earlier.successes += later.successes;
-        true
-    });
-    Ok(scores)
+    }
+    Ok(by_task.into_values().collect())
 }
 
 pub fn compare(conn: &Connection, selection: &Selection) -> Result<Comparison, EvalsError> {

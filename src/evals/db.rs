@@ -425,17 +425,20 @@ pub fn page_rows(
     page: u32,
     per_page: u32,
 ) -> Result<Vec<ResultRecord>, EvalsError> {
-    let (filter_sql, inner) = where_clause(run, filters);
-    let mut values = vec![SqlValue::Text(run.to_string())];
-    values.extend(inner);
+    let (filter_sql, filter_values) = where_clause(run, filters);
+    let mut values = filter_values.clone();
+    values.extend(filter_values);
     values.push(SqlValue::Integer(i64::from(per_page)));
     values.push(SqlValue::Integer(i64::from(page.saturating_sub(1)) * i64::from(per_page)));
+    values.push(SqlValue::Integer(i64::from(per_page)));
     // Two steps: the page's cell ids from an index (OFFSET then skips index entries,
-    // not rows with their logs), then just those rows by primary key.
+    // not rows with their logs), then just those rows by primary key. The outer query
+    // filters and limits again, for a harness's table without a primary key whose cell
+    // ids repeat within a run.
     let order = sort.sql();
     let mut stmt = conn.prepare_cached(&format!(
-        "SELECT {LIGHT_COLUMNS} FROM cells
-         WHERE run_name = ? AND cell_id IN (SELECT cell_id FROM cells {filter_sql} {order} LIMIT ? OFFSET ?) {order}"
+        "SELECT {LIGHT_COLUMNS} FROM cells {filter_sql}
+           AND cell_id IN (SELECT cell_id FROM cells {filter_sql} {order} LIMIT ? OFFSET ?) {order} LIMIT ?"
     ))?;
     let rows = stmt.query_map(params_from_iter(values.iter()), |row| read_record(row, false))?;
     Ok(rows.collect::<Result<_, _>>()?)
@@ -519,8 +522,7 @@ pub fn distinct(conn: &Connection, run: &str, column: &'static str) -> Result<Ve
         "SELECT DISTINCT {column} FROM cells WHERE run_name = ?1 AND {column} IS NOT NULL ORDER BY 1"
     ))?;
     let rows = stmt.query_map([run], |r| cells::required_text(r, 0))?;
-    let mut values: Vec<String> = rows.collect::<Result<_, _>>()?;
     // 5 and '5' are distinct to SQLite but the same choice to a person.
-    values.dedup();
-    Ok(values)
+    let values: std::collections::BTreeSet<String> = rows.collect::<Result<_, _>>()?;
+    Ok(values.into_iter().collect())
 }

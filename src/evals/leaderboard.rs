@@ -98,7 +98,7 @@ pub fn compute_with_matrix(
     conn: &Connection,
     run: &str,
 ) -> Result<(Leaderboards, Vec<super::charts::MatrixCell>), EvalsError> {
-    use super::cells::{real, tally, text};
+    use super::cells::{name, real, tally};
     let mut boards: Leaderboards = BTreeMap::new();
     let mut stmt = conn.prepare_cached(
         "SELECT model, harness, count(*), avg(rate_success), count(*) - count(success),
@@ -113,7 +113,7 @@ pub fn compute_with_matrix(
             Ok(Mean { value: real(r, value)?, cells: tally(r, value + 1)? })
         };
         let row = Row {
-            harness: text(r, 1)?,
+            harness: name(r, 1)?,
             cells: tally(r, 2)?,
             success_rate: rate,
             success_class: SuccessClass::of_rate(rate),
@@ -125,8 +125,8 @@ pub fn compute_with_matrix(
             estimate: stats::task_level_estimate(&[]),
             pass_at_k: Vec::new(),
         };
-        let rows = boards.entry(text(r, 0)?).or_default();
-        // 5 and '5' group apart in SQL but are one harness to a person: merge them.
+        let rows = boards.entry(name(r, 0)?).or_default();
+        // 5 and '5' (or NULL and '') group apart in SQL but are one harness to a person.
         match rows.iter_mut().find(|existing| existing.harness == row.harness) {
             Some(existing) => merge(existing, &row),
             None => rows.push(row),
@@ -202,7 +202,7 @@ type TaskGroup = (ModelKey, Option<String>, Vec<TaskScore>);
 
 /// Per (model, harness): the task scores, repeats averaged within each task.
 fn task_groups(conn: &Connection, run: &str) -> Result<Vec<TaskGroup>, EvalsError> {
-    use super::cells::{real, tally, text};
+    use super::cells::{name, real, tally};
     let mut stmt = conn.prepare_cached(
         "SELECT model, harness, task_id, avg(rate_success), count(*), total(rate_success >= 1.0 - 1e-9)
          FROM cells WHERE run_name = ?1 GROUP BY model, harness, task_id ORDER BY model, harness, task_id",
@@ -210,9 +210,9 @@ fn task_groups(conn: &Connection, run: &str) -> Result<Vec<TaskGroup>, EvalsErro
     let mut out: Vec<TaskGroup> = Vec::new();
     let mut rows = stmt.query([run])?;
     while let Some(r) = rows.next()? {
-        let (model, harness) = (text(r, 0)?, text(r, 1)?);
+        let (model, harness) = (name(r, 0)?, name(r, 1)?);
         let score = TaskScore {
-            task_id: task_key(text(r, 2)?),
+            task_id: task_key(name(r, 2)?),
             mean: real(r, 3)?.unwrap_or(0.0),
             repeats: tally(r, 4)?.max(0) as usize,
             successes: tally(r, 5)?.max(0) as usize,

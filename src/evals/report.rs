@@ -78,9 +78,15 @@ fn publish(outcome: Result<(), EvalsError>, paths: [&Path; 3]) -> Result<(), Eva
         }
         return Err(err);
     }
-    for path in paths {
-        std::fs::rename(partial_path(path), path)
-            .map_err(|source| EvalsError::Io { context: format!("cannot write {}", path.display()), source })?;
+    for (i, path) in paths.iter().enumerate() {
+        if let Err(source) = std::fs::rename(partial_path(path), path) {
+            // Not atomic across the three: the ones already renamed stay new; the rest
+            // are removed so no .partial is left behind.
+            for rest in &paths[i..] {
+                let _ = std::fs::remove_file(partial_path(rest));
+            }
+            return Err(EvalsError::Io { context: format!("cannot write {}", path.display()), source });
+        }
     }
     Ok(())
 }

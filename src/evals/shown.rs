@@ -32,9 +32,9 @@ pub fn seconds(ms: &Option<i64>) -> String {
     ms.map_or_else(|| UNKNOWN.to_string(), |ms| format!("{:.1}", ms as f64 / 1000.0))
 }
 
-/// Text as stored, or "—".
+/// Text as stored, or "—" when there is none (or it is empty).
 pub fn text(value: &Option<String>) -> &str {
-    value.as_deref().unwrap_or(UNKNOWN)
+    value.as_deref().filter(|text| !text.is_empty()).unwrap_or(UNKNOWN)
 }
 
 /// A mean as shown in a leaderboard row of `row_cells` cells: the figure, and when it

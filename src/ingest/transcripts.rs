@@ -76,6 +76,9 @@ pub async fn state_of(
 ) -> Result<Json<Value>, AppError> {
     let whole =
         query.sha256.clone().ok_or_else(|| AppError::bad_request("sha256", "query parameter sha256 is required"))?;
+    if !upload::is_sha256(&whole) {
+        return Err(AppError::bad_request("sha256", "must be the lowercase hex SHA-256 of the whole upload"));
+    }
     let id = own_session(&state, &user, session, &query).await?;
     let (pool, data_dir, owner) = (state.readers.clone(), state.config.data_dir.clone(), user.user_id.clone());
     db::blocking(move || {

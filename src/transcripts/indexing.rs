@@ -111,6 +111,26 @@ enum SegmentsEnd {
     Full,
 }
 
+/// Skips to just after the next `\n` without holding what it skips.
+fn skip_line(text: &mut impl std::io::BufRead) -> std::io::Result<()> {
+    loop {
+        let buffer = text.fill_buf()?;
+        if buffer.is_empty() {
+            return Ok(());
+        }
+        match buffer.iter().position(|b| *b == b'\n') {
+            Some(end) => {
+                text.consume(end + 1);
+                return Ok(());
+            }
+            None => {
+                let all = buffer.len();
+                text.consume(all);
+            }
+        }
+    }
+}
+
 /// Hands the transcript to `index` in segments of whole lines: all of it at once when it
 /// is within [`WHOLE_PARSE_BYTES`] and [`WHOLE_PARSE_LINES`], else consecutive segments of
 /// about that size. `index` answers whether it wants more.
@@ -129,9 +149,7 @@ fn for_each_segment(
         line.clear();
         let read = (&mut text).take(MAX_LINE_BYTES).read_until(b'\n', &mut line).map_err(failed)?;
         if read as u64 == MAX_LINE_BYTES && !line.ends_with(b"\n") {
-            // Skip the rest of an overlong line.
-            let mut rest = Vec::new();
-            text.read_until(b'\n', &mut rest).map_err(failed)?;
+            skip_line(&mut text).map_err(failed)?;
         }
         if read > 0 {
             segment.push_str(&String::from_utf8_lossy(&line));

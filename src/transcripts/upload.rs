@@ -71,7 +71,7 @@ pub struct Stored {
     pub bytes: i64,
 }
 
-fn is_sha256(text: &str) -> bool {
+pub fn is_sha256(text: &str) -> bool {
     text.len() == 64 && text.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
 }
 
@@ -235,7 +235,7 @@ pub fn receive_within(
     if !folder.exists() {
         // A new digest for the session: the shipper re-uploads a transcript that grew,
         // so the session's unfinished older uploads will never complete.
-        for older in staged(data_dir, session_id) {
+        for older in staged(data_dir, session_id).into_iter().filter(|older| *older != folder) {
             let _ = std::fs::remove_dir_all(older);
         }
         expire_staged_of(&person)?;

@@ -100,7 +100,8 @@ pub async fn submit(
     let decided = state.writer.transact(move |tx| device::decide(tx, &code, &user_id, approve, now_ms)).await;
     match decided {
         Ok(true) => {
-            state.device_throttle.succeeded(&account);
+            // A right code does not clear the count: approving one's own code between
+            // guesses would otherwise reset the limit.
             let message = if approve {
                 "Approved. You can return to your terminal."
             } else {

@@ -43,19 +43,10 @@ pub fn render(template: &impl Template) -> Response {
     }
 }
 
-/// A `next` target that stays on this site: a path, never `//host` or `/\host`.
+/// A `next` target that stays on this site ([`crate::model::local_redirect_target`],
+/// shared with the eval dashboard), else the person's own audit page.
 pub fn safe_next(next: Option<&str>) -> String {
-    match next {
-        Some(path)
-            if path.starts_with('/')
-                && !path.starts_with("//")
-                && !path.starts_with("/\\")
-                && !path.chars().any(char::is_control) =>
-        {
-            path.to_string()
-        }
-        _ => "/me/settings/audit".to_string(),
-    }
+    crate::model::local_redirect_target(next).unwrap_or("/me/settings/audit").to_string()
 }
 
 fn login_page(state: &AppState, status: StatusCode, error: Option<&str>, email: &str, next: &str) -> Response {

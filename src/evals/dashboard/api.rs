@@ -153,7 +153,8 @@ pub async fn export(
     let sort = db::Sort::parse(params::text(&raw, "sort").as_deref(), params::text(&raw, "order").as_deref())?;
     let name = run.clone();
     state.query(move |conn| db::require_run(conn, &name)).await?;
-    let (sender, mut receiver) = tokio::sync::mpsc::channel::<Result<Vec<u8>, EvalsError>>(8);
+    // `Ok(None)` marks the end: a producer that stops without it (a panic) is a failure.
+    let (sender, mut receiver) = tokio::sync::mpsc::channel::<Piece>(8);
     let producer = state.clone();
     let (name, csv) = (run.clone(), format == "csv");
     tokio::task::spawn_blocking(move || {
@@ -166,22 +167,24 @@ pub async fn export(
             let _ = sender.blocking_send(Err(err));
         }
     });
+    let stopped =
+        || EvalsError::Io { context: "export".into(), source: std::io::Error::other("stopped before its end") };
     let first = match receiver.recv().await {
-        Some(Ok(chunk)) => chunk,
+        Some(Ok(Some(chunk))) => chunk,
+        Some(Ok(None)) => Vec::new(),
         Some(Err(err)) => return Err(err.into()),
-        None => {
-            return Err(EvalsError::Io { context: "export".into(), source: std::io::Error::other("no output") }.into());
-        }
+        None => return Err(stopped().into()),
     };
-    let rest = futures_util::stream::unfold(receiver, |mut receiver| async move {
-        let next = receiver.recv().await?;
-        Some((
-            next.map_err(|err| {
-                tracing::error!(error = %err, "export failed after it started; the download is cut short");
-                std::io::Error::other(err.to_string())
-            }),
-            receiver,
-        ))
+    let rest = futures_util::stream::unfold(Some(receiver), move |receiver| async move {
+        let mut receiver = receiver?;
+        let failed = match receiver.recv().await {
+            Some(Ok(Some(chunk))) => return Some((Ok(chunk), Some(receiver))),
+            Some(Ok(None)) => return None,
+            Some(Err(err)) => err,
+            None => stopped(),
+        };
+        tracing::error!(error = %failed, "export failed after it started; the download is cut short");
+        Some((Err(std::io::Error::other(failed.to_string())), None))
     });
     let body = axum::body::Body::from_stream(futures_util::StreamExt::chain(
         futures_util::stream::once(async move { Ok::<_, std::io::Error>(first) }),
@@ -203,6 +206,9 @@ pub async fn export(
 
 const CHUNK_BYTES: usize = 256 * 1024;
 
+/// What the export's producer sends: a chunk, the end (`Ok(None)`), or the failure.
+type Piece = Result<Option<Vec<u8>>, EvalsError>;
+
 /// Writes the rows as CSV (all 28 columns, spec order) or a JSON array into chunks.
 fn stream_rows(
     conn: &rusqlite::Connection,
@@ -210,11 +216,12 @@ fn stream_rows(
     filters: &db::Filters,
     sort: db::Sort,
     csv: bool,
-    sender: &tokio::sync::mpsc::Sender<Result<Vec<u8>, EvalsError>>,
+    sender: &tokio::sync::mpsc::Sender<Piece>,
 ) -> Result<(), EvalsError> {
     let gone = || EvalsError::Io { context: "export".into(), source: std::io::Error::other("the client went away") };
     let failed = |e: String| EvalsError::Io { context: "export".into(), source: std::io::Error::other(e) };
-    let send = |chunk: Vec<u8>| sender.blocking_send(Ok(chunk)).map_err(|_| gone());
+    let send = |chunk: Vec<u8>| sender.blocking_send(Ok(Some(chunk))).map_err(|_| gone());
+    let end = || sender.blocking_send(Ok(None)).map_err(|_| gone());
     if csv {
         let mut buffer = Vec::with_capacity(CHUNK_BYTES * 2);
         let write = |buffer: &mut Vec<u8>, fields: &[String]| -> Result<(), EvalsError> {
@@ -231,7 +238,8 @@ fn stream_rows(
             }
             Ok(())
         })?;
-        send(buffer)
+        send(buffer)?;
+        end()
     } else {
         let mut buffer = b"[".to_vec();
         let mut first = true;
@@ -247,6 +255,7 @@ fn stream_rows(
             Ok(())
         })?;
         buffer.extend_from_slice(b"]\n");
-        send(buffer)
+        send(buffer)?;
+        end()
     }
 }
