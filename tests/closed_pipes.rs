@@ -63,6 +63,7 @@ fn commands_end_quietly_when_stdout_is_a_closed_pipe() {
         vec!["resume"],
         vec!["--help"],
         vec!["results", "--help"],
+        vec!["bench", "redact", "--bytes", "100000"],
     ];
     for args in commands {
         let (status, stderr) = with_closed_stdout(&args, &home);
@@ -71,4 +72,31 @@ fn commands_end_quietly_when_stdout_is_a_closed_pipe() {
         let by_sigpipe = status.signal() == Some(13);
         assert!(by_sigpipe || status.code() == Some(0), "{args:?} ended with {status:?}: {stderr}");
     }
+}
+
+/// The long-running commands keep going when whoever read their first lines has gone:
+/// a dashboard started as `sightline dashboard | head -1` still serves.
+#[test]
+fn a_dashboard_whose_stdout_is_closed_still_serves() {
+    let dir = tempfile::tempdir().unwrap();
+    let results = dir.path().join("results.db");
+    let made = Command::new(BIN).args(["evals", "demo", "--out", results.to_str().unwrap()]).output().unwrap();
+    assert!(made.status.success());
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let (reader, writer) = std::io::pipe().unwrap();
+    drop(reader);
+    let mut child = Command::new(BIN)
+        .args(["dashboard", "--db", results.to_str().unwrap(), "--port", &port.to_string()])
+        .env_remove("SIGHTLINE_DASHBOARD_TOKEN")
+        .stdout(writer)
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let url = format!("http://127.0.0.1:{port}/api/runs");
+    common::wait_until(std::time::Duration::from_secs(20), "the dashboard to answer", || common::get(&url).0 == 200);
+    assert!(child.try_wait().unwrap().is_none(), "still running after printing into a closed pipe");
+    child.kill().unwrap();
+    let output = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(!stderr.contains("panicked"), "{stderr}");
 }

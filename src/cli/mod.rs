@@ -111,12 +111,19 @@ impl Command {
     /// Whether a closed stdout should end this command the way it ends `cat` or `ls`:
     /// quietly, by SIGPIPE, with the status a shell expects (141). True for every
     /// command that prints and exits; false for the long-running ones, which write to
-    /// sockets and child processes and must outlive a reader that went away.
+    /// sockets and child processes and must outlive a reader that went away (what little
+    /// they print ignores a closed stream).
     pub fn ends_quietly_on_closed_stdout(&self) -> bool {
-        // `hook` promises to exit 0 whatever happens, so it keeps ignoring SIGPIPE too.
+        // `hook` promises to exit 0 whatever happens, and `bench hook` writes into its
+        // hooks' stdin, so both keep ignoring SIGPIPE too (and write to stdout ignoring
+        // a closed pipe).
         !matches!(
             self,
-            Command::Serve(_) | Command::Dashboard(_) | Command::Flusher(_) | Command::Bench(_) | Command::Hook(_)
+            Command::Serve(_)
+                | Command::Dashboard(_)
+                | Command::Flusher(_)
+                | Command::Hook(_)
+                | Command::Bench(bench::BenchCommand::Hook(_))
         )
     }
 }

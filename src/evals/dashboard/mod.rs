@@ -109,8 +109,12 @@ pub async fn run(args: &DashboardArgs) -> anyhow::Result<()> {
     let ip: std::net::IpAddr =
         args.host.parse().with_context(|| format!("--host {:?} is not an IP address", args.host))?;
     let token = args.token.as_deref().filter(|t| !t.is_empty());
+    // The dashboard outlives whoever reads its first lines (`| head -1`): a closed
+    // stdout or stderr is not a reason to stop serving, so these writes ignore it.
+    use std::io::Write;
     if ip.is_unspecified() && token.is_none() {
-        eprintln!(
+        let _ = writeln!(
+            std::io::stderr(),
             "warning: the dashboard is bound to {ip} without a token: anyone who can reach this machine can read the results. Set SIGHTLINE_DASHBOARD_TOKEN."
         );
     }
@@ -120,7 +124,8 @@ pub async fn run(args: &DashboardArgs) -> anyhow::Result<()> {
         .with_context(|| format!("cannot listen on {ip}:{}", args.port))?;
     let bound = listener.local_addr()?;
     let shown = if ip.is_unspecified() { format!("127.0.0.1:{}", bound.port()) } else { bound.to_string() };
-    println!("dashboard: http://{shown}/ ({})", if token.is_some() { "token required" } else { "no authentication" });
+    let auth = if token.is_some() { "token required" } else { "no authentication" };
+    let _ = writeln!(std::io::stdout(), "dashboard: http://{shown}/ ({auth})");
     axum::serve(listener, router(state)).with_graceful_shutdown(crate::server::shutdown_signal()).await?;
     Ok(())
 }
