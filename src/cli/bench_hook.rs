@@ -104,7 +104,6 @@ pub fn run(args: &HookBenchArgs) -> anyhow::Result<i32> {
     };
     // This command keeps ignoring SIGPIPE (it writes into its hooks' stdin), so a reader
     // that went away is an ignored write, not a panic.
-    use std::io::Write;
     let _ = writeln!(
         std::io::stdout(),
         "hook PostToolUse, {} runs x {} at once: p50 {:.2} ms, p95 {:.2} ms, p99 {:.2} ms, max {:.2} ms; {flusher}{} events queued",
