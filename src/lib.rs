@@ -6,8 +6,10 @@
 #![deny(unsafe_code)] // one exception, `memory::return_freed_memory`
 
 pub mod access;
+pub mod app;
 pub mod auth;
 pub mod cli;
+pub mod clock;
 pub mod config;
 pub mod db;
 pub mod error;
@@ -20,6 +22,5 @@ pub mod metrics;
 pub mod model;
 pub mod pricing;
 pub mod redact;
-pub mod server;
 pub mod transcripts;
 pub mod web;

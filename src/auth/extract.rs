@@ -22,10 +22,10 @@ use super::users::User;
 use super::{jwt, sessions};
 use crate::access::read::Reader;
 use crate::access::roles::OrgRole;
+use crate::app::AppState;
 use crate::db;
 use crate::error::AppError;
 use crate::model::percent_encode;
-use crate::server::AppState;
 
 /// The user who owns the request's hook token.
 #[derive(Clone, Debug)]

@@ -35,10 +35,10 @@ use super::extract::{cookie_value, with_cookie};
 use super::sessions::Method;
 use super::tokens::base64url;
 use super::users;
+use crate::app::AppState;
 use crate::db::DbError;
 use crate::error::AppError;
 use crate::model::percent_encode;
-use crate::server::AppState;
 use crate::web::login::{safe_next, sign_in_response};
 
 const FLOW_COOKIE: &str = "sightline_oauth";

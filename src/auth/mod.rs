@@ -6,7 +6,6 @@
 //! and API, refresh tokens (opaque, 90 d, rotated) only at `/oauth/token`, hook tokens
 //! (opaque, 365 d) only on ingest routes.
 
-pub mod clock;
 pub mod device;
 pub mod extract;
 pub mod github;

@@ -17,8 +17,7 @@ use std::sync::Arc;
 use axum::extract::{ConnectInfo, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use axum::routing::post;
-use axum::{Form, Json, Router};
+use axum::{Form, Json};
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
@@ -27,20 +26,11 @@ use super::extract::Caller;
 use super::jwt::ACCESS_TOKEN_LIFETIME_MS;
 use super::sessions::{self, Client, Method, Refreshed};
 use super::{passwords, tokens, users};
+use crate::app::AppState;
 use crate::error::AppError;
-use crate::server::AppState;
 use crate::web::security::client_ip;
 
 pub const DEVICE_GRANT: &str = "urn:ietf:params:oauth:grant-type:device_code";
-
-pub fn routes() -> Router<Arc<AppState>> {
-    Router::new()
-        .route("/oauth/token", post(token))
-        .route("/oauth/revoke", post(revoke))
-        .route("/oauth/device/code", post(device_code))
-        .route("/oauth/device/token", post(device_token))
-        .route("/api/me/hook-tokens", post(create_hook_token))
-}
 
 /// The token answer of RFC 6749 §5.1.
 #[derive(Debug, Serialize, Deserialize)]
@@ -107,7 +97,7 @@ pub struct TokenForm {
     password: Option<String>,
 }
 
-async fn token(
+pub async fn token(
     State(state): State<Arc<AppState>>,
     ConnectInfo(peer): ConnectInfo<SocketAddr>,
     headers: HeaderMap,
@@ -223,7 +213,7 @@ pub struct RevokeForm {
 }
 
 /// RFC 7009: answers 200 whether or not the token was known.
-async fn revoke(State(state): State<Arc<AppState>>, Form(form): Form<RevokeForm>) -> Response {
+pub async fn revoke(State(state): State<Arc<AppState>>, Form(form): Form<RevokeForm>) -> Response {
     let Some(secret) = form.token else {
         return oauth_error(StatusCode::BAD_REQUEST, "invalid_request", "token is required");
     };
@@ -254,7 +244,7 @@ pub struct DeviceCodeForm {
     client_id: Option<String>,
 }
 
-async fn device_code(State(state): State<Arc<AppState>>, Form(form): Form<DeviceCodeForm>) -> Response {
+pub async fn device_code(State(state): State<Arc<AppState>>, Form(form): Form<DeviceCodeForm>) -> Response {
     let client_id = form.client_id.unwrap_or_default();
     if client_id != device::CLIENT_ID {
         return oauth_error(
@@ -291,7 +281,7 @@ pub struct DeviceTokenForm {
     client_id: Option<String>,
 }
 
-async fn device_token(State(state): State<Arc<AppState>>, Form(form): Form<DeviceTokenForm>) -> Response {
+pub async fn device_token(State(state): State<Arc<AppState>>, Form(form): Form<DeviceTokenForm>) -> Response {
     if form.grant_type.as_deref() != Some(DEVICE_GRANT) {
         return oauth_error(
             StatusCode::BAD_REQUEST,
@@ -324,7 +314,7 @@ pub struct HookTokenRequest {
 
 /// A signed-in person creates a hook token for a machine; the secret is in this
 /// answer only.
-async fn create_hook_token(
+pub async fn create_hook_token(
     State(state): State<Arc<AppState>>,
     caller: Caller,
     Json(body): Json<HookTokenRequest>,

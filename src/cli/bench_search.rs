@@ -76,7 +76,7 @@ pub fn run(args: &SearchBenchArgs) -> anyhow::Result<i32> {
         std::iter::empty(),
         &crate::config::Overrides { data_dir: Some(data_dir.clone()), ..Default::default() },
     )?;
-    crate::server::prepare_main_db(&config)?;
+    crate::app::serve::prepare_main_db(&config)?;
     let mut conn = db::open(&config.main_db_path(), Durability::PowerSafe, Checkpointing::Automatic)?;
     eprintln!("generating {} messages in {} sessions under {}", args.messages, args.sessions, data_dir.display());
     let started = Instant::now();

@@ -103,7 +103,7 @@ pub fn report(args: &ReportArgs) -> anyhow::Result<i32> {
 pub fn dashboard(args: &DashboardArgs) -> anyhow::Result<i32> {
     crate::logging::init(&crate::config::Log::default());
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
-    runtime.block_on(crate::evals::dashboard::run(args))?;
+    runtime.block_on(crate::app::serve::dashboard(&args.db.db, &args.host, args.port, args.token.as_deref()))?;
     Ok(0)
 }
 

@@ -181,7 +181,7 @@ pub fn run(cli: Cli) -> anyhow::Result<i32> {
             )?;
             crate::logging::init(&config.log);
             let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
-            runtime.block_on(crate::server::serve(config, crate::server::shutdown_signal()))?;
+            runtime.block_on(crate::app::serve::serve(config, crate::app::serve::shutdown_signal()))?;
             Ok(0)
         }
         Command::Config(ConfigCommand::Default) => {
@@ -198,7 +198,7 @@ pub fn run(cli: Cli) -> anyhow::Result<i32> {
         Command::Token(command) => operator::token(command),
         Command::Migrate(args) => {
             let config = load_config(&args, Overrides::default())?;
-            crate::server::prepare_main_db(&config)?;
+            crate::app::serve::prepare_main_db(&config)?;
             println!("main.db is at schema version {}", crate::db::migrations::latest_version());
             Ok(0)
         }

@@ -5,10 +5,10 @@
 use clap::{Args, Subcommand};
 
 use super::{ConfigArgs, HealthcheckArgs, load_config};
+use crate::app::serve::{BoundAddresses, addresses_path, prepare_main_db};
 use crate::auth::{tokens, users};
 use crate::config::{Config, Overrides};
 use crate::db::{self, Checkpointing, Durability};
-use crate::server::{BoundAddresses, addresses_path, prepare_main_db};
 
 #[derive(Debug, Subcommand)]
 pub enum TokenCommand {

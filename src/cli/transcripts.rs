@@ -9,9 +9,9 @@ use clap::Args;
 use tantivy::{IndexWriter, TantivyDocument};
 
 use super::{ConfigArgs, load_config};
+use crate::app::serve::prepare_main_db;
 use crate::config::Overrides;
 use crate::db::{self, Checkpointing, Durability};
-use crate::server::prepare_main_db;
 use crate::transcripts::index::{IndexError, TranscriptIndex};
 use crate::transcripts::indexing::{self, BATCH_SESSIONS, DrainReport};
 

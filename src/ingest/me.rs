@@ -14,13 +14,13 @@ use serde_json::json;
 
 use super::sessions::{self, SessionView};
 use crate::access::read::{self, SessionRead};
+use crate::app::AppState;
 use crate::auth::extract::HookUser;
 use crate::db;
 use crate::db::partitions;
 use crate::error::AppError;
 use crate::model::AgentType;
 use crate::model::event_json::event_to_json;
-use crate::server::AppState;
 
 fn parse_agent(text: &str) -> Result<AgentType, AppError> {
     AgentType::parse(text).ok_or_else(|| {

@@ -12,37 +12,17 @@ pub mod transcripts;
 
 use std::sync::Arc;
 
-use axum::Router;
 use axum::body::Body;
 use axum::extract::{Query, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use axum::routing::{get, post};
 
+use crate::app::AppState;
 use crate::auth::extract::HookUser;
 use crate::error::AppError;
 use crate::model::AgentType;
-use crate::server::{AppState, ops_routes, track_requests};
 
-pub fn router(state: Arc<AppState>) -> Router {
-    Router::new()
-        .route("/v1/events", post(post_events))
-        .route("/v1/price-table", get(price_table))
-        .route("/v1/transcripts/{session_id}", get(transcripts::state_of).post(transcripts::post_chunk))
-        .route("/v1/me/sessions/{agent_type}/{session_id}", get(me::session))
-        .route("/v1/me/sessions/{agent_type}/{session_id}/events", get(me::session_events))
-        // The token endpoints, so `sightline login` needs only this listener's address;
-        // behind the same CSRF guard and headers as on the web listener.
-        .merge(
-            crate::auth::oauth::routes()
-                .layer(axum::middleware::from_fn_with_state(state.clone(), crate::web::security::guard)),
-        )
-        .merge(ops_routes(true))
-        .layer(axum::middleware::from_fn_with_state((state.clone(), "ingest"), track_requests))
-        .with_state(state)
-}
-
-async fn post_events(
+pub async fn post_events(
     State(state): State<Arc<AppState>>,
     user: HookUser,
     headers: HeaderMap,
@@ -53,13 +33,13 @@ async fn post_events(
 }
 
 #[derive(serde::Deserialize)]
-struct PriceTableQuery {
+pub struct PriceTableQuery {
     agent: Option<String>,
 }
 
 /// The active price table of one agent, with a strong ETag so hooks revalidate
 /// cheaply (`If-None-Match` → 304). Public list prices: no credential needed.
-async fn price_table(
+pub async fn price_table(
     State(state): State<Arc<AppState>>,
     Query(query): Query<PriceTableQuery>,
     headers: HeaderMap,

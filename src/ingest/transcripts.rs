@@ -13,11 +13,11 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::sessions;
+use crate::app::AppState;
 use crate::auth::extract::HookUser;
 use crate::db;
 use crate::error::AppError;
 use crate::model::AgentType;
-use crate::server::AppState;
 use crate::transcripts::store;
 use crate::transcripts::upload::{self, Chunk, UploadError};
 

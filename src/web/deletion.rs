@@ -12,10 +12,10 @@ use axum::extract::State;
 use axum::http::StatusCode;
 
 use crate::access::deletion::{self, DeletionRequest};
+use crate::app::AppState;
 use crate::auth::extract::Caller;
 use crate::db;
 use crate::error::AppError;
-use crate::server::AppState;
 
 pub async fn request(
     State(state): State<Arc<AppState>>,

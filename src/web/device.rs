@@ -15,10 +15,10 @@ use axum::response::{IntoResponse, Response};
 use serde::Deserialize;
 
 use super::login::render;
+use crate::app::AppState;
 use crate::auth::device;
 use crate::auth::extract::PageCaller;
 use crate::error::AppError;
-use crate::server::AppState;
 use crate::web::security::client_ip;
 
 #[derive(Template)]

@@ -14,11 +14,11 @@ use serde_json::{Value, json};
 
 use crate::access::grants::{self, Decision, GrantError, Request};
 use crate::access::policies::{self, PolicyError, Visibility, VisibilityChange};
+use crate::app::AppState;
 use crate::auth::extract::Caller;
 use crate::auth::users;
 use crate::db;
 use crate::error::AppError;
-use crate::server::AppState;
 
 impl From<GrantError> for AppError {
     fn from(err: GrantError) -> Self {

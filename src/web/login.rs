@@ -16,13 +16,13 @@ use axum::response::{Html, IntoResponse, Redirect, Response};
 use serde::Deserialize;
 
 use super::security::client_ip;
+use crate::app::AppState;
 use crate::auth::extract::{Caller, sign_in_cookie, with_cookie};
 use crate::auth::jwt::ACCESS_TOKEN_LIFETIME_MS;
 use crate::auth::oauth::{PasswordFailure, verify_password_sign_in};
 use crate::auth::sessions::{self, Client, Method};
 use crate::error::AppError;
 use crate::model::percent_encode;
-use crate::server::AppState;
 
 #[derive(Template)]
 #[template(path = "web/login.html")]

@@ -14,11 +14,11 @@ use super::login::render;
 use crate::access::audit::{self, AuditRow};
 use crate::access::grants::{self, Grant};
 use crate::access::policies::{self, Visibility, VisibilityChange};
+use crate::app::AppState;
 use crate::auth::extract::{Caller, PageCaller};
 use crate::db;
 use crate::error::AppError;
 use crate::model::rfc3339_ms;
-use crate::server::AppState;
 
 const AUDIT_PAGE_ROWS: usize = 500;
 

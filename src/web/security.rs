@@ -19,8 +19,8 @@ use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 
+use crate::app::AppState;
 use crate::auth::extract::cookie_name;
-use crate::server::AppState;
 
 const CSP: &str = "default-src 'self'; img-src 'self' data:; style-src 'self' 'unsafe-inline'; script-src 'self'; \
                    frame-ancestors 'none'; base-uri 'none'; form-action 'self'; object-src 'none'";

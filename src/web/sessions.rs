@@ -13,13 +13,13 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use crate::access::read::{self, Basis, Reading, SessionRead};
+use crate::app::AppState;
 use crate::auth::extract::Caller;
 use crate::db::partitions;
 use crate::db::{self, DbError};
 use crate::error::AppError;
 use crate::ingest::sessions;
 use crate::model::event_json::event_to_json;
-use crate::server::AppState;
 use crate::transcripts::store;
 
 /// The proof for `session_id`, or 404.

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use serde_json::Value;
-use sightline::auth::clock::Clock;
+use sightline::clock::Clock;
 use sightline::config::Config;
 
 use super::{TestServer, get, wait_until};
@@ -32,7 +32,7 @@ impl InProcess {
         let thread = std::thread::spawn(move || {
             let runtime = tokio::runtime::Runtime::new().unwrap();
             runtime
-                .block_on(sightline::server::serve_with_clock(config, server_clock, async {
+                .block_on(sightline::app::serve::serve_with_clock(config, server_clock, async {
                     let _ = stopped.await;
                 }))
                 .unwrap();

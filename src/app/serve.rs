@@ -1,5 +1,6 @@
 //! `sightline serve`: one process, three listeners (ingest, web, GitHub app), the
-//! event writer, the background checkpointer, and the compaction and deletion timers.
+//! event writer, the background checkpointer, and the compaction and deletion timers;
+//! and `sightline dashboard`, the eval service's own listener.
 //!
 //! Invariants: the server is ready only after `main.db` is migrated and the writer
 //! has folded any commits a crash left unapplied; bound addresses (port 0 resolved)
@@ -11,60 +12,24 @@ use std::future::Future;
 use std::net::SocketAddr;
 use std::path::Path;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use anyhow::Context;
-use axum::Router;
-use axum::extract::{MatchedPath, Request, State};
-use axum::http::{StatusCode, header};
-use axum::middleware::Next;
-use axum::response::{IntoResponse, Response};
-use axum::routing::get;
 use serde::{Deserialize, Serialize};
 use tokio::net::TcpListener;
 
-use crate::auth::clock::Clock;
+use super::{AppState, routes};
 use crate::auth::jwt::SigningKeys;
 use crate::auth::throttle::LoginThrottle;
+use crate::clock::Clock;
 use crate::config::Config;
 use crate::db::writer::{EventWriter, WriterConfig};
-use crate::db::{self, Checkpointing, Durability, MainPool};
+use crate::db::{self, Checkpointing, Durability};
 use crate::metrics::Metrics;
 use crate::model::wire::EventLimits;
 use crate::pricing::PriceBook;
 use crate::transcripts::index::TranscriptIndex;
 use crate::transcripts::index::worker::Indexer;
-
-/// Everything a request handler may use. Shared by the three listeners.
-pub struct AppState {
-    pub config: Config,
-    pub readers: MainPool,
-    pub writer: EventWriter,
-    pub prices: Arc<PriceBook>,
-    pub metrics: Arc<Metrics>,
-    pub event_limits: EventLimits,
-    /// The transcript index, for searches.
-    pub transcripts: Arc<TranscriptIndex>,
-    /// The transcript indexer task (the index's one writer).
-    pub indexer: Indexer,
-    /// The access-token signing key.
-    pub keys: SigningKeys,
-    /// "Now" for every expiry decision (manual in tests).
-    pub clock: Clock,
-    pub login_throttle: LoginThrottle,
-    /// Wrong codes entered at `/device` (RFC 8628 §5.1), apart from password failures
-    /// so a mistyped code never locks anyone out of signing in.
-    pub device_throttle: LoginThrottle,
-    /// The web app's public origin (`auth.public_url`, or the bound web address).
-    pub web_origin: String,
-}
-
-impl AppState {
-    /// True when the web app is served over HTTPS (secure cookie prefix, HSTS).
-    pub fn https(&self) -> bool {
-        self.web_origin.starts_with("https://")
-    }
-}
 
 /// The addresses the listeners are bound to, as written to `run/addresses.json`.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq, Eq)]
@@ -182,9 +147,9 @@ pub async fn serve_with_clock(
         let _ = stop_tx.send(true);
     });
     let routers = [
-        (ingest, crate::ingest::router(state.clone())),
-        (web, crate::web::router(state.clone())),
-        (github, health_only_router(state.clone(), "github")),
+        (ingest, routes::ingest(state.clone())),
+        (web, routes::web(state.clone())),
+        (github, routes::github(state.clone())),
     ];
     let mut servers = Vec::new();
     for (listener, router) in routers {
@@ -262,60 +227,29 @@ async fn compaction_timer(state: Arc<AppState>) {
     }
 }
 
-fn health_only_router(state: Arc<AppState>, listener: &'static str) -> Router {
-    listener_router(state, listener, Router::new())
-}
-
-/// A listener's `routes` with `/health`, request metrics labelled `listener`, and the state.
-pub fn listener_router(state: Arc<AppState>, listener: &'static str, routes: Router<Arc<AppState>>) -> Router {
-    routes
-        .merge(ops_routes(false))
-        .layer(axum::middleware::from_fn_with_state((state.clone(), listener), track_requests))
-        .with_state(state)
-}
-
-/// `/health` on every listener; `/readyz` and `/metrics` where `full`.
-pub fn ops_routes(full: bool) -> Router<Arc<AppState>> {
-    let router = Router::new().route("/health", get(|| async { "ok\n" }));
-    if full { router.route("/readyz", get(readyz)).route("/metrics", get(metrics)) } else { router }
-}
-
-/// Ready when main.db is at this binary's schema version and can take a write lock.
-async fn readyz(State(state): State<Arc<AppState>>) -> Response {
-    let path = state.config.main_db_path();
-    let check = db::blocking(move || {
-        let conn = db::open(&path, Durability::PowerSafe, Checkpointing::Background)?;
-        if !db::migrations::is_current(&conn)? {
-            return Ok(Err("main.db schema is not current"));
-        }
-        conn.execute_batch("BEGIN IMMEDIATE; ROLLBACK;")?;
-        Ok(Ok(()))
-    })
-    .await;
-    match check {
-        Ok(Ok(())) => (StatusCode::OK, "ready\n").into_response(),
-        Ok(Err(reason)) => (StatusCode::SERVICE_UNAVAILABLE, format!("not ready: {reason}\n")).into_response(),
-        Err(err) => (StatusCode::SERVICE_UNAVAILABLE, format!("not ready: {err}\n")).into_response(),
+/// Starts the eval dashboard over `db` and serves until Ctrl-C or SIGTERM.
+pub async fn dashboard(db: &Path, host: &str, port: u16, token: Option<&str>) -> anyhow::Result<()> {
+    use crate::evals::dashboard::DashState;
+    let ip: std::net::IpAddr = host.parse().with_context(|| format!("--host {host:?} is not an IP address"))?;
+    let token = token.filter(|t| !t.is_empty());
+    // The dashboard outlives whoever reads its first lines (`| head -1`): a closed
+    // stdout or stderr is not a reason to stop serving, so these writes ignore it.
+    use std::io::Write;
+    if ip.is_unspecified() && token.is_none() {
+        let _ = writeln!(
+            std::io::stderr(),
+            "warning: the dashboard is bound to {ip} without a token: anyone who can reach this machine can read the results. Set SIGHTLINE_DASHBOARD_TOKEN."
+        );
     }
-}
-
-async fn metrics(State(state): State<Arc<AppState>>) -> Response {
-    ([(header::CONTENT_TYPE, "application/openmetrics-text; version=1.0.0; charset=utf-8")], state.metrics.render())
-        .into_response()
-}
-
-/// Counts and times every request by listener, matched route and status.
-pub async fn track_requests(
-    State((state, listener)): State<(Arc<AppState>, &'static str)>,
-    request: Request,
-    next: Next,
-) -> Response {
-    let started = Instant::now();
-    let route =
-        request.extensions().get::<MatchedPath>().map(|p| p.as_str().to_string()).unwrap_or_else(|| "unmatched".into());
-    let response = next.run(request).await;
-    state.metrics.observe_request(listener, &route, response.status().as_u16(), started.elapsed().as_secs_f64());
-    response
+    let state = Arc::new(DashState::new(db, token, ip.is_loopback())?);
+    let listener =
+        TcpListener::bind(SocketAddr::new(ip, port)).await.with_context(|| format!("cannot listen on {ip}:{port}"))?;
+    let bound = listener.local_addr()?;
+    let shown = if ip.is_unspecified() { format!("127.0.0.1:{}", bound.port()) } else { bound.to_string() };
+    let auth = if token.is_some() { "token required" } else { "no authentication" };
+    let _ = writeln!(std::io::stdout(), "dashboard: http://{shown}/ ({auth})");
+    axum::serve(listener, routes::dashboard(state)).with_graceful_shutdown(shutdown_signal()).await?;
+    Ok(())
 }
 
 /// Resolves on SIGTERM or Ctrl-C: how `serve` and `dashboard` are asked to stop.

@@ -1,0 +1,67 @@
+//! The operational endpoints every listener serves (`/health`; `/readyz` and `/metrics`
+//! on the ingest listener) and the request metrics layer.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use axum::Router;
+use axum::extract::{MatchedPath, Request, State};
+use axum::http::{StatusCode, header};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+
+use super::AppState;
+use crate::db::{self, Checkpointing, Durability};
+
+/// A listener's `routes` with `/health`, request metrics labelled `listener`, and the state.
+pub fn listener_router(state: Arc<AppState>, listener: &'static str, routes: Router<Arc<AppState>>) -> Router {
+    routes
+        .merge(ops_routes(false))
+        .layer(axum::middleware::from_fn_with_state((state.clone(), listener), track_requests))
+        .with_state(state)
+}
+
+/// `/health` on every listener; `/readyz` and `/metrics` where `full`.
+pub fn ops_routes(full: bool) -> Router<Arc<AppState>> {
+    let router = Router::new().route("/health", get(|| async { "ok\n" }));
+    if full { router.route("/readyz", get(readyz)).route("/metrics", get(metrics)) } else { router }
+}
+
+/// Ready when main.db is at this binary's schema version and can take a write lock.
+async fn readyz(State(state): State<Arc<AppState>>) -> Response {
+    let path = state.config.main_db_path();
+    let check = db::blocking(move || {
+        let conn = db::open(&path, Durability::PowerSafe, Checkpointing::Background)?;
+        if !db::migrations::is_current(&conn)? {
+            return Ok(Err("main.db schema is not current"));
+        }
+        conn.execute_batch("BEGIN IMMEDIATE; ROLLBACK;")?;
+        Ok(Ok(()))
+    })
+    .await;
+    match check {
+        Ok(Ok(())) => (StatusCode::OK, "ready\n").into_response(),
+        Ok(Err(reason)) => (StatusCode::SERVICE_UNAVAILABLE, format!("not ready: {reason}\n")).into_response(),
+        Err(err) => (StatusCode::SERVICE_UNAVAILABLE, format!("not ready: {err}\n")).into_response(),
+    }
+}
+
+async fn metrics(State(state): State<Arc<AppState>>) -> Response {
+    ([(header::CONTENT_TYPE, "application/openmetrics-text; version=1.0.0; charset=utf-8")], state.metrics.render())
+        .into_response()
+}
+
+/// Counts and times every request by listener, matched route and status.
+pub async fn track_requests(
+    State((state, listener)): State<(Arc<AppState>, &'static str)>,
+    request: Request,
+    next: Next,
+) -> Response {
+    let started = Instant::now();
+    let route =
+        request.extensions().get::<MatchedPath>().map(|p| p.as_str().to_string()).unwrap_or_else(|| "unmatched".into());
+    let response = next.run(request).await;
+    state.metrics.observe_request(listener, &route, response.status().as_u16(), started.elapsed().as_secs_f64());
+    response
+}

@@ -1,0 +1,109 @@
+//! Every route of every listener, on one screen. Features own their handlers; this
+//! file only mounts them, with the layers each listener needs.
+//!
+//! - ingest (`listen.ingest`): the `/v1` API of developer machines, the token
+//!   endpoints (so `sightline login` needs only this address), `/health`, `/readyz`,
+//!   `/metrics`.
+//! - web (`listen.web`): sign-in, the person's pages and the JSON API, every route
+//!   behind `web::security::guard` (CSRF and security headers).
+//! - GitHub app (`listen.github`): `/health` until the GitHub app arrives.
+//! - eval dashboard (`sightline dashboard`): its pages and API over a results.db,
+//!   behind `evals::dashboard::auth::guard`.
+
+use std::sync::Arc;
+
+use axum::Router;
+use axum::routing::{get, patch, post};
+
+use super::AppState;
+use super::ops::{listener_router, ops_routes, track_requests};
+use crate::auth::{github, oauth};
+use crate::evals::dashboard::{self, DashState, api as evals_api, pages as evals_pages};
+use crate::ingest;
+use crate::web::{deletion, device, grants, login, me, search, security, sessions};
+
+/// The token endpoints, on both the ingest and the web listener.
+fn token_routes() -> Router<Arc<AppState>> {
+    Router::new()
+        .route("/oauth/token", post(oauth::token))
+        .route("/oauth/revoke", post(oauth::revoke))
+        .route("/oauth/device/code", post(oauth::device_code))
+        .route("/oauth/device/token", post(oauth::device_token))
+        .route("/api/me/hook-tokens", post(oauth::create_hook_token))
+}
+
+pub fn ingest(state: Arc<AppState>) -> Router {
+    Router::new()
+        .route("/v1/events", post(ingest::post_events))
+        .route("/v1/price-table", get(ingest::price_table))
+        .route("/v1/transcripts/{session_id}", get(ingest::transcripts::state_of).post(ingest::transcripts::post_chunk))
+        .route("/v1/me/sessions/{agent_type}/{session_id}", get(ingest::me::session))
+        .route("/v1/me/sessions/{agent_type}/{session_id}/events", get(ingest::me::session_events))
+        // Behind the same CSRF guard and headers as on the web listener.
+        .merge(token_routes().layer(axum::middleware::from_fn_with_state(state.clone(), security::guard)))
+        .merge(ops_routes(true))
+        .layer(axum::middleware::from_fn_with_state((state.clone(), "ingest"), track_requests))
+        .with_state(state)
+}
+
+pub fn web(state: Arc<AppState>) -> Router {
+    let routes = Router::new()
+        .route("/login", get(login::show).post(login::submit))
+        .route("/logout", post(login::logout))
+        .route("/auth/github", get(github::start))
+        .route("/auth/github/callback", get(github::callback))
+        .route("/device", get(device::show).post(device::submit))
+        .route("/me/settings/audit", get(me::audit_page))
+        .route("/me/grants", get(me::grants_page))
+        .route("/api/me/audit", get(me::audit_json))
+        .route("/api/me/grants", get(me::grants_json))
+        .route("/api/me/visibility", get(me::visibility).patch(me::set_visibility))
+        .route("/api/me/deletion", post(deletion::request).get(deletion::status))
+        .route("/api/search", get(search::search))
+        .route("/api/sessions/{id}", get(sessions::session))
+        .route("/api/sessions/{id}/events", get(sessions::events))
+        .route("/api/sessions/{id}/transcript", get(sessions::transcript))
+        .route("/api/grants", get(grants::list).post(grants::request))
+        .route("/api/grants/{id}/approve", post(grants::approve))
+        .route("/api/grants/{id}/deny", post(grants::deny))
+        .route("/api/grants/{id}/revoke", post(grants::revoke))
+        .route("/api/users/{id}/visibility", patch(grants::lower_visibility))
+        .merge(token_routes())
+        .layer(axum::middleware::from_fn_with_state(state.clone(), security::guard));
+    listener_router(state, "web", routes)
+}
+
+pub fn github(state: Arc<AppState>) -> Router {
+    listener_router(state, "github", Router::new())
+}
+
+pub fn dashboard(state: Arc<DashState>) -> Router {
+    let mut router = Router::new()
+        .route("/", get(evals_pages::overview))
+        .route("/run/{run}", get(evals_pages::run_detail))
+        .route("/run/{run}/cell/{*cell_id}", get(evals_pages::cell))
+        .route("/run/{run}/export/{format}", get(evals_api::export))
+        .route("/compare", get(evals_pages::compare))
+        .route("/login", get(evals_pages::login_form).post(evals_pages::login))
+        .route("/logout", post(evals_pages::logout))
+        .route("/health", get(|| async { "ok\n" }))
+        .route("/static/app.js", get(dashboard::app_js))
+        .route("/api/runs", get(evals_api::runs))
+        .route("/api/run/{run}", get(evals_api::results_page))
+        .route("/api/run/{run}/leaderboard", get(evals_api::leaderboard))
+        .route("/api/run/{run}/status", get(evals_api::status))
+        .route("/api/run/{run}/errors", get(evals_api::errors))
+        .route("/api/run/{run}/cell/{*cell_id}", get(evals_api::cell))
+        .route("/api/compare", get(evals_api::compare));
+    if state.auth.is_none() {
+        // Interactive documentation only without authentication (spec §5 rule 2).
+        router = router
+            .route("/openapi.json", get(dashboard::openapi))
+            .route("/docs", get(evals_pages::docs))
+            .route("/redoc", get(|| async { axum::response::Redirect::permanent("/docs") }));
+    }
+    router
+        .fallback(dashboard::not_found)
+        .layer(axum::middleware::from_fn_with_state(state.clone(), dashboard::auth::guard))
+        .with_state(state)
+}

@@ -1,0 +1,48 @@
+//! `AppState`: everything a request handler may use, shared by the three listeners. It
+//! sits at the bottom of the graph: features import it, it imports no feature's
+//! handlers or routes (only the stores and services it holds).
+
+use std::sync::Arc;
+
+use crate::auth::jwt::SigningKeys;
+use crate::auth::throttle::LoginThrottle;
+use crate::clock::Clock;
+use crate::config::Config;
+use crate::db::MainPool;
+use crate::db::writer::EventWriter;
+use crate::metrics::Metrics;
+use crate::model::wire::EventLimits;
+use crate::pricing::PriceBook;
+use crate::transcripts::index::TranscriptIndex;
+use crate::transcripts::index::worker::Indexer;
+
+/// Everything a request handler may use. Shared by the three listeners.
+pub struct AppState {
+    pub config: Config,
+    pub readers: MainPool,
+    pub writer: EventWriter,
+    pub prices: Arc<PriceBook>,
+    pub metrics: Arc<Metrics>,
+    pub event_limits: EventLimits,
+    /// The transcript index, for searches.
+    pub transcripts: Arc<TranscriptIndex>,
+    /// The transcript indexer task (the index's one writer).
+    pub indexer: Indexer,
+    /// The access-token signing key.
+    pub keys: SigningKeys,
+    /// "Now" for every expiry decision (manual in tests).
+    pub clock: Clock,
+    pub login_throttle: LoginThrottle,
+    /// Wrong codes entered at `/device` (RFC 8628 §5.1), apart from password failures
+    /// so a mistyped code never locks anyone out of signing in.
+    pub device_throttle: LoginThrottle,
+    /// The web app's public origin (`auth.public_url`, or the bound web address).
+    pub web_origin: String,
+}
+
+impl AppState {
+    /// True when the web app is served over HTTPS (secure cookie prefix, HSTS).
+    pub fn https(&self) -> bool {
+        self.web_origin.starts_with("https://")
+    }
+}
