@@ -8,6 +8,7 @@
 pub mod access;
 pub mod app;
 pub mod auth;
+pub mod bench;
 pub mod cli;
 pub mod clock;
 pub mod config;

@@ -1,14 +1,6 @@
 //! Command-line interface: the argument grammar (clap derive; doc comments are the
 //! help text) and dispatch to one function per command.
 
-pub mod bench;
-pub mod bench_dashboard;
-pub mod bench_hook;
-pub mod bench_search;
-pub mod bench_search_corpus;
-pub mod bench_storage;
-pub mod bench_storage_events;
-pub mod bench_transcript_memory;
 pub mod deletions;
 pub mod evals;
 pub mod hook;
@@ -75,7 +67,7 @@ pub enum Command {
     Deletion(deletions::DeletionCommand),
     /// Load generators and measurements.
     #[command(subcommand)]
-    Bench(bench::BenchCommand),
+    Bench(crate::bench::BenchCommand),
     /// Print a run's results as a table (or the list of runs), from results.db.
     Results(evals::ResultsArgs),
     /// Write a run's HTML, JSON and CSV reports into a directory.
@@ -123,7 +115,7 @@ impl Command {
                 | Command::Dashboard(_)
                 | Command::Flusher(_)
                 | Command::Hook(_)
-                | Command::Bench(bench::BenchCommand::Hook(_))
+                | Command::Bench(crate::bench::BenchCommand::Hook(_))
         )
     }
 }
@@ -207,7 +199,7 @@ pub fn run(cli: Cli) -> anyhow::Result<i32> {
         Command::BackfillRedaction(args) => transcripts::backfill_redaction(&args),
         Command::RunDeletions(args) => deletions::run_deletions(&args),
         Command::Deletion(command) => deletions::deletion(command),
-        Command::Bench(command) => bench::run(command),
+        Command::Bench(command) => crate::bench::run(command),
         Command::Results(args) => evals::results(&args),
         Command::Report(args) => evals::report(&args),
         Command::Dashboard(args) => evals::dashboard(&args),

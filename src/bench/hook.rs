@@ -96,7 +96,7 @@ pub fn run(args: &HookBenchArgs) -> anyhow::Result<i32> {
     })?;
     let mut times: Vec<f64> = times.into_iter().flatten().collect();
     times.sort_by(f64::total_cmp);
-    let pct = |p: f64| super::bench::nearest_rank(&times, p).unwrap_or(0.0);
+    let pct = |p: f64| super::nearest_rank(&times, p).unwrap_or(0.0);
     let queue = crate::hook::queue::Queue::open(&queue_path)?;
     let flusher = match drained {
         Some(drained) => format!("{drained} drained by the flusher stand-in, "),

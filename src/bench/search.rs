@@ -12,7 +12,7 @@ use std::time::Instant;
 
 use clap::Args;
 
-use super::bench_search_corpus::{self as corpus, CORPUS_START_MS, RARE_TAIL_RANK};
+use super::search_corpus::{self as corpus, CORPUS_START_MS, RARE_TAIL_RANK};
 use crate::db::{self, Checkpointing, Durability};
 use crate::transcripts::index::TranscriptIndex;
 use crate::transcripts::search::{self, Scope, SearchRequest};
@@ -58,7 +58,7 @@ fn queries() -> Vec<(&'static str, String)> {
 }
 
 fn percentile(sorted_ms: &[f64], p: f64) -> f64 {
-    super::bench::nearest_rank(sorted_ms, p).unwrap_or(0.0)
+    super::nearest_rank(sorted_ms, p).unwrap_or(0.0)
 }
 
 pub fn run(args: &SearchBenchArgs) -> anyhow::Result<i32> {
@@ -83,7 +83,7 @@ pub fn run(args: &SearchBenchArgs) -> anyhow::Result<i32> {
     let owners = corpus::write(&data_dir, &mut conn, args.messages, args.sessions, args.owners)?;
     eprintln!("generated in {:.1} s; indexing", started.elapsed().as_secs_f64());
 
-    let indexed = super::transcripts::index_stored(&conn, &data_dir, false, true)?;
+    let indexed = crate::cli::transcripts::index_stored(&conn, &data_dir, false, true)?;
     let messages = indexed.report.messages.max(1);
     println!(
         "indexing: {} sessions, {} messages (documents) in {:.1} s = {:.0} messages/s; index {:.1} MiB = {:.0} bytes/message",

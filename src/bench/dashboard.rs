@@ -28,7 +28,7 @@ pub struct DashboardBenchArgs {
 type UrlFor<'a> = Box<dyn Fn(usize) -> String + 'a>;
 
 fn percentile(sorted_ms: &[f64], p: f64) -> f64 {
-    super::bench::nearest_rank(sorted_ms, p).unwrap_or(0.0)
+    super::nearest_rank(sorted_ms, p).unwrap_or(0.0)
 }
 
 pub fn run(args: &DashboardBenchArgs) -> anyhow::Result<i32> {

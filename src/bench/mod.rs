@@ -1,5 +1,6 @@
 //! `sightline bench …`: measurements an operator (or this project's closing notes)
-//! can repeat. `bench ingest` plays N developers flushing batches at a target rate
+//! can repeat, one file per benchmark (the command line only dispatches here).
+//! `bench ingest` (this file) plays N developers flushing batches at a target rate
 //! (or as fast as the server takes them) and reports events/s and latency
 //! percentiles; `bench compaction` and `bench redact` measure storage and CPU costs.
 //!
@@ -13,6 +14,14 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use clap::{Args, Subcommand};
+
+pub mod dashboard;
+pub mod hook;
+pub mod search;
+pub mod search_corpus;
+pub mod storage;
+pub mod storage_events;
+pub mod transcript_memory;
 use serde_json::json;
 
 #[derive(Debug, Subcommand)]
@@ -20,17 +29,17 @@ pub enum BenchCommand {
     /// Load-test a running server's POST /v1/events.
     Ingest(IngestArgs),
     /// Compression ratio of partition compaction on generated events.
-    Compaction(super::bench_storage::CompactionArgs),
+    Compaction(storage::CompactionArgs),
     /// Time redaction of adversarial input.
-    Redact(super::bench_storage::RedactArgs),
+    Redact(storage::RedactArgs),
     /// Latency of a running eval dashboard: paged API and run detail page.
-    Dashboard(super::bench_dashboard::DashboardBenchArgs),
+    Dashboard(dashboard::DashboardBenchArgs),
     /// Exec-to-exit latency of `sightline hook`, alone or several at once.
-    Hook(super::bench_hook::HookBenchArgs),
+    Hook(hook::HookBenchArgs),
     /// Transcript search at a million messages: indexing rate, index size, query latency.
-    Search(super::bench_search::SearchBenchArgs),
+    Search(search::SearchBenchArgs),
     /// Peak and retained memory of receiving and indexing one large transcript.
-    TranscriptMemory(super::bench_transcript_memory::TranscriptMemoryArgs),
+    TranscriptMemory(transcript_memory::TranscriptMemoryArgs),
 }
 
 #[derive(Debug, Clone, Args)]
@@ -74,12 +83,12 @@ pub struct IngestArgs {
 pub fn run(command: BenchCommand) -> anyhow::Result<i32> {
     match command {
         BenchCommand::Ingest(args) => ingest(&args),
-        BenchCommand::Compaction(args) => super::bench_storage::compaction(&args),
-        BenchCommand::Redact(args) => super::bench_storage::redact(&args),
-        BenchCommand::Dashboard(args) => super::bench_dashboard::run(&args),
-        BenchCommand::Hook(args) => super::bench_hook::run(&args),
-        BenchCommand::Search(args) => super::bench_search::run(&args),
-        BenchCommand::TranscriptMemory(args) => super::bench_transcript_memory::run(&args),
+        BenchCommand::Compaction(args) => storage::compaction(&args),
+        BenchCommand::Redact(args) => storage::redact(&args),
+        BenchCommand::Dashboard(args) => dashboard::run(&args),
+        BenchCommand::Hook(args) => hook::run(&args),
+        BenchCommand::Search(args) => search::run(&args),
+        BenchCommand::TranscriptMemory(args) => transcript_memory::run(&args),
     }
 }
 

@@ -40,7 +40,7 @@ pub fn compaction(args: &CompactionArgs) -> anyhow::Result<i32> {
         if i % 500 == 0 {
             developer = fastrand::usize(..200);
         }
-        let event = super::bench_storage_events::realistic_event(day, i, developer);
+        let event = super::storage_events::realistic_event(day, i, developer);
         partitions::insert_event(&tx, &event, &format!("user-{developer:03}"), event.ts_ms + 2000, 1)?;
     }
     partitions::set_last_seq(&tx, 1)?;
