@@ -77,6 +77,7 @@ pub async fn serve_with_clock(
             max_group_events: config.storage.max_group_events,
             wal_hard_cap_bytes: config.storage.wal_hard_cap_mb << 20,
             queue_capacity: config.storage.writer_queue,
+            clock: clock.clone(),
         },
         prices.clone(),
         metrics.clone(),
@@ -103,8 +104,14 @@ pub async fn serve_with_clock(
     };
     let opened = TranscriptIndex::open(&config.data_dir).context("cannot open the transcript index")?;
     let transcripts = Arc::new(opened.index);
-    let (indexer, indexer_thread) =
-        Indexer::start(transcripts.clone(), config.data_dir.clone(), readers.clone(), writer.clone(), opened.fresh)?;
+    let (indexer, indexer_thread) = Indexer::start(
+        transcripts.clone(),
+        config.data_dir.clone(),
+        readers.clone(),
+        writer.clone(),
+        clock.clone(),
+        opened.fresh,
+    )?;
     let bind = |name: &'static str, addr: SocketAddr| async move {
         TcpListener::bind(addr).await.with_context(|| format!("cannot listen on {addr} for {name}"))
     };
@@ -204,7 +211,8 @@ async fn compaction_timer(state: Arc<AppState>) {
         interval.tick().await;
         let data_dir = state.config.data_dir.clone();
         let days = state.config.storage.compact_after_days;
-        match db::blocking(move || db::compact::compact_due(&data_dir, days, db::now_ms())).await {
+        let now_ms = state.clock.now_ms();
+        match db::blocking(move || db::compact::compact_due(&data_dir, days, now_ms)).await {
             Ok(reports) => {
                 for report in reports {
                     tracing::info!(day = %report.day, rows = report.rows_compressed, before = report.file_bytes_before, after = report.file_bytes_after, "compacted event partition");

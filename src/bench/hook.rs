@@ -44,7 +44,7 @@ fn flusher_stand_in(queue_path: &std::path::Path, done: &AtomicBool) -> anyhow::
             continue;
         }
         let batch: Vec<i64> = queue.peek(50)?.into_iter().map(|q| q.id).collect();
-        queue.settle(&batch, &[], crate::db::now_ms())?;
+        queue.settle(&batch, &[], crate::clock::system_now_ms())?;
         queue.checkpoint()?;
         drained += batch.len();
         last = Instant::now();

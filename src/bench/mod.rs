@@ -130,7 +130,7 @@ impl Developer {
     fn next_event(&mut self, id_version: u8) -> serde_json::Value {
         self.step += 1;
         let event_id = if id_version == 4 { uuid::Uuid::new_v4() } else { uuid::Uuid::now_v7() };
-        let ts = crate::model::rfc3339_ms(crate::db::now_ms());
+        let ts = crate::model::rfc3339_ms(crate::clock::system_now_ms());
         let mut event = json!({
             "event_id": event_id.to_string(), "ts": ts, "agent_type": "claude_code",
             "session_id": self.session_id, "permission_mode": "accept_edits",

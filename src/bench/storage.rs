@@ -31,7 +31,7 @@ pub struct RedactArgs {
 pub fn compaction(args: &CompactionArgs) -> anyhow::Result<i32> {
     let temp = tempdir_in(args.dir.as_deref())?;
     let data_dir = temp.as_path();
-    let day = Day::of_ms(crate::db::now_ms() - 10 * 86_400_000);
+    let day = Day::of_ms(crate::clock::system_now_ms() - 10 * 86_400_000);
     let (mut conn, _) = partitions::open_for_write(data_dir, day)?;
     let started = Instant::now();
     let tx = conn.transaction()?;
@@ -48,7 +48,7 @@ pub fn compaction(args: &CompactionArgs) -> anyhow::Result<i32> {
     conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))?;
     drop(conn);
     let generated = started.elapsed();
-    let report = crate::db::compact::compact_partition(data_dir, day, crate::db::now_ms())?;
+    let report = crate::db::compact::compact_partition(data_dir, day, crate::clock::system_now_ms())?;
     let check = partitions::open_for_read(data_dir, day)?.ok_or_else(|| anyhow::anyhow!("partition vanished"))?;
     let readable = partitions::events_after_seq(&check, 0)?.len();
     let wal = std::fs::metadata(wal_path_of(&partitions::partition_path(data_dir, day))).map(|m| m.len()).unwrap_or(0);

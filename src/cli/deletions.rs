@@ -144,7 +144,7 @@ pub fn deletion(command: DeletionCommand) -> anyhow::Result<i32> {
             let (conn, _) = open_main(&config)?;
             let subject = users::by_email(&conn, &user)?;
             let tx = Transaction::new_unchecked(&conn, TransactionBehavior::Immediate)?;
-            let request = deletion::request(&tx, &subject.id, deletion::OPERATOR, db::now_ms())?;
+            let request = deletion::request(&tx, &subject.id, deletion::OPERATOR, crate::clock::system_now_ms())?;
             tx.commit()?;
             print_request(&mut std::io::stdout().lock(), &subject.email, &request)?;
             Ok(0)

@@ -103,7 +103,7 @@ fn record(args: &HookArgs) -> anyhow::Result<()> {
     }
     let payload: serde_json::Value = serde_json::from_slice(&input)?;
     let mut queue = Queue::open_for_hook(&local::queue_path())?;
-    let now_ms = crate::db::now_ms();
+    let now_ms = crate::clock::system_now_ms();
     let tx = queue.begin()?;
     let events = adapters::map(agent, &args.event, &payload, &mut Context { now_ms, state: &tx })?;
     // `status` shows the server's view of the session that started last (written once

@@ -50,9 +50,9 @@ pub fn uninstall(args: &AgentArgs) -> anyhow::Result<i32> {
 
 pub fn pause(args: &PauseArgs) -> anyhow::Result<i32> {
     let until = match &args.duration {
-        Some(text) => {
-            Some(crate::db::now_ms() + pause::parse_duration(text).map_err(|e| anyhow::anyhow!("--for {e}"))?)
-        }
+        Some(text) => Some(
+            crate::clock::system_now_ms() + pause::parse_duration(text).map_err(|e| anyhow::anyhow!("--for {e}"))?,
+        ),
         None => None,
     };
     pause::pause(until)?;

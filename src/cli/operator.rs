@@ -57,7 +57,7 @@ pub fn token(command: TokenCommand) -> anyhow::Result<i32> {
             let config = load_config(&config, Overrides::default())?;
             let conn = open_main(&config)?;
             let owner = users::by_email(&conn, &user)?;
-            let token = tokens::create(&conn, &owner.id, kind, label.as_deref(), db::now_ms())?;
+            let token = tokens::create(&conn, &owner.id, kind, label.as_deref(), crate::clock::system_now_ms())?;
             eprintln!(
                 "created {} token {} for {}, expires {}; it is shown only now:",
                 kind.as_str(),
@@ -80,12 +80,12 @@ pub fn compact(args: &CompactArgs) -> anyhow::Result<i32> {
             if !db::partitions::partition_path(&config.data_dir, day).exists() {
                 anyhow::bail!("no event partition for {day}");
             }
-            vec![db::compact::compact_partition(&config.data_dir, day, db::now_ms())?]
+            vec![db::compact::compact_partition(&config.data_dir, day, crate::clock::system_now_ms())?]
         }
         None => db::compact::compact_due(
             &config.data_dir,
             args.older_than_days.unwrap_or(config.storage.compact_after_days),
-            db::now_ms(),
+            crate::clock::system_now_ms(),
         )?,
     };
     for report in &reports {

@@ -18,7 +18,6 @@ use crate::access::audit::{self, Action, Entry};
 use crate::access::teams;
 use crate::auth::{passwords, users};
 use crate::config::Overrides;
-use crate::db;
 
 #[derive(Debug, Subcommand)]
 pub enum UserCommand {
@@ -124,7 +123,7 @@ pub fn user(command: UserCommand) -> anyhow::Result<i32> {
             let config = load_config(&config, Overrides::default())?;
             let mut conn = open_main(&config)?;
             let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
-            let user = users::add(&tx, &email, &name, &role, db::now_ms())?;
+            let user = users::add(&tx, &email, &name, &role, crate::clock::system_now_ms())?;
             if let Some(hash) = hash {
                 users::set_password_hash(&tx, &user.email, &hash)?;
             }
@@ -160,7 +159,7 @@ pub fn user(command: UserCommand) -> anyhow::Result<i32> {
                 target: Some(&before.id),
                 detail: serde_json::json!({ "from": before.org_role, "to": role }),
             };
-            audit::record(&tx, &entry, db::now_ms())?;
+            audit::record(&tx, &entry, crate::clock::system_now_ms())?;
             tx.commit()?;
             println!("{} is now {role} (was {})", before.email, before.org_role);
             Ok(0)
@@ -177,7 +176,7 @@ pub fn user(command: UserCommand) -> anyhow::Result<i32> {
             let config = load_config(&config, Overrides::default())?;
             let mut conn = open_main(&config)?;
             let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
-            let now_ms = db::now_ms();
+            let now_ms = crate::clock::system_now_ms();
             let user = users::disable(&tx, &email, now_ms)?;
             let entry = Entry {
                 actor_id: None,
@@ -199,7 +198,8 @@ pub fn team(command: TeamCommand) -> anyhow::Result<i32> {
         TeamCommand::Add { config, slug, name, parent, retention_days } => {
             let config = load_config(&config, Overrides::default())?;
             let conn = open_main(&config)?;
-            let team = teams::add(&conn, &slug, &name, parent.as_deref(), retention_days, db::now_ms())?;
+            let team =
+                teams::add(&conn, &slug, &name, parent.as_deref(), retention_days, crate::clock::system_now_ms())?;
             println!("added team {} ({}) id {}", team.slug, team.name, team.id);
             Ok(0)
         }
@@ -208,7 +208,7 @@ pub fn team(command: TeamCommand) -> anyhow::Result<i32> {
             let conn = open_main(&config)?;
             let team = teams::by_slug(&conn, &team)?;
             let user = users::by_email(&conn, &email)?;
-            teams::add_member(&conn, &team.id, &user.id, &role, db::now_ms())?;
+            teams::add_member(&conn, &team.id, &user.id, &role, crate::clock::system_now_ms())?;
             println!("{} is a {} of {}", user.email, role.trim().to_ascii_lowercase(), team.slug);
             Ok(0)
         }

@@ -85,7 +85,7 @@ pub fn index_stored(
         || store::unindexed(conn, BATCH_SESSIONS),
         |indexed| {
             let tx = conn.unchecked_transaction()?;
-            let now_ms = db::now_ms();
+            let now_ms = crate::clock::system_now_ms();
             for done in &indexed {
                 store::mark_indexed(&tx, &done.session_id, &done.upload_sha256, done.message_count, now_ms)?;
             }

@@ -147,7 +147,3 @@ where
         Err(DbError::Io { context: "storage task panicked".into(), source: std::io::Error::other(join.to_string()) })
     })
 }
-
-pub fn now_ms() -> i64 {
-    (time::OffsetDateTime::now_utc().unix_timestamp_nanos() / 1_000_000) as i64
-}

@@ -126,7 +126,7 @@ pub fn ship(
     }
     let acknowledged: Vec<i64> =
         batch.iter().map(|q| q.id).filter(|id| !rejected_rows.iter().any(|(r, _, _)| r == id)).collect();
-    queue.settle(&acknowledged, &rejected_rows, crate::db::now_ms())?;
+    queue.settle(&acknowledged, &rejected_rows, crate::clock::system_now_ms())?;
     Ok(Shipped::Settled { acknowledged: acknowledged.len(), rejected: rejected_rows.len() })
 }
 
@@ -177,7 +177,7 @@ pub fn run(config: &FlushConfig) -> anyhow::Result<()> {
             continue;
         }
         quiet_since = Instant::now();
-        let oldest_age = oldest_ms.map_or(0, |t| crate::db::now_ms() - t);
+        let oldest_age = oldest_ms.map_or(0, |t| crate::clock::system_now_ms() - t);
         if (queued as usize) < config.batch
             && (oldest_age as u128) < config.interval.as_millis()
             && config.quiet_exit > Duration::ZERO
@@ -192,12 +192,16 @@ pub fn run(config: &FlushConfig) -> anyhow::Result<()> {
         };
         match ship(&queue, &client, &agent, &client_info, config.batch)? {
             Shipped::Settled { rejected, acknowledged } => {
-                queue.set_mark("last_flush", &format!("{acknowledged} events accepted"), crate::db::now_ms())?;
+                queue.set_mark(
+                    "last_flush",
+                    &format!("{acknowledged} events accepted"),
+                    crate::clock::system_now_ms(),
+                )?;
                 // Hooks never checkpoint or prune; this connection keeps the WAL short and
                 // the usage ledger small.
                 queue.checkpoint()?;
                 last_checkpoint = Instant::now();
-                queue.prune_usage_groups(crate::db::now_ms(), super::usage::GROUP_RETENTION_MS)?;
+                queue.prune_usage_groups(crate::clock::system_now_ms(), super::usage::GROUP_RETENTION_MS)?;
                 if rejected > 0 {
                     local::log(&format!(
                         "flusher: the server rejected {rejected} events; kept aside in the queue database"
@@ -206,12 +210,12 @@ pub fn run(config: &FlushConfig) -> anyhow::Result<()> {
                 backoff = Duration::ZERO;
             }
             Shipped::RetryLater(reason) if config.quiet_exit.is_zero() => {
-                queue.set_mark("last_error", &reason, crate::db::now_ms())?;
+                queue.set_mark("last_error", &reason, crate::clock::system_now_ms())?;
                 // A one-shot run reports the failure; the events stay queued.
                 anyhow::bail!("{reason}; {} events stay queued", queue.queued_count()?);
             }
             Shipped::RetryLater(reason) => {
-                queue.set_mark("last_error", &reason, crate::db::now_ms())?;
+                queue.set_mark("last_error", &reason, crate::clock::system_now_ms())?;
                 local::log(&format!("flusher: {reason}; retrying"));
                 backoff = next_backoff(backoff, config.max_backoff);
             }

@@ -106,6 +106,6 @@ pub fn http_agent(timeout: std::time::Duration) -> ureq::Agent {
 pub fn log(message: &str) {
     let _ = std::fs::create_dir_all(data_dir());
     if let Ok(mut file) = std::fs::OpenOptions::new().create(true).append(true).open(log_path()) {
-        let _ = writeln!(file, "{} {message}", crate::model::rfc3339_ms(crate::db::now_ms()));
+        let _ = writeln!(file, "{} {message}", crate::model::rfc3339_ms(crate::clock::system_now_ms()));
     }
 }

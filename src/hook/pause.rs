@@ -15,7 +15,7 @@ fn pause_path() -> PathBuf {
 pub fn paused_until() -> Option<Option<i64>> {
     let text = std::fs::read_to_string(pause_path()).ok()?;
     match text.trim().parse::<i64>() {
-        Ok(until) if until <= crate::db::now_ms() => None,
+        Ok(until) if until <= crate::clock::system_now_ms() => None,
         Ok(until) => Some(Some(until)),
         Err(_) => Some(None),
     }

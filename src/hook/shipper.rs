@@ -109,7 +109,7 @@ pub fn ship_due(
     retry_now: bool,
 ) -> Result<(usize, usize), crate::db::DbError> {
     let (mut shipped, mut failed) = (0, 0);
-    for pending in queue.pending_uploads(crate::db::now_ms(), QUIET_MS, retry_now)? {
+    for pending in queue.pending_uploads(crate::clock::system_now_ms(), QUIET_MS, retry_now)? {
         let size = std::fs::metadata(&pending.path).map(|m| m.len() as i64).unwrap_or(-1);
         if size == pending.shipped_len || size < 0 {
             continue;

@@ -70,7 +70,7 @@ pub async fn ingest(
         )));
     }
 
-    let now_ms = crate::db::now_ms();
+    let now_ms = state.clock.now_ms();
     let mut events = Vec::with_capacity(envelope.events.len());
     let mut known_models = Vec::with_capacity(envelope.events.len());
     let mut indexes = Vec::with_capacity(envelope.events.len());

@@ -136,7 +136,7 @@ pub async fn post_chunk(
         Received::Partial => Ok(Json(json!({"complete": false}))),
         Received::AlreadyStored => Ok(Json(json!({"complete": true}))),
         Received::Whole(stored, whole) => {
-            let now_ms = db::now_ms();
+            let now_ms = state.clock.now_ms();
             state
                 .writer
                 .change_main(Box::new(move |tx| {

@@ -27,7 +27,7 @@ use super::DeletionRequest;
 use crate::access::audit::{self, Action, Entry};
 use crate::db::partitions::{self, Day};
 use crate::db::writer::MainChange;
-use crate::db::{self, DbError, compact};
+use crate::db::{DbError, compact};
 use crate::transcripts::{store, upload};
 
 /// Where the runner's writes go.
@@ -36,6 +36,11 @@ pub trait DeletionTarget {
     fn change_main(&self, change: MainChange) -> Result<(), DbError>;
     /// Removes a session's index documents (committed), then its transcript files.
     fn forget_transcript(&self, session_id: &str) -> Result<(), String>;
+    /// "Now" for the request's timestamps: the server's clock in the server, the system
+    /// clock for the operator's command.
+    fn now_ms(&self) -> i64 {
+        crate::clock::system_now_ms()
+    }
 }
 
 /// Sessions handled per pass: each partition file is opened once per pass.
@@ -103,7 +108,7 @@ fn run_request(
     report: &mut DeletionReport,
 ) -> Result<bool, DeletionError> {
     if request.started_at_ms.is_none() {
-        let (id, now_ms) = (request.id.clone(), db::now_ms());
+        let (id, now_ms) = (request.id.clone(), target.now_ms());
         target.change_main(Box::new(move |tx| {
             tx.execute(
                 "UPDATE deletion_requests SET started_at_ms = ?2 WHERE id = ?1 AND started_at_ms IS NULL",
@@ -134,7 +139,7 @@ fn run_request(
     for day in rebuild {
         compact::rebuild_partition(data_dir, day)?;
     }
-    let (id, user_id, now_ms) = (request.id.clone(), request.user_id.clone(), db::now_ms());
+    let (id, user_id, now_ms) = (request.id.clone(), request.user_id.clone(), target.now_ms());
     target.change_main(Box::new(move |tx| finish(tx, &id, &user_id, swept, now_ms)))?;
     let completed = super::by_id(reads, &request.id)?.is_some_and(|request| request.is_completed());
     if completed {
@@ -235,7 +240,7 @@ fn delete_sessions(
         }
         // (c) The rows, and the counts.
         let deleted_events = events.get(session.id.as_str()).copied().unwrap_or(0);
-        let (request_id, session_id, now_ms) = (request.id.clone(), session.id.clone(), db::now_ms());
+        let (request_id, session_id, now_ms) = (request.id.clone(), session.id.clone(), target.now_ms());
         target.change_main(Box::new(move |tx| {
             delete_session_rows(tx, &request_id, &session_id, deleted_events, now_ms)
         }))?;

@@ -29,6 +29,7 @@ pub struct ServerTarget {
     pub writer: EventWriter,
     pub indexer: Indexer,
     pub runtime: Handle,
+    pub clock: crate::clock::Clock,
 }
 
 impl DeletionTarget for ServerTarget {
@@ -42,12 +43,20 @@ impl DeletionTarget for ServerTarget {
     fn forget_transcript(&self, session_id: &str) -> Result<(), String> {
         self.runtime.block_on(self.indexer.forget(session_id))
     }
+
+    fn now_ms(&self) -> i64 {
+        self.clock.now_ms()
+    }
 }
 
 /// Runs the open deletion requests once on a blocking thread.
 pub async fn run_once(state: &Arc<AppState>) -> Result<DeletionReport, DbError> {
-    let target =
-        ServerTarget { writer: state.writer.clone(), indexer: state.indexer.clone(), runtime: Handle::current() };
+    let target = ServerTarget {
+        writer: state.writer.clone(),
+        indexer: state.indexer.clone(),
+        runtime: Handle::current(),
+        clock: state.clock.clone(),
+    };
     let (readers, data_dir) = (state.readers.clone(), state.config.data_dir.clone());
     db::blocking(move || {
         let reads = readers.get()?;

@@ -35,7 +35,7 @@ impl WriterState {
                 deltas.add(&row.user_id, &row.event, known, None);
             }
             let tx = self.main.transaction_with_behavior(TransactionBehavior::Immediate)?;
-            sessions::apply(&tx, &deltas, crate::db::now_ms())?;
+            sessions::apply(&tx, &deltas, self.config.clock.now_ms())?;
             tx.execute(
                 "INSERT INTO event_partitions (day, applied_seq) VALUES (?1, ?2)
                  ON CONFLICT (day) DO UPDATE SET applied_seq = excluded.applied_seq",

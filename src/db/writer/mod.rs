@@ -68,6 +68,8 @@ pub struct WriterConfig {
     pub wal_hard_cap_bytes: u64,
     /// Queued requests before `write` waits (back-pressure).
     pub queue_capacity: usize,
+    /// "Now" for receipt times and session updates (the server's clock).
+    pub clock: crate::clock::Clock,
 }
 
 /// A change to `main.db` outside event ingest (a transcript pointer, a deletion), run on
@@ -318,7 +320,7 @@ impl WriterState {
         if self.needs_reconcile {
             self.reconcile_all()?;
         }
-        let received_ms = super::now_ms();
+        let received_ms = self.config.clock.now_ms();
         let mut by_day: BTreeMap<Day, Vec<(usize, usize)>> = BTreeMap::new();
         for (r, request) in requests.iter().enumerate() {
             for (e, event) in request.events.iter().enumerate() {
@@ -427,7 +429,7 @@ impl WriterState {
 
     fn commit_main(&mut self, deltas: &Deltas, committed: &[(Day, i64)]) -> Result<(), DbError> {
         let tx = self.main.transaction_with_behavior(TransactionBehavior::Immediate)?;
-        sessions::apply(&tx, deltas, super::now_ms())?;
+        sessions::apply(&tx, deltas, self.config.clock.now_ms())?;
         for (day, seq) in committed {
             record_applied(&tx, *day, *seq)?;
         }

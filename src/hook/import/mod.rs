@@ -180,7 +180,7 @@ pub fn run(agent: AgentType, root: Option<PathBuf>) -> anyhow::Result<Summary> {
         Store::Listed(list) => list(&root)?,
     };
     let mut queue = Queue::open(&local::queue_path())?;
-    let now_ms = crate::db::now_ms();
+    let now_ms = crate::clock::system_now_ms();
     let progress = indicatif::ProgressBar::new(files.len() as u64).with_style(
         indicatif::ProgressStyle::with_template("{bar:40} {pos}/{len} transcripts {msg}")
             .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),

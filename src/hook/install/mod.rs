@@ -102,7 +102,7 @@ fn back_up(agent: AgentType, path: &Path, text: &str) -> anyhow::Result<PathBuf>
     let dir = backup_dir(agent);
     std::fs::create_dir_all(&dir).map_err(|e| anyhow::anyhow!("cannot create {}: {e}", dir.display()))?;
     let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "config".into());
-    let backup = dir.join(format!("{}-{name}", crate::db::now_ms()));
+    let backup = dir.join(format!("{}-{name}", crate::clock::system_now_ms()));
     std::fs::write(&backup, text).map_err(|e| anyhow::anyhow!("cannot write backup {}: {e}", backup.display()))?;
     Ok(backup)
 }

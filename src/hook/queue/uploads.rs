@@ -63,7 +63,7 @@ impl Queue {
                 "UPDATE transcript_uploads SET attempts = attempts + 1, last_error = ?3,
                         next_try_ms = ?4 + min(3600000, 30000 * (1 << min(attempts, 7)))
                  WHERE agent = ?1 AND session = ?2",
-                params![upload.agent, upload.session, error, crate::db::now_ms()],
+                params![upload.agent, upload.session, error, crate::clock::system_now_ms()],
             )?,
         };
         Ok(())

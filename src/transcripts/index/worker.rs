@@ -20,7 +20,7 @@ use tokio::sync::oneshot;
 
 use super::{IndexError, TranscriptIndex};
 use crate::db::writer::EventWriter;
-use crate::db::{self, DbError, MainPool};
+use crate::db::{DbError, MainPool};
 use crate::transcripts::indexing::{self, BATCH_SESSIONS};
 use crate::transcripts::store;
 
@@ -53,11 +53,12 @@ impl Indexer {
         data_dir: PathBuf,
         readers: MainPool,
         writer: EventWriter,
+        clock: crate::clock::Clock,
         fresh: bool,
     ) -> Result<(Indexer, JoinHandle<()>), DbError> {
         let (sender, receiver) = std::sync::mpsc::channel();
         let stopping = Arc::new(AtomicBool::new(false));
-        let worker = Worker { index, data_dir, readers, writer, stopping: stopping.clone() };
+        let worker = Worker { index, data_dir, readers, writer, clock, stopping: stopping.clone() };
         let thread = std::thread::Builder::new()
             .name("transcript-indexer".into())
             .spawn(move || worker.run(receiver, fresh))
@@ -91,6 +92,7 @@ struct Worker {
     data_dir: PathBuf,
     readers: MainPool,
     writer: EventWriter,
+    clock: crate::clock::Clock,
     stopping: Arc<AtomicBool>,
 }
 
@@ -160,7 +162,7 @@ impl Worker {
                     store::unindexed(&*self.readers.get()?, BATCH_SESSIONS)
                 },
                 |indexed| {
-                    let now_ms = db::now_ms();
+                    let now_ms = self.clock.now_ms();
                     self.writer
                         .change_main_blocking(Box::new(move |tx| {
                             indexed.iter().try_for_each(|done| {
