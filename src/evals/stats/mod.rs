@@ -451,5 +451,4 @@ fn mean(values: Vec<f64>) -> f64 {
 }
 
 #[cfg(test)]
-#[path = "stats_tests.rs"]
 mod tests;

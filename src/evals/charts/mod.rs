@@ -446,5 +446,4 @@ fn marker(out: &mut String, k: usize, x: f64, y: f64, frontier: bool, title: Opt
 }
 
 #[cfg(test)]
-#[path = "charts_tests.rs"]
 mod tests;

@@ -398,5 +398,4 @@ fn assemble(data_dir: &Path, session_id: &str, chunk: &Chunk, folder: &Path) -> 
 }
 
 #[cfg(test)]
-#[path = "upload_tests.rs"]
 mod tests;

@@ -25,19 +25,16 @@ use rusqlite::{Connection, Statement, params};
 use time::macros::datetime;
 use time::{Duration, OffsetDateTime};
 
-#[path = "demo_data.rs"]
 mod data;
 use data::{HARNESSES, Harness, MODELS, Model, TASKS, Track};
 
-#[path = "demo_logs.rs"]
 mod logs;
 use logs::LogCtx;
 
-#[path = "demo_cells.rs"]
 mod cells;
 use cells::*;
 
-const SCHEMA: &str = include_str!("../../assets/results-schema.sql");
+const SCHEMA: &str = include_str!("../../../assets/results-schema.sql");
 type Written<T> = Result<T, DemoError>;
 
 /// What to generate, and from which seed.
@@ -383,5 +380,4 @@ impl Texts {
 }
 
 #[cfg(test)]
-#[path = "demo_tests.rs"]
 mod tests;

@@ -203,5 +203,4 @@ fn create_key_file(dir: &Path, path: &Path) -> Result<Vec<u8>, JwtError> {
 }
 
 #[cfg(test)]
-#[path = "jwt_tests.rs"]
 mod tests;
