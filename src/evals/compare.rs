@@ -67,7 +67,7 @@ pub struct Comparison {
 fn task_scores(conn: &Connection, side: &Side) -> Result<Vec<TaskScore>, EvalsError> {
     db::require_run(conn, &side.run)?;
     let filters = db::Filters { model: side.model.clone(), harness: side.harness.clone(), ..db::Filters::default() };
-    let (filter_sql, mut values) = db::where_clause(&side.run, &filters);
+    let (filter_sql, mut values) = super::records::where_clause(&side.run, &filters);
     values.insert(0, rusqlite::types::Value::Real(1.0 - stats::SUCCESS_TOLERANCE));
     // Cells without a task id cannot be paired with the other run's tasks.
     let sql = format!(

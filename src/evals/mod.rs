@@ -17,6 +17,7 @@ pub mod demo;
 pub mod detail;
 pub mod leaderboard;
 pub mod progress;
+pub mod records;
 pub mod report;
 pub mod shown;
 pub mod stats;
