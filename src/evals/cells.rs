@@ -41,28 +41,23 @@ const NUMERIC: [(&str, bool); 13] = [
     ("retry_count", true),
 ];
 
-/// Text columns, read as stored (lenient reads make any type text).
-const TEXT: [&str; 13] = [
-    "harness",
-    "model",
-    "task_id",
-    "track",
-    "exit_class",
-    "error_class",
-    "error_message",
-    "diff",
-    "test_output",
-    "harness_metadata",
-    "harness_stdout",
-    "harness_stderr",
-    "timestamp",
-];
-
 const TOKEN_KINDS: [&str; 5] =
     ["input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens", "reasoning_tokens"];
 
-/// The columns `run_results` must have for a file to be read at all.
-pub const REQUIRED: [&str; 2] = ["cell_id", "run_name"];
+/// The columns `run_results` must have for a file to be read at all. Every other
+/// column of the spec (`records::COLUMNS`) is numeric ([`NUMERIC`]) or text, read as
+/// stored (lenient reads make any type text).
+const REQUIRED: [&str; 2] = ["cell_id", "run_name"];
+
+/// The required columns a database's `run_results` lacks; `None` when it has no
+/// `run_results` table at all.
+pub fn missing_required(conn: &Connection) -> rusqlite::Result<Option<Vec<&'static str>>> {
+    let declared = declared_types(conn)?;
+    if declared.is_empty() {
+        return Ok(None);
+    }
+    Ok(Some(REQUIRED.into_iter().filter(|name| !declared.iter().any(|column| column.name == *name)).collect()))
+}
 
 /// A number from any SQLite value: integers and finite reals as they are, text that
 /// parses as a finite number (surrounding spaces allowed), and nothing else.
@@ -145,10 +140,8 @@ fn quoted(name: &str) -> String {
 fn view_sql(declared: &[Declared]) -> String {
     let find = |name: &str| declared.iter().find(|column| column.name == name);
     let mut columns: Vec<String> = Vec::new();
-    for name in REQUIRED {
-        columns.push(if find(name).is_some() { quoted(name) } else { format!("NULL AS {name}") });
-    }
-    for name in TEXT {
+    let numeric = |name: &str| NUMERIC.iter().any(|(column, _)| *column == name);
+    for name in super::records::COLUMNS.into_iter().filter(|name| !numeric(name)) {
         columns.push(if find(name).is_some() { quoted(name) } else { format!("NULL AS {name}") });
     }
     let normalised = |name: &str, integer: bool| match find(name) {

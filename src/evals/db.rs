@@ -51,36 +51,15 @@ pub fn open(path: &Path) -> Result<Connection, EvalsError> {
     }
     let conn = Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX)
         .map_err(|err| EvalsError::NotResults { path: path.to_path_buf(), reason: err.to_string() })?;
-    prepare(&conn).map_err(|err| EvalsError::NotResults { path: path.to_path_buf(), reason: err.to_string() })?;
-    let has_results: bool = conn
-        .query_row(
-            "SELECT EXISTS (SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = 'run_results')",
-            [],
-            |r| r.get(0),
-        )
-        .map_err(|err| EvalsError::NotResults { path: path.to_path_buf(), reason: err.to_string() })?;
-    if !has_results {
-        return Err(EvalsError::NotResults { path: path.to_path_buf(), reason: "it has no run_results table".into() });
+    let not_results = |reason: String| EvalsError::NotResults { path: path.to_path_buf(), reason };
+    prepare(&conn).map_err(|err| not_results(err.to_string()))?;
+    match cells::missing_required(&conn).map_err(|err| not_results(err.to_string()))? {
+        None => Err(not_results("it has no run_results table".into())),
+        Some(missing) if !missing.is_empty() => {
+            Err(not_results(format!("its run_results table has no {} column", missing.join(" or "))))
+        }
+        Some(_) => Ok(conn),
     }
-    let missing: Vec<&str> = cells::REQUIRED
-        .into_iter()
-        .filter(|column| {
-            !conn
-                .query_row(
-                    "SELECT EXISTS (SELECT 1 FROM pragma_table_info('run_results', 'main') WHERE lower(name) = ?1)",
-                    [column],
-                    |r| r.get::<_, bool>(0),
-                )
-                .unwrap_or(false)
-        })
-        .collect();
-    if !missing.is_empty() {
-        return Err(EvalsError::NotResults {
-            path: path.to_path_buf(),
-            reason: format!("its run_results table has no {} column", missing.join(" or ")),
-        });
-    }
-    Ok(conn)
 }
 
 /// Per-connection settings for reading a database someone else writes, and the
