@@ -84,20 +84,9 @@ fn task_scores(conn: &Connection, side: &Side) -> Result<Vec<TaskScore>, EvalsEr
         })
     })?;
     // 5 and '5' group apart in SQL (all numbers sort before all text) but are one task.
-    let mut by_task: std::collections::BTreeMap<String, TaskScore> = std::collections::BTreeMap::new();
+    let mut by_task = std::collections::BTreeMap::new();
     for score in rows {
-        let score = score?;
-        match by_task.get_mut(&score.task_id) {
-            Some(task) => {
-                let repeats = task.repeats + score.repeats;
-                task.mean = (task.mean * task.repeats as f64 + score.mean * score.repeats as f64) / repeats as f64;
-                task.repeats = repeats;
-                task.successes += score.successes;
-            }
-            None => {
-                by_task.insert(score.task_id.clone(), score);
-            }
-        }
+        stats::add_task(&mut by_task, score?);
     }
     Ok(by_task.into_values().collect())
 }

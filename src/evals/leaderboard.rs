@@ -207,34 +207,19 @@ fn task_groups(conn: &Connection, run: &str) -> Result<Vec<TaskGroup>, EvalsErro
         "SELECT model, harness, task_id, avg(rate_success), count(*), total(rate_success >= 1.0 - 1e-9)
          FROM cells WHERE run_name = ?1 GROUP BY model, harness, task_id ORDER BY model, harness, task_id",
     )?;
-    let mut out: Vec<TaskGroup> = Vec::new();
+    // 5 and '5', or NULL and a task named "—", group apart in SQL but are one task.
+    let mut groups: BTreeMap<(ModelKey, Option<String>), BTreeMap<String, TaskScore>> = BTreeMap::new();
     let mut rows = stmt.query([run])?;
     while let Some(r) = rows.next()? {
-        let (model, harness) = (name(r, 0)?, name(r, 1)?);
         let score = TaskScore {
             task_id: task_key(name(r, 2)?),
             mean: real(r, 3)?.unwrap_or(0.0),
             repeats: tally(r, 4)?.max(0) as usize,
             successes: tally(r, 5)?.max(0) as usize,
         };
-        match out.iter_mut().rev().find(|(m, h, _)| *m == model && *h == harness) {
-            Some((_, _, tasks)) => match tasks.iter_mut().find(|t| t.task_id == score.task_id) {
-                // 5 and '5', or NULL and a task named "—", met again: one task.
-                Some(task) => {
-                    let repeats = task.repeats + score.repeats;
-                    task.mean = (task.mean * task.repeats as f64 + score.mean * score.repeats as f64) / repeats as f64;
-                    task.repeats = repeats;
-                    task.successes += score.successes;
-                }
-                None => tasks.push(score),
-            },
-            None => out.push((model, harness, vec![score])),
-        }
+        stats::add_task(groups.entry((name(r, 0)?, name(r, 1)?)).or_default(), score);
     }
-    for (_, _, tasks) in &mut out {
-        tasks.sort_by(|a, b| a.task_id.cmp(&b.task_id));
-    }
-    Ok(out)
+    Ok(groups.into_iter().map(|((model, harness), tasks)| (model, harness, tasks.into_values().collect())).collect())
 }
 
 /// The JSON shape of the spec (§2.5, string values; `null` for a figure no cell has)

@@ -42,6 +42,30 @@ pub struct TaskScore {
     pub successes: usize,
 }
 
+impl TaskScore {
+    /// Folds in another group of the same task (one SQL grouped apart: 5 and '5'):
+    /// repeats and successes add, the means are weighted by repeats.
+    pub fn absorb(&mut self, other: &TaskScore) {
+        let repeats = self.repeats + other.repeats;
+        if repeats > 0 {
+            self.mean = (self.mean * self.repeats as f64 + other.mean * other.repeats as f64) / repeats as f64;
+        }
+        self.repeats = repeats;
+        self.successes += other.successes;
+    }
+}
+
+/// Adds `score` to `tasks` (keyed by task id), absorbing it into the task of that id
+/// if there is one.
+pub fn add_task(tasks: &mut BTreeMap<String, TaskScore>, score: TaskScore) {
+    match tasks.get_mut(&score.task_id) {
+        Some(task) => task.absorb(&score),
+        None => {
+            tasks.insert(score.task_id.clone(), score);
+        }
+    }
+}
+
 /// Groups `(task_id, success)` samples by task: mean = Σ success / repeats per task.
 ///
 /// Each success is clamped into [0, 1] and NaN counts as 0. Within a task the successes are summed in sorted order,

@@ -410,3 +410,15 @@ fn pareto_frontier_edge_cases() {
     // A cheaper and better point dominates everything else.
     assert_eq!(pareto_frontier(&[(3.0, 0.5), (2.0, 0.6), (0.0, 1.0), (1.0, 0.9)]), [2]);
 }
+
+#[test]
+fn a_task_grouped_apart_is_absorbed_with_repeat_weighted_means() {
+    let mut tasks = BTreeMap::new();
+    let score =
+        |mean: f64, repeats: usize, successes: usize| TaskScore { task_id: "5".into(), mean, repeats, successes };
+    add_task(&mut tasks, score(1.0, 1, 1));
+    add_task(&mut tasks, score(0.25, 3, 0));
+    let merged = &tasks["5"];
+    assert_eq!((merged.repeats, merged.successes), (4, 1));
+    assert!((merged.mean - (1.0 + 0.75) / 4.0).abs() < 1e-12, "{}", merged.mean);
+}
