@@ -132,18 +132,23 @@ pub fn expire_staged(data_dir: &Path, max_age: Duration, now: SystemTime) -> Res
     Ok(removed)
 }
 
-/// Bytes of the chunk files under `folder` and its subfolders, leaving out `except`.
-fn bytes_under(folder: &Path, except: Option<&Path>) -> u64 {
-    let Ok(entries) = std::fs::read_dir(folder) else { return 0 };
-    entries
-        .flatten()
-        .map(|entry| match entry.file_type() {
-            Ok(kind) if kind.is_dir() => bytes_under(&entry.path(), except),
-            Ok(_) if Some(entry.path().as_path()) == except => 0,
-            Ok(_) => entry.metadata().map(|m| m.len()).unwrap_or(0),
-            Err(_) => 0,
-        })
-        .sum()
+/// Bytes staged by one person, in all and in `upload` (one of their folders), leaving
+/// out the file `except` (a chunk being sent again), from one walk of their folder.
+fn staged_bytes(person: &Path, upload: &Path, except: &Path) -> (u64, u64) {
+    let size = |entry: &std::fs::DirEntry| {
+        if entry.path() == except { 0 } else { entry.metadata().map(|m| m.len()).unwrap_or(0) }
+    };
+    let (mut all, mut this) = (0, 0);
+    let Ok(uploads) = std::fs::read_dir(person) else { return (0, 0) };
+    for folder in uploads.flatten() {
+        let Ok(files) = std::fs::read_dir(folder.path()) else { continue };
+        let bytes: u64 = files.flatten().map(|file| size(&file)).sum();
+        all += bytes;
+        if folder.path() == upload {
+            this = bytes;
+        }
+    }
+    (all, this)
 }
 
 /// Removes a session's uploads in progress: their chunks are the transcript before
@@ -240,15 +245,15 @@ pub fn receive_within(
         }
         expire_staged_of(&person)?;
     }
-    let chunk_path = folder.join(chunk.index.to_string());
-    let upload_bytes = bytes_under(&folder, Some(&chunk_path)) + bytes.len() as u64;
+    let (person_bytes, upload_bytes) = staged_bytes(&person, &folder, &folder.join(chunk.index.to_string()));
+    let upload_bytes = upload_bytes + bytes.len() as u64;
     if upload_bytes > limits.upload_bytes {
         return Err(UploadError::TooLarge(format!(
             "an upload may hold at most {} bytes of chunks; this one would hold {upload_bytes}",
             limits.upload_bytes
         )));
     }
-    let staged_bytes = bytes_under(&person, Some(&chunk_path)) + bytes.len() as u64;
+    let staged_bytes = person_bytes + bytes.len() as u64;
     if staged_bytes > limits.staged_bytes_per_person {
         return Err(UploadError::TooLarge(format!(
             "unfinished uploads may hold at most {} bytes per person, and yours would hold {staged_bytes}; \
