@@ -56,7 +56,9 @@ pub async fn session(
     Ok(Json(load_session(&state, user.user_id, agent, session_id).await?.0))
 }
 
-/// Raw strings, parsed here, so a bad value gets the JSON error naming it.
+/// A page request of a session's events (`limit`, `cursor`), for this route and the
+/// web's `/api/sessions/{id}/events`. Raw strings, parsed in [`EventsQuery::page`], so a
+/// bad value gets the JSON error naming it.
 #[derive(Deserialize)]
 pub struct EventsQuery {
     limit: Option<String>,
@@ -64,6 +66,27 @@ pub struct EventsQuery {
 }
 
 const MAX_PAGE: usize = 1000;
+const DEFAULT_PAGE: usize = 200;
+
+impl EventsQuery {
+    /// The cursor to continue after and the page size, or a 400 naming the parameter.
+    pub fn page(&self) -> Result<(Option<(i64, uuid::Uuid)>, usize), AppError> {
+        let limit = match self.limit.as_deref() {
+            None => DEFAULT_PAGE,
+            Some(text) => text.parse::<usize>().ok().filter(|n| (1..=MAX_PAGE).contains(n)).ok_or_else(|| {
+                AppError::bad_request("limit", format!("limit must be a whole number between 1 and {MAX_PAGE}"))
+            })?,
+        };
+        let cursor = match self.cursor.as_deref() {
+            None => None,
+            Some(text) => Some(
+                partitions::parse_event_cursor(text)
+                    .ok_or_else(|| AppError::bad_request("cursor", "is not a cursor this API issued"))?,
+            ),
+        };
+        Ok((cursor, limit))
+    }
+}
 
 pub async fn session_events(
     State(state): State<Arc<AppState>>,
@@ -72,20 +95,7 @@ pub async fn session_events(
     Query(query): Query<EventsQuery>,
 ) -> Result<Json<serde_json::Value>, AppError> {
     let agent = parse_agent(&agent_type)?;
-    let limit = match query.limit.as_deref() {
-        None => 200,
-        Some(text) => text.parse::<usize>().unwrap_or(0),
-    };
-    if !(1..=MAX_PAGE).contains(&limit) {
-        return Err(AppError::bad_request("limit", format!("must be between 1 and {MAX_PAGE}")));
-    }
-    let cursor = match query.cursor.as_deref() {
-        None => None,
-        Some(text) => Some(
-            partitions::parse_event_cursor(text)
-                .ok_or_else(|| AppError::bad_request("cursor", "is not a cursor this API issued"))?,
-        ),
-    };
+    let (cursor, limit) = query.page()?;
     let (session, proof) = load_session(&state, user.user_id, agent, session_id).await?;
     let data_dir = state.config.data_dir.clone();
     let (first_ms, last_ms) = (session.first_event_ms, session.last_event_ms);

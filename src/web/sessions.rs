@@ -9,7 +9,6 @@ use std::sync::Arc;
 
 use axum::Json;
 use axum::extract::{Path, Query, State};
-use serde::Deserialize;
 use serde_json::{Value, json};
 
 use crate::access::read::{self, Basis, Reading, SessionRead};
@@ -55,34 +54,13 @@ pub async fn session(
     Ok(Json(json!({ "session": view, "access": basis })))
 }
 
-/// Raw strings, parsed here, so a bad value gets the JSON error naming it.
-#[derive(Deserialize)]
-pub struct EventsQuery {
-    limit: Option<String>,
-    cursor: Option<String>,
-}
-
 pub async fn events(
     State(state): State<Arc<AppState>>,
     caller: Caller,
     Path(session_id): Path<String>,
-    Query(query): Query<EventsQuery>,
+    Query(query): Query<crate::ingest::me::EventsQuery>,
 ) -> Result<Json<Value>, AppError> {
-    let limit = match query.limit.as_deref() {
-        None => 200,
-        Some(text) => text
-            .parse::<usize>()
-            .ok()
-            .filter(|n| (1..=1000).contains(n))
-            .ok_or_else(|| AppError::bad_request("limit", "limit must be a whole number between 1 and 1000"))?,
-    };
-    let cursor = match query.cursor.as_deref() {
-        None => None,
-        Some(text) => Some(
-            partitions::parse_event_cursor(text)
-                .ok_or_else(|| AppError::bad_request("cursor", "is not a cursor this API issued"))?,
-        ),
-    };
+    let (cursor, limit) = query.page()?;
     let (proof, basis) = authorize(&state, &caller, &session_id, Reading::Session).await?;
     let pool = state.readers.clone();
     let data_dir = state.config.data_dir.clone();
