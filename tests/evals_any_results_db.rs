@@ -14,11 +14,10 @@
 mod common;
 
 use std::collections::BTreeMap;
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{Read, Write};
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
 
-use common::{BIN, sightline, stderr, stdout};
+use common::{sightline, stderr, stdout};
 use proptest::prelude::*;
 use rusqlite::types::{ToSqlOutput, Value as SqlValue, ValueRef};
 use rusqlite::{Connection, ToSql};
@@ -270,25 +269,17 @@ fn write(path: &Path, case: &Case) {
     }
 }
 
-/// A running `sightline dashboard` on a free loopback port.
+/// A running `sightline dashboard` on a free loopback port, with the requests the
+/// checks make.
 struct Dashboard {
-    child: Child,
+    _server: common::results::RunningDashboard,
     base: String,
 }
 
 impl Dashboard {
     fn start(db: &Path) -> Dashboard {
-        let mut child = Command::new(BIN)
-            .args(["dashboard", "--db", db.to_str().unwrap(), "--port", "0"])
-            .env_remove("SIGHTLINE_DASHBOARD_TOKEN")
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        let mut line = String::new();
-        BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
-        let base = line.split_whitespace().nth(1).expect("dashboard prints its URL").trim_end_matches('/').to_string();
-        Dashboard { child, base }
+        let server = common::results::RunningDashboard::start(db, None);
+        Dashboard { base: server.base.clone(), _server: server }
     }
 
     /// Status and body of a GET.
@@ -312,13 +303,6 @@ impl Dashboard {
 
     fn json(&self, path: &str) -> Value {
         serde_json::from_str(&self.ok(path)).unwrap_or_else(|e| panic!("GET {path}: {e}"))
-    }
-}
-
-impl Drop for Dashboard {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
     }
 }
 

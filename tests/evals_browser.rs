@@ -4,42 +4,23 @@
 
 mod common;
 
-use std::io::{BufRead, BufReader};
-use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use common::BIN;
 use common::webdriver::Browser;
 
 struct Dashboard {
-    child: std::process::Child,
+    _server: common::results::RunningDashboard,
     base: String,
     db: std::path::PathBuf,
     _dir: tempfile::TempDir,
-}
-
-impl Drop for Dashboard {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
 }
 
 fn start(token: &str) -> Dashboard {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("results.db");
     common::results::hostile(&db);
-    let mut child = Command::new(BIN)
-        .args(["dashboard", "--db", db.to_str().unwrap(), "--port", "0"])
-        .env("SIGHTLINE_DASHBOARD_TOKEN", token)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut line = String::new();
-    BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
-    let base = line.split_whitespace().nth(1).unwrap().trim_end_matches('/').to_string();
-    Dashboard { child, base, db, _dir: dir }
+    let server = common::results::RunningDashboard::start(&db, Some(token));
+    Dashboard { base: server.base.clone(), _server: server, db, _dir: dir }
 }
 
 const WAIT: Duration = Duration::from_secs(15);

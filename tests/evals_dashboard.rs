@@ -4,43 +4,24 @@
 mod common;
 
 use std::io::{BufRead, BufReader};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 
 use common::results::{self, HOSTILE_ERROR_MARK, HOSTILE_RUN};
 use common::{BIN, get, get_auth};
 use serde_json::Value;
 
 struct Dashboard {
-    child: Child,
+    _server: results::RunningDashboard,
     base: String,
     _dir: tempfile::TempDir,
-}
-
-impl Drop for Dashboard {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
 }
 
 fn start(token: Option<&str>) -> Dashboard {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("results.db");
     results::hostile(&db);
-    let mut command = Command::new(BIN);
-    command
-        .args(["dashboard", "--db", db.to_str().unwrap(), "--port", "0"])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null());
-    command.env_remove("SIGHTLINE_DASHBOARD_TOKEN");
-    if let Some(token) = token {
-        command.env("SIGHTLINE_DASHBOARD_TOKEN", token);
-    }
-    let mut child = command.spawn().unwrap();
-    let mut line = String::new();
-    BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
-    let base = line.split_whitespace().nth(1).expect("dashboard prints its URL").trim_end_matches('/').to_string();
-    Dashboard { child, base, _dir: dir }
+    let server = results::RunningDashboard::start(&db, token);
+    Dashboard { base: server.base.clone(), _server: server, _dir: dir }
 }
 
 fn enc(text: &str) -> String {

@@ -119,3 +119,38 @@ pub fn hostile(path: &Path) {
     )
     .unwrap();
 }
+
+/// A real `sightline dashboard` over `db` on a free loopback port (with `token`, or
+/// none), stopped when dropped.
+pub struct RunningDashboard {
+    child: std::process::Child,
+    /// `http://127.0.0.1:<port>`, as the dashboard printed it.
+    pub base: String,
+}
+
+impl RunningDashboard {
+    pub fn start(db: &Path, token: Option<&str>) -> RunningDashboard {
+        use std::io::{BufRead, BufReader};
+        let mut command = std::process::Command::new(super::BIN);
+        command
+            .args(["dashboard", "--db", db.to_str().unwrap(), "--port", "0"])
+            .env_remove("SIGHTLINE_DASHBOARD_TOKEN")
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null());
+        if let Some(token) = token {
+            command.env("SIGHTLINE_DASHBOARD_TOKEN", token);
+        }
+        let mut child = command.spawn().unwrap();
+        let mut line = String::new();
+        BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
+        let base = line.split_whitespace().nth(1).expect("dashboard prints its URL").trim_end_matches('/').to_string();
+        RunningDashboard { child, base }
+    }
+}
+
+impl Drop for RunningDashboard {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
