@@ -14,9 +14,9 @@
 mod common;
 
 use std::collections::BTreeMap;
-use std::io::{Read, Write};
 use std::path::Path;
 
+use common::results::RunningDashboard;
 use common::{sightline, stderr, stdout};
 use proptest::prelude::*;
 use rusqlite::types::{ToSqlOutput, Value as SqlValue, ValueRef};
@@ -269,43 +269,6 @@ fn write(path: &Path, case: &Case) {
     }
 }
 
-/// A running `sightline dashboard` on a free loopback port, with the requests the
-/// checks make.
-struct Dashboard {
-    _server: common::results::RunningDashboard,
-    base: String,
-}
-
-impl Dashboard {
-    fn start(db: &Path) -> Dashboard {
-        let server = common::results::RunningDashboard::start(db, None);
-        Dashboard { base: server.base.clone(), _server: server }
-    }
-
-    /// Status and body of a GET.
-    fn get(&self, path: &str) -> (u16, String) {
-        match common::agent().get(format!("{}{path}", self.base)).call() {
-            Ok(mut response) => {
-                let status = response.status().as_u16();
-                let body = response.body_mut().with_config().limit(1 << 30).read_to_string().unwrap();
-                (status, body)
-            }
-            Err(err) => panic!("GET {path}: {err}"),
-        }
-    }
-
-    /// A GET that must answer 200; returns the body.
-    fn ok(&self, path: &str) -> String {
-        let (status, body) = self.get(path);
-        assert_eq!(status, 200, "GET {path}: {body}");
-        body
-    }
-
-    fn json(&self, path: &str) -> Value {
-        serde_json::from_str(&self.ok(path)).unwrap_or_else(|e| panic!("GET {path}: {e}"))
-    }
-}
-
 fn enc(text: &str) -> String {
     sightline::model::percent_encode(text)
 }
@@ -321,7 +284,7 @@ fn check_everything(db: &Path, expected: &BTreeMap<String, usize>) {
     assert!(runs.status.success(), "results: {}", stderr(&runs));
     assert_eq!(stdout(&runs).lines().count(), 1 + expected.len(), "{}", stdout(&runs));
 
-    let dashboard = Dashboard::start(db);
+    let dashboard = RunningDashboard::start(db, None);
     dashboard.ok("/");
     let listed = dashboard.json("/api/runs");
     let listed: BTreeMap<String, i64> = listed["runs"]
@@ -463,7 +426,7 @@ fn a_harness_without_tokens_cost_or_api_calls_gets_dashes_not_errors() {
     expected.insert("nightly".to_string(), ROWS.len());
     check_everything(&db, &expected);
 
-    let dashboard = Dashboard::start(&db);
+    let dashboard = RunningDashboard::start(&db, None);
     let boards = dashboard.json("/api/run/nightly/leaderboard");
     let beta =
         &boards["leaderboards"]["m1"].as_array().unwrap().iter().find(|r| r["harness"] == "beta").unwrap().clone();
@@ -545,7 +508,7 @@ fn numbers_stored_as_text_give_the_same_figures_and_order_as_numbers() {
     expected.insert("nightly".to_string(), ROWS.len());
     check_everything(&text, &expected);
 
-    let (a, b) = (Dashboard::start(&typed), Dashboard::start(&text));
+    let (a, b) = (RunningDashboard::start(&typed, None), RunningDashboard::start(&text, None));
     for path in ["/api/runs", "/api/run/nightly/leaderboard", "/api/run/nightly?sort=tokens&order=desc"] {
         let (mut x, mut y) = (a.json(path), b.json(path));
         if let (Some(xs), Some(ys)) = (x.get_mut("runs"), y.get_mut("runs")) {
@@ -564,94 +527,4 @@ fn numbers_stored_as_text_give_the_same_figures_and_order_as_numbers() {
     let boards = b.json("/api/run/nightly/leaderboard");
     let alpha = boards["leaderboards"]["m1"].as_array().unwrap().iter().find(|r| r["harness"] == "alpha").unwrap();
     assert_eq!((alpha["avg_tokens"].as_str(), alpha["avg_cost"].as_str()), (Some("877"), Some("0.9583")), "{alpha}");
-}
-
-/// A results.db whose last cells' logs sit on damaged pages: the cells read fine until
-/// the export or report reaches their logs. `diff` is the last column of a rowid
-/// table, so summaries, leaderboards and the table never touch those pages.
-fn damaged_db(path: &Path) {
-    let conn = Connection::open(path).unwrap();
-    conn.execute_batch(
-        "CREATE TABLE run_results (cell_id TEXT, run_name TEXT, harness TEXT, model TEXT, task_id TEXT, track TEXT,
-           exit_class TEXT, success REAL, total_cost REAL, timestamp TEXT, diff TEXT,
-           PRIMARY KEY (run_name, cell_id))",
-    )
-    .unwrap();
-    // 2,000 small cells (about 1 MB of CSV, several export chunks), then 20 with logs
-    // large enough to live on overflow pages.
-    for i in 0..2020 {
-        let diff = if i < 2000 { format!("small diff {i} {}", "d".repeat(400)) } else { "L".repeat(20_000) };
-        conn.execute(
-            "INSERT INTO run_results VALUES (?1, 'nightly', 'alpha', 'm1', 't', 'swe', 'pass', 1.0, 0.5, 'now', ?2)",
-            rusqlite::params![format!("cell-{i:05}"), diff],
-        )
-        .unwrap();
-    }
-    let page_size: i64 = conn.query_row("PRAGMA page_size", [], |r| r.get(0)).unwrap();
-    let overflow: Vec<i64> = conn
-        .prepare("SELECT pageno FROM dbstat WHERE name = 'run_results' AND pagetype = 'overflow'")
-        .unwrap()
-        .query_map([], |r| r.get(0))
-        .unwrap()
-        .collect::<Result<_, _>>()
-        .unwrap();
-    assert!(overflow.len() >= 20, "the large logs are on overflow pages");
-    drop(conn);
-    // Each overflow page starts with the number of the next one: point it past the end.
-    let mut file = std::fs::OpenOptions::new().write(true).open(path).unwrap();
-    for page in overflow {
-        use std::io::{Seek, SeekFrom};
-        file.seek(SeekFrom::Start(((page - 1) * page_size) as u64)).unwrap();
-        file.write_all(&[0x7f, 0xff, 0xff, 0xff]).unwrap();
-    }
-}
-
-/// A raw HTTP/1.1 GET, read to the end: the status and whether the chunked body
-/// ended with its final zero-length chunk.
-fn raw_get(base: &str, path: &str) -> (u16, usize, bool) {
-    let address = base.trim_start_matches("http://");
-    let mut stream = std::net::TcpStream::connect(address).unwrap();
-    stream.set_read_timeout(Some(std::time::Duration::from_secs(30))).unwrap();
-    write!(stream, "GET {path} HTTP/1.1\r\nHost: {address}\r\nConnection: close\r\n\r\n").unwrap();
-    let mut response = Vec::new();
-    let _ = stream.read_to_end(&mut response);
-    let text = String::from_utf8_lossy(&response);
-    let status = text.split_whitespace().nth(1).and_then(|s| s.parse().ok()).unwrap_or(0);
-    (status, response.len(), text.ends_with("\r\n0\r\n\r\n"))
-}
-
-#[test]
-fn an_export_that_fails_part_way_is_cut_short_and_one_that_fails_first_is_an_error() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("results.db");
-    damaged_db(&db);
-    let dashboard = Dashboard::start(&db);
-    // The summaries and the run page do not read the logs.
-    assert_eq!(dashboard.json("/api/run/nightly")["total"], 2020);
-    let (status, length, complete) = raw_get(&dashboard.base, "/run/nightly/export/csv");
-    assert_eq!(status, 200);
-    assert!(length > 256 * 1024, "the first chunks went out ({length} bytes)");
-    assert!(!complete, "the body has no final chunk: the client sees an incomplete download");
-    // Newest-first order reaches a damaged cell before anything is sent: a plain 500.
-    let (status, body) = dashboard.get("/run/nightly/export/json?sort=cell_id&order=desc");
-    assert_eq!(status, 500, "{body}");
-    assert!(body.contains("internal"), "{body}");
-}
-
-#[test]
-fn a_report_that_fails_part_way_leaves_no_report_behind() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("results.db");
-    damaged_db(&db);
-    let out = dir.path().join("reports");
-    std::fs::create_dir(&out).unwrap();
-    std::fs::write(out.join("nightly_report.html"), "yesterday's report").unwrap();
-    let report = sightline(&["report", "nightly", "--db", db.to_str().unwrap(), "--output", out.to_str().unwrap()]);
-    assert_eq!(report.status.code(), Some(2), "{}", stdout(&report));
-    assert!(stderr(&report).contains("malformed"), "the cause is named: {}", stderr(&report));
-    let mut left: Vec<String> =
-        std::fs::read_dir(&out).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
-    left.sort();
-    assert_eq!(left, ["nightly_report.html"], "no partial files and no new report");
-    assert_eq!(std::fs::read_to_string(out.join("nightly_report.html")).unwrap(), "yesterday's report");
 }

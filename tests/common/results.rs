@@ -148,6 +148,31 @@ impl RunningDashboard {
     }
 }
 
+impl RunningDashboard {
+    /// Status and body of a GET.
+    pub fn get(&self, path: &str) -> (u16, String) {
+        match super::agent().get(format!("{}{path}", self.base)).call() {
+            Ok(mut response) => {
+                let status = response.status().as_u16();
+                let body = response.body_mut().with_config().limit(1 << 30).read_to_string().unwrap();
+                (status, body)
+            }
+            Err(err) => panic!("GET {path}: {err}"),
+        }
+    }
+
+    /// A GET that must answer 200; returns the body.
+    pub fn ok(&self, path: &str) -> String {
+        let (status, body) = self.get(path);
+        assert_eq!(status, 200, "GET {path}: {body}");
+        body
+    }
+
+    pub fn json(&self, path: &str) -> serde_json::Value {
+        serde_json::from_str(&self.ok(path)).unwrap_or_else(|e| panic!("GET {path}: {e}"))
+    }
+}
+
 impl Drop for RunningDashboard {
     fn drop(&mut self) {
         let _ = self.child.kill();
