@@ -8,7 +8,7 @@ use axum::response::{IntoResponse, Response};
 use serde_json::json;
 
 use crate::db::DbError;
-use crate::db::writer::WriteError;
+use crate::events::writer::WriteError;
 
 #[derive(Debug, thiserror::Error)]
 pub enum AppError {

@@ -7,14 +7,17 @@
 
 pub mod access;
 pub mod app;
+pub mod audit;
 pub mod auth;
 pub mod bench;
 pub mod cli;
 pub mod clock;
 pub mod config;
 pub mod db;
+pub mod deletion;
 pub mod error;
 pub mod evals;
+pub mod events;
 pub mod hook;
 pub mod ingest;
 pub mod logging;
@@ -23,5 +26,6 @@ pub mod metrics;
 pub mod model;
 pub mod pricing;
 pub mod redact;
+pub mod sessions;
 pub mod transcripts;
 pub mod web;

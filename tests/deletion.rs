@@ -15,9 +15,9 @@ use std::time::Duration;
 use common::transcripts::*;
 use common::*;
 use serde_json::{Value, json};
-use sightline::access::deletion::{self, runner};
 use sightline::cli::deletions::CliTarget;
-use sightline::db::partitions::Day;
+use sightline::deletion::{self, runner};
+use sightline::events::partitions::Day;
 
 const ADA: &str = "dev@example.com";
 const BO: &str = "bo@example.com";
@@ -96,7 +96,7 @@ fn person(server: &TestServer, token: &str, email: &str, name: &str, words: &str
 /// the partition's commit and main.db's could leave (commit_seq 0: never folded).
 fn orphan_event(data_dir: &Path, user_id: &str) {
     let day = Day::of_ms(now_ms());
-    let conn = rusqlite::Connection::open(sightline::db::partitions::partition_path(data_dir, day)).unwrap();
+    let conn = rusqlite::Connection::open(sightline::events::partitions::partition_path(data_dir, day)).unwrap();
     conn.execute(
         "INSERT INTO events (event_id, ts_ms, received_ms, commit_seq, user_id, agent_type, session_id, type, run_kind)
          VALUES (?1, ?2, ?2, 0, ?3, 'claude_code', 'ghost', 'session_start', 'INTERACTIVE')",
@@ -117,7 +117,7 @@ fn seed() -> World {
     wait_searchable(&server, &bo_token, &[&bo_rows[2]]);
     let (ada, bo) = (user_id(&server.data_dir, ADA), user_id(&server.data_dir, BO));
     orphan_event(&server.data_dir, &ada);
-    let compacted = sightline::db::partitions::open_for_read(&server.data_dir, old_day)
+    let compacted = sightline::events::partitions::open_for_read(&server.data_dir, old_day)
         .unwrap()
         .unwrap()
         .query_row("SELECT count(*) FROM events WHERE user_id = ?1 AND metadata_zst IS NOT NULL", [&ada], |r| {
@@ -133,8 +133,8 @@ fn seed() -> World {
 /// A user's rows over every partition file, compacted ones included.
 fn events_of(data_dir: &Path, user_id: &str) -> i64 {
     let mut total = 0;
-    for day in sightline::db::partitions::list_days(data_dir).unwrap() {
-        let conn = sightline::db::partitions::open_for_read(data_dir, day).unwrap().unwrap();
+    for day in sightline::events::partitions::list_days(data_dir).unwrap() {
+        let conn = sightline::events::partitions::open_for_read(data_dir, day).unwrap().unwrap();
         total += conn
             .query_row("SELECT count(*) FROM events WHERE user_id = ?1", [user_id], |r| r.get::<_, i64>(0))
             .unwrap();
@@ -185,7 +185,7 @@ fn audit_count(data_dir: &Path, user_id: &str, action: &str) -> i64 {
 /// after the deletion) and in main.db (secure_delete; small enough here that no b-tree
 /// page was rebalanced, which can leave key bytes in a page's unused space).
 fn assert_overwritten(data_dir: &Path, compacted: Day) {
-    let partition = sightline::db::partitions::partition_path(data_dir, compacted);
+    let partition = sightline::events::partitions::partition_path(data_dir, compacted);
     for file in [partition, data_dir.join("main.db")] {
         let bytes = std::fs::read(&file).unwrap();
         assert!(!bytes.windows(8).any(|w| w == b"ada-long"), "{} keeps deleted bytes", file.display());
@@ -259,7 +259,7 @@ struct Crashing<'a> {
 }
 
 impl runner::DeletionTarget for Crashing<'_> {
-    fn change_main(&self, change: sightline::db::writer::MainChange) -> Result<(), sightline::db::DbError> {
+    fn change_main(&self, change: sightline::events::writer::MainChange) -> Result<(), sightline::db::DbError> {
         self.changes.set(self.changes.get() + 1);
         if self.changes.get() == self.fail_at {
             return Err(sightline::db::DbError::Io {
@@ -327,7 +327,7 @@ fn a_run_stopped_midway_is_finished_by_the_next_run() {
 /// An access token for `email`, as a web sign-in would issue it (sign-in is built
 /// elsewhere; this uses its library on the server's data directory and key).
 fn access_token(data_dir: &Path, email: &str) -> String {
-    use sightline::auth::sessions::{self, Client, Method};
+    use sightline::auth::signins::{self as sessions, Client, Method};
     let conn = rusqlite::Connection::open(data_dir.join("main.db")).unwrap();
     let user = user_id(data_dir, email);
     let signed_in = sessions::start(&conn, &user, Client::Web, Method::Password, now_ms()).unwrap();

@@ -11,8 +11,8 @@
 use rusqlite::{Connection, OptionalExtension, params};
 use serde::Serialize;
 
-use super::audit::{self, Action, Entry};
 use super::roles::OrgRole;
+use crate::audit::{self, Action, Entry};
 use crate::db::DbError;
 
 pub const MIN_DURATION_MS: i64 = 15 * 60_000;

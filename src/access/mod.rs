@@ -5,10 +5,7 @@
 //! [`read::authorize`], which decides and writes the audit row in one transaction and
 //! returns the proof the data functions require.
 
-pub mod audit;
-pub mod deletion;
 pub mod grants;
 pub mod policies;
-pub mod read;
 pub mod roles;
 pub mod teams;

@@ -15,7 +15,7 @@
 use rusqlite::{Connection, OptionalExtension, params};
 use serde::{Deserialize, Serialize};
 
-use super::audit::{self, Action, Entry};
+use crate::audit::{self, Action, Entry};
 use crate::db::DbError;
 
 #[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq, Eq)]

@@ -23,11 +23,12 @@ use crate::auth::jwt::SigningKeys;
 use crate::auth::throttle::LoginThrottle;
 use crate::clock::Clock;
 use crate::config::Config;
-use crate::db::writer::{EventWriter, WriterConfig};
 use crate::db::{self, Checkpointing, Durability};
+use crate::events::writer::{EventWriter, WriterConfig};
 use crate::metrics::Metrics;
 use crate::model::wire::EventLimits;
 use crate::pricing::PriceBook;
+use crate::sessions::fold::SessionFold;
 use crate::transcripts::index::TranscriptIndex;
 use crate::transcripts::index::worker::Indexer;
 
@@ -79,14 +80,14 @@ pub async fn serve_with_clock(
             queue_capacity: config.storage.writer_queue,
             clock: clock.clone(),
         },
-        prices.clone(),
+        Arc::new(SessionFold { prices: prices.clone() }),
         metrics.clone(),
     )
     .context("cannot start the event writer")?;
     let readers = db::reader_pool(&config.main_db_path(), config.storage.reader_pool)?;
 
     let (stop_checkpointer, checkpointer_stop) = std::sync::mpsc::channel();
-    let checkpoint_config = db::checkpoint::CheckpointConfig {
+    let checkpoint_config = crate::events::checkpoint::CheckpointConfig {
         data_dir: config.data_dir.clone(),
         soft_cap_bytes: config.storage.wal_soft_cap_mb << 20,
         interval: Duration::from_secs(config.storage.checkpoint_interval_secs),
@@ -95,7 +96,7 @@ pub async fn serve_with_clock(
     let checkpoint_metrics = metrics.clone();
     let checkpointer = std::thread::Builder::new()
         .name("checkpointer".into())
-        .spawn(move || db::checkpoint::run(checkpoint_config, checkpoint_metrics, checkpointer_stop))?;
+        .spawn(move || crate::events::checkpoint::run(checkpoint_config, checkpoint_metrics, checkpointer_stop))?;
 
     let event_limits = EventLimits {
         max_metadata_bytes: config.ingest.max_metadata_bytes,
@@ -147,7 +148,7 @@ pub async fn serve_with_clock(
     tracing::info!(ingest = %bound.ingest, web = %bound.web, github = %bound.github, data_dir = %config.data_dir.display(), "sightline serving");
 
     let compaction = tokio::spawn(compaction_timer(state.clone()));
-    let deletions = tokio::spawn(crate::access::deletion::server::deletion_timer(state.clone()));
+    let deletions = tokio::spawn(crate::deletion::server::deletion_timer(state.clone()));
     let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
     tokio::spawn(async move {
         shutdown.await;
@@ -212,7 +213,7 @@ async fn compaction_timer(state: Arc<AppState>) {
         let data_dir = state.config.data_dir.clone();
         let days = state.config.storage.compact_after_days;
         let now_ms = state.clock.now_ms();
-        match db::blocking(move || db::compact::compact_due(&data_dir, days, now_ms)).await {
+        match db::blocking(move || crate::events::compact::compact_due(&data_dir, days, now_ms)).await {
             Ok(reports) => {
                 for report in reports {
                     tracing::info!(day = %report.day, rows = report.rows_compressed, before = report.file_bytes_before, after = report.file_bytes_after, "compacted event partition");

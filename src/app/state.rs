@@ -9,7 +9,7 @@ use crate::auth::throttle::LoginThrottle;
 use crate::clock::Clock;
 use crate::config::Config;
 use crate::db::MainPool;
-use crate::db::writer::EventWriter;
+use crate::events::writer::EventWriter;
 use crate::metrics::Metrics;
 use crate::model::wire::EventLimits;
 use crate::pricing::PriceBook;

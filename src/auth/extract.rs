@@ -19,13 +19,13 @@ use axum::response::{IntoResponse, Redirect, Response};
 
 use super::tokens::{self, TokenKind};
 use super::users::User;
-use super::{jwt, sessions};
-use crate::access::read::Reader;
+use super::{jwt, signins};
 use crate::access::roles::OrgRole;
 use crate::app::AppState;
 use crate::db;
 use crate::error::AppError;
 use crate::model::percent_encode;
+use crate::sessions::read::Reader;
 
 /// The user who owns the request's hook token.
 #[derive(Clone, Debug)]
@@ -121,7 +121,7 @@ pub async fn caller_from_token(state: &AppState, token: &str, via_cookie: bool) 
     let pool = state.readers.clone();
     let jwt::AccessClaims { sub, sid, .. } = claims;
     let session_id = sid.clone();
-    let user = db::blocking(move || sessions::live_user(&*pool.get()?, &sid, &sub, now_ms)).await?;
+    let user = db::blocking(move || signins::live_user(&*pool.get()?, &sid, &sub, now_ms)).await?;
     let user = user.ok_or(AppError::Unauthorized)?;
     Ok(Caller { role: OrgRole::parse(&user.org_role), user, session_id, via_cookie })
 }

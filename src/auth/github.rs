@@ -32,7 +32,7 @@ use subtle::ConstantTimeEq;
 
 use self::api::{Account, AccountEmail, GithubClient};
 use super::extract::{cookie_value, with_cookie};
-use super::sessions::Method;
+use super::signins::Method;
 use super::tokens::base64url;
 use super::users;
 use crate::app::AppState;

@@ -12,7 +12,7 @@ pub mod github;
 pub mod jwt;
 pub mod oauth;
 pub mod passwords;
-pub mod sessions;
+pub mod signins;
 pub mod throttle;
 pub mod tokens;
 pub mod users;

@@ -24,7 +24,7 @@ use serde_json::json;
 use super::device::{self, Poll};
 use super::extract::Caller;
 use super::jwt::ACCESS_TOKEN_LIFETIME_MS;
-use super::sessions::{self, Client, Method, Refreshed};
+use super::signins::{self, Client, Method, Refreshed};
 use super::{passwords, tokens, users};
 use crate::app::AppState;
 use crate::error::AppError;
@@ -77,7 +77,7 @@ fn token_answer(state: &AppState, user_id: &str, session_id: &str, refresh: Opti
 async fn issue_cli_tokens(state: &AppState, user_id: String, method: Method) -> Response {
     let now_ms = state.clock.now_ms();
     let owner = user_id.clone();
-    match state.writer.transact(move |tx| sessions::start(tx, &owner, Client::Cli, method, now_ms)).await {
+    match state.writer.transact(move |tx| signins::start(tx, &owner, Client::Cli, method, now_ms)).await {
         Ok(started) => token_answer(
             state,
             &user_id,
@@ -109,7 +109,7 @@ pub async fn token(
                 return oauth_error(StatusCode::BAD_REQUEST, "invalid_request", "refresh_token is required");
             };
             let now_ms = state.clock.now_ms();
-            let rotated = state.writer.transact(move |tx| sessions::rotate(tx, &secret, now_ms)).await;
+            let rotated = state.writer.transact(move |tx| signins::rotate(tx, &secret, now_ms)).await;
             match rotated {
                 Ok(Refreshed::Rotated { user_id, session_id, refresh }) => {
                     token_answer(&state, &user_id, &session_id, Some(&refresh.secret), now_ms)
@@ -228,7 +228,7 @@ pub async fn revoke(State(state): State<Arc<AppState>>, Form(form): Form<RevokeF
             ))?
             .flatten();
             if let Some(family) = family {
-                sessions::revoke(tx, &family, "revoked by client", now_ms)?;
+                signins::revoke(tx, &family, "revoked by client", now_ms)?;
             }
             Ok(())
         })

@@ -1,5 +1,5 @@
 //! Opaque tokens: hook tokens (365 days, ingest routes only) and refresh tokens
-//! (90 days, rotated on every use; `auth::sessions` owns their rotation). A token is `slh_<kind>_` + 43 characters of base64url
+//! (90 days, rotated on every use; `auth::signins` owns their rotation). A token is `slh_<kind>_` + 43 characters of base64url
 //! (256 random bits from the OS through `ring`).
 //!
 //! Invariants: the secret is shown once at creation and never stored — the table

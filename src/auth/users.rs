@@ -166,7 +166,7 @@ pub fn disable(conn: &Connection, email: &str, now_ms: i64) -> Result<User, User
         "UPDATE users SET disabled_at_ms = ?2 WHERE id = ?1 AND disabled_at_ms IS NULL",
         params![user.id, now_ms],
     )?;
-    super::sessions::revoke_all_for_user(conn, &user.id, "user disabled", now_ms)?;
+    super::signins::revoke_all_for_user(conn, &user.id, "user disabled", now_ms)?;
     Ok(user)
 }
 

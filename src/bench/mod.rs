@@ -344,8 +344,8 @@ fn ingest(args: &IngestArgs) -> anyhow::Result<i32> {
 /// verification after a run, not for production use).
 fn count_run_events(data_dir: &std::path::Path, run_id: &str) -> anyhow::Result<u64> {
     let mut total = 0u64;
-    for day in crate::db::partitions::list_days(data_dir)? {
-        if let Some(conn) = crate::db::partitions::open_for_read(data_dir, day)? {
+    for day in crate::events::partitions::list_days(data_dir)? {
+        if let Some(conn) = crate::events::partitions::open_for_read(data_dir, day)? {
             let n: i64 = conn.query_row(
                 "SELECT count(*) FROM events WHERE session_id LIKE ?1",
                 [format!("bench-{run_id}-%")],

@@ -5,8 +5,8 @@ use std::time::Instant;
 
 use clap::Args;
 
-use crate::db::partitions::{self, Day};
-use crate::db::writer::wal_path_of;
+use crate::events::partitions::{self, Day};
+use crate::events::writer::wal_path_of;
 
 #[derive(Debug, Clone, Args)]
 pub struct CompactionArgs {
@@ -48,7 +48,7 @@ pub fn compaction(args: &CompactionArgs) -> anyhow::Result<i32> {
     conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))?;
     drop(conn);
     let generated = started.elapsed();
-    let report = crate::db::compact::compact_partition(data_dir, day, crate::clock::system_now_ms())?;
+    let report = crate::events::compact::compact_partition(data_dir, day, crate::clock::system_now_ms())?;
     let check = partitions::open_for_read(data_dir, day)?.ok_or_else(|| anyhow::anyhow!("partition vanished"))?;
     let readable = partitions::events_after_seq(&check, 0)?.len();
     let wal = std::fs::metadata(wal_path_of(&partitions::partition_path(data_dir, day))).map(|m| m.len()).unwrap_or(0);

@@ -2,7 +2,7 @@
 //! produces (tool calls dominate, one turn with usage per ten events), with
 //! metadata of the size and kind hooks attach.
 
-use crate::db::partitions::Day;
+use crate::events::partitions::Day;
 use crate::model::wire::{Event, ToolFields};
 use crate::model::{AgentType, EventType, PermissionMode, RunKind, ToolStatus, Usage};
 

@@ -19,13 +19,13 @@ use tantivy::{IndexWriter, TantivyDocument};
 
 use super::transcripts::take_writer;
 use super::{ConfigArgs, load_config};
-use crate::access::deletion::runner::{self, DeletionTarget};
-use crate::access::deletion::{self, DeletionRequest};
 use crate::app::serve::prepare_main_db;
 use crate::auth::users;
 use crate::config::Overrides;
-use crate::db::writer::MainChange;
 use crate::db::{self, Checkpointing, DbError, Durability};
+use crate::deletion::runner::{self, DeletionTarget};
+use crate::deletion::{self, DeletionRequest};
+use crate::events::writer::MainChange;
 use crate::transcripts::index::TranscriptIndex;
 use crate::transcripts::{indexing, store};
 

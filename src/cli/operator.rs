@@ -75,14 +75,14 @@ pub fn compact(args: &CompactArgs) -> anyhow::Result<i32> {
     let config = load_config(&args.config, Overrides::default())?;
     let reports = match &args.day {
         Some(text) => {
-            let day =
-                db::partitions::Day::parse(text).ok_or_else(|| anyhow::anyhow!("--day {text:?} is not YYYY-MM-DD"))?;
-            if !db::partitions::partition_path(&config.data_dir, day).exists() {
+            let day = crate::events::partitions::Day::parse(text)
+                .ok_or_else(|| anyhow::anyhow!("--day {text:?} is not YYYY-MM-DD"))?;
+            if !crate::events::partitions::partition_path(&config.data_dir, day).exists() {
                 anyhow::bail!("no event partition for {day}");
             }
-            vec![db::compact::compact_partition(&config.data_dir, day, crate::clock::system_now_ms())?]
+            vec![crate::events::compact::compact_partition(&config.data_dir, day, crate::clock::system_now_ms())?]
         }
-        None => db::compact::compact_due(
+        None => crate::events::compact::compact_due(
             &config.data_dir,
             args.older_than_days.unwrap_or(config.storage.compact_after_days),
             crate::clock::system_now_ms(),

@@ -14,8 +14,8 @@ use rusqlite::TransactionBehavior;
 
 use super::operator::open_main;
 use super::{ConfigArgs, load_config};
-use crate::access::audit::{self, Action, Entry};
 use crate::access::teams;
+use crate::audit::{self, Action, Entry};
 use crate::auth::{passwords, users};
 use crate::config::Overrides;
 

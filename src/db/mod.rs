@@ -1,17 +1,13 @@
 //! Storage plumbing shared by every module that owns tables: opening SQLite files
-//! with one set of pragmas, the reader pool of `main.db`, migrations, the event
-//! partitions, the group-commit writer and the WAL checkpointer.
+//! with one set of pragmas, the reader pool of `main.db`, migrations, and the storage
+//! error. The event store (partitions, the writer, checkpoints) is `crate::events`.
 //!
 //! Invariants: every connection goes through [`open`], so pragmas never differ
 //! between callers; the server writes each file from exactly one connection (the
 //! writer); handlers never see a `rusqlite::Connection` — modules expose functions
 //! that run on the blocking pool.
 
-pub mod checkpoint;
-pub mod compact;
 pub mod migrations;
-pub mod partitions;
-pub mod writer;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;

@@ -15,8 +15,8 @@ use axum::http::{HeaderMap, header};
 use serde::Serialize;
 
 use crate::app::AppState;
-use crate::db::writer::WriteRequest;
 use crate::error::AppError;
+use crate::events::writer::WriteRequest;
 use crate::model::wire::{self, Envelope, Rejection};
 
 #[derive(Debug, Serialize, PartialEq, Eq)]

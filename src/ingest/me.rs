@@ -12,15 +12,15 @@ use axum::extract::{Path, Query, State};
 use serde::Deserialize;
 use serde_json::json;
 
-use super::sessions::{self, SessionView};
-use crate::access::read::{self, SessionRead};
 use crate::app::AppState;
 use crate::auth::extract::HookUser;
 use crate::db;
-use crate::db::partitions;
 use crate::error::AppError;
+use crate::events::reads;
 use crate::model::AgentType;
 use crate::model::event_json::event_to_json;
+use crate::sessions::read::{self, SessionRead};
+use crate::sessions::views::{self, SessionView};
 
 fn parse_agent(text: &str) -> Result<AgentType, AppError> {
     AgentType::parse(text).ok_or_else(|| {
@@ -41,7 +41,7 @@ async fn load_session(
     db::blocking(move || {
         let conn = pool.get()?;
         let Some(proof) = read::own_by_agent_key(&conn, &user_id, agent, &session_id)? else { return Ok(None) };
-        Ok(sessions::session_view(&conn, &proof)?.map(|view| (view, proof)))
+        Ok(views::session_view(&conn, &proof)?.map(|view| (view, proof)))
     })
     .await?
     .ok_or(AppError::NotFound)
@@ -80,7 +80,7 @@ impl EventsQuery {
         let cursor = match self.cursor.as_deref() {
             None => None,
             Some(text) => Some(
-                partitions::parse_event_cursor(text)
+                reads::parse_event_cursor(text)
                     .ok_or_else(|| AppError::bad_request("cursor", "is not a cursor this API issued"))?,
             ),
         };
@@ -100,8 +100,7 @@ pub async fn session_events(
     let data_dir = state.config.data_dir.clone();
     let (first_ms, last_ms) = (session.first_event_ms, session.last_event_ms);
     let page =
-        db::blocking(move || partitions::session_events_page(&data_dir, &proof, first_ms, last_ms, cursor, limit))
-            .await?;
+        db::blocking(move || reads::session_events_page(&data_dir, &proof, first_ms, last_ms, cursor, limit)).await?;
     Ok(Json(json!({
         "events": page.events.iter().map(|e| event_to_json(&e.event)).collect::<Vec<_>>(),
         "next_cursor": page.next_cursor,

@@ -7,7 +7,6 @@
 
 pub mod batch;
 pub mod me;
-pub mod sessions;
 pub mod transcripts;
 
 use std::sync::Arc;

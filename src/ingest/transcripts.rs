@@ -12,12 +12,12 @@ use axum::http::HeaderMap;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::sessions;
 use crate::app::AppState;
 use crate::auth::extract::HookUser;
 use crate::db;
 use crate::error::AppError;
 use crate::model::AgentType;
+use crate::sessions::views;
 use crate::transcripts::store;
 use crate::transcripts::upload::{self, Chunk, UploadError};
 
@@ -55,7 +55,7 @@ async fn own_session(
         )
     })?;
     let (pool, user_id) = (state.readers.clone(), user.user_id.clone());
-    db::blocking(move || sessions::own_session_id(&*pool.get()?, &user_id, agent, &session))
+    db::blocking(move || views::own_session_id(&*pool.get()?, &user_id, agent, &session))
         .await?
         .ok_or(AppError::NotFound)
 }

@@ -126,13 +126,13 @@ pub fn open(data_dir: &Path, relative: &str) -> Result<impl BufRead, DbError> {
     decompress(BufReader::new(file)).map_err(io_error(format!("{} is not a zstd transcript", path.display())))
 }
 
-/// The transcript of the session a proof covers (`access::read`), as normalised
+/// The transcript of the session a proof covers (`sessions::read`), as normalised
 /// messages; `None` if the session has none. A proof for the session alone does not
 /// cover its transcript.
 pub fn read_for(
     conn: &Connection,
     data_dir: &Path,
-    proof: &crate::access::read::SessionRead,
+    proof: &crate::sessions::read::SessionRead,
 ) -> Result<Option<Vec<crate::transcripts::model::Message>>, DbError> {
     if !proof.covers_transcript() {
         return Ok(None);

@@ -1,6 +1,6 @@
 //! `POST /api/me/deletion` (ask for one's own data to be deleted; 202 with the
 //! request) and `GET /api/me/deletion` (where the latest request stands). Thin: the
-//! caller from the [`Caller`] extractor, one `access::deletion` call, JSON out.
+//! caller from the [`Caller`] extractor, one `deletion` call, JSON out.
 //!
 //! Invariants: a caller asks only about themself (no user id is read from the
 //! request); asking twice returns the open request, not a second one.
@@ -11,10 +11,10 @@ use axum::Json;
 use axum::extract::State;
 use axum::http::StatusCode;
 
-use crate::access::deletion::{self, DeletionRequest};
 use crate::app::AppState;
 use crate::auth::extract::Caller;
 use crate::db;
+use crate::deletion::{self, DeletionRequest};
 use crate::error::AppError;
 
 pub async fn request(

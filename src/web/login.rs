@@ -20,7 +20,7 @@ use crate::app::AppState;
 use crate::auth::extract::{Caller, sign_in_cookie, with_cookie};
 use crate::auth::jwt::ACCESS_TOKEN_LIFETIME_MS;
 use crate::auth::oauth::{PasswordFailure, verify_password_sign_in};
-use crate::auth::sessions::{self, Client, Method};
+use crate::auth::signins::{self, Client, Method};
 use crate::error::AppError;
 use crate::model::percent_encode;
 
@@ -114,7 +114,7 @@ pub async fn submit(
 pub async fn sign_in_response(state: &AppState, user_id: &str, method: Method, next: &str) -> Response {
     let now_ms = state.clock.now_ms();
     let owner = user_id.to_string();
-    let started = state.writer.transact(move |tx| sessions::start(tx, &owner, Client::Web, method, now_ms)).await;
+    let started = state.writer.transact(move |tx| signins::start(tx, &owner, Client::Web, method, now_ms)).await;
     let token = match started
         .map_err(|err| err.to_string())
         .and_then(|started| state.keys.issue(user_id, &started.session_id, now_ms).map_err(|err| err.to_string()))
@@ -130,7 +130,7 @@ pub async fn sign_in_response(state: &AppState, user_id: &str, method: Method, n
 pub async fn logout(State(state): State<Arc<AppState>>, caller: Caller) -> Result<Response, AppError> {
     let now_ms = state.clock.now_ms();
     let session_id = caller.session_id.clone();
-    state.writer.transact(move |tx| sessions::revoke(tx, &session_id, "signed out", now_ms)).await?;
+    state.writer.transact(move |tx| signins::revoke(tx, &session_id, "signed out", now_ms)).await?;
     Ok(with_cookie(Redirect::to("/login").into_response(), &sign_in_cookie(state.https(), "", 0)))
 }
 

@@ -11,10 +11,10 @@ use axum::response::Response;
 use serde_json::{Value, json};
 
 use super::login::render;
-use crate::access::audit::{self, AuditRow};
 use crate::access::grants::{self, Grant};
 use crate::access::policies::{self, Visibility, VisibilityChange};
 use crate::app::AppState;
+use crate::audit::{self, AuditRow};
 use crate::auth::extract::{Caller, PageCaller};
 use crate::db;
 use crate::error::AppError;

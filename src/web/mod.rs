@@ -6,7 +6,7 @@
 //! Invariants: every route sits behind [`security::guard`] (CSRF on state-changing
 //! requests, security headers on all answers); every data route takes the caller
 //! from an extractor, and a read of another person's session goes through
-//! `access::read::authorize`, never around it.
+//! `sessions::read::authorize`, never around it.
 
 pub mod deletion;
 pub mod device;

@@ -1,5 +1,5 @@
 //! Reading one session by id: `GET /api/sessions/{id}`, `.../events`, `.../transcript`.
-//! Thin: get the proof from `access::read` (own sessions on a read connection; anyone
+//! Thin: get the proof from `sessions::read` (own sessions on a read connection; anyone
 //! else's through the audited decision on the writer), then read with it.
 //!
 //! Invariant: a session the caller may not read answers 404, exactly like one that
@@ -11,14 +11,14 @@ use axum::Json;
 use axum::extract::{Path, Query, State};
 use serde_json::{Value, json};
 
-use crate::access::read::{self, Basis, Reading, SessionRead};
 use crate::app::AppState;
 use crate::auth::extract::Caller;
-use crate::db::partitions;
 use crate::db::{self, DbError};
 use crate::error::AppError;
-use crate::ingest::sessions;
+use crate::events::reads;
 use crate::model::event_json::event_to_json;
+use crate::sessions::read::{self, Basis, Reading, SessionRead};
+use crate::sessions::views;
 use crate::transcripts::store;
 
 /// The proof for `session_id`, or 404.
@@ -50,7 +50,7 @@ pub async fn session(
 ) -> Result<Json<Value>, AppError> {
     let (proof, basis) = authorize(&state, &caller, &session_id, Reading::Session).await?;
     let pool = state.readers.clone();
-    let view = db::blocking(move || sessions::session_view(&*pool.get()?, &proof)).await?.ok_or(AppError::NotFound)?;
+    let view = db::blocking(move || views::session_view(&*pool.get()?, &proof)).await?.ok_or(AppError::NotFound)?;
     Ok(Json(json!({ "session": view, "access": basis })))
 }
 
@@ -65,9 +65,9 @@ pub async fn events(
     let pool = state.readers.clone();
     let data_dir = state.config.data_dir.clone();
     let page = db::blocking(move || {
-        let Some(view) = sessions::session_view(&*pool.get()?, &proof)? else { return Ok(None) };
+        let Some(view) = views::session_view(&*pool.get()?, &proof)? else { return Ok(None) };
         let page =
-            partitions::session_events_page(&data_dir, &proof, view.first_event_ms, view.last_event_ms, cursor, limit)?;
+            reads::session_events_page(&data_dir, &proof, view.first_event_ms, view.last_event_ms, cursor, limit)?;
         Ok::<_, DbError>(Some(page))
     })
     .await?

@@ -315,7 +315,7 @@ pub fn now_ms() -> i64 {
 }
 
 pub fn ts_rfc3339(ms: i64) -> String {
-    sightline::ingest::sessions::rfc3339_ms(ms)
+    sightline::model::rfc3339_ms(ms)
 }
 
 pub fn envelope(events: Vec<Value>) -> Value {

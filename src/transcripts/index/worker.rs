@@ -19,8 +19,8 @@ use std::time::Duration;
 use tokio::sync::oneshot;
 
 use super::{IndexError, TranscriptIndex};
-use crate::db::writer::EventWriter;
 use crate::db::{DbError, MainPool};
+use crate::events::writer::EventWriter;
 use crate::transcripts::indexing::{self, BATCH_SESSIONS};
 use crate::transcripts::store;
 

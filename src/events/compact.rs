@@ -1,7 +1,7 @@
 //! Compaction of old event partitions: the bulky column (redacted metadata JSON)
 //! is zstd-compressed with a dictionary trained on the partition's own rows, then
 //! the file is vacuumed. Compacted partitions stay queryable: readers decompress
-//! `metadata_zst` transparently ([`decompress_metadata`]).
+//! `metadata_zst` transparently (the codec is [`super::metadata`]).
 //!
 //! Invariants: compaction is one transaction followed by VACUUM, so a crash leaves
 //! the partition either as it was or compacted; re-running it is safe (rows that
@@ -12,17 +12,13 @@ use std::path::Path;
 
 use rusqlite::{OptionalExtension, params};
 
+use super::metadata::MetadataCompressor;
 use super::partitions::{self, Day};
-use super::{Checkpointing, DbError, Durability};
+use crate::db::{self, Checkpointing, DbError, Durability};
 
-/// Blob prefix: how the rest of `metadata_zst` was compressed.
-const PLAIN_ZSTD: u8 = 0;
-const DICTIONARY_ZSTD: u8 = 1;
-const LEVEL: i32 = 9;
 const DICTIONARY_BYTES: usize = 16 * 1024;
 /// Training needs enough samples to beat plain zstd.
 const MIN_TRAINING_SAMPLES: usize = 64;
-const MAX_METADATA_BYTES: usize = 1 << 20;
 
 #[derive(Clone, Debug, Default, serde::Serialize)]
 pub struct CompactionReport {
@@ -45,21 +41,6 @@ impl CompactionReport {
     }
 }
 
-pub fn decompress_metadata(blob: &[u8], dictionary: Option<&[u8]>) -> Result<String, String> {
-    let (kind, frame) = blob.split_first().ok_or("empty compressed metadata")?;
-    let bytes = match *kind {
-        PLAIN_ZSTD => zstd::bulk::decompress(frame, MAX_METADATA_BYTES).map_err(|e| e.to_string())?,
-        DICTIONARY_ZSTD => {
-            let dictionary = dictionary.ok_or("compressed with a dictionary the partition does not have")?;
-            zstd::bulk::Decompressor::with_dictionary(dictionary)
-                .and_then(|mut d| d.decompress(frame, MAX_METADATA_BYTES))
-                .map_err(|e| e.to_string())?
-        }
-        other => return Err(format!("unknown metadata compression {other}")),
-    };
-    String::from_utf8(bytes).map_err(|e| e.to_string())
-}
-
 fn file_size(path: &Path) -> u64 {
     std::fs::metadata(path).map(|m| m.len()).unwrap_or(0)
 }
@@ -67,7 +48,7 @@ fn file_size(path: &Path) -> u64 {
 /// Compacts one partition. Safe to run while the server writes (SQLite locks).
 pub fn compact_partition(data_dir: &Path, day: Day, now_ms: i64) -> Result<CompactionReport, DbError> {
     let path = partitions::partition_path(data_dir, day);
-    let conn = super::open(&path, Durability::PowerSafe, Checkpointing::Automatic)?;
+    let conn = db::open(&path, Durability::PowerSafe, Checkpointing::Automatic)?;
     conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))?;
     let mut report =
         CompactionReport { day: day.to_string(), file_bytes_before: file_size(&path), ..Default::default() };
@@ -82,12 +63,7 @@ pub fn compact_partition(data_dir: &Path, day: Day, now_ms: i64) -> Result<Compa
         None => train_dictionary(&tx)?,
     };
     report.used_dictionary = dictionary.is_some();
-    let mut compressor = match &dictionary {
-        Some(dict) => zstd::bulk::Compressor::with_dictionary(LEVEL, dict),
-        None => zstd::bulk::Compressor::new(LEVEL),
-    }
-    .map_err(|source| DbError::Io { context: "zstd compressor".into(), source })?;
-    let prefix = if dictionary.is_some() { DICTIONARY_ZSTD } else { PLAIN_ZSTD };
+    let mut compressor = MetadataCompressor::new(dictionary.as_deref())?;
     {
         let mut select = tx.prepare("SELECT event_id, metadata FROM events WHERE metadata IS NOT NULL")?;
         let mut update = tx.prepare("UPDATE events SET metadata = NULL, metadata_zst = ?2 WHERE event_id = ?1")?;
@@ -95,12 +71,7 @@ pub fn compact_partition(data_dir: &Path, day: Day, now_ms: i64) -> Result<Compa
         while let Some(row) = rows.next()? {
             let event_id: Vec<u8> = row.get(0)?;
             let metadata: String = row.get(1)?;
-            let frame = compressor
-                .compress(metadata.as_bytes())
-                .map_err(|source| DbError::Io { context: "zstd compress".into(), source })?;
-            let mut blob = Vec::with_capacity(frame.len() + 1);
-            blob.push(prefix);
-            blob.extend_from_slice(&frame);
+            let blob = compressor.compress(&metadata)?;
             report.rows_compressed += 1;
             report.metadata_bytes_before += metadata.len() as u64;
             report.metadata_bytes_after += blob.len() as u64;
@@ -132,8 +103,7 @@ pub fn is_compacted(conn: &rusqlite::Connection) -> Result<bool, DbError> {
 /// rebalanced keeps old key bytes in its unused space; a rebuild leaves none. Newer
 /// partitions are rebuilt when they are compacted.
 pub fn rebuild_partition(data_dir: &Path, day: Day) -> Result<(), DbError> {
-    let conn =
-        super::open(&partitions::partition_path(data_dir, day), Durability::PowerSafe, Checkpointing::Automatic)?;
+    let conn = db::open(&partitions::partition_path(data_dir, day), Durability::PowerSafe, Checkpointing::Automatic)?;
     conn.execute_batch("VACUUM")?;
     conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))?;
     Ok(())

@@ -5,10 +5,9 @@
 
 use rusqlite::{Connection, TransactionBehavior, params};
 
-use super::WriterState;
+use super::{Stored, WriterState};
 use crate::db::DbError;
-use crate::db::partitions::{self, Day};
-use crate::ingest::sessions::{self, Deltas};
+use crate::events::partitions::{self, Day};
 
 impl WriterState {
     /// Folds every partition commit that main.db has not applied yet.
@@ -28,14 +27,12 @@ impl WriterState {
                 }
                 (partitions::events_after_seq(&partition.conn, applied)?, partition.last_seq)
             };
-            let mut deltas = Deltas::default();
-            for row in &stored {
-                let known =
-                    self.prices.price(row.event.agent_type, row.event.model.as_deref(), &row.event.usage).known_model;
-                deltas.add(&row.user_id, &row.event, known, None);
-            }
+            let folded: Vec<Stored<'_>> = stored
+                .iter()
+                .map(|row| Stored { user_id: &row.user_id, event: &row.event, known_model: None, client: None })
+                .collect();
             let tx = self.main.transaction_with_behavior(TransactionBehavior::Immediate)?;
-            sessions::apply(&tx, &deltas, self.config.clock.now_ms())?;
+            self.fold.fold(&tx, &folded, self.config.clock.now_ms())?;
             tx.execute(
                 "INSERT INTO event_partitions (day, applied_seq) VALUES (?1, ?2)
                  ON CONFLICT (day) DO UPDATE SET applied_seq = excluded.applied_seq",

@@ -6,7 +6,8 @@
 //! - A caller is answered only after COMMIT of both the partition(s) and main.db
 //!   (`synchronous=FULL`): an `Ok` means the data survives power loss.
 //! - Order per group: each touched partition commits its rows under a new commit
-//!   sequence, then main.db folds the newly inserted rows into sessions and records
+//!   sequence, then main.db applies the [`CommitFold`] (the sessions fold, handed in
+//!   at start-up) to the newly inserted rows and records
 //!   that sequence in `event_partitions.applied_seq`, in one transaction. SQLite
 //!   commits of two files are not atomic together, so after a crash (or a failed
 //!   main.db commit) the ledger (`ledger.rs`) folds every commit above `applied_seq` before any
@@ -28,12 +29,10 @@ mod wal;
 
 use ledger::record_applied;
 
-use crate::db::partitions::{self, Day};
 use crate::db::{Checkpointing, DbError, Durability};
-use crate::ingest::sessions::{self, Deltas};
+use crate::events::partitions::{self, Day};
 use crate::metrics::Metrics;
 use crate::model::wire::{ClientInfo, Event};
-use crate::pricing::PriceBook;
 
 /// One ingest batch for one user, already validated, priced and redacted.
 #[derive(Debug)]
@@ -72,6 +71,26 @@ pub struct WriterConfig {
     pub clock: crate::clock::Clock,
 }
 
+/// One newly stored event, as the writer hands it to the [`CommitFold`].
+pub struct Stored<'a> {
+    pub user_id: &'a str,
+    pub event: &'a Event,
+    /// Whether the price table knew the event's model when it was ingested; `None`
+    /// when a crash left the commit unfolded, and the fold prices it again.
+    pub known_model: Option<bool>,
+    /// The client that sent it (`None` on crash recovery).
+    pub client: Option<&'a ClientInfo>,
+}
+
+/// What `main.db` derives from each partition commit, applied in the same main.db
+/// transaction as the commit's ledger entry. Handed in at start-up (the sessions
+/// fold), so the event store knows nothing of sessions or prices.
+pub trait CommitFold: Send + Sync + 'static {
+    /// Folds newly stored events (never a duplicate: the writer decides that); returns
+    /// how many had a model the price table did not know.
+    fn fold(&self, main: &Connection, stored: &[Stored<'_>], now_ms: i64) -> Result<u64, DbError>;
+}
+
 /// A change to `main.db` outside event ingest (a transcript pointer, a deletion), run on
 /// the writer's connection in a transaction of its own.
 pub type MainChange = Box<dyn FnOnce(&rusqlite::Transaction<'_>) -> Result<(), DbError> + Send>;
@@ -93,7 +112,11 @@ pub struct EventWriter {
 impl EventWriter {
     /// Starts the writer thread, first folding any commits a crash left unapplied.
     /// Returns once the writer is ready or failed to start.
-    pub fn start(config: WriterConfig, prices: Arc<PriceBook>, metrics: Arc<Metrics>) -> Result<EventWriter, DbError> {
+    pub fn start(
+        config: WriterConfig,
+        fold: Arc<dyn CommitFold>,
+        metrics: Arc<Metrics>,
+    ) -> Result<EventWriter, DbError> {
         let (sender, receiver) = mpsc::channel(config.queue_capacity.max(1));
         let (ready_tx, ready_rx) = std::sync::mpsc::channel();
         let queue_depth = Arc::new(AtomicI64::new(0));
@@ -102,7 +125,7 @@ impl EventWriter {
         std::thread::Builder::new()
             .name("event-writer".into())
             .spawn(move || {
-                let mut state = match WriterState::open(config, prices, metrics, depth) {
+                let mut state = match WriterState::open(config, fold, metrics, depth) {
                     Ok(state) => state,
                     Err(err) => {
                         let _ = ready_tx.send(Err(err));
@@ -197,7 +220,7 @@ struct WriterState {
     main: Connection,
     partitions: HashMap<Day, OpenPartition>,
     needs_reconcile: bool,
-    prices: Arc<PriceBook>,
+    fold: Arc<dyn CommitFold>,
     metrics: Arc<Metrics>,
     queue_depth: Arc<AtomicI64>,
 }
@@ -208,20 +231,12 @@ const PARTITION_IDLE: Duration = Duration::from_secs(600);
 impl WriterState {
     fn open(
         config: WriterConfig,
-        prices: Arc<PriceBook>,
+        fold: Arc<dyn CommitFold>,
         metrics: Arc<Metrics>,
         queue_depth: Arc<AtomicI64>,
     ) -> Result<Self, DbError> {
-        let main = super::open(&config.data_dir.join("main.db"), Durability::PowerSafe, Checkpointing::Background)?;
-        Ok(WriterState {
-            config,
-            main,
-            partitions: HashMap::new(),
-            needs_reconcile: false,
-            prices,
-            metrics,
-            queue_depth,
-        })
+        let main = crate::db::open(&config.data_dir.join("main.db"), Durability::PowerSafe, Checkpointing::Background)?;
+        Ok(WriterState { config, main, partitions: HashMap::new(), needs_reconcile: false, fold, metrics, queue_depth })
     }
 
     fn run(&mut self, mut receiver: mpsc::Receiver<Job>) {
@@ -347,21 +362,28 @@ impl WriterState {
             }
         }
         if !committed.is_empty() {
-            let mut deltas = Deltas::default();
+            let mut stored = Vec::new();
             for (r, request) in requests.iter().enumerate() {
                 for (e, event) in request.events.iter().enumerate() {
                     if inserted[r][e] {
-                        deltas.add(&request.user_id, event, request.known_models[e], Some(&request.client));
+                        stored.push(Stored {
+                            user_id: &request.user_id,
+                            event,
+                            known_model: Some(request.known_models[e]),
+                            client: Some(&request.client),
+                        });
                     }
                 }
             }
-            if let Err(err) = self.commit_main(&deltas, &committed) {
-                self.needs_reconcile = true;
-                return Err(err);
-            }
-            // The deltas hold newly stored events only, so replays do not inflate it.
-            let unknown: i64 = deltas.unknown_models.values().map(|d| d.event_count).sum();
-            self.metrics.unknown_model_events.inc_by(unknown as u64);
+            let unknown = match self.commit_main(&stored, &committed) {
+                Ok(unknown) => unknown,
+                Err(err) => {
+                    self.needs_reconcile = true;
+                    return Err(err);
+                }
+            };
+            // Newly stored events only, so replays do not inflate it.
+            self.metrics.unknown_model_events.inc_by(unknown);
             for (day, _) in &committed {
                 self.cap_wal(Some(*day));
             }
@@ -427,14 +449,16 @@ impl WriterState {
         }
     }
 
-    fn commit_main(&mut self, deltas: &Deltas, committed: &[(Day, i64)]) -> Result<(), DbError> {
+    /// Folds the stored events and records the commits in the ledger, in one
+    /// main.db transaction; returns the fold's count of unknown-model events.
+    fn commit_main(&mut self, stored: &[Stored<'_>], committed: &[(Day, i64)]) -> Result<u64, DbError> {
         let tx = self.main.transaction_with_behavior(TransactionBehavior::Immediate)?;
-        sessions::apply(&tx, deltas, self.config.clock.now_ms())?;
+        let unknown = self.fold.fold(&tx, stored, self.config.clock.now_ms())?;
         for (day, seq) in committed {
             record_applied(&tx, *day, *seq)?;
         }
         tx.commit()?;
-        Ok(())
+        Ok(unknown)
     }
 
     fn close_idle_partitions(&mut self) {

@@ -24,10 +24,11 @@ use rusqlite::{Connection, Transaction, params};
 use serde::Serialize;
 
 use super::DeletionRequest;
-use crate::access::audit::{self, Action, Entry};
-use crate::db::partitions::{self, Day};
-use crate::db::writer::MainChange;
-use crate::db::{DbError, compact};
+use crate::audit::{self, Action, Entry};
+use crate::db::DbError;
+use crate::events::compact;
+use crate::events::partitions::{self, Day};
+use crate::events::writer::MainChange;
 use crate::transcripts::{store, upload};
 
 /// Where the runner's writes go.

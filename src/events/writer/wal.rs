@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use super::WriterState;
-use crate::db::partitions::{self, Day};
+use crate::events::partitions::{self, Day};
 
 impl WriterState {
     pub(super) fn wal_path(&self, day: Option<Day>) -> PathBuf {

@@ -4,8 +4,8 @@
 //! Invariants:
 //! - [`SessionRead`] has private fields and no public constructor: only [`own`],
 //!   [`own_by_agent_key`] (the caller's own sessions, which need no audit) and
-//!   [`authorize`] make one. The data functions (`ingest::sessions::session_view`,
-//!   `db::partitions::session_events_after`, `transcripts::store::read_for`) take
+//!   [`authorize`] make one. The data functions (`sessions::views::session_view`,
+//!   `crate::events::partitions::session_events_after`, `transcripts::store::read_for`) take
 //!   `&SessionRead`, so a read of another person's data without going through
 //!   [`authorize`] does not compile (see the `compile_fail` examples below).
 //! - [`authorize`] runs in the caller's write transaction and writes the audit row
@@ -20,12 +20,12 @@
 //! Outside this module a proof cannot be built:
 //!
 //! ```compile_fail,E0451
-//! let forged = sightline::access::read::SessionRead {
+//! let forged = sightline::sessions::read::SessionRead {
 //!     session_id: "s".into(),
 //!     owner_id: "someone-else".into(),
 //!     agent_type: sightline::model::AgentType::ClaudeCode,
 //!     agent_session_id: "a".into(),
-//!     reading: sightline::access::read::Reading::Transcript,
+//!     reading: sightline::sessions::read::Reading::Transcript,
 //! };
 //! ```
 //!
@@ -33,16 +33,16 @@
 //!
 //! ```compile_fail,E0308
 //! fn read(conn: &rusqlite::Connection) {
-//!     let _ = sightline::ingest::sessions::session_view(conn, "another-users-session-id");
+//!     let _ = sightline::sessions::views::session_view(conn, "another-users-session-id");
 //! }
 //! ```
 
 use rusqlite::{Connection, OptionalExtension, params};
 use serde::Serialize;
 
-use super::audit::{self, Action, Entry};
-use super::roles::OrgRole;
-use super::{grants, policies, teams};
+use crate::access::roles::OrgRole;
+use crate::access::{grants, policies, teams};
+use crate::audit::{self, Action, Entry};
 use crate::db::DbError;
 use crate::model::AgentType;
 
@@ -85,6 +85,21 @@ impl SessionRead {
     /// Whether this proof covers the transcript, not just the session.
     pub fn covers_transcript(&self) -> bool {
         self.reading == Reading::Transcript
+    }
+}
+
+/// The event store reads a session's events only for a proof (`events::reads`).
+impl crate::events::reads::SessionScope for SessionRead {
+    fn owner_id(&self) -> &str {
+        &self.owner_id
+    }
+
+    fn agent_type(&self) -> AgentType {
+        self.agent_type
+    }
+
+    fn agent_session_id(&self) -> &str {
+        &self.agent_session_id
     }
 }
 

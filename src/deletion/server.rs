@@ -14,8 +14,8 @@ use tokio::runtime::Handle;
 
 use super::runner::{self, DeletionReport, DeletionTarget};
 use crate::app::AppState;
-use crate::db::writer::{EventWriter, MainChange};
 use crate::db::{self, DbError};
+use crate::events::writer::{EventWriter, MainChange};
 use crate::transcripts::index::worker::Indexer;
 
 pub const EVERY: Duration = Duration::from_secs(6 * 3600);

@@ -15,7 +15,7 @@ pub mod server;
 use rusqlite::{Connection, OptionalExtension, params};
 use serde::Serialize;
 
-use super::audit::{self, Action, Entry};
+use crate::audit::{self, Action, Entry};
 use crate::db::DbError;
 
 /// `requested_by` when an operator asked with `sightline deletion request`: the CLI

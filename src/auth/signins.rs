@@ -13,7 +13,7 @@ use rusqlite::{Connection, OptionalExtension, params};
 use super::jwt::ACCESS_TOKEN_LIFETIME_MS;
 use super::tokens::{self, NewToken, TokenKind};
 use super::users::{self, User};
-use crate::access::audit::{self, Action, Entry};
+use crate::audit::{self, Action, Entry};
 use crate::db::DbError;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

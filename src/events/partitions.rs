@@ -13,8 +13,7 @@ use rusqlite::{Connection, OptionalExtension, Row, params};
 use time::{Date, OffsetDateTime};
 use uuid::Uuid;
 
-use super::{Checkpointing, DbError, Durability};
-use crate::access::read::SessionRead;
+use crate::db::{self, Checkpointing, DbError, Durability};
 use crate::model::wire::{Event, GitContext, ToolFields};
 use crate::model::{AgentType, EventType, NotificationKind, PermissionMode, RunKind, ToolStatus, Usage};
 
@@ -80,8 +79,8 @@ pub fn list_days(data_dir: &Path) -> Result<Vec<Day>, DbError> {
 /// Opens (creating if needed) a partition for writing. Returns the connection and
 /// the file's last commit sequence.
 pub fn open_for_write(data_dir: &Path, day: Day) -> Result<(Connection, i64), DbError> {
-    super::ensure_dir(&events_dir(data_dir))?;
-    let conn = super::open(&partition_path(data_dir, day), Durability::PowerSafe, Checkpointing::Background)?;
+    db::ensure_dir(&events_dir(data_dir))?;
+    let conn = db::open(&partition_path(data_dir, day), Durability::PowerSafe, Checkpointing::Background)?;
     let version: i64 = conn.query_row("PRAGMA user_version", [], |row| row.get(0))?;
     if version == 0 {
         let tx = conn.unchecked_transaction()?;
@@ -102,7 +101,7 @@ pub fn open_for_read(data_dir: &Path, day: Day) -> Result<Option<Connection>, Db
     if !path.exists() {
         return Ok(None);
     }
-    super::open(&path, Durability::ReadOnly, Checkpointing::Automatic).map(Some)
+    db::open(&path, Durability::ReadOnly, Checkpointing::Automatic).map(Some)
 }
 
 pub fn last_seq(conn: &Connection) -> Result<i64, DbError> {
@@ -189,7 +188,8 @@ pub struct StoredEvent {
     pub event: Event,
 }
 
-const SELECT_COLUMNS: &str = "event_id, ts_ms, received_ms, commit_seq, user_id, agent_type, session_id, type,
+pub(super) const SELECT_COLUMNS: &str =
+    "event_id, ts_ms, received_ms, commit_seq, user_id, agent_type, session_id, type,
     run_kind, model, permission_mode, notification_kind, tool_name, tool_server, tool_skill,
     tool_slash_command, tool_use_id, tool_status, tool_duration_ms, tool_input_sha256, tool_input_bytes,
     tool_output_sha256, tool_output_bytes, tool_target_hash, tool_action, input_tokens, output_tokens,
@@ -248,7 +248,7 @@ pub fn read_row(row: &Row<'_>, dictionary: Option<&[u8]>) -> rusqlite::Result<St
         None => {
             let compressed: Option<Vec<u8>> = row.get(39)?;
             compressed
-                .map(|blob| super::compact::decompress_metadata(&blob, dictionary))
+                .map(|blob| super::metadata::decompress_metadata(&blob, dictionary))
                 .transpose()
                 .map_err(|err| bad_column(39, &err))?
         }
@@ -285,7 +285,7 @@ pub fn read_row(row: &Row<'_>, dictionary: Option<&[u8]>) -> rusqlite::Result<St
     })
 }
 
-fn dictionary(conn: &Connection) -> Result<Option<Vec<u8>>, DbError> {
+pub(super) fn dictionary(conn: &Connection) -> Result<Option<Vec<u8>>, DbError> {
     Ok(conn
         .query_row("SELECT zstd_dictionary FROM partition_meta WHERE singleton = 1", [], |row| row.get(0))
         .optional()?
@@ -302,100 +302,6 @@ pub fn events_after_seq(conn: &Connection, after_seq: i64) -> Result<Vec<StoredE
     Ok(rows.collect::<Result<Vec<_>, _>>()?)
 }
 
-/// One session's events in this partition, ordered by (time, id), strictly after
-/// `cursor` when given, at most `limit`. The proof (`access::read`) is the caller's
-/// right to read this session.
-pub fn session_events_after(
-    conn: &Connection,
-    proof: &SessionRead,
-    cursor: Option<(i64, Uuid)>,
-    limit: usize,
-) -> Result<Vec<StoredEvent>, DbError> {
-    let dictionary = dictionary(conn)?;
-    let (after_ts, after_id) = cursor.unwrap_or((i64::MIN, Uuid::nil()));
-    let mut stmt = conn.prepare_cached(&format!(
-        "SELECT {SELECT_COLUMNS} FROM events
-         WHERE user_id = ?1 AND agent_type = ?2 AND session_id = ?3
-           AND (ts_ms > ?4 OR (ts_ms = ?4 AND event_id > ?5))
-         ORDER BY ts_ms, event_id LIMIT ?6"
-    ))?;
-    let rows = stmt.query_map(
-        params![
-            proof.owner_id(),
-            proof.agent_type().as_str(),
-            proof.agent_session_id(),
-            after_ts,
-            after_id.as_bytes().as_slice(),
-            limit as i64
-        ],
-        |row| read_row(row, dictionary.as_deref()),
-    )?;
-    Ok(rows.collect::<Result<Vec<_>, _>>()?)
-}
-
-/// [`session_events_after`] over every day partition from `first_ms` to `last_ms` (the
-/// session's span), in order, at most `limit` events in all.
-pub fn session_events_across(
-    data_dir: &Path,
-    proof: &SessionRead,
-    first_ms: i64,
-    last_ms: i64,
-    cursor: Option<(i64, Uuid)>,
-    limit: usize,
-) -> Result<Vec<StoredEvent>, DbError> {
-    let mut out = Vec::new();
-    let mut day = Day::of_ms(first_ms);
-    let last_day = Day::of_ms(last_ms);
-    while day <= last_day && out.len() < limit {
-        if let Some(conn) = open_for_read(data_dir, day)? {
-            out.extend(session_events_after(&conn, proof, cursor, limit - out.len())?);
-        }
-        if day.next() == day {
-            break;
-        }
-        day = day.next();
-    }
-    Ok(out)
-}
-
-/// One page of a session's events, and the cursor that continues after it.
-pub struct EventPage {
-    pub events: Vec<StoredEvent>,
-    /// `<ts_ms>_<event_id>` of the page's last event when more follow.
-    pub next_cursor: Option<String>,
-}
-
-/// Reads a cursor this module issued ([`EventPage::next_cursor`]); `None` for anything
-/// else, which the API answers with 400 rather than silently starting over.
-pub fn parse_event_cursor(text: &str) -> Option<(i64, Uuid)> {
-    let (ts, id) = text.split_once('_')?;
-    Some((ts.parse().ok()?, Uuid::parse_str(id).ok()?))
-}
-
-/// A page of at most `limit` of a session's events strictly after `cursor`: the one
-/// paging of both event routes (the hook's own and the audited web read).
-pub fn session_events_page(
-    data_dir: &Path,
-    proof: &SessionRead,
-    first_ms: i64,
-    last_ms: i64,
-    cursor: Option<(i64, Uuid)>,
-    limit: usize,
-) -> Result<EventPage, DbError> {
-    // Days before the cursor's hold nothing after it; a cursor past the session's end
-    // (no cursor we issue) has nothing after it at all, and must not walk the calendar.
-    if cursor.is_some_and(|(ts, _)| ts > last_ms) {
-        return Ok(EventPage { events: Vec::new(), next_cursor: None });
-    }
-    let from_ms = cursor.map_or(first_ms, |(ts, _)| ts.max(first_ms));
-    let mut events = session_events_across(data_dir, proof, from_ms, last_ms, cursor, limit + 1)?;
-    let more = events.len() > limit;
-    events.truncate(limit);
-    let next_cursor =
-        if more { events.last().map(|e| format!("{}_{}", e.event.ts_ms, e.event.event_id)) } else { None };
-    Ok(EventPage { events, next_cursor })
-}
-
 /// Number of rows in a partition (tests, benchmarks, operators).
 pub fn count_events(conn: &Connection) -> Result<i64, DbError> {
     Ok(conn.query_row("SELECT count(*) FROM events", [], |row| row.get(0))?)
@@ -409,7 +315,7 @@ pub fn open_for_delete(data_dir: &Path, day: Day) -> Result<Option<Connection>, 
     if !path.exists() {
         return Ok(None);
     }
-    let conn = super::open(&path, Durability::PowerSafe, Checkpointing::Automatic)?;
+    let conn = db::open(&path, Durability::PowerSafe, Checkpointing::Automatic)?;
     let version: i64 = conn.query_row("PRAGMA user_version", [], |row| row.get(0))?;
     if version == 0 {
         return Ok(None);

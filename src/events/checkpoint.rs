@@ -17,7 +17,7 @@ use rusqlite::Connection;
 
 use super::partitions;
 use super::writer::wal_path_of;
-use super::{Checkpointing, Durability};
+use crate::db::{Checkpointing, Durability};
 use crate::metrics::Metrics;
 
 #[derive(Clone, Debug)]
@@ -51,7 +51,7 @@ pub fn run(config: CheckpointConfig, metrics: Arc<Metrics>, stop: Receiver<()>) 
                 continue;
             }
             if !connections.contains_key(&db) {
-                match super::open(&db, Durability::PowerSafe, Checkpointing::Background) {
+                match crate::db::open(&db, Durability::PowerSafe, Checkpointing::Background) {
                     Ok(conn) => {
                         connections.insert(db.clone(), (conn, Instant::now()));
                     }

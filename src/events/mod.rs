@@ -1,0 +1,17 @@
+//! The event store: day partitions of raw events (`partitions`), the one writer
+//! thread that commits them and hands each commit to a fold (`writer`), the WAL
+//! checkpointer (`checkpoint`), compaction of old partitions (`compact`, with the
+//! metadata codec in `metadata`) and reads by session (`reads`).
+//!
+//! Invariant: this is the one seam of the event store. Nothing above it opens a
+//! partition except through these functions, so a ClickHouse back end would replace
+//! this module and not its callers. It depends only on storage plumbing (`db`) and
+//! the shared vocabulary (`model`): what main.db derives from events is handed in
+//! as a [`writer::CommitFold`].
+
+pub mod checkpoint;
+pub mod compact;
+pub mod metadata;
+pub mod partitions;
+pub mod reads;
+pub mod writer;
