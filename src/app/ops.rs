@@ -11,8 +11,8 @@ use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 
-use super::AppState;
 use crate::db::{self, Checkpointing, Durability};
+use crate::state::AppState;
 
 /// A listener's `routes` with `/health`, request metrics labelled `listener`, and the state.
 pub fn listener_router(state: Arc<AppState>, listener: &'static str, routes: Router<Arc<AppState>>) -> Router {

@@ -15,12 +15,11 @@ use std::sync::Arc;
 use axum::Router;
 use axum::routing::{get, patch, post};
 
-use super::AppState;
 use super::ops::{listener_router, ops_routes, track_requests};
-use crate::auth::{github, oauth};
 use crate::evals::dashboard::{self, DashState, api as evals_api, pages as evals_pages};
 use crate::ingest;
-use crate::web::{deletion, device, grants, login, me, search, security, sessions};
+use crate::state::AppState;
+use crate::web::{deletion, device, github, grants, login, me, oauth, search, security, sessions};
 
 /// The token endpoints, on both the ingest and the web listener.
 fn token_routes() -> Router<Arc<AppState>> {

@@ -18,7 +18,7 @@ use anyhow::Context;
 use serde::{Deserialize, Serialize};
 use tokio::net::TcpListener;
 
-use super::{AppState, routes};
+use super::routes;
 use crate::auth::jwt::SigningKeys;
 use crate::auth::throttle::LoginThrottle;
 use crate::clock::Clock;
@@ -29,6 +29,7 @@ use crate::metrics::Metrics;
 use crate::model::wire::EventLimits;
 use crate::pricing::PriceBook;
 use crate::sessions::fold::SessionFold;
+use crate::state::AppState;
 use crate::transcripts::index::TranscriptIndex;
 use crate::transcripts::index::worker::Indexer;
 

@@ -17,7 +17,6 @@ use crate::db::DbError;
 pub const USER_CODE_ALPHABET: &[u8; 20] = b"BCDFGHJKLMNPQRSTVWXZ";
 pub const LIFETIME_MS: i64 = 10 * 60_000;
 pub const INTERVAL_SECS: i64 = 5;
-pub const CLIENT_ID: &str = "sightline-cli";
 
 /// A new authorisation as the CLI receives it.
 #[derive(Debug)]

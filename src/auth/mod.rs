@@ -7,10 +7,7 @@
 //! (opaque, 365 d) only on ingest routes.
 
 pub mod device;
-pub mod extract;
-pub mod github;
 pub mod jwt;
-pub mod oauth;
 pub mod passwords;
 pub mod signins;
 pub mod throttle;

@@ -179,3 +179,15 @@ pub fn live_user(conn: &Connection, session_id: &str, user_id: &str, now_ms: i64
     ))?;
     Ok(stmt.query_row(params![session_id, user_id, now_ms], users::read_user).optional()?)
 }
+
+/// The sign-in cookie's name: `__Host-` prefixed when served over HTTPS, so it is
+/// bound to this host and path `/` and cannot be set by a sibling subdomain.
+pub fn cookie_name(https: bool) -> &'static str {
+    if https { "__Host-sightline" } else { "sightline" }
+}
+
+/// The `Set-Cookie` value of the sign-in cookie holding `value` for `max_age_secs`
+/// (0 clears it).
+pub fn sign_in_cookie(https: bool, value: &str, max_age_secs: i64) -> String {
+    format!("{}={value}; Path=/; HttpOnly; Secure; SameSite=Lax; Max-Age={max_age_secs}", cookie_name(https))
+}

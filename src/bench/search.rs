@@ -83,7 +83,7 @@ pub fn run(args: &SearchBenchArgs) -> anyhow::Result<i32> {
     let owners = corpus::write(&data_dir, &mut conn, args.messages, args.sessions, args.owners)?;
     eprintln!("generated in {:.1} s; indexing", started.elapsed().as_secs_f64());
 
-    let indexed = crate::cli::transcripts::index_stored(&conn, &data_dir, false, true)?;
+    let indexed = crate::transcripts::offline::index_stored(&conn, &data_dir, false, true)?;
     let messages = indexed.report.messages.max(1);
     println!(
         "indexing: {} sessions, {} messages (documents) in {:.1} s = {:.0} messages/s; index {:.1} MiB = {:.0} bytes/message",

@@ -17,7 +17,6 @@ use clap::Subcommand;
 use rusqlite::{Connection, Transaction, TransactionBehavior};
 use tantivy::{IndexWriter, TantivyDocument};
 
-use super::transcripts::take_writer;
 use super::{ConfigArgs, load_config};
 use crate::app::serve::prepare_main_db;
 use crate::auth::users;
@@ -27,6 +26,7 @@ use crate::deletion::runner::{self, DeletionTarget};
 use crate::deletion::{self, DeletionRequest};
 use crate::events::writer::MainChange;
 use crate::transcripts::index::TranscriptIndex;
+use crate::transcripts::offline::take_writer;
 use crate::transcripts::{indexing, store};
 
 #[derive(Debug, Subcommand)]

@@ -13,9 +13,9 @@ use std::time::Duration;
 use tokio::runtime::Handle;
 
 use super::runner::{self, DeletionReport, DeletionTarget};
-use crate::app::AppState;
 use crate::db::{self, DbError};
 use crate::events::writer::{EventWriter, MainChange};
+use crate::state::AppState;
 use crate::transcripts::index::worker::Indexer;
 
 pub const EVERY: Duration = Duration::from_secs(6 * 3600);

@@ -13,8 +13,7 @@ use anyhow::{Context, bail};
 use serde_json::Value;
 
 use super::local::{self, ClientConfig};
-use crate::auth::device::CLIENT_ID;
-use crate::auth::oauth::DEVICE_GRANT;
+use crate::model::oauth::{CLIENT_ID, DEVICE_GRANT};
 
 /// An answer's status and JSON body (or `Null` if it was not JSON).
 fn post_form(agent: &ureq::Agent, url: &str, form: &[(&str, &str)]) -> anyhow::Result<(u16, Value)> {

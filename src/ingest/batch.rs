@@ -14,10 +14,10 @@ use axum::body::Body;
 use axum::http::{HeaderMap, header};
 use serde::Serialize;
 
-use crate::app::AppState;
-use crate::error::AppError;
 use crate::events::writer::WriteRequest;
+use crate::http::errors::AppError;
 use crate::model::wire::{self, Envelope, Rejection};
+use crate::state::AppState;
 
 #[derive(Debug, Serialize, PartialEq, Eq)]
 pub struct BatchOutcome {

@@ -9,18 +9,17 @@ use std::sync::Arc;
 
 use axum::Json;
 use axum::extract::{Path, Query, State};
-use serde::Deserialize;
 use serde_json::json;
 
-use crate::app::AppState;
-use crate::auth::extract::HookUser;
 use crate::db;
-use crate::error::AppError;
 use crate::events::reads;
+use crate::http::errors::AppError;
 use crate::model::AgentType;
 use crate::model::event_json::event_to_json;
 use crate::sessions::read::{self, SessionRead};
-use crate::sessions::views::{self, SessionView};
+use crate::sessions::views::{self, EventsQuery, SessionView};
+use crate::state::AppState;
+use crate::state::caller::HookUser;
 
 fn parse_agent(text: &str) -> Result<AgentType, AppError> {
     AgentType::parse(text).ok_or_else(|| {
@@ -54,38 +53,6 @@ pub async fn session(
 ) -> Result<Json<SessionView>, AppError> {
     let agent = parse_agent(&agent_type)?;
     Ok(Json(load_session(&state, user.user_id, agent, session_id).await?.0))
-}
-
-/// A page request of a session's events (`limit`, `cursor`), for this route and the
-/// web's `/api/sessions/{id}/events`. Raw strings, parsed in [`EventsQuery::page`], so a
-/// bad value gets the JSON error naming it.
-#[derive(Deserialize)]
-pub struct EventsQuery {
-    limit: Option<String>,
-    cursor: Option<String>,
-}
-
-const MAX_PAGE: usize = 1000;
-const DEFAULT_PAGE: usize = 200;
-
-impl EventsQuery {
-    /// The cursor to continue after and the page size, or a 400 naming the parameter.
-    pub fn page(&self) -> Result<(Option<(i64, uuid::Uuid)>, usize), AppError> {
-        let limit = match self.limit.as_deref() {
-            None => DEFAULT_PAGE,
-            Some(text) => text.parse::<usize>().ok().filter(|n| (1..=MAX_PAGE).contains(n)).ok_or_else(|| {
-                AppError::bad_request("limit", format!("limit must be a whole number between 1 and {MAX_PAGE}"))
-            })?,
-        };
-        let cursor = match self.cursor.as_deref() {
-            None => None,
-            Some(text) => Some(
-                reads::parse_event_cursor(text)
-                    .ok_or_else(|| AppError::bad_request("cursor", "is not a cursor this API issued"))?,
-            ),
-        };
-        Ok((cursor, limit))
-    }
 }
 
 pub async fn session_events(

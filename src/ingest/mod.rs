@@ -16,10 +16,10 @@ use axum::extract::{Query, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 
-use crate::app::AppState;
-use crate::auth::extract::HookUser;
-use crate::error::AppError;
+use crate::http::errors::AppError;
 use crate::model::AgentType;
+use crate::state::AppState;
+use crate::state::caller::HookUser;
 
 pub async fn post_events(
     State(state): State<Arc<AppState>>,

@@ -12,12 +12,12 @@ use axum::http::HeaderMap;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use crate::app::AppState;
-use crate::auth::extract::HookUser;
 use crate::db;
-use crate::error::AppError;
+use crate::http::errors::AppError;
 use crate::model::AgentType;
 use crate::sessions::views;
+use crate::state::AppState;
+use crate::state::caller::HookUser;
 use crate::transcripts::store;
 use crate::transcripts::upload::{self, Chunk, UploadError};
 

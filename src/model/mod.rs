@@ -8,6 +8,7 @@
 //! storage always parses.
 
 pub mod event_json;
+pub mod oauth;
 pub mod wire;
 
 use serde::{Deserialize, Serialize};
@@ -246,24 +247,24 @@ pub fn percent_encode(text: &str) -> String {
     out
 }
 
-/// The longest `next` a sign-in keeps (longer ones fall back to the default page).
-pub const MAX_LOCAL_REDIRECT_BYTES: usize = 1024;
-
-/// `next` when it is a path on this site, else `None`: the one redirect check after
-/// sign-in, for the web app and the eval dashboard alike.
-///
-/// A browser reads `//host`, `/\host` and `\\host` as another site, and drops tab, CR and
-/// LF anywhere in a URL before reading it (WHATWG URL parsing), so `/\t/host` is
-/// `//host` too: a local path starts with one `/`, and has no backslash and no
-/// control character anywhere.
-pub fn local_redirect_target(next: Option<&str>) -> Option<&str> {
-    let path = next?;
-    let local = path.starts_with('/')
-        && !path.starts_with("//")
-        && !path.contains('\\')
-        && !path.chars().any(char::is_control)
-        && path.len() <= MAX_LOCAL_REDIRECT_BYTES;
-    local.then_some(path)
+/// XML and HTML text escaping (`&`, `<`, `>`, `"`, `'`) used for all labels, in text and attributes alike.
+/// Tabs and line breaks become spaces, and other characters XML 1.0 forbids become U+FFFD, so
+/// the output is always well-formed.
+pub fn escape_markup(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&apos;"),
+            '\t' | '\n' | '\r' => out.push(' '),
+            c if c.is_control() || c == '\u{FFFE}' || c == '\u{FFFF}' => out.push('\u{FFFD}'),
+            c => out.push(c),
+        }
+    }
+    out
 }
 
 /// Milliseconds since the epoch of an RFC 3339 timestamp, or `None` when it is not one.
@@ -315,28 +316,5 @@ mod tests {
         assert_eq!(RunKind::Interactive.merge(RunKind::Ci), RunKind::Ci);
         assert_eq!(RunKind::Ci.merge(RunKind::Interactive), RunKind::Ci);
         assert_eq!(RunKind::Eval.merge(RunKind::Ci), RunKind::Eval);
-    }
-
-    #[test]
-    fn redirect_targets_stay_on_this_site() {
-        assert_eq!(local_redirect_target(Some("/run/x?page=2")), Some("/run/x?page=2"));
-        let evil = [
-            "//evil.example",
-            "/\\evil.example",
-            "\\\\evil",
-            "/\t/evil.example",
-            "/\n/evil.example",
-            "/\r\n/evil.example",
-            "/a\\b",
-            "https://evil.example",
-            "javascript:alert(1)",
-            "me",
-            "",
-        ];
-        for next in evil {
-            assert_eq!(local_redirect_target(Some(next)), None, "{next:?}");
-        }
-        assert_eq!(local_redirect_target(Some(&format!("/{}", "a".repeat(MAX_LOCAL_REDIRECT_BYTES)))), None);
-        assert_eq!(local_redirect_target(None), None);
     }
 }

@@ -7,10 +7,12 @@
 use std::collections::BTreeMap;
 
 use rusqlite::{Connection, OptionalExtension, params};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::read::SessionRead;
 use crate::db::DbError;
+use crate::events::reads;
+use crate::http::errors::AppError;
 use crate::model::{AgentType, PermissionMode, Usage, nusd_to_usd, rfc3339_ms};
 
 /// A session as its owner sees it through the ingest API.
@@ -152,4 +154,36 @@ pub fn session_view(conn: &Connection, proof: &SessionRead) -> Result<Option<Ses
     let models = stmt.query_map([&view.id], |row| Ok((row.get::<_, String>(0)?, row.get::<_, i64>(1)?)))?;
     view.models = models.collect::<Result<_, _>>()?;
     Ok(Some(view))
+}
+
+/// A page request of a session's events (`limit`, `cursor`), for this route and the
+/// web's `/api/sessions/{id}/events`. Raw strings, parsed in [`EventsQuery::page`], so a
+/// bad value gets the JSON error naming it.
+#[derive(Deserialize)]
+pub struct EventsQuery {
+    limit: Option<String>,
+    cursor: Option<String>,
+}
+
+const MAX_PAGE: usize = 1000;
+const DEFAULT_PAGE: usize = 200;
+
+impl EventsQuery {
+    /// The cursor to continue after and the page size, or a 400 naming the parameter.
+    pub fn page(&self) -> Result<(Option<(i64, uuid::Uuid)>, usize), AppError> {
+        let limit = match self.limit.as_deref() {
+            None => DEFAULT_PAGE,
+            Some(text) => text.parse::<usize>().ok().filter(|n| (1..=MAX_PAGE).contains(n)).ok_or_else(|| {
+                AppError::bad_request("limit", format!("limit must be a whole number between 1 and {MAX_PAGE}"))
+            })?,
+        };
+        let cursor = match self.cursor.as_deref() {
+            None => None,
+            Some(text) => Some(
+                reads::parse_event_cursor(text)
+                    .ok_or_else(|| AppError::bad_request("cursor", "is not a cursor this API issued"))?,
+            ),
+        };
+        Ok((cursor, limit))
+    }
 }

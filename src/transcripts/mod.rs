@@ -14,6 +14,7 @@ pub mod backfill;
 pub mod index;
 pub mod indexing;
 pub mod model;
+pub mod offline;
 pub mod parse;
 pub mod search;
 pub mod store;

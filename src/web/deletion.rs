@@ -11,11 +11,11 @@ use axum::Json;
 use axum::extract::State;
 use axum::http::StatusCode;
 
-use crate::app::AppState;
-use crate::auth::extract::Caller;
 use crate::db;
 use crate::deletion::{self, DeletionRequest};
-use crate::error::AppError;
+use crate::http::errors::AppError;
+use crate::state::AppState;
+use crate::state::caller::Caller;
 
 pub async fn request(
     State(state): State<Arc<AppState>>,

@@ -15,11 +15,11 @@ use axum::response::{IntoResponse, Response};
 use serde::Deserialize;
 
 use super::login::render;
-use crate::app::AppState;
 use crate::auth::device;
-use crate::auth::extract::PageCaller;
-use crate::error::AppError;
-use crate::web::security::client_ip;
+use crate::http::errors::AppError;
+use crate::http::security::client_ip;
+use crate::state::AppState;
+use crate::state::caller::PageCaller;
 
 #[derive(Template)]
 #[template(path = "web/device.html")]

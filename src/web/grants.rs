@@ -14,11 +14,11 @@ use serde_json::{Value, json};
 
 use crate::access::grants::{self, Decision, GrantError, Request};
 use crate::access::policies::{self, PolicyError, Visibility, VisibilityChange};
-use crate::app::AppState;
-use crate::auth::extract::Caller;
 use crate::auth::users;
 use crate::db;
-use crate::error::AppError;
+use crate::http::errors::AppError;
+use crate::state::AppState;
+use crate::state::caller::Caller;
 
 impl From<GrantError> for AppError {
     fn from(err: GrantError) -> Self {
@@ -78,7 +78,8 @@ pub async fn request(
     let duration_ms = (body.duration_hours * 3_600_000.0).round() as i64;
     let now_ms = state.clock.now_ms();
     let grant = on_writer(&state, move |tx| {
-        let subject = users::by_email(tx, &body.subject).map_err(|_| GrantError::NoSubject)?;
+        // An unknown subject is the caller's mistake (400); a storage failure is not.
+        let subject = users::find_by_email(tx, &body.subject)?.ok_or(GrantError::NoSubject)?;
         let ask = Request {
             subject_id: &subject.id,
             session_id: body.session_id.as_deref(),

@@ -15,14 +15,16 @@ use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{Html, IntoResponse, Redirect, Response};
 use serde::Deserialize;
 
-use super::security::client_ip;
-use crate::app::AppState;
-use crate::auth::extract::{Caller, sign_in_cookie, with_cookie};
 use crate::auth::jwt::ACCESS_TOKEN_LIFETIME_MS;
-use crate::auth::oauth::{PasswordFailure, verify_password_sign_in};
+use crate::auth::signins::sign_in_cookie;
 use crate::auth::signins::{self, Client, Method};
-use crate::error::AppError;
+use crate::http::cookies::with_cookie;
+use crate::http::errors::AppError;
+use crate::http::security::client_ip;
 use crate::model::percent_encode;
+use crate::state::AppState;
+use crate::state::caller::Caller;
+use crate::web::oauth::{PasswordFailure, verify_password_sign_in};
 
 #[derive(Template)]
 #[template(path = "web/login.html")]
@@ -43,10 +45,10 @@ pub fn render(template: &impl Template) -> Response {
     }
 }
 
-/// A `next` target that stays on this site ([`crate::model::local_redirect_target`],
+/// A `next` target that stays on this site ([`crate::http::redirect::local_redirect_target`],
 /// shared with the eval dashboard), else the person's own audit page.
 pub fn safe_next(next: Option<&str>) -> String {
-    crate::model::local_redirect_target(next).unwrap_or("/me/settings/audit").to_string()
+    crate::http::redirect::safe_next(next, "/me/settings/audit")
 }
 
 fn login_page(state: &AppState, status: StatusCode, error: Option<&str>, email: &str, next: &str) -> Response {

@@ -13,12 +13,12 @@ use serde_json::{Value, json};
 use super::login::render;
 use crate::access::grants::{self, Grant};
 use crate::access::policies::{self, Visibility, VisibilityChange};
-use crate::app::AppState;
 use crate::audit::{self, AuditRow};
-use crate::auth::extract::{Caller, PageCaller};
 use crate::db;
-use crate::error::AppError;
+use crate::http::errors::AppError;
 use crate::model::rfc3339_ms;
+use crate::state::AppState;
+use crate::state::caller::{Caller, PageCaller};
 
 const AUDIT_PAGE_ROWS: usize = 500;
 

@@ -1,4 +1,6 @@
-//! The web listener's handlers (mounted in `app::routes`): sign-in (`/login`, `/logout`, `/device`, `/oauth/*`),
+//! The web listener's handlers (mounted in `app::routes`): sign-in (`/login`, `/logout`,
+//! `/device`, GitHub sign-in), the OAuth endpoints (`/oauth/*`, also on the ingest
+//! listener),
 //! the subject's pages (`/me/grants`, `/me/settings/audit`), and the JSON API
 //! (`/api/search`, `/api/sessions/{id}…`, `/api/grants…`, `/api/me/…` including the
 //! deletion request).
@@ -10,9 +12,11 @@
 
 pub mod deletion;
 pub mod device;
+pub mod github;
 pub mod grants;
 pub mod login;
 pub mod me;
+pub mod oauth;
 pub mod search;
 pub mod security;
 pub mod sessions;

@@ -12,9 +12,9 @@ use axum::Json;
 use axum::extract::{Query, State};
 use serde::Deserialize;
 
-use crate::app::AppState;
-use crate::auth::extract::Caller;
-use crate::error::AppError;
+use crate::http::errors::AppError;
+use crate::state::AppState;
+use crate::state::caller::Caller;
 use crate::transcripts::search::{self, Scope, SearchError, SearchRequest, SearchResults, Sort};
 
 #[derive(Deserialize)]

@@ -1,46 +1,20 @@
 //! The web listener's guard: CSRF protection on every state-changing request and
-//! security headers on every response.
-//!
-//! CSRF (ASVS 5.0 3.5.1): a request that is not GET, HEAD or OPTIONS is refused with
-//! 403 unless the browser says it comes from our own pages — `Sec-Fetch-Site` of
-//! `same-origin` or `none` (typed by the user), or, from browsers without fetch
-//! metadata, an `Origin` equal to our public origin or to the request's own host. A
-//! request with neither header is not from a modern browser; it is allowed only when
-//! it carries no sign-in cookie (API clients use `Authorization: Bearer`, which a
-//! cross-site page cannot send). Sign-in cookies are also `SameSite=Lax`.
+//! security headers on every response (the decisions are `http::security`'s).
+//! Sign-in cookies are also `SameSite=Lax`.
 //!
 //! Invariant: the guard wraps every route of the web listener, pages and API alike.
 
-use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
 
 use axum::extract::{Request, State};
-use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
+use axum::http::Method;
 use axum::middleware::Next;
-use axum::response::{IntoResponse, Response};
+use axum::response::Response;
 
-use crate::app::AppState;
-use crate::auth::extract::cookie_name;
-
-const CSP: &str = "default-src 'self'; img-src 'self' data:; style-src 'self' 'unsafe-inline'; script-src 'self'; \
-                   frame-ancestors 'none'; base-uri 'none'; form-action 'self'; object-src 'none'";
-
-fn header_text<'a>(headers: &'a HeaderMap, name: &header::HeaderName) -> Option<&'a str> {
-    headers.get(name).and_then(|value| value.to_str().ok())
-}
-
-/// Whether a state-changing request may proceed.
-pub fn csrf_allows(headers: &HeaderMap, public_origin: &str, has_cookie: bool) -> bool {
-    if let Some(site) = header_text(headers, &header::HeaderName::from_static("sec-fetch-site")) {
-        return site == "same-origin" || site == "none";
-    }
-    if let Some(origin) = header_text(headers, &header::ORIGIN) {
-        let own_host = header_text(headers, &header::HOST)
-            .is_some_and(|host| origin.split_once("://").is_some_and(|(_, authority)| authority == host));
-        return origin == public_origin || own_host;
-    }
-    !has_cookie
-}
+use crate::auth::signins::cookie_name;
+use crate::http::cookies::cookie_value;
+use crate::http::security::{csrf_allows, csrf_refusal, set_security_headers};
+use crate::state::AppState;
 
 pub async fn guard(State(state): State<Arc<AppState>>, request: Request, next: Next) -> Response {
     let safe = matches!(*request.method(), Method::GET | Method::HEAD | Method::OPTIONS);
@@ -49,107 +23,13 @@ pub async fn guard(State(state): State<Arc<AppState>>, request: Request, next: N
     } else {
         // Read exactly as sign-in reads it (every Cookie header), so a request that
         // authenticates by cookie is always one the guard saw a cookie on.
-        let has_cookie = crate::auth::extract::cookie_value(request.headers(), cookie_name(state.https())).is_some();
+        let has_cookie = cookie_value(request.headers(), cookie_name(state.https())).is_some();
         if csrf_allows(request.headers(), &state.web_origin, has_cookie) {
             next.run(request).await
         } else {
-            (
-                StatusCode::FORBIDDEN,
-                axum::Json(serde_json::json!({"error": {
-                    "code": "cross_site_request",
-                    "message": "cross-site request refused: the Origin / Sec-Fetch-Site headers do not name this site",
-                }})),
-            )
-                .into_response()
+            csrf_refusal()
         }
     };
-    let headers = response.headers_mut();
-    let cacheable = headers.contains_key(header::CACHE_CONTROL);
-    let mut set = |name: &'static str, value: &'static str| {
-        headers.insert(name, HeaderValue::from_static(value));
-    };
-    set("content-security-policy", CSP);
-    set("x-frame-options", "DENY");
-    set("x-content-type-options", "nosniff");
-    set("referrer-policy", "same-origin");
-    set("cross-origin-opener-policy", "same-origin");
-    set("cross-origin-resource-policy", "same-origin");
-    set("permissions-policy", "camera=(), microphone=(), geolocation=(), payment=()");
-    if state.https() {
-        set("strict-transport-security", "max-age=63072000; includeSubDomains");
-    }
-    if !cacheable {
-        // Pages and API answers carry personal data: never into shared caches.
-        set("cache-control", "no-store");
-    }
+    set_security_headers(response.headers_mut(), state.https());
     response
-}
-
-/// The client's address for throttling: the TCP peer, or — when the peer is a reverse
-/// proxy on this host — the last address it appended to `X-Forwarded-For`.
-pub fn client_ip(headers: &HeaderMap, peer: SocketAddr) -> IpAddr {
-    if peer.ip().is_loopback()
-        && let Some(forwarded) = header_text(headers, &header::HeaderName::from_static("x-forwarded-for"))
-        && let Some(last) = forwarded.rsplit(',').next()
-        && let Ok(ip) = last.trim().parse::<IpAddr>()
-    {
-        return ip;
-    }
-    peer.ip()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn headers(pairs: &[(&'static str, &'static str)]) -> HeaderMap {
-        let mut map = HeaderMap::new();
-        for (name, value) in pairs {
-            map.insert(*name, HeaderValue::from_static(value));
-        }
-        map
-    }
-
-    const ORIGIN: &str = "https://sightline.example.com";
-
-    #[test]
-    fn fetch_metadata_decides_when_present() {
-        assert!(csrf_allows(&headers(&[("sec-fetch-site", "same-origin")]), ORIGIN, true));
-        assert!(csrf_allows(&headers(&[("sec-fetch-site", "none")]), ORIGIN, true));
-        assert!(!csrf_allows(&headers(&[("sec-fetch-site", "cross-site")]), ORIGIN, true));
-        assert!(!csrf_allows(&headers(&[("sec-fetch-site", "same-site")]), ORIGIN, false));
-        assert!(
-            !csrf_allows(&headers(&[("sec-fetch-site", "cross-site"), ("origin", ORIGIN)]), ORIGIN, true),
-            "fetch metadata wins over a matching Origin"
-        );
-    }
-
-    #[test]
-    fn origin_must_be_ours_or_the_requests_own_host() {
-        assert!(csrf_allows(&headers(&[("origin", ORIGIN)]), ORIGIN, true));
-        assert!(csrf_allows(
-            &headers(&[("origin", "http://127.0.0.1:3000"), ("host", "127.0.0.1:3000")]),
-            ORIGIN,
-            true
-        ));
-        assert!(!csrf_allows(
-            &headers(&[("origin", "https://evil.example"), ("host", "sightline.example.com")]),
-            ORIGIN,
-            true
-        ));
-        assert!(!csrf_allows(&headers(&[("origin", "null")]), ORIGIN, false));
-    }
-
-    #[test]
-    fn without_browser_headers_only_cookieless_requests_pass() {
-        assert!(csrf_allows(&headers(&[]), ORIGIN, false));
-        assert!(!csrf_allows(&headers(&[]), ORIGIN, true));
-    }
-
-    #[test]
-    fn client_ip_trusts_forwarded_for_only_from_a_local_proxy() {
-        let forwarded = headers(&[("x-forwarded-for", "203.0.113.9, 198.51.100.7")]);
-        assert_eq!(client_ip(&forwarded, "127.0.0.1:5000".parse().unwrap()).to_string(), "198.51.100.7");
-        assert_eq!(client_ip(&forwarded, "192.0.2.1:5000".parse().unwrap()).to_string(), "192.0.2.1");
-    }
 }

@@ -11,14 +11,14 @@ use axum::Json;
 use axum::extract::{Path, Query, State};
 use serde_json::{Value, json};
 
-use crate::app::AppState;
-use crate::auth::extract::Caller;
 use crate::db::{self, DbError};
-use crate::error::AppError;
 use crate::events::reads;
+use crate::http::errors::AppError;
 use crate::model::event_json::event_to_json;
 use crate::sessions::read::{self, Basis, Reading, SessionRead};
 use crate::sessions::views;
+use crate::state::AppState;
+use crate::state::caller::Caller;
 use crate::transcripts::store;
 
 /// The proof for `session_id`, or 404.
@@ -58,7 +58,7 @@ pub async fn events(
     State(state): State<Arc<AppState>>,
     caller: Caller,
     Path(session_id): Path<String>,
-    Query(query): Query<crate::ingest::me::EventsQuery>,
+    Query(query): Query<views::EventsQuery>,
 ) -> Result<Json<Value>, AppError> {
     let (cursor, limit) = query.page()?;
     let (proof, basis) = authorize(&state, &caller, &session_id, Reading::Session).await?;

@@ -70,25 +70,7 @@ const STEP_LINE: &str =
 /// `max_chars` for text that is never cut.
 const ALL: usize = usize::MAX;
 
-/// XML text escaping (`&`, `<`, `>`, `"`, `'`) used for all labels, in text and attributes alike.
-/// Tabs and line breaks become spaces, and other characters XML 1.0 forbids become U+FFFD, so
-/// the output is always well-formed.
-pub fn escape(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&apos;"),
-            '\t' | '\n' | '\r' => out.push(' '),
-            c if c.is_control() || c == '\u{FFFE}' || c == '\u{FFFF}' => out.push('\u{FFFD}'),
-            c => out.push(c),
-        }
-    }
-    out
-}
+pub use crate::model::escape_markup as escape;
 
 /// Scatter of average cost (x) against success rate (y), one point per (model, harness),
 /// coloured by `series` from a palette of 8 colours (cycling; from the 9th series on, markers

@@ -8,7 +8,6 @@
 //! from the token (changing the token ends every session); without a token on a
 //! loopback bind, requests must name a loopback Host and Origin (DNS rebinding).
 
-use crate::auth::tokens::digest;
 use std::sync::Arc;
 
 use axum::extract::{Request, State};
@@ -19,6 +18,8 @@ use ring::hmac;
 use subtle::ConstantTimeEq;
 
 use super::DashState;
+use crate::http::cookies::{bearer, cookie_value};
+use crate::http::security::set_security_headers;
 
 pub const COOKIE: &str = "sightline_dashboard";
 /// Browser sessions last 12 hours.
@@ -59,25 +60,16 @@ impl TokenAuth {
     }
 }
 
+/// SHA-256 of a token: tokens are compared as digests, never as text.
+fn digest(token: &str) -> [u8; 32] {
+    let hash = ring::digest::digest(&ring::digest::SHA256, token.as_bytes());
+    let mut out = [0u8; 32];
+    out.copy_from_slice(hash.as_ref());
+    out
+}
+
 pub fn now_s() -> i64 {
     time::OffsetDateTime::now_utc().unix_timestamp()
-}
-
-fn cookie_value<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
-    headers
-        .get_all(header::COOKIE)
-        .iter()
-        .filter_map(|v| v.to_str().ok())
-        .flat_map(|v| v.split(';'))
-        .filter_map(|pair| pair.trim().split_once('='))
-        .find(|(k, _)| *k == name)
-        .map(|(_, v)| v)
-}
-
-fn bearer(headers: &HeaderMap) -> Option<&str> {
-    let value = headers.get(header::AUTHORIZATION)?.to_str().ok()?;
-    let (scheme, token) = value.split_once(' ')?;
-    scheme.eq_ignore_ascii_case("bearer").then(|| token.trim())
 }
 
 /// Whether the request carries valid credentials (always true without a token).
@@ -125,20 +117,6 @@ fn rebinding_refused(state: &DashState, headers: &HeaderMap) -> bool {
     !(host_ok && origin_ok)
 }
 
-fn security_headers(headers: &mut HeaderMap) {
-    let set = |headers: &mut HeaderMap, name: &'static str, value: &'static str| {
-        headers.insert(name, HeaderValue::from_static(value));
-    };
-    set(headers, "x-frame-options", "DENY");
-    set(headers, "x-content-type-options", "nosniff");
-    set(headers, "referrer-policy", "no-referrer");
-    set(
-        headers,
-        "content-security-policy",
-        "default-src 'self'; img-src 'self' data:; style-src 'self' 'unsafe-inline'; script-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'",
-    );
-}
-
 /// Paths reachable without credentials.
 fn is_public(path: &str) -> bool {
     matches!(path, "/login" | "/static/app.js" | "/health")
@@ -171,14 +149,14 @@ pub async fn guard(State(state): State<Arc<DashState>>, request: Request, next: 
         let target = request.uri().path_and_query().map(|p| p.as_str().to_string()).unwrap_or_else(|| "/".into());
         Redirect::to(&format!("/login?next={}", super::params::encode(&target))).into_response()
     };
-    security_headers(response.headers_mut());
+    set_security_headers(response.headers_mut(), false);
     response
 }
 
 /// Only local paths may be redirect targets after login
-/// ([`crate::model::local_redirect_target`], shared with the web app's sign-in).
+/// ([`crate::http::redirect::local_redirect_target`], shared with the web app's sign-in).
 pub fn safe_next(next: Option<&str>) -> String {
-    crate::model::local_redirect_target(next).unwrap_or("/").to_string()
+    crate::http::redirect::safe_next(next, "/")
 }
 
 /// The Set-Cookie value for a new session; `Secure` when the request came over HTTPS

@@ -149,7 +149,7 @@ fn hit(index: &TranscriptIndex, generator: &SnippetGenerator, doc: &TantivyDocum
         (snippet.fragment().to_string(), snippet.highlighted().iter().map(|r| [r.start, r.end]).collect())
     };
     snippet.set_snippet_prefix_postfix("<mark>", "</mark>");
-    let html = if snippet.is_empty() { crate::evals::charts::escape(&fragment) } else { snippet.to_html() };
+    let html = if snippet.is_empty() { crate::model::escape_markup(&fragment) } else { snippet.to_html() };
     Hit {
         session_id: text_of(fields.session).unwrap_or_default(),
         position: doc.get_first(fields.position).and_then(|v| v.as_u64()).unwrap_or(0),

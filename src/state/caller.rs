@@ -13,17 +13,18 @@
 use std::sync::Arc;
 
 use axum::extract::FromRequestParts;
-use axum::http::header::{AUTHORIZATION, COOKIE};
 use axum::http::request::Parts;
 use axum::response::{IntoResponse, Redirect, Response};
 
-use super::tokens::{self, TokenKind};
-use super::users::User;
-use super::{jwt, signins};
+use super::AppState;
 use crate::access::roles::OrgRole;
-use crate::app::AppState;
+use crate::auth::signins::cookie_name;
+use crate::auth::tokens::{self, TokenKind};
+use crate::auth::users::User;
+use crate::auth::{jwt, signins};
 use crate::db;
-use crate::error::AppError;
+use crate::http::cookies::{bearer, cookie_value};
+use crate::http::errors::AppError;
 use crate::model::percent_encode;
 use crate::sessions::read::Reader;
 
@@ -33,51 +34,11 @@ pub struct HookUser {
     pub user_id: String,
 }
 
-pub fn bearer(parts: &Parts) -> Option<&str> {
-    let value = parts.headers.get(AUTHORIZATION)?.to_str().ok()?;
-    let (scheme, token) = value.split_once(' ')?;
-    scheme.eq_ignore_ascii_case("bearer").then(|| token.trim()).filter(|t| !t.is_empty())
-}
-
-/// The sign-in cookie's name: `__Host-` prefixed when served over HTTPS, so it is
-/// bound to this host and path `/` and cannot be set by a sibling subdomain.
-pub fn cookie_name(https: bool) -> &'static str {
-    if https { "__Host-sightline" } else { "sightline" }
-}
-
-/// The `Set-Cookie` value of the sign-in cookie holding `value` for `max_age_secs`
-/// (0 clears it).
-pub fn sign_in_cookie(https: bool, value: &str, max_age_secs: i64) -> String {
-    format!("{}={value}; Path=/; HttpOnly; Secure; SameSite=Lax; Max-Age={max_age_secs}", cookie_name(https))
-}
-
-/// Adds a `Set-Cookie` header to a response (alongside any already there).
-pub fn with_cookie(mut response: Response, cookie: &str) -> Response {
-    if let Ok(value) = axum::http::HeaderValue::from_str(cookie) {
-        response.headers_mut().append(axum::http::header::SET_COOKIE, value);
-    }
-    response
-}
-
-/// The value of cookie `name` from every `Cookie` header of the request (HTTP/2
-/// sends one per cookie): the one reading of cookies for sign-in and the CSRF guard.
-pub fn cookie_value<'a>(headers: &'a axum::http::HeaderMap, name: &str) -> Option<&'a str> {
-    headers
-        .get_all(COOKIE)
-        .iter()
-        .filter_map(|value| value.to_str().ok())
-        .flat_map(|value| value.split(';'))
-        .filter_map(|pair| pair.trim().split_once('='))
-        .find(|(key, _)| *key == name)
-        .map(|(_, value)| value)
-        .filter(|value| !value.is_empty())
-}
-
 impl FromRequestParts<Arc<AppState>> for HookUser {
     type Rejection = AppError;
 
     async fn from_request_parts(parts: &mut Parts, state: &Arc<AppState>) -> Result<Self, Self::Rejection> {
-        let secret = bearer(parts).ok_or(AppError::Unauthorized)?.to_string();
+        let secret = bearer(&parts.headers).ok_or(AppError::Unauthorized)?.to_string();
         let pool = state.readers.clone();
         let now_ms = state.clock.now_ms();
         let owner = db::blocking(move || {
@@ -130,7 +91,7 @@ impl FromRequestParts<Arc<AppState>> for Caller {
     type Rejection = AppError;
 
     async fn from_request_parts(parts: &mut Parts, state: &Arc<AppState>) -> Result<Self, Self::Rejection> {
-        if let Some(token) = bearer(parts) {
+        if let Some(token) = bearer(&parts.headers) {
             let token = token.to_string();
             return caller_from_token(state, &token, false).await;
         }

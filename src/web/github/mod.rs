@@ -31,15 +31,15 @@ use serde::Deserialize;
 use subtle::ConstantTimeEq;
 
 use self::api::{Account, AccountEmail, GithubClient};
-use super::extract::{cookie_value, with_cookie};
-use super::signins::Method;
-use super::tokens::base64url;
-use super::users;
-use crate::app::AppState;
+use super::login::{safe_next, sign_in_response};
+use crate::auth::signins::Method;
+use crate::auth::tokens::base64url;
+use crate::auth::users;
 use crate::db::DbError;
-use crate::error::AppError;
+use crate::http::cookies::{cookie_value, with_cookie};
+use crate::http::errors::AppError;
 use crate::model::percent_encode;
-use crate::web::login::{safe_next, sign_in_response};
+use crate::state::AppState;
 
 const FLOW_COOKIE: &str = "sightline_oauth";
 /// The flow cookie goes only to `/auth/github…`, so it never rides along elsewhere.

@@ -21,16 +21,15 @@ use axum::{Form, Json};
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
-use super::device::{self, Poll};
-use super::extract::Caller;
-use super::jwt::ACCESS_TOKEN_LIFETIME_MS;
-use super::signins::{self, Client, Method, Refreshed};
-use super::{passwords, tokens, users};
-use crate::app::AppState;
-use crate::error::AppError;
-use crate::web::security::client_ip;
-
-pub const DEVICE_GRANT: &str = "urn:ietf:params:oauth:grant-type:device_code";
+use crate::auth::device::{self, Poll};
+use crate::auth::jwt::ACCESS_TOKEN_LIFETIME_MS;
+use crate::auth::signins::{self, Client, Method, Refreshed};
+use crate::auth::{passwords, tokens, users};
+use crate::http::errors::AppError;
+use crate::http::security::client_ip;
+use crate::model::oauth::{CLIENT_ID, DEVICE_GRANT};
+use crate::state::AppState;
+use crate::state::caller::Caller;
 
 /// The token answer of RFC 6749 §5.1.
 #[derive(Debug, Serialize, Deserialize)]
@@ -246,12 +245,8 @@ pub struct DeviceCodeForm {
 
 pub async fn device_code(State(state): State<Arc<AppState>>, Form(form): Form<DeviceCodeForm>) -> Response {
     let client_id = form.client_id.unwrap_or_default();
-    if client_id != device::CLIENT_ID {
-        return oauth_error(
-            StatusCode::UNAUTHORIZED,
-            "invalid_client",
-            &format!("client_id must be {:?}", device::CLIENT_ID),
-        );
+    if client_id != CLIENT_ID {
+        return oauth_error(StatusCode::UNAUTHORIZED, "invalid_client", &format!("client_id must be {:?}", CLIENT_ID));
     }
     let now_ms = state.clock.now_ms();
     let created = state.writer.transact(move |tx| device::create(tx, &client_id, now_ms)).await;

@@ -1,6 +1,12 @@
-//! `AppState`: everything a request handler may use, shared by the three listeners. It
-//! sits at the bottom of the graph: features import it, it imports no feature's
-//! handlers or routes (only the stores and services it holds).
+//! `AppState`: everything a request handler may use, shared by the three listeners,
+//! and who is calling ([`caller`]: the credential extractors).
+//!
+//! Invariant: it sits below every module with handlers and above the stores and
+//! services it holds (`auth`, `events`, `transcripts`, `db`): it imports no handler
+//! and no route, so a feature's handlers depend on it and nothing it holds depends
+//! on them.
+
+pub mod caller;
 
 use std::sync::Arc;
 

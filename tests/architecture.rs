@@ -1,0 +1,371 @@
+//! The layering test: reads every `crate::…` path under `src/` (in `use` lines and
+//! inline, comments skipped) and fails when a top-level module depends on one it may
+//! not, or when the top-level modules import each other in a circle.
+//!
+//! The allowed graph is the table [`ALLOWED`]: one row per top-level module, naming
+//! every module it may depend on. A change of design is one visible edit of that
+//! table (and of `docs/architecture.md`, which draws the same graph). The named rules
+//! of the architecture are checked on top of it, so a failure says which rule broke.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+/// Shared types: the vocabulary every layer speaks. They depend on no storage.
+const SHARED: &[&str] = &["clock", "config", "logging", "memory", "metrics", "model", "pricing", "redact"];
+/// Storage: files, pools, the event store. It knows no feature.
+const STORAGE: &[&str] = &["db", "events"];
+/// Features of the platform (stores with their rules, and the modules with handlers).
+const FEATURES: &[&str] = &["access", "audit", "auth", "deletion", "ingest", "sessions", "transcripts", "web"];
+/// What runs only in the server (the hook CLI on a developer's machine never needs it).
+const SERVER: &[&str] = &["app", "state", "http", "ingest", "web", "deletion", "sessions", "access", "auth", "events"];
+
+/// Every top-level module and the modules it may depend on.
+const ALLOWED: &[(&str, &[&str])] = &[
+    // Shared types.
+    ("clock", &[]),
+    ("config", &[]),
+    ("logging", &["config"]),
+    ("memory", &[]),
+    ("metrics", &[]),
+    ("model", &[]),
+    ("pricing", &["model"]),
+    ("redact", &[]),
+    // Storage.
+    ("db", &["clock", "metrics", "model"]),
+    ("events", &["clock", "db", "metrics", "model"]),
+    // Stores and services, lowest first.
+    ("audit", &["clock", "db", "model"]),
+    ("auth", &["audit", "clock", "config", "db", "model"]),
+    ("access", &["audit", "auth", "clock", "db", "model"]),
+    ("sessions", &["access", "audit", "clock", "db", "events", "http", "model", "pricing"]),
+    ("transcripts", &["clock", "config", "db", "events", "hook", "memory", "model", "redact", "sessions"]),
+    // The HTTP plumbing, and the state every handler shares (it sits below them all).
+    ("http", &["db", "events", "model"]),
+    (
+        "state",
+        &[
+            "access",
+            "auth",
+            "clock",
+            "config",
+            "db",
+            "events",
+            "http",
+            "metrics",
+            "model",
+            "pricing",
+            "sessions",
+            "transcripts",
+        ],
+    ),
+    // Modules with handlers.
+    ("deletion", &["access", "audit", "clock", "db", "events", "model", "sessions", "state", "transcripts"]),
+    (
+        "ingest",
+        &[
+            "access",
+            "auth",
+            "clock",
+            "config",
+            "db",
+            "events",
+            "http",
+            "model",
+            "pricing",
+            "redact",
+            "sessions",
+            "state",
+            "transcripts",
+        ],
+    ),
+    (
+        "web",
+        &[
+            "access",
+            "audit",
+            "auth",
+            "clock",
+            "config",
+            "db",
+            "deletion",
+            "events",
+            "http",
+            "model",
+            "sessions",
+            "state",
+            "transcripts",
+        ],
+    ),
+    // The eval-results service: shared HTTP plumbing and vocabulary, nothing of the platform.
+    ("evals", &["http", "model", "redact"]),
+    // The developer-machine side.
+    ("hook", &["clock", "config", "db", "model", "redact"]),
+    // The shell: serving, benchmarks, the command line.
+    (
+        "app",
+        &[
+            "access",
+            "audit",
+            "auth",
+            "clock",
+            "config",
+            "db",
+            "deletion",
+            "evals",
+            "events",
+            "http",
+            "ingest",
+            "metrics",
+            "model",
+            "pricing",
+            "sessions",
+            "state",
+            "transcripts",
+            "web",
+        ],
+    ),
+    (
+        "bench",
+        &["app", "clock", "config", "db", "events", "hook", "memory", "model", "pricing", "redact", "transcripts"],
+    ),
+    (
+        "cli",
+        &[
+            "access",
+            "app",
+            "audit",
+            "auth",
+            "bench",
+            "clock",
+            "config",
+            "db",
+            "deletion",
+            "evals",
+            "events",
+            "hook",
+            "logging",
+            "memory",
+            "model",
+            "redact",
+            "transcripts",
+        ],
+    ),
+];
+
+/// One use of another top-level module: where it is and what it names.
+#[derive(Clone, Debug)]
+struct Use {
+    file: PathBuf,
+    line: usize,
+    text: String,
+}
+
+fn source_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            source_files(&path, out);
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            out.push(path);
+        }
+    }
+}
+
+fn src_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("src")
+}
+
+/// The top-level module a file belongs to (`src/events/reads.rs` → `events`), or
+/// `None` for the crate roots.
+fn module_of(file: &Path) -> Option<String> {
+    let relative = file.strip_prefix(src_dir()).unwrap();
+    let first = relative.components().next()?.as_os_str().to_str()?.to_string();
+    let name = first.strip_suffix(".rs").unwrap_or(&first).to_string();
+    (name != "lib" && name != "main").then_some(name)
+}
+
+/// Every `crate::<module>` named by each top-level module, keyed by (from, to).
+fn dependencies() -> BTreeMap<(String, String), Vec<Use>> {
+    let pattern = regex::Regex::new(r"\bcrate::([a-z_][a-z0-9_]*)").unwrap();
+    let mut files = Vec::new();
+    source_files(&src_dir(), &mut files);
+    let mut found: BTreeMap<(String, String), Vec<Use>> = BTreeMap::new();
+    for file in files {
+        let Some(from) = module_of(&file) else { continue };
+        let text = std::fs::read_to_string(&file).unwrap();
+        for (index, line) in text.lines().enumerate() {
+            let code = line.trim_start();
+            if code.starts_with("//") {
+                continue;
+            }
+            for capture in pattern.captures_iter(line) {
+                let to = capture[1].to_string();
+                if to != from {
+                    found.entry((from.clone(), to)).or_default().push(Use {
+                        file: file.clone(),
+                        line: index + 1,
+                        text: code.to_string(),
+                    });
+                }
+            }
+        }
+    }
+    found
+}
+
+fn describe(uses: &[Use]) -> String {
+    let first = &uses[0];
+    format!(
+        "{}:{}: {}{}",
+        first.file.strip_prefix(env!("CARGO_MANIFEST_DIR")).unwrap_or(&first.file).display(),
+        first.line,
+        first.text,
+        if uses.len() > 1 { format!(" (and {} more)", uses.len() - 1) } else { String::new() }
+    )
+}
+
+/// The named rule an edge breaks, for a message that says why it is wrong.
+fn broken_rule(from: &str, to: &str) -> &'static str {
+    let is = |set: &[&str], name: &str| set.contains(&name);
+    if is(STORAGE, from) && !is(STORAGE, to) && !is(SHARED, to) {
+        "storage must not depend on features"
+    } else if is(SHARED, from) && (is(STORAGE, to) || is(FEATURES, to)) {
+        "shared types must not depend on storage or features"
+    } else if from == "hook" && is(SERVER, to) {
+        "the hook CLI must not depend on the server"
+    } else if to == "app" && from != "cli" && from != "bench" {
+        "features must not depend on app/ (only the command line and benchmarks start it)"
+    } else if from == "evals" && !is(SHARED, to) && to != "http" {
+        "the eval service must not depend on the platform"
+    } else {
+        "not in the allowed graph"
+    }
+}
+
+#[test]
+fn every_dependency_is_in_the_allowed_graph() {
+    let allowed: BTreeMap<&str, BTreeSet<&str>> =
+        ALLOWED.iter().map(|(module, deps)| (*module, deps.iter().copied().collect())).collect();
+    let mut modules = Vec::new();
+    source_files(&src_dir(), &mut modules);
+    let mut problems = Vec::new();
+    for file in &modules {
+        if let Some(module) = module_of(file)
+            && !allowed.contains_key(module.as_str())
+        {
+            problems.push(format!("{module}: a top-level module missing from ALLOWED ({})", file.display()));
+        }
+    }
+    for ((from, to), uses) in dependencies() {
+        let permitted = allowed.get(from.as_str()).is_some_and(|deps| deps.contains(to.as_str()));
+        if !permitted {
+            problems.push(format!("{from} -> {to}: {} — {}", broken_rule(&from, &to), describe(&uses)));
+        }
+    }
+    problems.sort();
+    problems.dedup();
+    assert!(problems.is_empty(), "layering broken:\n{}", problems.join("\n"));
+}
+
+#[test]
+fn the_allowed_graph_keeps_the_named_rules() {
+    // The table itself may not grant what the architecture forbids.
+    let mut grants = Vec::new();
+    for (from, deps) in ALLOWED {
+        for to in *deps {
+            let rule = broken_rule(from, to);
+            if rule != "not in the allowed graph" {
+                grants.push(format!("{from} -> {to}: {rule}"));
+            }
+        }
+    }
+    assert!(grants.is_empty(), "ALLOWED grants forbidden edges:\n{}", grants.join("\n"));
+}
+
+#[test]
+fn top_level_modules_import_no_circle() {
+    let mut graph: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    let found = dependencies();
+    for (from, to) in found.keys() {
+        graph.entry(from.clone()).or_default().insert(to.clone());
+    }
+    // Depth-first search; a back edge closes a circle.
+    fn visit(
+        node: &str,
+        graph: &BTreeMap<String, BTreeSet<String>>,
+        state: &mut BTreeMap<String, u8>,
+        path: &mut Vec<String>,
+    ) -> Option<Vec<String>> {
+        state.insert(node.to_string(), 1);
+        path.push(node.to_string());
+        for next in graph.get(node).into_iter().flatten() {
+            match state.get(next.as_str()).copied().unwrap_or(0) {
+                1 => {
+                    let start = path.iter().position(|n| n == next).unwrap();
+                    let mut circle = path[start..].to_vec();
+                    circle.push(next.clone());
+                    return Some(circle);
+                }
+                0 => {
+                    if let Some(circle) = visit(next, graph, state, path) {
+                        return Some(circle);
+                    }
+                }
+                _ => {}
+            }
+        }
+        path.pop();
+        state.insert(node.to_string(), 2);
+        None
+    }
+    let mut state = BTreeMap::new();
+    for node in graph.keys() {
+        if state.get(node.as_str()).copied().unwrap_or(0) == 0 {
+            let circle = visit(node, &graph, &mut state, &mut Vec::new());
+            if let Some(circle) = circle {
+                let edges: Vec<String> = circle
+                    .windows(2)
+                    .map(|pair| {
+                        format!("{} -> {}: {}", pair[0], pair[1], describe(&found[&(pair[0].clone(), pair[1].clone())]))
+                    })
+                    .collect();
+                panic!("import circle {}:\n{}", circle.join(" -> "), edges.join("\n"));
+            }
+        }
+    }
+}
+
+#[test]
+fn only_the_audited_read_opens_a_sessions_events() {
+    // `events::reads` takes a `SessionScope`; the proof of the audited read must be its
+    // only implementor, or events could be read without the decision.
+    let pattern = regex::Regex::new(r"impl\s+[A-Za-z_:]*SessionScope\s+for\s+(\w+)").unwrap();
+    let mut files = Vec::new();
+    source_files(&src_dir(), &mut files);
+    let mut implementors = Vec::new();
+    for file in files {
+        let text = std::fs::read_to_string(&file).unwrap();
+        for capture in pattern.captures_iter(&text) {
+            implementors.push(format!("{} in {}", &capture[1], file.display()));
+        }
+    }
+    assert_eq!(implementors.len(), 1, "{implementors:?}");
+    assert!(
+        implementors[0].starts_with("SessionRead in ") && implementors[0].ends_with("sessions/read.rs"),
+        "{implementors:?}"
+    );
+}
+
+#[test]
+fn no_module_is_loaded_from_an_odd_path() {
+    let mut files = Vec::new();
+    source_files(&src_dir(), &mut files);
+    let odd: Vec<String> = files
+        .iter()
+        .filter(|file| {
+            std::fs::read_to_string(file).unwrap().lines().any(|line| line.trim_start().starts_with("#[path"))
+        })
+        .map(|file| file.display().to_string())
+        .collect();
+    assert!(odd.is_empty(), "#[path] modules: {odd:?}");
+}
