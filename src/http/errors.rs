@@ -64,9 +64,11 @@ impl From<WriteError> for AppError {
 /// Seconds a client should wait before retrying a 503.
 pub const RETRY_AFTER_SECS: u32 = 5;
 
-impl IntoResponse for AppError {
-    fn into_response(self) -> Response {
-        let (status, code, message, field) = match &self {
+impl AppError {
+    /// The status, code, public message and field of this error; internal causes are
+    /// logged here and never shown.
+    fn parts(&self) -> (StatusCode, &'static str, String, Option<String>) {
+        match self {
             AppError::BadRequest { field, message } => {
                 (StatusCode::BAD_REQUEST, "bad_request", message.clone(), field.clone())
             }
@@ -91,7 +93,19 @@ impl IntoResponse for AppError {
                 tracing::error!(%cause, "internal error");
                 (StatusCode::INTERNAL_SERVER_ERROR, "internal", "internal error".to_string(), None)
             }
-        };
+        }
+    }
+
+    /// The status and the public message, for a page that shows the error as HTML.
+    pub fn status_and_message(&self) -> (StatusCode, String) {
+        let (status, _, message, _) = self.parts();
+        (status, message)
+    }
+}
+
+impl IntoResponse for AppError {
+    fn into_response(self) -> Response {
+        let (status, code, message, field) = self.parts();
         let mut body = json!({ "code": code, "message": message });
         if let Some(field) = field {
             body["field"] = json!(field);

@@ -1,12 +1,13 @@
 //! HTTP plumbing shared by the platform's listeners and the eval dashboard: the
 //! error family (`errors`), credentials in requests (`cookies`: bearer tokens and
-//! cookies), security headers and the CSRF decision (`security`), and safe redirect
+//! cookies), conditional requests (`conditional`), security headers and the CSRF decision (`security`), and safe redirect
 //! targets (`redirect`).
 //!
 //! Invariant: this module knows no feature. It decides nothing about who may do what;
 //! it only reads and writes HTTP one way, so the web app and the dashboard cannot
 //! drift apart again.
 
+pub mod conditional;
 pub mod cookies;
 pub mod errors;
 pub mod redirect;

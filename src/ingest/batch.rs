@@ -13,10 +13,11 @@ use std::sync::Arc;
 use axum::body::Body;
 use axum::http::{HeaderMap, header};
 use serde::Serialize;
+use serde_json::value::RawValue;
 
 use crate::events::writer::WriteRequest;
 use crate::http::errors::AppError;
-use crate::model::wire::{self, Envelope, Rejection};
+use crate::model::wire::{self, Envelope, Event, Rejection};
 use crate::state::AppState;
 
 #[derive(Debug, Serialize, PartialEq, Eq)]
@@ -40,21 +41,45 @@ pub async fn ingest(
     body: Body,
 ) -> Result<BatchOutcome, AppError> {
     let limits = &state.config.ingest;
-    if let Some(length) = headers.get(header::CONTENT_LENGTH).and_then(|v| v.to_str().ok()?.parse::<usize>().ok())
-        && length > limits.max_body_bytes
-    {
-        return Err(too_large_body(limits.max_body_bytes));
+    let raw = read_body(headers, body, limits.max_body_bytes).await?;
+    let decoded = decode(headers, &raw, limits.max_decoded_bytes)?;
+    let envelope = parse_envelope(&decoded, limits.max_events_per_batch)?;
+    let prepared = prepare_events(state, &envelope.events);
+    let stored = prepared.events.len();
+    let (mut accepted, mut duplicates) = (0, 0);
+    if stored > 0 {
+        let (events, known_models) = (prepared.events, prepared.known_models);
+        let request =
+            WriteRequest { user_id: user_id.to_string(), client: envelope.client.clone(), events, known_models };
+        let outcome = state.writer.write(request).await?;
+        accepted = outcome.inserted.iter().filter(|inserted| **inserted).count();
+        duplicates = outcome.inserted.len() - accepted;
     }
-    let raw = axum::body::to_bytes(body, limits.max_body_bytes).await.map_err(|err| {
+    debug_assert_eq!(stored, accepted + duplicates);
+    state.metrics.count_events(accepted as u64, duplicates as u64, prepared.rejected.len() as u64);
+    Ok(BatchOutcome { accepted, duplicates, rejected: prepared.rejected })
+}
+
+/// The request body, refused with 413 past `max_body_bytes` (declared or read).
+async fn read_body(headers: &HeaderMap, body: Body, max_body_bytes: usize) -> Result<axum::body::Bytes, AppError> {
+    if let Some(length) = headers.get(header::CONTENT_LENGTH).and_then(|v| v.to_str().ok()?.parse::<usize>().ok())
+        && length > max_body_bytes
+    {
+        return Err(too_large_body(max_body_bytes));
+    }
+    axum::body::to_bytes(body, max_body_bytes).await.map_err(|err| {
         // to_bytes fails either on the limit or on a broken connection.
         if err.to_string().contains("length limit") {
-            too_large_body(limits.max_body_bytes)
+            too_large_body(max_body_bytes)
         } else {
             AppError::bad_request("body", format!("could not read the request body: {err}"))
         }
-    })?;
-    let decoded = decode(headers, &raw, limits.max_decoded_bytes)?;
-    let envelope: Envelope<'_> = serde_json::from_slice(&decoded).map_err(|err| AppError::BadRequest {
+    })
+}
+
+/// The batch envelope, its client checked and its size within the limit.
+fn parse_envelope(decoded: &[u8], max_events: usize) -> Result<Envelope<'_>, AppError> {
+    let envelope: Envelope<'_> = serde_json::from_slice(decoded).map_err(|err| AppError::BadRequest {
         field: None,
         message: format!("body is not a valid batch envelope: {err}"),
     })?;
@@ -62,59 +87,59 @@ pub async fn ingest(
         .client
         .validate()
         .map_err(|rejection| AppError::BadRequest { field: Some(rejection.field), message: rejection.reason })?;
-    if envelope.events.len() > limits.max_events_per_batch {
+    if envelope.events.len() > max_events {
         return Err(AppError::TooLarge(format!(
-            "batch has {} events; the limit is {}",
-            envelope.events.len(),
-            limits.max_events_per_batch
+            "batch has {} events; the limit is {max_events}",
+            envelope.events.len()
         )));
     }
+    Ok(envelope)
+}
 
+/// A batch's events, parsed, redacted and priced, and the ones refused.
+struct Prepared {
+    events: Vec<Event>,
+    /// Per event: whether the price table knew its model.
+    known_models: Vec<bool>,
+    rejected: Vec<RejectedEvent>,
+}
+
+fn prepare_events(state: &AppState, raw_events: &[&RawValue]) -> Prepared {
     let now_ms = state.clock.now_ms();
-    let mut events = Vec::with_capacity(envelope.events.len());
-    let mut known_models = Vec::with_capacity(envelope.events.len());
-    let mut indexes = Vec::with_capacity(envelope.events.len());
-    let mut rejected = Vec::new();
-    for (index, raw_event) in envelope.events.iter().enumerate() {
+    let mut prepared = Prepared { events: Vec::new(), known_models: Vec::new(), rejected: Vec::new() };
+    for (index, raw_event) in raw_events.iter().enumerate() {
         match wire::parse_event(raw_event, &state.event_limits, now_ms) {
             Ok(parsed) => {
-                let mut event = parsed.event;
-                if let Some(mut metadata) = parsed.unredacted_metadata {
-                    crate::redact::redact_json(&mut metadata);
-                    event.metadata = Some(metadata.to_string());
-                }
-                if let Some(git) = &mut event.git {
-                    // The hook strips credentials from remotes; ingest does not trust it to.
-                    for field in [&mut git.remote, &mut git.branch] {
-                        if let Some(text) = field.as_deref()
-                            && let std::borrow::Cow::Owned(redacted) = crate::redact::redact_text(text)
-                        {
-                            *field = Some(redacted);
-                        }
-                    }
-                }
+                let mut event = redacted(parsed);
                 let priced = state.prices.price(event.agent_type, event.model.as_deref(), &event.usage);
                 event.cost_nusd = priced.cost_nusd;
-                known_models.push(priced.known_model);
-                indexes.push(index);
-                events.push(event);
+                prepared.known_models.push(priced.known_model);
+                prepared.events.push(event);
             }
-            Err(Rejection { field, reason }) => rejected.push(RejectedEvent { index, field, reason }),
+            Err(Rejection { field, reason }) => prepared.rejected.push(RejectedEvent { index, field, reason }),
         }
     }
+    prepared
+}
 
-    let mut accepted = 0;
-    let mut duplicates = 0;
-    if !events.is_empty() {
-        let request =
-            WriteRequest { user_id: user_id.to_string(), client: envelope.client.clone(), events, known_models };
-        let outcome = state.writer.write(request).await?;
-        accepted = outcome.inserted.iter().filter(|inserted| **inserted).count();
-        duplicates = outcome.inserted.len() - accepted;
+/// The event with its metadata and git remote and branch redacted: the hook strips
+/// secrets before sending, and ingest does not trust it to.
+fn redacted(parsed: wire::ParsedEvent) -> Event {
+    let mut event = parsed.event;
+    if let Some(mut metadata) = parsed.unredacted_metadata {
+        crate::redact::redact_json(&mut metadata);
+        event.metadata = Some(metadata.to_string());
     }
-    debug_assert_eq!(indexes.len(), accepted + duplicates);
-    state.metrics.count_events(accepted as u64, duplicates as u64, rejected.len() as u64);
-    Ok(BatchOutcome { accepted, duplicates, rejected })
+    if let Some(git) = &mut event.git {
+        for field in [&mut git.remote, &mut git.branch] {
+            if let Some(text) = field.as_deref()
+                && let std::borrow::Cow::Owned(redacted) = crate::redact::redact_text(text)
+            {
+                *field = Some(redacted);
+            }
+        }
+    }
+    event
 }
 
 fn too_large_body(limit: usize) -> AppError {

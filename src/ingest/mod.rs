@@ -49,13 +49,7 @@ pub async fn price_table(
     })?;
     let table = state.prices.table(agent);
     let etag = table.etag();
-    let matches = headers
-        .get(header::IF_NONE_MATCH)
-        .and_then(|v| v.to_str().ok())
-        // If-None-Match uses the weak comparison (RFC 9110 13.1.2): W/ is ignored.
-        .is_some_and(|v| {
-            v.split(',').map(|tag| tag.trim().trim_start_matches("W/")).any(|tag| tag == etag || tag == "*")
-        });
+    let matches = crate::http::conditional::none_match_hits(&headers, etag);
     let etag_header = HeaderValue::from_str(etag).map_err(|e| AppError::Internal(e.to_string()))?;
     let cache = HeaderValue::from_static("no-cache");
     if matches {

@@ -111,18 +111,44 @@ pub async fn post_chunk(
         whole_sha256: header(&headers, "X-Transcript-Sha256")?,
     };
     let id = own_session(&state, &user, session, &query).await?;
-    let bytes = axum::body::to_bytes(body, upload::MAX_CHUNK_BYTES).await.map_err(|err| {
+    let bytes = read_chunk(body).await?;
+    match receive(&state, user.user_id, id.clone(), chunk, bytes).await? {
+        Received::Partial => Ok(Json(json!({"complete": false}))),
+        Received::AlreadyStored => Ok(Json(json!({"complete": true}))),
+        Received::Whole(stored, whole) => {
+            let now_ms = state.clock.now_ms();
+            let record = move |tx: &rusqlite::Transaction<'_>| {
+                store::record_stored(tx, &id, &stored.relative_path, stored.bytes, &whole, now_ms)
+            };
+            state.writer.change_main(Box::new(record)).await?;
+            state.indexer.notify();
+            Ok(Json(json!({"complete": true})))
+        }
+    }
+}
+
+async fn read_chunk(body: Body) -> Result<axum::body::Bytes, AppError> {
+    axum::body::to_bytes(body, upload::MAX_CHUNK_BYTES).await.map_err(|err| {
         if err.to_string().contains("length limit") {
             AppError::TooLarge(format!("a chunk may hold at most {} bytes", upload::MAX_CHUNK_BYTES))
         } else {
             AppError::bad_request("body", format!("could not read the chunk: {err}"))
         }
-    })?;
+    })
+}
+
+/// Stages the chunk (on the blocking pool); a chunk of an upload already stored (a
+/// retry after the answer was lost) is done.
+async fn receive(
+    state: &AppState,
+    owner: String,
+    session_id: String,
+    chunk: Chunk,
+    bytes: axum::body::Bytes,
+) -> Result<Received, AppError> {
     let (pool, data_dir) = (state.readers.clone(), state.config.data_dir.clone());
     let whole = chunk.whole_sha256.clone();
-    let (session_id, owner) = (id.clone(), user.user_id.clone());
-    let received = db::blocking(move || {
-        // A chunk of an upload already stored (a retry after the answer was lost) is done.
+    Ok(db::blocking(move || {
         if store::stored_upload(&*pool.get()?, &session_id)?.as_deref() == Some(whole.as_str()) {
             return Ok(Ok(Received::AlreadyStored));
         }
@@ -131,22 +157,7 @@ pub async fn post_chunk(
             None => Received::Partial,
         }))
     })
-    .await??;
-    match received {
-        Received::Partial => Ok(Json(json!({"complete": false}))),
-        Received::AlreadyStored => Ok(Json(json!({"complete": true}))),
-        Received::Whole(stored, whole) => {
-            let now_ms = state.clock.now_ms();
-            state
-                .writer
-                .change_main(Box::new(move |tx| {
-                    store::record_stored(tx, &id, &stored.relative_path, stored.bytes, &whole, now_ms)
-                }))
-                .await?;
-            state.indexer.notify();
-            Ok(Json(json!({"complete": true})))
-        }
-    }
+    .await??)
 }
 
 enum Received {

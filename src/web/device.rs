@@ -5,6 +5,7 @@
 //! the 8-letter code is short enough to guess at speed); past the limit every attempt,
 //! right or wrong, is refused with 429 and `Retry-After` until the window ends.
 
+use std::net::IpAddr;
 use std::sync::Arc;
 
 use askama::Template;
@@ -19,7 +20,7 @@ use crate::auth::device;
 use crate::http::errors::AppError;
 use crate::http::security::client_ip;
 use crate::state::AppState;
-use crate::state::caller::PageCaller;
+use crate::state::caller::{Caller, PageCaller};
 
 #[derive(Template)]
 #[template(path = "web/device.html")]
@@ -63,61 +64,79 @@ pub async fn submit(
     PageCaller(caller): PageCaller,
     Form(form): Form<DeviceForm>,
 ) -> Response {
-    let typed = form.user_code.unwrap_or_default();
-    let page = |status: StatusCode, message: Option<&str>, error: Option<&str>, show_form: bool| {
-        let body = render(&DevicePage {
-            signed_in: true,
-            email: &caller.user.email,
-            user_code: &typed,
-            show_form,
-            message,
-            error,
-        });
-        (status, body).into_response()
+    let answer = decide(&state, &caller, &form, client_ip(&headers, peer)).await;
+    let (status, message, error, retry_after_secs) = match &answer {
+        Ok(message) => (StatusCode::OK, Some(*message), None, None),
+        Err(refusal) => (refusal.status, None, Some(refusal.message.as_str()), refusal.retry_after_secs),
     };
-    let Some(code) = device::normalise_user_code(&typed) else {
-        return page(
-            StatusCode::BAD_REQUEST,
-            None,
-            Some("That is not a code: it has 8 letters, like BCDF-GHJK."),
-            true,
-        );
+    let user_code = form.user_code.as_deref().unwrap_or_default();
+    let page = DevicePage {
+        signed_in: true,
+        email: &caller.user.email,
+        user_code,
+        show_form: answer.is_err(),
+        message,
+        error,
+    };
+    let mut response = (status, render(&page)).into_response();
+    if let Some(secs) = retry_after_secs {
+        response.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from(secs));
+    }
+    response
+}
+
+/// Why a code was not approved or denied, shown on the page above the form again.
+struct Refusal {
+    status: StatusCode,
+    message: String,
+    retry_after_secs: Option<u64>,
+}
+
+impl Refusal {
+    fn new(status: StatusCode, message: impl Into<String>) -> Self {
+        Refusal { status, message: message.into(), retry_after_secs: None }
+    }
+}
+
+/// Approves or denies the typed code for the caller; the page's message on success.
+async fn decide(
+    state: &AppState,
+    caller: &Caller,
+    form: &DeviceForm,
+    address: IpAddr,
+) -> Result<&'static str, Refusal> {
+    let Some(code) = device::normalise_user_code(form.user_code.as_deref().unwrap_or_default()) else {
+        return Err(Refusal::new(StatusCode::BAD_REQUEST, "That is not a code: it has 8 letters, like BCDF-GHJK."));
     };
     let approve = match form.action.as_deref() {
         Some("approve") => true,
         Some("deny") => false,
-        _ => return page(StatusCode::BAD_REQUEST, None, Some("Choose Approve or Deny."), true),
+        _ => return Err(Refusal::new(StatusCode::BAD_REQUEST, "Choose Approve or Deny.")),
     };
-    let now_ms = state.clock.now_ms();
-    let (account, address) = (format!("device:{}", caller.user.id), client_ip(&headers, peer));
+    let (now_ms, account) = (state.clock.now_ms(), format!("device:{}", caller.user.id));
     if let Err(retry_after_secs) = state.device_throttle.check(&account, address, now_ms) {
         let message = format!("Too many wrong codes. Try again in {} minutes.", retry_after_secs.div_ceil(60));
-        let mut response = page(StatusCode::TOO_MANY_REQUESTS, None, Some(&message), true);
-        response.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from(retry_after_secs));
-        return response;
+        return Err(Refusal {
+            status: StatusCode::TOO_MANY_REQUESTS,
+            message,
+            retry_after_secs: Some(retry_after_secs),
+        });
     }
     let user_id = caller.user.id.clone();
-    let decided = state.writer.transact(move |tx| device::decide(tx, &code, &user_id, approve, now_ms)).await;
-    match decided {
-        Ok(true) => {
-            // A right code does not clear the count: approving one's own code between
-            // guesses would otherwise reset the limit.
-            let message = if approve {
-                "Approved. You can return to your terminal."
-            } else {
-                "Denied. That terminal will not be signed in."
-            };
-            page(StatusCode::OK, Some(message), None, false)
-        }
+    match state.writer.transact(move |tx| device::decide(tx, &code, &user_id, approve, now_ms)).await {
+        // A right code does not clear the count: approving one's own code between
+        // guesses would otherwise reset the limit.
+        Ok(true) if approve => Ok("Approved. You can return to your terminal."),
+        Ok(true) => Ok("Denied. That terminal will not be signed in."),
         Ok(false) => {
             state.device_throttle.failed(&account, address, now_ms);
-            page(
-                StatusCode::NOT_FOUND,
-                None,
-                Some("No waiting sign-in has that code; it may have expired. Run `sightline login` again."),
-                true,
-            )
+            let message = "No waiting sign-in has that code; it may have expired. Run `sightline login` again.";
+            Err(Refusal::new(StatusCode::NOT_FOUND, message))
         }
-        Err(err) => AppError::from(err).into_response(),
+        // A page answers with a page, also when storage fails.
+        Err(err) => {
+            let (status, message) = AppError::from(err).status_and_message();
+            Err(Refusal::new(status, message))
+        }
     }
 }

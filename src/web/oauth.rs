@@ -103,27 +103,10 @@ pub async fn token(
     Form(form): Form<TokenForm>,
 ) -> Response {
     match form.grant_type.as_deref() {
-        Some("refresh_token") => {
-            let Some(secret) = form.refresh_token else {
-                return oauth_error(StatusCode::BAD_REQUEST, "invalid_request", "refresh_token is required");
-            };
-            let now_ms = state.clock.now_ms();
-            let rotated = state.writer.transact(move |tx| signins::rotate(tx, &secret, now_ms)).await;
-            match rotated {
-                Ok(Refreshed::Rotated { user_id, session_id, refresh }) => {
-                    token_answer(&state, &user_id, &session_id, Some(&refresh.secret), now_ms)
-                }
-                Ok(Refreshed::Reused) => oauth_error(
-                    StatusCode::BAD_REQUEST,
-                    "invalid_grant",
-                    "refresh token was already used; this sign-in has been revoked, sign in again",
-                ),
-                Ok(Refreshed::Invalid) => {
-                    oauth_error(StatusCode::BAD_REQUEST, "invalid_grant", "refresh token is not valid")
-                }
-                Err(err) => internal(err),
-            }
-        }
+        Some("refresh_token") => match form.refresh_token {
+            Some(secret) => refresh_grant(&state, secret).await,
+            None => oauth_error(StatusCode::BAD_REQUEST, "invalid_request", "refresh_token is required"),
+        },
         Some("password") => {
             let (Some(email), Some(password)) = (form.username, form.password) else {
                 return oauth_error(StatusCode::BAD_REQUEST, "invalid_request", "username and password are required");
@@ -139,6 +122,24 @@ pub async fn token(
             &format!("grant_type {other:?} is not supported here; use refresh_token or password"),
         ),
         None => oauth_error(StatusCode::BAD_REQUEST, "invalid_request", "grant_type is required"),
+    }
+}
+
+/// The refresh-token grant: rotates the token, or revokes its sign-in on reuse.
+async fn refresh_grant(state: &AppState, secret: String) -> Response {
+    let now_ms = state.clock.now_ms();
+    let rotated = state.writer.transact(move |tx| signins::rotate(tx, &secret, now_ms)).await;
+    match rotated {
+        Ok(Refreshed::Rotated { user_id, session_id, refresh }) => {
+            token_answer(state, &user_id, &session_id, Some(&refresh.secret), now_ms)
+        }
+        Ok(Refreshed::Reused) => oauth_error(
+            StatusCode::BAD_REQUEST,
+            "invalid_grant",
+            "refresh token was already used; this sign-in has been revoked, sign in again",
+        ),
+        Ok(Refreshed::Invalid) => oauth_error(StatusCode::BAD_REQUEST, "invalid_grant", "refresh token is not valid"),
+        Err(err) => internal(err),
     }
 }
 

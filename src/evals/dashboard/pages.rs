@@ -121,69 +121,77 @@ pub async fn run_detail(
 ) -> PageResult {
     let query = params::results_query(&raw)?;
     let (q, name, shared) = (query.clone(), run.clone(), state.clone());
-    let (aggregates, counts, total, rows) = state
-        .query(move |conn| {
-            db::require_run(conn, &name)?;
-            let aggregates = cache::run_aggregates(&shared.cache, conn, &name)?;
-            let counts = db::state_counts(conn, &name)?;
-            let total = cache::total(&shared.cache, conn, &name, &q.filters)?;
-            let records = db::page_rows(conn, &name, &q.filters, q.sort, q.page, q.per_page)?;
-            let keys: Vec<(&str, Option<&serde_json::Value>)> =
-                records.iter().map(|r| (r.cell_id.as_str(), r.harness_metadata.as_ref())).collect();
-            let mut phases = db::phases_for(conn, &name, &keys)?;
-            let rows = records
-                .into_iter()
-                .map(|record| CellRow {
-                    href: format!("/run/{}/cell/{}", encode(&name), encode(&record.cell_id)),
-                    error: one_line(&strip_control(record.error_message.as_deref().unwrap_or(""))),
-                    phases: phases.remove(&record.cell_id).unwrap_or_default(),
-                    record,
-                })
-                .collect::<Vec<_>>();
-            Ok((aggregates, counts, total, rows))
-        })
-        .await?;
+    let (aggregates, counts, total, rows) = state.query(move |conn| run_page_data(conn, &shared, &name, &q)).await?;
     let run_path = format!("/run/{}", encode(&run));
     let total_pages = ((total + i64::from(query.per_page) - 1) / i64::from(query.per_page)).max(1);
-    let sort_links = SORTABLE
+    let page_href = |page: u32| format!("{run_path}?{}", params::link_query(&query, None, Some(page)));
+    let prev_href = (query.page > 1).then(|| page_href(query.page - 1));
+    let next_href = (i64::from(query.page) < total_pages).then(|| page_href(query.page + 1));
+    html(RunPage {
+        auth: state.auth.is_some(),
+        sort_links: sort_links(&query, &run_path),
+        export_query: params::link_query(&query, None, Some(1)),
+        min_success: query.filters.min_success.map(|v| v.to_string()).unwrap_or_default(),
+        run_path,
+        counts,
+        aggregates,
+        query,
+        rows,
+        total,
+        total_pages,
+        prev_href,
+        next_href,
+    })
+}
+
+type RunPageData = (Arc<cache::RunAggregates>, StateCounts, i64, Vec<CellRow>);
+
+/// The run's aggregates, cell states, matching total and one page of cells.
+fn run_page_data(
+    conn: &rusqlite::Connection,
+    state: &DashState,
+    name: &str,
+    q: &ResultsQuery,
+) -> Result<RunPageData, EvalsError> {
+    db::require_run(conn, name)?;
+    let aggregates = cache::run_aggregates(&state.cache, conn, name)?;
+    let counts = db::state_counts(conn, name)?;
+    let total = cache::total(&state.cache, conn, name, &q.filters)?;
+    let records = db::page_rows(conn, name, &q.filters, q.sort, q.page, q.per_page)?;
+    let keys: Vec<(&str, Option<&serde_json::Value>)> =
+        records.iter().map(|r| (r.cell_id.as_str(), r.harness_metadata.as_ref())).collect();
+    let mut phases = db::phases_for(conn, name, &keys)?;
+    let rows = records
+        .into_iter()
+        .map(|record| CellRow {
+            href: format!("/run/{}/cell/{}", encode(name), encode(&record.cell_id)),
+            error: one_line(&strip_control(record.error_message.as_deref().unwrap_or(""))),
+            phases: phases.remove(&record.cell_id).unwrap_or_default(),
+            record,
+        })
+        .collect::<Vec<_>>();
+    Ok((aggregates, counts, total, rows))
+}
+
+/// The column headers' links: a click sorts by the column, a second click reverses it.
+fn sort_links(query: &ResultsQuery, run_path: &str) -> Vec<SortLink> {
+    SORTABLE
         .iter()
         .map(|(label, column, numeric)| {
             let active = query.sort.column == *column;
             let descending = if active { !query.sort.descending } else { *numeric };
             SortLink {
                 label,
-                href: format!("{run_path}?{}", params::link_query(&query, Some((column, descending)), Some(1))),
-                arrow: if !active {
-                    ""
-                } else if query.sort.descending {
-                    " ▼"
-                } else {
-                    " ▲"
+                href: format!("{run_path}?{}", params::link_query(query, Some((column, descending)), Some(1))),
+                arrow: match (active, query.sort.descending) {
+                    (false, _) => "",
+                    (true, true) => " ▼",
+                    (true, false) => " ▲",
                 },
                 numeric: *numeric,
             }
         })
-        .collect();
-    let page_href = |page: u32| format!("{run_path}?{}", params::link_query(&query, None, Some(page)));
-    let prev_href = (query.page > 1).then(|| page_href(query.page - 1));
-    let next_href = (i64::from(query.page) < total_pages).then(|| page_href(query.page + 1));
-    let export_query = params::link_query(&query, None, Some(1));
-    let min_success = query.filters.min_success.map(|v| v.to_string()).unwrap_or_default();
-    html(RunPage {
-        auth: state.auth.is_some(),
-        run_path,
-        counts,
-        aggregates,
-        query,
-        min_success,
-        rows,
-        sort_links,
-        total,
-        total_pages,
-        prev_href,
-        next_href,
-        export_query,
-    })
+        .collect()
 }
 
 /// Harness logs keep their last 50 KB on the cell page.
