@@ -153,10 +153,34 @@ pub async fn export(
     let sort = db::Sort::parse(params::text(&raw, "sort").as_deref(), params::text(&raw, "order").as_deref())?;
     let name = run.clone();
     state.query(move |conn| db::require_run(conn, &name)).await?;
+    let csv = format == "csv";
+    let body = export_body(&state, run.clone(), filters, sort, csv).await?;
+    let content_type = if csv { "text/csv; charset=utf-8" } else { "application/json" };
+    Ok((
+        [
+            (header::CONTENT_TYPE, content_type.to_string()),
+            (
+                header::CONTENT_DISPOSITION,
+                format!("attachment; filename=\"{}_results.{format}\"", safe_file_stem(&run)),
+            ),
+        ],
+        body,
+    )
+        .into_response())
+}
+
+/// The export's streamed body. It waits for the first chunk, so a failure before any
+/// byte is a proper error answer; a failure after it cuts the download short (logged).
+async fn export_body(
+    state: &Arc<DashState>,
+    name: String,
+    filters: db::Filters,
+    sort: db::Sort,
+    csv: bool,
+) -> Result<axum::body::Body, ApiError> {
     // `Ok(None)` marks the end: a producer that stops without it (a panic) is a failure.
     let (sender, mut receiver) = tokio::sync::mpsc::channel::<Piece>(8);
     let producer = state.clone();
-    let (name, csv) = (run.clone(), format == "csv");
     tokio::task::spawn_blocking(move || {
         let result = producer
             .pool
@@ -186,22 +210,10 @@ pub async fn export(
         tracing::error!(error = %failed, "export failed after it started; the download is cut short");
         Some((Err(std::io::Error::other(failed.to_string())), None))
     });
-    let body = axum::body::Body::from_stream(futures_util::StreamExt::chain(
+    Ok(axum::body::Body::from_stream(futures_util::StreamExt::chain(
         futures_util::stream::once(async move { Ok::<_, std::io::Error>(first) }),
         rest,
-    ));
-    let content_type = if csv { "text/csv; charset=utf-8" } else { "application/json" };
-    Ok((
-        [
-            (header::CONTENT_TYPE, content_type.to_string()),
-            (
-                header::CONTENT_DISPOSITION,
-                format!("attachment; filename=\"{}_results.{format}\"", safe_file_stem(&run)),
-            ),
-        ],
-        body,
-    )
-        .into_response())
+    )))
 }
 
 const CHUNK_BYTES: usize = 256 * 1024;

@@ -209,6 +209,22 @@ fn output(text: Option<&str>) -> Option<Output> {
     Some(Output { text: clean, cut, bytes: text.len() })
 }
 
+/// The review model a harness recorded, and its metadata as shown (without the
+/// phases, which the page shows as a table).
+fn metadata_parts(metadata: Option<&serde_json::Value>) -> (Option<String>, String) {
+    let review_model = metadata.and_then(|m| m.get("review_model")).and_then(|v| v.as_str()).map(str::to_string);
+    let shown = metadata
+        .map(|m| {
+            let mut m = m.clone();
+            if let Some(object) = m.as_object_mut() {
+                object.remove("phases");
+            }
+            serde_json::to_string_pretty(&m).unwrap_or_default()
+        })
+        .unwrap_or_default();
+    (review_model, shown)
+}
+
 #[derive(Template, WebTemplate)]
 #[template(path = "dashboard/cell.html")]
 struct CellPage {
@@ -235,23 +251,7 @@ pub async fn cell(State(state): State<Arc<DashState>>, Path((run, cell_id)): Pat
     };
     // Moved out, not copied: the page renders the logs from here, never from the record.
     let bulk = record.bulk.take().unwrap_or_default();
-    let review_model = record
-        .harness_metadata
-        .as_ref()
-        .and_then(|m| m.get("review_model"))
-        .and_then(|v| v.as_str())
-        .map(str::to_string);
-    let metadata = record
-        .harness_metadata
-        .as_ref()
-        .map(|m| {
-            let mut m = m.clone();
-            if let Some(object) = m.as_object_mut() {
-                object.remove("phases");
-            }
-            serde_json::to_string_pretty(&m).unwrap_or_default()
-        })
-        .unwrap_or_default();
+    let (review_model, metadata) = metadata_parts(record.harness_metadata.as_ref());
     html(CellPage {
         auth: state.auth.is_some(),
         run_path: format!("/run/{}", encode(&run)),
