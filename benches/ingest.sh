@@ -4,10 +4,16 @@
 # verifies every acknowledged event is stored, and reports the largest WAL seen and
 # the writer's blocking checkpoints. Usage: benches/ingest.sh [scenario ...]
 # Scenarios: reference fivex max-v7 max-v4 (default: all). Needs ~5 minutes.
+# SIGHTLINE_BENCH_BIN=<binary> measures that binary instead of building this tree: run
+# two builds in turn to compare them on the same machine state (see docs/benchmarks.md).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-cargo build --release --quiet
-B=target/release/sightline
+if [ -n "${SIGHTLINE_BENCH_BIN:-}" ]; then
+  B=$SIGHTLINE_BENCH_BIN
+else
+  cargo build --release --quiet
+  B=target/release/sightline
+fi
 port=${SIGHTLINE_BENCH_PORT:-4100}
 
 run() {
