@@ -1,9 +1,10 @@
-//! The one error type at the HTTP edge. Each variant maps to a status and a JSON
-//! body `{"error": {"code", "message", "field"?}}`; internal causes are logged once
-//! here and never shown to the client.
+//! The one error family at the HTTP edge. Each [`AppError`] variant maps to a status
+//! and, on API routes, a JSON body `{"error": {"code", "message", "field"?}}`; on pages,
+//! [`PageError`] shows the same status and message as HTML. Internal causes are logged
+//! once here and never shown to the client.
 
 use axum::Json;
-use axum::http::{HeaderValue, StatusCode, header};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use serde_json::json;
 
@@ -96,6 +97,19 @@ impl AppError {
         }
     }
 
+    /// `WWW-Authenticate` on a 401, `Retry-After` on a 503.
+    fn add_headers(&self, headers: &mut HeaderMap) {
+        match self {
+            AppError::Unauthorized => {
+                headers.insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+            }
+            AppError::Unavailable(_) => {
+                headers.insert(header::RETRY_AFTER, HeaderValue::from(RETRY_AFTER_SECS));
+            }
+            _ => {}
+        }
+    }
+
     /// The status and the public message, for a page that shows the error as HTML.
     pub fn status_and_message(&self) -> (StatusCode, String) {
         let (status, _, message, _) = self.parts();
@@ -111,15 +125,70 @@ impl IntoResponse for AppError {
             body["field"] = json!(field);
         }
         let mut response = (status, Json(json!({ "error": body }))).into_response();
-        match self {
-            AppError::Unauthorized => {
-                response.headers_mut().insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
-            }
-            AppError::Unavailable(_) => {
-                response.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from(RETRY_AFTER_SECS));
-            }
-            _ => {}
-        }
+        self.add_headers(response.headers_mut());
         response
+    }
+}
+
+/// [`AppError`] on a page: the same status, message and headers, as an HTML page a
+/// person can read (API routes answer JSON; pages never do).
+pub struct PageError(pub AppError);
+
+impl From<AppError> for PageError {
+    fn from(err: AppError) -> Self {
+        PageError(err)
+    }
+}
+
+#[derive(askama::Template)]
+#[template(path = "http/error.html")]
+struct ErrorPage<'a> {
+    signed_in: bool,
+    title: &'a str,
+    message: &'a str,
+}
+
+impl IntoResponse for PageError {
+    fn into_response(self) -> Response {
+        use askama::Template;
+        let (status, message) = self.0.status_and_message();
+        let title = status.canonical_reason().unwrap_or("Error");
+        let html = ErrorPage { signed_in: false, title, message: &message }.render().unwrap_or(message.clone());
+        let mut response = (status, [(header::CONTENT_TYPE, "text/html; charset=utf-8")], html).into_response();
+        self.0.add_headers(response.headers_mut());
+        response
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    async fn body_text(response: Response) -> String {
+        let bytes = axum::body::to_bytes(response.into_body(), 1 << 20).await.unwrap();
+        String::from_utf8(bytes.to_vec()).unwrap()
+    }
+
+    #[tokio::test]
+    async fn pages_show_the_error_as_html_with_the_api_status_and_headers() {
+        let page = PageError(AppError::Unavailable("disk full at /var/lib".into())).into_response();
+        assert_eq!(page.status(), StatusCode::SERVICE_UNAVAILABLE);
+        assert_eq!(page.headers()[header::CONTENT_TYPE], "text/html; charset=utf-8");
+        assert_eq!(page.headers()[header::RETRY_AFTER], RETRY_AFTER_SECS.to_string().as_str());
+        let html = body_text(page).await;
+        assert!(html.contains("<h1>Service Unavailable</h1>"), "{html}");
+        assert!(html.contains("storage is unavailable; retry later"), "{html}");
+        assert!(!html.contains("disk full"), "the internal cause is never shown: {html}");
+
+        let api = AppError::bad_request("limit", "limit <b>must</b> be small").into_response();
+        assert_eq!(api.status(), StatusCode::BAD_REQUEST);
+        assert_eq!(api.headers()[header::CONTENT_TYPE], "application/json");
+        let page =
+            body_text(PageError(AppError::bad_request("limit", "limit <b>must</b> be small")).into_response()).await;
+        assert!(
+            page.contains("limit &#60;b&#62;must&#60;/b&#62; be small")
+                || page.contains("limit &lt;b&gt;must&lt;/b&gt; be small"),
+            "escaped: {page}"
+        );
     }
 }

@@ -19,7 +19,7 @@ use crate::auth::jwt::ACCESS_TOKEN_LIFETIME_MS;
 use crate::auth::signins::sign_in_cookie;
 use crate::auth::signins::{self, Client, Method};
 use crate::http::cookies::with_cookie;
-use crate::http::errors::AppError;
+use crate::http::errors::{AppError, PageError};
 use crate::http::security::client_ip;
 use crate::model::percent_encode;
 use crate::state::AppState;
@@ -41,7 +41,7 @@ struct LoginPage<'a> {
 pub fn render(template: &impl Template) -> Response {
     match template.render() {
         Ok(html) => Html(html).into_response(),
-        Err(err) => AppError::Internal(format!("template: {err}")).into_response(),
+        Err(err) => PageError(AppError::Internal(format!("template: {err}"))).into_response(),
     }
 }
 

@@ -15,7 +15,7 @@ use crate::access::grants::{self, Grant};
 use crate::access::policies::{self, Visibility, VisibilityChange};
 use crate::audit::{self, AuditRow};
 use crate::db;
-use crate::http::errors::AppError;
+use crate::http::errors::{AppError, PageError};
 use crate::model::rfc3339_ms;
 use crate::state::AppState;
 use crate::state::caller::{Caller, PageCaller};
@@ -50,7 +50,7 @@ struct AuditPage {
 pub async fn audit_page(
     State(state): State<Arc<AppState>>,
     PageCaller(caller): PageCaller,
-) -> Result<Response, AppError> {
+) -> Result<Response, PageError> {
     let rows = audit_rows(&state, caller.user.id.clone()).await?;
     let rows = rows
         .into_iter()
@@ -113,7 +113,7 @@ fn grant_state(grant: &Grant, now_ms: i64) -> String {
 pub async fn grants_page(
     State(state): State<Arc<AppState>>,
     PageCaller(caller): PageCaller,
-) -> Result<Response, AppError> {
+) -> Result<Response, PageError> {
     let now_ms = state.clock.now_ms();
     let grants = grants_on(&state, caller.user.id.clone()).await?;
     let grants = grants
