@@ -1,10 +1,12 @@
 //! Secret redaction, applied before anything is stored.
 //!
 //! The ingest server runs [`redact_json`] over each event's `metadata` object, and
-//! transcripts (JSONL text) go through [`redact_text`]; both use the same nine [`Rule`]s,
+//! transcripts (JSONL text) go through [`redact_text`]; both use the same [`Rule`]s,
 //! always in the order of [`Rule::ORDERED`]. The order is load-bearing: structural token
-//! formats come first (so `GITHUB_TOKEN=ghp_…` keeps the specific `code_hosting_token`
-//! label), then `NAME=value` context rules, PEM blocks, URL credentials, and e-mail last
+//! formats come first, then vendor keys by their own prefix (`vendors`, so
+//! `GITHUB_TOKEN=ghp_…` keeps `code_hosting_token` and `x-api-key: sk-ant-…` keeps
+//! `anthropic_key`), then JWTs and chat tokens, then credentials in HTTP headers (`headers`),
+//! then `NAME=value` context rules, PEM blocks, URL credentials, and e-mail last
 //! (so an address inside URL credentials is reported as credentials). Each match becomes
 //! `[REDACTED:<rule name>]`; context rules replace only the value and keep the name and
 //! quotes readable, e.g. `AWS_SECRET_ACCESS_KEY=[REDACTED:cloud_secret_key]`.
@@ -29,9 +31,13 @@ use regex::{Captures, Regex, RegexSet};
 use serde_json::{Map, Value};
 
 /// Version of the rule set; bump it whenever a rule changes what it redacts.
-pub const RULES_VERSION: u32 = 1;
+/// 2: vendor API keys by their own format, and credentials in HTTP headers.
+pub const RULES_VERSION: u32 = 2;
 
+mod headers;
 mod scan;
+mod vendors;
+use headers::redact_header_value;
 use scan::{redact_env, redact_pem};
 
 const REDACTED_PREFIX: &str = "[REDACTED:";
@@ -45,10 +51,29 @@ pub enum Rule {
     CloudSecretKey,
     /// GitHub (`ghp_`, `gho_`, `ghu_`, `ghs_`, `ghr_`, `github_pat_`) and GitLab (`glpat-`) tokens.
     CodeHostingToken,
+    /// Anthropic API and admin keys (`sk-ant-…`).
+    AnthropicKey,
+    /// OpenAI project, service-account, admin and legacy keys (`sk-proj-…`, `sk-` + 48).
+    OpenAiKey,
+    /// Stripe secret and restricted keys (`sk_live_…`, `rk_live_…`, test and prod too).
+    StripeKey,
+    /// Hugging Face user and organisation tokens (`hf_…`, `api_org_…`).
+    HuggingFaceToken,
+    /// npm access tokens (`npm_` + 36).
+    NpmToken,
+    /// PyPI and TestPyPI upload tokens (`pypi-AgE…`).
+    PypiToken,
+    /// Docker Hub personal and organisation access tokens (`dckr_pat_…`, `dckr_oat_…`).
+    DockerHubToken,
+    /// Azure OpenAI and Azure AI keys (32 hex or 84 alphanumerics) in an Azure naming context.
+    AzureKey,
     /// JSON Web Tokens: three base64url segments, header and payload starting with `eyJ`.
     Jwt,
     /// Slack tokens and incoming webhooks, Discord webhooks, Telegram bot tokens.
     ChatToken,
+    /// The credential of an HTTP header: after `Authorization: Bearer|Basic|token …`, and the
+    /// value of `x-api-key:`, `api-key:`, `x-auth-token:` and their like.
+    HttpCredential,
     /// The value of an assignment whose name ends in KEY, TOKEN, SECRET, PASSWORD or PASSWD.
     EnvSecret,
     /// PEM private key blocks, with real or JSON-escaped line breaks, complete or truncated.
@@ -61,12 +86,21 @@ pub enum Rule {
 
 impl Rule {
     /// All rules in the order they are applied (see the module documentation).
-    pub const ORDERED: [Rule; 9] = [
+    pub const ORDERED: [Rule; 18] = [
         Rule::CloudAccessKey,
         Rule::CloudSecretKey,
         Rule::CodeHostingToken,
+        Rule::AnthropicKey,
+        Rule::OpenAiKey,
+        Rule::StripeKey,
+        Rule::HuggingFaceToken,
+        Rule::NpmToken,
+        Rule::PypiToken,
+        Rule::DockerHubToken,
+        Rule::AzureKey,
         Rule::Jwt,
         Rule::ChatToken,
+        Rule::HttpCredential,
         Rule::EnvSecret,
         Rule::PrivateKey,
         Rule::UrlCredentials,
@@ -79,8 +113,17 @@ impl Rule {
             Rule::CloudAccessKey => "cloud_access_key",
             Rule::CloudSecretKey => "cloud_secret_key",
             Rule::CodeHostingToken => "code_hosting_token",
+            Rule::AnthropicKey => "anthropic_key",
+            Rule::OpenAiKey => "openai_key",
+            Rule::StripeKey => "stripe_key",
+            Rule::HuggingFaceToken => "hugging_face_token",
+            Rule::NpmToken => "npm_token",
+            Rule::PypiToken => "pypi_token",
+            Rule::DockerHubToken => "docker_hub_token",
+            Rule::AzureKey => "azure_key",
             Rule::Jwt => "jwt",
             Rule::ChatToken => "chat_token",
+            Rule::HttpCredential => "http_credential",
             Rule::EnvSecret => "env_secret",
             Rule::PrivateKey => "private_key",
             Rule::UrlCredentials => "url_credentials",
@@ -94,8 +137,17 @@ impl Rule {
             Rule::CloudAccessKey => "[REDACTED:cloud_access_key]",
             Rule::CloudSecretKey => "[REDACTED:cloud_secret_key]",
             Rule::CodeHostingToken => "[REDACTED:code_hosting_token]",
+            Rule::AnthropicKey => "[REDACTED:anthropic_key]",
+            Rule::OpenAiKey => "[REDACTED:openai_key]",
+            Rule::StripeKey => "[REDACTED:stripe_key]",
+            Rule::HuggingFaceToken => "[REDACTED:hugging_face_token]",
+            Rule::NpmToken => "[REDACTED:npm_token]",
+            Rule::PypiToken => "[REDACTED:pypi_token]",
+            Rule::DockerHubToken => "[REDACTED:docker_hub_token]",
+            Rule::AzureKey => "[REDACTED:azure_key]",
             Rule::Jwt => "[REDACTED:jwt]",
             Rule::ChatToken => "[REDACTED:chat_token]",
+            Rule::HttpCredential => "[REDACTED:http_credential]",
             Rule::EnvSecret => "[REDACTED:env_secret]",
             Rule::PrivateKey => "[REDACTED:private_key]",
             Rule::UrlCredentials => "[REDACTED:url_credentials]",
@@ -104,7 +156,7 @@ impl Rule {
     }
 }
 
-/// Redacts all nine rules in order. Borrowed when nothing matched (the common case must
+/// Redacts with every rule, in order. Borrowed when nothing matched (the common case must
 /// not allocate).
 pub fn redact_text(input: &str) -> Cow<'_, str> {
     redact_counted(input).0
@@ -152,11 +204,24 @@ pub fn redact_transcript_line(line: &str, out: &mut String) {
 }
 
 /// A deterministic worst-case-ish input of `size_bytes` ASCII bytes for benchmarking
-/// [`redact_text`]: glued and spaced runs of near-miss prefixes (`AKIA`, `ghp_`, `eyJ`,
-/// `xoxb-`, `-----BEGIN`, `@`, `://user:`, unclosed quotes, …), truncated PEM headers over long
+/// [`redact_text`]: glued and spaced runs of near-miss prefixes (`AKIA`, `ghp_`, `sk-ant-`,
+/// `hf_`, `Authorization: Bearer `, `eyJ`, `xoxb-`, `-----BEGIN`, `@`, `://user:`, unclosed
+/// quotes, …), truncated PEM headers over long
 /// base64-ish runs, and long identifier runs ending in KEY/TOKEN without values.
 pub fn adversarial_input(size_bytes: usize) -> String {
-    const NEAR_MISSES: [&str; 28] = [
+    const NEAR_MISSES: [&str; 40] = [
+        "sk-",
+        "sk-ant-api03-",
+        "sk-proj-",
+        "sk_live_",
+        "hf_",
+        "npm_",
+        "pypi-AgE",
+        "dckr_pat_",
+        "azure_openai_key=",
+        "Authorization: Bearer ",
+        "x-api-key: ",
+        "Authorization: Basic \\\"",
         "AKIA",
         "ASIAIOSFODNN7EXAMP",
         "AIzaSyFAKE",
@@ -240,8 +305,8 @@ const ENV_NAME: &str = r"[A-Za-z0-9_-]*[_-](?i:key|token|secret|passwd|password)
 struct Engine {
     /// One cheap necessary condition per rule, indexed like [`Rule::ORDERED`].
     triggers: RegexSet,
-    /// Regex rules, indexed like [`Rule::ORDERED`] (empty for rules 6 and 7, done by hand).
-    patterns: [Vec<Pattern>; 9],
+    /// Regex rules, indexed like [`Rule::ORDERED`] (empty for the env and PEM rules, done by hand).
+    patterns: Vec<Vec<Pattern>>,
     /// Rule 6: a secret name and its separator; the value is parsed by hand.
     env_assignment: Regex,
     /// Object keys whose whole value [`redact_json`] replaces.
@@ -255,56 +320,9 @@ static ENGINE: LazyLock<Engine> = LazyLock::new(Engine::new);
 impl Engine {
     fn new() -> Self {
         let re = |p: &str| Regex::new(p).expect("redaction pattern compiles");
-        let triggers = RegexSet::new([
-            r"AKIA|ASIA|ABIA|ACCA|AIza",
-            r"(?i:secret|accountkey)",
-            r"gh[pousr]_|github_pat_|glpat-",
-            r"eyJ",
-            r"xox[abposr]-|xapp-|hooks\.slack\.com|discord(?:app)?\.com|[0-9]{8}:",
-            r#"(?i:key|token|secret|passwd|password)(?:\\?["'])?[ \t]*[:=]"#,
-            r"-----BEGIN",
-            r"://",
-            r"@",
-        ])
-        .expect("trigger patterns compile");
-        let patterns = [
-            vec![Pattern::any(&format!(
-                r"{B}(?P<s>(?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{{16}}(?-u:\b)|AIza[0-9A-Za-z_-]{{35}})"
-            ))],
-            vec![
-                Pattern::new(
-                    r#"(?i:(?:aws[ _-]?)?secret[ _-]?access[ _-]?key|aws[ _-]?secret[ _-]?key)(?:\\?["'])?(?:[ \t]*(?:=>|:=|[:=])[ \t]*|[ \t]+(?:(?i:is)[ \t]+)?)(?:\\?["'])?(?P<s>[A-Za-z0-9/+]{40,})"#,
-                    |c| c["s"].len() == 40,
-                ),
-                Pattern::any(r"(?i:AccountKey)=(?P<s>[A-Za-z0-9+/]{86,88}={0,2})"),
-            ],
-            vec![Pattern::any(&format!(
-                r"{B}(?P<s>gh[pousr]_[A-Za-z0-9]{{36,}}|github_pat_[A-Za-z0-9_]{{22,}}|glpat-[A-Za-z0-9_-]{{20,}})"
-            ))],
-            vec![Pattern::any(r"eyJ[A-Za-z0-9_-]+\.eyJ[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*")],
-            vec![
-                Pattern::any(&format!(r"{B}(?P<s>(?:xox[abposr]|xapp)-[A-Za-z0-9-]{{10,}})")),
-                Pattern::any(concat!(
-                    r"https://hooks\.slack\.com/services/T[A-Za-z0-9_]+/B[A-Za-z0-9_]+/[A-Za-z0-9_]+",
-                    r"|https://(?:(?:ptb|canary)\.)?discord(?:app)?\.com/api/webhooks/[0-9]+/[A-Za-z0-9_-]+",
-                )),
-                // Telegram: `bot` prefix allowed for API URLs; the secret part is exactly 35.
-                Pattern::new(&format!(r"(?:{B}|bot)(?P<s>[0-9]{{8,10}}:(?P<t>[A-Za-z0-9_-]{{35,}}))"), |c| {
-                    c["t"].len() == 35
-                }),
-            ],
-            Vec::new(),
-            Vec::new(),
-            vec![Pattern::new(
-                // Greedy userinfo: up to the last `@` of the authority, as URL parsers do.
-                &format!(r#"{B}(?P<scheme>[A-Za-z][A-Za-z0-9+.-]*)://(?P<s>[^\s/?#"'<>\\]+)@"#),
-                url_userinfo_is_secret,
-            )],
-            vec![Pattern::new(
-                r"(?:\\[nrt])?(?P<s>(?P<local>[A-Za-z0-9_.%+-]+)@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.(?P<tld>[A-Za-z]{2,}))(?-u:\b)",
-                is_email_address,
-            )],
-        ];
+        let parts: Vec<(String, Vec<Pattern>)> = Rule::ORDERED.into_iter().map(rule_parts).collect();
+        let triggers = RegexSet::new(parts.iter().map(|(trigger, _)| trigger)).expect("trigger patterns compile");
+        let patterns = parts.into_iter().map(|(_, patterns)| patterns).collect();
         Engine {
             triggers,
             patterns,
@@ -316,6 +334,77 @@ impl Engine {
             pem_end: re(r"^-----END[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----"),
         }
     }
+}
+
+/// A rule's trigger (one cheap necessary condition) and its regex patterns (none for the
+/// env and PEM rules, which are scanned by hand).
+fn rule_parts(rule: Rule) -> (String, Vec<Pattern>) {
+    let (trigger, patterns): (&str, Vec<Pattern>) = match rule {
+        Rule::CloudAccessKey => (
+            r"AKIA|ASIA|ABIA|ACCA|AIza",
+            vec![Pattern::any(&format!(
+                r"{B}(?P<s>(?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{{16}}(?-u:\b)|AIza[0-9A-Za-z_-]{{35}})"
+            ))],
+        ),
+        Rule::CloudSecretKey => (
+            r"(?i:secret|accountkey)",
+            vec![
+                Pattern::new(
+                    r#"(?i:(?:aws[ _-]?)?secret[ _-]?access[ _-]?key|aws[ _-]?secret[ _-]?key)(?:\\?["'])?(?:[ \t]*(?:=>|:=|[:=])[ \t]*|[ \t]+(?:(?i:is)[ \t]+)?)(?:\\?["'])?(?P<s>[A-Za-z0-9/+]{40,})"#,
+                    |c| c["s"].len() == 40,
+                ),
+                Pattern::any(r"(?i:AccountKey)=(?P<s>[A-Za-z0-9+/]{86,88}={0,2})"),
+            ],
+        ),
+        Rule::CodeHostingToken => (
+            r"gh[pousr]_|github_pat_|glpat-",
+            vec![Pattern::any(&format!(
+                r"{B}(?P<s>gh[pousr]_[A-Za-z0-9]{{36,}}|github_pat_[A-Za-z0-9_]{{22,}}|glpat-[A-Za-z0-9_-]{{20,}})"
+            ))],
+        ),
+        Rule::AnthropicKey
+        | Rule::OpenAiKey
+        | Rule::StripeKey
+        | Rule::HuggingFaceToken
+        | Rule::NpmToken
+        | Rule::PypiToken
+        | Rule::DockerHubToken
+        | Rule::AzureKey => return vendors::parts(rule),
+        Rule::Jwt => ("eyJ", vec![Pattern::any(r"eyJ[A-Za-z0-9_-]+\.eyJ[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*")]),
+        Rule::ChatToken => (
+            r"xox[abposr]-|xapp-|hooks\.slack\.com|discord(?:app)?\.com|[0-9]{8}:",
+            vec![
+                Pattern::any(&format!(r"{B}(?P<s>(?:xox[abposr]|xapp)-[A-Za-z0-9-]{{10,}})")),
+                Pattern::any(concat!(
+                    r"https://hooks\.slack\.com/services/T[A-Za-z0-9_]+/B[A-Za-z0-9_]+/[A-Za-z0-9_]+",
+                    r"|https://(?:(?:ptb|canary)\.)?discord(?:app)?\.com/api/webhooks/[0-9]+/[A-Za-z0-9_-]+",
+                )),
+                // Telegram: `bot` prefix allowed for API URLs; the secret part is exactly 35.
+                Pattern::new(&format!(r"(?:{B}|bot)(?P<s>[0-9]{{8,10}}:(?P<t>[A-Za-z0-9_-]{{35,}}))"), |c| {
+                    c["t"].len() == 35
+                }),
+            ],
+        ),
+        Rule::HttpCredential => return headers::parts(),
+        Rule::EnvSecret => (r#"(?i:key|token|secret|passwd|password)(?:\\?["'])?[ \t]*[:=]"#, Vec::new()),
+        Rule::PrivateKey => ("-----BEGIN", Vec::new()),
+        Rule::UrlCredentials => (
+            "://",
+            vec![Pattern::new(
+                // Greedy userinfo: up to the last `@` of the authority, as URL parsers do.
+                &format!(r#"{B}(?P<scheme>[A-Za-z][A-Za-z0-9+.-]*)://(?P<s>[^\s/?#"'<>\\]+)@"#),
+                url_userinfo_is_secret,
+            )],
+        ),
+        Rule::Email => (
+            "@",
+            vec![Pattern::new(
+                r"(?:\\[nrt])?(?P<s>(?P<local>[A-Za-z0-9_.%+-]+)@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.(?P<tld>[A-Za-z]{2,}))(?-u:\b)",
+                is_email_address,
+            )],
+        ),
+    };
+    (trigger.to_owned(), patterns)
 }
 
 /// `user:password@` always; a bare `token@` only for http(s) (so `ssh://git@…` survives);
@@ -415,6 +504,13 @@ fn redact_object(map: &mut Map<String, Value>) -> usize {
     let engine = &*ENGINE;
     let mut count = 0;
     for (key, value) in map.iter_mut() {
+        if let Value::String(text) = value
+            && let Some((redacted, n)) = redact_header_value(key, text)
+        {
+            *text = redacted;
+            count += n;
+            continue;
+        }
         if !engine.secret_key_name.is_match(key) {
             count += redact_json(value);
             continue;
@@ -450,3 +546,5 @@ fn redact_object(map: &mut Map<String, Value>) -> usize {
 mod tests;
 #[cfg(test)]
 mod tests_json;
+#[cfg(test)]
+mod tests_vendors;

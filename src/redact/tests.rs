@@ -1,4 +1,4 @@
-//! Tests of the nine redaction rules: five syntactic contexts per rule, false
+//! Tests of the redaction rules: five syntactic contexts per rule, false
 //! positives that must stay byte-identical, idempotence, order and JSON structure.
 
 use super::*;
@@ -10,7 +10,7 @@ const JWT: &str = "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.fake_signatu
 
 /// `prefix` followed by `len` characters cycled from `alphabet` (fake secrets of the
 /// right shape, built here rather than pasted).
-fn fake(prefix: &str, len: usize, alphabet: &str) -> String {
+pub(super) fn fake(prefix: &str, len: usize, alphabet: &str) -> String {
     let mut s = prefix.to_owned();
     s.extend(alphabet.chars().cycle().take(len));
     s
@@ -39,14 +39,14 @@ fn pem(kind: &str, sep: &str) -> String {
     format!("-----BEGIN {kind}PRIVATE KEY-----{sep}{a}{sep}{b}{sep}{c}{sep}-----END {kind}PRIVATE KEY-----")
 }
 
-struct Case {
+pub(super) struct Case {
     rule: Rule,
     context: &'static str,
     input: String,
     secret: String,
 }
 
-fn case(rule: Rule, context: &'static str, input: String, secret: &str) -> Case {
+pub(super) fn case(rule: Rule, context: &'static str, input: String, secret: &str) -> Case {
     Case { rule, context, input, secret: secret.to_owned() }
 }
 
@@ -157,6 +157,9 @@ fn positives() -> Vec<Case> {
         case(Email, "shell", r#"export NOTIFY="dave@mail.example.com""#.to_owned(), "dave@mail.example.com"),
         case(Email, "prose", "Contact erin@example.com for access.".to_owned(), "erin@example.com"),
     ]
+    .into_iter()
+    .chain(super::tests_vendors::positives())
+    .collect()
 }
 
 /// Inputs that must come back byte-identical (and borrowed).
@@ -201,8 +204,17 @@ fn labels_are_redacted_prefix_plus_name_in_fixed_order() {
             "cloud_access_key",
             "cloud_secret_key",
             "code_hosting_token",
+            "anthropic_key",
+            "openai_key",
+            "stripe_key",
+            "hugging_face_token",
+            "npm_token",
+            "pypi_token",
+            "docker_hub_token",
+            "azure_key",
             "jwt",
             "chat_token",
+            "http_credential",
             "env_secret",
             "private_key",
             "url_credentials",
@@ -304,7 +316,7 @@ fn env_value_cases() -> Vec<(String, String)> {
         ex("run --api-key=abc123 -v", "run --api-key=[REDACTED:env_secret] -v"),
         ex(
             "X-Api-Key: abc123\nspring.datasource.password=pw",
-            "X-Api-Key: [REDACTED:env_secret]\nspring.datasource.password=[REDACTED:env_secret]",
+            "X-Api-Key: [REDACTED:http_credential]\nspring.datasource.password=[REDACTED:env_secret]",
         ),
         ex(
             "Password: hunter2, user: bob; DB_PASSWORD = 'x y'",
