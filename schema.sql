@@ -271,3 +271,11 @@ CREATE TABLE scores (
     created_at_ms   INTEGER NOT NULL,
     UNIQUE (subject_type, subject_id, scorer_name, scorer_version, period_start_ms)
 );
+
+-- How far re-redaction of stored event metadata has come, one row per day partition
+-- (`backfill-redaction`); no row: stored under rules version 1.
+CREATE TABLE metadata_redaction (
+    day             TEXT PRIMARY KEY,
+    rules_version   INTEGER NOT NULL,
+    after_event_id  BLOB
+);

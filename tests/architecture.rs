@@ -32,7 +32,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
     ("redact", &[]),
     // Storage.
     ("db", &["clock", "metrics", "model"]),
-    ("events", &["clock", "db", "metrics", "model"]),
+    ("events", &["clock", "db", "metrics", "model", "redact"]),
     // Stores and services, lowest first.
     ("audit", &["clock", "db", "model"]),
     ("auth", &["audit", "clock", "config", "db", "model"]),

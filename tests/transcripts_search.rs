@@ -315,7 +315,8 @@ fn backfill_redaction_takes_a_secret_stored_under_older_rules_out_of_the_file_an
         stdout(&run)
     };
     let out = backfill();
-    assert!(out.contains("redacted 1 transcripts again under rules version 1 (1 changed)"), "{out}");
+    let current = sightline::redact::RULES_VERSION;
+    assert!(out.contains(&format!("redacted 1 transcripts again under rules version {current} (1 changed)")), "{out}");
     assert!(out.contains("indexed 1 transcripts (2 messages)"), "the changed transcript is indexed again: {out}");
     let text = stored_text(&server.data_dir, &session);
     assert!(!text.contains(secret), "{text}");
@@ -324,13 +325,13 @@ fn backfill_redaction_takes_a_secret_stored_under_older_rules_out_of_the_file_an
     let version: i64 = conn
         .query_row("SELECT transcript_rules_version FROM sessions WHERE id = ?1", [&session], |r| r.get(0))
         .unwrap();
-    assert_eq!(version, 1);
+    assert_eq!(version, i64::from(current));
     assert_eq!(library_hits(&server.data_dir, &ada, secret), vec![], "the secret is out of the index");
     assert_eq!(library_hits(&server.data_dir, &ada, "pelican"), vec![(session.clone(), 0), (session.clone(), 1)]);
     assert_eq!(library_hits(&server.data_dir, &ada, "\"key redacted cloud\""), vec![(session.clone(), 0)]);
 
     let out = backfill();
-    assert!(out.contains("redacted 0 transcripts again under rules version 1 (0 changed)"), "{out}");
+    assert!(out.contains(&format!("redacted 0 transcripts again under rules version {current} (0 changed)")), "{out}");
     assert!(out.contains("indexed 0 transcripts (0 messages)"), "{out}");
 
     server.start();

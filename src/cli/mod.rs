@@ -58,7 +58,8 @@ pub enum Command {
     Compact(operator::CompactArgs),
     /// Index stored transcripts that are not yet searchable (--rebuild: all of them).
     IndexTranscripts(transcripts::IndexArgs),
-    /// Re-redact transcripts stored under older redaction rules, then re-index them.
+    /// Re-redact events and transcripts stored under older redaction rules (resumable), then
+    /// re-index the transcripts.
     BackfillRedaction(ConfigArgs),
     /// Carry out the open deletion requests now (the server does it every 6 hours).
     RunDeletions(ConfigArgs),

@@ -1,6 +1,7 @@
 //! Operator verbs for stored transcripts: `index-transcripts` (index what is new, or
 //! `--rebuild` the whole index from the stored files) and `backfill-redaction`
-//! (re-redact transcripts stored under older rules, then index them again). Both run
+//! (re-redact stored event metadata and transcripts under older rules, then index the
+//! transcripts again). Both run
 //! in-process against the data directory, beside a running server if there is one.
 
 use clap::Args;
@@ -9,6 +10,7 @@ use super::{ConfigArgs, load_config};
 use crate::app::serve::prepare_main_db;
 use crate::config::Overrides;
 use crate::db::{self, Checkpointing, Durability};
+use crate::events::reredact;
 use crate::transcripts::offline::{IndexRun, index_stored, progress_bar};
 use crate::transcripts::{backfill, store};
 
@@ -49,6 +51,19 @@ pub fn index_transcripts(args: &IndexArgs) -> anyhow::Result<i32> {
 
 pub fn backfill_redaction(args: &ConfigArgs) -> anyhow::Result<i32> {
     let (conn, config) = open_main(args)?;
+    let started = std::time::Instant::now();
+    let bar =
+        progress_bar(reredact::partitions_behind(&config.data_dir, &conn)? as i64, "event partitions redacted again");
+    let events = reredact::reredact_all(&config.data_dir, &conn, |done| bar.set_position(done.partitions))?;
+    bar.finish_and_clear();
+    println!(
+        "redacted the events of {} partitions again under rules version {} in {:.1} s ({} of {} rows changed)",
+        events.partitions,
+        crate::redact::RULES_VERSION,
+        started.elapsed().as_secs_f64(),
+        events.rows_changed,
+        events.rows_read
+    );
     let bar =
         progress_bar(store::redacted_before_count(&conn, crate::redact::RULES_VERSION)?, "transcripts redacted again");
     let report = backfill::reredact_all(&conn, &config.data_dir, |done| bar.set_position(done as u64))?;

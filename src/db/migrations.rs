@@ -21,6 +21,7 @@ pub const MIGRATIONS: &[&str] = &[
     include_str!("../../migrations/0001_initial.sql"),
     include_str!("../../migrations/0002_transcript_index.sql"),
     include_str!("../../migrations/0003_identity.sql"),
+    include_str!("../../migrations/0004_metadata_redaction.sql"),
 ];
 
 pub fn latest_version() -> i64 {

@@ -77,7 +77,7 @@ pub fn strip_control(text: &str) -> String {
 }
 
 /// Harness output as the cell page shows it: the last `max_bytes`, control
-/// characters stripped, secrets redacted with the platform's nine rules.
+/// characters stripped, secrets redacted with the platform's redaction rules.
 pub fn clean_output(text: &str, max_bytes: usize) -> (String, bool) {
     let (kept, cut) = tail(text, max_bytes);
     let stripped = strip_control(kept);

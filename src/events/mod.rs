@@ -1,12 +1,13 @@
 //! The event store: day partitions of raw events (`partitions`), the one writer
 //! thread that commits them and hands each commit to a fold (`writer`), the WAL
 //! checkpointer (`checkpoint`), compaction of old partitions (`compact`, with the
-//! metadata codec in `metadata`) and reads by session (`reads`).
+//! metadata codec in `metadata`), reads by session (`reads`), and re-redaction of stored
+//! events when the redaction rules change (`reredact`).
 //!
 //! Invariant: this is the one seam of the event store. Nothing above it opens a
 //! partition except through these functions, so a ClickHouse back end would replace
 //! this module and not its callers. It depends only on storage plumbing (`db`) and
-//! the shared vocabulary (`model`): what main.db derives from events is handed in
+//! the shared vocabulary (`model`, `redact`): what main.db derives from events is handed in
 //! as a [`writer::CommitFold`].
 
 pub mod checkpoint;
@@ -14,4 +15,5 @@ pub mod compact;
 pub mod metadata;
 pub mod partitions;
 pub mod reads;
+pub mod reredact;
 pub mod writer;

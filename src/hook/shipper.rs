@@ -1,4 +1,4 @@
-//! The shipper: uploads a session's transcript, redacted on the laptop with the nine
+//! The shipper: uploads a session's transcript, redacted on the laptop with the
 //! rules and compressed with zstd, in chunks to `POST /v1/transcripts/{session}`, after
 //! the session ended or went quiet (end hooks are unreliable). The flusher runs it after
 //! the session's events are shipped.

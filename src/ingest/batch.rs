@@ -1,6 +1,6 @@
 //! One `POST /v1/events` batch: read and decode the body within the size limits,
 //! parse the envelope, validate each event on its own, redact its metadata with
-//! the nine rules, recompute its cost, and hand the good events to the writer.
+//! the redaction rules, recompute its cost, and hand the good events to the writer.
 //!
 //! Invariants: one bad event never blocks the batch (it is reported by index and
 //! field); 400 only for a malformed envelope; 413 past the documented limits; the

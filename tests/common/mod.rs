@@ -8,6 +8,7 @@ pub mod inprocess;
 pub mod machine;
 pub mod proxy;
 pub mod results;
+pub mod secrets;
 pub mod transcript_standin;
 pub mod transcripts;
 pub mod webdriver;

@@ -1,0 +1,202 @@
+//! Re-redaction of stored events when the redaction rules change: every partition's
+//! metadata (plain or compacted), git remote and git branch go through the current rules
+//! again, so a secret the old rules missed does not stay on disk.
+//!
+//! Invariants:
+//! - Resumable: a partition is walked in key order in batches; each batch commits in
+//!   the partition and then moves the partition's resume point (`metadata_redaction` in
+//!   main.db). The two files do not commit together, but redaction is idempotent, so a
+//!   batch done twice after a crash changes nothing more.
+//! - A partition is marked done (`rules_version` = the current rules) only after its last
+//!   batch; partitions already at the current version are skipped.
+//! - Rewritten values do not linger: the partition is opened with `secure_delete`, which
+//!   overwrites the old bytes of every rewritten row.
+//! - Safe beside a running server (SQLite locks, short transactions); new events are
+//!   redacted by ingest under the current rules anyway.
+
+use std::path::Path;
+
+use rusqlite::{Connection, OptionalExtension, params};
+
+use super::metadata::{MetadataCompressor, decompress_metadata};
+use super::partitions::{self, Day, dictionary};
+use crate::db::DbError;
+use crate::redact::{self, RULES_VERSION};
+
+/// Rows read and written per transaction.
+const BATCH: usize = 1000;
+
+/// What a pass did (cumulative while it runs, for progress).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ReredactReport {
+    /// Partitions brought to the current rules.
+    pub partitions: u64,
+    pub rows_read: u64,
+    /// Rows in which at least one value changed.
+    pub rows_changed: u64,
+}
+
+/// Partitions whose events were stored under older rules (for a progress total).
+pub fn partitions_behind(data_dir: &Path, main: &Connection) -> Result<u64, DbError> {
+    let mut behind = 0;
+    for day in partitions::list_days(data_dir)? {
+        if ledger(main, day)?.0 < RULES_VERSION {
+            behind += 1;
+        }
+    }
+    Ok(behind)
+}
+
+/// Brings every partition to the current rules, resuming where an earlier pass stopped.
+pub fn reredact_all(
+    data_dir: &Path,
+    main: &Connection,
+    mut progress: impl FnMut(&ReredactReport),
+) -> Result<ReredactReport, DbError> {
+    let mut report = ReredactReport::default();
+    for day in partitions::list_days(data_dir)? {
+        let (version, after) = ledger(main, day)?;
+        if version >= RULES_VERSION {
+            continue;
+        }
+        if let Some(conn) = partitions::open_for_delete(data_dir, day)? {
+            reredact_partition(&conn, main, day, version, after, &mut report, &mut progress)?;
+        }
+        main.execute(
+            "INSERT INTO metadata_redaction (day, rules_version, after_event_id) VALUES (?1, ?2, NULL)
+             ON CONFLICT (day) DO UPDATE SET rules_version = excluded.rules_version, after_event_id = NULL",
+            params![day.to_string(), RULES_VERSION],
+        )?;
+        report.partitions += 1;
+        progress(&report);
+    }
+    Ok(report)
+}
+
+/// The rules version a partition's events were stored under, and where a stopped pass
+/// resumes.
+fn ledger(main: &Connection, day: Day) -> Result<(u32, Option<Vec<u8>>), DbError> {
+    let found = main
+        .query_row(
+            "SELECT rules_version, after_event_id FROM metadata_redaction WHERE day = ?1",
+            [day.to_string()],
+            |row| Ok((row.get::<_, u32>(0)?, row.get::<_, Option<Vec<u8>>>(1)?)),
+        )
+        .optional()?;
+    Ok(found.unwrap_or((1, None)))
+}
+
+/// One stored row's redactable values.
+struct Stored {
+    event_id: Vec<u8>,
+    metadata: Option<String>,
+    metadata_zst: Option<Vec<u8>>,
+    git_remote: Option<String>,
+    git_branch: Option<String>,
+}
+
+fn reredact_partition(
+    conn: &Connection,
+    main: &Connection,
+    day: Day,
+    version: u32,
+    mut after: Option<Vec<u8>>,
+    report: &mut ReredactReport,
+    progress: &mut impl FnMut(&ReredactReport),
+) -> Result<(), DbError> {
+    let dictionary = dictionary(conn)?;
+    let mut compressor: Option<MetadataCompressor> = None;
+    loop {
+        let batch = next_batch(conn, after.as_deref())?;
+        let Some(last) = batch.last() else { return Ok(()) };
+        after = Some(last.event_id.clone());
+        let tx = conn.unchecked_transaction()?;
+        for row in &batch {
+            report.rows_read += 1;
+            if rewrite(&tx, row, dictionary.as_deref(), &mut compressor)? {
+                report.rows_changed += 1;
+            }
+        }
+        tx.commit()?;
+        main.execute(
+            "INSERT INTO metadata_redaction (day, rules_version, after_event_id) VALUES (?1, ?2, ?3)
+             ON CONFLICT (day) DO UPDATE SET after_event_id = excluded.after_event_id",
+            params![day.to_string(), version, after],
+        )?;
+        progress(report);
+    }
+}
+
+fn next_batch(conn: &Connection, after: Option<&[u8]>) -> Result<Vec<Stored>, DbError> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT event_id, metadata, metadata_zst, git_remote, git_branch FROM events
+         WHERE event_id > ?1 ORDER BY event_id LIMIT ?2",
+    )?;
+    let rows = stmt.query_map(params![after.unwrap_or(&[]), BATCH as i64], |row| {
+        Ok(Stored {
+            event_id: row.get(0)?,
+            metadata: row.get(1)?,
+            metadata_zst: row.get(2)?,
+            git_remote: row.get(3)?,
+            git_branch: row.get(4)?,
+        })
+    })?;
+    Ok(rows.collect::<Result<Vec<_>, _>>()?)
+}
+
+/// Redacts one row's values again; writes the row only when something changed.
+fn rewrite(
+    tx: &Connection,
+    row: &Stored,
+    dictionary: Option<&[u8]>,
+    compressor: &mut Option<MetadataCompressor>,
+) -> Result<bool, DbError> {
+    let metadata = row.metadata.as_deref().and_then(redacted_metadata);
+    let metadata_zst = match &row.metadata_zst {
+        Some(blob) => {
+            let text = decompress_metadata(blob, dictionary).map_err(|cause| DbError::Io {
+                context: "compressed metadata".into(),
+                source: std::io::Error::other(cause),
+            })?;
+            match redacted_metadata(&text) {
+                Some(redacted) => {
+                    let compressor = match compressor {
+                        Some(compressor) => compressor,
+                        None => compressor.insert(MetadataCompressor::new(dictionary)?),
+                    };
+                    Some(compressor.compress(&redacted)?)
+                }
+                None => None,
+            }
+        }
+        None => None,
+    };
+    let git_remote = row.git_remote.as_deref().and_then(redacted_text);
+    let git_branch = row.git_branch.as_deref().and_then(redacted_text);
+    if metadata.is_none() && metadata_zst.is_none() && git_remote.is_none() && git_branch.is_none() {
+        return Ok(false);
+    }
+    tx.execute(
+        "UPDATE events SET metadata = coalesce(?2, metadata), metadata_zst = coalesce(?3, metadata_zst),
+                git_remote = coalesce(?4, git_remote), git_branch = coalesce(?5, git_branch)
+         WHERE event_id = ?1",
+        params![row.event_id, metadata, metadata_zst, git_remote, git_branch],
+    )?;
+    Ok(true)
+}
+
+/// The metadata JSON redacted again, or `None` when the rules change nothing (or the
+/// text is not JSON, which ingest never stores; it is then redacted as text).
+fn redacted_metadata(text: &str) -> Option<String> {
+    match serde_json::from_str::<serde_json::Value>(text) {
+        Ok(mut value) => (redact::redact_json(&mut value) > 0).then(|| value.to_string()),
+        Err(_) => redacted_text(text),
+    }
+}
+
+fn redacted_text(text: &str) -> Option<String> {
+    match redact::redact_text(text) {
+        std::borrow::Cow::Owned(redacted) => Some(redacted),
+        std::borrow::Cow::Borrowed(_) => None,
+    }
+}
