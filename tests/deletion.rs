@@ -380,3 +380,45 @@ fn run_deletions_works_beside_a_running_server_and_the_person_sees_the_request_o
     assert_eq!((status, &second["status"]), (202, &json!("pending")));
     assert_ne!(second["id"], asked["id"]);
 }
+
+/// A compacted partition large enough to train a zstd dictionary: the dictionary holds
+/// samples of the rows, so after a deletion the partition is compacted again with a
+/// dictionary trained on what is left, and nothing of the person stays in the file.
+#[test]
+fn a_deleted_persons_rows_leave_the_compaction_dictionary_too() {
+    let server = TestServer::spawn();
+    let bo_token = user_with_token(&server.data_dir, BO);
+    let old = now_ms() - 9 * 86_400_000;
+    let note =
+        |name: &str, i: usize| json!({"hook_event": "PostToolUse", "note": format!("{name}-private-note-{}", i % 7)});
+    for (token, name) in [(&server.token, "ada"), (&bo_token, "bo")] {
+        let mut events = session_events(&format!("{name}-dictionary"), old, 60);
+        for (i, event) in events.iter_mut().enumerate() {
+            event["metadata"] = note(name, i);
+        }
+        post(&server, token, events);
+    }
+    let old_day = Day::of_ms(old);
+    let out = cli(&server.data_dir, &["compact", "--day", &old_day.to_string()]);
+    assert!(out.contains("120 rows"), "{out}");
+    let partition = sightline::events::partitions::partition_path(&server.data_dir, old_day);
+    let holds = |needle: &[u8]| std::fs::read(&partition).unwrap().windows(needle.len()).any(|w| w == needle);
+    let dictionary: Option<Vec<u8>> = rusqlite::Connection::open(&partition)
+        .unwrap()
+        .query_row("SELECT zstd_dictionary FROM partition_meta", [], |row| row.get(0))
+        .unwrap();
+    let dictionary = dictionary.expect("120 rows train a dictionary");
+    assert!(
+        dictionary.windows(b"ada-private-note".len()).any(|w| w == b"ada-private-note"),
+        "the dictionary holds samples of Ada's rows (the leak this test guards against)"
+    );
+
+    cli(&server.data_dir, &["deletion", "request", "--user", ADA]);
+    let ran = cli(&server.data_dir, &["run-deletions"]);
+    assert!(ran.contains("completed 1 deletion requests"), "{ran}");
+    assert!(!holds(b"ada-private-note"), "Ada's rows linger in the partition file or its dictionary");
+    let left = sightline::events::partitions::open_for_read(&server.data_dir, old_day).unwrap().unwrap();
+    let rows = sightline::events::partitions::events_after_seq(&left, 0).unwrap();
+    assert_eq!(rows.len(), 60, "Bo's rows stay");
+    assert!(rows.iter().all(|row| row.event.metadata.as_deref().unwrap_or("").contains("bo-private-note")));
+}

@@ -179,8 +179,11 @@ fn backfill_redaction_rewrites_events_stored_under_the_old_rules_and_resumes() {
     let stored = sightline::events::partitions::events_after_seq(&partition, 0).unwrap();
     assert_eq!(stored.len(), planted.len());
     let all: String = stored.iter().map(|s| s.event.metadata.clone().unwrap_or_default() + "\n").collect();
+    let file = std::fs::read(sightline::events::partitions::partition_path(&data_dir, days[0])).unwrap();
     for p in &planted {
         assert!(!all.contains(&p.secret), "{}/{} still stored", p.family, p.shape);
+        let on_disk = file.windows(p.secret.len()).any(|window| window == p.secret.as_bytes());
+        assert!(!on_disk, "{}/{}: the old bytes linger in the partition file", p.family, p.shape);
     }
     let main = rusqlite::Connection::open(data_dir.join("main.db")).unwrap();
     let (version, resume): (i64, Option<Vec<u8>>) = main
@@ -226,7 +229,7 @@ fn a_stopped_pass_resumes_after_its_last_batch() {
         rusqlite::params![day.to_string(), ids[3]],
     )
     .unwrap();
-    let report = sightline::events::reredact::reredact_all(&data_dir, &main, |_| {}).unwrap();
+    let report = sightline::events::reredact::reredact_all(&data_dir, &main, now_ms(), |_| {}).unwrap();
     assert_eq!((report.partitions, report.rows_read, report.rows_changed), (1, 6, 6));
     let still_leaked: i64 = partition
         .query_row("SELECT count(*) FROM events WHERE metadata LIKE ?1", [format!("%{secret}%")], |row| row.get(0))

@@ -54,7 +54,9 @@ pub fn backfill_redaction(args: &ConfigArgs) -> anyhow::Result<i32> {
     let started = std::time::Instant::now();
     let bar =
         progress_bar(reredact::partitions_behind(&config.data_dir, &conn)? as i64, "event partitions redacted again");
-    let events = reredact::reredact_all(&config.data_dir, &conn, |done| bar.set_position(done.partitions))?;
+    let events = reredact::reredact_all(&config.data_dir, &conn, crate::clock::system_now_ms(), |done| {
+        bar.set_position(done.partitions)
+    })?;
     bar.finish_and_clear();
     println!(
         "redacted the events of {} partitions again under rules version {} in {:.1} s ({} of {} rows changed)",

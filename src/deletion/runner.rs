@@ -136,9 +136,11 @@ fn run_request(
     let swept =
         for_each_partition(data_dir, &mut touched, |conn| partitions::delete_user_events(conn, &request.user_id))?;
     report.events_deleted += swept;
+    // A compacted partition's zstd dictionary was trained on its rows, the deleted ones
+    // too: compact it again with a dictionary trained on what is left.
     let rebuild = if resumed { compacted_days(data_dir)? } else { touched };
     for day in rebuild {
-        compact::rebuild_partition(data_dir, day)?;
+        compact::recompact_with_new_dictionary(data_dir, day, target.now_ms())?;
     }
     let (id, user_id, now_ms) = (request.id.clone(), request.user_id.clone(), target.now_ms());
     target.change_main(Box::new(move |tx| finish(tx, &id, &user_id, swept, now_ms)))?;

@@ -12,7 +12,7 @@ use std::path::Path;
 
 use rusqlite::{OptionalExtension, params};
 
-use super::metadata::MetadataCompressor;
+use super::metadata::{MetadataCompressor, decompress_metadata};
 use super::partitions::{self, Day};
 use crate::db::{self, Checkpointing, DbError, Durability};
 
@@ -98,15 +98,44 @@ pub fn is_compacted(conn: &rusqlite::Connection) -> Result<bool, DbError> {
         .unwrap_or(false))
 }
 
-/// Rebuilds a compacted partition after rows were deleted from it (the deletion runner).
-/// `secure_delete` zeroes deleted cells and freed pages, but a b-tree page that is
-/// rebalanced keeps old key bytes in its unused space; a rebuild leaves none. Newer
-/// partitions are rebuilt when they are compacted.
+/// Rebuilds a partition after rows in it were rewritten (re-redaction). `secure_delete`
+/// zeroes deleted cells and freed pages, but a b-tree page that is rebalanced keeps old
+/// bytes in its unused space; a rebuild leaves none. A compacted partition needs
+/// [`recompact_with_new_dictionary`] instead, so its dictionary forgets the old rows too.
 pub fn rebuild_partition(data_dir: &Path, day: Day) -> Result<(), DbError> {
     let conn = db::open(&partitions::partition_path(data_dir, day), Durability::PowerSafe, Checkpointing::Automatic)?;
     conn.execute_batch("VACUUM")?;
     conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))?;
     Ok(())
+}
+
+/// Compacts a compacted partition again from its plain rows, with a dictionary trained
+/// anew: after its rows were rewritten (re-redaction), the old dictionary still holds
+/// samples of the old rows, secrets included, and must not outlive them.
+pub fn recompact_with_new_dictionary(data_dir: &Path, day: Day, now_ms: i64) -> Result<CompactionReport, DbError> {
+    let path = partitions::partition_path(data_dir, day);
+    let conn = db::open(&path, Durability::PowerSafe, Checkpointing::Automatic)?;
+    conn.execute_batch("PRAGMA secure_delete = ON;")?;
+    let tx = conn.unchecked_transaction()?;
+    let dictionary = partitions::dictionary(&tx)?;
+    {
+        let mut select = tx.prepare("SELECT event_id, metadata_zst FROM events WHERE metadata_zst IS NOT NULL")?;
+        let mut update = tx.prepare("UPDATE events SET metadata = ?2, metadata_zst = NULL WHERE event_id = ?1")?;
+        let mut rows = select.query([])?;
+        while let Some(row) = rows.next()? {
+            let event_id: Vec<u8> = row.get(0)?;
+            let blob: Vec<u8> = row.get(1)?;
+            let text = decompress_metadata(&blob, dictionary.as_deref()).map_err(|cause| DbError::Io {
+                context: "compressed metadata".into(),
+                source: std::io::Error::other(cause),
+            })?;
+            update.execute(params![event_id, text])?;
+        }
+    }
+    tx.execute("UPDATE partition_meta SET compacted_at_ms = NULL, zstd_dictionary = NULL WHERE singleton = 1", [])?;
+    tx.commit()?;
+    drop(conn);
+    compact_partition(data_dir, day, now_ms)
 }
 
 fn train_dictionary(conn: &rusqlite::Connection) -> Result<Option<Vec<u8>>, DbError> {
