@@ -20,6 +20,7 @@ pub mod events;
 pub mod hook;
 pub mod http;
 pub mod ingest;
+pub mod jobs;
 pub mod logging;
 pub mod memory;
 pub mod metrics;

@@ -32,6 +32,8 @@ const ALLOWED: &[(&str, &[&str])] = &[
     ("redact", &[]),
     // Storage.
     ("db", &["clock", "metrics", "model"]),
+    // The job registry and schedules (the scheduler that runs them will sit above the features).
+    ("jobs", &[]),
     ("events", &["clock", "db", "metrics", "model", "redact"]),
     // Stores and services, lowest first.
     ("audit", &["clock", "db", "model"]),
@@ -143,6 +145,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "evals",
             "events",
             "hook",
+            "jobs",
             "logging",
             "memory",
             "model",

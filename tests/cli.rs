@@ -147,3 +147,17 @@ fn compact_compresses_old_partitions_and_they_stay_readable() {
     let missing = sightline(&["compact", "--data-dir", data, "--day", "1999-01-01"]);
     assert!(stderr(&missing).contains("1999-01-01"));
 }
+
+#[test]
+fn jobs_list_names_all_nineteen_jobs_and_says_which_cannot_run_yet() {
+    let out = sightline(&["jobs", "list"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 20, "a header and 19 jobs: {text}");
+    assert_eq!(lines[0], "job\ttier\tdefault schedule\tenabled\ttarget\tavailable");
+    assert!(lines.contains(&"run-deletions\tfixed\tevery 6 h\tyes\t< 2 min\tyes"), "{text}");
+    assert!(lines.contains(&"judge-sessions\tjob_config\tcron 30 6 * * * (UTC)\tno\t< 30 min\tno: scoring has not landed yet (issue 18)"), "{text}");
+    let tiers = |tier: &str| lines.iter().filter(|line| line.split('\t').nth(1) == Some(tier)).count();
+    assert_eq!((tiers("job_config"), tiers("fixed"), tiers("one-shot")), (7, 8, 4));
+}

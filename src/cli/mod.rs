@@ -4,6 +4,7 @@
 pub mod deletions;
 pub mod evals;
 pub mod hook;
+pub mod jobs;
 pub mod machine;
 pub mod operator;
 pub mod people;
@@ -66,6 +67,9 @@ pub enum Command {
     /// Deletion requests: ask for a user's data to be deleted, list open requests.
     #[command(subcommand)]
     Deletion(deletions::DeletionCommand),
+    /// The dispatchable jobs (spec §4.5): `jobs list`.
+    #[command(subcommand)]
+    Jobs(jobs::JobsCommand),
     /// Load generators and measurements.
     #[command(subcommand)]
     Bench(crate::bench::BenchCommand),
@@ -200,6 +204,7 @@ pub fn run(cli: Cli) -> anyhow::Result<i32> {
         Command::BackfillRedaction(args) => transcripts::backfill_redaction(&args),
         Command::RunDeletions(args) => deletions::run_deletions(&args),
         Command::Deletion(command) => deletions::deletion(command),
+        Command::Jobs(command) => jobs::jobs(command),
         Command::Bench(command) => crate::bench::run(command),
         Command::Results(args) => evals::results(&args),
         Command::Report(args) => evals::report(&args),

@@ -1,0 +1,353 @@
+//! The registry of the 19 dispatchable jobs (spec §4.5), with the schedules, target
+//! durations and alert thresholds of spec §8.
+//!
+//! Invariants: every job the spec names is here exactly once, by its spec name; a job
+//! whose feature has not landed is `Unavailable` with the reason, and refuses to run (it
+//! never records a success it did not earn); tier 3 jobs are never run over HTTP.
+
+use std::time::Duration;
+
+use super::schedule::Schedule;
+
+/// How a job is scheduled and who may start it (spec §4.5).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Tier {
+    /// Cadence and enabled flag in `job_config`, editable by an operator.
+    Configurable,
+    /// Fixed timers, or triggered over HTTP.
+    Fixed,
+    /// One-shot, in-process only (`sightline jobs run` on the server host).
+    OneShot,
+}
+
+impl Tier {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Tier::Configurable => "job_config",
+            Tier::Fixed => "fixed",
+            Tier::OneShot => "one-shot",
+        }
+    }
+}
+
+/// How loud a breach of a job's thresholds is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Severity {
+    Warning,
+    /// `run-deletions`: a privacy-deletion obligation.
+    Critical,
+}
+
+/// When a run breaches the job's service level (spec §8, "Alert when").
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Thresholds {
+    /// A run longer than this.
+    pub max_duration: Option<Duration>,
+    /// This many failed runs in a row.
+    pub consecutive_failures: Option<u32>,
+    /// Any failed run.
+    pub any_failure: bool,
+    pub severity: Severity,
+}
+
+/// Whether the job can run in this build.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Availability {
+    Available,
+    /// Listed, refuses to run, says why.
+    Unavailable(&'static str),
+}
+
+/// The default schedule, before any `job_config` override.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DefaultSchedule {
+    Cron(&'static str),
+    Every(Duration),
+    Triggered,
+}
+
+impl DefaultSchedule {
+    pub fn schedule(self) -> Schedule {
+        match self {
+            DefaultSchedule::Cron(pattern) => Schedule::cron(pattern).expect("the registry's patterns parse"),
+            DefaultSchedule::Every(period) => Schedule::Every(period),
+            DefaultSchedule::Triggered => Schedule::Triggered,
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug)]
+pub struct JobSpec {
+    pub name: &'static str,
+    pub tier: Tier,
+    pub schedule: DefaultSchedule,
+    /// Enabled unless an operator turns it off (`judge-sessions` is seeded disabled).
+    pub enabled_by_default: bool,
+    /// The target completion time (spec §8); `None` where the spec says n/a.
+    pub target: Option<Duration>,
+    pub alert: Thresholds,
+    pub availability: Availability,
+    /// One line on what it does, for `jobs list` and docs/jobs.md.
+    pub what: &'static str,
+}
+
+const fn minutes(n: u64) -> Duration {
+    Duration::from_secs(n * 60)
+}
+
+const fn slower_than(limit: Duration) -> Thresholds {
+    Thresholds {
+        max_duration: Some(limit),
+        consecutive_failures: None,
+        any_failure: false,
+        severity: Severity::Warning,
+    }
+}
+
+const fn slower_than_or_failing(limit: Duration, failures: u32) -> Thresholds {
+    Thresholds {
+        max_duration: Some(limit),
+        consecutive_failures: Some(failures),
+        any_failure: false,
+        severity: Severity::Warning,
+    }
+}
+
+const ANY_FAILURE: Thresholds =
+    Thresholds { max_duration: None, consecutive_failures: None, any_failure: true, severity: Severity::Warning };
+
+const SCORING: &str = "scoring has not landed yet (issue 18)";
+const ALERTS: &str = "alert rules have not landed yet (issue 20)";
+const GITHUB: &str = "the GitHub app has not landed yet (issue 17)";
+const RECONCILIATION: &str = "cost reconciliation and Jira have not landed yet (issue 21)";
+const THIS_ISSUE: &str = "not built yet (issue 15, in progress)";
+
+/// Every job, tier 1 first, in the spec's order.
+pub const JOBS: [JobSpec; 19] = [
+    JobSpec {
+        name: "sweep-retention",
+        tier: Tier::Configurable,
+        schedule: DefaultSchedule::Cron("0 2 * * *"),
+        enabled_by_default: true,
+        target: Some(minutes(10)),
+        alert: Thresholds { any_failure: true, ..slower_than(minutes(30)) },
+        availability: Availability::Unavailable(THIS_ISSUE),
+        what: "drops raw events past their retention (global, or the team's override)",
+    },
+    JobSpec {
+        name: "index-transcripts",
+        tier: Tier::Configurable,
+        schedule: DefaultSchedule::Cron("30 3 * * *"),
+        enabled_by_default: true,
+        target: Some(minutes(30)),
+        alert: slower_than(minutes(60)),
+        availability: Availability::Available,
+        what: "indexes stored transcripts that are not searchable yet",
+    },
+    JobSpec {
+        name: "compute-effectiveness",
+        tier: Tier::Configurable,
+        schedule: DefaultSchedule::Cron("0 5 * * *"),
+        enabled_by_default: true,
+        target: Some(minutes(15)),
+        alert: slower_than(minutes(45)),
+        availability: Availability::Unavailable(SCORING),
+        what: "computes effectiveness scores",
+    },
+    JobSpec {
+        name: "compute-trajectory-scores",
+        tier: Tier::Configurable,
+        schedule: DefaultSchedule::Cron("30 5 * * *"),
+        enabled_by_default: true,
+        target: Some(minutes(20)),
+        alert: slower_than(minutes(60)),
+        availability: Availability::Unavailable(SCORING),
+        what: "computes trajectory scores (never while compute-effectiveness runs)",
+    },
+    JobSpec {
+        name: "compute-subject-scores",
+        tier: Tier::Configurable,
+        schedule: DefaultSchedule::Cron("0 6 * * *"),
+        enabled_by_default: true,
+        target: Some(minutes(10)),
+        alert: slower_than(minutes(30)),
+        availability: Availability::Unavailable(SCORING),
+        what: "computes per-subject scores",
+    },
+    JobSpec {
+        name: "evaluate-alerts",
+        tier: Tier::Configurable,
+        schedule: DefaultSchedule::Cron("0 1 * * *"),
+        enabled_by_default: true,
+        target: Some(minutes(5)),
+        alert: ANY_FAILURE,
+        availability: Availability::Unavailable(ALERTS),
+        what: "evaluates the alert rules and notifies channels",
+    },
+    JobSpec {
+        name: "judge-sessions",
+        tier: Tier::Configurable,
+        schedule: DefaultSchedule::Cron("30 6 * * *"),
+        enabled_by_default: false,
+        target: Some(minutes(30)),
+        alert: ANY_FAILURE,
+        availability: Availability::Unavailable(SCORING),
+        what: "asks the LLM judge about sessions of owners who opted in (seeded disabled)",
+    },
+    JobSpec {
+        name: "sync-teams",
+        tier: Tier::Fixed,
+        schedule: DefaultSchedule::Every(minutes(60)),
+        enabled_by_default: true,
+        target: Some(Duration::from_secs(60)),
+        alert: slower_than_or_failing(minutes(5), 2),
+        availability: Availability::Unavailable(GITHUB),
+        what: "syncs teams from the code-hosting service",
+    },
+    JobSpec {
+        name: "sync-jira",
+        tier: Tier::Fixed,
+        schedule: DefaultSchedule::Every(minutes(360)),
+        enabled_by_default: true,
+        target: Some(minutes(5)),
+        alert: slower_than_or_failing(minutes(15), 2),
+        availability: Availability::Unavailable(RECONCILIATION),
+        what: "syncs Jira issues when configured",
+    },
+    JobSpec {
+        name: "sweep-abandoned",
+        tier: Tier::Fixed,
+        schedule: DefaultSchedule::Every(minutes(10)),
+        enabled_by_default: true,
+        target: Some(Duration::from_secs(30)),
+        alert: slower_than_or_failing(minutes(2), 3),
+        availability: Availability::Unavailable(THIS_ISSUE),
+        what: "closes sessions quiet for too long as abandoned",
+    },
+    JobSpec {
+        name: "sweep-scratch",
+        tier: Tier::Fixed,
+        schedule: DefaultSchedule::Every(minutes(60)),
+        enabled_by_default: true,
+        target: Some(Duration::from_secs(30)),
+        alert: slower_than_or_failing(minutes(5), 2),
+        availability: Availability::Unavailable(THIS_ISSUE),
+        what: "removes stale upload chunks, expired device codes, refresh tokens and throttle entries",
+    },
+    JobSpec {
+        name: "run-deletions",
+        tier: Tier::Fixed,
+        schedule: DefaultSchedule::Every(minutes(360)),
+        enabled_by_default: true,
+        target: Some(minutes(2)),
+        alert: Thresholds { severity: Severity::Critical, ..ANY_FAILURE },
+        availability: Availability::Available,
+        what: "carries out the open deletion requests",
+    },
+    JobSpec {
+        name: "backfill-redaction",
+        tier: Tier::Fixed,
+        schedule: DefaultSchedule::Triggered,
+        enabled_by_default: true,
+        target: None,
+        alert: ANY_FAILURE,
+        availability: Availability::Available,
+        what: "re-redacts events and transcripts stored under older rules (drains the backlog)",
+    },
+    JobSpec {
+        name: "reprice-events",
+        tier: Tier::Fixed,
+        schedule: DefaultSchedule::Triggered,
+        enabled_by_default: true,
+        target: Some(minutes(5)),
+        alert: ANY_FAILURE,
+        availability: Availability::Unavailable(THIS_ISSUE),
+        what: "reports what the price tables in force would change (writes nothing)",
+    },
+    JobSpec {
+        name: "reprice-events-apply",
+        tier: Tier::Fixed,
+        schedule: DefaultSchedule::Triggered,
+        enabled_by_default: true,
+        target: Some(minutes(30)),
+        alert: ANY_FAILURE,
+        availability: Availability::Unavailable(THIS_ISSUE),
+        what: "rewrites stored costs that differ under the price tables in force",
+    },
+    JobSpec {
+        name: "compute-effectiveness-backfill",
+        tier: Tier::OneShot,
+        schedule: DefaultSchedule::Triggered,
+        enabled_by_default: true,
+        target: None,
+        alert: ANY_FAILURE,
+        availability: Availability::Unavailable(SCORING),
+        what: "computes effectiveness over past history",
+    },
+    JobSpec {
+        name: "rescore-effectiveness",
+        tier: Tier::OneShot,
+        schedule: DefaultSchedule::Triggered,
+        enabled_by_default: true,
+        target: None,
+        alert: ANY_FAILURE,
+        availability: Availability::Unavailable(SCORING),
+        what: "re-scores effectiveness after a scorer version bump",
+    },
+    JobSpec {
+        name: "rescore-trajectory",
+        tier: Tier::OneShot,
+        schedule: DefaultSchedule::Triggered,
+        enabled_by_default: true,
+        target: None,
+        alert: ANY_FAILURE,
+        availability: Availability::Unavailable(SCORING),
+        what: "re-scores trajectories after a scorer version bump",
+    },
+    JobSpec {
+        name: "reconcile-cost",
+        tier: Tier::OneShot,
+        schedule: DefaultSchedule::Triggered,
+        enabled_by_default: true,
+        target: Some(minutes(15)),
+        alert: ANY_FAILURE,
+        availability: Availability::Unavailable(RECONCILIATION),
+        what: "compares computed cost with the vendors' billing (daily when enabled)",
+    },
+];
+
+/// The job named `name` (its spec name), if there is one.
+pub fn find(name: &str) -> Option<&'static JobSpec> {
+    JOBS.iter().find(|job| job.name == name)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_registry_has_the_specs_nineteen_jobs_in_three_tiers() {
+        let count = |tier| JOBS.iter().filter(|job| job.tier == tier).count();
+        assert_eq!((count(Tier::Configurable), count(Tier::Fixed), count(Tier::OneShot)), (7, 8, 4));
+        let mut names: Vec<_> = JOBS.iter().map(|job| job.name).collect();
+        names.sort_unstable();
+        names.dedup();
+        assert_eq!(names.len(), 19, "names are unique");
+        for job in &JOBS {
+            let _ = job.schedule.schedule(); // every default pattern parses
+            assert_eq!(find(job.name).map(|found| found.name), Some(job.name));
+        }
+        assert!(find("compact").is_none());
+    }
+
+    #[test]
+    fn thresholds_follow_the_spec_table() {
+        let deletions = find("run-deletions").unwrap();
+        assert!(deletions.alert.any_failure && deletions.alert.severity == Severity::Critical);
+        let abandoned = find("sweep-abandoned").unwrap();
+        assert_eq!(abandoned.alert.max_duration, Some(minutes(2)));
+        assert_eq!(abandoned.alert.consecutive_failures, Some(3));
+        assert!(!find("judge-sessions").unwrap().enabled_by_default, "seeded disabled");
+        assert_eq!(find("index-transcripts").unwrap().schedule, DefaultSchedule::Cron("30 3 * * *"));
+    }
+}

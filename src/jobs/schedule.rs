@@ -1,0 +1,92 @@
+//! When a job runs: a cron pattern (five fields, UTC, parsed by `croner`), a fixed
+//! interval, or only when triggered.
+//!
+//! Invariant: a pattern is validated when it is set (`Schedule::cron`), so a stored
+//! schedule always parses; times are milliseconds since the epoch, as the `Clock` gives.
+
+use std::str::FromStr;
+use std::time::Duration;
+
+use chrono::{DateTime, Utc};
+use croner::Cron;
+
+#[derive(Clone, Debug)]
+pub enum Schedule {
+    /// A cron pattern in UTC, e.g. `0 2 * * *` (02:00 every day).
+    Cron { pattern: String, cron: Box<Cron> },
+    /// Every so often, counted from the start of the epoch (so `every 10 min` fires at
+    /// :00, :10, … and not relative to when the server started).
+    Every(Duration),
+    /// Never on its own: an operator or another job triggers it.
+    Triggered,
+}
+
+impl Schedule {
+    /// Parses a five-field cron pattern in UTC; the error names what is wrong.
+    pub fn cron(pattern: &str) -> Result<Schedule, String> {
+        let cron = Cron::from_str(pattern).map_err(|err| format!("{pattern:?} is not a cron pattern: {err}"))?;
+        Ok(Schedule::Cron { pattern: pattern.to_string(), cron: Box::new(cron) })
+    }
+
+    /// The first time strictly after `after_ms` this schedule fires, or `None` for a
+    /// triggered job.
+    pub fn next_after(&self, after_ms: i64) -> Option<i64> {
+        match self {
+            Schedule::Cron { cron, .. } => {
+                let after = DateTime::<Utc>::from_timestamp_millis(after_ms)?;
+                cron.find_next_occurrence(&after, false).ok().map(|next| next.timestamp_millis())
+            }
+            Schedule::Every(period) => {
+                let period = period.as_millis().max(1) as i64;
+                Some((after_ms.div_euclid(period) + 1) * period)
+            }
+            Schedule::Triggered => None,
+        }
+    }
+
+    /// How `jobs list` and the API show it.
+    pub fn describe(&self) -> String {
+        match self {
+            Schedule::Cron { pattern, .. } => format!("cron {pattern} (UTC)"),
+            Schedule::Every(period) => match period.as_secs() {
+                secs if secs % 3600 == 0 => format!("every {} h", secs / 3600),
+                secs if secs % 60 == 0 => format!("every {} min", secs / 60),
+                secs => format!("every {secs} s"),
+            },
+            Schedule::Triggered => "when triggered".to_string(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const NOV_24_0100: i64 = 1_795_482_000_000; // 2026-11-24T01:00:00Z
+
+    #[test]
+    fn cron_patterns_fire_in_utc_strictly_after_the_given_time() {
+        let nightly = Schedule::cron("0 2 * * *").unwrap();
+        assert_eq!(nightly.next_after(NOV_24_0100), Some(NOV_24_0100 + 3_600_000));
+        assert_eq!(nightly.next_after(NOV_24_0100 + 3_600_000), Some(NOV_24_0100 + 3_600_000 + 86_400_000));
+        let half_past = Schedule::cron("30 3 * * *").unwrap();
+        assert_eq!(half_past.next_after(NOV_24_0100), Some(NOV_24_0100 + 2 * 3_600_000 + 30 * 60_000));
+    }
+
+    #[test]
+    fn bad_patterns_are_refused_with_the_pattern_named() {
+        for bad in ["", "every day", "61 * * * *", "* * * *"] {
+            let err = Schedule::cron(bad).unwrap_err();
+            assert!(err.contains(&format!("{bad:?}")), "{err}");
+        }
+    }
+
+    #[test]
+    fn intervals_fire_on_multiples_of_their_period() {
+        let every_ten = Schedule::Every(Duration::from_secs(600));
+        assert_eq!(every_ten.next_after(NOV_24_0100), Some(NOV_24_0100 + 600_000));
+        assert_eq!(every_ten.next_after(NOV_24_0100 + 1), Some(NOV_24_0100 + 600_000));
+        assert_eq!(Schedule::Triggered.next_after(NOV_24_0100), None);
+        assert_eq!(every_ten.describe(), "every 10 min");
+    }
+}
