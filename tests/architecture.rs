@@ -32,8 +32,9 @@ const ALLOWED: &[(&str, &[&str])] = &[
     ("redact", &[]),
     // Storage.
     ("db", &["clock", "metrics", "model"]),
-    // The job registry and schedules (the scheduler that runs them will sit above the features).
-    ("jobs", &[]),
+    // The job registry, schedules and run records (the scheduler that runs them will sit
+    // above the features).
+    ("jobs", &["db"]),
     ("events", &["clock", "db", "metrics", "model", "redact"]),
     // Stores and services, lowest first.
     ("audit", &["clock", "db", "model"]),

@@ -22,6 +22,7 @@ pub const MIGRATIONS: &[&str] = &[
     include_str!("../../migrations/0002_transcript_index.sql"),
     include_str!("../../migrations/0003_identity.sql"),
     include_str!("../../migrations/0004_metadata_redaction.sql"),
+    include_str!("../../migrations/0005_jobs.sql"),
 ];
 
 pub fn latest_version() -> i64 {

@@ -44,6 +44,15 @@ impl Schedule {
         }
     }
 
+    /// Whether a scheduled run is due at `now_ms`: a scheduled time has passed since the
+    /// job last started (or, for a job that never ran, since the scheduler started, so a
+    /// new install does not run every job at once). However many times passed while the
+    /// server was down, the job is due once: the run moves `last_started` past them all.
+    pub fn is_due(&self, last_started_ms: Option<i64>, scheduler_started_ms: i64, now_ms: i64) -> bool {
+        let since = last_started_ms.unwrap_or(scheduler_started_ms);
+        self.next_after(since).is_some_and(|slot| slot <= now_ms)
+    }
+
     /// How `jobs list` and the API show it.
     pub fn describe(&self) -> String {
         match self {
@@ -71,6 +80,23 @@ mod tests {
         assert_eq!(nightly.next_after(NOV_24_0100 + 3_600_000), Some(NOV_24_0100 + 3_600_000 + 86_400_000));
         let half_past = Schedule::cron("30 3 * * *").unwrap();
         assert_eq!(half_past.next_after(NOV_24_0100), Some(NOV_24_0100 + 2 * 3_600_000 + 30 * 60_000));
+    }
+
+    #[test]
+    fn a_job_is_due_once_after_downtime_and_not_at_a_first_start() {
+        let nightly = Schedule::cron("0 2 * * *").unwrap();
+        let day = 86_400_000;
+        // Never ran; the scheduler started at 01:00: not due until 02:00.
+        assert!(!nightly.is_due(None, NOV_24_0100, NOV_24_0100 + 1));
+        assert!(nightly.is_due(None, NOV_24_0100, NOV_24_0100 + 3_600_000));
+        // Ran at 02:00; the server was down for three days: due once on return...
+        let ran = NOV_24_0100 + 3_600_000;
+        let back = ran + 3 * day + 5_000;
+        assert!(nightly.is_due(Some(ran), back, back));
+        // ...and after that run, not again until the next 02:00.
+        assert!(!nightly.is_due(Some(back), back, back + 60_000));
+        assert!(nightly.is_due(Some(back), back, ran + 4 * day));
+        assert!(!Schedule::Triggered.is_due(None, 0, i64::MAX));
     }
 
     #[test]

@@ -1,0 +1,222 @@
+//! `job_runs`: one row per run of a job, owned here.
+//!
+//! Invariants:
+//! - At most one run of a job is `running` (a partial unique index): [`start`] answers
+//!   with the running run instead of starting a second one.
+//! - A run still `running` when the server starts was cut short by a crash or a kill:
+//!   [`close_interrupted`] marks it `interrupted`, never `succeeded`.
+//! - A refused run (the job is unavailable, or a one-shot asked over HTTP) is recorded
+//!   with its reason, so history shows every attempt.
+
+use rusqlite::{Connection, OptionalExtension, params};
+use serde::Serialize;
+
+use crate::db::DbError;
+
+/// Who started a run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Trigger {
+    Schedule,
+    Http,
+    Cli,
+}
+
+impl Trigger {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Trigger::Schedule => "schedule",
+            Trigger::Http => "http",
+            Trigger::Cli => "cli",
+        }
+    }
+}
+
+/// How a run ended (or that it has not).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Outcome {
+    Running,
+    Succeeded,
+    Failed,
+    Refused,
+    Interrupted,
+}
+
+impl Outcome {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Outcome::Running => "running",
+            Outcome::Succeeded => "succeeded",
+            Outcome::Failed => "failed",
+            Outcome::Refused => "refused",
+            Outcome::Interrupted => "interrupted",
+        }
+    }
+
+    fn parse(text: &str) -> Outcome {
+        match text {
+            "running" => Outcome::Running,
+            "succeeded" => Outcome::Succeeded,
+            "failed" => Outcome::Failed,
+            "refused" => Outcome::Refused,
+            _ => Outcome::Interrupted,
+        }
+    }
+}
+
+/// One row of `job_runs`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct JobRun {
+    pub id: String,
+    pub job: String,
+    pub trigger: String,
+    pub started_at_ms: i64,
+    pub ended_at_ms: Option<i64>,
+    pub outcome: Outcome,
+    pub rows_touched: Option<i64>,
+    pub error: Option<String>,
+}
+
+/// A started run, or the run of the same job that is still going.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Started {
+    Started(String),
+    AlreadyRunning(String),
+}
+
+/// Starts a run of `job` unless one is running.
+pub fn start(conn: &Connection, job: &str, trigger: Trigger, now_ms: i64) -> Result<Started, DbError> {
+    let id = uuid::Uuid::now_v7().to_string();
+    let inserted = conn.execute(
+        "INSERT INTO job_runs (id, job, trigger, started_at_ms, outcome) VALUES (?1, ?2, ?3, ?4, 'running')
+         ON CONFLICT DO NOTHING",
+        params![id, job, trigger.as_str(), now_ms],
+    )?;
+    if inserted == 1 {
+        return Ok(Started::Started(id));
+    }
+    let running: String =
+        conn.query_row("SELECT id FROM job_runs WHERE job = ?1 AND outcome = 'running'", [job], |row| row.get(0))?;
+    Ok(Started::AlreadyRunning(running))
+}
+
+/// Ends a running run.
+pub fn finish(
+    conn: &Connection,
+    run_id: &str,
+    outcome: Outcome,
+    rows_touched: Option<i64>,
+    error: Option<&str>,
+    now_ms: i64,
+) -> Result<(), DbError> {
+    conn.execute(
+        "UPDATE job_runs SET outcome = ?2, rows_touched = ?3, error = ?4, ended_at_ms = ?5
+         WHERE id = ?1 AND outcome = 'running'",
+        params![run_id, outcome.as_str(), rows_touched, error, now_ms],
+    )?;
+    Ok(())
+}
+
+/// Records a run that was refused before it started, with the reason.
+pub fn record_refused(
+    conn: &Connection,
+    job: &str,
+    trigger: Trigger,
+    reason: &str,
+    now_ms: i64,
+) -> Result<String, DbError> {
+    let id = uuid::Uuid::now_v7().to_string();
+    conn.execute(
+        "INSERT INTO job_runs (id, job, trigger, started_at_ms, ended_at_ms, outcome, error)
+         VALUES (?1, ?2, ?3, ?4, ?4, 'refused', ?5)",
+        params![id, job, trigger.as_str(), now_ms, reason],
+    )?;
+    Ok(id)
+}
+
+/// Marks every run still `running` as `interrupted` (at start-up); returns how many.
+pub fn close_interrupted(conn: &Connection, now_ms: i64) -> Result<usize, DbError> {
+    Ok(conn.execute(
+        "UPDATE job_runs SET outcome = 'interrupted', ended_at_ms = ?1,
+                error = coalesce(error, 'the server stopped while it ran')
+         WHERE outcome = 'running'",
+        [now_ms],
+    )?)
+}
+
+/// When the job's latest run started (any trigger), for the next scheduled time.
+pub fn last_started(conn: &Connection, job: &str) -> Result<Option<i64>, DbError> {
+    Ok(conn
+        .query_row("SELECT max(started_at_ms) FROM job_runs WHERE job = ?1 AND outcome <> 'refused'", [job], |row| {
+            row.get(0)
+        })
+        .optional()?
+        .flatten())
+}
+
+/// The latest runs, newest first: of one job, or of all.
+pub fn history(conn: &Connection, job: Option<&str>, limit: usize) -> Result<Vec<JobRun>, DbError> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT id, job, trigger, started_at_ms, ended_at_ms, outcome, rows_touched, error FROM job_runs
+         WHERE ?1 IS NULL OR job = ?1 ORDER BY started_at_ms DESC, id DESC LIMIT ?2",
+    )?;
+    let rows = stmt.query_map(params![job, limit as i64], |row| {
+        Ok(JobRun {
+            id: row.get(0)?,
+            job: row.get(1)?,
+            trigger: row.get(2)?,
+            started_at_ms: row.get(3)?,
+            ended_at_ms: row.get(4)?,
+            outcome: Outcome::parse(&row.get::<_, String>(5)?),
+            rows_touched: row.get(6)?,
+            error: row.get(7)?,
+        })
+    })?;
+    Ok(rows.collect::<Result<Vec<_>, _>>()?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn main_db() -> Connection {
+        let mut conn = Connection::open_in_memory().unwrap();
+        crate::db::migrations::migrate(&mut conn, std::path::Path::new(":memory:")).unwrap();
+        conn
+    }
+
+    #[test]
+    fn one_run_of_a_job_at_a_time_and_interrupted_runs_are_closed_at_start_up() {
+        let conn = main_db();
+        let Started::Started(first) = start(&conn, "run-deletions", Trigger::Schedule, 1_000).unwrap() else {
+            panic!("the first run starts")
+        };
+        assert_eq!(
+            start(&conn, "run-deletions", Trigger::Http, 2_000).unwrap(),
+            Started::AlreadyRunning(first.clone())
+        );
+        assert!(matches!(start(&conn, "index-transcripts", Trigger::Cli, 2_000).unwrap(), Started::Started(_)));
+
+        assert_eq!(close_interrupted(&conn, 3_000).unwrap(), 2, "both running runs were cut short");
+        let runs = history(&conn, Some("run-deletions"), 10).unwrap();
+        assert_eq!(runs.len(), 1);
+        assert_eq!((runs[0].outcome, runs[0].ended_at_ms), (Outcome::Interrupted, Some(3_000)));
+
+        let Started::Started(second) = start(&conn, "run-deletions", Trigger::Cli, 4_000).unwrap() else {
+            panic!("a new run starts after the interrupted one")
+        };
+        finish(&conn, &second, Outcome::Succeeded, Some(7), None, 5_000).unwrap();
+        finish(&conn, &second, Outcome::Failed, None, Some("late"), 6_000).unwrap();
+        let latest = &history(&conn, Some("run-deletions"), 1).unwrap()[0];
+        assert_eq!(
+            (latest.outcome, latest.rows_touched, latest.ended_at_ms),
+            (Outcome::Succeeded, Some(7), Some(5_000))
+        );
+        assert_eq!(last_started(&conn, "run-deletions").unwrap(), Some(4_000));
+
+        record_refused(&conn, "sweep-retention", Trigger::Http, "not built yet", 7_000).unwrap();
+        assert_eq!(last_started(&conn, "sweep-retention").unwrap(), None, "a refusal is not a run");
+        assert_eq!(history(&conn, None, 10).unwrap().len(), 4);
+    }
+}
