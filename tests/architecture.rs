@@ -118,6 +118,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "events",
             "http",
             "ingest",
+            "jobs",
             "metrics",
             "model",
             "pricing",

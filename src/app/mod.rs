@@ -5,4 +5,5 @@
 
 pub mod ops;
 pub mod routes;
+pub mod scheduler;
 pub mod serve;

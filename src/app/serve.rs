@@ -1,5 +1,5 @@
 //! `sightline serve`: one process, three listeners (ingest, web, GitHub app), the
-//! event writer, the background checkpointer, and the compaction and deletion timers;
+//! event writer, the background checkpointer, the compaction timer and the job scheduler;
 //! and `sightline dashboard`, the eval service's own listener.
 //!
 //! Invariants: the server is ready only after `main.db` is migrated and the writer
@@ -149,7 +149,7 @@ pub async fn serve_with_clock(
     tracing::info!(ingest = %bound.ingest, web = %bound.web, github = %bound.github, data_dir = %config.data_dir.display(), "sightline serving");
 
     let compaction = tokio::spawn(compaction_timer(state.clone()));
-    let deletions = tokio::spawn(crate::deletion::server::deletion_timer(state.clone()));
+    let scheduler = tokio::spawn(super::scheduler::run(state.clone()));
     let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
     tokio::spawn(async move {
         shutdown.await;
@@ -185,7 +185,7 @@ pub async fn serve_with_clock(
         tracing::warn!(grace_secs = grace.as_secs(), "requests still running after the grace period; stopping anyway");
     }
     compaction.abort();
-    deletions.abort();
+    scheduler.abort();
     // The indexer records what it indexed through the writer, so it stops first.
     state.indexer.stop();
     let _ = tokio::task::spawn_blocking(move || indexer_thread.join()).await;

@@ -1,6 +1,7 @@
-//! The deletion runner inside `sightline serve`: every 6 hours (and a minute after
-//! start) it works through the open requests on a blocking thread, writing `main.db`
-//! through the event writer and forgetting transcripts through the indexer thread.
+//! The deletion runner inside `sightline serve`: the job scheduler's `run-deletions`
+//! (every 6 hours) works through the open requests on a blocking thread, writing
+//! `main.db` through the event writer and forgetting transcripts through the indexer
+//! thread.
 //!
 //! Invariants: the server's two single writers stay single: `main.db` changes go to
 //! the writer thread and index changes to the indexer thread, never to a connection or
@@ -8,7 +9,6 @@
 //! connection, as `sightline run-deletions` does beside a running server.
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use tokio::runtime::Handle;
 
@@ -17,11 +17,6 @@ use crate::db::{self, DbError};
 use crate::events::writer::{EventWriter, MainChange};
 use crate::state::AppState;
 use crate::transcripts::index::worker::Indexer;
-
-pub const EVERY: Duration = Duration::from_secs(6 * 3600);
-/// The first run waits this long after start, so start-up work (folding partition
-/// commits, draining the indexer) is not competing with it.
-pub const FIRST_AFTER: Duration = Duration::from_secs(60);
 
 /// The server's writer and indexer. Its methods block: call them from a blocking
 /// thread, never from the async runtime.
@@ -66,26 +61,4 @@ pub async fn run_once(state: &Arc<AppState>) -> Result<DeletionReport, DbError> 
         runner::run(&reads, &data_dir, &target)
     })
     .await
-}
-
-/// Runs the deletion requests every [`EVERY`], the first time [`FIRST_AFTER`] start.
-pub async fn deletion_timer(state: Arc<AppState>) {
-    let mut interval = tokio::time::interval_at(tokio::time::Instant::now() + FIRST_AFTER, EVERY);
-    loop {
-        interval.tick().await;
-        match run_once(&state).await {
-            Ok(report) if report.requests_completed > 0 || !report.failed.is_empty() => {
-                tracing::info!(
-                    completed = report.requests_completed,
-                    failed = report.failed.len(),
-                    sessions = report.sessions_deleted,
-                    events = report.events_deleted,
-                    transcripts = report.transcripts_removed,
-                    "ran deletion requests"
-                );
-            }
-            Ok(_) => {}
-            Err(err) => tracing::error!(error = %err, "deletion requests could not run"),
-        }
-    }
 }

@@ -1,0 +1,95 @@
+//! The job scheduler inside `sightline serve`. Once a second (of real time) it reads the
+//! server's `Clock` and runs every job of the registry that this build can run, that is
+//! enabled and whose schedule is due (`Schedule::is_due`: once after downtime, nothing
+//! at a first start), recording each run in `job_runs`.
+//!
+//! Today it schedules `run-deletions` (it replaced the deletion timer). Transcript
+//! indexing still runs inside the indexer thread (each upload, and every 5 minutes), and
+//! compaction on its own hourly timer, until the rest of issue 15 moves them here.
+//!
+//! Invariants: `job_runs` is written through the writer thread (main.db has one writer);
+//! a job never runs twice at once (`jobs::runs::start`); runs a crash left `running` are
+//! closed as interrupted before the first tick; a run records success only when the job
+//! itself reported it.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::db::{self, DbError};
+use crate::events::writer::WriteError;
+use crate::jobs::registry::{Availability, JOBS, JobSpec};
+use crate::jobs::runs::{self, Outcome, Started, Trigger};
+use crate::state::AppState;
+
+/// The jobs the scheduler runs itself; the others are still driven elsewhere (see the
+/// module documentation) or have not landed.
+const SCHEDULED_HERE: &[&str] = &["run-deletions"];
+
+/// How often the scheduler looks at the clock.
+const TICK: Duration = Duration::from_secs(1);
+
+/// Closes interrupted runs, then ticks until the task is aborted (at shutdown).
+pub async fn run(state: Arc<AppState>) {
+    let started_ms = state.clock.now_ms();
+    match state.writer.transact(move |tx| runs::close_interrupted(tx, started_ms)).await {
+        Ok(0) => {}
+        Ok(closed) => tracing::warn!(closed, "closed job runs the last shutdown interrupted"),
+        Err(err) => tracing::error!(error = %err, "cannot close interrupted job runs"),
+    }
+    loop {
+        if let Err(err) = tick(&state, started_ms).await {
+            tracing::error!(error = %err, "the job scheduler could not look at its jobs");
+        }
+        tokio::time::sleep(TICK).await;
+    }
+}
+
+/// Runs every scheduled job that is due now.
+pub async fn tick(state: &Arc<AppState>, started_ms: i64) -> Result<(), DbError> {
+    for job in JOBS.iter().filter(|job| SCHEDULED_HERE.contains(&job.name)) {
+        if job.availability != Availability::Available || !job.enabled_by_default {
+            continue;
+        }
+        let (pool, name) = (state.readers.clone(), job.name);
+        let last = db::blocking(move || runs::last_started(&*pool.get()?, name)).await?;
+        if job.schedule.schedule().is_due(last, started_ms, state.clock.now_ms()) {
+            run_job(state, job, Trigger::Schedule).await.map_err(write_failed)?;
+        }
+    }
+    Ok(())
+}
+
+/// Runs `job` now unless a run of it is going; records the run and how it ended.
+pub async fn run_job(state: &Arc<AppState>, job: &'static JobSpec, trigger: Trigger) -> Result<Started, WriteError> {
+    let now_ms = state.clock.now_ms();
+    let started = state.writer.transact(move |tx| runs::start(tx, job.name, trigger, now_ms)).await?;
+    let Started::Started(run_id) = &started else { return Ok(started) };
+    let (outcome, rows, error) = match execute(state, job).await {
+        Ok(rows) => (Outcome::Succeeded, rows, None),
+        Err(error) => {
+            tracing::error!(job = job.name, %error, "job failed");
+            (Outcome::Failed, None, Some(error))
+        }
+    };
+    let (id, ended_ms) = (run_id.clone(), state.clock.now_ms());
+    state.writer.transact(move |tx| runs::finish(tx, &id, outcome, rows, error.as_deref(), ended_ms)).await?;
+    Ok(started)
+}
+
+/// Does the job's work; the rows it touched, or why it failed.
+async fn execute(state: &Arc<AppState>, job: &JobSpec) -> Result<Option<i64>, String> {
+    match job.name {
+        "run-deletions" => {
+            let report = crate::deletion::server::run_once(state).await.map_err(|err| err.to_string())?;
+            if let Some((request, error)) = report.failed.first() {
+                return Err(format!("deletion request {request} stopped: {error} (the next run resumes it)"));
+            }
+            Ok(Some(report.sessions_deleted as i64 + report.events_deleted as i64))
+        }
+        other => Err(format!("{other} is not run by the scheduler yet")),
+    }
+}
+
+fn write_failed(err: WriteError) -> DbError {
+    DbError::Io { context: "recording a job run".into(), source: std::io::Error::other(err.to_string()) }
+}

@@ -1,0 +1,54 @@
+//! The job scheduler inside the real server, on a manual clock: `run-deletions` fires at
+//! its 6-hour slots (not at a first start), each run is recorded in `job_runs`, and a run
+//! a crash left `running` is closed as interrupted when the server starts.
+
+mod common;
+
+use std::time::Duration;
+
+use common::inprocess::InProcess;
+use common::*;
+
+fn runs(data_dir: &std::path::Path) -> Vec<(String, String, String)> {
+    let conn = rusqlite::Connection::open(data_dir.join("main.db")).unwrap();
+    conn.prepare("SELECT job, trigger, outcome FROM job_runs ORDER BY started_at_ms, id")
+        .unwrap()
+        .query_map([], |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?)))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap()
+}
+
+#[test]
+fn run_deletions_fires_at_its_slots_and_runs_a_crash_left_open_are_closed_as_interrupted() {
+    let dir = tempfile::tempdir().unwrap();
+    let data_dir = dir.path().to_path_buf();
+    let token = user_with_token(&data_dir, "dev@example.com");
+    // A run left `running` by a crash of an earlier server.
+    sightline(&["migrate", "--data-dir", data_dir.to_str().unwrap()]);
+    rusqlite::Connection::open(data_dir.join("main.db"))
+        .unwrap()
+        .execute(
+            "INSERT INTO job_runs (id, job, trigger, started_at_ms, outcome) VALUES ('crashed', 'run-deletions', 'schedule', 1, 'running')",
+            [],
+        )
+        .unwrap();
+
+    let server = InProcess::start(&data_dir, &token);
+    // The last run "started" at 1 ms after the epoch: the 6-hour slots since then have
+    // passed, so the scheduler catches up once, not once per slot.
+    wait_until(Duration::from_secs(10), "the interrupted run closed and one catch-up run", || {
+        runs(&data_dir).len() == 2
+    });
+    std::thread::sleep(Duration::from_secs(2));
+    let after_catch_up = runs(&data_dir);
+    assert_eq!(after_catch_up.len(), 2, "{after_catch_up:?}");
+    assert_eq!(after_catch_up[0], ("run-deletions".into(), "schedule".into(), "interrupted".into()));
+    assert_eq!(after_catch_up[1], ("run-deletions".into(), "schedule".into(), "succeeded".into()));
+
+    // Nothing more until the next slot; then exactly one more run.
+    server.clock.advance_ms(6 * 3_600_000);
+    wait_until(Duration::from_secs(10), "the next slot's run", || runs(&data_dir).len() == 3);
+    std::thread::sleep(Duration::from_secs(2));
+    assert_eq!(runs(&data_dir).len(), 3, "one run per slot");
+}
