@@ -51,4 +51,17 @@ fn run_deletions_fires_at_its_slots_and_runs_a_crash_left_open_are_closed_as_int
     wait_until(Duration::from_secs(10), "the next slot's run", || runs(&data_dir).len() == 3);
     std::thread::sleep(Duration::from_secs(2));
     assert_eq!(runs(&data_dir).len(), 3, "one run per slot");
+
+    // `jobs history`, newest first; an unknown job is an error that says so.
+    let history = sightline(&["jobs", "history", "--data-dir", data_dir.to_str().unwrap(), "run-deletions"]);
+    assert!(history.status.success(), "{}", stderr(&history));
+    let text = stdout(&history);
+    let lines: Vec<Vec<&str>> = text.lines().map(|line| line.split('\t').collect()).collect();
+    assert_eq!(lines[0], ["started", "job", "trigger", "outcome", "took", "rows", "error"]);
+    let outcomes: Vec<&str> = lines[1..].iter().map(|line| line[3]).collect();
+    assert_eq!(outcomes, ["succeeded", "succeeded", "interrupted"], "{text}");
+    assert_eq!(lines[3][6], "the server stopped while it ran");
+    let unknown = sightline(&["jobs", "history", "--data-dir", data_dir.to_str().unwrap(), "run-deletion"]);
+    assert_eq!(unknown.status.code(), Some(2), "{}", stderr(&unknown));
+    assert!(stderr(&unknown).contains("there is no job named \"run-deletion\""), "{}", stderr(&unknown));
 }
