@@ -65,3 +65,43 @@ fn run_deletions_fires_at_its_slots_and_runs_a_crash_left_open_are_closed_as_int
     assert_eq!(unknown.status.code(), Some(2), "{}", stderr(&unknown));
     assert!(stderr(&unknown).contains("there is no job named \"run-deletion\""), "{}", stderr(&unknown));
 }
+
+#[test]
+fn jobs_run_records_its_run_and_refuses_what_this_build_cannot_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let data_dir = dir.path().to_str().unwrap();
+    let ran = sightline(&["jobs", "run", "--data-dir", data_dir, "run-deletions"]);
+    assert!(ran.status.success(), "{}", stderr(&ran));
+    assert!(stdout(&ran).starts_with("run-deletions succeeded in "), "{}", stdout(&ran));
+
+    let refused = sightline(&["jobs", "run", "--data-dir", data_dir, "sweep-retention"]);
+    assert_eq!(refused.status.code(), Some(2));
+    assert!(
+        stderr(&refused).contains("sweep-retention cannot run in this build: not built yet"),
+        "{}",
+        stderr(&refused)
+    );
+    let unknown = sightline(&["jobs", "run", "--data-dir", data_dir, "sweep-everything"]);
+    assert_eq!(unknown.status.code(), Some(2));
+    assert!(stderr(&unknown).contains("there is no job named \"sweep-everything\""), "{}", stderr(&unknown));
+
+    assert_eq!(
+        runs(dir.path()),
+        vec![
+            ("run-deletions".into(), "cli".into(), "succeeded".into()),
+            ("sweep-retention".into(), "cli".into(), "refused".into()),
+        ],
+        "the unknown name records nothing"
+    );
+    // A run of the same job that is going (here: one a crash left open) blocks another.
+    rusqlite::Connection::open(dir.path().join("main.db"))
+        .unwrap()
+        .execute(
+            "INSERT INTO job_runs (id, job, trigger, started_at_ms, outcome) VALUES ('going', 'run-deletions', 'schedule', 1, 'running')",
+            [],
+        )
+        .unwrap();
+    let blocked = sightline(&["jobs", "run", "--data-dir", data_dir, "run-deletions"]);
+    assert_eq!(blocked.status.code(), Some(2));
+    assert!(stderr(&blocked).contains("run-deletions is already running (run going)"), "{}", stderr(&blocked));
+}

@@ -1,7 +1,7 @@
 //! `sightline jobs …`: the job registry and its runs from the command line: `jobs list`
-//! (every job with its tier, schedule, target and whether this build can run it) and
-//! `jobs history` (the latest runs from `job_runs`). `jobs run` and `jobs set` come with
-//! the rest of issue 15.
+//! (every job with its tier, schedule, target and whether this build can run it), `jobs
+//! run` (a job now, in this process, recorded in `job_runs`) and `jobs history` (the
+//! latest runs). `jobs set` comes with the rest of issue 15.
 
 use std::io::IsTerminal;
 
@@ -9,18 +9,32 @@ use clap::Subcommand;
 use comfy_table::presets::UTF8_FULL_CONDENSED;
 use comfy_table::{ContentArrangement, Table};
 
+use super::deletions::CliTarget;
 use super::{ConfigArgs, load_config};
 use crate::app::serve::prepare_main_db;
 use crate::config::Overrides;
 use crate::db::{self, Checkpointing, Durability};
+use crate::deletion;
+use crate::events::reredact;
 use crate::jobs::registry::{self, Availability, JOBS};
-use crate::jobs::runs;
+use crate::jobs::runs::{self, Outcome, Started, Trigger};
+use crate::transcripts::backfill;
+use crate::transcripts::offline::index_stored;
 
 #[derive(Debug, Subcommand)]
 pub enum JobsCommand {
     /// Every job: name, tier, schedule (UTC), enabled by default, target duration, and
     /// whether this build can run it (and why not).
     List,
+    /// Runs a job now, in this process (beside a running server or without one), and
+    /// records the run in `job_runs` (trigger `cli`). Refused, and recorded as refused,
+    /// when this build cannot run it or a run of it is going.
+    Run {
+        #[command(flatten)]
+        config: ConfigArgs,
+        /// The job's name (`sightline jobs list`).
+        job: String,
+    },
     /// The latest runs, newest first: start (UTC), job, trigger, outcome, duration, rows
     /// touched, error.
     History {
@@ -40,6 +54,7 @@ pub fn jobs(command: JobsCommand) -> anyhow::Result<i32> {
             print_rows(&LIST_HEADERS, list_rows());
             Ok(0)
         }
+        JobsCommand::Run { config, job } => run(&config, &job),
         JobsCommand::History { config, job, limit } => {
             if let Some(name) = job.as_deref()
                 && registry::find(name).is_none()
@@ -52,6 +67,63 @@ pub fn jobs(command: JobsCommand) -> anyhow::Result<i32> {
             print_rows(&HISTORY_HEADERS, history_rows(&runs::history(&conn, job.as_deref(), limit)?));
             Ok(0)
         }
+    }
+}
+
+fn run(config: &ConfigArgs, name: &str) -> anyhow::Result<i32> {
+    let Some(job) = registry::find(name) else {
+        anyhow::bail!("there is no job named {name:?}; `sightline jobs list` names them all");
+    };
+    let config = load_config(config, Overrides::default())?;
+    crate::logging::init(&config.log);
+    prepare_main_db(&config)?;
+    let conn = db::open(&config.main_db_path(), Durability::PowerSafe, Checkpointing::Automatic)?;
+    let now_ms = crate::clock::system_now_ms;
+    if let Availability::Unavailable(why) = job.availability {
+        runs::record_refused(&conn, name, Trigger::Cli, why, now_ms())?;
+        anyhow::bail!("{name} cannot run in this build: {why}");
+    }
+    let run_id = match runs::start(&conn, name, Trigger::Cli, now_ms())? {
+        Started::Started(id) => id,
+        Started::AlreadyRunning(id) => anyhow::bail!("{name} is already running (run {id}); it must end first"),
+    };
+    let started = std::time::Instant::now();
+    let result = execute(job.name, &conn, &config.data_dir);
+    let (outcome, rows, error) = match &result {
+        Ok(rows) => (Outcome::Succeeded, Some(*rows), None),
+        Err(err) => (Outcome::Failed, None, Some(format!("{err:#}"))),
+    };
+    runs::finish(&conn, &run_id, outcome, rows, error.as_deref(), now_ms())?;
+    let took = started.elapsed().as_secs_f64();
+    match result {
+        Ok(rows) => {
+            println!("{name} succeeded in {took:.1} s: {rows} rows touched (run {run_id})");
+            Ok(0)
+        }
+        Err(err) => Err(err.context(format!("{name} failed after {took:.1} s (run {run_id})"))),
+    }
+}
+
+/// Does an available job's work here; the rows it touched.
+fn execute(name: &str, conn: &rusqlite::Connection, data_dir: &std::path::Path) -> anyhow::Result<i64> {
+    match name {
+        "run-deletions" => {
+            let target = CliTarget::new(conn, data_dir);
+            let report = deletion::runner::run(conn, data_dir, &target)?;
+            target.close()?;
+            if let Some((request, error)) = report.failed.first() {
+                anyhow::bail!("deletion request {request} stopped: {error} (run again to resume it)");
+            }
+            Ok((report.sessions_deleted + report.events_deleted) as i64)
+        }
+        "index-transcripts" => Ok(index_stored(conn, data_dir, false, false)?.report.sessions as i64),
+        "backfill-redaction" => {
+            let events = reredact::reredact_all(data_dir, conn, crate::clock::system_now_ms(), |_| {})?;
+            let transcripts = backfill::reredact_all(conn, data_dir, |_| {})?;
+            index_stored(conn, data_dir, false, false)?;
+            Ok(events.rows_changed as i64 + transcripts.changed as i64)
+        }
+        other => anyhow::bail!("{other} has no runner in this build"),
     }
 }
 
