@@ -361,3 +361,62 @@ fn an_administrator_may_lower_visibility_but_never_raise_it() {
     let (status, body) = patch(&world.subject, format!("{}/api/me/visibility", world.web()), json!({"nonsense": true}));
     assert_eq!(status, 422, "{body}");
 }
+
+/// The job routes: only an administrator sees and triggers jobs; a one-shot never runs
+/// over HTTP, a job this build cannot run is refused (and the refusal recorded), and a
+/// job with a run going answers 409.
+#[test]
+fn only_administrators_see_and_run_jobs() {
+    let (_temp, world) = world();
+    let web = world.web().to_string();
+    let routes = |name: &str| {
+        [
+            ("GET", format!("{web}/admin/jobs")),
+            ("GET", format!("{web}/admin/jobs/{name}/runs")),
+            ("POST", format!("{web}/admin/jobs/{name}/run")),
+        ]
+    };
+    for reader in &READERS {
+        for (method, url) in routes("sweep-retention") {
+            let token = &world.tokens[reader.name];
+            let (status, body) = if method == "GET" { get_as(&url, token) } else { post_as(&url, token, &json!({})) };
+            let want = if reader.role == "ADMIN" { if method == "GET" { 200 } else { 501 } } else { 403 };
+            assert_eq!(status, want, "{} {method} {url}: {body}", reader.name);
+        }
+    }
+    let (status, _) = read(agent().get(&format!("{web}/admin/jobs")).call());
+    assert_eq!(status, 401, "no credentials");
+
+    let admin = &world.tokens["admin"];
+    let (_, listed) = get_as(&format!("{web}/admin/jobs"), admin);
+    assert_eq!(listed["jobs"].as_array().unwrap().len(), 19, "{listed}");
+    let (status, body) = post_as(&format!("{web}/admin/jobs/reconcile-cost/run"), admin, &json!({}));
+    assert_eq!(status, 403, "{body}");
+    assert!(body["error"]["message"].as_str().unwrap().contains("sightline jobs run reconcile-cost"), "{body}");
+    let (status, _) = post_as(&format!("{web}/admin/jobs/no-such-job/run"), admin, &json!({}));
+    assert_eq!(status, 404);
+
+    let (status, started) = post_as(&format!("{web}/admin/jobs/run-deletions/run"), admin, &json!({}));
+    assert_eq!((status, started["outcome"].as_str()), (202, Some("running")), "{started}");
+    let run_id = started["run_id"].as_str().unwrap().to_string();
+    common::wait_until(std::time::Duration::from_secs(10), "the triggered run ends", || {
+        let (_, runs) = get_as(&format!("{web}/admin/jobs/run-deletions/runs"), admin);
+        runs["runs"].as_array().unwrap().iter().any(|run| run["id"] == run_id.as_str() && run["outcome"] == "succeeded")
+    });
+    let (_, runs) = get_as(&format!("{web}/admin/jobs/sweep-retention/runs"), admin);
+    let outcomes: Vec<&str> =
+        runs["runs"].as_array().unwrap().iter().map(|run| run["outcome"].as_str().unwrap()).collect();
+    assert_eq!(outcomes, ["refused"], "the administrator's refused trigger is recorded, the others' 403s are not");
+
+    // A run going (here: one written straight into the table) blocks another.
+    rusqlite::Connection::open(world.running.server.data_dir.join("main.db"))
+        .unwrap()
+        .execute(
+            "INSERT INTO job_runs (id, job, trigger, started_at_ms, outcome) VALUES ('going', 'run-deletions', 'schedule', 1, 'running')",
+            [],
+        )
+        .unwrap();
+    let (status, body) = post_as(&format!("{web}/admin/jobs/run-deletions/run"), admin, &json!({}));
+    assert_eq!(status, 409, "{body}");
+    assert!(body["error"]["message"].as_str().unwrap().contains("run going"), "{body}");
+}

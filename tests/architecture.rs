@@ -32,9 +32,9 @@ const ALLOWED: &[(&str, &[&str])] = &[
     ("redact", &[]),
     // Storage.
     ("db", &["clock", "metrics", "model"]),
-    // The job registry, schedules and run records (the scheduler that runs them will sit
-    // above the features).
-    ("jobs", &["db"]),
+    // Jobs: the registry, schedules and run records, and the scheduler that runs the
+    // features' jobs, so it sits above them (below the listeners that trigger it).
+    ("jobs", &["clock", "db", "deletion", "events", "state", "transcripts"]),
     ("events", &["clock", "db", "metrics", "model", "redact"]),
     // Stores and services, lowest first.
     ("audit", &["clock", "db", "model"]),
@@ -93,6 +93,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "deletion",
             "events",
             "http",
+            "jobs",
             "model",
             "sessions",
             "state",

@@ -52,6 +52,11 @@ impl OrgRole {
         self == OrgRole::Admin
     }
 
+    /// Whether this role may see and trigger jobs (`/admin/jobs…`).
+    pub fn may_run_jobs(self) -> bool {
+        self == OrgRole::Admin
+    }
+
     /// Whether any path (grant, team lead) may ever lead this role to another
     /// person's individual session.
     pub fn may_reach_individual_sessions(self) -> bool {

@@ -5,5 +5,4 @@
 
 pub mod ops;
 pub mod routes;
-pub mod scheduler;
 pub mod serve;

@@ -19,7 +19,7 @@ use super::ops::{listener_router, ops_routes, track_requests};
 use crate::evals::dashboard::{self, DashState, api as evals_api, pages as evals_pages};
 use crate::ingest;
 use crate::state::AppState;
-use crate::web::{deletion, device, github, grants, login, me, oauth, search, security, sessions};
+use crate::web::{deletion, device, github, grants, jobs, login, me, oauth, search, security, sessions};
 
 /// The token endpoints, on both the ingest and the web listener.
 fn token_routes() -> Router<Arc<AppState>> {
@@ -67,6 +67,9 @@ pub fn web(state: Arc<AppState>) -> Router {
         .route("/api/grants/{id}/deny", post(grants::deny))
         .route("/api/grants/{id}/revoke", post(grants::revoke))
         .route("/api/users/{id}/visibility", patch(grants::lower_visibility))
+        .route("/admin/jobs", get(jobs::list))
+        .route("/admin/jobs/{name}/runs", get(jobs::history))
+        .route("/admin/jobs/{name}/run", post(jobs::trigger))
         .merge(token_routes())
         .layer(axum::middleware::from_fn_with_state(state.clone(), security::guard));
     listener_router(state, "web", routes)

@@ -149,7 +149,7 @@ pub async fn serve_with_clock(
     tracing::info!(ingest = %bound.ingest, web = %bound.web, github = %bound.github, data_dir = %config.data_dir.display(), "sightline serving");
 
     let compaction = tokio::spawn(compaction_timer(state.clone()));
-    let scheduler = tokio::spawn(super::scheduler::run(state.clone()));
+    let scheduler = tokio::spawn(crate::jobs::scheduler::run(state.clone()));
     let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
     tokio::spawn(async move {
         shutdown.await;

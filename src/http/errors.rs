@@ -28,6 +28,9 @@ pub enum AppError {
     Conflict(String),
     #[error("{0}")]
     TooLarge(String),
+    /// The request is understood, but this build cannot do it (a feature not landed yet).
+    #[error("{0}")]
+    NotImplemented(String),
     #[error("{0}")]
     UnsupportedEncoding(String),
     /// Storage cannot take writes now (disk full, I/O error, read-only); retry.
@@ -78,6 +81,9 @@ impl AppError {
             AppError::Forbidden(message) => (StatusCode::FORBIDDEN, "forbidden", message.clone(), None),
             AppError::Conflict(message) => (StatusCode::CONFLICT, "conflict", message.clone(), None),
             AppError::TooLarge(message) => (StatusCode::PAYLOAD_TOO_LARGE, "too_large", message.clone(), None),
+            AppError::NotImplemented(message) => {
+                (StatusCode::NOT_IMPLEMENTED, "not_implemented", message.clone(), None)
+            }
             AppError::UnsupportedEncoding(message) => {
                 (StatusCode::UNSUPPORTED_MEDIA_TYPE, "unsupported_encoding", message.clone(), None)
             }

@@ -14,6 +14,7 @@ pub mod deletion;
 pub mod device;
 pub mod github;
 pub mod grants;
+pub mod jobs;
 pub mod login;
 pub mod me;
 pub mod oauth;

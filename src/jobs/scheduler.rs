@@ -1,4 +1,5 @@
-//! The job scheduler inside `sightline serve`. Once a second (of real time) it reads the
+//! The job scheduler inside `sightline serve`, and the running of a job in the server
+//! (for the scheduler and for `POST /admin/jobs/{name}/run`). Once a second (of real time) it reads the
 //! server's `Clock` and runs every job of the registry that this build can run, that is
 //! enabled and whose schedule is due (`Schedule::is_due`: once after downtime, nothing
 //! at a first start), recording each run in `job_runs`.
@@ -61,9 +62,21 @@ pub async fn tick(state: &Arc<AppState>, started_ms: i64) -> Result<(), DbError>
 
 /// Runs `job` now unless a run of it is going; records the run and how it ended.
 pub async fn run_job(state: &Arc<AppState>, job: &'static JobSpec, trigger: Trigger) -> Result<Started, WriteError> {
+    let started = start_run(state, job, trigger).await?;
+    if let Started::Started(run_id) = &started {
+        finish_run(state, job, run_id.clone()).await?;
+    }
+    Ok(started)
+}
+
+/// Records the start of a run of `job` (or finds the one going).
+pub async fn start_run(state: &AppState, job: &'static JobSpec, trigger: Trigger) -> Result<Started, WriteError> {
     let now_ms = state.clock.now_ms();
-    let started = state.writer.transact(move |tx| runs::start(tx, job.name, trigger, now_ms)).await?;
-    let Started::Started(run_id) = &started else { return Ok(started) };
+    state.writer.transact(move |tx| runs::start(tx, job.name, trigger, now_ms)).await
+}
+
+/// Does the work of a started run and records how it ended.
+pub async fn finish_run(state: &Arc<AppState>, job: &'static JobSpec, run_id: String) -> Result<(), WriteError> {
     let (outcome, rows, error) = match execute(state, job).await {
         Ok(rows) => (Outcome::Succeeded, rows, None),
         Err(error) => {
@@ -71,9 +84,13 @@ pub async fn run_job(state: &Arc<AppState>, job: &'static JobSpec, trigger: Trig
             (Outcome::Failed, None, Some(error))
         }
     };
-    let (id, ended_ms) = (run_id.clone(), state.clock.now_ms());
-    state.writer.transact(move |tx| runs::finish(tx, &id, outcome, rows, error.as_deref(), ended_ms)).await?;
-    Ok(started)
+    let ended_ms = state.clock.now_ms();
+    state.writer.transact(move |tx| runs::finish(tx, &run_id, outcome, rows, error.as_deref(), ended_ms)).await
+}
+
+/// The jobs a trigger over HTTP may start now: available ones the server knows how to run.
+pub fn runs_in_the_server(job: &JobSpec) -> bool {
+    SCHEDULED_HERE.contains(&job.name)
 }
 
 /// Does the job's work; the rows it touched, or why it failed.

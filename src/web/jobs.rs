@@ -1,0 +1,112 @@
+//! The jobs over HTTP, for administrators: `GET /admin/jobs` (the registry with each
+//! job's last run), `GET /admin/jobs/{name}/runs` (its latest runs) and
+//! `POST /admin/jobs/{name}/run` (start it now: 202 with the run id).
+//!
+//! Invariants: only an administrator gets past the door (403 otherwise, 401 without
+//! credentials); a one-shot job is never run over HTTP (403, naming the command that
+//! runs it); a job this build cannot run is refused (501) and the refusal recorded; a
+//! job with a run going answers 409 naming that run.
+
+use std::sync::Arc;
+
+use axum::Json;
+use axum::extract::{Path, State};
+use axum::http::StatusCode;
+use serde_json::{Value, json};
+
+use crate::db;
+use crate::http::errors::AppError;
+use crate::jobs::registry::{self, Availability, JOBS, JobSpec, Tier};
+use crate::jobs::runs::{self, Started, Trigger};
+use crate::jobs::scheduler;
+use crate::state::AppState;
+use crate::state::caller::Caller;
+
+fn admin(caller: &Caller) -> Result<(), AppError> {
+    if caller.role.may_run_jobs() {
+        Ok(())
+    } else {
+        Err(AppError::Forbidden("only administrators see and run jobs".into()))
+    }
+}
+
+fn job(name: &str) -> Result<&'static JobSpec, AppError> {
+    registry::find(name).ok_or(AppError::NotFound)
+}
+
+fn describe(job: &JobSpec, last: Option<runs::JobRun>) -> Value {
+    let (available, unavailable_reason) = match job.availability {
+        Availability::Available => (true, None),
+        Availability::Unavailable(why) => (false, Some(why)),
+    };
+    json!({
+        "name": job.name,
+        "tier": job.tier.as_str(),
+        "schedule": job.schedule.schedule().describe(),
+        "enabled": job.enabled_by_default,
+        "target_secs": job.target.map(|t| t.as_secs()),
+        "available": available,
+        "unavailable_reason": unavailable_reason,
+        "last_run": last,
+    })
+}
+
+pub async fn list(State(state): State<Arc<AppState>>, caller: Caller) -> Result<Json<Value>, AppError> {
+    admin(&caller)?;
+    let pool = state.readers.clone();
+    let jobs = db::blocking(move || {
+        let conn = pool.get()?;
+        JOBS.iter().map(|job| Ok(describe(job, runs::history(&conn, Some(job.name), 1)?.pop()))).collect()
+    })
+    .await?;
+    Ok(Json(json!({ "jobs": Value::Array(jobs) })))
+}
+
+pub async fn history(
+    State(state): State<Arc<AppState>>,
+    caller: Caller,
+    Path(name): Path<String>,
+) -> Result<Json<Value>, AppError> {
+    admin(&caller)?;
+    let job = job(&name)?;
+    let pool = state.readers.clone();
+    let runs = db::blocking(move || runs::history(&*pool.get()?, Some(job.name), 50)).await?;
+    Ok(Json(json!({ "job": job.name, "runs": runs })))
+}
+
+pub async fn trigger(
+    State(state): State<Arc<AppState>>,
+    caller: Caller,
+    Path(name): Path<String>,
+) -> Result<(StatusCode, Json<Value>), AppError> {
+    admin(&caller)?;
+    let job = job(&name)?;
+    if job.tier == Tier::OneShot {
+        let message = format!("{name} is a one-shot job: run it on the server host with `sightline jobs run {name}`");
+        return Err(AppError::Forbidden(message));
+    }
+    if let Some(why) = refusal(job) {
+        let now_ms = state.clock.now_ms();
+        state.writer.transact(move |tx| runs::record_refused(tx, job.name, Trigger::Http, why, now_ms)).await?;
+        return Err(AppError::NotImplemented(format!("{name} cannot run in this build: {why}")));
+    }
+    match scheduler::start_run(&state, job, Trigger::Http).await? {
+        Started::AlreadyRunning(run_id) => Err(AppError::Conflict(format!("{name} is already running (run {run_id})"))),
+        Started::Started(run_id) => {
+            let (state, id) = (state.clone(), run_id.clone());
+            tokio::spawn(async move { scheduler::finish_run(&state, job, id).await });
+            Ok((StatusCode::ACCEPTED, Json(json!({ "job": job.name, "run_id": run_id, "outcome": "running" }))))
+        }
+    }
+}
+
+/// Why the server cannot run `job` now, if it cannot.
+fn refusal(job: &JobSpec) -> Option<&'static str> {
+    match job.availability {
+        Availability::Unavailable(why) => Some(why),
+        Availability::Available if !scheduler::runs_in_the_server(job) => {
+            Some("the server does not run it yet; run it on the server host with `sightline jobs run`")
+        }
+        Availability::Available => None,
+    }
+}
