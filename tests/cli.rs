@@ -149,15 +149,39 @@ fn compact_compresses_old_partitions_and_they_stay_readable() {
 }
 
 #[test]
-fn jobs_list_names_all_nineteen_jobs_and_says_which_cannot_run_yet() {
-    let out = sightline(&["jobs", "list"]);
-    assert!(out.status.success(), "{}", stderr(&out));
-    let text = stdout(&out);
-    let lines: Vec<&str> = text.lines().collect();
+fn jobs_list_names_all_nineteen_jobs_and_jobs_set_changes_a_tier_one_schedule() {
+    let dir = tempfile::tempdir().unwrap();
+    let data_dir = dir.path().to_str().unwrap();
+    let list = || {
+        let out = sightline(&["jobs", "list", "--data-dir", data_dir]);
+        assert!(out.status.success(), "{}", stderr(&out));
+        stdout(&out)
+    };
+    let text = list();
+    let lines: Vec<Vec<String>> = text.lines().map(|line| line.split('\t').map(str::to_string).collect()).collect();
     assert_eq!(lines.len(), 20, "a header and 19 jobs: {text}");
-    assert_eq!(lines[0], "job\ttier\tdefault schedule\tenabled\ttarget\tavailable");
-    assert!(lines.contains(&"run-deletions\tfixed\tevery 6 h\tyes\t< 2 min\tyes"), "{text}");
-    assert!(lines.contains(&"judge-sessions\tjob_config\tcron 30 6 * * * (UTC)\tno\t< 30 min\tno: scoring has not landed yet (issue 18)"), "{text}");
-    let tiers = |tier: &str| lines.iter().filter(|line| line.split('\t').nth(1) == Some(tier)).count();
+    assert_eq!(lines[0], ["job", "tier", "schedule", "enabled", "target", "available", "last run", "next run"]);
+    let row = |name: &str| lines.iter().find(|line| line[0] == name).unwrap().clone();
+    assert_eq!(row("run-deletions")[1..7], ["fixed", "every 6 h", "yes", "< 2 min", "yes", "—"]);
+    assert!(row("run-deletions")[7].ends_with(":00:00.000Z"), "the next 6-hour slot: {:?}", row("run-deletions"));
+    assert_eq!(
+        row("judge-sessions")[2..6],
+        ["cron 30 6 * * * (UTC)", "no", "< 30 min", "no: scoring has not landed yet (issue 18)"]
+    );
+    let tiers = |tier: &str| lines.iter().filter(|line| line[1] == tier).count();
     assert_eq!((tiers("job_config"), tiers("fixed"), tiers("one-shot")), (7, 8, 4));
+
+    let set = sightline(&["jobs", "set", "--data-dir", data_dir, "index-transcripts", "--cron", "15 4 * * *"]);
+    assert!(set.status.success(), "{}", stderr(&set));
+    assert_eq!(stdout(&set).trim(), "index-transcripts: cron 15 4 * * * (UTC), enabled");
+    let bad = sightline(&["jobs", "set", "--data-dir", data_dir, "index-transcripts", "--cron", "at dawn"]);
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(stderr(&bad).contains("\"at dawn\" is not a cron pattern"), "{}", stderr(&bad));
+    let fixed = sightline(&["jobs", "set", "--data-dir", data_dir, "run-deletions", "--enabled", "false"]);
+    assert_eq!(fixed.status.code(), Some(2));
+    assert!(stderr(&fixed).contains("run-deletions is not a job_config job"), "{}", stderr(&fixed));
+    let text = list();
+    let index = text.lines().find(|line| line.starts_with("index-transcripts\t")).unwrap();
+    assert!(index.contains("\tcron 15 4 * * * (UTC) (set)\tyes\t"), "{index}");
+    assert!(index.ends_with("T04:15:00.000Z"), "{index}");
 }

@@ -1,7 +1,7 @@
 //! `sightline jobs …`: the job registry and its runs from the command line: `jobs list`
 //! (every job with its tier, schedule, target and whether this build can run it), `jobs
 //! run` (a job now, in this process, recorded in `job_runs`) and `jobs history` (the
-//! latest runs). `jobs set` comes with the rest of issue 15.
+//! latest runs), and `jobs set` (an operator's schedule of a tier-1 job).
 
 use std::io::IsTerminal;
 
@@ -16,6 +16,7 @@ use crate::config::Overrides;
 use crate::db::{self, Checkpointing, Durability};
 use crate::deletion;
 use crate::events::reredact;
+use crate::jobs::config as jobs_config;
 use crate::jobs::registry::{self, Availability, JOBS};
 use crate::jobs::runs::{self, Outcome, Started, Trigger};
 use crate::transcripts::backfill;
@@ -23,9 +24,26 @@ use crate::transcripts::offline::index_stored;
 
 #[derive(Debug, Subcommand)]
 pub enum JobsCommand {
-    /// Every job: name, tier, schedule (UTC), enabled by default, target duration, and
-    /// whether this build can run it (and why not).
-    List,
+    /// Every job: name, tier, schedule (UTC; an operator's, or the default), enabled,
+    /// target duration, whether this build can run it (and why not), its last run and
+    /// its next scheduled time.
+    List {
+        #[command(flatten)]
+        config: ConfigArgs,
+    },
+    /// Sets a tier-1 job's schedule (a cron pattern in UTC) and/or whether it runs.
+    Set {
+        #[command(flatten)]
+        config: ConfigArgs,
+        /// The job's name (one of the seven `job_config` jobs).
+        job: String,
+        /// A five-field cron pattern in UTC, e.g. "0 2 * * *".
+        #[arg(long)]
+        cron: Option<String>,
+        /// Whether the job runs on its schedule.
+        #[arg(long)]
+        enabled: Option<bool>,
+    },
     /// Runs a job now, in this process (beside a running server or without one), and
     /// records the run in `job_runs` (trigger `cli`). Refused, and recorded as refused,
     /// when this build cannot run it or a run of it is going.
@@ -50,8 +68,21 @@ pub enum JobsCommand {
 
 pub fn jobs(command: JobsCommand) -> anyhow::Result<i32> {
     match command {
-        JobsCommand::List => {
-            print_rows(&LIST_HEADERS, list_rows());
+        JobsCommand::List { config } => {
+            let conn = open_main(&config)?;
+            print_rows(&LIST_HEADERS, list_rows(&conn, crate::clock::system_now_ms())?);
+            Ok(0)
+        }
+        JobsCommand::Set { config, job, cron, enabled } => {
+            let Some(spec) = registry::find(&job) else {
+                anyhow::bail!("there is no job named {job:?}; `sightline jobs list` names them all");
+            };
+            if cron.is_none() && enabled.is_none() {
+                anyhow::bail!("nothing to set: give --cron, --enabled, or both");
+            }
+            let conn = open_main(&config)?;
+            let now = jobs_config::set(&conn, spec, cron.as_deref(), enabled, crate::clock::system_now_ms())?;
+            println!("{job}: {}, {}", now.schedule.describe(), if now.enabled { "enabled" } else { "disabled" });
             Ok(0)
         }
         JobsCommand::Run { config, job } => run(&config, &job),
@@ -61,13 +92,17 @@ pub fn jobs(command: JobsCommand) -> anyhow::Result<i32> {
             {
                 anyhow::bail!("there is no job named {name:?}; `sightline jobs list` names them all");
             }
-            let config = load_config(&config, Overrides::default())?;
-            prepare_main_db(&config)?;
-            let conn = db::open(&config.main_db_path(), Durability::PowerSafe, Checkpointing::Automatic)?;
+            let conn = open_main(&config)?;
             print_rows(&HISTORY_HEADERS, history_rows(&runs::history(&conn, job.as_deref(), limit)?));
             Ok(0)
         }
     }
+}
+
+fn open_main(config: &ConfigArgs) -> anyhow::Result<rusqlite::Connection> {
+    let config = load_config(config, Overrides::default())?;
+    prepare_main_db(&config)?;
+    Ok(db::open(&config.main_db_path(), Durability::PowerSafe, Checkpointing::Automatic)?)
 }
 
 fn run(config: &ConfigArgs, name: &str) -> anyhow::Result<i32> {
@@ -142,7 +177,7 @@ fn print_rows<const N: usize>(headers: &[&str; N], rows: Vec<Vec<String>>) {
     }
 }
 
-const LIST_HEADERS: [&str; 6] = ["job", "tier", "default schedule", "enabled", "target", "available"];
+const LIST_HEADERS: [&str; 8] = ["job", "tier", "schedule", "enabled", "target", "available", "last run", "next run"];
 const HISTORY_HEADERS: [&str; 7] = ["started", "job", "trigger", "outcome", "took", "rows", "error"];
 
 fn history_rows(runs: &[runs::JobRun]) -> Vec<Vec<String>> {
@@ -164,25 +199,40 @@ fn history_rows(runs: &[runs::JobRun]) -> Vec<Vec<String>> {
         .collect()
 }
 
-fn list_rows() -> Vec<Vec<String>> {
-    JOBS.iter()
-        .map(|job| {
-            let target = job.target.map_or("n/a".to_string(), |t| match t.as_secs() {
-                secs if secs >= 60 => format!("< {} min", secs / 60),
-                secs => format!("< {secs} s"),
-            });
-            let available = match job.availability {
-                Availability::Available => "yes".to_string(),
-                Availability::Unavailable(why) => format!("no: {why}"),
-            };
-            vec![
-                job.name.to_string(),
-                job.tier.as_str().to_string(),
-                job.schedule.schedule().describe(),
-                if job.enabled_by_default { "yes" } else { "no" }.to_string(),
-                target,
-                available,
-            ]
-        })
-        .collect()
+fn list_rows(conn: &rusqlite::Connection, now_ms: i64) -> anyhow::Result<Vec<Vec<String>>> {
+    let mut rows = Vec::new();
+    for job in &JOBS {
+        let effective = jobs_config::effective(conn, job)?;
+        let last = runs::history(conn, Some(job.name), 1)?.pop();
+        let target = job.target.map_or("n/a".to_string(), |t| match t.as_secs() {
+            secs if secs >= 60 => format!("< {} min", secs / 60),
+            secs => format!("< {secs} s"),
+        });
+        let available = match job.availability {
+            Availability::Available => "yes".to_string(),
+            Availability::Unavailable(why) => format!("no: {why}"),
+        };
+        let last_run = last.as_ref().map_or("—".to_string(), |run| {
+            format!("{} {}", run.outcome.as_str(), crate::model::rfc3339_ms(run.started_at_ms))
+        });
+        let next_run = match (job.availability, effective.enabled) {
+            (Availability::Available, true) => {
+                let since = last.as_ref().map_or(now_ms, |run| run.started_at_ms.max(now_ms));
+                effective.schedule.next_after(since).map_or("—".to_string(), crate::model::rfc3339_ms)
+            }
+            _ => "—".to_string(),
+        };
+        let schedule = format!("{}{}", effective.schedule.describe(), if effective.configured { " (set)" } else { "" });
+        rows.push(vec![
+            job.name.to_string(),
+            job.tier.as_str().to_string(),
+            schedule,
+            if effective.enabled { "yes" } else { "no" }.to_string(),
+            target,
+            available,
+            last_run,
+            next_run,
+        ]);
+    }
+    Ok(rows)
 }

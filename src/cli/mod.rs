@@ -67,7 +67,7 @@ pub enum Command {
     /// Deletion requests: ask for a user's data to be deleted, list open requests.
     #[command(subcommand)]
     Deletion(deletions::DeletionCommand),
-    /// The dispatchable jobs (spec §4.5): `jobs list`, `jobs run`, `jobs history`.
+    /// The dispatchable jobs (spec §4.5): `jobs list`, `jobs set`, `jobs run`, `jobs history`.
     #[command(subcommand)]
     Jobs(jobs::JobsCommand),
     /// Load generators and measurements.

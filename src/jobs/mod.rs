@@ -1,9 +1,10 @@
 //! Jobs: the registry of the 19 dispatchable jobs of the spec (`registry`), when each
-//! runs (`schedule`), the record of every run (`runs`, the `job_runs` table), and the
+//! runs (`schedule`, and an operator's `config` of the tier-1 jobs), the record of every run (`runs`, the `job_runs` table), and the
 //! scheduler that runs them in the server (`scheduler`).
 //!
 //! Invariant: a job is known by its spec name, everywhere (CLI, HTTP, `job_runs`).
 
+pub mod config;
 pub mod registry;
 pub mod runs;
 pub mod schedule;

@@ -33,8 +33,10 @@ impl Schedule {
     pub fn next_after(&self, after_ms: i64) -> Option<i64> {
         match self {
             Schedule::Cron { cron, .. } => {
-                let after = DateTime::<Utc>::from_timestamp_millis(after_ms)?;
-                cron.find_next_occurrence(&after, false).ok().map(|next| next.timestamp_millis())
+                // Whole seconds: croner carries a fraction of `after` into its answer,
+                // and a slot is a whole minute.
+                let after = DateTime::<Utc>::from_timestamp(after_ms.div_euclid(1000), 0)?;
+                cron.find_next_occurrence(&after, false).ok().map(|next| next.timestamp() * 1000)
             }
             Schedule::Every(period) => {
                 let period = period.as_millis().max(1) as i64;
@@ -78,6 +80,8 @@ mod tests {
         let nightly = Schedule::cron("0 2 * * *").unwrap();
         assert_eq!(nightly.next_after(NOV_24_0100), Some(NOV_24_0100 + 3_600_000));
         assert_eq!(nightly.next_after(NOV_24_0100 + 3_600_000), Some(NOV_24_0100 + 3_600_000 + 86_400_000));
+        // A fraction of a second never leaks into the slot.
+        assert_eq!(nightly.next_after(NOV_24_0100 + 224), Some(NOV_24_0100 + 3_600_000));
         let half_past = Schedule::cron("30 3 * * *").unwrap();
         assert_eq!(half_past.next_after(NOV_24_0100), Some(NOV_24_0100 + 2 * 3_600_000 + 30 * 60_000));
     }

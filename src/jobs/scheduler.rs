@@ -18,6 +18,7 @@ use std::time::Duration;
 
 use crate::db::{self, DbError};
 use crate::events::writer::WriteError;
+use crate::jobs::config;
 use crate::jobs::registry::{Availability, JOBS, JobSpec};
 use crate::jobs::runs::{self, Outcome, Started, Trigger};
 use crate::state::AppState;
@@ -48,12 +49,16 @@ pub async fn run(state: Arc<AppState>) {
 /// Runs every scheduled job that is due now.
 pub async fn tick(state: &Arc<AppState>, started_ms: i64) -> Result<(), DbError> {
     for job in JOBS.iter().filter(|job| SCHEDULED_HERE.contains(&job.name)) {
-        if job.availability != Availability::Available || !job.enabled_by_default {
+        if job.availability != Availability::Available {
             continue;
         }
-        let (pool, name) = (state.readers.clone(), job.name);
-        let last = db::blocking(move || runs::last_started(&*pool.get()?, name)).await?;
-        if job.schedule.schedule().is_due(last, started_ms, state.clock.now_ms()) {
+        let pool = state.readers.clone();
+        let (effective, last) = db::blocking(move || {
+            let conn = pool.get()?;
+            Ok::<_, DbError>((config::effective(&conn, job)?, runs::last_started(&conn, job.name)?))
+        })
+        .await?;
+        if effective.enabled && effective.schedule.is_due(last, started_ms, state.clock.now_ms()) {
             run_job(state, job, Trigger::Schedule).await.map_err(write_failed)?;
         }
     }
