@@ -302,3 +302,15 @@ CREATE TABLE job_runs (
 CREATE INDEX job_runs_by_job ON job_runs(job, started_at_ms);
 -- At most one run of a job at a time.
 CREATE UNIQUE INDEX job_runs_one_running ON job_runs(job) WHERE outcome = 'running';
+
+-- Job service-level breaches (spec §8 "Alert when"), one row per breaching run.
+CREATE TABLE job_alerts (
+    id        TEXT PRIMARY KEY,
+    job       TEXT NOT NULL,
+    run_id    TEXT NOT NULL,
+    at_ms     INTEGER NOT NULL,
+    severity  TEXT NOT NULL CHECK (severity IN ('warning', 'critical')),
+    reason    TEXT NOT NULL
+);
+
+CREATE INDEX job_alerts_by_job ON job_alerts(job, at_ms);

@@ -19,6 +19,7 @@ use crate::events::reredact;
 use crate::jobs::config as jobs_config;
 use crate::jobs::registry::{self, Availability, JOBS};
 use crate::jobs::runs::{self, Outcome, Started, Trigger};
+use crate::jobs::slo;
 use crate::transcripts::backfill;
 use crate::transcripts::offline::index_stored;
 
@@ -128,7 +129,9 @@ fn run(config: &ConfigArgs, name: &str) -> anyhow::Result<i32> {
         Ok(rows) => (Outcome::Succeeded, Some(*rows), None),
         Err(err) => (Outcome::Failed, None, Some(format!("{err:#}"))),
     };
-    runs::finish(&conn, &run_id, outcome, rows, error.as_deref(), now_ms())?;
+    if let Some(breach) = runs::finish_and_check(&conn, job, &run_id, outcome, rows, error.as_deref(), now_ms())? {
+        eprintln!("{name} breached its service level ({}): {}", breach.severity, breach.reason);
+    }
     let took = started.elapsed().as_secs_f64();
     match result {
         Ok(rows) => {
@@ -177,7 +180,8 @@ fn print_rows<const N: usize>(headers: &[&str; N], rows: Vec<Vec<String>>) {
     }
 }
 
-const LIST_HEADERS: [&str; 8] = ["job", "tier", "schedule", "enabled", "target", "available", "last run", "next run"];
+const LIST_HEADERS: [&str; 9] =
+    ["job", "tier", "schedule", "enabled", "target", "available", "last run", "next run", "alert"];
 const HISTORY_HEADERS: [&str; 7] = ["started", "job", "trigger", "outcome", "took", "rows", "error"];
 
 fn history_rows(runs: &[runs::JobRun]) -> Vec<Vec<String>> {
@@ -223,6 +227,8 @@ fn list_rows(conn: &rusqlite::Connection, now_ms: i64) -> anyhow::Result<Vec<Vec
             _ => "—".to_string(),
         };
         let schedule = format!("{}{}", effective.schedule.describe(), if effective.configured { " (set)" } else { "" });
+        let alert = slo::standing(conn, job.name)?
+            .map_or(String::new(), |breach| format!("{}: {}", breach.severity, breach.reason));
         rows.push(vec![
             job.name.to_string(),
             job.tier.as_str().to_string(),
@@ -232,6 +238,7 @@ fn list_rows(conn: &rusqlite::Connection, now_ms: i64) -> anyhow::Result<Vec<Vec
             available,
             last_run,
             next_run,
+            alert,
         ]);
     }
     Ok(rows)

@@ -118,6 +118,22 @@ pub fn finish(
     Ok(())
 }
 
+/// Ends a running run and checks it against the job's service level (`slo`); returns
+/// the breach, if the run breached it.
+pub fn finish_and_check(
+    conn: &Connection,
+    job: &super::registry::JobSpec,
+    run_id: &str,
+    outcome: Outcome,
+    rows_touched: Option<i64>,
+    error: Option<&str>,
+    now_ms: i64,
+) -> Result<Option<super::slo::Breach>, DbError> {
+    finish(conn, run_id, outcome, rows_touched, error, now_ms)?;
+    let run = conn.query_row(&format!("SELECT {RUN_COLUMNS} FROM job_runs WHERE id = ?1"), [run_id], read_run)?;
+    super::slo::check(conn, job, &run)
+}
+
 /// Records a run that was refused before it started, with the reason.
 pub fn record_refused(
     conn: &Connection,
@@ -157,23 +173,26 @@ pub fn last_started(conn: &Connection, job: &str) -> Result<Option<i64>, DbError
 
 /// The latest runs, newest first: of one job, or of all.
 pub fn history(conn: &Connection, job: Option<&str>, limit: usize) -> Result<Vec<JobRun>, DbError> {
-    let mut stmt = conn.prepare_cached(
-        "SELECT id, job, trigger, started_at_ms, ended_at_ms, outcome, rows_touched, error FROM job_runs
-         WHERE ?1 IS NULL OR job = ?1 ORDER BY started_at_ms DESC, id DESC LIMIT ?2",
-    )?;
-    let rows = stmt.query_map(params![job, limit as i64], |row| {
-        Ok(JobRun {
-            id: row.get(0)?,
-            job: row.get(1)?,
-            trigger: row.get(2)?,
-            started_at_ms: row.get(3)?,
-            ended_at_ms: row.get(4)?,
-            outcome: Outcome::parse(&row.get::<_, String>(5)?),
-            rows_touched: row.get(6)?,
-            error: row.get(7)?,
-        })
-    })?;
+    let mut stmt = conn.prepare_cached(&format!(
+        "SELECT {RUN_COLUMNS} FROM job_runs WHERE ?1 IS NULL OR job = ?1 ORDER BY started_at_ms DESC, id DESC LIMIT ?2"
+    ))?;
+    let rows = stmt.query_map(params![job, limit as i64], read_run)?;
     Ok(rows.collect::<Result<Vec<_>, _>>()?)
+}
+
+const RUN_COLUMNS: &str = "id, job, trigger, started_at_ms, ended_at_ms, outcome, rows_touched, error";
+
+fn read_run(row: &rusqlite::Row<'_>) -> rusqlite::Result<JobRun> {
+    Ok(JobRun {
+        id: row.get(0)?,
+        job: row.get(1)?,
+        trigger: row.get(2)?,
+        started_at_ms: row.get(3)?,
+        ended_at_ms: row.get(4)?,
+        outcome: Outcome::parse(&row.get::<_, String>(5)?),
+        rows_touched: row.get(6)?,
+        error: row.get(7)?,
+    })
 }
 
 #[cfg(test)]

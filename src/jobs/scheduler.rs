@@ -90,7 +90,14 @@ pub async fn finish_run(state: &Arc<AppState>, job: &'static JobSpec, run_id: St
         }
     };
     let ended_ms = state.clock.now_ms();
-    state.writer.transact(move |tx| runs::finish(tx, &run_id, outcome, rows, error.as_deref(), ended_ms)).await
+    let breach = state
+        .writer
+        .transact(move |tx| runs::finish_and_check(tx, job, &run_id, outcome, rows, error.as_deref(), ended_ms))
+        .await?;
+    if let Some(breach) = breach {
+        tracing::warn!(job = job.name, severity = breach.severity, reason = %breach.reason, "job breached its service level");
+    }
+    Ok(())
 }
 
 /// The jobs a trigger over HTTP may start now: available ones the server knows how to run.

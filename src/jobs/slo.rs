@@ -1,0 +1,156 @@
+//! Job service levels (spec §8, "Alert when"): after a run ends, its duration and the
+//! job's failures in a row are checked against the job's thresholds, and a breach is
+//! stored in `job_alerts` (owned here) with its severity. Delivery to people comes with
+//! the alerts issue; `jobs list` shows a job's latest breach while it stands.
+//!
+//! Invariants: a refused run is not a run (it neither fails nor breaks a streak); a
+//! breach names what was breached, in words an operator can act on.
+
+use rusqlite::{Connection, OptionalExtension, params};
+
+use super::registry::{JobSpec, Severity};
+use super::runs::{JobRun, Outcome};
+use crate::db::DbError;
+
+/// One stored breach.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Breach {
+    pub job: String,
+    pub run_id: String,
+    pub at_ms: i64,
+    pub severity: &'static str,
+    pub reason: String,
+}
+
+/// Checks an ended run of `job` against its thresholds; stores and returns the breach.
+pub fn check(conn: &Connection, job: &JobSpec, run: &JobRun) -> Result<Option<Breach>, DbError> {
+    let Some(ended_ms) = run.ended_at_ms else { return Ok(None) };
+    let mut reasons = Vec::new();
+    if job.alert.any_failure && run.outcome == Outcome::Failed {
+        reasons.push(format!("failed: {}", run.error.as_deref().unwrap_or("no reason given")));
+    }
+    if let Some(limit) = job.alert.max_duration {
+        let took_ms = ended_ms - run.started_at_ms;
+        if took_ms > limit.as_millis() as i64 {
+            reasons.push(format!(
+                "took {:.1} min, over its {} min limit",
+                took_ms as f64 / 60_000.0,
+                limit.as_secs() / 60
+            ));
+        }
+    }
+    if let Some(limit) = job.alert.consecutive_failures {
+        let streak = failures_in_a_row(conn, job.name)?;
+        if streak >= limit {
+            reasons.push(format!("{streak} failures in a row (the limit is {limit})"));
+        }
+    }
+    if reasons.is_empty() {
+        return Ok(None);
+    }
+    let severity = match job.alert.severity {
+        Severity::Warning => "warning",
+        Severity::Critical => "critical",
+    };
+    let breach = Breach {
+        job: job.name.to_string(),
+        run_id: run.id.clone(),
+        at_ms: ended_ms,
+        severity,
+        reason: reasons.join("; "),
+    };
+    conn.execute(
+        "INSERT INTO job_alerts (id, job, run_id, at_ms, severity, reason) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+        params![
+            uuid::Uuid::now_v7().to_string(),
+            breach.job,
+            breach.run_id,
+            breach.at_ms,
+            breach.severity,
+            breach.reason
+        ],
+    )?;
+    Ok(Some(breach))
+}
+
+/// Failed runs since the job's last run that did not fail (refusals do not count).
+fn failures_in_a_row(conn: &Connection, job: &str) -> Result<u32, DbError> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT outcome FROM job_runs WHERE job = ?1 AND outcome NOT IN ('refused', 'running')
+         ORDER BY started_at_ms DESC, id DESC",
+    )?;
+    let mut rows = stmt.query([job])?;
+    let mut streak = 0;
+    while let Some(row) = rows.next()? {
+        if row.get::<_, String>(0)? != "failed" {
+            break;
+        }
+        streak += 1;
+    }
+    Ok(streak)
+}
+
+/// The job's latest breach if it came from its latest ended run (the breach stands).
+pub fn standing(conn: &Connection, job: &str) -> Result<Option<Breach>, DbError> {
+    Ok(conn
+        .query_row(
+            "SELECT a.job, a.run_id, a.at_ms, a.severity, a.reason FROM job_alerts a
+             WHERE a.job = ?1 AND a.run_id = (
+                 SELECT id FROM job_runs WHERE job = ?1 AND outcome NOT IN ('refused', 'running')
+                 ORDER BY started_at_ms DESC, id DESC LIMIT 1)
+             ORDER BY a.at_ms DESC LIMIT 1",
+            [job],
+            |row| {
+                let severity: String = row.get(3)?;
+                Ok(Breach {
+                    job: row.get(0)?,
+                    run_id: row.get(1)?,
+                    at_ms: row.get(2)?,
+                    severity: if severity == "critical" { "critical" } else { "warning" },
+                    reason: row.get(4)?,
+                })
+            },
+        )
+        .optional()?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::jobs::registry::find;
+    use crate::jobs::runs::{self, Started, Trigger};
+
+    fn ended(conn: &Connection, job: &str, at: i64, took: i64, outcome: Outcome) -> JobRun {
+        let Started::Started(id) = runs::start(conn, job, Trigger::Schedule, at).unwrap() else { panic!() };
+        let error = (outcome == Outcome::Failed).then_some("disk full");
+        runs::finish(conn, &id, outcome, None, error, at + took).unwrap();
+        runs::history(conn, Some(job), 1).unwrap().remove(0)
+    }
+
+    #[test]
+    fn breaches_follow_each_jobs_thresholds() {
+        let mut conn = Connection::open_in_memory().unwrap();
+        crate::db::migrations::migrate(&mut conn, std::path::Path::new(":memory:")).unwrap();
+        // run-deletions: any failure, critical.
+        let deletions = find("run-deletions").unwrap();
+        let run = ended(&conn, "run-deletions", 0, 1_000, Outcome::Failed);
+        let breach = check(&conn, deletions, &run).unwrap().unwrap();
+        assert_eq!((breach.severity, breach.reason.as_str()), ("critical", "failed: disk full"));
+        assert_eq!(standing(&conn, "run-deletions").unwrap(), Some(breach));
+        let run = ended(&conn, "run-deletions", 10_000, 1_000, Outcome::Succeeded);
+        assert_eq!(check(&conn, deletions, &run).unwrap(), None);
+        assert_eq!(standing(&conn, "run-deletions").unwrap(), None, "a good run ends the standing breach");
+
+        // sweep-abandoned: over 2 minutes, or 3 failures in a row; refusals do not count.
+        let abandoned = find("sweep-abandoned").unwrap();
+        let slow = ended(&conn, "sweep-abandoned", 0, 150_000, Outcome::Succeeded);
+        assert_eq!(check(&conn, abandoned, &slow).unwrap().unwrap().reason, "took 2.5 min, over its 2 min limit");
+        for i in 1..=2 {
+            let failed = ended(&conn, "sweep-abandoned", i * 1_000_000, 1_000, Outcome::Failed);
+            assert_eq!(check(&conn, abandoned, &failed).unwrap(), None, "failure {i} of 3");
+        }
+        runs::record_refused(&conn, "sweep-abandoned", Trigger::Http, "busy", 2_500_000).unwrap();
+        let third = ended(&conn, "sweep-abandoned", 3_000_000, 1_000, Outcome::Failed);
+        assert_eq!(check(&conn, abandoned, &third).unwrap().unwrap().reason, "3 failures in a row (the limit is 3)");
+    }
+}
