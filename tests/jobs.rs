@@ -19,6 +19,11 @@ fn runs(data_dir: &std::path::Path) -> Vec<(String, String, String)> {
         .unwrap()
 }
 
+/// The runs of `run-deletions` only (the scheduler runs other jobs at their own slots).
+fn deletion_runs(data_dir: &std::path::Path) -> Vec<(String, String, String)> {
+    runs(data_dir).into_iter().filter(|(job, _, _)| job == "run-deletions").collect()
+}
+
 #[test]
 fn run_deletions_fires_at_its_slots_and_runs_a_crash_left_open_are_closed_as_interrupted() {
     let dir = tempfile::tempdir().unwrap();
@@ -38,19 +43,19 @@ fn run_deletions_fires_at_its_slots_and_runs_a_crash_left_open_are_closed_as_int
     // The last run "started" at 1 ms after the epoch: the 6-hour slots since then have
     // passed, so the scheduler catches up once, not once per slot.
     wait_until(Duration::from_secs(10), "the interrupted run closed and one catch-up run", || {
-        runs(&data_dir).len() == 2
+        deletion_runs(&data_dir).len() == 2
     });
     std::thread::sleep(Duration::from_secs(2));
-    let after_catch_up = runs(&data_dir);
+    let after_catch_up = deletion_runs(&data_dir);
     assert_eq!(after_catch_up.len(), 2, "{after_catch_up:?}");
     assert_eq!(after_catch_up[0], ("run-deletions".into(), "schedule".into(), "interrupted".into()));
     assert_eq!(after_catch_up[1], ("run-deletions".into(), "schedule".into(), "succeeded".into()));
 
     // Nothing more until the next slot; then exactly one more run.
     server.clock.advance_ms(6 * 3_600_000);
-    wait_until(Duration::from_secs(10), "the next slot's run", || runs(&data_dir).len() == 3);
+    wait_until(Duration::from_secs(10), "the next slot's run", || deletion_runs(&data_dir).len() == 3);
     std::thread::sleep(Duration::from_secs(2));
-    assert_eq!(runs(&data_dir).len(), 3, "one run per slot");
+    assert_eq!(deletion_runs(&data_dir).len(), 3, "one run per slot");
 
     // `jobs history`, newest first; an unknown job is an error that says so.
     let history = sightline(&["jobs", "history", "--data-dir", data_dir.to_str().unwrap(), "run-deletions"]);
@@ -104,4 +109,49 @@ fn jobs_run_records_its_run_and_refuses_what_this_build_cannot_run() {
     let blocked = sightline(&["jobs", "run", "--data-dir", data_dir, "run-deletions"]);
     assert_eq!(blocked.status.code(), Some(2));
     assert!(stderr(&blocked).contains("run-deletions is already running (run going)"), "{}", stderr(&blocked));
+}
+
+#[test]
+fn sweep_scratch_removes_what_has_expired_and_keeps_what_has_not() {
+    let dir = tempfile::tempdir().unwrap();
+    let data_dir = dir.path();
+    sightline(&["migrate", "--data-dir", data_dir.to_str().unwrap()]);
+    let now = now_ms();
+    let day = 86_400_000;
+    let conn = rusqlite::Connection::open(data_dir.join("main.db")).unwrap();
+    for (code, user_code, expires) in
+        [(b"old-code".to_vec(), "BCDF-GHJK", now - 2 * day), (b"new-code".to_vec(), "LMNP-QRST", now + 600_000)]
+    {
+        conn.execute(
+            "INSERT INTO device_authorizations (device_code_sha256, user_code, client_id, created_at_ms, expires_at_ms, interval_secs)
+             VALUES (?1, ?2, 'sightline-cli', ?3, ?3, 5)",
+            rusqlite::params![code, user_code, expires],
+        )
+        .unwrap();
+    }
+    // A transcript upload abandoned two days ago, and one in progress (staging folders
+    // are `<session>-<sha256 of the whole upload>`).
+    let incoming = data_dir.join("transcripts/incoming/someone");
+    let (stale, fresh) =
+        (incoming.join(format!("s1-{}", "a".repeat(64))), incoming.join(format!("s2-{}", "b".repeat(64))));
+    for folder in [&stale, &fresh] {
+        std::fs::create_dir_all(folder).unwrap();
+        std::fs::write(folder.join("0"), b"chunk").unwrap();
+    }
+    let two_days_ago = std::time::SystemTime::now() - std::time::Duration::from_secs(2 * 86_400);
+    std::fs::File::open(&stale).unwrap().set_modified(two_days_ago).unwrap();
+
+    let ran = sightline(&["jobs", "run", "--data-dir", data_dir.to_str().unwrap(), "sweep-scratch"]);
+    assert!(ran.status.success(), "{}", stderr(&ran));
+    let codes: Vec<String> = conn
+        .prepare("SELECT user_code FROM device_authorizations")
+        .unwrap()
+        .query_map([], |row| row.get(0))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    assert_eq!(codes, ["LMNP-QRST"], "only the long-expired code goes");
+    assert!(!stale.exists(), "the abandoned upload is removed");
+    assert!(fresh.join("0").exists(), "the upload in progress is kept");
+    assert!(stdout(&ran).starts_with("sweep-scratch succeeded in "), "{}", stdout(&ran));
 }

@@ -222,18 +222,6 @@ async fn compaction_timer(state: Arc<AppState>) {
             }
             Err(err) => tracing::error!(error = %err, "compaction failed"),
         }
-        // Abandoned transcript uploads, at start and hourly (until the jobs scheduler's
-        // scratch sweep takes this over).
-        let data_dir = state.config.data_dir.clone();
-        let expired = db::blocking(move || {
-            use crate::transcripts::upload;
-            upload::expire_staged(&data_dir, upload::STAGING_MAX_AGE, std::time::SystemTime::now())
-        });
-        match expired.await {
-            Ok(0) => {}
-            Ok(removed) => tracing::info!(removed, "removed abandoned transcript uploads"),
-            Err(err) => tracing::error!(error = %err, "cannot remove abandoned transcript uploads"),
-        }
     }
 }
 

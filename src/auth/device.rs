@@ -186,6 +186,12 @@ pub fn pending(conn: &Connection, user_code: &str, now_ms: i64) -> Result<bool, 
     )?)
 }
 
+/// Removes device authorisations that expired more than a day ago, whatever their
+/// status (`sweep-scratch`); returns how many.
+pub fn delete_expired(conn: &Connection, now_ms: i64) -> Result<usize, DbError> {
+    Ok(conn.execute("DELETE FROM device_authorizations WHERE expires_at_ms < ?1", [now_ms - 86_400_000])?)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

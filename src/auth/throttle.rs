@@ -54,6 +54,14 @@ impl LoginThrottle {
         if wait_ms > 0 { Err((wait_ms as u64).div_ceil(1000)) } else { Ok(()) }
     }
 
+    /// Forgets windows that have ended (`sweep-scratch`); returns how many.
+    pub fn prune(&self, now_ms: i64) -> usize {
+        let Ok(mut windows) = self.windows.lock() else { return 0 };
+        let before = windows.len();
+        windows.retain(|_, window| now_ms - window.started_ms < WINDOW_MS);
+        before - windows.len()
+    }
+
     pub fn failed(&self, account: &str, address: IpAddr, now_ms: i64) {
         let Ok(mut windows) = self.windows.lock() else { return };
         if windows.len() > PRUNE_ABOVE {

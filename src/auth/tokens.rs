@@ -159,6 +159,14 @@ pub fn verify(conn: &Connection, secret: &str, kind: TokenKind, now_ms: i64) -> 
         .optional()?)
 }
 
+/// Removes refresh tokens that expired more than a week ago (`sweep-scratch`): they can
+/// never be used again, and a week keeps a late reuse of a rotated one recognisable;
+/// returns how many.
+pub fn delete_expired_refresh(conn: &Connection, now_ms: i64) -> Result<usize, DbError> {
+    Ok(conn
+        .execute("DELETE FROM auth_tokens WHERE kind = 'refresh' AND expires_at_ms < ?1", [now_ms - 7 * 86_400_000])?)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -161,6 +161,15 @@ fn execute(name: &str, conn: &rusqlite::Connection, data_dir: &std::path::Path) 
             index_stored(conn, data_dir, false, false)?;
             Ok(events.rows_changed as i64 + transcripts.changed as i64)
         }
+        "sweep-scratch" => {
+            use crate::transcripts::upload;
+            let uploads = upload::expire_staged(data_dir, upload::STAGING_MAX_AGE, std::time::SystemTime::now())?;
+            let now_ms = crate::clock::system_now_ms();
+            let rows = crate::auth::device::delete_expired(conn, now_ms)?
+                + crate::auth::tokens::delete_expired_refresh(conn, now_ms)?;
+            // Sign-in throttle windows live in the server's memory; its own runs prune them.
+            Ok((uploads + rows) as i64)
+        }
         other => anyhow::bail!("{other} has no runner in this build"),
     }
 }

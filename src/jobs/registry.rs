@@ -231,7 +231,7 @@ pub const JOBS: [JobSpec; 19] = [
         enabled_by_default: true,
         target: Some(Duration::from_secs(30)),
         alert: slower_than_or_failing(minutes(5), 2),
-        availability: Availability::Unavailable(THIS_ISSUE),
+        availability: Availability::Available,
         what: "removes stale upload chunks, expired device codes, refresh tokens and throttle entries",
     },
     JobSpec {

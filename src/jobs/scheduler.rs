@@ -4,7 +4,8 @@
 //! enabled and whose schedule is due (`Schedule::is_due`: once after downtime, nothing
 //! at a first start), recording each run in `job_runs`.
 //!
-//! Today it schedules `run-deletions` (it replaced the deletion timer). Transcript
+//! Today it schedules `run-deletions` (it replaced the deletion timer) and
+//! `sweep-scratch` (which took the abandoned-upload sweep over from the compaction timer). Transcript
 //! indexing still runs inside the indexer thread (each upload, and every 5 minutes), and
 //! compaction on its own hourly timer, until the rest of issue 15 moves them here.
 //!
@@ -25,7 +26,7 @@ use crate::state::AppState;
 
 /// The jobs the scheduler runs itself; the others are still driven elsewhere (see the
 /// module documentation) or have not landed.
-const SCHEDULED_HERE: &[&str] = &["run-deletions"];
+const SCHEDULED_HERE: &[&str] = &["run-deletions", "sweep-scratch"];
 
 /// How often the scheduler looks at the clock.
 const TICK: Duration = Duration::from_secs(1);
@@ -115,8 +116,32 @@ async fn execute(state: &Arc<AppState>, job: &JobSpec) -> Result<Option<i64>, St
             }
             Ok(Some(report.sessions_deleted as i64 + report.events_deleted as i64))
         }
+        "sweep-scratch" => sweep_scratch(state).await,
         other => Err(format!("{other} is not run by the scheduler yet")),
     }
+}
+
+/// `sweep-scratch`: transcript uploads abandoned for a day, device authorisations and
+/// refresh tokens long expired, and ended sign-in throttle windows.
+async fn sweep_scratch(state: &Arc<AppState>) -> Result<Option<i64>, String> {
+    let data_dir = state.config.data_dir.clone();
+    let uploads = db::blocking(move || {
+        use crate::transcripts::upload;
+        upload::expire_staged(&data_dir, upload::STAGING_MAX_AGE, std::time::SystemTime::now())
+    })
+    .await
+    .map_err(|err| err.to_string())?;
+    let now_ms = state.clock.now_ms();
+    let rows = state
+        .writer
+        .transact(move |tx| {
+            Ok(crate::auth::device::delete_expired(tx, now_ms)?
+                + crate::auth::tokens::delete_expired_refresh(tx, now_ms)?)
+        })
+        .await
+        .map_err(|err| err.to_string())?;
+    let windows = state.login_throttle.prune(now_ms) + state.device_throttle.prune(now_ms);
+    Ok(Some((uploads + rows + windows) as i64))
 }
 
 fn write_failed(err: WriteError) -> DbError {
