@@ -11,7 +11,8 @@
 use regex::Regex;
 use std::sync::LazyLock;
 
-use super::{Pattern, REDACTED_PREFIX, Rule};
+use super::REDACTED_PREFIX;
+use super::rules::{Pattern, Rule};
 
 /// Header names whose whole value is a credential (compared case-insensitively).
 const KEY_HEADERS: &str = r"x-api-key|api-key|x-auth-token|x-access-token|x-goog-api-key|private-token|ocp-apim-subscription-key|x-functions-key|x-vault-token";

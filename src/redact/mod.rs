@@ -27,134 +27,25 @@
 use std::borrow::Cow;
 use std::sync::LazyLock;
 
-use regex::{Captures, Regex, RegexSet};
+use regex::{Regex, RegexSet};
 use serde_json::{Map, Value};
 
 /// Version of the rule set; bump it whenever a rule changes what it redacts.
 /// 2: vendor API keys by their own format, and credentials in HTTP headers.
 pub const RULES_VERSION: u32 = 2;
 
+mod adversarial;
 mod headers;
+mod rules;
 mod scan;
 mod vendors;
+pub use adversarial::adversarial_input;
 use headers::redact_header_value;
+pub use rules::Rule;
+use rules::{B, Pattern, rule_parts};
 use scan::{redact_env, redact_pem};
 
 const REDACTED_PREFIX: &str = "[REDACTED:";
-
-/// One redaction rule; its [`Rule::name`] appears in the `[REDACTED:<name>]` label.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Rule {
-    /// AWS access key ids (`AKIA`/`ASIA`/`ABIA`/`ACCA` + 16) and Google API keys (`AIza` + 35).
-    CloudAccessKey,
-    /// AWS secret access keys in a naming context, and Azure storage `AccountKey=` values.
-    CloudSecretKey,
-    /// GitHub (`ghp_`, `gho_`, `ghu_`, `ghs_`, `ghr_`, `github_pat_`) and GitLab (`glpat-`) tokens.
-    CodeHostingToken,
-    /// Anthropic API and admin keys (`sk-ant-…`).
-    AnthropicKey,
-    /// OpenAI project, service-account, admin and legacy keys (`sk-proj-…`, `sk-` + 48).
-    OpenAiKey,
-    /// Stripe secret and restricted keys (`sk_live_…`, `rk_live_…`, test and prod too).
-    StripeKey,
-    /// Hugging Face user and organisation tokens (`hf_…`, `api_org_…`).
-    HuggingFaceToken,
-    /// npm access tokens (`npm_` + 36).
-    NpmToken,
-    /// PyPI and TestPyPI upload tokens (`pypi-AgE…`).
-    PypiToken,
-    /// Docker Hub personal and organisation access tokens (`dckr_pat_…`, `dckr_oat_…`).
-    DockerHubToken,
-    /// Azure OpenAI and Azure AI keys (32 hex or 84 alphanumerics) in an Azure naming context.
-    AzureKey,
-    /// JSON Web Tokens: three base64url segments, header and payload starting with `eyJ`.
-    Jwt,
-    /// Slack tokens and incoming webhooks, Discord webhooks, Telegram bot tokens.
-    ChatToken,
-    /// The credential of an HTTP header: after `Authorization: Bearer|Basic|token …`, and the
-    /// value of `x-api-key:`, `api-key:`, `x-auth-token:` and their like.
-    HttpCredential,
-    /// The value of an assignment whose name ends in KEY, TOKEN, SECRET, PASSWORD or PASSWD.
-    EnvSecret,
-    /// PEM private key blocks, with real or JSON-escaped line breaks, complete or truncated.
-    PrivateKey,
-    /// The userinfo of a URL: `user:password@`, or a bare `token@` for http(s).
-    UrlCredentials,
-    /// E-mail addresses (except the `git@` of SSH remotes).
-    Email,
-}
-
-impl Rule {
-    /// All rules in the order they are applied (see the module documentation).
-    pub const ORDERED: [Rule; 18] = [
-        Rule::CloudAccessKey,
-        Rule::CloudSecretKey,
-        Rule::CodeHostingToken,
-        Rule::AnthropicKey,
-        Rule::OpenAiKey,
-        Rule::StripeKey,
-        Rule::HuggingFaceToken,
-        Rule::NpmToken,
-        Rule::PypiToken,
-        Rule::DockerHubToken,
-        Rule::AzureKey,
-        Rule::Jwt,
-        Rule::ChatToken,
-        Rule::HttpCredential,
-        Rule::EnvSecret,
-        Rule::PrivateKey,
-        Rule::UrlCredentials,
-        Rule::Email,
-    ];
-
-    /// The rule's snake_case name, as used in its `[REDACTED:<name>]` label.
-    pub fn name(self) -> &'static str {
-        match self {
-            Rule::CloudAccessKey => "cloud_access_key",
-            Rule::CloudSecretKey => "cloud_secret_key",
-            Rule::CodeHostingToken => "code_hosting_token",
-            Rule::AnthropicKey => "anthropic_key",
-            Rule::OpenAiKey => "openai_key",
-            Rule::StripeKey => "stripe_key",
-            Rule::HuggingFaceToken => "hugging_face_token",
-            Rule::NpmToken => "npm_token",
-            Rule::PypiToken => "pypi_token",
-            Rule::DockerHubToken => "docker_hub_token",
-            Rule::AzureKey => "azure_key",
-            Rule::Jwt => "jwt",
-            Rule::ChatToken => "chat_token",
-            Rule::HttpCredential => "http_credential",
-            Rule::EnvSecret => "env_secret",
-            Rule::PrivateKey => "private_key",
-            Rule::UrlCredentials => "url_credentials",
-            Rule::Email => "email",
-        }
-    }
-
-    /// The replacement text, `[REDACTED:<name>]`.
-    fn label(self) -> &'static str {
-        match self {
-            Rule::CloudAccessKey => "[REDACTED:cloud_access_key]",
-            Rule::CloudSecretKey => "[REDACTED:cloud_secret_key]",
-            Rule::CodeHostingToken => "[REDACTED:code_hosting_token]",
-            Rule::AnthropicKey => "[REDACTED:anthropic_key]",
-            Rule::OpenAiKey => "[REDACTED:openai_key]",
-            Rule::StripeKey => "[REDACTED:stripe_key]",
-            Rule::HuggingFaceToken => "[REDACTED:hugging_face_token]",
-            Rule::NpmToken => "[REDACTED:npm_token]",
-            Rule::PypiToken => "[REDACTED:pypi_token]",
-            Rule::DockerHubToken => "[REDACTED:docker_hub_token]",
-            Rule::AzureKey => "[REDACTED:azure_key]",
-            Rule::Jwt => "[REDACTED:jwt]",
-            Rule::ChatToken => "[REDACTED:chat_token]",
-            Rule::HttpCredential => "[REDACTED:http_credential]",
-            Rule::EnvSecret => "[REDACTED:env_secret]",
-            Rule::PrivateKey => "[REDACTED:private_key]",
-            Rule::UrlCredentials => "[REDACTED:url_credentials]",
-            Rule::Email => "[REDACTED:email]",
-        }
-    }
-}
 
 /// Redacts with every rule, in order. Borrowed when nothing matched (the common case must
 /// not allocate).
@@ -203,101 +94,6 @@ pub fn redact_transcript_line(line: &str, out: &mut String) {
     out.push('\n');
 }
 
-/// A deterministic worst-case-ish input of `size_bytes` ASCII bytes for benchmarking
-/// [`redact_text`]: glued and spaced runs of near-miss prefixes (`AKIA`, `ghp_`, `sk-ant-`,
-/// `hf_`, `Authorization: Bearer `, `eyJ`, `xoxb-`, `-----BEGIN`, `@`, `://user:`, unclosed
-/// quotes, …), truncated PEM headers over long
-/// base64-ish runs, and long identifier runs ending in KEY/TOKEN without values.
-pub fn adversarial_input(size_bytes: usize) -> String {
-    const NEAR_MISSES: [&str; 40] = [
-        "sk-",
-        "sk-ant-api03-",
-        "sk-proj-",
-        "sk_live_",
-        "hf_",
-        "npm_",
-        "pypi-AgE",
-        "dckr_pat_",
-        "azure_openai_key=",
-        "Authorization: Bearer ",
-        "x-api-key: ",
-        "Authorization: Basic \\\"",
-        "AKIA",
-        "ASIAIOSFODNN7EXAMP",
-        "AIzaSyFAKE",
-        "ghp_",
-        "gho_0123456789",
-        "github_pat_",
-        "glpat-",
-        "eyJ",
-        "eyJhbGciOi.eyJzdWIi",
-        "xoxb-",
-        "xapp-1",
-        "hooks.slack.com/services/T0/",
-        "discord.com/api/webhooks/1/",
-        "123456789:AAshort",
-        "aws_secret_access_key",
-        "AccountKey=c2hvcnQ",
-        "-----BEGIN",
-        "-----BEGIN RSA PRIVATE KEY",
-        "-----END",
-        "@",
-        "a@b",
-        "user@host.",
-        "://user:",
-        "https://user:",
-        "PASSWORD",
-        "password \"",
-        "API_KEY=\"",
-        "\\\"",
-    ];
-    let mut out = String::with_capacity(size_bytes + 4096);
-    let mut i = 0usize;
-    while out.len() < size_bytes {
-        let piece = NEAR_MISSES[i % NEAR_MISSES.len()];
-        match (i / NEAR_MISSES.len()) % 4 {
-            0 => (0..64).for_each(|_| out.push_str(piece)),
-            1 => (0..64).for_each(|_| {
-                out.push_str(piece);
-                out.push(' ');
-            }),
-            2 => {
-                (0..48).for_each(|_| out.push_str("SOME_LONG_IDENTIFIER_"));
-                out.push_str(if i.is_multiple_of(2) { "KEY " } else { "TOKEN\n" });
-            }
-            _ => {
-                out.push_str(piece);
-                (0..12).for_each(|_| out.push_str("AAAAbbbb0000++//"));
-                out.push_str(if i.is_multiple_of(3) { "-----BEGIN RSA PRIVATE KEY-----\\n" } else { "\n" });
-            }
-        }
-        i += 1;
-    }
-    out.truncate(size_bytes);
-    out
-}
-
-/// A regex whose matches are replaced by the rule's label: the named group `s` if it took
-/// part in the match, else the whole match. `accept` can veto a match (it is then kept).
-struct Pattern {
-    re: Regex,
-    accept: fn(&Captures<'_>) -> bool,
-}
-
-impl Pattern {
-    fn new(re: &str, accept: fn(&Captures<'_>) -> bool) -> Self {
-        Pattern { re: Regex::new(re).expect("redaction pattern compiles"), accept }
-    }
-
-    fn any(re: &str) -> Self {
-        Self::new(re, |_| true)
-    }
-}
-
-/// A word start, or the JSON escape before it (`\nAKIA…` in JSONL): patterns starting with
-/// it replace only their `s` group, so the escape survives.
-const B: &str = r"(?:(?-u:\b)|\\[nrt])";
-
 /// Rule 6 names: a suffix after `_`/`-` in any case (`api_key`, `X-Api-Key`), an all-uppercase
 /// identifier ending in a suffix (`GITHUB_TOKEN`, `SECRET`), or a bare word (`password`).
 const ENV_NAME: &str = r"[A-Za-z0-9_-]*[_-](?i:key|token|secret|passwd|password)|[A-Z0-9_]*(?:KEY|TOKEN|SECRET|PASSWD|PASSWORD)|[Pp]assword|[Ss]ecret|[Tt]oken|passwd";
@@ -334,93 +130,6 @@ impl Engine {
             pem_end: re(r"^-----END[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----"),
         }
     }
-}
-
-/// A rule's trigger (one cheap necessary condition) and its regex patterns (none for the
-/// env and PEM rules, which are scanned by hand).
-fn rule_parts(rule: Rule) -> (String, Vec<Pattern>) {
-    let (trigger, patterns): (&str, Vec<Pattern>) = match rule {
-        Rule::CloudAccessKey => (
-            r"AKIA|ASIA|ABIA|ACCA|AIza",
-            vec![Pattern::any(&format!(
-                r"{B}(?P<s>(?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{{16}}(?-u:\b)|AIza[0-9A-Za-z_-]{{35}})"
-            ))],
-        ),
-        Rule::CloudSecretKey => (
-            r"(?i:secret|accountkey)",
-            vec![
-                Pattern::new(
-                    r#"(?i:(?:aws[ _-]?)?secret[ _-]?access[ _-]?key|aws[ _-]?secret[ _-]?key)(?:\\?["'])?(?:[ \t]*(?:=>|:=|[:=])[ \t]*|[ \t]+(?:(?i:is)[ \t]+)?)(?:\\?["'])?(?P<s>[A-Za-z0-9/+]{40,})"#,
-                    |c| c["s"].len() == 40,
-                ),
-                Pattern::any(r"(?i:AccountKey)=(?P<s>[A-Za-z0-9+/]{86,88}={0,2})"),
-            ],
-        ),
-        Rule::CodeHostingToken => (
-            r"gh[pousr]_|github_pat_|glpat-",
-            vec![Pattern::any(&format!(
-                r"{B}(?P<s>gh[pousr]_[A-Za-z0-9]{{36,}}|github_pat_[A-Za-z0-9_]{{22,}}|glpat-[A-Za-z0-9_-]{{20,}})"
-            ))],
-        ),
-        Rule::AnthropicKey
-        | Rule::OpenAiKey
-        | Rule::StripeKey
-        | Rule::HuggingFaceToken
-        | Rule::NpmToken
-        | Rule::PypiToken
-        | Rule::DockerHubToken
-        | Rule::AzureKey => return vendors::parts(rule),
-        Rule::Jwt => ("eyJ", vec![Pattern::any(r"eyJ[A-Za-z0-9_-]+\.eyJ[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*")]),
-        Rule::ChatToken => (
-            r"xox[abposr]-|xapp-|hooks\.slack\.com|discord(?:app)?\.com|[0-9]{8}:",
-            vec![
-                Pattern::any(&format!(r"{B}(?P<s>(?:xox[abposr]|xapp)-[A-Za-z0-9-]{{10,}})")),
-                Pattern::any(concat!(
-                    r"https://hooks\.slack\.com/services/T[A-Za-z0-9_]+/B[A-Za-z0-9_]+/[A-Za-z0-9_]+",
-                    r"|https://(?:(?:ptb|canary)\.)?discord(?:app)?\.com/api/webhooks/[0-9]+/[A-Za-z0-9_-]+",
-                )),
-                // Telegram: `bot` prefix allowed for API URLs; the secret part is exactly 35.
-                Pattern::new(&format!(r"(?:{B}|bot)(?P<s>[0-9]{{8,10}}:(?P<t>[A-Za-z0-9_-]{{35,}}))"), |c| {
-                    c["t"].len() == 35
-                }),
-            ],
-        ),
-        Rule::HttpCredential => return headers::parts(),
-        Rule::EnvSecret => (r#"(?i:key|token|secret|passwd|password)(?:\\?["'])?[ \t]*[:=]"#, Vec::new()),
-        Rule::PrivateKey => ("-----BEGIN", Vec::new()),
-        Rule::UrlCredentials => (
-            "://",
-            vec![Pattern::new(
-                // Greedy userinfo: up to the last `@` of the authority, as URL parsers do.
-                &format!(r#"{B}(?P<scheme>[A-Za-z][A-Za-z0-9+.-]*)://(?P<s>[^\s/?#"'<>\\]+)@"#),
-                url_userinfo_is_secret,
-            )],
-        ),
-        Rule::Email => (
-            "@",
-            vec![Pattern::new(
-                r"(?:\\[nrt])?(?P<s>(?P<local>[A-Za-z0-9_.%+-]+)@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.(?P<tld>[A-Za-z]{2,}))(?-u:\b)",
-                is_email_address,
-            )],
-        ),
-    };
-    (trigger.to_owned(), patterns)
-}
-
-/// `user:password@` always; a bare `token@` only for http(s) (so `ssh://git@…` survives);
-/// never when an earlier rule already put a label there.
-fn url_userinfo_is_secret(c: &Captures<'_>) -> bool {
-    let userinfo = &c["s"];
-    let scheme = c["scheme"].to_ascii_lowercase();
-    !userinfo.contains(REDACTED_PREFIX)
-        && (userinfo.contains(':') || scheme.ends_with("http") || scheme.ends_with("https"))
-}
-
-/// Not an address: the `git@` of SSH remotes, and retina asset names like `icon@2x.png`.
-fn is_email_address(c: &Captures<'_>) -> bool {
-    const IMAGE_EXTENSIONS: [&str; 8] = ["png", "jpg", "jpeg", "gif", "svg", "webp", "ico", "bmp"];
-    let tld = c["tld"].to_ascii_lowercase();
-    &c["local"] != "git" && !IMAGE_EXTENSIONS.contains(&tld.as_str())
 }
 
 fn redact_counted(input: &str) -> (Cow<'_, str>, usize) {

@@ -11,7 +11,7 @@
 //! such as `hf_hub_download` or `sk-learn` stay as they are. Azure keys have no prefix,
 //! so they need an Azure naming context.
 
-use super::{B, Pattern, Rule};
+use super::rules::{B, Pattern, Rule};
 
 /// The trigger and patterns of one vendor rule (see `rule_parts`).
 pub(super) fn parts(rule: Rule) -> (String, Vec<Pattern>) {
