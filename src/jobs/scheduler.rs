@@ -14,6 +14,7 @@
 //! closed as interrupted before the first tick; a run records success only when the job
 //! itself reported it.
 
+use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -31,6 +32,10 @@ const SCHEDULED_HERE: &[&str] = &["run-deletions", "sweep-scratch"];
 /// How often the scheduler looks at the clock.
 const TICK: Duration = Duration::from_secs(1);
 
+/// How long a job's schedule may go unread: `jobs set` and runs started elsewhere (`jobs
+/// run`) are seen within this time.
+const REREAD_MS: i64 = 60_000;
+
 /// Closes interrupted runs, then ticks until the task is aborted (at shutdown).
 pub async fn run(state: Arc<AppState>) {
     let started_ms = state.clock.now_ms();
@@ -39,18 +44,26 @@ pub async fn run(state: Arc<AppState>) {
         Ok(closed) => tracing::warn!(closed, "closed job runs the last shutdown interrupted"),
         Err(err) => tracing::error!(error = %err, "cannot close interrupted job runs"),
     }
+    let mut next_look = HashMap::new();
     loop {
-        if let Err(err) = tick(&state, started_ms).await {
+        if let Err(err) = tick(&state, started_ms, &mut next_look).await {
             tracing::error!(error = %err, "the job scheduler could not look at its jobs");
         }
         tokio::time::sleep(TICK).await;
     }
 }
 
-/// Runs every scheduled job that is due now.
-pub async fn tick(state: &Arc<AppState>, started_ms: i64) -> Result<(), DbError> {
+/// Runs every scheduled job that is due now. A job's schedule and last run are read
+/// again only when its next slot comes, or after [`REREAD_MS`] (`next_look` remembers
+/// when), not on every tick.
+async fn tick(
+    state: &Arc<AppState>,
+    started_ms: i64,
+    next_look: &mut HashMap<&'static str, i64>,
+) -> anyhow::Result<()> {
     for job in JOBS.iter().filter(|job| SCHEDULED_HERE.contains(&job.name)) {
-        if job.availability != Availability::Available {
+        let now_ms = state.clock.now_ms();
+        if job.availability != Availability::Available || next_look.get(job.name).is_some_and(|at| now_ms < *at) {
             continue;
         }
         let pool = state.readers.clone();
@@ -59,9 +72,13 @@ pub async fn tick(state: &Arc<AppState>, started_ms: i64) -> Result<(), DbError>
             Ok::<_, DbError>((config::effective(&conn, job)?, runs::last_started(&conn, job.name)?))
         })
         .await?;
-        if effective.enabled && effective.schedule.is_due(last, started_ms, state.clock.now_ms()) {
-            run_job(state, job, Trigger::Schedule).await.map_err(write_failed)?;
+        let due = effective.enabled && effective.schedule.is_due(last, started_ms, now_ms);
+        if due {
+            run_job(state, job, Trigger::Schedule).await?;
         }
+        let since = if due { state.clock.now_ms() } else { last.unwrap_or(started_ms) };
+        let next_slot = effective.schedule.next_after(since).unwrap_or(i64::MAX);
+        next_look.insert(job.name, next_slot.min(now_ms + REREAD_MS));
     }
     Ok(())
 }
@@ -142,8 +159,4 @@ async fn sweep_scratch(state: &Arc<AppState>) -> Result<Option<i64>, String> {
         .map_err(|err| err.to_string())?;
     let windows = state.login_throttle.prune(now_ms) + state.device_throttle.prune(now_ms);
     Ok(Some((uploads + rows + windows) as i64))
-}
-
-fn write_failed(err: WriteError) -> DbError {
-    DbError::Io { context: "recording a job run".into(), source: std::io::Error::other(err.to_string()) }
 }
