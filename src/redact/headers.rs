@@ -35,39 +35,39 @@ pub(super) fn parts() -> (String, Vec<Pattern>) {
     (trigger, patterns)
 }
 
-static AUTHORIZATION_NAME: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"^(?i:(?:proxy-)?authorization)$").expect("header name pattern compiles"));
-static KEY_HEADER_NAME: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(&format!(r"^(?i:{KEY_HEADERS})$")).expect("header name pattern compiles"));
 static SCHEME_AND_VALUE: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(&format!(r"^(?P<scheme>(?i:{SCHEMES})[ \t]+)(?P<value>\S.*)$")).expect("scheme pattern compiles")
 });
 
 /// The JSON member `name: value` when `name` is a credential header (`"Authorization":
-/// "Bearer …"`, `"x-api-key": "…"`): the value redacted as text first (so a vendor key keeps
-/// its label), and if no rule matched, the credential replaced whole (after the scheme for
-/// `Authorization`). `None` when `name` is no such header.
-pub(super) fn redact_header_value(name: &str, value: &str) -> Option<(String, usize)> {
-    let authorization = AUTHORIZATION_NAME.is_match(name);
-    if !authorization && !KEY_HEADER_NAME.is_match(name) {
+/// "Bearer …"`, `"x-api-key": "…"`, any case): the value redacted as text first (so a
+/// vendor key keeps its label), and if no rule matched, the credential replaced whole
+/// (after the scheme for `Authorization`). Returns the replacements made, or `None` when
+/// `name` is no such header (the caller's other rules apply).
+pub(super) fn redact_header_value(name: &str, value: &mut String) -> Option<usize> {
+    let authorization = ["authorization", "proxy-authorization"].iter().any(|h| h.eq_ignore_ascii_case(name));
+    if !authorization && !KEY_HEADERS.split('|').any(|h| h.eq_ignore_ascii_case(name)) {
         return None;
     }
     if value.trim().is_empty() || value.starts_with(REDACTED_PREFIX) {
-        return Some((value.to_owned(), 0));
+        return Some(0);
     }
     let (as_text, count) = super::redact_counted(value);
     if count > 0 {
-        return Some((as_text.into_owned(), count));
+        *value = as_text.into_owned();
+        return Some(count);
     }
     let label = Rule::HttpCredential.label();
-    if authorization && let Some(parts) = SCHEME_AND_VALUE.captures(value) {
-        if parts["value"].starts_with(REDACTED_PREFIX) || parts["value"].starts_with('$') {
-            return Some((value.to_owned(), 0));
+    let replaced = match SCHEME_AND_VALUE.captures(value) {
+        Some(parts) if authorization => {
+            if parts["value"].starts_with(REDACTED_PREFIX) || parts["value"].starts_with('$') {
+                return Some(0);
+            }
+            format!("{}{label}", &parts["scheme"])
         }
-        return Some((format!("{}{label}", &parts["scheme"]), 1));
-    }
-    if value.starts_with('$') {
-        return Some((value.to_owned(), 0));
-    }
-    Some((label.to_owned(), 1))
+        _ if value.starts_with('$') => return Some(0),
+        _ => label.to_owned(),
+    };
+    *value = replaced;
+    Some(1)
 }

@@ -214,9 +214,8 @@ fn redact_object(map: &mut Map<String, Value>) -> usize {
     let mut count = 0;
     for (key, value) in map.iter_mut() {
         if let Value::String(text) = value
-            && let Some((redacted, n)) = redact_header_value(key, text)
+            && let Some(n) = redact_header_value(key, text)
         {
-            *text = redacted;
             count += n;
             continue;
         }

@@ -227,6 +227,13 @@ fn labels_are_redacted_prefix_plus_name_in_fixed_order() {
 }
 
 #[test]
+fn ordered_lists_the_rules_in_declaration_order() {
+    for (index, rule) in Rule::ORDERED.into_iter().enumerate() {
+        assert_eq!(rule as usize, index, "{rule:?}");
+    }
+}
+
+#[test]
 fn every_rule_has_fixtures_in_five_contexts() {
     let cases = positives();
     for rule in Rule::ORDERED {
