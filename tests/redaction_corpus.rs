@@ -236,3 +236,52 @@ fn a_stopped_pass_resumes_after_its_last_batch() {
         .unwrap();
     assert_eq!(still_leaked, 4, "the rows before the resume point were not read again");
 }
+
+/// A pass that rewrote a compacted partition's rows and stopped before compacting it
+/// again left the old dictionary, which holds samples of the old rows: the next pass,
+/// with nothing left to rewrite, still compacts it again.
+#[test]
+fn a_pass_stopped_before_its_rebuild_is_rebuilt_by_the_next() {
+    let mut server = TestServer::spawn();
+    let secret = corpus(SEED + 5, 1).remove(0).secret;
+    let start = same_day_start();
+    let events: Vec<Value> = (0..80)
+        .map(|i| {
+            let mut event = event("notification", "stopped-pass", start + i);
+            event["metadata"] = json!({ "note": format!("placeholder {i}") });
+            event
+        })
+        .collect();
+    let (code, body) = server.post_events(&server.token, &envelope(events));
+    assert_eq!(code, 200, "{body}");
+    server.terminate();
+    let data_dir = server.data_dir.clone();
+    let day = sightline::events::partitions::list_days(&data_dir).unwrap()[0];
+    let path = sightline::events::partitions::partition_path(&data_dir, day);
+    let leaked = json!({ "note": format!("the key {secret} leaked") }).to_string();
+    rusqlite::Connection::open(&path).unwrap().execute("UPDATE events SET metadata = ?1", [&leaked]).unwrap();
+    let compacted = sightline(&["compact", "--data-dir", data_dir.to_str().unwrap(), "--day", &day.to_string()]);
+    assert!(compacted.status.success(), "{}", stderr(&compacted));
+    let holds_secret = || std::fs::read(&path).unwrap().windows(secret.len()).any(|w| w == secret.as_bytes());
+    assert!(holds_secret(), "the dictionary was trained on the leaked rows");
+
+    // What the stopped pass left: every row rewritten (plain, redacted), the ledger row
+    // of a pass that began, no rebuild yet.
+    let redacted = sightline::redact::redact_text(&leaked).into_owned();
+    let partition = rusqlite::Connection::open(&path).unwrap();
+    partition.execute_batch("PRAGMA secure_delete = ON;").unwrap();
+    partition.execute("UPDATE events SET metadata = ?1, metadata_zst = NULL", [&redacted]).unwrap();
+    drop(partition);
+    rusqlite::Connection::open(data_dir.join("main.db"))
+        .unwrap()
+        .execute(
+            "INSERT INTO metadata_redaction (day, rules_version, after_event_id) VALUES (?1, 1, NULL)",
+            [day.to_string()],
+        )
+        .unwrap();
+
+    let out = sightline(&["backfill-redaction", "--data-dir", data_dir.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(stdout(&out).contains("(0 of 80 rows changed)"), "{}", stdout(&out));
+    assert!(!holds_secret(), "compacted again: the old dictionary is gone");
+}

@@ -12,7 +12,7 @@ use std::path::Path;
 
 use rusqlite::{OptionalExtension, params};
 
-use super::metadata::{MetadataCompressor, decompress_metadata};
+use super::metadata::{MetadataCompressor, decompress};
 use super::partitions::{self, Day};
 use crate::db::{self, Checkpointing, DbError, Durability};
 
@@ -54,11 +54,7 @@ pub fn compact_partition(data_dir: &Path, day: Day, now_ms: i64) -> Result<Compa
         CompactionReport { day: day.to_string(), file_bytes_before: file_size(&path), ..Default::default() };
 
     let tx = conn.unchecked_transaction()?;
-    let stored: Option<Vec<u8>> = tx
-        .query_row("SELECT zstd_dictionary FROM partition_meta WHERE singleton = 1", [], |row| row.get(0))
-        .optional()?
-        .flatten();
-    let dictionary = match stored {
+    let dictionary = match partitions::dictionary(&tx)? {
         Some(dictionary) => Some(dictionary),
         None => train_dictionary(&tx)?,
     };
@@ -83,8 +79,7 @@ pub fn compact_partition(data_dir: &Path, day: Day, now_ms: i64) -> Result<Compa
         params![now_ms, dictionary],
     )?;
     tx.commit()?;
-    conn.execute_batch("VACUUM")?;
-    conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))?;
+    rebuild(&conn)?;
     drop(conn);
     report.file_bytes_after = file_size(&path);
     Ok(report)
@@ -98,12 +93,12 @@ pub fn is_compacted(conn: &rusqlite::Connection) -> Result<bool, DbError> {
         .unwrap_or(false))
 }
 
-/// Rebuilds a partition after rows in it were rewritten (re-redaction). `secure_delete`
-/// zeroes deleted cells and freed pages, but a b-tree page that is rebalanced keeps old
-/// bytes in its unused space; a rebuild leaves none. A compacted partition needs
+/// Rebuilds a partition file (VACUUM, then truncates its WAL): after compaction, and
+/// after rows in it were rewritten (re-redaction). `secure_delete` zeroes deleted cells
+/// and freed pages, but a b-tree page that is rebalanced keeps old bytes in its unused
+/// space; a rebuild leaves none. A compacted partition needs
 /// [`recompact_with_new_dictionary`] instead, so its dictionary forgets the old rows too.
-pub fn rebuild_partition(data_dir: &Path, day: Day) -> Result<(), DbError> {
-    let conn = db::open(&partitions::partition_path(data_dir, day), Durability::PowerSafe, Checkpointing::Automatic)?;
+pub fn rebuild(conn: &rusqlite::Connection) -> Result<(), DbError> {
     conn.execute_batch("VACUUM")?;
     conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))?;
     Ok(())
@@ -113,9 +108,7 @@ pub fn rebuild_partition(data_dir: &Path, day: Day) -> Result<(), DbError> {
 /// anew: after its rows were rewritten (re-redaction), the old dictionary still holds
 /// samples of the old rows, secrets included, and must not outlive them.
 pub fn recompact_with_new_dictionary(data_dir: &Path, day: Day, now_ms: i64) -> Result<CompactionReport, DbError> {
-    let path = partitions::partition_path(data_dir, day);
-    let conn = db::open(&path, Durability::PowerSafe, Checkpointing::Automatic)?;
-    conn.execute_batch("PRAGMA secure_delete = ON;")?;
+    let Some(conn) = partitions::open_for_delete(data_dir, day)? else { return Ok(CompactionReport::default()) };
     let tx = conn.unchecked_transaction()?;
     let dictionary = partitions::dictionary(&tx)?;
     {
@@ -125,11 +118,7 @@ pub fn recompact_with_new_dictionary(data_dir: &Path, day: Day, now_ms: i64) -> 
         while let Some(row) = rows.next()? {
             let event_id: Vec<u8> = row.get(0)?;
             let blob: Vec<u8> = row.get(1)?;
-            let text = decompress_metadata(&blob, dictionary.as_deref()).map_err(|cause| DbError::Io {
-                context: "compressed metadata".into(),
-                source: std::io::Error::other(cause),
-            })?;
-            update.execute(params![event_id, text])?;
+            update.execute(params![event_id, decompress(&blob, dictionary.as_deref())?])?;
         }
     }
     tx.execute("UPDATE partition_meta SET compacted_at_ms = NULL, zstd_dictionary = NULL WHERE singleton = 1", [])?;

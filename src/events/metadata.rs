@@ -42,6 +42,13 @@ impl MetadataCompressor {
     }
 }
 
+/// [`decompress_metadata`] for storage code: a blob that does not decompress is a
+/// storage error.
+pub fn decompress(blob: &[u8], dictionary: Option<&[u8]>) -> Result<String, DbError> {
+    decompress_metadata(blob, dictionary)
+        .map_err(|cause| DbError::Io { context: "compressed metadata".into(), source: std::io::Error::other(cause) })
+}
+
 pub fn decompress_metadata(blob: &[u8], dictionary: Option<&[u8]>) -> Result<String, String> {
     let (kind, frame) = blob.split_first().ok_or("empty compressed metadata")?;
     let bytes = match *kind {

@@ -10,7 +10,8 @@
 //! - A partition is marked done (`rules_version` = the current rules) only after its last
 //!   batch; partitions already at the current version are skipped.
 //! - Rewritten values do not linger: the partition is opened with `secure_delete`, and a
-//!   partition in which a row changed is rebuilt at the end (VACUUM, WAL truncated), since
+//!   partition in which a row changed (or whose pass had begun before) is rebuilt at the
+//!   end (VACUUM, WAL truncated), since
 //!   `secure_delete` alone left a few old cells behind in a measured run (page splits). A
 //!   compacted partition is compacted again with a new dictionary: the old one was trained
 //!   on the old rows and holds samples of them, secrets included.
@@ -22,7 +23,7 @@ use std::path::Path;
 use rusqlite::{Connection, OptionalExtension, params};
 
 use super::compact;
-use super::metadata::{MetadataCompressor, decompress_metadata};
+use super::metadata::decompress;
 use super::partitions::{self, Day, dictionary};
 use crate::db::DbError;
 use crate::redact::{self, RULES_VERSION};
@@ -44,7 +45,7 @@ pub struct ReredactReport {
 pub fn partitions_behind(data_dir: &Path, main: &Connection) -> Result<u64, DbError> {
     let mut behind = 0;
     for day in partitions::list_days(data_dir)? {
-        if ledger(main, day)?.0 < RULES_VERSION {
+        if ledger(main, day)?.map_or(1, |(version, _)| version) < RULES_VERSION {
             behind += 1;
         }
     }
@@ -60,20 +61,27 @@ pub fn reredact_all(
 ) -> Result<ReredactReport, DbError> {
     let mut report = ReredactReport::default();
     for day in partitions::list_days(data_dir)? {
-        let (version, after) = ledger(main, day)?;
+        let (version, after, started_before) = match ledger(main, day)? {
+            Some((version, after)) => (version, after, true),
+            None => (1, None, false),
+        };
         if version >= RULES_VERSION {
             continue;
+        }
+        if !started_before {
+            // The row says a pass began here: one that stops before the rebuild is
+            // rebuilt by the next, even if nothing is left for it to change.
+            set_resume_point(main, day, version, None)?;
         }
         if let Some(conn) = partitions::open_for_delete(data_dir, day)? {
             let changed_before = report.rows_changed;
             reredact_partition(&conn, main, day, version, after, &mut report, &mut progress)?;
-            if report.rows_changed > changed_before {
-                let compacted = compact::is_compacted(&conn)?;
-                drop(conn);
-                if compacted {
+            if report.rows_changed > changed_before || started_before {
+                if compact::is_compacted(&conn)? {
+                    drop(conn);
                     compact::recompact_with_new_dictionary(data_dir, day, now_ms)?;
                 } else {
-                    compact::rebuild_partition(data_dir, day)?;
+                    compact::rebuild(&conn)?;
                 }
             }
         }
@@ -88,9 +96,12 @@ pub fn reredact_all(
     Ok(report)
 }
 
-/// The rules version a partition's events were stored under, and where a stopped pass
-/// resumes.
-fn ledger(main: &Connection, day: Day) -> Result<(u32, Option<Vec<u8>>), DbError> {
+/// The key of the last row a stopped pass finished (`None`: from the start).
+type ResumePoint = Option<Vec<u8>>;
+
+/// A partition's ledger row: the rules version its events were stored under and where a
+/// stopped pass resumes; `None` when no pass has begun (stored under version 1).
+fn ledger(main: &Connection, day: Day) -> Result<Option<(u32, ResumePoint)>, DbError> {
     let found = main
         .query_row(
             "SELECT rules_version, after_event_id FROM metadata_redaction WHERE day = ?1",
@@ -98,7 +109,16 @@ fn ledger(main: &Connection, day: Day) -> Result<(u32, Option<Vec<u8>>), DbError
             |row| Ok((row.get::<_, u32>(0)?, row.get::<_, Option<Vec<u8>>>(1)?)),
         )
         .optional()?;
-    Ok(found.unwrap_or((1, None)))
+    Ok(found)
+}
+
+fn set_resume_point(main: &Connection, day: Day, version: u32, after: Option<&[u8]>) -> Result<(), DbError> {
+    main.execute(
+        "INSERT INTO metadata_redaction (day, rules_version, after_event_id) VALUES (?1, ?2, ?3)
+         ON CONFLICT (day) DO UPDATE SET after_event_id = excluded.after_event_id",
+        params![day.to_string(), version, after],
+    )?;
+    Ok(())
 }
 
 /// One stored row's redactable values.
@@ -120,7 +140,6 @@ fn reredact_partition(
     progress: &mut impl FnMut(&ReredactReport),
 ) -> Result<(), DbError> {
     let dictionary = dictionary(conn)?;
-    let mut compressor: Option<MetadataCompressor> = None;
     loop {
         let batch = next_batch(conn, after.as_deref())?;
         let Some(last) = batch.last() else { return Ok(()) };
@@ -128,16 +147,12 @@ fn reredact_partition(
         let tx = conn.unchecked_transaction()?;
         for row in &batch {
             report.rows_read += 1;
-            if rewrite(&tx, row, dictionary.as_deref(), &mut compressor)? {
+            if rewrite(&tx, row, dictionary.as_deref())? {
                 report.rows_changed += 1;
             }
         }
         tx.commit()?;
-        main.execute(
-            "INSERT INTO metadata_redaction (day, rules_version, after_event_id) VALUES (?1, ?2, ?3)
-             ON CONFLICT (day) DO UPDATE SET after_event_id = excluded.after_event_id",
-            params![day.to_string(), version, after],
-        )?;
+        set_resume_point(main, day, version, after.as_deref())?;
         progress(report);
     }
 }
@@ -159,43 +174,26 @@ fn next_batch(conn: &Connection, after: Option<&[u8]>) -> Result<Vec<Stored>, Db
     Ok(rows.collect::<Result<Vec<_>, _>>()?)
 }
 
-/// Redacts one row's values again; writes the row only when something changed.
-fn rewrite(
-    tx: &Connection,
-    row: &Stored,
-    dictionary: Option<&[u8]>,
-    compressor: &mut Option<MetadataCompressor>,
-) -> Result<bool, DbError> {
-    let metadata = row.metadata.as_deref().and_then(redacted_metadata);
-    let metadata_zst = match &row.metadata_zst {
-        Some(blob) => {
-            let text = decompress_metadata(blob, dictionary).map_err(|cause| DbError::Io {
-                context: "compressed metadata".into(),
-                source: std::io::Error::other(cause),
-            })?;
-            match redacted_metadata(&text) {
-                Some(redacted) => {
-                    let compressor = match compressor {
-                        Some(compressor) => compressor,
-                        None => compressor.insert(MetadataCompressor::new(dictionary)?),
-                    };
-                    Some(compressor.compress(&redacted)?)
-                }
-                None => None,
-            }
-        }
-        None => None,
+/// Redacts one row's values again; writes the row only when something changed. Changed
+/// compressed metadata is stored plain: a partition with a changed row is compacted again
+/// at the end of its pass (readers take plain metadata first meanwhile).
+fn rewrite(tx: &Connection, row: &Stored, dictionary: Option<&[u8]>) -> Result<bool, DbError> {
+    let metadata = match (&row.metadata, &row.metadata_zst) {
+        (Some(text), _) => redacted_metadata(text),
+        (None, Some(blob)) => redacted_metadata(&decompress(blob, dictionary)?),
+        (None, None) => None,
     };
     let git_remote = row.git_remote.as_deref().and_then(redacted_text);
     let git_branch = row.git_branch.as_deref().and_then(redacted_text);
-    if metadata.is_none() && metadata_zst.is_none() && git_remote.is_none() && git_branch.is_none() {
+    if metadata.is_none() && git_remote.is_none() && git_branch.is_none() {
         return Ok(false);
     }
     tx.execute(
-        "UPDATE events SET metadata = coalesce(?2, metadata), metadata_zst = coalesce(?3, metadata_zst),
-                git_remote = coalesce(?4, git_remote), git_branch = coalesce(?5, git_branch)
+        "UPDATE events SET metadata = coalesce(?2, metadata),
+                metadata_zst = CASE WHEN ?2 IS NULL THEN metadata_zst END,
+                git_remote = coalesce(?3, git_remote), git_branch = coalesce(?4, git_branch)
          WHERE event_id = ?1",
-        params![row.event_id, metadata, metadata_zst, git_remote, git_branch],
+        params![row.event_id, metadata, git_remote, git_branch],
     )?;
     Ok(true)
 }
