@@ -17,11 +17,9 @@ use clap::Subcommand;
 use rusqlite::{Connection, Transaction, TransactionBehavior};
 use tantivy::{IndexWriter, TantivyDocument};
 
-use super::{ConfigArgs, load_config};
-use crate::app::serve::prepare_main_db;
+use super::ConfigArgs;
 use crate::auth::users;
-use crate::config::Overrides;
-use crate::db::{self, Checkpointing, DbError, Durability};
+use crate::db::DbError;
 use crate::deletion::runner::{self, DeletionTarget};
 use crate::deletion::{self, DeletionRequest};
 use crate::events::writer::MainChange;
@@ -48,10 +46,7 @@ pub enum DeletionCommand {
 }
 
 fn open_main(config: &ConfigArgs) -> anyhow::Result<(Connection, PathBuf)> {
-    let config = load_config(config, Overrides::default())?;
-    crate::logging::init(&config.log);
-    prepare_main_db(&config)?;
-    let conn = db::open(&config.main_db_path(), Durability::PowerSafe, Checkpointing::Automatic)?;
+    let (conn, config) = super::open_main_with_logging(config)?;
     Ok((conn, config.data_dir))
 }
 

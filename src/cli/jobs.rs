@@ -11,9 +11,7 @@ use comfy_table::{ContentArrangement, Table};
 
 use super::deletions::CliTarget;
 use super::{ConfigArgs, load_config};
-use crate::app::serve::prepare_main_db;
 use crate::config::Overrides;
-use crate::db::{self, Checkpointing, Durability};
 use crate::deletion;
 use crate::events::reredact;
 use crate::jobs::config as jobs_config;
@@ -101,19 +99,14 @@ pub fn jobs(command: JobsCommand) -> anyhow::Result<i32> {
 }
 
 fn open_main(config: &ConfigArgs) -> anyhow::Result<rusqlite::Connection> {
-    let config = load_config(config, Overrides::default())?;
-    prepare_main_db(&config)?;
-    Ok(db::open(&config.main_db_path(), Durability::PowerSafe, Checkpointing::Automatic)?)
+    super::operator::open_main(&load_config(config, Overrides::default())?)
 }
 
 fn run(config: &ConfigArgs, name: &str) -> anyhow::Result<i32> {
     let Some(job) = registry::find(name) else {
         anyhow::bail!("there is no job named {name:?}; `sightline jobs list` names them all");
     };
-    let config = load_config(config, Overrides::default())?;
-    crate::logging::init(&config.log);
-    prepare_main_db(&config)?;
-    let conn = db::open(&config.main_db_path(), Durability::PowerSafe, Checkpointing::Automatic)?;
+    let (conn, config) = super::open_main_with_logging(config)?;
     let now_ms = crate::clock::system_now_ms;
     if let Availability::Unavailable(why) = job.availability {
         runs::record_refused(&conn, name, Trigger::Cli, why, now_ms())?;
@@ -164,9 +157,7 @@ fn execute(name: &str, conn: &rusqlite::Connection, data_dir: &std::path::Path) 
         "sweep-scratch" => {
             use crate::transcripts::upload;
             let uploads = upload::expire_staged(data_dir, upload::STAGING_MAX_AGE, std::time::SystemTime::now())?;
-            let now_ms = crate::clock::system_now_ms();
-            let rows = crate::auth::device::delete_expired(conn, now_ms)?
-                + crate::auth::tokens::delete_expired_refresh(conn, now_ms)?;
+            let rows = crate::auth::delete_expired(conn, crate::clock::system_now_ms())?;
             // Sign-in throttle windows live in the server's memory; its own runs prune them.
             Ok((uploads + rows) as i64)
         }
@@ -183,9 +174,7 @@ fn print_rows<const N: usize>(headers: &[&str; N], rows: Vec<Vec<String>>) {
         table.add_rows(rows);
         println!("{table}");
     } else {
-        for row in std::iter::once(headers.map(str::to_string).to_vec()).chain(rows) {
-            println!("{}", row.join("\t"));
-        }
+        print!("{}", crate::evals::console::lines(&headers.map(str::to_string), rows.into_iter()));
     }
 }
 

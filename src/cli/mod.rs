@@ -163,6 +163,15 @@ pub fn load_config(args: &ConfigArgs, extra: Overrides) -> anyhow::Result<Config
     Ok(Config::load(args.config.as_deref(), std::env::vars(), &overrides)?)
 }
 
+/// For an operator command that works on the data directory: the configuration, logging
+/// set up, and `main.db` migrated and open.
+pub fn open_main_with_logging(args: &ConfigArgs) -> anyhow::Result<(rusqlite::Connection, Config)> {
+    let config = load_config(args, Overrides::default())?;
+    crate::logging::init(&config.log);
+    let conn = operator::open_main(&config)?;
+    Ok((conn, config))
+}
+
 /// Runs one command; the returned code is the process exit code.
 pub fn run(cli: Cli) -> anyhow::Result<i32> {
     match cli.command {

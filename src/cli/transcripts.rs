@@ -6,10 +6,7 @@
 
 use clap::Args;
 
-use super::{ConfigArgs, load_config};
-use crate::app::serve::prepare_main_db;
-use crate::config::Overrides;
-use crate::db::{self, Checkpointing, Durability};
+use super::ConfigArgs;
 use crate::events::reredact;
 use crate::transcripts::offline::{IndexRun, index_stored, progress_bar};
 use crate::transcripts::{backfill, store};
@@ -35,22 +32,14 @@ fn print_index_run(run: &IndexRun) {
     );
 }
 
-fn open_main(config: &ConfigArgs) -> anyhow::Result<(rusqlite::Connection, crate::config::Config)> {
-    let config = load_config(config, Overrides::default())?;
-    crate::logging::init(&config.log);
-    prepare_main_db(&config)?;
-    let conn = db::open(&config.main_db_path(), Durability::PowerSafe, Checkpointing::Automatic)?;
-    Ok((conn, config))
-}
-
 pub fn index_transcripts(args: &IndexArgs) -> anyhow::Result<i32> {
-    let (conn, config) = open_main(&args.config)?;
+    let (conn, config) = super::open_main_with_logging(&args.config)?;
     print_index_run(&index_stored(&conn, &config.data_dir, args.rebuild, true)?);
     Ok(0)
 }
 
 pub fn backfill_redaction(args: &ConfigArgs) -> anyhow::Result<i32> {
-    let (conn, config) = open_main(args)?;
+    let (conn, config) = super::open_main_with_logging(args)?;
     let started = std::time::Instant::now();
     let bar =
         progress_bar(reredact::partitions_behind(&config.data_dir, &conn)? as i64, "event partitions redacted again");

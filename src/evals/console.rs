@@ -128,7 +128,7 @@ fn table_cells(r: &TableRow) -> [String; 10] {
 
 /// Tab-separated lines, header first: `safe` has already made every field one line
 /// without tabs, so each record is exactly one line.
-fn lines(header: &[String], rows: impl Iterator<Item = Vec<String>>) -> String {
+pub(crate) fn lines(header: &[String], rows: impl Iterator<Item = Vec<String>>) -> String {
     let mut out = header.join("\t");
     out.push('\n');
     for row in rows {

@@ -151,10 +151,7 @@ async fn sweep_scratch(state: &Arc<AppState>) -> Result<Option<i64>, String> {
     let now_ms = state.clock.now_ms();
     let rows = state
         .writer
-        .transact(move |tx| {
-            Ok(crate::auth::device::delete_expired(tx, now_ms)?
-                + crate::auth::tokens::delete_expired_refresh(tx, now_ms)?)
-        })
+        .transact(move |tx| crate::auth::delete_expired(tx, now_ms))
         .await
         .map_err(|err| err.to_string())?;
     let windows = state.login_throttle.prune(now_ms) + state.device_throttle.prune(now_ms);
