@@ -40,7 +40,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
     ("audit", &["clock", "db", "model"]),
     ("auth", &["audit", "clock", "config", "db", "model"]),
     ("access", &["audit", "auth", "clock", "db", "model"]),
-    ("sessions", &["access", "audit", "clock", "db", "events", "http", "model", "pricing"]),
+    ("sessions", &["access", "audit", "clock", "db", "events", "model", "pricing"]),
     ("transcripts", &["clock", "config", "db", "events", "hook", "memory", "model", "redact", "sessions"]),
     // The HTTP plumbing, and the state every handler shares (it sits below them all).
     ("http", &["db", "events", "model"]),

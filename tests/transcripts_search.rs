@@ -85,7 +85,7 @@ fn all<const N: usize>(parts: [Vec<(String, u64)>; N]) -> Vec<(String, u64)> {
     hits
 }
 
-/// A 400 whose error names `field` (the shape of `src/error.rs`).
+/// A 400 whose error names `field` (the shape of `src/http/errors.rs`).
 fn bad_request(server: &TestServer, params: &[(&str, &str)], field: &str) -> String {
     let (status, body) = search(server, Some(&server.token), params);
     assert_eq!(status, 400, "{params:?}: {body}");

@@ -1,9 +1,9 @@
-//! Who may see what: org roles, visibility policies, teams, access grants, the audit
-//! log, the audited read and deletion requests.
+//! Who may see what: org roles, visibility policies, teams and access grants. The audit
+//! log is `crate::audit`, deletion requests are `crate::deletion`.
 //!
 //! Invariant: every read of another person's session data passes through
-//! [`read::authorize`], which decides and writes the audit row in one transaction and
-//! returns the proof the data functions require.
+//! `crate::sessions::read::authorize`, which decides with these rules, writes the audit
+//! row in one transaction and returns the proof the data functions require.
 
 pub mod grants;
 pub mod policies;

@@ -14,16 +14,22 @@ use axum::routing::get;
 use crate::db::{self, Checkpointing, Durability};
 use crate::state::AppState;
 
-/// A listener's `routes` with `/health`, request metrics labelled `listener`, and the state.
-pub fn listener_router(state: Arc<AppState>, listener: &'static str, routes: Router<Arc<AppState>>) -> Router {
+/// A listener's `routes` with `/health` (and `/readyz`, `/metrics` where `full_ops`), request
+/// metrics labelled `listener`, and the state.
+pub fn listener_router(
+    state: Arc<AppState>,
+    listener: &'static str,
+    routes: Router<Arc<AppState>>,
+    full_ops: bool,
+) -> Router {
     routes
-        .merge(ops_routes(false))
+        .merge(ops_routes(full_ops))
         .layer(axum::middleware::from_fn_with_state((state.clone(), listener), track_requests))
         .with_state(state)
 }
 
 /// `/health` on every listener; `/readyz` and `/metrics` where `full`.
-pub fn ops_routes(full: bool) -> Router<Arc<AppState>> {
+fn ops_routes(full: bool) -> Router<Arc<AppState>> {
     let router = Router::new().route("/health", get(|| async { "ok\n" }));
     if full { router.route("/readyz", get(readyz)).route("/metrics", get(metrics)) } else { router }
 }
@@ -53,7 +59,7 @@ async fn metrics(State(state): State<Arc<AppState>>) -> Response {
 }
 
 /// Counts and times every request by listener, matched route and status.
-pub async fn track_requests(
+async fn track_requests(
     State((state, listener)): State<(Arc<AppState>, &'static str)>,
     request: Request,
     next: Next,

@@ -15,7 +15,7 @@ use std::sync::Arc;
 use axum::Router;
 use axum::routing::{get, patch, post};
 
-use super::ops::{listener_router, ops_routes, track_requests};
+use super::ops::listener_router;
 use crate::evals::dashboard::{self, DashState, api as evals_api, pages as evals_pages};
 use crate::ingest;
 use crate::state::AppState;
@@ -32,17 +32,15 @@ fn token_routes() -> Router<Arc<AppState>> {
 }
 
 pub fn ingest(state: Arc<AppState>) -> Router {
-    Router::new()
+    let routes = Router::new()
         .route("/v1/events", post(ingest::post_events))
         .route("/v1/price-table", get(ingest::price_table))
         .route("/v1/transcripts/{session_id}", get(ingest::transcripts::state_of).post(ingest::transcripts::post_chunk))
         .route("/v1/me/sessions/{agent_type}/{session_id}", get(ingest::me::session))
         .route("/v1/me/sessions/{agent_type}/{session_id}/events", get(ingest::me::session_events))
         // Behind the same CSRF guard and headers as on the web listener.
-        .merge(token_routes().layer(axum::middleware::from_fn_with_state(state.clone(), security::guard)))
-        .merge(ops_routes(true))
-        .layer(axum::middleware::from_fn_with_state((state.clone(), "ingest"), track_requests))
-        .with_state(state)
+        .merge(token_routes().layer(axum::middleware::from_fn_with_state(state.clone(), security::guard)));
+    listener_router(state, "ingest", routes, true)
 }
 
 pub fn web(state: Arc<AppState>) -> Router {
@@ -72,11 +70,11 @@ pub fn web(state: Arc<AppState>) -> Router {
         .route("/admin/jobs/{name}/run", post(jobs::trigger))
         .merge(token_routes())
         .layer(axum::middleware::from_fn_with_state(state.clone(), security::guard));
-    listener_router(state, "web", routes)
+    listener_router(state, "web", routes, false)
 }
 
 pub fn github(state: Arc<AppState>) -> Router {
-    listener_router(state, "github", Router::new())
+    listener_router(state, "github", Router::new(), false)
 }
 
 pub fn dashboard(state: Arc<DashState>) -> Router {

@@ -57,15 +57,13 @@ impl LoginThrottle {
     /// Forgets windows that have ended (`sweep-scratch`); returns how many.
     pub fn prune(&self, now_ms: i64) -> usize {
         let Ok(mut windows) = self.windows.lock() else { return 0 };
-        let before = windows.len();
-        windows.retain(|_, window| now_ms - window.started_ms < WINDOW_MS);
-        before - windows.len()
+        drop_ended(&mut windows, now_ms)
     }
 
     pub fn failed(&self, account: &str, address: IpAddr, now_ms: i64) {
         let Ok(mut windows) = self.windows.lock() else { return };
         if windows.len() > PRUNE_ABOVE {
-            windows.retain(|_, window| now_ms - window.started_ms < WINDOW_MS);
+            drop_ended(&mut windows, now_ms);
         }
         for (key, _) in Self::keys(account, address) {
             let window = windows.entry(key).or_insert(Window { started_ms: now_ms, failures: 0 });
@@ -81,6 +79,13 @@ impl LoginThrottle {
             windows.remove(&format!("account:{}", account.trim().to_lowercase()));
         }
     }
+}
+
+/// Drops the windows that have ended; returns how many.
+fn drop_ended(windows: &mut HashMap<String, Window>, now_ms: i64) -> usize {
+    let before = windows.len();
+    windows.retain(|_, window| now_ms - window.started_ms < WINDOW_MS);
+    before - windows.len()
 }
 
 #[cfg(test)]

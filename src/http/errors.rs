@@ -46,6 +46,12 @@ impl AppError {
     }
 }
 
+impl From<crate::model::wire::Rejection> for AppError {
+    fn from(rejection: crate::model::wire::Rejection) -> Self {
+        AppError::BadRequest { field: Some(rejection.field), message: rejection.reason }
+    }
+}
+
 impl From<DbError> for AppError {
     fn from(err: DbError) -> Self {
         if err.is_storage_unavailable() {

@@ -83,10 +83,7 @@ fn parse_envelope(decoded: &[u8], max_events: usize) -> Result<Envelope<'_>, App
         field: None,
         message: format!("body is not a valid batch envelope: {err}"),
     })?;
-    envelope
-        .client
-        .validate()
-        .map_err(|rejection| AppError::BadRequest { field: Some(rejection.field), message: rejection.reason })?;
+    envelope.client.validate()?;
     if envelope.events.len() > max_events {
         return Err(AppError::TooLarge(format!(
             "batch has {} events; the limit is {max_events}",
@@ -106,7 +103,11 @@ struct Prepared {
 
 fn prepare_events(state: &AppState, raw_events: &[&RawValue]) -> Prepared {
     let now_ms = state.clock.now_ms();
-    let mut prepared = Prepared { events: Vec::new(), known_models: Vec::new(), rejected: Vec::new() };
+    let mut prepared = Prepared {
+        events: Vec::with_capacity(raw_events.len()),
+        known_models: Vec::with_capacity(raw_events.len()),
+        rejected: Vec::new(),
+    };
     for (index, raw_event) in raw_events.iter().enumerate() {
         match wire::parse_event(raw_event, &state.event_limits, now_ms) {
             Ok(parsed) => {

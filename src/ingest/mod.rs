@@ -1,6 +1,6 @@
-//! The ingest listener: the `/v1` API that developer machines talk to (events,
-//! price tables, the caller's own sessions) and the operational endpoints
-//! (`/health`, `/readyz`, `/metrics`).
+//! The ingest listener's handlers: the `/v1` API that developer machines talk to
+//! (events, price tables, transcript upload, the caller's own sessions). The routes are
+//! mounted in `app::routes`; `/health`, `/readyz` and `/metrics` are `app::ops`.
 //!
 //! Handlers are thin: extract, call one function of this module's submodules or of
 //! the storage layer, map to a response.

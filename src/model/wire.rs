@@ -70,7 +70,7 @@ pub struct Rejection {
 }
 
 impl Rejection {
-    fn new(field: &str, reason: impl Into<String>) -> Self {
+    pub fn new(field: &str, reason: impl Into<String>) -> Self {
         Rejection { field: field.to_string(), reason: reason.into() }
     }
 }

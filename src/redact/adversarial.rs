@@ -2,7 +2,7 @@
 //! make the rules work as hard as clean text can.
 
 /// A deterministic worst-case-ish input of `size_bytes` ASCII bytes for benchmarking
-/// [`redact_text`]: glued and spaced runs of near-miss prefixes (`AKIA`, `ghp_`, `sk-ant-`,
+/// [`redact_text`](super::redact_text): glued and spaced runs of near-miss prefixes (`AKIA`, `ghp_`, `sk-ant-`,
 /// `hf_`, `Authorization: Bearer `, `eyJ`, `xoxb-`, `-----BEGIN`, `@`, `://user:`, unclosed
 /// quotes, …), truncated PEM headers over long
 /// base64-ish runs, and long identifier runs ending in KEY/TOKEN without values.

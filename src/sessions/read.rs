@@ -5,9 +5,10 @@
 //! - [`SessionRead`] has private fields and no public constructor: only [`own`],
 //!   [`own_by_agent_key`] (the caller's own sessions, which need no audit) and
 //!   [`authorize`] make one. The data functions (`sessions::views::session_view`,
-//!   `crate::events::partitions::session_events_after`, `transcripts::store::read_for`) take
-//!   `&SessionRead`, so a read of another person's data without going through
-//!   [`authorize`] does not compile (see the `compile_fail` examples below).
+//!   `transcripts::store::read_for`) take `&SessionRead`, and the event store's
+//!   (`events::reads::session_events_after`) a `SessionScope` that only `SessionRead`
+//!   implements, so a read of another person's data without going through [`authorize`]
+//!   does not compile (see the `compile_fail` examples below).
 //! - [`authorize`] runs in the caller's write transaction and writes the audit row
 //!   (`GRANT_USED`, or `SESSION_READ` / `TRANSCRIPT_READ` for a team lead) before it
 //!   returns the proof: if the audit row does not commit, the proof is never used.
@@ -37,7 +38,7 @@
 //! }
 //! ```
 
-use rusqlite::{Connection, OptionalExtension, params};
+use rusqlite::{Connection, OptionalExtension};
 use serde::Serialize;
 
 use crate::access::roles::OrgRole;
@@ -91,15 +92,15 @@ impl SessionRead {
 /// The event store reads a session's events only for a proof (`events::reads`).
 impl crate::events::reads::SessionScope for SessionRead {
     fn owner_id(&self) -> &str {
-        &self.owner_id
+        SessionRead::owner_id(self)
     }
 
     fn agent_type(&self) -> AgentType {
-        self.agent_type
+        SessionRead::agent_type(self)
     }
 
     fn agent_session_id(&self) -> &str {
-        &self.agent_session_id
+        SessionRead::agent_session_id(self)
     }
 }
 
@@ -165,10 +166,7 @@ pub fn own_by_agent_key(
     agent: AgentType,
     agent_session_id: &str,
 ) -> Result<Option<SessionRead>, DbError> {
-    let mut stmt = conn
-        .prepare_cached("SELECT id FROM sessions WHERE user_id = ?1 AND agent_type = ?2 AND agent_session_id = ?3")?;
-    let id: Option<String> =
-        stmt.query_row(params![user_id, agent.as_str(), agent_session_id], |row| row.get(0)).optional()?;
+    let id = super::views::own_session_id(conn, user_id, agent, agent_session_id)?;
     Ok(id.map(|session_id| SessionRead {
         session_id,
         owner_id: user_id.to_string(),

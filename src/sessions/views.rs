@@ -12,10 +12,10 @@ use serde::{Deserialize, Serialize};
 use super::read::SessionRead;
 use crate::db::DbError;
 use crate::events::reads;
-use crate::http::errors::AppError;
+use crate::model::wire::Rejection;
 use crate::model::{AgentType, PermissionMode, Usage, nusd_to_usd, rfc3339_ms};
 
-/// A session as its owner sees it through the ingest API.
+/// A session as a reader sees it (`/v1/me/sessions/…`, `/api/sessions/{id}`).
 #[derive(Clone, Debug, Serialize, PartialEq)]
 pub struct SessionView {
     pub id: String,
@@ -156,9 +156,9 @@ pub fn session_view(conn: &Connection, proof: &SessionRead) -> Result<Option<Ses
     Ok(Some(view))
 }
 
-/// A page request of a session's events (`limit`, `cursor`), for this route and the
-/// web's `/api/sessions/{id}/events`. Raw strings, parsed in [`EventsQuery::page`], so a
-/// bad value gets the JSON error naming it.
+/// A page request of a session's events (`limit`, `cursor`), for the hook's
+/// `/v1/me/sessions/…/events` and the web's `/api/sessions/{id}/events`. Raw strings,
+/// parsed in [`EventsQuery::page`], so a bad value gets the error naming it.
 #[derive(Deserialize)]
 pub struct EventsQuery {
     limit: Option<String>,
@@ -169,19 +169,20 @@ const MAX_PAGE: usize = 1000;
 const DEFAULT_PAGE: usize = 200;
 
 impl EventsQuery {
-    /// The cursor to continue after and the page size, or a 400 naming the parameter.
-    pub fn page(&self) -> Result<(Option<(i64, uuid::Uuid)>, usize), AppError> {
+    /// The cursor to continue after and the page size, or the rejection naming the
+    /// parameter (a 400 at the HTTP edge).
+    pub fn page(&self) -> Result<(Option<(i64, uuid::Uuid)>, usize), Rejection> {
         let limit = match self.limit.as_deref() {
             None => DEFAULT_PAGE,
             Some(text) => text.parse::<usize>().ok().filter(|n| (1..=MAX_PAGE).contains(n)).ok_or_else(|| {
-                AppError::bad_request("limit", format!("limit must be a whole number between 1 and {MAX_PAGE}"))
+                Rejection::new("limit", format!("limit must be a whole number between 1 and {MAX_PAGE}"))
             })?,
         };
         let cursor = match self.cursor.as_deref() {
             None => None,
             Some(text) => Some(
                 reads::parse_event_cursor(text)
-                    .ok_or_else(|| AppError::bad_request("cursor", "is not a cursor this API issued"))?,
+                    .ok_or_else(|| Rejection::new("cursor", "is not a cursor this API issued"))?,
             ),
         };
         Ok((cursor, limit))

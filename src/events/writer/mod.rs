@@ -327,7 +327,7 @@ impl WriterState {
 
     /// Commits a group; returns one outcome per request. A partition that fails
     /// fails only the requests with events in it; a main.db failure fails all and
-    /// leaves the stored rows for [`reconcile`].
+    /// leaves the stored rows for `reconcile_all`.
     fn commit_requests(
         &mut self,
         requests: Vec<&WriteRequest>,
