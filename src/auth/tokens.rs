@@ -63,10 +63,7 @@ pub struct TokenOwner {
 }
 
 pub fn digest(secret: &str) -> [u8; 32] {
-    let hash = ring::digest::digest(&ring::digest::SHA256, secret.as_bytes());
-    let mut out = [0u8; 32];
-    out.copy_from_slice(hash.as_ref());
-    out
+    crate::model::sha256(secret.as_bytes())
 }
 
 pub(crate) fn random_secret(kind: TokenKind) -> Result<String, DbError> {

@@ -15,8 +15,8 @@ use super::cells;
 pub use super::detail::{Phase, Reconciliation, phases_for, reconciliations};
 pub use super::progress::{FailedCell, StateCounts, failed_cells, failed_preview, state_counts};
 pub use super::records::{
-    BulkText, COLUMNS, Filters, ResultRecord, SORT_COLUMNS, Sort, TableRow, cell, count, distinct, for_each_row,
-    page_rows, table_rows,
+    BulkText, COLUMNS, Filters, ResultRecord, Sort, TableRow, cell, count, distinct, for_each_row, page_rows,
+    table_rows,
 };
 
 #[derive(Debug, thiserror::Error)]
@@ -49,9 +49,9 @@ pub fn open(path: &Path) -> Result<Connection, EvalsError> {
     if !path.exists() {
         return Err(EvalsError::Missing(path.to_path_buf()));
     }
-    let conn = Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX)
-        .map_err(|err| EvalsError::NotResults { path: path.to_path_buf(), reason: err.to_string() })?;
     let not_results = |reason: String| EvalsError::NotResults { path: path.to_path_buf(), reason };
+    let conn = Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX)
+        .map_err(|err| not_results(err.to_string()))?;
     prepare(&conn).map_err(|err| not_results(err.to_string()))?;
     match cells::missing_required(&conn).map_err(|err| not_results(err.to_string()))? {
         None => Err(not_results("it has no run_results table".into())),

@@ -160,7 +160,7 @@ pub struct Filters {
 
 /// Sortable columns: the allowlist, with the `cells` sort key of each. Anything else
 /// is refused before SQL is built.
-pub const SORT_COLUMNS: &[(&str, &str)] = &[
+const SORT_COLUMNS: &[(&str, &str)] = &[
     ("cell_id", "cell_id"),
     ("harness", "harness"),
     ("model", "model"),

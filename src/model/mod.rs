@@ -222,7 +222,14 @@ pub const NUSD_PER_USD: i64 = 1_000_000_000;
 /// Lowercase hex SHA-256: content digests on events and the transcript upload's chunk
 /// and whole digests, on both sides of the wire.
 pub fn sha256_hex(bytes: &[u8]) -> String {
-    hex::encode(ring::digest::digest(&ring::digest::SHA256, bytes))
+    hex::encode(sha256(bytes))
+}
+
+/// SHA-256 of `bytes`: how the tokens we issue and the dashboard's token are compared.
+pub fn sha256(bytes: &[u8]) -> [u8; 32] {
+    let mut out = [0u8; 32];
+    out.copy_from_slice(ring::digest::digest(&ring::digest::SHA256, bytes).as_ref());
+    out
 }
 
 pub fn rfc3339_ms(ms: i64) -> String {

@@ -151,8 +151,6 @@ pub async fn export(
     }
     let filters = params::filters(&raw)?;
     let sort = db::Sort::parse(params::text(&raw, "sort").as_deref(), params::text(&raw, "order").as_deref())?;
-    let name = run.clone();
-    state.query(move |conn| db::require_run(conn, &name)).await?;
     let csv = format == "csv";
     let body = export_body(&state, run.clone(), filters, sort, csv).await?;
     let content_type = if csv { "text/csv; charset=utf-8" } else { "application/json" };
@@ -186,7 +184,11 @@ async fn export_body(
             .pool
             .get()
             .map_err(|e| EvalsError::Io { context: "results.db".into(), source: std::io::Error::other(e) })
-            .and_then(|conn| stream_rows(&conn, &name, &filters, sort, csv, &sender));
+            .and_then(|conn| {
+                // An unknown run fails before the first chunk, so it is still a 404.
+                db::require_run(&conn, &name)?;
+                stream_rows(&conn, &name, &filters, sort, csv, &sender)
+            });
         if let Err(err) = result {
             let _ = sender.blocking_send(Err(err));
         }

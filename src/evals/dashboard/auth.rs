@@ -20,6 +20,7 @@ use subtle::ConstantTimeEq;
 use super::DashState;
 use crate::http::cookies::{bearer, cookie_value};
 use crate::http::security::set_security_headers;
+use crate::model::sha256;
 
 pub const COOKIE: &str = "sightline_dashboard";
 /// Browser sessions last 12 hours.
@@ -34,14 +35,17 @@ pub struct TokenAuth {
 impl TokenAuth {
     pub fn new(token: &str) -> TokenAuth {
         TokenAuth {
-            digest: digest(token),
-            session_key: hmac::Key::new(hmac::HMAC_SHA256, &digest(&format!("sightline-dashboard-session\0{token}"))),
+            digest: sha256(token.as_bytes()),
+            session_key: hmac::Key::new(
+                hmac::HMAC_SHA256,
+                &sha256(format!("sightline-dashboard-session\0{token}").as_bytes()),
+            ),
         }
     }
 
     /// Constant-time check of a presented token: both sides hashed first.
     pub fn token_matches(&self, candidate: &str) -> bool {
-        bool::from(digest(candidate).ct_eq(&self.digest))
+        bool::from(sha256(candidate.as_bytes()).ct_eq(&self.digest))
     }
 
     /// A cookie value `v1.<expiry>.<hex hmac>`.
@@ -58,14 +62,6 @@ impl TokenAuth {
         let Ok(tag) = hex::decode(tag) else { return false };
         expiry_s > now_s && hmac::verify(&self.session_key, format!("v1.{expiry}").as_bytes(), &tag).is_ok()
     }
-}
-
-/// SHA-256 of a token: tokens are compared as digests, never as text.
-fn digest(token: &str) -> [u8; 32] {
-    let hash = ring::digest::digest(&ring::digest::SHA256, token.as_bytes());
-    let mut out = [0u8; 32];
-    out.copy_from_slice(hash.as_ref());
-    out
 }
 
 pub fn now_s() -> i64 {

@@ -45,7 +45,7 @@ pub struct TaskScore {
 impl TaskScore {
     /// Folds in another group of the same task (one SQL grouped apart: 5 and '5'):
     /// repeats and successes add, the means are weighted by repeats.
-    pub fn absorb(&mut self, other: &TaskScore) {
+    fn absorb(&mut self, other: &TaskScore) {
         let repeats = self.repeats + other.repeats;
         if repeats > 0 {
             self.mean = (self.mean * self.repeats as f64 + other.mean * other.repeats as f64) / repeats as f64;
