@@ -1,5 +1,6 @@
 //! Prometheus metrics of one server instance: per-route request counts and latency,
-//! event outcomes, writer queue depth, commit latency, WAL sizes and checkpoints.
+//! event outcomes, writer queue depth, commit latency, WAL sizes and checkpoints, and
+//! each job's standing breach and last success.
 //!
 //! Invariants: one [`Metrics`] per server, passed by `Arc` (no global registry, so
 //! tests can run several servers in one process); routes are labelled by their
@@ -20,6 +21,13 @@ pub struct RouteLabels {
     pub listener: &'static str,
     pub route: String,
     pub status: u16,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct JobLabels {
+    pub job: &'static str,
+    /// The severity a breach of this job has (`critical` for `run-deletions`).
+    pub severity: &'static str,
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
@@ -45,6 +53,8 @@ pub struct Metrics {
     pub wal_bytes_events: Gauge,
     pub blocking_checkpoints: Counter,
     pub background_checkpoints: Counter,
+    pub job_breach: Family<JobLabels, Gauge>,
+    pub job_last_success: Family<JobLabels, Gauge>,
     /// Source of the queue depth, read at scrape time.
     queue_depth_source: Mutex<Option<Arc<AtomicI64>>>,
 }
@@ -103,6 +113,18 @@ impl Metrics {
             "Passive checkpoints run by the background checkpointer",
             background_checkpoints.clone(),
         );
+        let job_breach = Family::<JobLabels, Gauge>::default();
+        let job_last_success = Family::<JobLabels, Gauge>::default();
+        registry.register(
+            "job_breach",
+            "1 while a job's latest run breached its service level (spec 8), else 0",
+            job_breach.clone(),
+        );
+        registry.register(
+            "job_last_success_timestamp_seconds",
+            "When a job's latest successful run ended (absent if it never succeeded)",
+            job_last_success.clone(),
+        );
         Metrics {
             registry: Mutex::new(registry),
             requests,
@@ -115,6 +137,8 @@ impl Metrics {
             wal_bytes_events,
             blocking_checkpoints,
             background_checkpoints,
+            job_breach,
+            job_last_success,
             queue_depth_source: Mutex::new(None),
         }
     }
@@ -135,6 +159,14 @@ impl Metrics {
 
     pub fn watch_queue_depth(&self, depth: Arc<AtomicI64>) {
         *self.queue_depth_source.lock().unwrap_or_else(|p| p.into_inner()) = Some(depth);
+    }
+
+    /// Records a job as it stands (read from `job_runs` and `job_alerts` at scrape time).
+    pub fn set_job(&self, labels: JobLabels, breached: bool, last_success_ms: Option<i64>) {
+        self.job_breach.get_or_create(&labels).set(i64::from(breached));
+        if let Some(ms) = last_success_ms {
+            self.job_last_success.get_or_create(&labels).set(ms.div_euclid(1000));
+        }
     }
 
     /// Renders the OpenMetrics text exposition.

@@ -51,6 +51,31 @@ fn run_deletions_fires_at_its_slots_and_runs_a_crash_left_open_are_closed_as_int
     assert_eq!(after_catch_up[0], ("run-deletions".into(), "schedule".into(), "interrupted".into()));
     assert_eq!(after_catch_up[1], ("run-deletions".into(), "schedule".into(), "succeeded".into()));
 
+    // `/metrics` shows each job the server runs: no standing breach, and when it last
+    // succeeded (run-deletions' breaches are critical).
+    let metrics =
+        agent().get(&format!("{}/metrics", server.server.ingest)).call().unwrap().into_body().read_to_string().unwrap();
+    assert!(metrics.contains("sightline_job_breach{job=\"run-deletions\",severity=\"critical\"} 0"), "{metrics}");
+    assert!(
+        metrics.contains("sightline_job_last_success_timestamp_seconds{job=\"run-deletions\",severity=\"critical\"}"),
+        "{metrics}"
+    );
+    assert!(!metrics.contains("job=\"reconcile-cost\""), "a job this build cannot run has no figures: {metrics}");
+    // A failed run with its breach (as `jobs run` beside the server records them) shows at
+    // the next scrape.
+    rusqlite::Connection::open(data_dir.join("main.db"))
+        .unwrap()
+        .execute_batch(
+            "INSERT INTO job_runs (id, job, trigger, started_at_ms, ended_at_ms, outcome, error)
+                 VALUES ('bad', 'backfill-redaction', 'cli', 5, 6, 'failed', 'disk full');
+             INSERT INTO job_alerts (id, job, run_id, at_ms, severity, reason)
+                 VALUES ('a1', 'backfill-redaction', 'bad', 6, 'warning', 'failed: disk full');",
+        )
+        .unwrap();
+    let metrics =
+        agent().get(&format!("{}/metrics", server.server.ingest)).call().unwrap().into_body().read_to_string().unwrap();
+    assert!(metrics.contains("sightline_job_breach{job=\"backfill-redaction\",severity=\"warning\"} 1"), "{metrics}");
+
     // Nothing more until the next slot; then exactly one more run.
     server.clock.advance_ms(6 * 3_600_000);
     wait_until(Duration::from_secs(10), "the next slot's run", || deletion_runs(&data_dir).len() == 3);

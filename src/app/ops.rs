@@ -12,6 +12,8 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 
 use crate::db::{self, Checkpointing, Durability};
+use crate::jobs::registry::Availability;
+use crate::metrics::JobLabels;
 use crate::state::AppState;
 
 /// A listener's `routes` with `/health` (and `/readyz`, `/metrics` where `full_ops`), request
@@ -54,6 +56,19 @@ async fn readyz(State(state): State<Arc<AppState>>) -> Response {
 }
 
 async fn metrics(State(state): State<Arc<AppState>>) -> Response {
+    // The jobs' figures are read at scrape time, so a run or breach recorded by `sightline
+    // jobs run` beside the server shows too.
+    let pool = state.readers.clone();
+    let now_ms = state.clock.now_ms();
+    match db::blocking(move || crate::jobs::status::all(&*pool.get()?, now_ms)).await {
+        Ok(statuses) => {
+            for status in statuses.into_iter().filter(|s| s.job.availability == Availability::Available) {
+                let labels = JobLabels { job: status.job.name, severity: status.job.alert.severity.as_str() };
+                state.metrics.set_job(labels, status.breach.is_some(), status.last_success_ms);
+            }
+        }
+        Err(err) => tracing::warn!(error = %err, "cannot read the jobs for /metrics"),
+    }
     ([(header::CONTENT_TYPE, "application/openmetrics-text; version=1.0.0; charset=utf-8")], state.metrics.render())
         .into_response()
 }

@@ -1,5 +1,5 @@
 //! `sightline serve`: one process, three listeners (ingest, web, GitHub app), the
-//! event writer, the background checkpointer, the compaction timer and the job scheduler;
+//! event writer, the background checkpointer and the job scheduler (which also compacts);
 //! and `sightline dashboard`, the eval service's own listener.
 //!
 //! Invariants: the server is ready only after `main.db` is migrated and the writer
@@ -148,7 +148,6 @@ pub async fn serve_with_clock(
     write_addresses(&config.data_dir, &bound)?;
     tracing::info!(ingest = %bound.ingest, web = %bound.web, github = %bound.github, data_dir = %config.data_dir.display(), "sightline serving");
 
-    let compaction = tokio::spawn(compaction_timer(state.clone()));
     let scheduler = tokio::spawn(crate::jobs::scheduler::run(state.clone()));
     let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
     tokio::spawn(async move {
@@ -184,7 +183,6 @@ pub async fn serve_with_clock(
     if drained.is_err() {
         tracing::warn!(grace_secs = grace.as_secs(), "requests still running after the grace period; stopping anyway");
     }
-    compaction.abort();
     scheduler.abort();
     // The indexer records what it indexed through the writer, so it stops first.
     state.indexer.stop();
@@ -204,25 +202,6 @@ fn write_addresses(data_dir: &Path, bound: &BoundAddresses) -> anyhow::Result<()
         .with_context(|| format!("cannot write {}", temp.display()))?;
     std::fs::rename(&temp, &path).with_context(|| format!("cannot write {}", path.display()))?;
     Ok(())
-}
-
-/// Compacts partitions past their age once an hour (and shortly after start).
-async fn compaction_timer(state: Arc<AppState>) {
-    let mut interval = tokio::time::interval(Duration::from_secs(3600));
-    loop {
-        interval.tick().await;
-        let data_dir = state.config.data_dir.clone();
-        let days = state.config.storage.compact_after_days;
-        let now_ms = state.clock.now_ms();
-        match db::blocking(move || crate::events::compact::compact_due(&data_dir, days, now_ms)).await {
-            Ok(reports) => {
-                for report in reports {
-                    tracing::info!(day = %report.day, rows = report.rows_compressed, before = report.file_bytes_before, after = report.file_bytes_after, "compacted event partition");
-                }
-            }
-            Err(err) => tracing::error!(error = %err, "compaction failed"),
-        }
-    }
 }
 
 /// Starts the eval dashboard over `db` and serves until Ctrl-C or SIGTERM.

@@ -15,9 +15,9 @@ use crate::config::Overrides;
 use crate::deletion;
 use crate::events::reredact;
 use crate::jobs::config as jobs_config;
-use crate::jobs::registry::{self, Availability, JOBS};
+use crate::jobs::registry::{self, Availability};
 use crate::jobs::runs::{self, Outcome, Started, Trigger};
-use crate::jobs::slo;
+use crate::jobs::status as jobs_status;
 use crate::transcripts::backfill;
 use crate::transcripts::offline::index_stored;
 
@@ -114,7 +114,7 @@ fn run(config: &ConfigArgs, name: &str) -> anyhow::Result<i32> {
     }
     let run_id = match runs::start(&conn, name, Trigger::Cli, now_ms())? {
         Started::Started(id) => id,
-        Started::AlreadyRunning(id) => anyhow::bail!("{name} is already running (run {id}); it must end first"),
+        refused => anyhow::bail!("{}; it must end first", refused.refusal(name).unwrap_or_default()),
     };
     let started = std::time::Instant::now();
     let result = execute(job.name, &conn, &config.data_dir);
@@ -202,42 +202,37 @@ fn history_rows(runs: &[runs::JobRun]) -> Vec<Vec<String>> {
 }
 
 fn list_rows(conn: &rusqlite::Connection, now_ms: i64) -> anyhow::Result<Vec<Vec<String>>> {
-    let mut rows = Vec::new();
-    for job in &JOBS {
-        let effective = jobs_config::effective(conn, job)?;
-        let last = runs::history(conn, Some(job.name), 1)?.pop();
-        let target = job.target.map_or("n/a".to_string(), |t| match t.as_secs() {
-            secs if secs >= 60 => format!("< {} min", secs / 60),
-            secs => format!("< {secs} s"),
-        });
-        let available = match job.availability {
-            Availability::Available => "yes".to_string(),
-            Availability::Unavailable(why) => format!("no: {why}"),
-        };
-        let last_run = last.as_ref().map_or("—".to_string(), |run| {
-            format!("{} {}", run.outcome.as_str(), crate::model::rfc3339_ms(run.started_at_ms))
-        });
-        let next_run = match (job.availability, effective.enabled) {
-            (Availability::Available, true) => {
-                let since = last.as_ref().map_or(now_ms, |run| run.started_at_ms.max(now_ms));
-                effective.schedule.next_after(since).map_or("—".to_string(), crate::model::rfc3339_ms)
-            }
-            _ => "—".to_string(),
-        };
-        let schedule = format!("{}{}", effective.schedule.describe(), if effective.configured { " (set)" } else { "" });
-        let alert = slo::standing(conn, job.name)?
-            .map_or(String::new(), |breach| format!("{}: {}", breach.severity, breach.reason));
-        rows.push(vec![
-            job.name.to_string(),
-            job.tier.as_str().to_string(),
-            schedule,
-            if effective.enabled { "yes" } else { "no" }.to_string(),
-            target,
-            available,
-            last_run,
-            next_run,
-            alert,
-        ]);
-    }
+    let rows = jobs_status::all(conn, now_ms)?
+        .into_iter()
+        .map(|status| {
+            let job = status.job;
+            let target = job.target.map_or("n/a".to_string(), |t| match t.as_secs() {
+                secs if secs >= 60 => format!("< {} min", secs / 60),
+                secs => format!("< {secs} s"),
+            });
+            let available = match job.availability {
+                Availability::Available => "yes".to_string(),
+                Availability::Unavailable(why) => format!("no: {why}"),
+            };
+            let last_run = status.last.as_ref().map_or("—".to_string(), |run| {
+                format!("{} {}", run.outcome.as_str(), crate::model::rfc3339_ms(run.started_at_ms))
+            });
+            let effective = &status.effective;
+            let schedule =
+                format!("{}{}", effective.schedule.describe(), if effective.configured { " (set)" } else { "" });
+            let alert = status.breach.map_or(String::new(), |breach| format!("{}: {}", breach.severity, breach.reason));
+            vec![
+                job.name.to_string(),
+                job.tier.as_str().to_string(),
+                schedule,
+                if effective.enabled { "yes" } else { "no" }.to_string(),
+                target,
+                available,
+                last_run,
+                status.next_run_ms.map_or("—".to_string(), crate::model::rfc3339_ms),
+                alert,
+            ]
+        })
+        .collect();
     Ok(rows)
 }

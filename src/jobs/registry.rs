@@ -38,6 +38,15 @@ pub enum Severity {
     Critical,
 }
 
+impl Severity {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Severity::Warning => "warning",
+            Severity::Critical => "critical",
+        }
+    }
+}
+
 /// When a run breaches the job's service level (spec §8, "Alert when").
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Thresholds {
@@ -86,6 +95,10 @@ pub struct JobSpec {
     /// The target completion time (spec §8); `None` where the spec says n/a.
     pub target: Option<Duration>,
     pub alert: Thresholds,
+    /// Jobs it never runs beside: a run of this one is refused while one of these runs
+    /// (spec §8: trajectory scores never overlap effectiveness; §7.3: no report while an
+    /// apply rewrites history).
+    pub excludes: &'static [&'static str],
     pub availability: Availability,
     /// One line on what it does, for `jobs list` and docs/jobs.md.
     pub what: &'static str,
@@ -131,6 +144,7 @@ pub const JOBS: [JobSpec; 19] = [
         enabled_by_default: true,
         target: Some(minutes(10)),
         alert: Thresholds { any_failure: true, ..slower_than(minutes(30)) },
+        excludes: &[],
         availability: Availability::Unavailable(THIS_ISSUE),
         what: "drops raw events past their retention (global, or the team's override)",
     },
@@ -141,6 +155,7 @@ pub const JOBS: [JobSpec; 19] = [
         enabled_by_default: true,
         target: Some(minutes(30)),
         alert: slower_than(minutes(60)),
+        excludes: &[],
         availability: Availability::Available,
         what: "indexes stored transcripts that are not searchable yet",
     },
@@ -151,6 +166,7 @@ pub const JOBS: [JobSpec; 19] = [
         enabled_by_default: true,
         target: Some(minutes(15)),
         alert: slower_than(minutes(45)),
+        excludes: &["compute-trajectory-scores"],
         availability: Availability::Unavailable(SCORING),
         what: "computes effectiveness scores",
     },
@@ -161,6 +177,7 @@ pub const JOBS: [JobSpec; 19] = [
         enabled_by_default: true,
         target: Some(minutes(20)),
         alert: slower_than(minutes(60)),
+        excludes: &["compute-effectiveness"],
         availability: Availability::Unavailable(SCORING),
         what: "computes trajectory scores (never while compute-effectiveness runs)",
     },
@@ -171,6 +188,7 @@ pub const JOBS: [JobSpec; 19] = [
         enabled_by_default: true,
         target: Some(minutes(10)),
         alert: slower_than(minutes(30)),
+        excludes: &[],
         availability: Availability::Unavailable(SCORING),
         what: "computes per-subject scores",
     },
@@ -181,6 +199,7 @@ pub const JOBS: [JobSpec; 19] = [
         enabled_by_default: true,
         target: Some(minutes(5)),
         alert: ANY_FAILURE,
+        excludes: &[],
         availability: Availability::Unavailable(ALERTS),
         what: "evaluates the alert rules and notifies channels",
     },
@@ -191,6 +210,7 @@ pub const JOBS: [JobSpec; 19] = [
         enabled_by_default: false,
         target: Some(minutes(30)),
         alert: ANY_FAILURE,
+        excludes: &[],
         availability: Availability::Unavailable(SCORING),
         what: "asks the LLM judge about sessions of owners who opted in (seeded disabled)",
     },
@@ -201,6 +221,7 @@ pub const JOBS: [JobSpec; 19] = [
         enabled_by_default: true,
         target: Some(Duration::from_secs(60)),
         alert: slower_than_or_failing(minutes(5), 2),
+        excludes: &[],
         availability: Availability::Unavailable(GITHUB),
         what: "syncs teams from the code-hosting service",
     },
@@ -211,6 +232,7 @@ pub const JOBS: [JobSpec; 19] = [
         enabled_by_default: true,
         target: Some(minutes(5)),
         alert: slower_than_or_failing(minutes(15), 2),
+        excludes: &[],
         availability: Availability::Unavailable(RECONCILIATION),
         what: "syncs Jira issues when configured",
     },
@@ -221,6 +243,7 @@ pub const JOBS: [JobSpec; 19] = [
         enabled_by_default: true,
         target: Some(Duration::from_secs(30)),
         alert: slower_than_or_failing(minutes(2), 3),
+        excludes: &[],
         availability: Availability::Unavailable(THIS_ISSUE),
         what: "closes sessions quiet for too long as abandoned",
     },
@@ -231,6 +254,7 @@ pub const JOBS: [JobSpec; 19] = [
         enabled_by_default: true,
         target: Some(Duration::from_secs(30)),
         alert: slower_than_or_failing(minutes(5), 2),
+        excludes: &[],
         availability: Availability::Available,
         what: "removes stale upload chunks, expired device codes, refresh tokens and throttle entries",
     },
@@ -241,6 +265,7 @@ pub const JOBS: [JobSpec; 19] = [
         enabled_by_default: true,
         target: Some(minutes(2)),
         alert: Thresholds { severity: Severity::Critical, ..ANY_FAILURE },
+        excludes: &[],
         availability: Availability::Available,
         what: "carries out the open deletion requests",
     },
@@ -251,6 +276,7 @@ pub const JOBS: [JobSpec; 19] = [
         enabled_by_default: true,
         target: None,
         alert: ANY_FAILURE,
+        excludes: &[],
         availability: Availability::Available,
         what: "re-redacts events and transcripts stored under older rules (drains the backlog)",
     },
@@ -261,6 +287,7 @@ pub const JOBS: [JobSpec; 19] = [
         enabled_by_default: true,
         target: Some(minutes(5)),
         alert: ANY_FAILURE,
+        excludes: &["reprice-events-apply"],
         availability: Availability::Unavailable(THIS_ISSUE),
         what: "reports what the price tables in force would change (writes nothing)",
     },
@@ -271,6 +298,7 @@ pub const JOBS: [JobSpec; 19] = [
         enabled_by_default: true,
         target: Some(minutes(30)),
         alert: ANY_FAILURE,
+        excludes: &["reprice-events"],
         availability: Availability::Unavailable(THIS_ISSUE),
         what: "rewrites stored costs that differ under the price tables in force",
     },
@@ -281,6 +309,7 @@ pub const JOBS: [JobSpec; 19] = [
         enabled_by_default: true,
         target: None,
         alert: ANY_FAILURE,
+        excludes: &[],
         availability: Availability::Unavailable(SCORING),
         what: "computes effectiveness over past history",
     },
@@ -291,6 +320,7 @@ pub const JOBS: [JobSpec; 19] = [
         enabled_by_default: true,
         target: None,
         alert: ANY_FAILURE,
+        excludes: &[],
         availability: Availability::Unavailable(SCORING),
         what: "re-scores effectiveness after a scorer version bump",
     },
@@ -301,6 +331,7 @@ pub const JOBS: [JobSpec; 19] = [
         enabled_by_default: true,
         target: None,
         alert: ANY_FAILURE,
+        excludes: &[],
         availability: Availability::Unavailable(SCORING),
         what: "re-scores trajectories after a scorer version bump",
     },
@@ -311,6 +342,7 @@ pub const JOBS: [JobSpec; 19] = [
         enabled_by_default: true,
         target: Some(minutes(15)),
         alert: ANY_FAILURE,
+        excludes: &[],
         availability: Availability::Unavailable(RECONCILIATION),
         what: "compares computed cost with the vendors' billing (daily when enabled)",
     },
@@ -349,5 +381,11 @@ mod tests {
         assert_eq!(abandoned.alert.consecutive_failures, Some(3));
         assert!(!find("judge-sessions").unwrap().enabled_by_default, "seeded disabled");
         assert_eq!(find("index-transcripts").unwrap().schedule, DefaultSchedule::Cron("30 3 * * *"));
+        for job in &JOBS {
+            for other in job.excludes {
+                let other = find(other).expect("an excluded job exists");
+                assert!(other.excludes.contains(&job.name), "{} and {} exclude each other", job.name, other.name);
+            }
+        }
     }
 }

@@ -78,15 +78,43 @@ pub struct JobRun {
     pub error: Option<String>,
 }
 
-/// A started run, or the run of the same job that is still going.
+/// A started run, or the run that stops it from starting.
 #[derive(Debug, PartialEq, Eq)]
 pub enum Started {
     Started(String),
+    /// A run of the same job is going.
     AlreadyRunning(String),
+    /// A run of a job this one never runs beside is going (`JobSpec::excludes`).
+    Blocked {
+        job: &'static str,
+        run_id: String,
+    },
 }
 
-/// Starts a run of `job` unless one is running.
+impl Started {
+    /// Why a run did not start, in words for a 409 or the terminal; `None` if it started.
+    pub fn refusal(&self, job: &str) -> Option<String> {
+        match self {
+            Started::Started(_) => None,
+            Started::AlreadyRunning(run_id) => Some(format!("{job} is already running (run {run_id})")),
+            Started::Blocked { job: other, run_id } => {
+                Some(format!("{job} never runs while {other} runs, and {other} is running (run {run_id})"))
+            }
+        }
+    }
+}
+
+/// Starts a run of `job` unless one is running, or a job it excludes is.
 pub fn start(conn: &Connection, job: &str, trigger: Trigger, now_ms: i64) -> Result<Started, DbError> {
+    let excludes = super::registry::find(job).map_or(&[][..], |spec| spec.excludes);
+    for other in excludes {
+        let running: Option<String> = conn
+            .query_row("SELECT id FROM job_runs WHERE job = ?1 AND outcome = 'running'", [other], |row| row.get(0))
+            .optional()?;
+        if let Some(run_id) = running {
+            return Ok(Started::Blocked { job: other, run_id });
+        }
+    }
     let id = uuid::Uuid::now_v7().to_string();
     let inserted = conn.execute(
         "INSERT INTO job_runs (id, job, trigger, started_at_ms, outcome) VALUES (?1, ?2, ?3, ?4, 'running')
@@ -171,6 +199,16 @@ pub fn last_started(conn: &Connection, job: &str) -> Result<Option<i64>, DbError
         .flatten())
 }
 
+/// When the job's latest successful run ended.
+pub fn last_succeeded(conn: &Connection, job: &str) -> Result<Option<i64>, DbError> {
+    Ok(conn
+        .query_row("SELECT max(ended_at_ms) FROM job_runs WHERE job = ?1 AND outcome = 'succeeded'", [job], |row| {
+            row.get(0)
+        })
+        .optional()?
+        .flatten())
+}
+
 /// The latest runs, newest first: of one job, or of all.
 pub fn history(conn: &Connection, job: Option<&str>, limit: usize) -> Result<Vec<JobRun>, DbError> {
     let mut stmt = conn.prepare_cached(&format!(
@@ -237,5 +275,39 @@ mod tests {
         record_refused(&conn, "sweep-retention", Trigger::Http, "not built yet", 7_000).unwrap();
         assert_eq!(last_started(&conn, "sweep-retention").unwrap(), None, "a refusal is not a run");
         assert_eq!(history(&conn, None, 10).unwrap().len(), 4);
+    }
+
+    #[test]
+    fn a_job_never_starts_beside_one_it_excludes_either_way() {
+        let conn = main_db();
+        for (first, second) in [
+            ("reprice-events-apply", "reprice-events"),
+            ("reprice-events", "reprice-events-apply"),
+            ("compute-effectiveness", "compute-trajectory-scores"),
+            ("compute-trajectory-scores", "compute-effectiveness"),
+        ] {
+            let Started::Started(going) = start(&conn, first, Trigger::Http, 1_000).unwrap() else { panic!() };
+            let refused = start(&conn, second, Trigger::Schedule, 2_000).unwrap();
+            assert_eq!(
+                refused,
+                Started::Blocked { job: super::super::registry::find(first).unwrap().name, run_id: going.clone() }
+            );
+            assert_eq!(
+                refused.refusal(second).unwrap(),
+                format!("{second} never runs while {first} runs, and {first} is running (run {going})")
+            );
+            assert!(
+                history(&conn, Some(second), 10).unwrap().iter().all(|run| run.started_at_ms != 2_000),
+                "nothing recorded for the refused one"
+            );
+            finish(&conn, &going, Outcome::Succeeded, None, None, 3_000).unwrap();
+            let Started::Started(after) = start(&conn, second, Trigger::Schedule, 4_000).unwrap() else {
+                panic!("{second} starts once {first} has ended")
+            };
+            finish(&conn, &after, Outcome::Succeeded, None, None, 5_000).unwrap();
+        }
+        // Jobs without a pair are not held back by one another.
+        let Started::Started(_) = start(&conn, "run-deletions", Trigger::Http, 6_000).unwrap() else { panic!() };
+        assert!(matches!(start(&conn, "sweep-scratch", Trigger::Http, 6_000).unwrap(), Started::Started(_)));
     }
 }

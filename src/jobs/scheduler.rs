@@ -1,33 +1,35 @@
 //! The job scheduler inside `sightline serve`, and the running of a job in the server
 //! (for the scheduler and for `POST /admin/jobs/{name}/run`). Once a second (of real time) it reads the
-//! server's `Clock` and runs every job of the registry that this build can run, that is
+//! server's `Clock` and starts every job of the registry that the server runs, that is
 //! enabled and whose schedule is due (`Schedule::is_due`: once after downtime, nothing
-//! at a first start), recording each run in `job_runs`.
-//!
-//! Today it schedules `run-deletions` (it replaced the deletion timer) and
-//! `sweep-scratch` (which took the abandoned-upload sweep over from the compaction timer). Transcript
-//! indexing still runs inside the indexer thread (each upload, and every 5 minutes), and
-//! compaction on its own hourly timer, until the rest of issue 15 moves them here.
+//! at a first start), recording each run in `job_runs`. It also drives the upkeep that
+//! is not one of the spec's jobs and leaves no `job_runs` row ([`UPKEEP`]): compaction of
+//! old partitions (hourly) and the transcript indexer's catch-up drain (every 5 minutes).
 //!
 //! Invariants: `job_runs` is written through the writer thread (main.db has one writer);
-//! a job never runs twice at once (`jobs::runs::start`); runs a crash left `running` are
-//! closed as interrupted before the first tick; a run records success only when the job
-//! itself reported it.
+//! a job never runs twice at once, nor beside a job it excludes (`jobs::runs::start`);
+//! runs a crash left `running` are closed as interrupted before the first tick; a run
+//! records success only when the job itself reported it; each run is a task of its own,
+//! so a long job does not hold back the others, and the tasks end with the scheduler.
 
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
+use tokio::task::{AbortHandle, JoinSet};
+
 use crate::db::{self, DbError};
 use crate::events::writer::WriteError;
 use crate::jobs::config;
-use crate::jobs::registry::{Availability, JOBS, JobSpec};
+use crate::jobs::registry::{Availability, JOBS, JobSpec, Tier};
 use crate::jobs::runs::{self, Outcome, Started, Trigger};
+use crate::jobs::schedule::Schedule;
 use crate::state::AppState;
 
-/// The jobs the scheduler runs itself; the others are still driven elsewhere (see the
-/// module documentation) or have not landed.
-const SCHEDULED_HERE: &[&str] = &["run-deletions", "sweep-scratch"];
+/// Upkeep the scheduler drives besides the spec's jobs: what, and how often (counted
+/// from the epoch on the server's clock; each also runs once when the server starts).
+pub const UPKEEP: [(&str, Duration); 2] =
+    [("compact-partitions", Duration::from_secs(3600)), ("drain-transcript-index", Duration::from_secs(300))];
 
 /// How often the scheduler looks at the clock.
 const TICK: Duration = Duration::from_secs(1);
@@ -36,7 +38,8 @@ const TICK: Duration = Duration::from_secs(1);
 /// run`) are seen within this time.
 const REREAD_MS: i64 = 60_000;
 
-/// Closes interrupted runs, then ticks until the task is aborted (at shutdown).
+/// Closes interrupted runs, then ticks until the task is aborted (at shutdown, which
+/// ends the runs it started too).
 pub async fn run(state: Arc<AppState>) {
     let started_ms = state.clock.now_ms();
     match state.writer.transact(move |tx| runs::close_interrupted(tx, started_ms)).await {
@@ -44,26 +47,31 @@ pub async fn run(state: Arc<AppState>) {
         Ok(closed) => tracing::warn!(closed, "closed job runs the last shutdown interrupted"),
         Err(err) => tracing::error!(error = %err, "cannot close interrupted job runs"),
     }
+    let mut tasks = JoinSet::new();
     let mut next_look = HashMap::new();
+    let mut upkeep = Upkeep { next_ms: [started_ms; UPKEEP.len()], running: Default::default() };
     loop {
-        if let Err(err) = tick(&state, started_ms, &mut next_look).await {
+        if let Err(err) = tick(&state, started_ms, &mut next_look, &mut tasks).await {
             tracing::error!(error = %err, "the job scheduler could not look at its jobs");
         }
+        upkeep.tick(&state, &mut tasks);
+        while tasks.try_join_next().is_some() {}
         tokio::time::sleep(TICK).await;
     }
 }
 
-/// Runs every scheduled job that is due now. A job's schedule and last run are read
-/// again only when its next slot comes, or after [`REREAD_MS`] (`next_look` remembers
-/// when), not on every tick.
+/// Starts every scheduled job that is due now, each as a task of its own. A job's
+/// schedule and last run are read again only when its next slot comes, or after
+/// [`REREAD_MS`] (`next_look` remembers when), not on every tick.
 async fn tick(
     state: &Arc<AppState>,
     started_ms: i64,
     next_look: &mut HashMap<&'static str, i64>,
+    tasks: &mut JoinSet<()>,
 ) -> anyhow::Result<()> {
-    for job in JOBS.iter().filter(|job| SCHEDULED_HERE.contains(&job.name)) {
+    for job in JOBS.iter().filter(|job| runs_in_the_server(job)) {
         let now_ms = state.clock.now_ms();
-        if job.availability != Availability::Available || next_look.get(job.name).is_some_and(|at| now_ms < *at) {
+        if next_look.get(job.name).is_some_and(|at| now_ms < *at) {
             continue;
         }
         let pool = state.readers.clone();
@@ -72,24 +80,71 @@ async fn tick(
             Ok::<_, DbError>((config::effective(&conn, job)?, runs::last_started(&conn, job.name)?))
         })
         .await?;
-        let due = effective.enabled && effective.schedule.is_due(last, started_ms, now_ms);
-        if due {
-            run_job(state, job, Trigger::Schedule).await?;
+        let mut since = last.unwrap_or(started_ms);
+        if effective.enabled && effective.schedule.is_due(last, started_ms, now_ms) {
+            match start_run(state, job, Trigger::Schedule).await? {
+                Started::Started(run_id) => {
+                    since = now_ms;
+                    let state = state.clone();
+                    tasks.spawn(async move {
+                        if let Err(err) = finish_run(&state, job, run_id).await {
+                            tracing::error!(job = job.name, error = %err, "cannot record the end of a job run");
+                        }
+                    });
+                }
+                // Due still: looked at again within REREAD_MS, and started once it may.
+                refused => tracing::info!(job = job.name, reason = refused.refusal(job.name), "scheduled run waits"),
+            }
         }
-        let since = if due { state.clock.now_ms() } else { last.unwrap_or(started_ms) };
         let next_slot = effective.schedule.next_after(since).unwrap_or(i64::MAX);
         next_look.insert(job.name, next_slot.min(now_ms + REREAD_MS));
     }
     Ok(())
 }
 
-/// Runs `job` now unless a run of it is going; records the run and how it ended.
-pub async fn run_job(state: &Arc<AppState>, job: &'static JobSpec, trigger: Trigger) -> Result<Started, WriteError> {
-    let started = start_run(state, job, trigger).await?;
-    if let Started::Started(run_id) = &started {
-        finish_run(state, job, run_id.clone()).await?;
+/// When each piece of [`UPKEEP`] runs next, and the task of the one running.
+struct Upkeep {
+    next_ms: [i64; UPKEEP.len()],
+    running: [Option<AbortHandle>; UPKEEP.len()],
+}
+
+impl Upkeep {
+    /// Starts each piece of upkeep whose time has come and that is not still running.
+    fn tick(&mut self, state: &Arc<AppState>, tasks: &mut JoinSet<()>) {
+        let now_ms = state.clock.now_ms();
+        for (i, (name, every)) in UPKEEP.iter().enumerate() {
+            if now_ms < self.next_ms[i] || self.running[i].as_ref().is_some_and(|task| !task.is_finished()) {
+                continue;
+            }
+            self.next_ms[i] = Schedule::Every(*every).next_after(now_ms).unwrap_or(i64::MAX);
+            let state = state.clone();
+            self.running[i] = Some(tasks.spawn(async move {
+                match *name {
+                    "compact-partitions" => compact_partitions(&state).await,
+                    _ => {
+                        if let Err(err) = state.indexer.drain_now().await {
+                            tracing::error!(error = %err, "the transcript index could not catch up");
+                        }
+                    }
+                }
+            }));
+        }
     }
-    Ok(started)
+}
+
+/// Compacts partitions past their age (`storage.compact_after_days`).
+async fn compact_partitions(state: &AppState) {
+    let data_dir = state.config.data_dir.clone();
+    let days = state.config.storage.compact_after_days;
+    let now_ms = state.clock.now_ms();
+    match db::blocking(move || crate::events::compact::compact_due(&data_dir, days, now_ms)).await {
+        Ok(reports) => {
+            for report in reports {
+                tracing::info!(day = %report.day, rows = report.rows_compressed, before = report.file_bytes_before, after = report.file_bytes_after, "compacted event partition");
+            }
+        }
+        Err(err) => tracing::error!(error = %err, "compaction failed"),
+    }
 }
 
 /// Records the start of a run of `job` (or finds the one going).
@@ -100,7 +155,7 @@ pub async fn start_run(state: &AppState, job: &'static JobSpec, trigger: Trigger
 
 /// Does the work of a started run and records how it ended.
 pub async fn finish_run(state: &Arc<AppState>, job: &'static JobSpec, run_id: String) -> Result<(), WriteError> {
-    let (outcome, rows, error) = match execute(state, job).await {
+    let (outcome, rows, error) = match super::in_server::execute(state, job).await {
         Ok(rows) => (Outcome::Succeeded, rows, None),
         Err(error) => {
             tracing::error!(job = job.name, %error, "job failed");
@@ -118,42 +173,8 @@ pub async fn finish_run(state: &Arc<AppState>, job: &'static JobSpec, run_id: St
     Ok(())
 }
 
-/// The jobs a trigger over HTTP may start now: available ones the server knows how to run.
+/// The jobs the server runs (on their schedule, or triggered over HTTP): the available
+/// ones of tiers 1 and 2 that [`super::in_server`] knows how to do.
 pub fn runs_in_the_server(job: &JobSpec) -> bool {
-    SCHEDULED_HERE.contains(&job.name)
-}
-
-/// Does the job's work; the rows it touched, or why it failed.
-async fn execute(state: &Arc<AppState>, job: &JobSpec) -> Result<Option<i64>, String> {
-    match job.name {
-        "run-deletions" => {
-            let report = crate::deletion::server::run_once(state).await.map_err(|err| err.to_string())?;
-            if let Some((request, error)) = report.failed.first() {
-                return Err(format!("deletion request {request} stopped: {error} (the next run resumes it)"));
-            }
-            Ok(Some(report.sessions_deleted as i64 + report.events_deleted as i64))
-        }
-        "sweep-scratch" => sweep_scratch(state).await,
-        other => Err(format!("{other} is not run by the scheduler yet")),
-    }
-}
-
-/// `sweep-scratch`: transcript uploads abandoned for a day, device authorisations and
-/// refresh tokens long expired, and ended sign-in throttle windows.
-async fn sweep_scratch(state: &Arc<AppState>) -> Result<Option<i64>, String> {
-    let data_dir = state.config.data_dir.clone();
-    let uploads = db::blocking(move || {
-        use crate::transcripts::upload;
-        upload::expire_staged(&data_dir, upload::STAGING_MAX_AGE, std::time::SystemTime::now())
-    })
-    .await
-    .map_err(|err| err.to_string())?;
-    let now_ms = state.clock.now_ms();
-    let rows = state
-        .writer
-        .transact(move |tx| crate::auth::delete_expired(tx, now_ms))
-        .await
-        .map_err(|err| err.to_string())?;
-    let windows = state.login_throttle.prune(now_ms) + state.device_throttle.prune(now_ms);
-    Ok(Some((uploads + rows + windows) as i64))
+    job.availability == Availability::Available && job.tier != Tier::OneShot && super::in_server::knows(job.name)
 }

@@ -8,7 +8,7 @@
 
 use rusqlite::{Connection, OptionalExtension, params};
 
-use super::registry::{JobSpec, Severity};
+use super::registry::JobSpec;
 use super::runs::{JobRun, Outcome};
 use crate::db::DbError;
 
@@ -48,10 +48,7 @@ pub fn check(conn: &Connection, job: &JobSpec, run: &JobRun) -> Result<Option<Br
     if reasons.is_empty() {
         return Ok(None);
     }
-    let severity = match job.alert.severity {
-        Severity::Warning => "warning",
-        Severity::Critical => "critical",
-    };
+    let severity = job.alert.severity.as_str();
     let breach = Breach {
         job: job.name.to_string(),
         run_id: run.id.clone(),

@@ -1,5 +1,5 @@
-//! The jobs over HTTP, for administrators: `GET /admin/jobs` (the registry with each
-//! job's last run), `GET /admin/jobs/{name}/runs` (its latest runs) and
+//! The jobs over HTTP, for administrators: `GET /admin/jobs` (every job as it stands:
+//! the schedule it runs on now, last and next run, standing breach), `GET /admin/jobs/{name}/runs` (its latest runs) and
 //! `POST /admin/jobs/{name}/run` (start it now: 202 with the run id).
 //!
 //! Invariants: only an administrator gets past the door (403 otherwise, 401 without
@@ -16,9 +16,10 @@ use serde_json::{Value, json};
 
 use crate::db;
 use crate::http::errors::AppError;
-use crate::jobs::registry::{self, Availability, JOBS, JobSpec, Tier};
+use crate::jobs::registry::{self, Availability, JobSpec, Tier};
 use crate::jobs::runs::{self, Started, Trigger};
 use crate::jobs::scheduler;
+use crate::jobs::status::{self, JobStatus};
 use crate::state::AppState;
 use crate::state::caller::Caller;
 
@@ -34,7 +35,8 @@ fn job(name: &str) -> Result<&'static JobSpec, AppError> {
     registry::find(name).ok_or(AppError::NotFound)
 }
 
-fn describe(job: &JobSpec, last: Option<runs::JobRun>) -> Value {
+fn describe(status: JobStatus) -> Value {
+    let job = status.job;
     let (available, unavailable_reason) = match job.availability {
         Availability::Available => (true, None),
         Availability::Unavailable(why) => (false, Some(why)),
@@ -42,24 +44,29 @@ fn describe(job: &JobSpec, last: Option<runs::JobRun>) -> Value {
     json!({
         "name": job.name,
         "tier": job.tier.as_str(),
-        "schedule": job.schedule.schedule().describe(),
-        "enabled": job.enabled_by_default,
+        "schedule": status.effective.schedule.describe(),
+        "schedule_set_by_operator": status.effective.configured,
+        "enabled": status.effective.enabled,
         "target_secs": job.target.map(|t| t.as_secs()),
         "available": available,
         "unavailable_reason": unavailable_reason,
-        "last_run": last,
+        "last_run": status.last,
+        "next_run_ms": status.next_run_ms,
+        "alert": status.breach.map(|breach| json!({
+            "severity": breach.severity,
+            "reason": breach.reason,
+            "run_id": breach.run_id,
+            "at_ms": breach.at_ms,
+        })),
     })
 }
 
 pub async fn list(State(state): State<Arc<AppState>>, caller: Caller) -> Result<Json<Value>, AppError> {
     admin(&caller)?;
     let pool = state.readers.clone();
-    let jobs = db::blocking(move || {
-        let conn = pool.get()?;
-        JOBS.iter().map(|job| Ok(describe(job, runs::history(&conn, Some(job.name), 1)?.pop()))).collect()
-    })
-    .await?;
-    Ok(Json(json!({ "jobs": Value::Array(jobs) })))
+    let now_ms = state.clock.now_ms();
+    let statuses = db::blocking(move || status::all(&*pool.get()?, now_ms)).await?;
+    Ok(Json(json!({ "jobs": statuses.into_iter().map(describe).collect::<Vec<_>>() })))
 }
 
 pub async fn history(
@@ -91,12 +98,12 @@ pub async fn trigger(
         return Err(AppError::NotImplemented(format!("{name} cannot run in this build: {why}")));
     }
     match scheduler::start_run(&state, job, Trigger::Http).await? {
-        Started::AlreadyRunning(run_id) => Err(AppError::Conflict(format!("{name} is already running (run {run_id})"))),
         Started::Started(run_id) => {
             let (state, id) = (state.clone(), run_id.clone());
             tokio::spawn(async move { scheduler::finish_run(&state, job, id).await });
             Ok((StatusCode::ACCEPTED, Json(json!({ "job": job.name, "run_id": run_id, "outcome": "running" }))))
         }
+        refused => Err(AppError::Conflict(refused.refusal(job.name).unwrap_or_default())),
     }
 }
 

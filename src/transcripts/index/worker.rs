@@ -1,8 +1,9 @@
 //! The server's indexer: one thread that owns every use of the index writer, fed by a
 //! queue. An upload that completes sends [`Work::Drain`], so its transcript is searchable
-//! seconds later; the thread also drains at start and every few minutes, which catches
-//! anything a notification missed (the scheduled `index-transcripts` job is the full
-//! reconciliation).
+//! seconds later; the thread also drains at start. The job scheduler asks for a drain
+//! every few minutes (which catches anything a notification missed) and runs the
+//! `index-transcripts` job through [`Indexer::drain_now`], which answers how many
+//! sessions it indexed.
 //!
 //! Invariants: the writer is taken per piece of work and released when the queue is
 //! empty, so `sightline index-transcripts` can run beside a server; when another process
@@ -12,7 +13,7 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender};
+use std::sync::mpsc::{Receiver, Sender};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
@@ -24,14 +25,14 @@ use crate::events::writer::EventWriter;
 use crate::transcripts::indexing::{self, BATCH_SESSIONS};
 use crate::transcripts::store;
 
-/// How long the indexer waits for work before draining anyway.
-const RECONCILE_EVERY: Duration = Duration::from_secs(300);
 /// How long to wait before trying again when another process holds the index writer.
 const BUSY_RETRY: Duration = Duration::from_secs(2);
 
 enum Work {
     /// Index every stored transcript waiting for it.
     Drain,
+    /// Index every stored transcript waiting for it, then answer how many sessions.
+    DrainAndAnswer(oneshot::Sender<Result<usize, String>>),
     /// Remove a session's documents and file, then answer.
     Forget(String, oneshot::Sender<Result<(), String>>),
     Stop,
@@ -71,6 +72,14 @@ impl Indexer {
         let _ = self.sender.send(Work::Drain);
     }
 
+    /// Indexes every stored transcript waiting for it now, and answers how many
+    /// sessions it indexed (the `index-transcripts` job in the server).
+    pub async fn drain_now(&self) -> Result<usize, String> {
+        let (reply, answer) = oneshot::channel();
+        self.sender.send(Work::DrainAndAnswer(reply)).map_err(|_| "the indexer has stopped")?;
+        answer.await.map_err(|_| "the indexer has stopped".to_string())?
+    }
+
     /// Removes a session's index documents and stored transcript (the privacy runner's
     /// deletion hook), and waits until both are gone.
     pub async fn forget(&self, session_id: &str) -> Result<(), String> {
@@ -106,26 +115,40 @@ impl Worker {
         }
         let mut drain_due = true;
         let mut forgets = Vec::new();
+        let mut answers: Vec<oneshot::Sender<Result<usize, String>>> = Vec::new();
         loop {
             if drain_due || !forgets.is_empty() {
                 match self.work(drain_due, &mut forgets) {
-                    Ok(()) => drain_due = false,
+                    Ok(sessions) => {
+                        drain_due = false;
+                        answers.drain(..).for_each(|answer| drop(answer.send(Ok(sessions))));
+                    }
                     Err(IndexError::Busy(_)) => std::thread::sleep(BUSY_RETRY),
                     Err(err) => {
                         tracing::error!(error = %err, "transcript indexing failed; retrying later");
                         drain_due = false;
+                        answers.drain(..).for_each(|answer| drop(answer.send(Err(err.to_string()))));
                     }
                 }
             }
-            let wait = if drain_due || !forgets.is_empty() { Duration::ZERO } else { RECONCILE_EVERY };
-            let first = match receiver.recv_timeout(wait) {
-                Ok(work) => work,
-                Err(RecvTimeoutError::Timeout) => Work::Drain,
-                Err(RecvTimeoutError::Disconnected) => return,
+            let first = if drain_due || !forgets.is_empty() {
+                match receiver.try_recv() {
+                    Ok(work) => work,
+                    Err(_) => continue,
+                }
+            } else {
+                match receiver.recv() {
+                    Ok(work) => work,
+                    Err(_) => return,
+                }
             };
             for work in std::iter::once(first).chain(receiver.try_iter()) {
                 match work {
                     Work::Drain => drain_due = true,
+                    Work::DrainAndAnswer(answer) => {
+                        drain_due = true;
+                        answers.push(answer);
+                    }
                     Work::Forget(session, reply) => forgets.push((session, reply)),
                     Work::Stop => return,
                 }
@@ -133,18 +156,20 @@ impl Worker {
         }
     }
 
-    /// Takes the writer, does the queued forgets and (if due) a drain, releases it.
+    /// Takes the writer, does the queued forgets and (if due) a drain, releases it;
+    /// answers how many sessions it indexed.
     fn work(
         &self,
         drain: bool,
         forgets: &mut Vec<(String, oneshot::Sender<Result<(), String>>)>,
-    ) -> Result<(), IndexError> {
+    ) -> Result<usize, IndexError> {
         // Taking the writer starts Tantivy's indexing threads and arena; most periodic
         // drains find nothing waiting, so look first.
         let waiting = drain && store::unindexed_count(&*self.readers.get().map_err(DbError::from)?)? > 0;
         if forgets.is_empty() && !waiting {
-            return Ok(());
+            return Ok(0);
         }
+        let mut sessions = 0;
         let mut writer = self.index.writer(1, 50 << 20)?;
         for (session, reply) in forgets.drain(..) {
             let done = indexing::forget(&self.index, &mut writer, &self.data_dir, &session);
@@ -182,6 +207,7 @@ impl Worker {
                 },
                 |_| {},
             )?;
+            sessions = report.sessions;
             if report.sessions > 0 {
                 tracing::info!(sessions = report.sessions, messages = report.messages, "indexed transcripts");
             }
@@ -190,6 +216,6 @@ impl Worker {
         // pages back rather than keep the peak of the largest transcript for good.
         drop(writer);
         crate::memory::return_freed_memory();
-        Ok(())
+        Ok(sessions)
     }
 }

@@ -1,0 +1,76 @@
+//! What each job does when the server runs it (its scheduler, or a trigger over HTTP):
+//! the same work as `sightline jobs run`, through the server's own handles (the writer
+//! thread for main.db, the indexer thread for the transcript index, the sign-in
+//! throttles in memory).
+//!
+//! Invariant: a job answers the rows it touched only when its work is done; any error
+//! is the run's failure, in words for `job_runs.error`.
+
+use std::sync::Arc;
+
+use crate::db;
+use crate::jobs::registry::JobSpec;
+use crate::state::AppState;
+
+/// The jobs the server knows how to do.
+const KNOWN: &[&str] = &["run-deletions", "sweep-scratch", "index-transcripts", "backfill-redaction"];
+
+pub fn knows(job: &str) -> bool {
+    KNOWN.contains(&job)
+}
+
+/// Does the job's work; the rows it touched, or why it failed.
+pub async fn execute(state: &Arc<AppState>, job: &JobSpec) -> Result<Option<i64>, String> {
+    match job.name {
+        "run-deletions" => {
+            let report = crate::deletion::server::run_once(state).await.map_err(|err| err.to_string())?;
+            if let Some((request, error)) = report.failed.first() {
+                return Err(format!("deletion request {request} stopped: {error} (the next run resumes it)"));
+            }
+            Ok(Some(report.sessions_deleted as i64 + report.events_deleted as i64))
+        }
+        "sweep-scratch" => sweep_scratch(state).await,
+        "index-transcripts" => Ok(Some(state.indexer.drain_now().await? as i64)),
+        "backfill-redaction" => backfill_redaction(state).await,
+        other => Err(format!("{other} is not run by the server")),
+    }
+}
+
+/// `sweep-scratch`: transcript uploads abandoned for a day, device authorisations and
+/// refresh tokens long expired, and ended sign-in throttle windows.
+async fn sweep_scratch(state: &Arc<AppState>) -> Result<Option<i64>, String> {
+    let data_dir = state.config.data_dir.clone();
+    let uploads = db::blocking(move || {
+        use crate::transcripts::upload;
+        upload::expire_staged(&data_dir, upload::STAGING_MAX_AGE, std::time::SystemTime::now())
+    })
+    .await
+    .map_err(|err| err.to_string())?;
+    let now_ms = state.clock.now_ms();
+    let rows = state
+        .writer
+        .transact(move |tx| crate::auth::delete_expired(tx, now_ms))
+        .await
+        .map_err(|err| err.to_string())?;
+    let windows = state.login_throttle.prune(now_ms) + state.device_throttle.prune(now_ms);
+    Ok(Some((uploads + rows + windows) as i64))
+}
+
+/// `backfill-redaction`: events stored under older rules, then transcripts, then the
+/// index of the transcripts it changed (through the indexer). Re-redaction keeps its
+/// resume point in main.db on a connection of its own, as `sightline backfill-redaction`
+/// beside a server does: its writes are few and short, and SQLite's busy wait orders them
+/// with the writer thread's.
+async fn backfill_redaction(state: &Arc<AppState>) -> Result<Option<i64>, String> {
+    let (path, data_dir, now_ms) = (state.config.main_db_path(), state.config.data_dir.clone(), state.clock.now_ms());
+    let changed = db::blocking(move || {
+        let conn = db::open(&path, db::Durability::PowerSafe, db::Checkpointing::Background)?;
+        let events = crate::events::reredact::reredact_all(&data_dir, &conn, now_ms, |_| {})?;
+        let transcripts = crate::transcripts::backfill::reredact_all(&conn, &data_dir, |_| {})?;
+        Ok::<_, db::DbError>(events.rows_changed as i64 + transcripts.changed as i64)
+    })
+    .await
+    .map_err(|err| err.to_string())?;
+    state.indexer.drain_now().await?;
+    Ok(Some(changed))
+}

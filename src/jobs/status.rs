@@ -1,0 +1,50 @@
+//! What an operator asks of every job at once: the schedule it runs on now (the
+//! operator's or the default), its last run, its next scheduled time and the breach that
+//! stands. One reading for `sightline jobs list`, `GET /admin/jobs` and `/metrics`, so
+//! the three never disagree.
+//!
+//! Invariant: a job that cannot run (unavailable, disabled or only triggered) has no
+//! next run.
+
+use rusqlite::Connection;
+
+use super::config::{self, Effective};
+use super::registry::{Availability, JOBS, JobSpec};
+use super::runs::{self, JobRun, Outcome};
+use super::slo::{self, Breach};
+use crate::db::DbError;
+
+/// One job as it stands.
+#[derive(Clone, Debug)]
+pub struct JobStatus {
+    pub job: &'static JobSpec,
+    pub effective: Effective,
+    pub last: Option<JobRun>,
+    /// When it last succeeded: the `/metrics` staleness figure.
+    pub last_success_ms: Option<i64>,
+    pub next_run_ms: Option<i64>,
+    pub breach: Option<Breach>,
+}
+
+/// Every job of the registry, as it stands at `now_ms`.
+pub fn all(conn: &Connection, now_ms: i64) -> Result<Vec<JobStatus>, DbError> {
+    JOBS.iter().map(|job| one(conn, job, now_ms)).collect()
+}
+
+/// One job, as it stands at `now_ms`.
+pub fn one(conn: &Connection, job: &'static JobSpec, now_ms: i64) -> Result<JobStatus, DbError> {
+    let effective = config::effective(conn, job)?;
+    let last = runs::history(conn, Some(job.name), 1)?.pop();
+    let next_run_ms = match (job.availability, effective.enabled) {
+        (Availability::Available, true) => {
+            let since = last.as_ref().map_or(now_ms, |run| run.started_at_ms.max(now_ms));
+            effective.schedule.next_after(since)
+        }
+        _ => None,
+    };
+    let last_success_ms = match &last {
+        Some(run) if run.outcome == Outcome::Succeeded => run.ended_at_ms,
+        _ => runs::last_succeeded(conn, job.name)?,
+    };
+    Ok(JobStatus { job, effective, last, last_success_ms, next_run_ms, breach: slo::standing(conn, job.name)? })
+}
