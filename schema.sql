@@ -35,7 +35,8 @@ CREATE TABLE auth_tokens (
 CREATE INDEX auth_tokens_by_user ON auth_tokens(user_id, kind);
 
 -- The central fact table. Aggregates are additive: ingest adds only events it newly
--- inserted, so replayed or reordered batches change nothing.
+-- inserted, so replayed or reordered batches change nothing. end_reason is 'ended' (a
+-- SessionEnd event) or 'abandoned' (sweep-abandoned; a later event reopens the session).
 CREATE TABLE sessions (
     id                      TEXT PRIMARY KEY,
     user_id                 TEXT NOT NULL REFERENCES users(id),
@@ -80,9 +81,11 @@ CREATE TABLE sessions (
     friction_score          REAL,
     shape_label             TEXT,
     mode                    TEXT,
+    end_reason              TEXT CHECK (end_reason IN ('ended', 'abandoned')),
     UNIQUE (user_id, agent_type, agent_session_id)
 );
 CREATE INDEX sessions_by_last_event ON sessions(last_event_ms);
+CREATE INDEX sessions_open_by_last_event ON sessions(last_event_ms) WHERE ended_at_ms IS NULL;
 -- Non-interactive runs are rare; a partial index finds them without indexing the rest.
 CREATE INDEX sessions_non_interactive ON sessions(run_kind) WHERE run_kind <> 'INTERACTIVE';
 

@@ -20,6 +20,7 @@ pub struct Config {
     pub listen: Listen,
     pub ingest: Ingest,
     pub storage: Storage,
+    pub jobs: Jobs,
     pub server: Server,
     pub log: Log,
     pub auth: Auth,
@@ -103,6 +104,18 @@ pub struct Storage {
     pub reader_pool: u32,
 }
 
+/// Settings of the jobs that sweep: how long raw events are kept, and when a quiet
+/// session counts as abandoned.
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Jobs {
+    /// Raw events older than this many days are dropped by `sweep-retention` (a team's
+    /// `retention_days` overrides it for its members).
+    pub retention_days: i64,
+    /// A session with no event for this many minutes and no end is closed as abandoned.
+    pub abandon_after_mins: i64,
+}
+
 #[derive(Clone, Debug, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct Server {
@@ -130,6 +143,7 @@ impl Default for Config {
             listen: Listen::default(),
             ingest: Ingest::default(),
             storage: Storage::default(),
+            jobs: Jobs::default(),
             server: Server::default(),
             log: Log::default(),
             auth: Auth { github_url: "https://github.com".into(), ..Auth::default() },
@@ -171,6 +185,12 @@ impl Default for Storage {
             compact_after_days: 7,
             reader_pool: 8,
         }
+    }
+}
+
+impl Default for Jobs {
+    fn default() -> Self {
+        Jobs { retention_days: 400, abandon_after_mins: 60 }
     }
 }
 
@@ -226,6 +246,8 @@ pub const ENV_KEYS: &[(&str, &str)] = &[
     ("SIGHTLINE_STORAGE_WAL_HARD_CAP_MB", "storage.wal_hard_cap_mb"),
     ("SIGHTLINE_STORAGE_COMPACT_AFTER_DAYS", "storage.compact_after_days"),
     ("SIGHTLINE_STORAGE_READER_POOL", "storage.reader_pool"),
+    ("SIGHTLINE_JOBS_RETENTION_DAYS", "jobs.retention_days"),
+    ("SIGHTLINE_JOBS_ABANDON_AFTER_MINS", "jobs.abandon_after_mins"),
     ("SIGHTLINE_SERVER_SHUTDOWN_GRACE_SECS", "server.shutdown_grace_secs"),
     ("SIGHTLINE_LOG", "log.level"),
     ("SIGHTLINE_LOG_FORMAT", "log.format"),
@@ -326,6 +348,9 @@ impl Config {
         }
         if storage.compact_after_days < 1 {
             return invalid("storage.compact_after_days must be >= 1".into());
+        }
+        if self.jobs.retention_days < 1 || self.jobs.abandon_after_mins < 1 {
+            return invalid("jobs.retention_days and jobs.abandon_after_mins must be >= 1".into());
         }
         let auth = &self.auth;
         for (key, url) in [

@@ -180,3 +180,68 @@ fn sweep_scratch_removes_what_has_expired_and_keeps_what_has_not() {
     assert!(fresh.join("0").exists(), "the upload in progress is kept");
     assert!(stdout(&ran).starts_with("sweep-scratch succeeded in "), "{}", stdout(&ran));
 }
+
+/// `end_at_ms` and `end_reason` of a session row.
+fn end_of(conn: &rusqlite::Connection, session: &str) -> (Option<i64>, Option<String>, i64) {
+    conn.query_row(
+        "SELECT ended_at_ms, end_reason, last_event_ms FROM sessions WHERE agent_session_id = ?1",
+        [session],
+        |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?)),
+    )
+    .unwrap()
+}
+
+#[test]
+fn sweep_abandoned_closes_quiet_sessions_at_their_last_event_and_a_later_event_reopens_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let data_dir = dir.path().to_path_buf();
+    let token = user_with_token(&data_dir, "dev@example.com");
+    let server = InProcess::start(&data_dir, &token);
+    let now = server.clock.now_ms();
+    let quiet = session_events("quiet", now - 3 * 3_600_000, 6);
+    let busy = session_events("busy", now - 5 * 60_000, 6);
+    let mut finished = session_events("finished", now - 4 * 3_600_000, 5);
+    finished.push(event("session_end", "finished", now - 4 * 3_600_000 + 10));
+    for events in [quiet, busy, finished] {
+        assert_eq!(server.server.post_events(&token, &envelope(events)).0, 200);
+    }
+    let before: Vec<Vec<i64>> =
+        ["quiet", "busy"].iter().map(|s| session_aggregates(&server.server.main_db(), s)).collect();
+
+    // The next 10-minute slot runs the sweep (default quiet time: 60 minutes).
+    server.clock.advance_ms(10 * 60_000);
+    wait_until(Duration::from_secs(10), "a sweep-abandoned run", || {
+        runs(&data_dir).iter().any(|(job, _, outcome)| job == "sweep-abandoned" && outcome == "succeeded")
+    });
+    let conn = server.server.main_db();
+    let (ended, reason, last) = end_of(&conn, "quiet");
+    assert_eq!((ended, reason.as_deref()), (Some(last), Some("abandoned")), "closed at its last event");
+    assert_eq!(end_of(&conn, "busy").1, None, "a session heard from 15 minutes ago stays open");
+    assert_eq!(end_of(&conn, "finished").1.as_deref(), Some("ended"), "an ended session keeps its reason");
+    let after: Vec<Vec<i64>> = ["quiet", "busy"].iter().map(|s| session_aggregates(&conn, s)).collect();
+    assert_eq!(before, after, "the sweep changes no figure of a session");
+    let rows: i64 = conn
+        .query_row(
+            "SELECT rows_touched FROM job_runs WHERE job = 'sweep-abandoned' AND outcome = 'succeeded'",
+            [],
+            |row| row.get(0),
+        )
+        .unwrap();
+    assert_eq!(rows, 1);
+
+    // The agent speaks again: the session is open again. Its end, later, ends it.
+    let now = server.clock.now_ms();
+    assert_eq!(server.server.post_events(&token, &envelope(vec![event("prompt_submit", "quiet", now)])).0, 200);
+    assert_eq!(end_of(&conn, "quiet"), (None, None, now));
+    assert_eq!(server.server.post_events(&token, &envelope(vec![event("session_end", "quiet", now + 5)])).0, 200);
+    assert_eq!(end_of(&conn, "quiet"), (Some(now + 5), Some("ended".into()), now + 5));
+
+    // An hour later `busy` is abandoned too; an event from before its last one (a late
+    // upload of old history) does not reopen it.
+    server.clock.advance_ms(70 * 60_000);
+    wait_until(Duration::from_secs(10), "busy abandoned", || end_of(&conn, "busy").1.as_deref() == Some("abandoned"));
+    let (ended, _, last) = end_of(&conn, "busy");
+    let late = event("tool_end", "busy", last - 60_000);
+    assert_eq!(server.server.post_events(&token, &envelope(vec![late])).0, 200);
+    assert_eq!(end_of(&conn, "busy"), (ended, Some("abandoned".into()), last));
+}

@@ -117,7 +117,7 @@ fn run(config: &ConfigArgs, name: &str) -> anyhow::Result<i32> {
         refused => anyhow::bail!("{}; it must end first", refused.refusal(name).unwrap_or_default()),
     };
     let started = std::time::Instant::now();
-    let result = execute(job.name, &conn, &config.data_dir);
+    let result = execute(job.name, &conn, &config);
     let (outcome, rows, error) = match &result {
         Ok(rows) => (Outcome::Succeeded, Some(*rows), None),
         Err(err) => (Outcome::Failed, None, Some(format!("{err:#}"))),
@@ -136,7 +136,8 @@ fn run(config: &ConfigArgs, name: &str) -> anyhow::Result<i32> {
 }
 
 /// Does an available job's work here; the rows it touched.
-fn execute(name: &str, conn: &rusqlite::Connection, data_dir: &std::path::Path) -> anyhow::Result<i64> {
+fn execute(name: &str, conn: &rusqlite::Connection, config: &crate::config::Config) -> anyhow::Result<i64> {
+    let data_dir = config.data_dir.as_path();
     match name {
         "run-deletions" => {
             let target = CliTarget::new(conn, data_dir);
@@ -160,6 +161,11 @@ fn execute(name: &str, conn: &rusqlite::Connection, data_dir: &std::path::Path) 
             let rows = crate::auth::delete_expired(conn, crate::clock::system_now_ms())?;
             // Sign-in throttle windows live in the server's memory; its own runs prune them.
             Ok((uploads + rows) as i64)
+        }
+        "sweep-abandoned" => {
+            let quiet_ms = config.jobs.abandon_after_mins * 60_000;
+            let now_ms = crate::clock::system_now_ms();
+            Ok(crate::sessions::abandon::close_abandoned(conn, quiet_ms, now_ms)? as i64)
         }
         other => anyhow::bail!("{other} has no runner in this build"),
     }

@@ -24,6 +24,7 @@ pub const MIGRATIONS: &[&str] = &[
     include_str!("../../migrations/0004_metadata_redaction.sql"),
     include_str!("../../migrations/0005_jobs.sql"),
     include_str!("../../migrations/0006_job_alerts.sql"),
+    include_str!("../../migrations/0007_session_end_reason.sql"),
 ];
 
 pub fn latest_version() -> i64 {

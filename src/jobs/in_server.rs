@@ -13,7 +13,8 @@ use crate::jobs::registry::JobSpec;
 use crate::state::AppState;
 
 /// The jobs the server knows how to do.
-const KNOWN: &[&str] = &["run-deletions", "sweep-scratch", "index-transcripts", "backfill-redaction"];
+const KNOWN: &[&str] =
+    &["run-deletions", "sweep-scratch", "sweep-abandoned", "index-transcripts", "backfill-redaction"];
 
 pub fn knows(job: &str) -> bool {
     KNOWN.contains(&job)
@@ -30,6 +31,16 @@ pub async fn execute(state: &Arc<AppState>, job: &JobSpec) -> Result<Option<i64>
             Ok(Some(report.sessions_deleted as i64 + report.events_deleted as i64))
         }
         "sweep-scratch" => sweep_scratch(state).await,
+        "sweep-abandoned" => {
+            let quiet_ms = state.config.jobs.abandon_after_mins * 60_000;
+            let now_ms = state.clock.now_ms();
+            let closed = state
+                .writer
+                .transact(move |tx| crate::sessions::abandon::close_abandoned(tx, quiet_ms, now_ms))
+                .await
+                .map_err(|err| err.to_string())?;
+            Ok(Some(closed as i64))
+        }
         "index-transcripts" => Ok(Some(state.indexer.drain_now().await? as i64)),
         "backfill-redaction" => backfill_redaction(state).await,
         other => Err(format!("{other} is not run by the server")),

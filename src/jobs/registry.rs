@@ -244,7 +244,7 @@ pub const JOBS: [JobSpec; 19] = [
         target: Some(Duration::from_secs(30)),
         alert: slower_than_or_failing(minutes(2), 3),
         excludes: &[],
-        availability: Availability::Unavailable(THIS_ISSUE),
+        availability: Availability::Available,
         what: "closes sessions quiet for too long as abandoned",
     },
     JobSpec {

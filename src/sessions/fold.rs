@@ -160,9 +160,10 @@ const UPSERT_SQL: &str = "INSERT INTO sessions (
     notification_count, subagent_count, compact_count, input_tokens, output_tokens, cache_read_tokens,
     cache_write_5m_tokens, cache_write_1h_tokens, reasoning_tokens, cost_nusd, client_cost_nusd,
     unknown_model_events, total_response_ms, response_sample_count, max_autonomy_rank, git_ts_ms,
-    git_branch, git_commit, git_remote, git_dirty, machine_id, cli_version, os)
+    git_branch, git_commit, git_remote, git_dirty, machine_id, cli_version, os, end_reason)
   VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20,
-    ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30, ?31, ?32, ?33, ?34, ?35, ?36, ?37)
+    ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30, ?31, ?32, ?33, ?34, ?35, ?36, ?37,
+    CASE WHEN ?9 IS NULL THEN NULL ELSE 'ended' END)
   ON CONFLICT (user_id, agent_type, agent_session_id) DO UPDATE SET
     run_kind = CASE
         WHEN 'EVAL' IN (sessions.run_kind, excluded.run_kind) THEN 'EVAL'
@@ -172,8 +173,17 @@ const UPSERT_SQL: &str = "INSERT INTO sessions (
     last_event_ms = max(sessions.last_event_ms, excluded.last_event_ms),
     started_at_ms = min(coalesce(sessions.started_at_ms, excluded.started_at_ms),
                         coalesce(excluded.started_at_ms, sessions.started_at_ms)),
-    ended_at_ms = max(coalesce(sessions.ended_at_ms, excluded.ended_at_ms),
-                      coalesce(excluded.ended_at_ms, sessions.ended_at_ms)),
+    -- An abandoned session that hears from its agent again is open again (or ended, if
+    -- what it heard is its end); otherwise the latest end wins.
+    ended_at_ms = CASE
+        WHEN sessions.end_reason = 'abandoned' AND excluded.last_event_ms > sessions.ended_at_ms
+            THEN excluded.ended_at_ms
+        ELSE max(coalesce(sessions.ended_at_ms, excluded.ended_at_ms),
+                 coalesce(excluded.ended_at_ms, sessions.ended_at_ms)) END,
+    end_reason = CASE
+        WHEN excluded.end_reason IS NOT NULL THEN 'ended'
+        WHEN sessions.end_reason = 'abandoned' AND excluded.last_event_ms > sessions.ended_at_ms THEN NULL
+        ELSE sessions.end_reason END,
     event_count = sessions.event_count + excluded.event_count,
     prompt_count = sessions.prompt_count + excluded.prompt_count,
     tool_call_count = sessions.tool_call_count + excluded.tool_call_count,

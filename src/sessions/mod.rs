@@ -1,13 +1,14 @@
 //! Sessions: the central fact table, owned here. The fold ([`fold`]) builds each row
 //! from the events the writer stores; the audited read ([`read`]) decides who may read
 //! one and hands out the proof every session, event and transcript read takes; the
-//! views ([`views`]) are what a reader sees.
+//! views ([`views`]) are what a reader sees; [`abandon`] closes sessions gone quiet.
 //!
 //! Invariant: all SQL on `sessions` lives in this module. The handlers that serve
 //! sessions (`ingest::me`, `web::sessions`) stay with their listeners, because a
 //! module with handlers depends on `AppState`, which holds the transcript index, and
 //! transcripts depend on this module: the table's owner must sit below the state.
 
+pub mod abandon;
 pub mod fold;
 pub mod read;
 pub mod views;

@@ -31,6 +31,8 @@ pub struct SessionView {
     pub last_event_ms: i64,
     pub started_at: Option<String>,
     pub ended_at: Option<String>,
+    /// `ended` (its agent said so) or `abandoned` (closed after a quiet time); `None` while open.
+    pub end_reason: Option<String>,
     pub event_count: i64,
     pub prompt_count: i64,
     pub tool_call_count: i64,
@@ -91,7 +93,7 @@ pub fn session_view(conn: &Connection, proof: &SessionRead) -> Result<Option<Ses
                     cache_write_5m_tokens, cache_write_1h_tokens, reasoning_tokens, cost_nusd,
                     client_cost_nusd, unknown_model_events, total_response_ms, response_sample_count,
                     max_autonomy_rank, git_branch, git_commit, git_remote, git_dirty, git_ts_ms,
-                    machine_id, cli_version, os
+                    machine_id, cli_version, os, end_reason
              FROM sessions WHERE user_id = ?1 AND agent_type = ?2 AND agent_session_id = ?3",
             params![user_id, key_agent.as_str(), session_id],
             |row| {
@@ -145,6 +147,7 @@ pub fn session_view(conn: &Connection, proof: &SessionRead) -> Result<Option<Ses
                     machine_id: row.get(31)?,
                     cli_version: row.get(32)?,
                     os: row.get(33)?,
+                    end_reason: row.get(34)?,
                 })
             },
         )
