@@ -4,7 +4,8 @@
 //! `sightline run-deletions` removes every trace of that person and nothing of the
 //! other's, records completion and audits both ends. A run that stops midway (a target
 //! that fails, standing in for a kill) is finished by the next run; the CLI runs beside
-//! a live server, whose HTTP routes take and show the request.
+//! a live server, whose HTTP routes take and show the request. Retention, stopped midway,
+//! is finished by its next sweep the same way.
 
 mod common;
 
@@ -273,6 +274,10 @@ impl runner::DeletionTarget for Crashing<'_> {
     fn forget_transcript(&self, session_id: &str) -> Result<(), String> {
         self.inner.forget_transcript(session_id)
     }
+
+    fn drop_partition(&self, day: sightline::events::partitions::Day) -> Result<bool, sightline::db::DbError> {
+        self.inner.drop_partition(day)
+    }
 }
 
 fn run_crashing(data_dir: &Path, fail_at: usize) -> runner::DeletionReport {
@@ -421,4 +426,73 @@ fn a_deleted_persons_rows_leave_the_compaction_dictionary_too() {
     let rows = sightline::events::partitions::events_after_seq(&left, 0).unwrap();
     assert_eq!(rows.len(), 60, "Bo's rows stay");
     assert!(rows.iter().all(|row| row.event.metadata.as_deref().unwrap_or("").contains("bo-private-note")));
+}
+
+/// Retention (`sweep-retention`) stopped midway, after its first partition drop and
+/// before the first transcript's pointer is cleared (the target fails there, standing in
+/// for a kill): the next sweep finishes the work, and nothing still kept is lost.
+#[test]
+fn a_retention_sweep_stopped_midway_is_finished_by_the_next_and_loses_nothing_kept() {
+    let mut server = TestServer::spawn();
+    let (data_dir, token) = (server.data_dir.clone(), server.token.clone());
+    let now = now_ms();
+    let two_days_ago = now - 2 * 86_400_000;
+    let mut rows = Vec::new();
+    for (session, word, at) in
+        [("old-1", "zanzibar", two_days_ago), ("old-2", "walrus", two_days_ago), ("recent", "quokka", now)]
+    {
+        assert_eq!(server.post_events(&token, &envelope(session_events(session, at, 6))).0, 200);
+        let said = format!("tell me about {word}");
+        let turns = [Turn::User(&said), Turn::Assistant("here it is")];
+        let transcript = Transcript {
+            agent: "claude_code",
+            session,
+            model: "claude-sonnet-4-5-20250929",
+            start_ms: at,
+            turns: &turns,
+        };
+        assert_eq!(upload(&server, &token, "claude_code", session, &transcript.text()).0, 200);
+        rows.push(row_id(&data_dir, "claude_code", session));
+    }
+    wait_searchable(&server, &token, &rows.iter().map(String::as_str).collect::<Vec<_>>());
+    let figures_before: Vec<Vec<i64>> =
+        ["old-1", "old-2", "recent"].iter().map(|s| session_aggregates(&server.main_db(), s)).collect();
+    server.terminate();
+
+    let conn = sightline::db::open(
+        &data_dir.join("main.db"),
+        sightline::db::Durability::PowerSafe,
+        sightline::db::Checkpointing::Automatic,
+    )
+    .unwrap();
+    let stopping = Crashing { inner: CliTarget::new(&conn, &data_dir), changes: Cell::new(0), fail_at: 1 };
+    let stopped = deletion::retention::sweep(&conn, &data_dir, &stopping, 1);
+    assert!(stopped.is_err(), "the first pointer change fails");
+    stopping.inner.close().unwrap();
+    let old_day = Day::of_ms(two_days_ago);
+    assert!(!sightline::events::partitions::partition_path(&data_dir, old_day).exists(), "the day went first");
+
+    let target = CliTarget::new(&conn, &data_dir);
+    let report = deletion::retention::sweep(&conn, &data_dir, &target, 1).unwrap();
+    target.close().unwrap();
+    assert_eq!(report.transcripts_removed, 2, "both old transcripts (the stopped one again: removal re-runs)");
+    assert_eq!((report.partitions_dropped, report.events_deleted), (0, 0), "the events went in the stopped run");
+    let pointers: Vec<Option<String>> = rows
+        .iter()
+        .map(|id| conn.query_row("SELECT transcript_path FROM sessions WHERE id = ?1", [id], |r| r.get(0)).unwrap())
+        .collect();
+    assert_eq!((pointers[0].is_none(), pointers[1].is_none(), pointers[2].is_some()), (true, true, true));
+    let owner = user_id(&data_dir, ADA);
+    assert!(
+        library_hits(&data_dir, &owner, "zanzibar").is_empty() && library_hits(&data_dir, &owner, "walrus").is_empty()
+    );
+    assert_eq!(library_hits(&data_dir, &owner, "quokka").len(), 1, "the kept transcript is still found");
+    let today = sightline::events::partitions::open_for_read(&data_dir, Day::of_ms(now)).unwrap().unwrap();
+    assert_eq!(sightline::events::partitions::count_events(&today).unwrap(), 6, "today's events are kept");
+    let figures_after: Vec<Vec<i64>> =
+        ["old-1", "old-2", "recent"].iter().map(|s| session_aggregates(&conn, s)).collect();
+    assert_eq!(figures_before, figures_after, "session rows outlive their raw events");
+    // A third run finds nothing left to do.
+    let target = CliTarget::new(&conn, &data_dir);
+    assert_eq!(deletion::retention::sweep(&conn, &data_dir, &target, 1).unwrap(), Default::default());
 }

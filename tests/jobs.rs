@@ -104,10 +104,10 @@ fn jobs_run_records_its_run_and_refuses_what_this_build_cannot_run() {
     assert!(ran.status.success(), "{}", stderr(&ran));
     assert!(stdout(&ran).starts_with("run-deletions succeeded in "), "{}", stdout(&ran));
 
-    let refused = sightline(&["jobs", "run", "--data-dir", data_dir, "sweep-retention"]);
+    let refused = sightline(&["jobs", "run", "--data-dir", data_dir, "sync-teams"]);
     assert_eq!(refused.status.code(), Some(2));
     assert!(
-        stderr(&refused).contains("sweep-retention cannot run in this build: not built yet"),
+        stderr(&refused).contains("sync-teams cannot run in this build: the GitHub app has not landed yet (issue 17)"),
         "{}",
         stderr(&refused)
     );
@@ -119,7 +119,7 @@ fn jobs_run_records_its_run_and_refuses_what_this_build_cannot_run() {
         runs(dir.path()),
         vec![
             ("run-deletions".into(), "cli".into(), "succeeded".into()),
-            ("sweep-retention".into(), "cli".into(), "refused".into()),
+            ("sync-teams".into(), "cli".into(), "refused".into()),
         ],
         "the unknown name records nothing"
     );
@@ -244,4 +244,116 @@ fn sweep_abandoned_closes_quiet_sessions_at_their_last_event_and_a_later_event_r
     let late = event("tool_end", "busy", last - 60_000);
     assert_eq!(server.server.post_events(&token, &envelope(vec![late])).0, 200);
     assert_eq!(end_of(&conn, "busy"), (ended, Some("abandoned".into()), last));
+}
+
+/// Rows in the partition of the day of `ts_ms` (None: no file).
+fn partition_rows(data_dir: &std::path::Path, ts_ms: i64) -> Option<i64> {
+    let day = sightline::events::partitions::Day::of_ms(ts_ms);
+    let path = sightline::events::partitions::partition_path(data_dir, day);
+    path.exists().then(|| {
+        rusqlite::Connection::open(path)
+            .unwrap()
+            .query_row("SELECT count(*) FROM events", [], |row| row.get(0))
+            .unwrap()
+    })
+}
+
+#[test]
+fn sweep_retention_drops_whole_days_trims_the_rest_by_owner_and_takes_the_transcripts_of_swept_sessions() {
+    use common::transcripts::{Transcript, Turn, hits, library_hits, row_id, upload, user_id, wait_searchable};
+    let dir = tempfile::tempdir().unwrap();
+    let data_dir = dir.path().to_path_buf();
+    let dev = user_with_token(&data_dir, "dev@example.com");
+    let brief = user_with_token(&data_dir, "brief@example.com");
+    let path = data_dir.to_str().unwrap();
+    // The team's retention (1 day) overrides the organisation's (400) for its members.
+    for args in [
+        &["team", "add", "--data-dir", path, "--slug", "brief", "--name", "Brief", "--retention-days", "1"][..],
+        &["team", "add-member", "--data-dir", path, "--team", "brief", "--email", "brief@example.com"][..],
+    ] {
+        let out = sightline(args);
+        assert!(out.status.success(), "{}", stderr(&out));
+    }
+    let server = InProcess::start(&data_dir, &dev);
+    let now = server.clock.now_ms();
+    let two_days_ago = now - 2 * 86_400_000;
+    for (token, session, at) in
+        [(&dev, "old", two_days_ago), (&dev, "recent", now), (&brief, "b-old", two_days_ago), (&brief, "b-new", now)]
+    {
+        assert_eq!(server.server.post_events(token, &envelope(session_events(session, at, 6))).0, 200);
+    }
+    for (session, word, at) in [("old", "zanzibar", two_days_ago), ("recent", "quokka", now)] {
+        let said = format!("tell me about {word}");
+        let turns = [Turn::User(&said), Turn::Assistant("here it is")];
+        let transcript = Transcript {
+            agent: "claude_code",
+            session,
+            model: "claude-sonnet-4-5-20250929",
+            start_ms: at,
+            turns: &turns,
+        };
+        assert_eq!(upload(&server.server, &dev, "claude_code", session, &transcript.text()).0, 200);
+    }
+    let (old_id, recent_id) = (row_id(&data_dir, "claude_code", "old"), row_id(&data_dir, "claude_code", "recent"));
+    wait_searchable(&server.server, &dev, &[&old_id, &recent_id]);
+    assert_eq!(hits(&server.server, &dev, "zanzibar").len(), 1, "searchable before the sweep");
+    let conn = server.server.main_db();
+    let figures_before: Vec<Vec<i64>> =
+        ["old", "recent", "b-old", "b-new"].iter().map(|s| session_aggregates(&conn, s)).collect();
+    assert_eq!((partition_rows(&data_dir, two_days_ago), partition_rows(&data_dir, now)), (Some(12), Some(12)));
+
+    // 399 days on: the organisation's 400 days end a day ago, the team's 1 day 398 days
+    // ago. The 02:00 slot has passed, so the sweep runs once.
+    server.clock.advance_ms(399 * 86_400_000);
+    wait_until(Duration::from_secs(30), "a sweep-retention run", || {
+        runs(&data_dir).iter().any(|(job, _, outcome)| job == "sweep-retention" && outcome != "running")
+    });
+    let run: (String, Option<i64>, Option<String>) = conn
+        .query_row("SELECT outcome, rows_touched, error FROM job_runs WHERE job = 'sweep-retention'", [], |row| {
+            Ok((row.get(0)?, row.get(1)?, row.get(2)?))
+        })
+        .unwrap();
+    // 12 events of the dropped day, brief's 6 of today, and one transcript.
+    assert_eq!(run, ("succeeded".to_string(), Some(19), None));
+    assert_eq!(partition_rows(&data_dir, two_days_ago), None, "every row of that day is past retention: the file goes");
+    let ledger: i64 = conn
+        .query_row(
+            "SELECT count(*) FROM event_partitions WHERE day = ?1",
+            [sightline::events::partitions::Day::of_ms(two_days_ago).to_string()],
+            |row| row.get(0),
+        )
+        .unwrap();
+    assert_eq!(ledger, 0, "and its ledger entry");
+    assert_eq!(partition_rows(&data_dir, now), Some(6), "today keeps dev's rows and loses brief's");
+    let owners: Vec<String> = rusqlite::Connection::open(sightline::events::partitions::partition_path(
+        &data_dir,
+        sightline::events::partitions::Day::of_ms(now),
+    ))
+    .unwrap()
+    .prepare("SELECT DISTINCT session_id FROM events")
+    .unwrap()
+    .query_map([], |row| row.get(0))
+    .unwrap()
+    .collect::<Result<_, _>>()
+    .unwrap();
+    assert_eq!(owners, ["recent"]);
+
+    // The session rows outlive their raw events, figures unchanged.
+    let figures_after: Vec<Vec<i64>> =
+        ["old", "recent", "b-old", "b-new"].iter().map(|s| session_aggregates(&conn, s)).collect();
+    assert_eq!(figures_before, figures_after);
+    // The swept session's transcript is gone: file, index row, pointer and documents.
+    assert!(!data_dir.join(sightline::transcripts::store::relative_path(&old_id)).exists());
+    let (pointer, index_rows): (Option<String>, i64) = conn
+        .query_row(
+            "SELECT transcript_path, (SELECT count(*) FROM transcript_index WHERE session_id = ?1) FROM sessions WHERE id = ?1",
+            [&old_id],
+            |row| Ok((row.get(0)?, row.get(1)?)),
+        )
+        .unwrap();
+    assert_eq!((pointer, index_rows), (None, 0));
+    // (Read from the index itself: a year on, the test's credentials have expired.)
+    let owner = user_id(&data_dir, "dev@example.com");
+    assert!(library_hits(&data_dir, &owner, "zanzibar").is_empty(), "its documents are gone");
+    assert_eq!(library_hits(&data_dir, &owner, "quokka").len(), 1, "the kept session's are not");
 }

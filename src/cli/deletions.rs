@@ -99,6 +99,12 @@ impl DeletionTarget for CliTarget<'_> {
         let Some((index, writer)) = slot.as_mut() else { return Err("the transcript index is not open".into()) };
         indexing::forget(index, writer, &self.data_dir, session_id).map_err(|err| err.to_string())
     }
+
+    /// Beside a running server, the writer may still hold the day open; a late event it
+    /// writes there is past retention anyway, and the next sweep takes it.
+    fn drop_partition(&self, day: crate::events::partitions::Day) -> Result<bool, DbError> {
+        crate::events::partitions::remove(&self.data_dir, self.conn, day)
+    }
 }
 
 pub fn run_deletions(args: &ConfigArgs) -> anyhow::Result<i32> {

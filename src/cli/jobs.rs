@@ -148,6 +148,12 @@ fn execute(name: &str, conn: &rusqlite::Connection, config: &crate::config::Conf
             }
             Ok((report.sessions_deleted + report.events_deleted) as i64)
         }
+        "sweep-retention" => {
+            let target = CliTarget::new(conn, data_dir);
+            let report = deletion::retention::sweep(conn, data_dir, &target, config.jobs.retention_days)?;
+            target.close()?;
+            Ok(report.rows())
+        }
         "index-transcripts" => Ok(index_stored(conn, data_dir, false, false)?.report.sessions as i64),
         "backfill-redaction" => {
             let events = reredact::reredact_all(data_dir, conn, crate::clock::system_now_ms(), |_| {})?;

@@ -1,7 +1,8 @@
 //! Deletion requests: a person asks for their data to be deleted (or an operator asks
 //! for them), and the runner ([`runner`], `sightline run-deletions`, the server every
 //! 6 hours) removes their sessions, events, transcripts, index documents, feedback and
-//! session scores, then records completion.
+//! session scores, then records completion. Retention ([`retention`], `sweep-retention`)
+//! removes raw events past their owner's retention with the same means.
 //!
 //! Invariants: a person has at most one open request (a unique partial index), and
 //! asking again returns it unchanged, so [`request`] is idempotent; the request and
@@ -9,6 +10,7 @@
 //! `DELETION_COMPLETED`. The user row and the audit log are kept: the account stays,
 //! and the record of who read the data outlives the data.
 
+pub mod retention;
 pub mod runner;
 pub mod server;
 

@@ -37,6 +37,9 @@ pub trait DeletionTarget {
     fn change_main(&self, change: MainChange) -> Result<(), DbError>;
     /// Removes a session's index documents (committed), then its transcript files.
     fn forget_transcript(&self, session_id: &str) -> Result<(), String>;
+    /// Removes a whole day's partition file and its ledger entry (retention); answers
+    /// whether there was a file.
+    fn drop_partition(&self, day: Day) -> Result<bool, DbError>;
     /// "Now" for the request's timestamps: the server's clock in the server, the system
     /// clock for the operator's command.
     fn now_ms(&self) -> i64 {

@@ -1,7 +1,7 @@
 //! The deletion runner inside `sightline serve`: the job scheduler's `run-deletions`
 //! (every 6 hours) works through the open requests on a blocking thread, writing
 //! `main.db` through the event writer and forgetting transcripts through the indexer
-//! thread.
+//! thread; and `sweep-retention` (daily) with the same handles.
 //!
 //! Invariants: the server's two single writers stay single: `main.db` changes go to
 //! the writer thread and index changes to the indexer thread, never to a connection or
@@ -12,8 +12,10 @@ use std::sync::Arc;
 
 use tokio::runtime::Handle;
 
+use super::retention::{self, RetentionReport};
 use super::runner::{self, DeletionReport, DeletionTarget};
 use crate::db::{self, DbError};
+use crate::events::partitions::Day;
 use crate::events::writer::{EventWriter, MainChange};
 use crate::state::AppState;
 use crate::transcripts::index::worker::Indexer;
@@ -39,19 +41,33 @@ impl DeletionTarget for ServerTarget {
         self.runtime.block_on(self.indexer.forget(session_id))
     }
 
+    fn drop_partition(&self, day: Day) -> Result<bool, DbError> {
+        self.writer.drop_partition_blocking(day).map_err(|err| DbError::Io {
+            context: format!("cannot remove the partition of {day}"),
+            source: std::io::Error::other(err.to_string()),
+        })
+    }
+
     fn now_ms(&self) -> i64 {
         self.clock.now_ms()
     }
 }
 
+impl ServerTarget {
+    /// The server's handles, for a run on a blocking thread of the current runtime.
+    fn of(state: &AppState) -> ServerTarget {
+        ServerTarget {
+            writer: state.writer.clone(),
+            indexer: state.indexer.clone(),
+            runtime: Handle::current(),
+            clock: state.clock.clone(),
+        }
+    }
+}
+
 /// Runs the open deletion requests once on a blocking thread.
 pub async fn run_once(state: &Arc<AppState>) -> Result<DeletionReport, DbError> {
-    let target = ServerTarget {
-        writer: state.writer.clone(),
-        indexer: state.indexer.clone(),
-        runtime: Handle::current(),
-        clock: state.clock.clone(),
-    };
+    let target = ServerTarget::of(state);
     let (readers, data_dir) = (state.readers.clone(), state.config.data_dir.clone());
     db::blocking(move || {
         let reads = readers.get()?;
@@ -61,4 +77,16 @@ pub async fn run_once(state: &Arc<AppState>) -> Result<DeletionReport, DbError> 
         runner::run(&reads, &data_dir, &target)
     })
     .await
+}
+
+/// Sweeps raw events past retention (`sweep-retention`) once on a blocking thread.
+pub async fn sweep_retention(state: &Arc<AppState>) -> Result<RetentionReport, String> {
+    let target = ServerTarget::of(state);
+    let (readers, data_dir, days) =
+        (state.readers.clone(), state.config.data_dir.clone(), state.config.jobs.retention_days);
+    let swept = tokio::task::spawn_blocking(move || {
+        let reads = readers.get().map_err(|err| err.to_string())?;
+        retention::sweep(&reads, &data_dir, &target, days).map_err(|err| err.to_string())
+    });
+    swept.await.map_err(|err| format!("the retention sweep stopped: {err}"))?
 }

@@ -337,6 +337,28 @@ pub fn delete_session_events(
     Ok(stmt.execute(params![user_id, agent_type, session_id])? as u64)
 }
 
+/// Removes a day's partition file with its WAL and shared-memory files, then its ledger
+/// entry in `main.db` (`event_partitions`), in that order: a crash between the two leaves
+/// a ledger entry for a missing file, which the writer already treats as a file made
+/// anew. Returns whether there was a file. The caller makes sure nothing writes the day
+/// (the server's writer closes its connection first).
+pub fn remove(data_dir: &Path, main: &Connection, day: Day) -> Result<bool, DbError> {
+    let path = partition_path(data_dir, day);
+    let existed = path.exists();
+    for suffix in ["", "-wal", "-shm"] {
+        let mut name = path.clone().into_os_string();
+        name.push(suffix);
+        let file = PathBuf::from(name);
+        match std::fs::remove_file(&file) {
+            Ok(()) => {}
+            Err(err) if err.kind() == std::io::ErrorKind::NotFound => {}
+            Err(source) => return Err(DbError::Io { context: format!("cannot remove {}", file.display()), source }),
+        }
+    }
+    main.execute("DELETE FROM event_partitions WHERE day = ?1", [day.to_string()])?;
+    Ok(existed)
+}
+
 /// Deletes every event of a user, whatever session it names. Returns how many rows went.
 pub fn delete_user_events(conn: &Connection, user_id: &str) -> Result<u64, DbError> {
     Ok(conn.execute("DELETE FROM events WHERE user_id = ?1", [user_id])? as u64)

@@ -13,15 +13,33 @@ use crate::jobs::registry::JobSpec;
 use crate::state::AppState;
 
 /// The jobs the server knows how to do.
-const KNOWN: &[&str] =
-    &["run-deletions", "sweep-scratch", "sweep-abandoned", "index-transcripts", "backfill-redaction"];
+const KNOWN: &[&str] = &[
+    "run-deletions",
+    "sweep-retention",
+    "sweep-scratch",
+    "sweep-abandoned",
+    "index-transcripts",
+    "backfill-redaction",
+];
 
 pub fn knows(job: &str) -> bool {
     KNOWN.contains(&job)
 }
 
+/// Held by whatever rewrites or removes partition files in the server (compaction,
+/// retention, deletions, re-redaction, repricing), so one never removes or swaps a file
+/// under another. Per process: two servers in one test process only wait for each other.
+pub static PARTITION_REWRITES: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
+/// The jobs that rewrite or remove partition files.
+const REWRITES_PARTITIONS: &[&str] = &["run-deletions", "sweep-retention", "backfill-redaction"];
+
 /// Does the job's work; the rows it touched, or why it failed.
 pub async fn execute(state: &Arc<AppState>, job: &JobSpec) -> Result<Option<i64>, String> {
+    let _rewriting = match REWRITES_PARTITIONS.contains(&job.name) {
+        true => Some(PARTITION_REWRITES.lock().await),
+        false => None,
+    };
     match job.name {
         "run-deletions" => {
             let report = crate::deletion::server::run_once(state).await.map_err(|err| err.to_string())?;
@@ -30,6 +48,7 @@ pub async fn execute(state: &Arc<AppState>, job: &JobSpec) -> Result<Option<i64>
             }
             Ok(Some(report.sessions_deleted as i64 + report.events_deleted as i64))
         }
+        "sweep-retention" => Ok(Some(crate::deletion::server::sweep_retention(state).await?.rows())),
         "sweep-scratch" => sweep_scratch(state).await,
         "sweep-abandoned" => {
             let quiet_ms = state.config.jobs.abandon_after_mins * 60_000;

@@ -145,7 +145,7 @@ pub const JOBS: [JobSpec; 19] = [
         target: Some(minutes(10)),
         alert: Thresholds { any_failure: true, ..slower_than(minutes(30)) },
         excludes: &[],
-        availability: Availability::Unavailable(THIS_ISSUE),
+        availability: Availability::Available,
         what: "drops raw events past their retention (global, or the team's override)",
     },
     JobSpec {

@@ -134,6 +134,7 @@ impl Upkeep {
 
 /// Compacts partitions past their age (`storage.compact_after_days`).
 async fn compact_partitions(state: &AppState) {
+    let _rewriting = super::in_server::PARTITION_REWRITES.lock().await;
     let data_dir = state.config.data_dir.clone();
     let days = state.config.storage.compact_after_days;
     let now_ms = state.clock.now_ms();

@@ -168,6 +168,30 @@ pub fn remove(data_dir: &Path, session_id: &str) -> Result<(), DbError> {
     }
 }
 
+/// Forgets that a session has a stored transcript (its file and documents are gone):
+/// the pointer on the session and its `transcript_index` row.
+pub fn forget_stored(conn: &Connection, session_id: &str) -> Result<(), DbError> {
+    conn.execute(
+        "UPDATE sessions SET transcript_path = NULL, transcript_bytes = NULL, transcript_rules_version = NULL
+         WHERE id = ?1",
+        [session_id],
+    )?;
+    conn.execute("DELETE FROM transcript_index WHERE session_id = ?1", [session_id])?;
+    Ok(())
+}
+
+/// Sessions with a stored transcript (or an index row) whose last event is before
+/// `before_ms`, with their owner and last event: what retention may sweep.
+pub fn stored_before(conn: &Connection, before_ms: i64) -> Result<Vec<(String, String, i64)>, DbError> {
+    let mut stmt = conn.prepare(
+        "SELECT s.id, s.user_id, s.last_event_ms FROM sessions s
+         WHERE s.last_event_ms < ?1
+           AND (s.transcript_path IS NOT NULL OR EXISTS (SELECT 1 FROM transcript_index t WHERE t.session_id = s.id))",
+    )?;
+    let rows = stmt.query_map([before_ms], |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?)))?;
+    Ok(rows.collect::<Result<_, _>>()?)
+}
+
 /// Points the session at its stored transcript and queues it for indexing.
 pub fn record_stored(
     conn: &Connection,

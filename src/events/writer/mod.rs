@@ -98,6 +98,8 @@ pub type MainChange = Box<dyn FnOnce(&rusqlite::Transaction<'_>) -> Result<(), D
 enum Job {
     Write(WriteRequest, oneshot::Sender<Result<WriteOutcome, WriteError>>),
     Main(MainChange, oneshot::Sender<Result<(), WriteError>>),
+    /// Close the day's partition and remove its file (retention).
+    DropPartition(Day, oneshot::Sender<Result<bool, WriteError>>),
     Shutdown(oneshot::Sender<()>),
 }
 
@@ -196,6 +198,17 @@ impl EventWriter {
         answer.blocking_recv().unwrap_or(Err(WriteError::ShuttingDown))
     }
 
+    /// Closes a day's partition if it is open and removes its file and ledger entry
+    /// (`sweep-retention`); answers whether there was a file. Blocking, like
+    /// [`EventWriter::change_main_blocking`].
+    pub fn drop_partition_blocking(&self, day: Day) -> Result<bool, WriteError> {
+        let (reply, answer) = oneshot::channel();
+        if self.sender.blocking_send(Job::DropPartition(day, reply)).is_err() {
+            return Err(WriteError::ShuttingDown);
+        }
+        answer.blocking_recv().unwrap_or(Err(WriteError::ShuttingDown))
+    }
+
     /// Commits everything queued, checkpoints, and stops the thread.
     pub async fn shutdown(&self) {
         let (done, wait) = oneshot::channel();
@@ -253,6 +266,10 @@ impl WriterState {
                     let _ = reply.send(self.change_main(change));
                     continue;
                 }
+                Job::DropPartition(day, reply) => {
+                    let _ = reply.send(self.drop_partition(day));
+                    continue;
+                }
                 Job::Shutdown(done) => shutdown = Some(done),
             }
             while shutdown.is_none() && events < self.config.max_group_events {
@@ -263,6 +280,9 @@ impl WriterState {
                     }
                     Ok(Job::Main(change, reply)) => {
                         let _ = reply.send(self.change_main(change));
+                    }
+                    Ok(Job::DropPartition(day, reply)) => {
+                        let _ = reply.send(self.drop_partition(day));
                     }
                     Ok(Job::Shutdown(done)) => shutdown = Some(done),
                     Err(_) => break,
@@ -284,6 +304,9 @@ impl WriterState {
                         Job::Main(change, reply) => {
                             let _ = reply.send(self.change_main(change));
                         }
+                        Job::DropPartition(day, reply) => {
+                            let _ = reply.send(self.drop_partition(day));
+                        }
                         Job::Shutdown(_) => {}
                     }
                 }
@@ -304,6 +327,12 @@ impl WriterState {
             Ok::<_, DbError>(())
         })();
         result.map_err(|err| WriteError::Unavailable(err.to_string()))
+    }
+
+    fn drop_partition(&mut self, day: Day) -> Result<bool, WriteError> {
+        self.partitions.remove(&day);
+        partitions::remove(&self.config.data_dir, &self.main, day)
+            .map_err(|err| WriteError::Unavailable(err.to_string()))
     }
 
     fn commit_group(&mut self, group: Vec<(WriteRequest, oneshot::Sender<Result<WriteOutcome, WriteError>>)>) {

@@ -1,0 +1,157 @@
+//! Raw-event retention (the `sweep-retention` job): events older than their owner's
+//! retention (the organisation's `jobs.retention_days`, or a team's `retention_days` for
+//! its members) are removed, and so are the transcripts and index documents of sessions
+//! whose every event is past it.
+//!
+//! Invariants: a partition file is dropped whole only when no row in it is still kept;
+//! otherwise only the rows past retention are deleted (with `secure_delete`), and a
+//! compacted file loses them from its zstd dictionary too (it is compacted again). The
+//! session rows, their models, and what ingest derived from them (hourly and daily
+//! figures) outlive the raw events: they are the history pages read. A run can stop
+//! anywhere and the next finishes the work: each step is complete on its own.
+
+use std::collections::{BTreeSet, HashMap};
+use std::path::Path;
+
+use rusqlite::{Connection, Transaction, params};
+use serde::Serialize;
+
+use super::runner::{DeletionError, DeletionTarget};
+use crate::db::DbError;
+use crate::events::compact;
+use crate::events::partitions;
+use crate::transcripts::store;
+
+const DAY_MS: i64 = 86_400_000;
+
+/// What one sweep did.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct RetentionReport {
+    pub partitions_dropped: u64,
+    /// Partitions that kept some rows and lost others.
+    pub partitions_trimmed: u64,
+    /// Events removed, in dropped files and trimmed ones.
+    pub events_deleted: u64,
+    pub transcripts_removed: u64,
+}
+
+impl RetentionReport {
+    /// The rows touched, for `job_runs`.
+    pub fn rows(&self) -> i64 {
+        (self.events_deleted + self.transcripts_removed) as i64
+    }
+}
+
+/// When each person's raw events stop being kept.
+struct Cutoffs {
+    default_ms: i64,
+    by_user: HashMap<String, i64>,
+}
+
+impl Cutoffs {
+    fn of(&self, user: &str) -> i64 {
+        self.by_user.get(user).copied().unwrap_or(self.default_ms)
+    }
+
+    /// No row at or after this time is past anyone's retention.
+    fn latest(&self) -> i64 {
+        self.by_user.values().copied().fold(self.default_ms, i64::max)
+    }
+}
+
+/// Sweeps every partition and the transcripts of sessions past retention. `reads` is a
+/// main.db connection that sees what `target` commits.
+pub fn sweep(
+    reads: &Connection,
+    data_dir: &Path,
+    target: &dyn DeletionTarget,
+    retention_days: i64,
+) -> Result<RetentionReport, DeletionError> {
+    let now_ms = target.now_ms();
+    let cutoffs = Cutoffs {
+        default_ms: now_ms - retention_days * DAY_MS,
+        by_user: crate::access::teams::retention_overrides(reads)?
+            .into_iter()
+            .map(|(user, days)| (user, now_ms - days * DAY_MS))
+            .collect(),
+    };
+    let mut report = RetentionReport::default();
+    let mut trimmed_compacted = BTreeSet::new();
+    for day in partitions::list_days(data_dir)? {
+        if day.start_ms() >= cutoffs.latest() {
+            // Days are listed oldest first: no later file has anything past retention.
+            break;
+        }
+        let Some(conn) = partitions::open_for_delete(data_dir, day)? else { continue };
+        let owners = owners_of(&conn)?;
+        let rows: u64 = owners.iter().map(|owner| owner.rows).sum();
+        if owners.iter().all(|owner| owner.newest_ms < cutoffs.of(&owner.user_id)) {
+            drop(conn);
+            if target.drop_partition(day)? {
+                report.partitions_dropped += 1;
+                report.events_deleted += rows;
+            }
+            continue;
+        }
+        let deleted = trim(&conn, &owners, &cutoffs)?;
+        if deleted > 0 {
+            report.partitions_trimmed += 1;
+            report.events_deleted += deleted;
+            // Busy (the server reading the file) is a row, not an error: its checkpointer gets there.
+            conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))?;
+            if compact::is_compacted(&conn)? {
+                trimmed_compacted.insert(day);
+            }
+        }
+    }
+    // The zstd dictionary of a compacted file was trained on the rows just deleted too.
+    for day in trimmed_compacted {
+        compact::recompact_with_new_dictionary(data_dir, day, now_ms)?;
+    }
+    for (session_id, user_id, last_event_ms) in store::stored_before(reads, cutoffs.latest())? {
+        if last_event_ms >= cutoffs.of(&user_id) {
+            continue;
+        }
+        target
+            .forget_transcript(&session_id)
+            .map_err(|message| DeletionError::Transcript { session_id: session_id.clone(), message })?;
+        target.change_main(Box::new(move |tx| store::forget_stored(tx, &session_id)))?;
+        report.transcripts_removed += 1;
+    }
+    Ok(report)
+}
+
+/// The people with events in a partition: how many, and their oldest and newest.
+struct Owner {
+    user_id: String,
+    oldest_ms: i64,
+    newest_ms: i64,
+    rows: u64,
+}
+
+fn owners_of(conn: &Connection) -> Result<Vec<Owner>, DbError> {
+    let mut stmt = conn.prepare("SELECT user_id, min(ts_ms), max(ts_ms), count(*) FROM events GROUP BY user_id")?;
+    let owners = stmt.query_map([], |row| {
+        Ok(Owner {
+            user_id: row.get(0)?,
+            oldest_ms: row.get(1)?,
+            newest_ms: row.get(2)?,
+            rows: row.get::<_, i64>(3)? as u64,
+        })
+    })?;
+    Ok(owners.collect::<Result<_, _>>()?)
+}
+
+/// Deletes the rows past their owner's retention, in one transaction; how many went.
+fn trim(conn: &Connection, owners: &[Owner], cutoffs: &Cutoffs) -> Result<u64, DbError> {
+    let tx = Transaction::new_unchecked(conn, rusqlite::TransactionBehavior::Immediate)?;
+    let mut deleted = 0;
+    {
+        let mut delete = tx.prepare("DELETE FROM events WHERE user_id = ?1 AND ts_ms < ?2")?;
+        for owner in owners.iter().filter(|owner| owner.oldest_ms < cutoffs.of(&owner.user_id)) {
+            deleted += delete.execute(params![owner.user_id, cutoffs.of(&owner.user_id)])? as u64;
+        }
+    }
+    tx.commit()?;
+    Ok(deleted)
+}
