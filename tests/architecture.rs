@@ -131,7 +131,20 @@ const ALLOWED: &[(&str, &[&str])] = &[
     ),
     (
         "bench",
-        &["app", "clock", "config", "db", "events", "hook", "memory", "model", "pricing", "redact", "transcripts"],
+        &[
+            "app",
+            "clock",
+            "config",
+            "db",
+            "deletion",
+            "events",
+            "hook",
+            "memory",
+            "model",
+            "pricing",
+            "redact",
+            "transcripts",
+        ],
     ),
     (
         "cli",

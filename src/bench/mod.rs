@@ -2,7 +2,8 @@
 //! can repeat, one file per benchmark (the command line only dispatches here).
 //! `bench ingest` (this file) plays N developers flushing batches at a target rate
 //! (or as fast as the server takes them) and reports events/s and latency
-//! percentiles; `bench compaction` and `bench redact` measure storage and CPU costs.
+//! percentiles; `bench compaction` and `bench redact` measure storage and CPU costs;
+//! `bench retention` times the retention sweep over a year of partitions.
 //!
 //! Invariant: the generator reports only what it observed — latency is measured per
 //! request from send to full response, errors are counted, nothing is extrapolated.
@@ -17,6 +18,7 @@ use clap::{Args, Subcommand};
 
 pub mod dashboard;
 pub mod hook;
+pub mod retention;
 pub mod search;
 pub mod search_corpus;
 pub mod storage;
@@ -30,6 +32,8 @@ pub enum BenchCommand {
     Ingest(IngestArgs),
     /// Compression ratio of partition compaction on generated events.
     Compaction(storage::CompactionArgs),
+    /// The sweep-retention job over a year and more of generated day partitions.
+    Retention(retention::RetentionArgs),
     /// Time redaction of adversarial input.
     Redact(storage::RedactArgs),
     /// Latency of a running eval dashboard: paged API and run detail page.
@@ -84,6 +88,7 @@ pub fn run(command: BenchCommand) -> anyhow::Result<i32> {
     match command {
         BenchCommand::Ingest(args) => ingest(&args),
         BenchCommand::Compaction(args) => storage::compaction(&args),
+        BenchCommand::Retention(args) => retention::run(&args),
         BenchCommand::Redact(args) => storage::redact(&args),
         BenchCommand::Dashboard(args) => dashboard::run(&args),
         BenchCommand::Hook(args) => hook::run(&args),

@@ -112,7 +112,7 @@ impl Drop for WorkDir {
     }
 }
 
-fn tempdir_in(dir: Option<&std::path::Path>) -> anyhow::Result<WorkDir> {
+pub(super) fn tempdir_in(dir: Option<&std::path::Path>) -> anyhow::Result<WorkDir> {
     match dir {
         Some(dir) => {
             std::fs::create_dir_all(dir)?;
