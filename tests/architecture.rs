@@ -34,7 +34,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
     ("db", &["clock", "metrics", "model"]),
     // Jobs: the registry, schedules and run records, and the scheduler that runs the
     // features' jobs, so it sits above them (below the listeners that trigger it).
-    ("jobs", &["auth", "clock", "db", "deletion", "events", "state", "transcripts"]),
+    ("jobs", &["auth", "clock", "db", "deletion", "events", "sessions", "state", "transcripts"]),
     ("events", &["clock", "db", "metrics", "model", "redact"]),
     // Stores and services, lowest first.
     ("audit", &["clock", "db", "model"]),
@@ -166,6 +166,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "memory",
             "model",
             "redact",
+            "sessions",
             "transcripts",
         ],
     ),
