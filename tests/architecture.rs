@@ -165,6 +165,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "logging",
             "memory",
             "model",
+            "pricing",
             "redact",
             "sessions",
             "transcripts",

@@ -72,7 +72,8 @@ pub async fn serve_with_clock(
     prepare_main_db(&config)?;
     db::ensure_dir(&config.run_dir())?;
     let metrics = Arc::new(Metrics::new());
-    let prices = Arc::new(PriceBook::embedded().context("embedded price tables are invalid")?);
+    // The operator's tables in <data_dir>/price-tables/ replace the embedded ones.
+    let prices = Arc::new(PriceBook::load(&config.data_dir).context("a price table is unusable")?);
     let writer = EventWriter::start(
         WriterConfig {
             data_dir: config.data_dir.clone(),

@@ -8,6 +8,7 @@ pub mod jobs;
 pub mod machine;
 pub mod operator;
 pub mod people;
+pub mod prices;
 pub mod transcripts;
 
 use std::net::SocketAddr;
@@ -70,6 +71,9 @@ pub enum Command {
     /// The dispatchable jobs (spec §4.5): `jobs list`, `jobs set`, `jobs run`, `jobs history`.
     #[command(subcommand)]
     Jobs(jobs::JobsCommand),
+    /// The price tables in force: `prices list`, `prices show <agent>`, `prices check`.
+    #[command(subcommand)]
+    Prices(prices::PricesCommand),
     /// Load generators and measurements.
     #[command(subcommand)]
     Bench(crate::bench::BenchCommand),
@@ -214,6 +218,7 @@ pub fn run(cli: Cli) -> anyhow::Result<i32> {
         Command::RunDeletions(args) => deletions::run_deletions(&args),
         Command::Deletion(command) => deletions::deletion(command),
         Command::Jobs(command) => jobs::jobs(command),
+        Command::Prices(command) => prices::prices(command),
         Command::Bench(command) => crate::bench::run(command),
         Command::Results(args) => evals::results(&args),
         Command::Report(args) => evals::report(&args),

@@ -18,6 +18,10 @@
 //! different version number, so a new release (say `claude-opus-4-7`) is counted as
 //! unknown until its table entry exists. [`PriceTable::json`] serves the exact embedded
 //! bytes, and [`PriceTable::etag`] is their SHA-256.
+//!
+//! An operator may replace an agent's table with a file of the same name in
+//! `<data_dir>/price-tables/` ([`PriceBook::load`], `operator.rs`): validated the same
+//! way, it is the agent's table from the next start, served to hooks under a new ETag.
 
 use std::collections::HashMap;
 use std::sync::{PoisonError, RwLock};
@@ -27,7 +31,9 @@ use serde_json::Value;
 
 use crate::model::{AgentType, Usage};
 
+mod operator;
 mod parse;
+pub use operator::{ModelPrices, OperatorTable, check as operator_check, overrides_dir};
 use parse::{check_fields, is_date, parse_model};
 
 /// The `format` every v1 table declares.
@@ -106,6 +112,8 @@ pub struct PriceTable {
     memo: RwLock<HashMap<Box<str>, Option<usize>>>,
     json: String,
     etag: String,
+    /// The operator's file this table was read from; `None` for the embedded table.
+    source: Option<std::path::PathBuf>,
 }
 
 /// A model entry of a table, prices converted to pico-dollars per token.
@@ -205,7 +213,7 @@ impl PriceBook {
         let mut compiled = Vec::new();
         let tables = AgentType::ALL
             .iter()
-            .map(|&agent| PriceTable::parse_sharing(agent, embedded_json(agent), &mut compiled))
+            .map(|&agent| PriceTable::parse_sharing(agent, embedded_json(agent), file_name(agent), &mut compiled))
             .collect::<Result<Vec<_>, _>>()?;
         Ok(PriceBook { tables })
     }
@@ -296,17 +304,23 @@ impl PriceTable {
 
     /// Parses and validates one table. `agent` must equal the table's `agent`.
     pub fn parse(agent: AgentType, json: &str) -> Result<PriceTable, PricingError> {
-        Self::parse_sharing(agent, json, &mut Vec::new())
+        Self::parse_sharing(agent, json, file_name(agent), &mut Vec::new())
+    }
+
+    /// The operator's file this table was read from; `None` for the embedded table.
+    pub fn source(&self) -> Option<&std::path::Path> {
+        self.source.as_deref()
     }
 
     /// [`parse`](Self::parse), reusing a `RegexSet` already compiled from the same
     /// patterns (a clone shares the compiled program).
+    /// `file` names the table in errors.
     fn parse_sharing(
         agent: AgentType,
         json: &str,
+        file: String,
         compiled: &mut Vec<(Vec<String>, RegexSet)>,
     ) -> Result<PriceTable, PricingError> {
-        let file = file_name(agent);
         let root: Value =
             serde_json::from_str(json).map_err(|source| PricingError::Json { file: file.clone(), source })?;
         let table_err =
@@ -430,6 +444,7 @@ impl PriceTable {
             memo: RwLock::new(HashMap::new()),
             json: json.to_owned(),
             etag: format!("\"{}\"", hex::encode(digest.as_ref())),
+            source: None,
         })
     }
 }

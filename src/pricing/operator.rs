@@ -1,0 +1,137 @@
+//! Price tables an operator changes (spec §9.2): a file named as the embedded one
+//! (`price-table.<agent>.v1.json`) in `<data_dir>/price-tables/` replaces that agent's
+//! embedded table. Read at start-up ([`PriceBook::load`]); checked without starting
+//! anything by `sightline prices check`.
+//!
+//! Invariants: an operator's table is validated exactly as an embedded one (format,
+//! agent, a `revision` date, sources, every price exact, every model priced by its own
+//! entry); any `.json` file in the directory that names no agent, or does not parse,
+//! stops the load with a message naming the file and the field, so a typo never falls
+//! back to the embedded prices silently.
+
+use std::path::{Path, PathBuf};
+
+use super::{PriceBook, PriceTable, Prices, PricingError, embedded_json, file_name};
+use crate::model::AgentType;
+
+/// `<data_dir>/price-tables`.
+pub fn overrides_dir(data_dir: &Path) -> PathBuf {
+    data_dir.join("price-tables")
+}
+
+/// One file of the operator's directory, as `prices check` reports it.
+#[derive(Debug)]
+pub struct OperatorTable {
+    pub path: PathBuf,
+    /// The table, or why it cannot be used.
+    pub table: Result<PriceTable, PricingError>,
+}
+
+/// The `.json` files of the directory (none if it does not exist), sorted by name.
+fn json_files(dir: &Path) -> Result<Vec<PathBuf>, PricingError> {
+    let entries = match std::fs::read_dir(dir) {
+        Ok(entries) => entries,
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(err) => return Err(io_error(dir, &err)),
+    };
+    let mut files: Vec<PathBuf> = entries
+        .filter_map(|entry| entry.ok().map(|entry| entry.path()))
+        .filter(|path| path.extension().is_some_and(|ext| ext == "json"))
+        .collect();
+    files.sort();
+    Ok(files)
+}
+
+fn io_error(path: &Path, err: &std::io::Error) -> PricingError {
+    PricingError::Table { file: path.display().to_string(), field: "(file)".into(), problem: err.to_string() }
+}
+
+/// Reads and validates one operator file.
+fn read_table(path: &Path) -> Result<PriceTable, PricingError> {
+    let name = path.file_name().and_then(|name| name.to_str()).unwrap_or_default();
+    let label = path.display().to_string();
+    let agent =
+        AgentType::ALL.iter().copied().find(|agent| file_name(*agent) == name).ok_or_else(|| PricingError::Table {
+            file: label.clone(),
+            field: "(file name)".into(),
+            problem: format!(
+                "names no agent: a table is named price-table.<agent>.v1.json, <agent> one of {}",
+                AgentType::ALL.iter().map(|agent| agent.as_str()).collect::<Vec<_>>().join(", ")
+            ),
+        })?;
+    let json = std::fs::read_to_string(path).map_err(|err| io_error(path, &err))?;
+    let mut table = PriceTable::parse_sharing(agent, &json, label, &mut Vec::new())?;
+    table.source = Some(path.to_path_buf());
+    Ok(table)
+}
+
+/// Every `.json` file of `<data_dir>/price-tables/`, each with its table or its error.
+pub fn check(data_dir: &Path) -> Result<Vec<OperatorTable>, PricingError> {
+    Ok(json_files(&overrides_dir(data_dir))?
+        .into_iter()
+        .map(|path| OperatorTable { table: read_table(&path), path })
+        .collect())
+}
+
+impl PriceBook {
+    /// The embedded tables, each replaced by the operator's file for its agent where
+    /// `<data_dir>/price-tables/` has one. The first unusable file fails the load.
+    pub fn load(data_dir: &Path) -> Result<PriceBook, PricingError> {
+        let mut book = PriceBook::embedded()?;
+        for found in check(data_dir)? {
+            let table = found.table?;
+            let at = table.agent() as usize;
+            book.tables[at] = table;
+        }
+        Ok(book)
+    }
+
+    /// Every agent's table, in [`AgentType::ALL`] order.
+    pub fn tables(&self) -> impl Iterator<Item = &PriceTable> {
+        self.tables.iter()
+    }
+}
+
+/// A model's prices as `prices show` prints them: $ per million tokens, for the six
+/// kinds in file order, and the long-context tier if the model has one.
+#[derive(Debug, PartialEq, Eq)]
+pub struct ModelPrices {
+    pub id: String,
+    pub usd_per_mtok: [String; 6],
+    pub long_context: Option<(i64, [String; 6])>,
+}
+
+impl PriceTable {
+    /// The table's models with their prices, in matching order.
+    pub fn model_prices(&self) -> Vec<ModelPrices> {
+        self.models
+            .iter()
+            .map(|model| ModelPrices {
+                id: model.id.clone(),
+                usd_per_mtok: usd_per_mtok(&model.prices),
+                long_context: model.long_context.map(|tier| (tier.above_prompt_tokens, usd_per_mtok(&tier.prices))),
+            })
+            .collect()
+    }
+
+    /// Whether this table's `revision` is older than the embedded table of its agent
+    /// (an operator's copy that missed a price update), with the embedded revision.
+    pub fn older_than_embedded(&self) -> Option<String> {
+        let embedded = PriceTable::parse(self.agent, embedded_json(self.agent)).ok()?;
+        (self.revision.as_str() < embedded.revision()).then(|| embedded.revision().to_string())
+    }
+}
+
+/// Pico-dollars per token back to the decimal $/MTok the files are written in (exact:
+/// files allow six decimals, which is what a pico-dollar per token holds).
+fn usd_per_mtok(prices: &Prices) -> [String; 6] {
+    [prices.input, prices.output, prices.cache_read, prices.cache_write_5m, prices.cache_write_1h, prices.reasoning]
+        .map(|pico| {
+            let (whole, fraction) = (pico / super::PICO_PER_USD_PER_MTOK, pico % super::PICO_PER_USD_PER_MTOK);
+            if fraction == 0 {
+                whole.to_string()
+            } else {
+                format!("{whole}.{fraction:06}").trim_end_matches('0').to_string()
+            }
+        })
+}
