@@ -291,6 +291,7 @@ CREATE TABLE job_config (
     updated_at_ms  INTEGER NOT NULL
 );
 
+-- (`summary` came by ALTER TABLE in migration 8; it is written as SQLite records it.)
 CREATE TABLE job_runs (
     id             TEXT PRIMARY KEY,
     job            TEXT NOT NULL,
@@ -300,7 +301,7 @@ CREATE TABLE job_runs (
     outcome        TEXT NOT NULL CHECK (outcome IN ('running', 'succeeded', 'failed', 'refused', 'interrupted')),
     rows_touched   INTEGER,
     error          TEXT
-);
+, summary TEXT);
 
 CREATE INDEX job_runs_by_job ON job_runs(job, started_at_ms);
 -- At most one run of a job at a time.
@@ -317,3 +318,12 @@ CREATE TABLE job_alerts (
 );
 
 CREATE INDEX job_alerts_by_job ON job_alerts(job, at_ms);
+
+-- Repricing's pending changes (sessions::reprice): the new cost of each changed event of
+-- a day, written with the sessions' deltas before the partition is rewritten.
+CREATE TABLE reprice_pending (
+    day        TEXT NOT NULL,
+    event_id   BLOB NOT NULL,
+    cost_nusd  INTEGER NOT NULL,
+    PRIMARY KEY (day, event_id)
+) WITHOUT ROWID;

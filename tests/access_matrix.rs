@@ -419,4 +419,29 @@ fn only_administrators_see_and_run_jobs() {
     let (status, body) = post_as(&format!("{web}/admin/jobs/run-deletions/run"), admin, &json!({}));
     assert_eq!(status, 409, "{body}");
     assert!(body["error"]["message"].as_str().unwrap().contains("run going"), "{body}");
+
+    // The reprice report runs in the server and says what it found; while an apply runs,
+    // a report is refused, naming the apply.
+    let (status, started) = post_as(&format!("{web}/admin/jobs/reprice-events/run"), admin, &json!({}));
+    assert_eq!(status, 202, "{started}");
+    common::wait_until(std::time::Duration::from_secs(10), "the report ends", || {
+        let (_, runs) = get_as(&format!("{web}/admin/jobs/reprice-events/runs"), admin);
+        runs["runs"][0]["outcome"] == "succeeded"
+    });
+    let (_, runs) = get_as(&format!("{web}/admin/jobs/reprice-events/runs"), admin);
+    assert_eq!(runs["runs"][0]["summary"], "no stored cost differs under the price tables in force", "{runs}");
+    assert_eq!(runs["runs"][0]["rows_touched"], 0, "{runs}");
+    rusqlite::Connection::open(world.running.server.data_dir.join("main.db"))
+        .unwrap()
+        .execute(
+            "INSERT INTO job_runs (id, job, trigger, started_at_ms, outcome) VALUES ('applying', 'reprice-events-apply', 'http', 1, 'running')",
+            [],
+        )
+        .unwrap();
+    let (status, body) = post_as(&format!("{web}/admin/jobs/reprice-events/run"), admin, &json!({}));
+    assert_eq!(status, 409, "{body}");
+    assert_eq!(
+        body["error"]["message"],
+        "reprice-events never runs while reprice-events-apply runs, and reprice-events-apply is running (run applying)"
+    );
 }

@@ -143,6 +143,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "model",
             "pricing",
             "redact",
+            "sessions",
             "transcripts",
         ],
     ),

@@ -3,7 +3,8 @@
 //! `bench ingest` (this file) plays N developers flushing batches at a target rate
 //! (or as fast as the server takes them) and reports events/s and latency
 //! percentiles; `bench compaction` and `bench redact` measure storage and CPU costs;
-//! `bench retention` times the retention sweep over a year of partitions.
+//! `bench retention` times the retention sweep over a year of partitions, and
+//! `bench reprice` the reprice report and apply over generated history.
 //!
 //! Invariant: the generator reports only what it observed — latency is measured per
 //! request from send to full response, errors are counted, nothing is extrapolated.
@@ -18,6 +19,7 @@ use clap::{Args, Subcommand};
 
 pub mod dashboard;
 pub mod hook;
+pub mod reprice;
 pub mod retention;
 pub mod search;
 pub mod search_corpus;
@@ -32,6 +34,8 @@ pub enum BenchCommand {
     Ingest(IngestArgs),
     /// Compression ratio of partition compaction on generated events.
     Compaction(storage::CompactionArgs),
+    /// reprice-events and reprice-events-apply over generated history.
+    Reprice(reprice::RepriceArgs),
     /// The sweep-retention job over a year and more of generated day partitions.
     Retention(retention::RetentionArgs),
     /// Time redaction of adversarial input.
@@ -89,6 +93,7 @@ pub fn run(command: BenchCommand) -> anyhow::Result<i32> {
         BenchCommand::Ingest(args) => ingest(&args),
         BenchCommand::Compaction(args) => storage::compaction(&args),
         BenchCommand::Retention(args) => retention::run(&args),
+        BenchCommand::Reprice(args) => reprice::run(&args),
         BenchCommand::Redact(args) => storage::redact(&args),
         BenchCommand::Dashboard(args) => dashboard::run(&args),
         BenchCommand::Hook(args) => hook::run(&args),

@@ -119,24 +119,76 @@ fn run(config: &ConfigArgs, name: &str) -> anyhow::Result<i32> {
     let started = std::time::Instant::now();
     let result = execute(job.name, &conn, &config);
     let (outcome, rows, error) = match &result {
-        Ok(rows) => (Outcome::Succeeded, Some(*rows), None),
+        Ok((rows, _)) => (Outcome::Succeeded, Some(*rows), None),
         Err(err) => (Outcome::Failed, None, Some(format!("{err:#}"))),
     };
+    if let Ok((_, Some(summary))) = &result {
+        runs::set_summary(&conn, &run_id, summary)?;
+    }
     if let Some(breach) = runs::finish_and_check(&conn, job, &run_id, outcome, rows, error.as_deref(), now_ms())? {
         eprintln!("{name} breached its service level ({}): {}", breach.severity, breach.reason);
     }
     let took = started.elapsed().as_secs_f64();
     match result {
-        Ok(rows) => {
+        Ok((rows, summary)) => {
             println!("{name} succeeded in {took:.1} s: {rows} rows touched (run {run_id})");
+            if let Some(summary) = summary {
+                println!("{summary}");
+            }
             Ok(0)
         }
         Err(err) => Err(err.context(format!("{name} failed after {took:.1} s (run {run_id})"))),
     }
 }
 
-/// Does an available job's work here; the rows it touched.
-fn execute(name: &str, conn: &rusqlite::Connection, config: &crate::config::Config) -> anyhow::Result<i64> {
+/// Does an available job's work here; the rows it touched, and a summary where a count
+/// says too little.
+fn execute(
+    name: &str,
+    conn: &rusqlite::Connection,
+    config: &crate::config::Config,
+) -> anyhow::Result<(i64, Option<String>)> {
+    use crate::sessions::reprice;
+    let data_dir = config.data_dir.as_path();
+    let report = match name {
+        "reprice-events" => Some(reprice::report(data_dir, &crate::pricing::PriceBook::load(data_dir)?)?),
+        "reprice-events-apply" => {
+            let change_main = |change: crate::events::writer::MainChange| {
+                let tx = rusqlite::Transaction::new_unchecked(conn, rusqlite::TransactionBehavior::Immediate)?;
+                change(&tx)?;
+                Ok(tx.commit()?)
+            };
+            let book = crate::pricing::PriceBook::load(data_dir)?;
+            Some(reprice::apply(data_dir, conn, &book, &change_main, crate::clock::system_now_ms())?)
+        }
+        _ => None,
+    };
+    if let Some(report) = report {
+        let rows = if name == "reprice-events" { report.changed() } else { report.rows_rewritten };
+        print_reprice(&report);
+        return Ok((rows as i64, Some(report.summary())));
+    }
+    Ok((execute_counted(name, conn, config)?, None))
+}
+
+/// The reprice report, one row per agent and model.
+fn print_reprice(report: &crate::sessions::reprice::RepriceReport) {
+    let usd = |nusd: i64| format!("{:.4}", crate::model::nusd_to_usd(nusd));
+    let rows = report.lines.iter().map(|line| {
+        vec![
+            line.agent.clone(),
+            line.model.clone(),
+            line.events.to_string(),
+            line.changed.to_string(),
+            usd(line.cost_before_nusd),
+            usd(line.cost_after_nusd),
+        ]
+    });
+    print_rows(&["agent", "model", "events", "would change", "cost before $", "cost after $"], rows.collect());
+}
+
+/// The jobs whose work is a count of rows.
+fn execute_counted(name: &str, conn: &rusqlite::Connection, config: &crate::config::Config) -> anyhow::Result<i64> {
     let data_dir = config.data_dir.as_path();
     match name {
         "run-deletions" => {

@@ -20,6 +20,8 @@ const KNOWN: &[&str] = &[
     "sweep-abandoned",
     "index-transcripts",
     "backfill-redaction",
+    "reprice-events",
+    "reprice-events-apply",
 ];
 
 pub fn knows(job: &str) -> bool {
@@ -32,14 +34,31 @@ pub fn knows(job: &str) -> bool {
 pub static PARTITION_REWRITES: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
 
 /// The jobs that rewrite or remove partition files.
-const REWRITES_PARTITIONS: &[&str] = &["run-deletions", "sweep-retention", "backfill-redaction"];
+const REWRITES_PARTITIONS: &[&str] =
+    &["run-deletions", "sweep-retention", "backfill-redaction", "reprice-events-apply"];
 
-/// Does the job's work; the rows it touched, or why it failed.
-pub async fn execute(state: &Arc<AppState>, job: &JobSpec) -> Result<Option<i64>, String> {
+/// What a run did: the rows it touched and, where a count says too little, a summary.
+#[derive(Debug, Default)]
+pub struct Done {
+    pub rows: Option<i64>,
+    pub summary: Option<String>,
+}
+
+/// Does the job's work; what it did, or why it failed.
+pub async fn execute(state: &Arc<AppState>, job: &JobSpec) -> Result<Done, String> {
     let _rewriting = match REWRITES_PARTITIONS.contains(&job.name) {
         true => Some(PARTITION_REWRITES.lock().await),
         false => None,
     };
+    match job.name {
+        "reprice-events" => reprice(state, false).await,
+        "reprice-events-apply" => reprice(state, true).await,
+        _ => counted(state, job).await.map(|rows| Done { rows, summary: None }),
+    }
+}
+
+/// The jobs whose work is a count of rows.
+async fn counted(state: &Arc<AppState>, job: &JobSpec) -> Result<Option<i64>, String> {
     match job.name {
         "run-deletions" => {
             let report = crate::deletion::server::run_once(state).await.map_err(|err| err.to_string())?;
@@ -103,4 +122,30 @@ async fn backfill_redaction(state: &Arc<AppState>) -> Result<Option<i64>, String
     .map_err(|err| err.to_string())?;
     state.indexer.drain_now().await?;
     Ok(Some(changed))
+}
+
+/// `reprice-events` (report only) and `reprice-events-apply`, under the server's price
+/// tables; main.db changes go through the writer thread.
+async fn reprice(state: &Arc<AppState>, apply: bool) -> Result<Done, String> {
+    let (data_dir, prices, readers) = (state.config.data_dir.clone(), state.prices.clone(), state.readers.clone());
+    let (writer, now_ms) = (state.writer.clone(), state.clock.now_ms());
+    let report = tokio::task::spawn_blocking(move || {
+        use crate::sessions::reprice;
+        if !apply {
+            return reprice::report(&data_dir, &prices);
+        }
+        let reads = readers.get()?;
+        let change_main = |change: crate::events::writer::MainChange| {
+            writer.change_main_blocking(change).map_err(|err| db::DbError::Io {
+                context: "repricing's main.db change".into(),
+                source: std::io::Error::other(err.to_string()),
+            })
+        };
+        reprice::apply(&data_dir, &reads, &prices, &change_main, now_ms)
+    })
+    .await
+    .map_err(|err| format!("repricing stopped: {err}"))?
+    .map_err(|err| err.to_string())?;
+    let rows = if apply { report.rows_rewritten } else { report.changed() };
+    Ok(Done { rows: Some(rows as i64), summary: Some(report.summary()) })
 }

@@ -76,6 +76,9 @@ pub struct JobRun {
     pub outcome: Outcome,
     pub rows_touched: Option<i64>,
     pub error: Option<String>,
+    /// One line on what the run found or did, where the job says more than a count
+    /// (`reprice-events`: what would change, per agent and model).
+    pub summary: Option<String>,
 }
 
 /// A started run, or the run that stops it from starting.
@@ -143,6 +146,12 @@ pub fn finish(
          WHERE id = ?1 AND outcome = 'running'",
         params![run_id, outcome.as_str(), rows_touched, error, now_ms],
     )?;
+    Ok(())
+}
+
+/// Records the one-line summary of a running run (before it is finished).
+pub fn set_summary(conn: &Connection, run_id: &str, summary: &str) -> Result<(), DbError> {
+    conn.execute("UPDATE job_runs SET summary = ?2 WHERE id = ?1 AND outcome = 'running'", params![run_id, summary])?;
     Ok(())
 }
 
@@ -218,7 +227,7 @@ pub fn history(conn: &Connection, job: Option<&str>, limit: usize) -> Result<Vec
     Ok(rows.collect::<Result<Vec<_>, _>>()?)
 }
 
-const RUN_COLUMNS: &str = "id, job, trigger, started_at_ms, ended_at_ms, outcome, rows_touched, error";
+const RUN_COLUMNS: &str = "id, job, trigger, started_at_ms, ended_at_ms, outcome, rows_touched, error, summary";
 
 fn read_run(row: &rusqlite::Row<'_>) -> rusqlite::Result<JobRun> {
     Ok(JobRun {
@@ -230,6 +239,7 @@ fn read_run(row: &rusqlite::Row<'_>) -> rusqlite::Result<JobRun> {
         outcome: Outcome::parse(&row.get::<_, String>(5)?),
         rows_touched: row.get(6)?,
         error: row.get(7)?,
+        summary: row.get(8)?,
     })
 }
 

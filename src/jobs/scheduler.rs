@@ -156,17 +156,22 @@ pub async fn start_run(state: &AppState, job: &'static JobSpec, trigger: Trigger
 
 /// Does the work of a started run and records how it ended.
 pub async fn finish_run(state: &Arc<AppState>, job: &'static JobSpec, run_id: String) -> Result<(), WriteError> {
-    let (outcome, rows, error) = match super::in_server::execute(state, job).await {
-        Ok(rows) => (Outcome::Succeeded, rows, None),
+    let (outcome, done, error) = match super::in_server::execute(state, job).await {
+        Ok(done) => (Outcome::Succeeded, done, None),
         Err(error) => {
             tracing::error!(job = job.name, %error, "job failed");
-            (Outcome::Failed, None, Some(error))
+            (Outcome::Failed, Default::default(), Some(error))
         }
     };
     let ended_ms = state.clock.now_ms();
     let breach = state
         .writer
-        .transact(move |tx| runs::finish_and_check(tx, job, &run_id, outcome, rows, error.as_deref(), ended_ms))
+        .transact(move |tx| {
+            if let Some(summary) = &done.summary {
+                runs::set_summary(tx, &run_id, summary)?;
+            }
+            runs::finish_and_check(tx, job, &run_id, outcome, done.rows, error.as_deref(), ended_ms)
+        })
         .await?;
     if let Some(breach) = breach {
         tracing::warn!(job = job.name, severity = breach.severity, reason = %breach.reason, "job breached its service level");

@@ -58,6 +58,11 @@ const MEMO_MAX_NAME: usize = 256;
 /// The six kinds of tokens, in the order of the file format and of [`Usage`].
 const KINDS: [&str; 6] = ["input", "output", "cache_read", "cache_write_5m", "cache_write_1h", "reasoning"];
 
+/// The embedded JSON of an agent's table (what an operator copies to change it).
+pub fn embedded_table_json(agent: AgentType) -> &'static str {
+    embedded_json(agent)
+}
+
 /// The embedded JSON of an agent's table. An exhaustive `match`, so a new agent
 /// does not compile until it has a table.
 fn embedded_json(agent: AgentType) -> &'static str {

@@ -276,13 +276,7 @@ pub fn apply(conn: &Connection, deltas: &Deltas, now_ms: i64) -> Result<(), DbEr
             add_model.execute(params![session_row_id, model, count])?;
         }
     }
-    let mut mark_dirty = conn.prepare_cached(
-        "INSERT INTO aggregate_dirty_buckets (bucket_start_ms, marked_at_ms) VALUES (?1, ?2)
-         ON CONFLICT (bucket_start_ms) DO UPDATE SET marked_at_ms = excluded.marked_at_ms",
-    )?;
-    for hour in &deltas.dirty_hours {
-        mark_dirty.execute(params![hour, now_ms])?;
-    }
+    mark_dirty_hours(conn, &deltas.dirty_hours, now_ms)?;
     let mut unknown = conn.prepare_cached(
         "INSERT INTO unknown_models (agent_type, model, first_seen_ms, last_seen_ms, event_count)
          VALUES (?1, ?2, ?3, ?4, ?5)
@@ -316,4 +310,16 @@ impl CommitFold for SessionFold {
         apply(main, &deltas, now_ms)?;
         Ok(deltas.unknown_models.values().map(|d| d.event_count).sum::<i64>() as u64)
     }
+}
+
+/// Marks hours whose figures changed, for the aggregate refresh.
+pub(crate) fn mark_dirty_hours(conn: &Connection, hours: &BTreeSet<i64>, now_ms: i64) -> Result<(), DbError> {
+    let mut mark_dirty = conn.prepare_cached(
+        "INSERT INTO aggregate_dirty_buckets (bucket_start_ms, marked_at_ms) VALUES (?1, ?2)
+         ON CONFLICT (bucket_start_ms) DO UPDATE SET marked_at_ms = excluded.marked_at_ms",
+    )?;
+    for hour in hours {
+        mark_dirty.execute(params![hour, now_ms])?;
+    }
+    Ok(())
 }

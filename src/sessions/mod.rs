@@ -1,7 +1,8 @@
 //! Sessions: the central fact table, owned here. The fold ([`fold`]) builds each row
 //! from the events the writer stores; the audited read ([`read`]) decides who may read
 //! one and hands out the proof every session, event and transcript read takes; the
-//! views ([`views`]) are what a reader sees; [`abandon`] closes sessions gone quiet.
+//! views ([`views`]) are what a reader sees; [`abandon`] closes sessions gone quiet;
+//! [`reprice`] moves stored costs, and the sessions' totals, to the price tables in force.
 //!
 //! Invariant: all SQL on `sessions` lives in this module. The handlers that serve
 //! sessions (`ingest::me`, `web::sessions`) stay with their listeners, because a
@@ -11,4 +12,5 @@
 pub mod abandon;
 pub mod fold;
 pub mod read;
+pub mod reprice;
 pub mod views;
