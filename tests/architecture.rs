@@ -36,6 +36,8 @@ const ALLOWED: &[(&str, &[&str])] = &[
     // features' jobs, so it sits above them (below the listeners that trigger it).
     ("jobs", &["auth", "clock", "db", "deletion", "events", "sessions", "state", "transcripts"]),
     ("events", &["clock", "db", "metrics", "model", "redact"]),
+    // The aggregates, refreshed from the events.
+    ("analytics", &["db", "events"]),
     // Stores and services, lowest first.
     ("audit", &["clock", "db", "model"]),
     ("auth", &["audit", "clock", "config", "db", "model"]),

@@ -276,7 +276,8 @@ fn delete_session_rows(
                  UNION ALL SELECT start_ms + ?3, last_ms FROM hours WHERE start_ms + ?3 <= last_ms)
              INSERT INTO aggregate_dirty_buckets (bucket_start_ms, marked_at_ms)
              SELECT start_ms, ?2 FROM hours WHERE true
-             ON CONFLICT (bucket_start_ms) DO UPDATE SET marked_at_ms = excluded.marked_at_ms",
+             ON CONFLICT (bucket_start_ms) DO UPDATE
+             SET marked_at_ms = max(excluded.marked_at_ms, aggregate_dirty_buckets.marked_at_ms + 1)",
             params![session_id, now_ms, HOUR_MS],
         )?;
         tx.execute("DELETE FROM scores WHERE subject_type = 'session' AND subject_id = ?1", [session_id])?;

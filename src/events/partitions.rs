@@ -406,6 +406,56 @@ pub fn for_each_priced_row(conn: &Connection, mut each: impl FnMut(PricedRow)) -
     Ok(())
 }
 
+/// One group of interactive events of one hour, user, agent and model (model `""` when
+/// the events had none): what the hourly usage aggregate is made of.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct HourlyUsage {
+    pub bucket_start_ms: i64,
+    pub user_id: String,
+    pub agent_type: String,
+    pub model: String,
+    pub events: i64,
+    pub prompts: i64,
+    pub sessions_started: i64,
+    pub usage: Usage,
+    pub cost_nusd: i64,
+}
+
+/// The partition's `INTERACTIVE` events with `from_ms <= ts_ms < to_ms`, grouped by hour,
+/// user, agent and model. CI and EVAL runs are left out here, at the source.
+pub fn hourly_usage(conn: &Connection, from_ms: i64, to_ms: i64) -> Result<Vec<HourlyUsage>, DbError> {
+    let mut stmt = conn.prepare(
+        "SELECT (ts_ms / 3600000) * 3600000 AS hour, user_id, agent_type, coalesce(model, ''), count(*),
+                sum(type = 'prompt_submit'), sum(type = 'session_start'),
+                sum(input_tokens), sum(output_tokens), sum(cache_read_tokens), sum(cache_write_5m_tokens),
+                sum(cache_write_1h_tokens), sum(reasoning_tokens), sum(cost_nusd)
+         FROM events
+         WHERE ts_ms >= ?1 AND ts_ms < ?2 AND run_kind = 'INTERACTIVE'
+         GROUP BY hour, user_id, agent_type, coalesce(model, '')",
+    )?;
+    let rows = stmt.query_map(params![from_ms, to_ms], |row| {
+        Ok(HourlyUsage {
+            bucket_start_ms: row.get(0)?,
+            user_id: row.get(1)?,
+            agent_type: row.get(2)?,
+            model: row.get(3)?,
+            events: row.get(4)?,
+            prompts: row.get(5)?,
+            sessions_started: row.get(6)?,
+            usage: Usage {
+                input_tokens: row.get(7)?,
+                output_tokens: row.get(8)?,
+                cache_read_tokens: row.get(9)?,
+                cache_write_5m_tokens: row.get(10)?,
+                cache_write_1h_tokens: row.get(11)?,
+                reasoning_tokens: row.get(12)?,
+            },
+            cost_nusd: row.get(13)?,
+        })
+    })?;
+    Ok(rows.collect::<Result<_, _>>()?)
+}
+
 /// Sets the stored cost of the given events, in one transaction. Setting a cost twice
 /// is harmless (repricing re-runs this after a stop).
 pub fn set_costs(conn: &Connection, costs: &[(Vec<u8>, i64)]) -> Result<u64, DbError> {

@@ -316,8 +316,11 @@ impl CommitFold for SessionFold {
 pub(crate) fn mark_dirty_hours(conn: &Connection, hours: &BTreeSet<i64>, now_ms: i64) -> Result<(), DbError> {
     let mut mark_dirty = conn.prepare_cached(
         "INSERT INTO aggregate_dirty_buckets (bucket_start_ms, marked_at_ms) VALUES (?1, ?2)
-         ON CONFLICT (bucket_start_ms) DO UPDATE SET marked_at_ms = excluded.marked_at_ms",
+         ON CONFLICT (bucket_start_ms) DO UPDATE
+         SET marked_at_ms = max(excluded.marked_at_ms, aggregate_dirty_buckets.marked_at_ms + 1)",
     )?;
+    // A renewed mark always changes, so a refresh that read the hour before this change
+    // does not clear it (analytics::refresh clears a mark only if it is unchanged).
     for hour in hours {
         mark_dirty.execute(params![hour, now_ms])?;
     }

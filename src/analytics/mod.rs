@@ -1,0 +1,13 @@
+//! Analytics: the continuous aggregates pages read instead of raw events. Ingest (and
+//! deletion, and repricing) mark the hours whose events changed in
+//! `aggregate_dirty_buckets`; [`refresh`] recomputes each dirty hour from its raw events
+//! and replaces that hour's rows, so an aggregate always equals a `GROUP BY` over the
+//! events it covers.
+//!
+//! Invariants: only `INTERACTIVE` events reach an aggregate (CI and EVAL runs are
+//! filtered where the events are read); an hour's rows and the clearing of its mark
+//! commit together, and a mark renewed while the hour was being recomputed survives, so
+//! the next refresh sees what arrived meanwhile.
+
+pub mod refresh;
+pub mod usage;

@@ -1,0 +1,169 @@
+//! The continuous aggregates stay exact (issue 16): after random ingests through the real
+//! server (interactive, CI and EVAL runs, replayed batches, late events) and a deletion
+//! request carried out, a refresh leaves `agg_usage_hourly` equal to a `GROUP BY` over the
+//! raw `INTERACTIVE` events, row for row; a refresh stopped before its commit leaves the
+//! marks for the next, and a mark renewed during a refresh survives it.
+
+mod common;
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use common::*;
+use serde_json::json;
+use sightline::analytics::refresh;
+use sightline::events::partitions;
+
+type Row = (i64, String, String, String);
+
+/// The aggregate as stored.
+fn stored(conn: &rusqlite::Connection) -> BTreeMap<Row, Vec<i64>> {
+    let mut stmt = conn
+        .prepare(
+            "SELECT bucket_start_ms, user_id, agent_type, model, events, prompts, sessions_started, input_tokens,
+                    output_tokens, cache_read_tokens, cache_write_5m_tokens, cache_write_1h_tokens,
+                    reasoning_tokens, cost_nusd FROM agg_usage_hourly",
+        )
+        .unwrap();
+    stmt.query_map([], |row| {
+        Ok((
+            (row.get(0)?, row.get(1)?, row.get(2)?, row.get(3)?),
+            (4..14).map(|i| row.get(i)).collect::<Result<Vec<i64>, _>>()?,
+        ))
+    })
+    .unwrap()
+    .map(Result::unwrap)
+    .collect()
+}
+
+/// The same figures computed straight from every partition's raw events.
+fn from_raw_events(data_dir: &Path) -> BTreeMap<Row, Vec<i64>> {
+    let mut expected = BTreeMap::new();
+    for day in partitions::list_days(data_dir).unwrap() {
+        let conn = rusqlite::Connection::open(partitions::partition_path(data_dir, day)).unwrap();
+        let mut stmt = conn
+            .prepare(
+                "SELECT (ts_ms / 3600000) * 3600000, user_id, agent_type, coalesce(model, ''), count(*),
+                        sum(type = 'prompt_submit'), sum(type = 'session_start'), sum(input_tokens),
+                        sum(output_tokens), sum(cache_read_tokens), sum(cache_write_5m_tokens),
+                        sum(cache_write_1h_tokens), sum(reasoning_tokens), sum(cost_nusd)
+                 FROM events WHERE run_kind = 'INTERACTIVE' GROUP BY 1, 2, 3, 4",
+            )
+            .unwrap();
+        for row in stmt
+            .query_map([], |row| {
+                Ok((
+                    (row.get(0)?, row.get(1)?, row.get(2)?, row.get(3)?),
+                    (4..14).map(|i| row.get(i)).collect::<Result<Vec<i64>, _>>()?,
+                ))
+            })
+            .unwrap()
+        {
+            let (key, figures) = row.unwrap();
+            expected.insert(key, figures);
+        }
+    }
+    expected
+}
+
+fn main_db(data_dir: &Path) -> rusqlite::Connection {
+    sightline::db::open(
+        &data_dir.join("main.db"),
+        sightline::db::Durability::PowerSafe,
+        sightline::db::Checkpointing::Automatic,
+    )
+    .unwrap()
+}
+
+fn commit_on(
+    conn: &rusqlite::Connection,
+) -> impl Fn(sightline::events::writer::MainChange) -> Result<(), sightline::db::DbError> + '_ {
+    move |change| {
+        let tx = conn.unchecked_transaction()?;
+        change(&tx)?;
+        Ok(tx.commit()?)
+    }
+}
+
+#[test]
+fn the_hourly_usage_aggregate_equals_a_group_by_over_the_raw_interactive_events() {
+    let mut server = TestServer::spawn();
+    let (data_dir, ada) = (server.data_dir.clone(), server.token.clone());
+    let bo = user_with_token(&data_dir, "bo@example.com");
+    let now = now_ms();
+    fastrand::seed(16);
+    let mut sent = Vec::new();
+    for batch in 0..40 {
+        let token = if batch % 3 == 0 { &bo } else { &ada };
+        let session = format!("s-{}", fastrand::u32(0..12));
+        // Up to three days back (late events land in hours already refreshed below).
+        let start = now - fastrand::i64(0..72 * 3_600_000);
+        let mut events = session_events(&session, start, fastrand::usize(1..12));
+        let kind = ["INTERACTIVE", "INTERACTIVE", "INTERACTIVE", "CI", "EVAL"][fastrand::usize(0..5)];
+        for event in &mut events {
+            event["run_kind"] = json!(kind);
+        }
+        let body = envelope(events);
+        assert_eq!(server.post_events(token, &body).0, 200);
+        sent.push((token.clone(), body));
+        if batch == 20 {
+            // Half way: a refresh, so later batches dirty hours that already have rows.
+            let conn = main_db(&data_dir);
+            refresh::refresh(&data_dir, &conn, &commit_on(&conn), usize::MAX).unwrap();
+            assert_eq!(stored(&conn), from_raw_events(&data_dir));
+            let bo_id = user_id_of(&conn, "bo@example.com");
+            assert!(stored(&conn).keys().any(|(_, user, _, _)| *user == bo_id), "Bo has interactive hours");
+        }
+    }
+    // Replays change nothing; they are duplicates.
+    for (token, body) in sent.iter().step_by(4) {
+        assert_eq!(server.post_events(token, body).0, 200);
+    }
+    server.terminate();
+    // Bo asks for deletion; the runner takes his events and marks his hours.
+    let path = data_dir.to_str().unwrap();
+    assert!(sightline(&["deletion", "request", "--data-dir", path, "--user", "bo@example.com"]).status.success());
+    assert!(sightline(&["run-deletions", "--data-dir", path]).status.success());
+
+    let conn = main_db(&data_dir);
+    // A refresh stopped before its commit (the change fails, as a kill would leave it)
+    // writes nothing and leaves every mark.
+    let marks_before = refresh::dirty_hours(&conn, usize::MAX).unwrap();
+    assert!(!marks_before.is_empty());
+    let dying = |_change: sightline::events::writer::MainChange| -> Result<(), sightline::db::DbError> {
+        Err(sightline::db::DbError::Io { context: "killed".into(), source: std::io::Error::other("kill -9") })
+    };
+    assert!(refresh::refresh(&data_dir, &conn, &dying, usize::MAX).is_err());
+    assert_eq!(refresh::dirty_hours(&conn, usize::MAX).unwrap(), marks_before);
+
+    let report = refresh::refresh(&data_dir, &conn, &commit_on(&conn), usize::MAX).unwrap();
+    assert_eq!(report.hours, marks_before.len());
+    let expected = from_raw_events(&data_dir);
+    assert!(!expected.is_empty());
+    assert_eq!(stored(&conn), expected, "row for row");
+    assert!(stored(&conn).keys().all(|(_, user, _, _)| *user != user_id_of(&conn, "bo@example.com")), "Bo is gone");
+    assert_eq!(refresh::lag_ms(&conn, now_ms()).unwrap(), 0, "nothing left to refresh");
+}
+
+#[test]
+fn a_mark_renewed_during_a_refresh_survives_it() {
+    let server = TestServer::spawn();
+    let (data_dir, token) = (server.data_dir.clone(), server.token.clone());
+    let now = now_ms();
+    assert_eq!(server.post_events(&token, &envelope(session_events("a", now, 3))).0, 200);
+    let conn = main_db(&data_dir);
+    let renewing = |change: sightline::events::writer::MainChange| -> Result<(), sightline::db::DbError> {
+        // While the hour is recomputed, another event of it arrives.
+        assert_eq!(server.post_events(&token, &envelope(vec![event("prompt_submit", "a", now + 10)])).0, 200);
+        commit_on(&conn)(change)
+    };
+    refresh::refresh(&data_dir, &conn, &renewing, 1).unwrap();
+    assert_eq!(refresh::dirty_hours(&conn, 10).unwrap().len(), 1, "the renewed mark is still there");
+    refresh::refresh(&data_dir, &conn, &commit_on(&conn), usize::MAX).unwrap();
+    assert_eq!(stored(&conn), from_raw_events(&data_dir));
+    assert_eq!(stored(&conn).values().map(|figures| figures[0]).sum::<i64>(), 4, "all four events counted");
+}
+
+fn user_id_of(conn: &rusqlite::Connection, email: &str) -> String {
+    conn.query_row("SELECT id FROM users WHERE email = ?1", [email], |row| row.get(0)).unwrap()
+}
