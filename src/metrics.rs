@@ -54,6 +54,8 @@ pub struct Metrics {
     pub blocking_checkpoints: Counter,
     pub background_checkpoints: Counter,
     pub job_breach: Family<JobLabels, Gauge>,
+    /// How long the oldest change not yet in the aggregates has waited, in seconds.
+    pub aggregate_refresh_lag: Gauge,
     pub job_last_success: Family<JobLabels, Gauge>,
     /// Source of the queue depth, read at scrape time.
     queue_depth_source: Mutex<Option<Arc<AtomicI64>>>,
@@ -125,6 +127,12 @@ impl Metrics {
             "When a job's latest successful run ended (absent if it never succeeded)",
             job_last_success.clone(),
         );
+        let aggregate_refresh_lag = Gauge::default();
+        registry.register(
+            "aggregate_refresh_lag_seconds",
+            "How long the oldest change not yet in the continuous aggregates has waited",
+            aggregate_refresh_lag.clone(),
+        );
         Metrics {
             registry: Mutex::new(registry),
             requests,
@@ -138,6 +146,7 @@ impl Metrics {
             blocking_checkpoints,
             background_checkpoints,
             job_breach,
+            aggregate_refresh_lag,
             job_last_success,
             queue_depth_source: Mutex::new(None),
         }

@@ -167,3 +167,23 @@ fn a_mark_renewed_during_a_refresh_survives_it() {
 fn user_id_of(conn: &rusqlite::Connection, email: &str) -> String {
     conn.query_row("SELECT id FROM users WHERE email = ?1", [email], |row| row.get(0)).unwrap()
 }
+
+#[test]
+fn the_server_refreshes_the_aggregates_on_its_scheduler_and_exports_the_lag() {
+    let dir = tempfile::tempdir().unwrap();
+    let data_dir = dir.path().to_path_buf();
+    let token = user_with_token(&data_dir, "dev@example.com");
+    let server = common::inprocess::InProcess::start(&data_dir, &token);
+    let now = server.clock.now_ms();
+    assert_eq!(server.server.post_events(&token, &envelope(session_events("a", now - 7_200_000, 8))).0, 200);
+    // The refresh runs every 15 seconds of the server's clock.
+    server.clock.advance_ms(15_000);
+    let conn = main_db(&data_dir);
+    wait_until(std::time::Duration::from_secs(10), "the refresh", || {
+        !stored(&conn).is_empty() && refresh::dirty_hours(&conn, 10).unwrap().is_empty()
+    });
+    assert_eq!(stored(&conn), from_raw_events(&data_dir));
+    let metrics =
+        agent().get(&format!("{}/metrics", server.server.ingest)).call().unwrap().into_body().read_to_string().unwrap();
+    assert!(metrics.contains("sightline_aggregate_refresh_lag_seconds 0"), "{metrics}");
+}

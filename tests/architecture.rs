@@ -34,7 +34,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
     ("db", &["clock", "metrics", "model"]),
     // Jobs: the registry, schedules and run records, and the scheduler that runs the
     // features' jobs, so it sits above them (below the listeners that trigger it).
-    ("jobs", &["auth", "clock", "db", "deletion", "events", "sessions", "state", "transcripts"]),
+    ("jobs", &["analytics", "auth", "clock", "db", "deletion", "events", "sessions", "state", "transcripts"]),
     ("events", &["clock", "db", "metrics", "model", "redact"]),
     // The aggregates, refreshed from the events.
     ("analytics", &["db", "events"]),
@@ -111,6 +111,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
         "app",
         &[
             "access",
+            "analytics",
             "audit",
             "auth",
             "clock",

@@ -69,6 +69,13 @@ async fn metrics(State(state): State<Arc<AppState>>) -> Response {
         }
         Err(err) => tracing::warn!(error = %err, "cannot read the jobs for /metrics"),
     }
+    let pool = state.readers.clone();
+    match db::blocking(move || crate::analytics::refresh::lag_ms(&*pool.get()?, now_ms)).await {
+        Ok(lag_ms) => {
+            state.metrics.aggregate_refresh_lag.set(lag_ms / 1000);
+        }
+        Err(err) => tracing::warn!(error = %err, "cannot read the aggregate refresh lag for /metrics"),
+    }
     ([(header::CONTENT_TYPE, "application/openmetrics-text; version=1.0.0; charset=utf-8")], state.metrics.render())
         .into_response()
 }

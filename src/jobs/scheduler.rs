@@ -4,7 +4,8 @@
 //! enabled and whose schedule is due (`Schedule::is_due`: once after downtime, nothing
 //! at a first start), recording each run in `job_runs`. It also drives the upkeep that
 //! is not one of the spec's jobs and leaves no `job_runs` row ([`UPKEEP`]): compaction of
-//! old partitions (hourly) and the transcript indexer's catch-up drain (every 5 minutes).
+//! old partitions (hourly), the transcript indexer's catch-up drain (every 5 minutes) and
+//! the aggregates' refresh (every 15 seconds).
 //!
 //! Invariants: `job_runs` is written through the writer thread (main.db has one writer);
 //! a job never runs twice at once, nor beside a job it excludes (`jobs::runs::start`);
@@ -28,8 +29,11 @@ use crate::state::AppState;
 
 /// Upkeep the scheduler drives besides the spec's jobs: what, and how often (counted
 /// from the epoch on the server's clock; each also runs once when the server starts).
-pub const UPKEEP: [(&str, Duration); 2] =
-    [("compact-partitions", Duration::from_secs(3600)), ("drain-transcript-index", Duration::from_secs(300))];
+pub const UPKEEP: [(&str, Duration); 3] = [
+    ("compact-partitions", Duration::from_secs(3600)),
+    ("drain-transcript-index", Duration::from_secs(300)),
+    ("refresh-aggregates", Duration::from_secs(15)),
+];
 
 /// How often the scheduler looks at the clock.
 const TICK: Duration = Duration::from_secs(1);
@@ -121,6 +125,7 @@ impl Upkeep {
             self.running[i] = Some(tasks.spawn(async move {
                 match *name {
                     "compact-partitions" => compact_partitions(&state).await,
+                    "refresh-aggregates" => refresh_aggregates(&state).await,
                     _ => {
                         if let Err(err) = state.indexer.drain_now().await {
                             tracing::error!(error = %err, "the transcript index could not catch up");
@@ -129,6 +134,26 @@ impl Upkeep {
                 }
             }));
         }
+    }
+}
+
+/// Recomputes the aggregates' dirty hours (analytics::refresh), writing through the
+/// writer thread.
+async fn refresh_aggregates(state: &AppState) {
+    let (data_dir, readers, writer) = (state.config.data_dir.clone(), state.readers.clone(), state.writer.clone());
+    let refreshed = db::blocking(move || {
+        let reads = readers.get()?;
+        let change_main = |change: crate::events::writer::MainChange| {
+            writer.change_main_blocking(change).map_err(|err| DbError::Io {
+                context: "the aggregate refresh's main.db change".into(),
+                source: std::io::Error::other(err.to_string()),
+            })
+        };
+        crate::analytics::refresh::refresh(&data_dir, &reads, &change_main, usize::MAX)
+    })
+    .await;
+    if let Err(err) = refreshed {
+        tracing::error!(error = %err, "the aggregate refresh failed; the next one retries");
     }
 }
 
