@@ -1,7 +1,7 @@
 //! The continuous aggregates stay exact (issue 16): after random ingests through the real
 //! server (interactive, CI and EVAL runs, replayed batches, late events) and a deletion
 //! request carried out, a refresh leaves `agg_usage_hourly` equal to a `GROUP BY` over the
-//! raw `INTERACTIVE` events, row for row; a refresh stopped before its commit leaves the
+//! raw `INTERACTIVE` events, row for row, and so does `agg_tools_daily`; a refresh stopped before its commit leaves the
 //! marks for the next, and a mark renewed during a refresh survives it.
 
 mod common;
@@ -66,6 +66,50 @@ fn from_raw_events(data_dir: &Path) -> BTreeMap<Row, Vec<i64>> {
     expected
 }
 
+/// Rows of `sql` as (key columns joined by a tab, the remaining integer columns).
+fn keyed(conn: &rusqlite::Connection, sql: &str, keys: usize, figures: usize) -> BTreeMap<String, Vec<i64>> {
+    let mut stmt = conn.prepare(sql).unwrap();
+    stmt.query_map([], |row| {
+        let key = (0..keys)
+            .map(|i| row.get::<_, rusqlite::types::Value>(i).map(|value| format!("{value:?}")))
+            .collect::<Result<Vec<_>, _>>()?
+            .join("\t");
+        Ok((key, (keys..keys + figures).map(|i| row.get(i)).collect::<Result<Vec<i64>, _>>()?))
+    })
+    .unwrap()
+    .map(Result::unwrap)
+    .collect()
+}
+
+const TOOL_FIGURES: &str = "calls, errors, denials, duration_ms, input_bytes, output_bytes";
+
+/// The daily tools aggregate as stored.
+fn stored_tools(conn: &rusqlite::Connection) -> BTreeMap<String, Vec<i64>> {
+    let sql = format!(
+        "SELECT day_start_ms, user_id, agent_type, tool_name, tool_server, skill, slash_command, {TOOL_FIGURES}
+         FROM agg_tools_daily"
+    );
+    keyed(conn, &sql, 7, 6)
+}
+
+/// The same, straight from the raw events.
+fn tools_from_raw_events(data_dir: &Path) -> BTreeMap<String, Vec<i64>> {
+    let mut expected = BTreeMap::new();
+    for day in partitions::list_days(data_dir).unwrap() {
+        let conn = rusqlite::Connection::open(partitions::partition_path(data_dir, day)).unwrap();
+        let sql = format!(
+            "SELECT {}, user_id, agent_type, coalesce(tool_name, ''), coalesce(tool_server, ''),
+                    coalesce(tool_skill, ''), coalesce(tool_slash_command, ''), count(*),
+                    sum(tool_status = 'error'), sum(tool_status = 'denied'), coalesce(sum(tool_duration_ms), 0),
+                    coalesce(sum(tool_input_bytes), 0), coalesce(sum(tool_output_bytes), 0)
+             FROM events WHERE type = 'tool_end' AND run_kind = 'INTERACTIVE' GROUP BY 2, 3, 4, 5, 6, 7",
+            day.start_ms()
+        );
+        expected.extend(keyed(&conn, &sql, 7, 6));
+    }
+    expected
+}
+
 fn main_db(data_dir: &Path) -> rusqlite::Connection {
     sightline::db::open(
         &data_dir.join("main.db"),
@@ -102,6 +146,10 @@ fn the_hourly_usage_aggregate_equals_a_group_by_over_the_raw_interactive_events(
         let kind = ["INTERACTIVE", "INTERACTIVE", "INTERACTIVE", "CI", "EVAL"][fastrand::usize(0..5)];
         for event in &mut events {
             event["run_kind"] = json!(kind);
+            if event["type"] == "tool_end" {
+                event["tool"]["status"] = json!(["success", "error", "denied"][fastrand::usize(0..3)]);
+                event["tool"]["duration_ms"] = json!(fastrand::i64(1..5_000));
+            }
         }
         let body = envelope(events);
         assert_eq!(server.post_events(token, &body).0, 200);
@@ -111,6 +159,7 @@ fn the_hourly_usage_aggregate_equals_a_group_by_over_the_raw_interactive_events(
             let conn = main_db(&data_dir);
             refresh::refresh(&data_dir, &conn, &commit_on(&conn), usize::MAX).unwrap();
             assert_eq!(stored(&conn), from_raw_events(&data_dir));
+            assert_eq!(stored_tools(&conn), tools_from_raw_events(&data_dir));
             let bo_id = user_id_of(&conn, "bo@example.com");
             assert!(stored(&conn).keys().any(|(_, user, _, _)| *user == bo_id), "Bo has interactive hours");
         }
@@ -141,6 +190,12 @@ fn the_hourly_usage_aggregate_equals_a_group_by_over_the_raw_interactive_events(
     let expected = from_raw_events(&data_dir);
     assert!(!expected.is_empty());
     assert_eq!(stored(&conn), expected, "row for row");
+    let tools = tools_from_raw_events(&data_dir);
+    assert!(!tools.is_empty());
+    assert_eq!(stored_tools(&conn), tools, "the daily tools aggregate too");
+    let totals =
+        tools.values().fold([0; 3], |sum, figures| [sum[0] + figures[1], sum[1] + figures[2], sum[2] + figures[3]]);
+    assert!(totals.iter().all(|total| *total > 0), "errors, denials and time all counted: {totals:?}");
     assert!(stored(&conn).keys().all(|(_, user, _, _)| *user != user_id_of(&conn, "bo@example.com")), "Bo is gone");
     assert_eq!(refresh::lag_ms(&conn, now_ms()).unwrap(), 0, "nothing left to refresh");
 }

@@ -10,4 +10,5 @@
 //! the next refresh sees what arrived meanwhile.
 
 pub mod refresh;
+pub mod tools;
 pub mod usage;

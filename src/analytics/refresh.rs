@@ -1,5 +1,6 @@
 //! The incremental refresh of the aggregates: take the oldest dirty hours, recompute
-//! them from their day partitions (one read per day), and in one main.db transaction
+//! them (and, for the daily aggregates, their whole days) from their day partitions
+//! (one file per day), and in one main.db transaction
 //! replace their rows and clear their marks, each only if it was not renewed meanwhile.
 
 use std::collections::BTreeMap;
@@ -58,19 +59,28 @@ pub fn refresh(
             by_day.entry(Day::of_ms(*hour)).or_default().push(*hour);
         }
         let mut rows = Vec::new();
+        // A dirty hour makes its whole day dirty for the daily aggregates.
+        let mut days = Vec::new();
         for (day, day_hours) in by_day {
-            let Some(conn) = partitions::open_for_read(data_dir, day)? else { continue };
+            let Some(conn) = partitions::open_for_read(data_dir, day)? else {
+                days.push((day.start_ms(), Vec::new()));
+                continue;
+            };
             let (from, to) = (day_hours[0], day_hours[day_hours.len() - 1] + HOUR_MS);
             rows.extend(
                 partitions::hourly_usage(&conn, from, to)?
                     .into_iter()
                     .filter(|row| day_hours.binary_search(&row.bucket_start_ms).is_ok()),
             );
+            days.push((day.start_ms(), partitions::daily_tools(&conn)?));
         }
         report.hours += hours.len();
-        report.rows += rows.len();
+        report.rows += rows.len() + days.iter().map(|(_, tools)| tools.len()).sum::<usize>();
         change_main(Box::new(move |tx| {
             super::usage::replace_hours(tx, &hours, &rows)?;
+            for (day_start_ms, tools) in &days {
+                super::tools::replace_day(tx, *day_start_ms, tools)?;
+            }
             let mut clear = tx.prepare_cached(
                 "DELETE FROM aggregate_dirty_buckets WHERE bucket_start_ms = ?1 AND marked_at_ms = ?2",
             )?;

@@ -456,6 +456,55 @@ pub fn hourly_usage(conn: &Connection, from_ms: i64, to_ms: i64) -> Result<Vec<H
     Ok(rows.collect::<Result<_, _>>()?)
 }
 
+/// The tool calls of one day, user, agent, tool, tool server, skill and slash command
+/// (`""` where an event named none): what the daily tools aggregate is made of.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct DailyTools {
+    pub user_id: String,
+    pub agent_type: String,
+    pub tool_name: String,
+    pub tool_server: String,
+    pub skill: String,
+    pub slash_command: String,
+    pub calls: i64,
+    pub errors: i64,
+    pub denials: i64,
+    pub duration_ms: i64,
+    pub input_bytes: i64,
+    pub output_bytes: i64,
+}
+
+/// The partition's `INTERACTIVE` finished tool calls (`tool_end`), grouped. A partition
+/// holds one day, so the groups are that day's.
+pub fn daily_tools(conn: &Connection) -> Result<Vec<DailyTools>, DbError> {
+    let mut stmt = conn.prepare(
+        "SELECT user_id, agent_type, coalesce(tool_name, ''), coalesce(tool_server, ''), coalesce(tool_skill, ''),
+                coalesce(tool_slash_command, ''), count(*), sum(tool_status = 'error'), sum(tool_status = 'denied'),
+                coalesce(sum(tool_duration_ms), 0), coalesce(sum(tool_input_bytes), 0),
+                coalesce(sum(tool_output_bytes), 0)
+         FROM events
+         WHERE type = 'tool_end' AND run_kind = 'INTERACTIVE'
+         GROUP BY 1, 2, 3, 4, 5, 6",
+    )?;
+    let rows = stmt.query_map([], |row| {
+        Ok(DailyTools {
+            user_id: row.get(0)?,
+            agent_type: row.get(1)?,
+            tool_name: row.get(2)?,
+            tool_server: row.get(3)?,
+            skill: row.get(4)?,
+            slash_command: row.get(5)?,
+            calls: row.get(6)?,
+            errors: row.get(7)?,
+            denials: row.get(8)?,
+            duration_ms: row.get(9)?,
+            input_bytes: row.get(10)?,
+            output_bytes: row.get(11)?,
+        })
+    })?;
+    Ok(rows.collect::<Result<_, _>>()?)
+}
+
 /// Sets the stored cost of the given events, in one transaction. Setting a cost twice
 /// is harmless (repricing re-runs this after a stop).
 pub fn set_costs(conn: &Connection, costs: &[(Vec<u8>, i64)]) -> Result<u64, DbError> {
