@@ -100,12 +100,89 @@ fn tools_from_raw_events(data_dir: &Path) -> BTreeMap<String, Vec<i64>> {
         let sql = format!(
             "SELECT {}, user_id, agent_type, coalesce(tool_name, ''), coalesce(tool_server, ''),
                     coalesce(tool_skill, ''), coalesce(tool_slash_command, ''), count(*),
-                    sum(tool_status = 'error'), sum(tool_status = 'denied'), coalesce(sum(tool_duration_ms), 0),
+                    sum(tool_status IS 'error'), sum(tool_status IS 'denied'), coalesce(sum(tool_duration_ms), 0),
                     coalesce(sum(tool_input_bytes), 0), coalesce(sum(tool_output_bytes), 0)
              FROM events WHERE type = 'tool_end' AND run_kind = 'INTERACTIVE' GROUP BY 2, 3, 4, 5, 6, 7",
             day.start_ms()
         );
         expected.extend(keyed(&conn, &sql, 7, 6));
+    }
+    expected
+}
+
+/// The daily sessions aggregate as stored, keyed by day, user e-mail and team slug.
+fn stored_sessions(conn: &rusqlite::Connection) -> BTreeMap<String, Vec<i64>> {
+    keyed(
+        conn,
+        "SELECT a.day_start_ms, u.email, coalesce(t.slug, ''), sessions, active_ms, notifications_permission,
+                notifications_idle, notifications_elicitation, notifications_auth, notifications_other,
+                response_ms, responses, mode_normal, mode_plan, mode_accept_edits, mode_auto, mode_dont_ask,
+                mode_bypass
+         FROM agg_sessions_daily a JOIN users u ON u.id = a.user_id LEFT JOIN teams t ON t.id = a.team_id",
+        3,
+        15,
+    )
+}
+
+/// The same, computed here from the raw events, event by event.
+fn sessions_from_raw_events(
+    data_dir: &Path,
+    main: &rusqlite::Connection,
+    teams: &[(&str, &str)],
+) -> BTreeMap<String, Vec<i64>> {
+    let email_of = |user: &str| -> String {
+        main.query_row("SELECT email FROM users WHERE id = ?1", [user], |row| row.get(0)).unwrap()
+    };
+    let mut expected = BTreeMap::new();
+    for day in partitions::list_days(data_dir).unwrap() {
+        let conn = rusqlite::Connection::open(partitions::partition_path(data_dir, day)).unwrap();
+        let mut stmt = conn
+            .prepare(
+                "SELECT user_id, agent_type, session_id, ts_ms, type, notification_kind, response_ms, permission_mode
+                 FROM events WHERE run_kind = 'INTERACTIVE'",
+            )
+            .unwrap();
+        type Raw = (String, String, String, i64, String, Option<String>, Option<i64>, Option<String>);
+        let mut events: Vec<Raw> = stmt
+            .query_map([], |r| {
+                Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?, r.get(5)?, r.get(6)?, r.get(7)?))
+            })
+            .unwrap()
+            .map(Result::unwrap)
+            .collect();
+        events.sort();
+        let mut people: BTreeMap<String, (std::collections::BTreeSet<(String, String)>, Vec<i64>)> = BTreeMap::new();
+        for (i, (user, agent, session, ts, kind, notification, response, mode)) in events.iter().enumerate() {
+            let (sessions, figures) = people.entry(user.clone()).or_insert_with(|| (Default::default(), vec![0; 14]));
+            sessions.insert((agent.clone(), session.clone()));
+            if i > 0 && (&events[i - 1].0, &events[i - 1].1, &events[i - 1].2) == (user, agent, session) {
+                figures[0] += (ts - events[i - 1].3).min(5 * 60_000);
+            }
+            if kind == "notification" {
+                let at = ["permission", "idle", "elicitation", "auth", "other"];
+                figures[1 + at.iter().position(|k| Some(*k) == notification.as_deref()).unwrap()] += 1;
+            }
+            if let Some(ms) = response {
+                figures[6] += ms;
+                figures[7] += 1;
+            }
+            let modes = ["normal", "plan", "accept_edits", "auto", "dont_ask", "bypass"];
+            if let Some(at) = modes.iter().position(|m| Some(*m) == mode.as_deref()) {
+                figures[8 + at] += 1;
+            }
+        }
+        for (user, (sessions, figures)) in people {
+            let email = email_of(&user);
+            let mut in_teams: Vec<&str> = teams.iter().filter(|(e, _)| *e == email).map(|(_, t)| *t).collect();
+            if in_teams.is_empty() {
+                in_teams.push("");
+            }
+            for team in in_teams {
+                let mut row = vec![sessions.len() as i64];
+                row.extend(&figures);
+                expected.insert(format!("Integer({})\tText({email:?})\tText({team:?})", day.start_ms()), row);
+            }
+        }
     }
     expected
 }
@@ -134,6 +211,13 @@ fn the_hourly_usage_aggregate_equals_a_group_by_over_the_raw_interactive_events(
     let mut server = TestServer::spawn();
     let (data_dir, ada) = (server.data_dir.clone(), server.token.clone());
     let bo = user_with_token(&data_dir, "bo@example.com");
+    let path = data_dir.to_str().unwrap().to_string();
+    for (slug, name) in [("apps", "Apps"), ("web", "Web")] {
+        assert!(sightline(&["team", "add", "--data-dir", &path, "--slug", slug, "--name", name]).status.success());
+        let added =
+            sightline(&["team", "add-member", "--data-dir", &path, "--team", slug, "--email", "dev@example.com"]);
+        assert!(added.status.success(), "{}", stderr(&added));
+    }
     let now = now_ms();
     fastrand::seed(16);
     let mut sent = Vec::new();
@@ -146,6 +230,10 @@ fn the_hourly_usage_aggregate_equals_a_group_by_over_the_raw_interactive_events(
         let kind = ["INTERACTIVE", "INTERACTIVE", "INTERACTIVE", "CI", "EVAL"][fastrand::usize(0..5)];
         for event in &mut events {
             event["run_kind"] = json!(kind);
+            let modes = ["normal", "plan", "accept_edits", "auto", "dont_ask", "bypass"];
+            if fastrand::bool() {
+                event["permission_mode"] = json!(modes[fastrand::usize(0..modes.len())]);
+            }
             if event["type"] == "tool_end" {
                 event["tool"]["status"] = json!(["success", "error", "denied"][fastrand::usize(0..3)]);
                 event["tool"]["duration_ms"] = json!(fastrand::i64(1..5_000));
@@ -170,7 +258,7 @@ fn the_hourly_usage_aggregate_equals_a_group_by_over_the_raw_interactive_events(
     }
     server.terminate();
     // Bo asks for deletion; the runner takes his events and marks his hours.
-    let path = data_dir.to_str().unwrap();
+    let path = path.as_str();
     assert!(sightline(&["deletion", "request", "--data-dir", path, "--user", "bo@example.com"]).status.success());
     assert!(sightline(&["run-deletions", "--data-dir", path]).status.success());
 

@@ -183,3 +183,14 @@ pub fn retention_overrides(conn: &Connection) -> Result<std::collections::HashMa
     }
     Ok(overrides)
 }
+
+/// The teams each person is in (people in none are absent).
+pub fn memberships(conn: &Connection) -> Result<std::collections::HashMap<String, Vec<String>>, DbError> {
+    let mut stmt = conn.prepare_cached("SELECT user_id, team_id FROM team_members ORDER BY user_id, team_id")?;
+    let mut teams: std::collections::HashMap<String, Vec<String>> = std::collections::HashMap::new();
+    for member in stmt.query_map([], |row| Ok((row.get::<_, String>(0)?, row.get::<_, String>(1)?)))? {
+        let (user, team) = member?;
+        teams.entry(user).or_default().push(team);
+    }
+    Ok(teams)
+}

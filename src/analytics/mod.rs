@@ -10,5 +10,6 @@
 //! the next refresh sees what arrived meanwhile.
 
 pub mod refresh;
+pub mod sessions_daily;
 pub mod tools;
 pub mod usage;

@@ -63,7 +63,7 @@ pub fn refresh(
         let mut days = Vec::new();
         for (day, day_hours) in by_day {
             let Some(conn) = partitions::open_for_read(data_dir, day)? else {
-                days.push((day.start_ms(), Vec::new()));
+                days.push((day.start_ms(), Vec::new(), Vec::new()));
                 continue;
             };
             let (from, to) = (day_hours[0], day_hours[day_hours.len() - 1] + HOUR_MS);
@@ -72,14 +72,15 @@ pub fn refresh(
                     .into_iter()
                     .filter(|row| day_hours.binary_search(&row.bucket_start_ms).is_ok()),
             );
-            days.push((day.start_ms(), partitions::daily_tools(&conn)?));
+            days.push((day.start_ms(), partitions::daily_tools(&conn)?, partitions::daily_sessions(&conn)?));
         }
         report.hours += hours.len();
-        report.rows += rows.len() + days.iter().map(|(_, tools)| tools.len()).sum::<usize>();
+        report.rows += rows.len() + days.iter().map(|(_, tools, people)| tools.len() + people.len()).sum::<usize>();
         change_main(Box::new(move |tx| {
             super::usage::replace_hours(tx, &hours, &rows)?;
-            for (day_start_ms, tools) in &days {
+            for (day_start_ms, tools, people) in &days {
                 super::tools::replace_day(tx, *day_start_ms, tools)?;
+                super::sessions_daily::replace_day(tx, *day_start_ms, people)?;
             }
             let mut clear = tx.prepare_cached(
                 "DELETE FROM aggregate_dirty_buckets WHERE bucket_start_ms = ?1 AND marked_at_ms = ?2",

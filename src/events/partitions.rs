@@ -479,7 +479,7 @@ pub struct DailyTools {
 pub fn daily_tools(conn: &Connection) -> Result<Vec<DailyTools>, DbError> {
     let mut stmt = conn.prepare(
         "SELECT user_id, agent_type, coalesce(tool_name, ''), coalesce(tool_server, ''), coalesce(tool_skill, ''),
-                coalesce(tool_slash_command, ''), count(*), sum(tool_status = 'error'), sum(tool_status = 'denied'),
+                coalesce(tool_slash_command, ''), count(*), sum(tool_status IS 'error'), sum(tool_status IS 'denied'),
                 coalesce(sum(tool_duration_ms), 0), coalesce(sum(tool_input_bytes), 0),
                 coalesce(sum(tool_output_bytes), 0)
          FROM events
@@ -503,6 +503,77 @@ pub fn daily_tools(conn: &Connection) -> Result<Vec<DailyTools>, DbError> {
         })
     })?;
     Ok(rows.collect::<Result<_, _>>()?)
+}
+
+/// One person's interactive day: what the daily sessions aggregate is made of.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct DailySessions {
+    pub user_id: String,
+    pub sessions: i64,
+    /// The sum over the day's sessions of the gaps between their events, each gap counted
+    /// up to [`ACTIVE_GAP_CAP_MS`] (a longer silence is a break, not work).
+    pub active_ms: i64,
+    /// Notifications by kind: permission, idle, elicitation, auth, other.
+    pub notifications: [i64; 5],
+    pub response_ms: i64,
+    pub responses: i64,
+    /// Events by permission mode: normal, plan, accept_edits, auto, dont_ask, bypass.
+    pub modes: [i64; 6],
+}
+
+/// Longest gap between two events of a session that counts as active time.
+pub const ACTIVE_GAP_CAP_MS: i64 = 5 * 60_000;
+
+/// The partition's `INTERACTIVE` events, per person (a partition holds one day).
+pub fn daily_sessions(conn: &Connection) -> Result<Vec<DailySessions>, DbError> {
+    let mut stmt = conn.prepare(
+        "SELECT user_id, count(DISTINCT agent_type || char(0) || session_id),
+                sum(type = 'notification' AND notification_kind IS 'permission'),
+                sum(type = 'notification' AND notification_kind IS 'idle'),
+                sum(type = 'notification' AND notification_kind IS 'elicitation'),
+                sum(type = 'notification' AND notification_kind IS 'auth'),
+                sum(type = 'notification' AND notification_kind IS 'other'),
+                coalesce(sum(response_ms), 0), count(response_ms),
+                sum(permission_mode IS 'normal'), sum(permission_mode IS 'plan'),
+                sum(permission_mode IS 'accept_edits'), sum(permission_mode IS 'auto'),
+                sum(permission_mode IS 'dont_ask'), sum(permission_mode IS 'bypass')
+         FROM events WHERE run_kind = 'INTERACTIVE' GROUP BY user_id ORDER BY user_id",
+    )?;
+    let mut people: Vec<DailySessions> = stmt
+        .query_map([], |row| {
+            Ok(DailySessions {
+                user_id: row.get(0)?,
+                sessions: row.get(1)?,
+                active_ms: 0,
+                notifications: [row.get(2)?, row.get(3)?, row.get(4)?, row.get(5)?, row.get(6)?],
+                response_ms: row.get(7)?,
+                responses: row.get(8)?,
+                modes: [row.get(9)?, row.get(10)?, row.get(11)?, row.get(12)?, row.get(13)?, row.get(14)?],
+            })
+        })?
+        .collect::<Result<_, _>>()?;
+    // Active time, session by session, in the order of the session index.
+    let mut stmt = conn.prepare(
+        "SELECT user_id, agent_type, session_id, ts_ms FROM events WHERE run_kind = 'INTERACTIVE'
+         ORDER BY user_id, agent_type, session_id, ts_ms",
+    )?;
+    let mut rows = stmt.query([])?;
+    let mut previous: Option<(String, String, String, i64)> = None;
+    let mut active: std::collections::HashMap<String, i64> = std::collections::HashMap::new();
+    while let Some(row) = rows.next()? {
+        let (user, agent, session, ts): (String, String, String, i64) =
+            (row.get(0)?, row.get(1)?, row.get(2)?, row.get(3)?);
+        if let Some((p_user, p_agent, p_session, p_ts)) = &previous
+            && (p_user, p_agent, p_session) == (&user, &agent, &session)
+        {
+            *active.entry(user.clone()).or_default() += (ts - p_ts).clamp(0, ACTIVE_GAP_CAP_MS);
+        }
+        previous = Some((user, agent, session, ts));
+    }
+    for person in &mut people {
+        person.active_ms = active.get(&person.user_id).copied().unwrap_or(0);
+    }
+    Ok(people)
 }
 
 /// Sets the stored cost of the given events, in one transaction. Setting a cost twice
