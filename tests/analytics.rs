@@ -281,6 +281,13 @@ fn the_hourly_usage_aggregate_equals_a_group_by_over_the_raw_interactive_events(
     let tools = tools_from_raw_events(&data_dir);
     assert!(!tools.is_empty());
     assert_eq!(stored_tools(&conn), tools, "the daily tools aggregate too");
+    let teams = [("dev@example.com", "apps"), ("dev@example.com", "web")];
+    let people = sessions_from_raw_events(&data_dir, &conn, &teams);
+    assert!(people.keys().any(|key| key.contains("\"web\"")), "Ada counts in both her teams");
+    assert_eq!(stored_sessions(&conn), people, "the daily sessions aggregate too");
+    let mode_total: i64 = people.values().map(|figures| figures[9..15].iter().sum::<i64>()).sum();
+    let active_total: i64 = people.values().map(|figures| figures[1]).sum();
+    assert!(mode_total > 0 && active_total > 0, "modes and active time are counted");
     let totals =
         tools.values().fold([0; 3], |sum, figures| [sum[0] + figures[1], sum[1] + figures[2], sum[2] + figures[3]]);
     assert!(totals.iter().all(|total| *total > 0), "errors, denials and time all counted: {totals:?}");
