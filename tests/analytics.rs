@@ -124,6 +124,9 @@ fn stored_sessions(conn: &rusqlite::Connection) -> BTreeMap<String, Vec<i64>> {
     )
 }
 
+/// A person's distinct (agent, session) pairs of a day.
+type Sessions = std::collections::BTreeSet<(String, String)>;
+
 /// The same, computed here from the raw events, event by event.
 fn sessions_from_raw_events(
     data_dir: &Path,
@@ -151,7 +154,7 @@ fn sessions_from_raw_events(
             .map(Result::unwrap)
             .collect();
         events.sort();
-        let mut people: BTreeMap<String, (std::collections::BTreeSet<(String, String)>, Vec<i64>)> = BTreeMap::new();
+        let mut people: BTreeMap<String, (Sessions, Vec<i64>)> = BTreeMap::new();
         for (i, (user, agent, session, ts, kind, notification, response, mode)) in events.iter().enumerate() {
             let (sessions, figures) = people.entry(user.clone()).or_insert_with(|| (Default::default(), vec![0; 14]));
             sessions.insert((agent.clone(), session.clone()));
