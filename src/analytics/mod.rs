@@ -2,13 +2,15 @@
 //! deletion, and repricing) mark the hours whose events changed in
 //! `aggregate_dirty_buckets`; [`refresh`] recomputes each dirty hour from its raw events
 //! and replaces that hour's rows, so an aggregate always equals a `GROUP BY` over the
-//! events it covers.
+//! events it covers. Pages read them through [`query`], which has no other source, so no
+//! developer figure can include a CI or EVAL run.
 //!
 //! Invariants: only `INTERACTIVE` events reach an aggregate (CI and EVAL runs are
 //! filtered where the events are read); an hour's rows and the clearing of its mark
 //! commit together, and a mark renewed while the hour was being recomputed survives, so
 //! the next refresh sees what arrived meanwhile.
 
+pub mod query;
 pub mod refresh;
 pub mod sessions_daily;
 pub mod tools;
