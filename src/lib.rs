@@ -11,6 +11,7 @@ pub mod app;
 pub mod audit;
 pub mod auth;
 pub mod bench;
+pub mod charts;
 pub mod cli;
 pub mod clock;
 pub mod config;

@@ -11,7 +11,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 /// Shared types: the vocabulary every layer speaks. They depend on no storage.
-const SHARED: &[&str] = &["clock", "config", "logging", "memory", "metrics", "model", "pricing", "redact"];
+const SHARED: &[&str] = &["charts", "clock", "config", "logging", "memory", "metrics", "model", "pricing", "redact"];
 /// Storage: files, pools, the event store. It knows no feature.
 const STORAGE: &[&str] = &["db", "events"];
 /// Features of the platform (stores with their rules, and the modules with handlers).
@@ -22,6 +22,7 @@ const SERVER: &[&str] = &["app", "state", "http", "ingest", "web", "deletion", "
 /// Every top-level module and the modules it may depend on.
 const ALLOWED: &[(&str, &[&str])] = &[
     // Shared types.
+    ("charts", &["model"]),
     ("clock", &[]),
     ("config", &[]),
     ("logging", &["config"]),
@@ -103,7 +104,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
         ],
     ),
     // The eval-results service: shared HTTP plumbing and vocabulary, nothing of the platform.
-    ("evals", &["http", "model", "redact"]),
+    ("evals", &["charts", "http", "model", "redact"]),
     // The developer-machine side.
     ("hook", &["clock", "config", "db", "model", "redact"]),
     // The shell: serving, benchmarks, the command line.

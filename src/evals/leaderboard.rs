@@ -97,7 +97,7 @@ pub fn compute(conn: &Connection, run: &str) -> Result<Leaderboards, EvalsError>
 pub fn compute_with_matrix(
     conn: &Connection,
     run: &str,
-) -> Result<(Leaderboards, Vec<super::charts::MatrixCell>), EvalsError> {
+) -> Result<(Leaderboards, Vec<crate::charts::MatrixCell>), EvalsError> {
     use super::cells::{name, real, tally};
     let mut boards: Leaderboards = BTreeMap::new();
     let mut stmt = conn.prepare_cached(
@@ -162,7 +162,7 @@ pub fn compute_with_matrix(
     }
     let matrix = matrix
         .into_iter()
-        .map(|((row, column), (sum, cells))| super::charts::MatrixCell {
+        .map(|((row, column), (sum, cells))| crate::charts::MatrixCell {
             row,
             column,
             success: (cells > 0).then(|| sum / cells as f64),

@@ -8,7 +8,6 @@
 //! value is a bound parameter; all user text is escaped wherever it is rendered.
 
 pub mod cells;
-pub mod charts;
 pub mod compare;
 pub mod console;
 pub mod dashboard;

@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 
 use rusqlite::Connection;
 
-use crate::evals::charts;
+use crate::charts;
 use crate::evals::db::{EvalsError, FailedCell, RunSummary};
 use crate::evals::leaderboard::Leaderboards;
 

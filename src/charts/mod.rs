@@ -1,7 +1,7 @@
-//! Charts for the eval-results viewer: inline SVG strings drawn on the server, so pages and
-//! static reports show them offline and without JavaScript. Two charts: average cost against
-//! success rate with the Pareto frontier ([`cost_vs_success`]), and a heat-map of success per
-//! model × task ([`model_task_matrix`]).
+//! The one chart module of every page (the platform's and the eval viewer's): inline SVG
+//! strings drawn on the server, so pages and static reports show them offline and without
+//! JavaScript. For eval results: average cost against success rate with the Pareto frontier
+//! ([`cost_vs_success`]) and a heat-map of success per model × task ([`model_task_matrix`]).
 //!
 //! Invariants: every piece of user text goes through [`escape`] (labels are cut before they are
 //! escaped, so an entity is never split); each chart is one self-contained `<svg>` element with
