@@ -1,7 +1,8 @@
 //! The one chart module of every page (the platform's and the eval viewer's): inline SVG
 //! strings drawn on the server, so pages and static reports show them offline and without
 //! JavaScript. For eval results: average cost against success rate with the Pareto frontier
-//! ([`cost_vs_success`]) and a heat-map of success per model × task ([`model_task_matrix`]).
+//! ([`cost_vs_success`]) and a heat-map of success per model × task ([`model_task_matrix`]);
+//! for the platform's pages, bars of one figure over days ([`bars`]).
 //!
 //! Invariants: every piece of user text goes through [`escape`] (labels are cut before they are
 //! escaped, so an entity is never split); each chart is one self-contained `<svg>` element with
@@ -12,6 +13,9 @@
 //! theme them for dark and light — except the heat-map's data colours, which encode the value on a
 //! fixed red–amber–green scale; every coordinate written is finite; the same input always yields
 //! the same string.
+
+mod bars;
+pub use bars::{Bar, bars};
 
 use std::collections::HashMap;
 use std::f64::consts::FRAC_1_SQRT_2;
