@@ -445,3 +445,40 @@ fn only_administrators_see_and_run_jobs() {
         "reprice-events never runs while reprice-events-apply runs, and reprice-events-apply is running (run applying)"
     );
 }
+
+/// The developer's own pages: every role opens `/me`, and it is their own (their name,
+/// their figures); without credentials it is the login page.
+#[test]
+fn every_role_sees_its_own_overview_and_nobody_elses() {
+    let (_temp, world) = world();
+    // Everyone is "Test User" by default: name each person after their address.
+    world.running.server.main_db().execute("UPDATE users SET name = email", []).unwrap();
+    let no_redirects = ureq::Agent::config_builder().http_status_as_error(false).max_redirects(0).build().new_agent();
+    let anonymous = no_redirects.get(format!("{}/me", world.web())).call().unwrap();
+    assert_eq!(anonymous.status(), 303);
+    for reader in &READERS {
+        let mut response = no_redirects
+            .get(format!("{}/me", world.web()))
+            .header("Authorization", format!("Bearer {}", world.tokens[reader.name]))
+            .call()
+            .unwrap();
+        let html = response.body_mut().read_to_string().unwrap();
+        assert_eq!(response.status(), 200, "{}: {html}", reader.name);
+        let name: String = world
+            .running
+            .server
+            .main_db()
+            .query_row("SELECT name FROM users WHERE email = ?1", [reader.email], |row| row.get(0))
+            .unwrap();
+        assert!(html.contains(&format!("<h1>{name}: the last 30 days</h1>")), "{}: {html}", reader.name);
+        for other in READERS.iter().filter(|other| other.email != reader.email) {
+            let other_name: String = world
+                .running
+                .server
+                .main_db()
+                .query_row("SELECT name FROM users WHERE email = ?1", [other.email], |row| row.get(0))
+                .unwrap();
+            assert!(!html.contains(&format!("<h1>{other_name}:")), "{} sees {}", reader.name, other.name);
+        }
+    }
+}

@@ -88,8 +88,10 @@ const ALLOWED: &[(&str, &[&str])] = &[
         "web",
         &[
             "access",
+            "analytics",
             "audit",
             "auth",
+            "charts",
             "clock",
             "config",
             "db",

@@ -46,9 +46,9 @@ pub fn render(template: &impl Template) -> Response {
 }
 
 /// A `next` target that stays on this site ([`crate::http::redirect::local_redirect_target`],
-/// shared with the eval dashboard), else the person's own audit page.
+/// shared with the eval dashboard), else the person's own overview.
 pub fn safe_next(next: Option<&str>) -> String {
-    crate::http::redirect::safe_next(next, "/me/settings/audit")
+    crate::http::redirect::safe_next(next, "/me")
 }
 
 fn login_page(state: &AppState, status: StatusCode, error: Option<&str>, email: &str, next: &str) -> Response {

@@ -57,7 +57,8 @@ impl Browser {
         ];
         let capabilities = json!({"capabilities": {"alwaysMatch": {
             "browserName": "chrome",
-            "goog:chromeOptions": {"binary": "/usr/bin/chromium", "args": args}
+            "goog:chromeOptions": {"binary": "/usr/bin/chromium", "args": args},
+            "goog:loggingPrefs": {"browser": "ALL"}
         }}});
         let mut response = agent
             .post(format!("{base}/session"))
@@ -115,6 +116,31 @@ impl Browser {
 
     pub fn script(&self, source: &str) -> Value {
         self.call("POST", "/execute/sync", Some(json!({"script": source, "args": []})))
+    }
+
+    /// The browser console's errors since the last call (chromedriver's log of the page:
+    /// `console.error`, uncaught exceptions, failed loads, refused content).
+    pub fn console_errors(&self) -> Vec<String> {
+        let entries = self.call("POST", "/se/log", Some(json!({"type": "browser"})));
+        entries
+            .as_array()
+            .map(|entries| {
+                entries
+                    .iter()
+                    .filter(|entry| entry["level"] == "SEVERE")
+                    .map(|entry| entry["message"].as_str().unwrap_or_default().to_string())
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
+    /// Saves a PNG of the window to `path` (test artefacts).
+    pub fn screenshot(&self, path: &std::path::Path) {
+        use base64::Engine as _;
+        let encoded = self.call("GET", "/screenshot", None);
+        let png = base64::engine::general_purpose::STANDARD.decode(encoded.as_str().unwrap_or_default()).unwrap();
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, png).unwrap();
     }
 
     /// Polls `check` every 50 ms until it holds; panics naming `what` after `limit`.

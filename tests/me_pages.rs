@@ -1,0 +1,107 @@
+//! The developer's own pages (issue 16): `/` sends a signed-in person to `/me`; `/me`
+//! shows their interactive usage of the period from the aggregates (a CI run never
+//! counts), against the period before, with a chart and its table; a bad period is a
+//! clear 400; and a headless Chromium walks the page in light and dark with no console
+//! error, keeping screenshots under `target/test-artefacts/`.
+
+mod common;
+
+use std::time::Duration;
+
+use common::inprocess::InProcess;
+use common::webdriver::Browser;
+use common::*;
+use serde_json::json;
+
+fn page(url: &str, token: Option<&str>) -> (u16, String, Option<String>) {
+    let agent = ureq::Agent::config_builder().http_status_as_error(false).max_redirects(0).build().new_agent();
+    let mut request = agent.get(url);
+    if let Some(token) = token {
+        request = request.header("Authorization", format!("Bearer {token}"));
+    }
+    let mut response = request.call().unwrap();
+    let location = response.headers().get("location").map(|l| l.to_str().unwrap().to_string());
+    (response.status().as_u16(), response.body_mut().read_to_string().unwrap_or_default(), location)
+}
+
+/// A developer with two interactive turns ($0.045 each) and one CI turn today, after the
+/// aggregates' refresh.
+fn world() -> (tempfile::TempDir, InProcess, String) {
+    let dir = tempfile::tempdir().unwrap();
+    let token = user_with_token(dir.path(), "dev@example.com");
+    let server = InProcess::start(dir.path(), &token);
+    let now = server.clock.now_ms();
+    let mut events = session_events("mine", now - 60_000, 10);
+    let mut ci = event("turn_end", "ci-build", now - 30_000);
+    ci["run_kind"] = json!("CI");
+    events.push(ci);
+    assert_eq!(server.server.post_events(&token, &envelope(events)).0, 200);
+    server.clock.advance_ms(15_000);
+    let conn = rusqlite::Connection::open(dir.path().join("main.db")).unwrap();
+    wait_until(Duration::from_secs(10), "the aggregates' refresh", || {
+        conn.query_row("SELECT count(*) FROM aggregate_dirty_buckets", [], |r| r.get::<_, i64>(0)).unwrap() == 0
+    });
+    (dir, server, token)
+}
+
+#[test]
+fn me_shows_my_interactive_usage_and_the_root_sends_me_there() {
+    let (_dir, server, _) = world();
+    let web = server.server.web.clone();
+    let access = access_token(&server.server, "dev@example.com");
+
+    let (status, _, location) = page(&format!("{web}/"), None);
+    assert_eq!((status, location.as_deref()), (303, Some("/me")));
+    let (status, _, location) = page(&format!("{web}/me"), None);
+    assert_eq!((status, location.as_deref()), (303, Some("/login?next=%2Fme")), "not signed in: the login page");
+
+    let (status, html, _) = page(&format!("{web}/me"), Some(&access));
+    assert_eq!(status, 200, "{html}");
+    assert!(html.contains("the last 30 days"), "30 days by default");
+    // Two interactive turns: $0.09; the CI run's turn is not counted.
+    assert!(html.contains(r#"<div class="label">Spend</div><div class="value">$0.09</div>"#), "{html}");
+    assert!(html.contains("new: nothing the previous 30 days"), "{html}");
+    assert!(html.contains("<svg") && html.contains("Spend per day (USD)"), "the chart");
+    assert_eq!(html.matches("<td>$0.09</td>").count(), 3, "today's row of the table, the agent's and the model's");
+    assert!(html.contains("<td>claude_code</td>") && html.contains("claude-sonnet-4-5-20250929"), "{html}");
+    assert!(html.contains("<td>claude_code:Bash</td>"), "the tools: {html}");
+
+    let (status, html, _) = page(&format!("{web}/me?days=7"), Some(&access));
+    assert!(status == 200 && html.contains("the last 7 days"));
+    let (status, html, _) = page(&format!("{web}/me?days=12"), Some(&access));
+    assert_eq!(status, 400);
+    assert!(
+        html.contains("days must be 7, 30 or 90, not &quot;12&quot;") || html.contains("days must be 7, 30 or 90"),
+        "{html}"
+    );
+}
+
+#[test]
+fn a_browser_walks_me_in_light_and_dark_with_no_console_error() {
+    let (_dir, server, _) = world();
+    let web = server.server.web.clone();
+    let browser = Browser::start();
+    // The check can fail: a page that logs an error is seen.
+    browser.goto("data:text/html,<script>console.error('seen')</script>");
+    assert_eq!(browser.console_errors().len(), 1);
+
+    browser.goto(&format!("{web}/"));
+    browser.wait_for(Duration::from_secs(20), "the login form", |b| b.url().contains("/login"));
+    browser.type_into("input[name=email]", "dev@example.com");
+    browser.type_into("input[name=password]", TEST_PASSWORD);
+    browser.click("form[action='/login'] button[type=submit]");
+    browser.wait_for(Duration::from_secs(20), "the overview", |b| b.url().ends_with("/me"));
+    let artefacts = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("../test-artefacts");
+    for theme in ["light", "dark"] {
+        browser.script(&format!("document.documentElement.dataset.theme = '{theme}';"));
+        assert!(browser.text("h1").contains("the last 30 days"));
+        assert!(browser.find("svg[role=img]").is_some(), "the chart is drawn");
+        browser.screenshot(&artefacts.join(format!("me-{theme}.png")));
+        let background = browser.script("return getComputedStyle(document.body).backgroundColor;");
+        let dark = background.as_str().unwrap() == "rgb(13, 17, 23)";
+        assert_eq!(dark, theme == "dark", "{theme}: {background}");
+    }
+    browser.click("a[href='/me?days=7']");
+    browser.wait_for(Duration::from_secs(20), "the 7-day view", |b| b.text("h1").contains("7 days"));
+    assert_eq!(browser.console_errors(), Vec::<String>::new(), "no console error on /me");
+}
