@@ -446,8 +446,8 @@ fn only_administrators_see_and_run_jobs() {
     );
 }
 
-/// The developer's own pages: every role opens `/me`, and it is their own (their name,
-/// their figures); without credentials it is the login page.
+/// The developer's own pages: every role opens `/me` and `/me/sessions`, and they are
+/// their own (their name, their sessions); without credentials it is the login page.
 #[test]
 fn every_role_sees_its_own_overview_and_nobody_elses() {
     let (_temp, world) = world();
@@ -471,6 +471,18 @@ fn every_role_sees_its_own_overview_and_nobody_elses() {
             .query_row("SELECT name FROM users WHERE email = ?1", [reader.email], |row| row.get(0))
             .unwrap();
         assert!(html.contains(&format!("<h1>{name}: the last 30 days</h1>")), "{}: {html}", reader.name);
+        let i = READERS.iter().position(|r| r.email == reader.email).unwrap();
+        let mut response = no_redirects
+            .get(format!("{}/me/sessions", world.web()))
+            .header("Authorization", format!("Bearer {}", world.tokens[reader.name]))
+            .call()
+            .unwrap();
+        let list = response.body_mut().read_to_string().unwrap();
+        assert!(list.contains(&format!("<code>own-{i}</code>")), "{}: {list}", reader.name);
+        for j in (0..READERS.len()).filter(|j| *j != i) {
+            assert!(!list.contains(&format!("<code>own-{j}</code>")), "{} lists another's session", reader.name);
+        }
+        assert!(!list.contains("sam-0001"), "{} lists the subject's session", reader.name);
         for other in READERS.iter().filter(|other| other.email != reader.email) {
             let other_name: String = world
                 .running

@@ -66,6 +66,29 @@ fn me_shows_my_interactive_usage_and_the_root_sends_me_there() {
     assert!(html.contains("<td>claude_code</td>") && html.contains("claude-sonnet-4-5-20250929"), "{html}");
     assert!(html.contains("<td>claude_code:Bash</td>"), "the tools: {html}");
 
+    // The list: both sessions, the CI run apart under its run kind, and the CSV.
+    let (status, html, _) = page(&format!("{web}/me/sessions"), Some(&access));
+    assert_eq!(status, 200, "{html}");
+    assert!(
+        html.contains("2 sessions") && html.contains("<td>INTERACTIVE</td>") && html.contains("<td>CI</td>"),
+        "{html}"
+    );
+    let (_, html, _) = page(&format!("{web}/me/sessions?run_kind=CI"), Some(&access));
+    assert!(html.contains("1 sessions") && !html.contains("<td>INTERACTIVE</td>"), "{html}");
+    let (status, csv, _) = page(&format!("{web}/me/sessions?format=csv&sort=cost&order=desc"), Some(&access));
+    assert_eq!(status, 200);
+    let lines: Vec<&str> = csv.lines().collect();
+    assert!(lines[0].starts_with("id,agent,session,run_kind,started"), "{csv}");
+    assert_eq!(lines.len(), 3, "a header and two sessions: {csv}");
+    assert!(lines[1].contains(",mine,INTERACTIVE,") && lines[1].contains(",0.090000,"), "the costlier first: {csv}");
+    for (query, field) in
+        [("sort=price", "sort"), ("outcome=won", "outcome"), ("from=yesterday", "from"), ("page=0", "page")]
+    {
+        let (status, html, _) = page(&format!("{web}/me/sessions?{query}"), Some(&access));
+        assert_eq!(status, 400, "{query}");
+        assert!(html.contains(&format!("{field} must be")), "{query}: {html}");
+    }
+
     let (status, html, _) = page(&format!("{web}/me?days=7"), Some(&access));
     assert!(status == 200 && html.contains("the last 7 days"));
     let (status, html, _) = page(&format!("{web}/me?days=12"), Some(&access));
@@ -101,6 +124,10 @@ fn a_browser_walks_me_in_light_and_dark_with_no_console_error() {
         let dark = background.as_str().unwrap() == "rgb(13, 17, 23)";
         assert_eq!(dark, theme == "dark", "{theme}: {background}");
     }
+    browser.goto(&format!("{web}/me/sessions"));
+    browser.wait_for(Duration::from_secs(20), "the list", |b| b.text("h1").contains("My sessions"));
+    browser.screenshot(&artefacts.join("me-sessions.png"));
+    browser.goto(&format!("{web}/me"));
     browser.click("a[href='/me?days=7']");
     browser.wait_for(Duration::from_secs(20), "the 7-day view", |b| b.text("h1").contains("7 days"));
     assert_eq!(browser.console_errors(), Vec::<String>::new(), "no console error on /me");

@@ -19,7 +19,9 @@ use super::ops::listener_router;
 use crate::evals::dashboard::{self, DashState, api as evals_api, pages as evals_pages};
 use crate::ingest;
 use crate::state::AppState;
-use crate::web::{deletion, device, github, grants, jobs, login, me, oauth, overview, search, security, sessions};
+use crate::web::{
+    deletion, device, github, grants, jobs, login, me, my_sessions, oauth, overview, search, security, sessions,
+};
 
 /// The token endpoints, on both the ingest and the web listener.
 fn token_routes() -> Router<Arc<AppState>> {
@@ -52,6 +54,7 @@ pub fn web(state: Arc<AppState>) -> Router {
         .route("/device", get(device::show).post(device::submit))
         .route("/", get(overview::root))
         .route("/me", get(overview::page))
+        .route("/me/sessions", get(my_sessions::page))
         .route("/me/settings/audit", get(me::audit_page))
         .route("/me/grants", get(me::grants_page))
         .route("/api/me/audit", get(me::audit_json))

@@ -1,7 +1,7 @@
 //! Sessions: the central fact table, owned here. The fold ([`fold`]) builds each row
 //! from the events the writer stores; the audited read ([`read`]) decides who may read
 //! one and hands out the proof every session, event and transcript read takes; the
-//! views ([`views`]) are what a reader sees; [`abandon`] closes sessions gone quiet;
+//! views ([`views`]) are what a reader sees, and [`listing`] the owner's own list; [`abandon`] closes sessions gone quiet;
 //! [`reprice`] moves stored costs, and the sessions' totals, to the price tables in force.
 //!
 //! Invariant: all SQL on `sessions` lives in this module. The handlers that serve
@@ -11,6 +11,7 @@
 
 pub mod abandon;
 pub mod fold;
+pub mod listing;
 pub mod read;
 pub mod reprice;
 pub mod views;

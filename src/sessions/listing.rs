@@ -1,0 +1,185 @@
+//! A person's own sessions as a list (`/me/sessions`): filtered by agent, model,
+//! repository, branch, dates, run kind and outcome, sorted, paged, and whole as CSV.
+//!
+//! Invariants: the owner is part of every query (`user_id = ?` first), so the list can
+//! only ever hold the caller's own sessions; filters and sort keys are checked against
+//! closed lists before any SQL is built, and values are always bound, never spliced.
+
+use rusqlite::{Connection, ToSql, params_from_iter};
+use serde::Serialize;
+
+use crate::db::DbError;
+use crate::model::{nusd_to_usd, rfc3339_ms};
+
+/// What the list is narrowed to. Empty strings mean "any".
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Filter {
+    pub agent: String,
+    pub model: String,
+    /// A substring of the repository remote.
+    pub repo: String,
+    pub branch: String,
+    /// Sessions whose first event is at or after this time.
+    pub from_ms: Option<i64>,
+    /// Sessions whose first event is before this time.
+    pub to_ms: Option<i64>,
+    /// `INTERACTIVE`, `CI` or `EVAL`; empty for all.
+    pub run_kind: String,
+    /// `open`, `ended` or `abandoned`; empty for all.
+    pub outcome: String,
+}
+
+/// The sort keys the list accepts, with their column.
+pub const SORTS: [(&str, &str); 5] = [
+    ("started", "first_event_ms"),
+    ("cost", "cost_nusd"),
+    ("duration", "last_event_ms - first_event_ms"),
+    ("events", "event_count"),
+    ("tools", "tool_call_count"),
+];
+
+/// The run kinds and outcomes a filter may name.
+pub const RUN_KINDS: [&str; 3] = ["INTERACTIVE", "CI", "EVAL"];
+pub const OUTCOMES: [&str; 3] = ["open", "ended", "abandoned"];
+
+/// One row of the list.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct SessionRow {
+    pub id: String,
+    pub agent_type: String,
+    pub agent_session_id: String,
+    pub run_kind: String,
+    pub started: String,
+    pub duration_ms: i64,
+    pub events: i64,
+    pub prompts: i64,
+    pub tool_calls: i64,
+    pub tool_errors: i64,
+    pub cost_usd: f64,
+    pub repo: Option<String>,
+    pub branch: Option<String>,
+    pub outcome: String,
+}
+
+/// Why a filter or sort was refused, naming the parameter.
+#[derive(Debug, PartialEq, Eq)]
+pub struct Refused {
+    pub field: &'static str,
+    pub message: String,
+}
+
+fn where_clause(user_id: &str, filter: &Filter) -> Result<(String, Vec<Box<dyn ToSql>>), Refused> {
+    let mut clauses = vec!["s.user_id = ?".to_string()];
+    let mut values: Vec<Box<dyn ToSql>> = vec![Box::new(user_id.to_string())];
+    let mut add = |clause: &str, value: Box<dyn ToSql>| {
+        clauses.push(clause.to_string());
+        values.push(value);
+    };
+    if !filter.agent.is_empty() {
+        add("s.agent_type = ?", Box::new(filter.agent.clone()));
+    }
+    if !filter.model.is_empty() {
+        add(
+            "EXISTS (SELECT 1 FROM session_models m WHERE m.session_id = s.id AND m.model = ?)",
+            Box::new(filter.model.clone()),
+        );
+    }
+    if !filter.repo.is_empty() {
+        add("instr(lower(coalesce(s.git_remote, '')), lower(?)) > 0", Box::new(filter.repo.clone()));
+    }
+    if !filter.branch.is_empty() {
+        add("s.git_branch = ?", Box::new(filter.branch.clone()));
+    }
+    if let Some(from) = filter.from_ms {
+        add("s.first_event_ms >= ?", Box::new(from));
+    }
+    if let Some(to) = filter.to_ms {
+        add("s.first_event_ms < ?", Box::new(to));
+    }
+    if !filter.run_kind.is_empty() {
+        if !RUN_KINDS.contains(&filter.run_kind.as_str()) {
+            return Err(Refused {
+                field: "run_kind",
+                message: format!("run_kind must be one of {}, not {:?}", RUN_KINDS.join(", "), filter.run_kind),
+            });
+        }
+        add("s.run_kind = ?", Box::new(filter.run_kind.clone()));
+    }
+    match filter.outcome.as_str() {
+        "" => {}
+        "open" => clauses.push("s.ended_at_ms IS NULL".into()),
+        "ended" | "abandoned" => add("s.end_reason = ?", Box::new(filter.outcome.clone())),
+        other => {
+            return Err(Refused {
+                field: "outcome",
+                message: format!("outcome must be one of {}, not {other:?}", OUTCOMES.join(", ")),
+            });
+        }
+    }
+    Ok((clauses.join(" AND "), values))
+}
+
+/// The column of a sort key, or why it is refused.
+pub fn sort_column(key: &str) -> Result<&'static str, Refused> {
+    SORTS.iter().find(|(name, _)| *name == key).map(|(_, column)| *column).ok_or_else(|| Refused {
+        field: "sort",
+        message: format!("sort must be one of {}, not {key:?}", SORTS.map(|(name, _)| name).join(", ")),
+    })
+}
+
+/// The caller's sessions matching `filter`, sorted (`descending` or not), `limit` from
+/// `offset`, and how many match in all.
+pub fn own_sessions(
+    conn: &Connection,
+    user_id: &str,
+    filter: &Filter,
+    sort: &str,
+    descending: bool,
+    limit: usize,
+    offset: usize,
+) -> Result<Result<(Vec<SessionRow>, i64), Refused>, DbError> {
+    let (clause, values) = match where_clause(user_id, filter) {
+        Ok(built) => built,
+        Err(refused) => return Ok(Err(refused)),
+    };
+    let column = match sort_column(sort) {
+        Ok(column) => column,
+        Err(refused) => return Ok(Err(refused)),
+    };
+    let total: i64 = conn.query_row(
+        &format!("SELECT count(*) FROM sessions s WHERE {clause}"),
+        params_from_iter(values.iter()),
+        |r| r.get(0),
+    )?;
+    let direction = if descending { "DESC" } else { "ASC" };
+    let sql = format!(
+        "SELECT s.id, s.agent_type, s.agent_session_id, s.run_kind, s.first_event_ms, s.last_event_ms - s.first_event_ms,
+                s.event_count, s.prompt_count, s.tool_call_count, s.tool_error_count, s.cost_nusd, s.git_remote,
+                s.git_branch, CASE WHEN s.ended_at_ms IS NULL THEN 'open' ELSE coalesce(s.end_reason, 'ended') END
+         FROM sessions s WHERE {clause}
+         ORDER BY {column} {direction}, s.id {direction} LIMIT {limit} OFFSET {offset}"
+    );
+    let mut stmt = conn.prepare(&sql)?;
+    let rows = stmt.query_map(params_from_iter(values.iter()), |row| {
+        Ok(SessionRow {
+            id: row.get(0)?,
+            agent_type: row.get(1)?,
+            agent_session_id: row.get(2)?,
+            run_kind: row.get(3)?,
+            started: rfc3339_ms(row.get(4)?),
+            duration_ms: row.get(5)?,
+            events: row.get(6)?,
+            prompts: row.get(7)?,
+            tool_calls: row.get(8)?,
+            tool_errors: row.get(9)?,
+            cost_usd: nusd_to_usd(row.get(10)?),
+            repo: row.get(11)?,
+            branch: row.get(12)?,
+            outcome: row.get(13)?,
+        })
+    })?;
+    Ok(Ok((rows.collect::<Result<_, _>>()?, total)))
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,237 @@
+//! `/me/sessions`: the caller's own sessions, filtered (agent, model, repository, branch,
+//! dates, run kind, outcome), sorted, paged, and the whole filtered list as CSV
+//! (`?format=csv`). CI and evaluation runs are here too, under their run kind, so a
+//! developer sees "my CI runs" apart (`?run_kind=CI`).
+//!
+//! Invariants: the list is the caller's own (`sessions::listing` puts the owner in every
+//! query); a parameter that is not understood is a 400 naming it.
+
+use std::sync::Arc;
+
+use askama::Template;
+use axum::extract::{Query, State};
+use axum::http::header;
+use axum::response::{IntoResponse, Response};
+use serde::Deserialize;
+
+use super::login::render;
+use crate::db;
+use crate::http::errors::{AppError, PageError};
+use crate::sessions::listing::{self, Filter, OUTCOMES, RUN_KINDS, SORTS, SessionRow};
+use crate::state::AppState;
+use crate::state::caller::PageCaller;
+
+const PAGE_ROWS: usize = 50;
+/// Most rows one CSV holds.
+const CSV_ROWS: usize = 100_000;
+
+#[derive(Deserialize, Default, Clone)]
+pub struct ListParams {
+    #[serde(default)]
+    agent: String,
+    #[serde(default)]
+    model: String,
+    #[serde(default)]
+    repo: String,
+    #[serde(default)]
+    branch: String,
+    /// YYYY-MM-DD (UTC), inclusive.
+    #[serde(default)]
+    from: String,
+    /// YYYY-MM-DD (UTC), inclusive.
+    #[serde(default)]
+    to: String,
+    #[serde(default)]
+    run_kind: String,
+    #[serde(default)]
+    outcome: String,
+    #[serde(default)]
+    sort: String,
+    #[serde(default)]
+    order: String,
+    #[serde(default)]
+    page: String,
+    #[serde(default)]
+    format: String,
+}
+
+#[derive(Template)]
+#[template(path = "web/me_sessions.html")]
+struct SessionsPage {
+    signed_in: bool,
+    rows: Vec<SessionRow>,
+    total: i64,
+    params: ListParams,
+    run_kinds: [&'static str; 3],
+    outcomes: [&'static str; 3],
+    sorts: Vec<(&'static str, String)>,
+    page: usize,
+    pages: usize,
+    previous: Option<String>,
+    next: Option<String>,
+    csv: String,
+}
+
+fn bad(field: &str, message: String) -> PageError {
+    PageError(AppError::bad_request(field, message))
+}
+
+/// A `YYYY-MM-DD` date as the start of that UTC day; `end` gives the start of the next.
+fn day_ms(field: &str, text: &str, end: bool) -> Result<Option<i64>, PageError> {
+    if text.is_empty() {
+        return Ok(None);
+    }
+    let day = crate::events::partitions::Day::parse(text)
+        .ok_or_else(|| bad(field, format!("{field} must be a date YYYY-MM-DD, not {text:?}")))?;
+    Ok(Some(if end { day.next().start_ms() } else { day.start_ms() }))
+}
+
+/// The query string of `params` with `changes` applied (for sort and page links).
+fn link(params: &ListParams, changes: &[(&str, String)]) -> String {
+    let mut pairs: Vec<(&str, String)> = [
+        ("agent", &params.agent),
+        ("model", &params.model),
+        ("repo", &params.repo),
+        ("branch", &params.branch),
+        ("from", &params.from),
+        ("to", &params.to),
+        ("run_kind", &params.run_kind),
+        ("outcome", &params.outcome),
+        ("sort", &params.sort),
+        ("order", &params.order),
+        ("page", &params.page),
+    ]
+    .into_iter()
+    .map(|(key, value)| (key, value.clone()))
+    .collect();
+    for (key, value) in changes {
+        match pairs.iter_mut().find(|(k, _)| k == key) {
+            Some(pair) => pair.1 = value.clone(),
+            None => pairs.push((key, value.clone())),
+        }
+    }
+    let query: Vec<String> = pairs
+        .into_iter()
+        .filter(|(_, value)| !value.is_empty())
+        .map(|(key, value)| format!("{key}={}", crate::model::percent_encode(&value)))
+        .collect();
+    format!("/me/sessions?{}", query.join("&"))
+}
+
+pub async fn page(
+    State(state): State<Arc<AppState>>,
+    PageCaller(caller): PageCaller,
+    Query(params): Query<ListParams>,
+) -> Result<Response, PageError> {
+    let filter = Filter {
+        agent: params.agent.trim().to_string(),
+        model: params.model.trim().to_string(),
+        repo: params.repo.trim().to_string(),
+        branch: params.branch.trim().to_string(),
+        from_ms: day_ms("from", params.from.trim(), false)?,
+        to_ms: day_ms("to", params.to.trim(), true)?,
+        run_kind: params.run_kind.trim().to_string(),
+        outcome: params.outcome.trim().to_string(),
+    };
+    let sort = if params.sort.is_empty() { "started".to_string() } else { params.sort.clone() };
+    let descending = match params.order.as_str() {
+        "" | "desc" => true,
+        "asc" => false,
+        other => return Err(bad("order", format!("order must be asc or desc, not {other:?}"))),
+    };
+    let csv = match params.format.as_str() {
+        "" | "html" => false,
+        "csv" => true,
+        other => return Err(bad("format", format!("format must be html or csv, not {other:?}"))),
+    };
+    let page: usize = match params.page.as_str() {
+        "" => 1,
+        text => text
+            .parse()
+            .ok()
+            .filter(|page| *page >= 1)
+            .ok_or_else(|| bad("page", format!("page must be a number from 1, not {text:?}")))?,
+    };
+    let (limit, offset) = if csv { (CSV_ROWS, 0) } else { (PAGE_ROWS, (page - 1) * PAGE_ROWS) };
+    let (pool, user_id) = (state.readers.clone(), caller.user.id.clone());
+    let sort_key = sort.clone();
+    let listed = db::blocking(move || {
+        listing::own_sessions(&*pool.get()?, &user_id, &filter, &sort_key, descending, limit, offset)
+    })
+    .await
+    .map_err(AppError::from)?
+    .map_err(|refused| bad(refused.field, refused.message))?;
+    let (rows, total) = listed;
+    if csv {
+        return Ok(csv_response(&rows).into_response());
+    }
+    let pages = (total as usize).div_ceil(PAGE_ROWS).max(1);
+    let sorts = SORTS
+        .iter()
+        .map(|(key, _)| {
+            let flip = if *key == sort.as_str() && descending { "asc" } else { "desc" };
+            (*key, link(&params, &[("sort", key.to_string()), ("order", flip.to_string()), ("page", String::new())]))
+        })
+        .collect();
+    Ok(render(&SessionsPage {
+        signed_in: true,
+        rows,
+        total,
+        run_kinds: RUN_KINDS,
+        outcomes: OUTCOMES,
+        sorts,
+        page,
+        pages,
+        previous: (page > 1).then(|| link(&params, &[("page", (page - 1).to_string())])),
+        next: (page < pages).then(|| link(&params, &[("page", (page + 1).to_string())])),
+        csv: link(&params, &[("format", "csv".into()), ("page", String::new())]),
+        params,
+    }))
+}
+
+fn csv_response(rows: &[SessionRow]) -> Response {
+    let mut writer = csv::Writer::from_writer(Vec::new());
+    let _ = writer.write_record([
+        "id",
+        "agent",
+        "session",
+        "run_kind",
+        "started",
+        "duration_ms",
+        "events",
+        "prompts",
+        "tool_calls",
+        "tool_errors",
+        "cost_usd",
+        "repo",
+        "branch",
+        "outcome",
+    ]);
+    for row in rows {
+        let _ = writer.write_record([
+            row.id.clone(),
+            row.agent_type.clone(),
+            row.agent_session_id.clone(),
+            row.run_kind.clone(),
+            row.started.clone(),
+            row.duration_ms.to_string(),
+            row.events.to_string(),
+            row.prompts.to_string(),
+            row.tool_calls.to_string(),
+            row.tool_errors.to_string(),
+            format!("{:.6}", row.cost_usd),
+            row.repo.clone().unwrap_or_default(),
+            row.branch.clone().unwrap_or_default(),
+            row.outcome.clone(),
+        ]);
+    }
+    let body = writer.into_inner().unwrap_or_default();
+    (
+        [
+            (header::CONTENT_TYPE, "text/csv; charset=utf-8"),
+            (header::CONTENT_DISPOSITION, "attachment; filename=\"my-sessions.csv\""),
+        ],
+        body,
+    )
+        .into_response()
+}
