@@ -483,6 +483,22 @@ fn every_role_sees_its_own_overview_and_nobody_elses() {
             assert!(!list.contains(&format!("<code>own-{j}</code>")), "{} lists another's session", reader.name);
         }
         assert!(!list.contains("sam-0001"), "{} lists the subject's session", reader.name);
+        // Another person's session is not a page of mine, whatever my role: 404.
+        let status = no_redirects
+            .get(format!("{}/me/sessions/{}", world.web(), world.subject_session))
+            .header("Authorization", format!("Bearer {}", world.tokens[reader.name]))
+            .call()
+            .unwrap()
+            .status();
+        assert_eq!(status, 404, "{} opens the subject's session under /me", reader.name);
+        let own = &world.own_sessions[reader.name];
+        let status = no_redirects
+            .get(format!("{}/me/sessions/{own}", world.web()))
+            .header("Authorization", format!("Bearer {}", world.tokens[reader.name]))
+            .call()
+            .unwrap()
+            .status();
+        assert_eq!(status, 200, "{} opens their own session", reader.name);
         for other in READERS.iter().filter(|other| other.email != reader.email) {
             let other_name: String = world
                 .running

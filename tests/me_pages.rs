@@ -81,6 +81,24 @@ fn me_shows_my_interactive_usage_and_the_root_sends_me_there() {
     assert!(lines[0].starts_with("id,agent,session,run_kind,started"), "{csv}");
     assert_eq!(lines.len(), 3, "a header and two sessions: {csv}");
     assert!(lines[1].contains(",mine,INTERACTIVE,") && lines[1].contains(",0.090000,"), "the costlier first: {csv}");
+    // One session's timeline, linked from the list.
+    let id: String = rusqlite::Connection::open(server.server.data_dir.join("main.db"))
+        .unwrap()
+        .query_row("SELECT id FROM sessions WHERE agent_session_id = 'mine'", [], |r| r.get(0))
+        .unwrap();
+    assert!(html_list_links_to(&web, &access, &id));
+    let (status, html, _) = page(&format!("{web}/me/sessions/{id}"), Some(&access));
+    assert_eq!(status, 200, "{html}");
+    assert!(html.contains("<code>mine</code>") && html.contains("<td>prompt</td>"), "{html}");
+    assert!(html.contains("claude_code:Bash: success"), "tool calls with their outcome: {html}");
+    assert!(html.contains("claude-sonnet-4-5-20250929: 1000 in, 500 out"), "each turn's tokens: {html}");
+    assert!(html.contains("<td>$0.0450</td>"), "each turn's cost: {html}");
+    assert!(html.contains("notification: permission"), "{html}");
+    let (status, _, _) = page(&format!("{web}/me/sessions/no-such-session"), Some(&access));
+    assert_eq!(status, 404);
+    let (status, html, _) = page(&format!("{web}/me/sessions/{id}?after=nonsense"), Some(&access));
+    assert!(status == 400 && html.contains("after must be a cursor"), "{html}");
+
     for (query, field) in
         [("sort=price", "sort"), ("outcome=won", "outcome"), ("from=yesterday", "from"), ("page=0", "page")]
     {
@@ -127,8 +145,17 @@ fn a_browser_walks_me_in_light_and_dark_with_no_console_error() {
     browser.goto(&format!("{web}/me/sessions"));
     browser.wait_for(Duration::from_secs(20), "the list", |b| b.text("h1").contains("My sessions"));
     browser.screenshot(&artefacts.join("me-sessions.png"));
+    browser.click("td a");
+    browser.wait_for(Duration::from_secs(20), "a session's timeline", |b| b.text("h1").contains("session"));
+    browser.screenshot(&artefacts.join("me-session.png"));
+    assert_eq!(browser.console_errors(), Vec::<String>::new(), "no console error on the list or a session");
     browser.goto(&format!("{web}/me"));
     browser.click("a[href='/me?days=7']");
     browser.wait_for(Duration::from_secs(20), "the 7-day view", |b| b.text("h1").contains("7 days"));
     assert_eq!(browser.console_errors(), Vec::<String>::new(), "no console error on /me");
+}
+
+/// Whether the list's row of the session links to its timeline.
+fn html_list_links_to(web: &str, access: &str, id: &str) -> bool {
+    page(&format!("{web}/me/sessions"), Some(access)).1.contains(&format!("href=\"/me/sessions/{id}\""))
 }

@@ -20,7 +20,8 @@ use crate::evals::dashboard::{self, DashState, api as evals_api, pages as evals_
 use crate::ingest;
 use crate::state::AppState;
 use crate::web::{
-    deletion, device, github, grants, jobs, login, me, my_sessions, oauth, overview, search, security, sessions,
+    deletion, device, github, grants, jobs, login, me, my_session, my_sessions, oauth, overview, search, security,
+    sessions,
 };
 
 /// The token endpoints, on both the ingest and the web listener.
@@ -55,6 +56,7 @@ pub fn web(state: Arc<AppState>) -> Router {
         .route("/", get(overview::root))
         .route("/me", get(overview::page))
         .route("/me/sessions", get(my_sessions::page))
+        .route("/me/sessions/{id}", get(my_session::page))
         .route("/me/settings/audit", get(me::audit_page))
         .route("/me/grants", get(me::grants_page))
         .route("/api/me/audit", get(me::audit_json))

@@ -1,7 +1,7 @@
 //! The web listener's handlers (mounted in `app::routes`): sign-in (`/login`, `/logout`,
 //! `/device`, GitHub sign-in), the OAuth endpoints (`/oauth/*`, also on the ingest
 //! listener),
-//! the developer's pages (`/` and `/me`: the overview; `/me/sessions`: the list; `/me/grants`, `/me/settings/audit`), and the JSON API
+//! the developer's pages (`/` and `/me`: the overview; `/me/sessions`: the list; `/me/sessions/{id}`: one session's timeline; `/me/grants`, `/me/settings/audit`), and the JSON API
 //! (`/api/search`, `/api/sessions/{id}…`, `/api/grants…`, `/api/me/…` including the
 //! deletion request).
 //!
@@ -17,6 +17,7 @@ pub mod grants;
 pub mod jobs;
 pub mod login;
 pub mod me;
+pub mod my_session;
 pub mod my_sessions;
 pub mod oauth;
 pub mod overview;

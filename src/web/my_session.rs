@@ -1,0 +1,197 @@
+//! `/me/sessions/{id}`: one of the caller's own sessions as a timeline — prompts (with
+//! the time to the first response), tool calls with their duration and outcome, denials,
+//! notifications (permission waits), compactions, subagents, model switches, and each
+//! turn's tokens and cost — under the session's totals and git context. 500 events a
+//! page (`?after=<cursor>`).
+//!
+//! Invariants: only the owner's own session is shown here (anyone else's id is a 404, as
+//! an unknown one is; other people's sessions are read through the audited API); this is
+//! the one page that reads raw events, and only this session's.
+
+use std::sync::Arc;
+
+use askama::Template;
+use axum::extract::{Path, Query, State};
+use axum::response::Response;
+use serde::Deserialize;
+
+use super::login::render;
+use crate::db::{self, DbError};
+use crate::events::reads;
+use crate::http::errors::{AppError, PageError};
+use crate::model::wire::Event;
+use crate::model::{EventType, nusd_to_usd};
+use crate::sessions::read::{self, Reading};
+use crate::sessions::views::{self, SessionView};
+use crate::state::AppState;
+use crate::state::caller::PageCaller;
+
+const PAGE_EVENTS: usize = 500;
+
+#[derive(Deserialize, Default)]
+pub struct TimelineParams {
+    #[serde(default)]
+    after: String,
+}
+
+/// One line of the timeline.
+pub struct Step {
+    /// Time since the session's first event, `m:ss` or `h:mm:ss`.
+    pub offset: String,
+    pub kind: &'static str,
+    pub what: String,
+    /// `error`, `denied` … for the row's class; empty when there is nothing to flag.
+    pub flag: &'static str,
+    pub cost: String,
+}
+
+#[derive(Template)]
+#[template(path = "web/me_session.html")]
+struct SessionPage {
+    signed_in: bool,
+    session: SessionView,
+    cost: String,
+    duration: String,
+    steps: Vec<Step>,
+    next: Option<String>,
+}
+
+pub async fn page(
+    State(state): State<Arc<AppState>>,
+    PageCaller(caller): PageCaller,
+    Path(session_id): Path<String>,
+    Query(params): Query<TimelineParams>,
+) -> Result<Response, PageError> {
+    let cursor = match params.after.as_str() {
+        "" => None,
+        text => Some(reads::parse_event_cursor(text).ok_or_else(|| {
+            PageError(AppError::bad_request("after", "after must be a cursor this page gave (its Next link)"))
+        })?),
+    };
+    let (pool, data_dir, user_id) = (state.readers.clone(), state.config.data_dir.clone(), caller.user.id.clone());
+    let read = db::blocking(move || {
+        let conn = pool.get()?;
+        let Some(proof) = read::own(&conn, &user_id, &session_id, Reading::Session)? else { return Ok(None) };
+        let Some(view) = views::session_view(&conn, &proof)? else { return Ok(None) };
+        let page = reads::session_events_page(
+            &data_dir,
+            &proof,
+            view.first_event_ms,
+            view.last_event_ms,
+            cursor,
+            PAGE_EVENTS,
+        )?;
+        Ok::<_, DbError>(Some((view, page)))
+    })
+    .await
+    .map_err(AppError::from)?;
+    let Some((session, page)) = read else { return Err(PageError(AppError::NotFound)) };
+    let events: Vec<Event> = page.events.into_iter().map(|stored| stored.event).collect();
+    let steps = timeline(session.first_event_ms, &events);
+    Ok(render(&SessionPage {
+        signed_in: true,
+        cost: format!("${:.4}", session.cost_usd),
+        duration: clock(session.last_event_ms - session.first_event_ms),
+        next: page
+            .next_cursor
+            .map(|cursor| format!("/me/sessions/{}?after={}", session.id, crate::model::percent_encode(&cursor))),
+        session,
+        steps,
+    }))
+}
+
+/// `m:ss`, or `h:mm:ss` from an hour.
+fn clock(ms: i64) -> String {
+    let seconds = ms.max(0) / 1000;
+    let (h, m, s) = (seconds / 3600, seconds / 60 % 60, seconds % 60);
+    if h > 0 { format!("{h}:{m:02}:{s:02}") } else { format!("{m}:{s:02}") }
+}
+
+/// The steps of a page of events; a model switch is noted on the turn that switched.
+fn timeline(start_ms: i64, events: &[Event]) -> Vec<Step> {
+    let mut model: Option<&str> = None;
+    events
+        .iter()
+        .map(|event| {
+            let offset = clock(event.ts_ms - start_ms);
+            let tool = event.tool.as_ref();
+            let tool_name = tool.map_or("a tool".to_string(), |t| t.name.clone());
+            let (kind, what, flag) = match event.event_type {
+                EventType::SessionStart => ("start", git_line(event), ""),
+                EventType::SessionEnd => ("end", "the session ended".to_string(), ""),
+                EventType::PromptSubmit => (
+                    "prompt",
+                    event
+                        .response_ms
+                        .map_or("a prompt".to_string(), |ms| format!("a prompt; first response after {}", clock(ms))),
+                    "",
+                ),
+                EventType::ToolStart => ("tool", format!("{tool_name} started"), ""),
+                EventType::ToolEnd => {
+                    let status = tool.and_then(|t| t.status).map_or("ended", |s| s.as_str());
+                    let took = tool.and_then(|t| t.duration_ms).map_or(String::new(), |ms| format!(" in {} ms", ms));
+                    let flag = match status {
+                        "error" => "error",
+                        "denied" => "denied",
+                        _ => "",
+                    };
+                    ("tool", format!("{tool_name}: {status}{took}"), flag)
+                }
+                EventType::Notification => {
+                    ("wait", format!("notification: {}", event.notification_kind.map_or("other", |k| k.as_str())), "")
+                }
+                EventType::TurnEnd => {
+                    let switched = match (model, event.model.as_deref()) {
+                        (Some(before), Some(now)) if before != now => format!(" (switched from {before})"),
+                        _ => String::new(),
+                    };
+                    if let Some(now) = event.model.as_deref() {
+                        model = Some(now);
+                    }
+                    let u = &event.usage;
+                    (
+                        "turn",
+                        format!(
+                            "{}{switched}: {} in, {} out, {} cache read, {} cache written",
+                            event.model.as_deref().unwrap_or("a turn"),
+                            u.input_tokens,
+                            u.output_tokens,
+                            u.cache_read_tokens,
+                            u.cache_write_5m_tokens + u.cache_write_1h_tokens
+                        ),
+                        "",
+                    )
+                }
+                EventType::SubagentEnd => ("subagent", "a subagent finished".to_string(), ""),
+                EventType::Compact => ("compaction", "the context was compacted".to_string(), ""),
+            };
+            let cost =
+                if event.cost_nusd != 0 { format!("${:.4}", nusd_to_usd(event.cost_nusd)) } else { String::new() };
+            Step { offset, kind, what, flag, cost }
+        })
+        .collect()
+}
+
+fn git_line(event: &Event) -> String {
+    match &event.git {
+        Some(git) => format!(
+            "started on {} at {}",
+            git.branch.as_deref().unwrap_or("an unknown branch"),
+            git.commit.as_deref().map_or("an unknown commit".to_string(), |c| c.chars().take(10).collect())
+        ),
+        None => "the session started".to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn offsets_read_as_clocks() {
+        assert_eq!(clock(0), "0:00");
+        assert_eq!(clock(61_500), "1:01");
+        assert_eq!(clock(3_723_000), "1:02:03");
+        assert_eq!(clock(-5), "0:00");
+    }
+}
