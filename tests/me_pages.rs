@@ -46,7 +46,7 @@ fn world() -> (tempfile::TempDir, InProcess, String) {
 
 #[test]
 fn me_shows_my_interactive_usage_and_the_root_sends_me_there() {
-    let (_dir, server, _) = world();
+    let (_dir, server, hook) = world();
     let web = server.server.web.clone();
     let access = access_token(&server.server, "dev@example.com");
 
@@ -106,6 +106,29 @@ fn me_shows_my_interactive_usage_and_the_root_sends_me_there() {
         assert_eq!(status, 400, "{query}");
         assert!(html.contains(&format!("{field} must be")), "{query}: {html}");
     }
+
+    // The search page, over my own transcripts, matches marked, linked to the session.
+    let turns = [
+        common::transcripts::Turn::User("where is the zanzibar migration?"),
+        common::transcripts::Turn::Assistant("here"),
+    ];
+    let transcript = common::transcripts::Transcript {
+        agent: "claude_code",
+        session: "mine",
+        model: "claude-sonnet-4-5-20250929",
+        start_ms: server.clock.now_ms(),
+        turns: &turns,
+    };
+    assert_eq!(common::transcripts::upload(&server.server, &hook, "claude_code", "mine", &transcript.text()).0, 200);
+    common::transcripts::wait_searchable(&server.server, &hook, &[&id]);
+    let (status, html, _) = page(&format!("{web}/me/search?q=zanzibar"), Some(&access));
+    assert_eq!(status, 200, "{html}");
+    assert!(html.contains("1 matching messages") && html.contains("<mark>zanzibar</mark>"), "{html}");
+    assert!(html.contains(&format!("href=\"/me/sessions/{id}\"")), "{html}");
+    let (status, html, _) = page(&format!("{web}/me/search"), Some(&access));
+    assert!(status == 200 && !html.contains("matching messages"), "no query: the form alone");
+    let (status, _, _) = page(&format!("{web}/me/search?q=x&sort=oldest"), Some(&access));
+    assert_eq!(status, 400);
 
     let (status, html, _) = page(&format!("{web}/me?days=7"), Some(&access));
     assert!(status == 200 && html.contains("the last 7 days"));

@@ -1,5 +1,6 @@
 //! `GET /api/search?q=…[&limit=&offset=&sort=relevance|newest]`: transcript search for
-//! the signed-in caller (wire contract, "Transcript search"). Thin: read the parameters,
+//! the signed-in caller (wire contract, "Transcript search"), and `/me/search`, the same
+//! search as a page. Thin: read the parameters,
 //! build the caller's scope, run `transcripts::search` on a blocking thread.
 //!
 //! The caller signs in like on every web route (access token or cookie) and searches
@@ -8,13 +9,16 @@
 
 use std::sync::Arc;
 
+use askama::Template;
 use axum::Json;
 use axum::extract::{Query, State};
+use axum::response::Response;
 use serde::Deserialize;
 
-use crate::http::errors::AppError;
+use super::login::render;
+use crate::http::errors::{AppError, PageError};
 use crate::state::AppState;
-use crate::state::caller::Caller;
+use crate::state::caller::{Caller, PageCaller};
 use crate::transcripts::search::{self, Scope, SearchError, SearchRequest, SearchResults, Sort};
 
 #[derive(Deserialize)]
@@ -46,19 +50,61 @@ pub async fn search(
     caller: Caller,
     Query(params): Query<SearchParams>,
 ) -> Result<Json<SearchResults>, AppError> {
-    let mut request = SearchRequest::new(params.q.unwrap_or_default(), Scope::OwnSessions { user_id: caller.user.id });
+    Ok(Json(run(&state, request(&caller, &params)?).await?))
+}
+
+/// The caller's search from the query parameters.
+fn request(caller: &Caller, params: &SearchParams) -> Result<SearchRequest, AppError> {
+    let mut request = SearchRequest::new(
+        params.q.clone().unwrap_or_default(),
+        Scope::OwnSessions { user_id: caller.user.id.clone() },
+    );
     request.limit = number("limit", params.limit.as_deref(), search::DEFAULT_LIMIT)?;
     request.offset = number("offset", params.offset.as_deref(), 0)?;
     request.sort = match params.sort.as_deref() {
-        None | Some("relevance") => Sort::Relevance,
+        None | Some("") | Some("relevance") => Sort::Relevance,
         Some("newest") => Sort::Newest,
         Some(other) => {
             return Err(AppError::bad_request("sort", format!("unknown sort {other:?}; expected relevance or newest")));
         }
     };
+    Ok(request)
+}
+
+async fn run(state: &AppState, request: SearchRequest) -> Result<SearchResults, AppError> {
     let index = state.transcripts.clone();
-    let results = tokio::task::spawn_blocking(move || search::search(&index, &request))
+    tokio::task::spawn_blocking(move || search::search(&index, &request))
         .await
-        .map_err(|err| AppError::Internal(format!("search task failed: {err}")))??;
-    Ok(Json(results))
+        .map_err(|err| AppError::Internal(format!("search task failed: {err}")))?
+        .map_err(AppError::from)
+}
+
+#[derive(Template)]
+#[template(path = "web/me_search.html")]
+struct SearchPage {
+    signed_in: bool,
+    q: String,
+    newest: bool,
+    results: Option<SearchResults>,
+    next: Option<String>,
+}
+
+/// `/me/search`: the same search as a page, over the caller's own transcripts, with the
+/// matches marked in each snippet and a link to the session.
+pub async fn page(
+    State(state): State<Arc<AppState>>,
+    PageCaller(caller): PageCaller,
+    Query(params): Query<SearchParams>,
+) -> Result<Response, PageError> {
+    let q = params.q.clone().unwrap_or_default();
+    let newest = params.sort.as_deref() == Some("newest");
+    let results = if q.trim().is_empty() { None } else { Some(run(&state, request(&caller, &params)?).await?) };
+    let next = results.as_ref().and_then(|r| r.next_offset).map(|offset| {
+        format!(
+            "/me/search?q={}&sort={}&offset={offset}",
+            crate::model::percent_encode(&q),
+            if newest { "newest" } else { "relevance" }
+        )
+    });
+    Ok(render(&SearchPage { signed_in: true, q, newest, results, next }))
 }
