@@ -483,6 +483,15 @@ fn every_role_sees_its_own_overview_and_nobody_elses() {
             assert!(!list.contains(&format!("<code>own-{j}</code>")), "{} lists another's session", reader.name);
         }
         assert!(!list.contains("sam-0001"), "{} lists the subject's session", reader.name);
+        // The search page searches my own transcripts only (tests/transcripts_search.rs
+        // proves the scope); every role may open it.
+        let status = no_redirects
+            .get(format!("{}/me/search?q=anything", world.web()))
+            .header("Authorization", format!("Bearer {}", world.tokens[reader.name]))
+            .call()
+            .unwrap()
+            .status();
+        assert_eq!(status, 200, "{} opens /me/search", reader.name);
         // Another person's session is not a page of mine, whatever my role: 404.
         let status = no_redirects
             .get(format!("{}/me/sessions/{}", world.web(), world.subject_session))
