@@ -172,6 +172,11 @@ fn a_browser_walks_me_in_light_and_dark_with_no_console_error() {
     browser.wait_for(Duration::from_secs(20), "a session's timeline", |b| b.text("h1").contains("session"));
     browser.screenshot(&artefacts.join("me-session.png"));
     assert_eq!(browser.console_errors(), Vec::<String>::new(), "no console error on the list or a session");
+    for (path, heading) in [("/me/search?q=bash", "Search my transcripts"), ("/me/prs", "My pull requests")] {
+        browser.goto(&format!("{web}{path}"));
+        browser.wait_for(Duration::from_secs(20), heading, |b| b.text("h1").contains(heading));
+    }
+    assert_eq!(browser.console_errors(), Vec::<String>::new(), "no console error on search or pull requests");
     browser.goto(&format!("{web}/me"));
     browser.click("a[href='/me?days=7']");
     browser.wait_for(Duration::from_secs(20), "the 7-day view", |b| b.text("h1").contains("7 days"));

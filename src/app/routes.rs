@@ -58,6 +58,7 @@ pub fn web(state: Arc<AppState>) -> Router {
         .route("/me/sessions", get(my_sessions::page))
         .route("/me/sessions/{id}", get(my_session::page))
         .route("/me/search", get(search::page))
+        .route("/me/prs", get(overview::pull_requests))
         .route("/me/settings/audit", get(me::audit_page))
         .route("/me/grants", get(me::grants_page))
         .route("/api/me/audit", get(me::audit_json))

@@ -1,7 +1,8 @@
 //! `/me`: a developer's own overview over the last 7, 30 or 90 days (`?days=`): spend,
 //! tokens with the cache-hit ratio, sessions, active time, each against the period before;
 //! spend per day (a chart, and the same numbers as a table); agents, models and tools.
-//! `/` sends a signed-in person here.
+//! `/` sends a signed-in person here. `/me/prs` explains what it will show once the GitHub
+//! app is connected.
 //!
 //! Invariants: every figure is the caller's own and comes from `analytics::query`
 //! (interactive runs only: CI and EVAL runs never count here); the page reads aggregates,
@@ -29,6 +30,18 @@ const TOP: usize = 8;
 #[derive(Deserialize)]
 pub struct OverviewParams {
     days: Option<String>,
+}
+
+#[derive(Template)]
+#[template(path = "web/me_prs.html")]
+struct PullRequestsPage {
+    signed_in: bool,
+}
+
+/// `/me/prs`: until the GitHub app lands (issue 17), a page that says what will be here
+/// and how sessions will be linked.
+pub async fn pull_requests(PageCaller(_caller): PageCaller) -> Response {
+    render(&PullRequestsPage { signed_in: true })
 }
 
 /// `/`: the overview (which sends a visitor who is not signed in to `/login`).
