@@ -499,6 +499,13 @@ fn every_role_sees_its_own_overview_and_nobody_elses() {
             .unwrap()
             .status();
         assert_eq!(status, 200, "{} opens /me/prs", reader.name);
+        let status = no_redirects
+            .get(format!("{}/me/settings", world.web()))
+            .header("Authorization", format!("Bearer {}", world.tokens[reader.name]))
+            .call()
+            .unwrap()
+            .status();
+        assert_eq!(status, 200, "{} opens /me/settings", reader.name);
         // Another person's session is not a page of mine, whatever my role: 404.
         let status = no_redirects
             .get(format!("{}/me/sessions/{}", world.web(), world.subject_session))

@@ -177,6 +177,17 @@ fn a_browser_walks_me_in_light_and_dark_with_no_console_error() {
         browser.wait_for(Duration::from_secs(20), heading, |b| b.text("h1").contains(heading));
     }
     assert_eq!(browser.console_errors(), Vec::<String>::new(), "no console error on search or pull requests");
+    // Settings: a form posted by the browser (the CSRF check sees our own origin).
+    browser.goto(&format!("{web}/me/settings"));
+    browser.wait_for(Duration::from_secs(20), "the settings", |b| b.text("h1").contains("My settings"));
+    assert_eq!(browser.script("return document.querySelector('input[name=share_transcripts]').checked;"), json!(false));
+    browser.click("input[name=share_transcripts]");
+    browser.click("form[action='/me/settings/visibility'] button[type=submit]");
+    browser.wait_for(Duration::from_secs(20), "the saved settings", |b| {
+        b.script("return document.querySelector('input[name=share_transcripts]').checked;") == json!(true)
+    });
+    browser.screenshot(&artefacts.join("me-settings.png"));
+    assert_eq!(browser.console_errors(), Vec::<String>::new(), "no console error on settings");
     browser.goto(&format!("{web}/me"));
     browser.click("a[href='/me?days=7']");
     browser.wait_for(Duration::from_secs(20), "the 7-day view", |b| b.text("h1").contains("7 days"));
@@ -186,4 +197,67 @@ fn a_browser_walks_me_in_light_and_dark_with_no_console_error() {
 /// Whether the list's row of the session links to its timeline.
 fn html_list_links_to(web: &str, access: &str, id: &str) -> bool {
     page(&format!("{web}/me/sessions"), Some(access)).1.contains(&format!("href=\"/me/sessions/{id}\""))
+}
+
+fn post_form(url: &str, token: &str, body: &str) -> (u16, Option<String>) {
+    let agent = ureq::Agent::config_builder().http_status_as_error(false).max_redirects(0).build().new_agent();
+    let response = agent
+        .post(url)
+        .header("Authorization", format!("Bearer {token}"))
+        .content_type("application/x-www-form-urlencoded")
+        .send(body)
+        .unwrap();
+    (response.status().as_u16(), response.headers().get("location").map(|l| l.to_str().unwrap().to_string()))
+}
+
+#[test]
+fn settings_change_my_flags_revoke_my_tokens_and_ask_for_deletion() {
+    let server = TestServer::spawn();
+    let (web, hook) = (server.web.clone(), server.token.clone());
+    let access = access_token(&server, "dev@example.com");
+    let (status, html, _) = page(&format!("{web}/me/settings"), Some(&access));
+    assert_eq!(status, 200, "{html}");
+    assert!(html.contains(r#"name="share_transcripts">"#), "transcripts are not shared by default: {html}");
+    assert!(html.contains(r#"name="team_drill_in" checked>"#), "{html}");
+    let token_id: String =
+        server.main_db().query_row("SELECT id FROM auth_tokens WHERE kind = 'hook'", [], |r| r.get(0)).unwrap();
+    assert!(html.contains(&format!("/me/settings/tokens/{token_id}/revoke")), "my hook token is listed");
+    assert!(html.contains("command line (password)") || html.contains("browser"), "my sign-ins are listed: {html}");
+
+    // The flags: what is ticked is on, what is not is off.
+    let (status, location) =
+        post_form(&format!("{web}/me/settings/visibility"), &access, "form=visibility&share_transcripts=on");
+    assert_eq!((status, location.as_deref()), (303, Some("/me/settings")));
+    let (_, flags) = get_auth(&format!("{web}/api/me/visibility"), &access);
+    assert_eq!(
+        (flags["share_transcripts"].as_bool(), flags["team_drill_in"].as_bool()),
+        (Some(true), Some(false)),
+        "{flags}"
+    );
+    let (status, _) = post_form(&format!("{web}/me/settings/visibility"), &access, "share_transcripts=on");
+    assert_eq!(status, 400, "a form that is not the settings form changes nothing");
+
+    // Someone else's token is a 404; my own is revoked, and the hook is refused after.
+    let other = user_with_token(&server.data_dir, "bo@example.com");
+    let other_id: String = server
+        .main_db()
+        .query_row(
+            "SELECT t.id FROM auth_tokens t JOIN users u ON u.id = t.user_id WHERE u.email = 'bo@example.com'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(post_form(&format!("{web}/me/settings/tokens/{other_id}/revoke"), &access, "").0, 404);
+    assert_eq!(
+        server.post_events(&other, &envelope(session_events("bo-1", now_ms(), 2))).0,
+        200,
+        "Bo's token still works"
+    );
+    assert_eq!(post_form(&format!("{web}/me/settings/tokens/{token_id}/revoke"), &access, "").0, 303);
+    assert_eq!(server.post_events(&hook, &envelope(session_events("s", now_ms(), 2))).0, 401, "my revoked hook token");
+
+    // Asking for deletion: the page then says where it stands.
+    assert_eq!(post_form(&format!("{web}/me/settings/deletion"), &access, "").0, 303);
+    let (_, html, _) = page(&format!("{web}/me/settings"), Some(&access));
+    assert!(html.contains("You asked for your data to be deleted on"), "{html}");
 }

@@ -21,7 +21,7 @@ use crate::ingest;
 use crate::state::AppState;
 use crate::web::{
     deletion, device, github, grants, jobs, login, me, my_session, my_sessions, oauth, overview, search, security,
-    sessions,
+    sessions, settings,
 };
 
 /// The token endpoints, on both the ingest and the web listener.
@@ -59,6 +59,11 @@ pub fn web(state: Arc<AppState>) -> Router {
         .route("/me/sessions/{id}", get(my_session::page))
         .route("/me/search", get(search::page))
         .route("/me/prs", get(overview::pull_requests))
+        .route("/me/settings", get(settings::page))
+        .route("/me/settings/visibility", post(settings::set_visibility))
+        .route("/me/settings/tokens/{id}/revoke", post(settings::revoke_token))
+        .route("/me/settings/sign-ins/{id}/revoke", post(settings::revoke_sign_in))
+        .route("/me/settings/deletion", post(settings::request_deletion))
         .route("/me/settings/audit", get(me::audit_page))
         .route("/me/grants", get(me::grants_page))
         .route("/api/me/audit", get(me::audit_json))

@@ -158,6 +158,50 @@ pub fn revoke(conn: &Connection, session_id: &str, reason: &str, now_ms: i64) ->
     Ok(())
 }
 
+/// A live sign-in as its owner sees it in their settings.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SignInLine {
+    pub id: String,
+    /// `web` or `cli`.
+    pub client: String,
+    /// `password`, `github` or `device`.
+    pub method: String,
+    pub created_at_ms: i64,
+    pub expires_at_ms: i64,
+}
+
+/// A user's live sign-ins, newest first.
+pub fn live_for_user(conn: &Connection, user_id: &str, now_ms: i64) -> Result<Vec<SignInLine>, DbError> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT id, client, method, created_at_ms, expires_at_ms FROM auth_sessions
+         WHERE user_id = ?1 AND revoked_at_ms IS NULL AND expires_at_ms > ?2 ORDER BY created_at_ms DESC, id",
+    )?;
+    let rows = stmt.query_map(params![user_id, now_ms], |row| {
+        Ok(SignInLine {
+            id: row.get(0)?,
+            client: row.get(1)?,
+            method: row.get(2)?,
+            created_at_ms: row.get(3)?,
+            expires_at_ms: row.get(4)?,
+        })
+    })?;
+    Ok(rows.collect::<Result<_, _>>()?)
+}
+
+/// Ends one of the user's own sign-ins (and its refresh tokens); whether it was theirs
+/// and live.
+pub fn revoke_own(conn: &Connection, user_id: &str, session_id: &str, now_ms: i64) -> Result<bool, DbError> {
+    let theirs: bool = conn.query_row(
+        "SELECT EXISTS (SELECT 1 FROM auth_sessions WHERE id = ?1 AND user_id = ?2 AND revoked_at_ms IS NULL)",
+        params![session_id, user_id],
+        |row| row.get(0),
+    )?;
+    if theirs {
+        revoke(conn, session_id, "revoked by its owner", now_ms)?;
+    }
+    Ok(theirs)
+}
+
 /// Ends every sign-in and token of a user (disabling an account).
 pub fn revoke_all_for_user(conn: &Connection, user_id: &str, reason: &str, now_ms: i64) -> Result<(), DbError> {
     conn.execute(
