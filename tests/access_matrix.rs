@@ -514,6 +514,13 @@ fn every_role_sees_its_own_overview_and_nobody_elses() {
             .unwrap()
             .status();
         assert_eq!(status, 404, "{} opens the subject's session under /me", reader.name);
+        let status = no_redirects
+            .get(format!("{}/me/sessions/{}/transcript", world.web(), world.subject_session))
+            .header("Authorization", format!("Bearer {}", world.tokens[reader.name]))
+            .call()
+            .unwrap()
+            .status();
+        assert_eq!(status, 404, "{} opens the subject's transcript under /me", reader.name);
         let own = &world.own_sessions[reader.name];
         let status = no_redirects
             .get(format!("{}/me/sessions/{own}", world.web()))

@@ -108,9 +108,10 @@ fn me_shows_my_interactive_usage_and_the_root_sends_me_there() {
     }
 
     // The search page, over my own transcripts, matches marked, linked to the session.
+    let secret = format!("here, with ghp_{}", "a1B2c3D4e5".repeat(4).chars().take(36).collect::<String>());
     let turns = [
         common::transcripts::Turn::User("where is the zanzibar migration?"),
-        common::transcripts::Turn::Assistant("here"),
+        common::transcripts::Turn::Assistant(&secret),
     ];
     let transcript = common::transcripts::Transcript {
         agent: "claude_code",
@@ -125,6 +126,17 @@ fn me_shows_my_interactive_usage_and_the_root_sends_me_there() {
     assert_eq!(status, 200, "{html}");
     assert!(html.contains("1 matching messages") && html.contains("<mark>zanzibar</mark>"), "{html}");
     assert!(html.contains(&format!("href=\"/me/sessions/{id}\"")), "{html}");
+    // The transcript, rendered: the secret redacted and marked; find lists the matches.
+    let (status, html, _) = page(&format!("{web}/me/sessions/{id}/transcript"), Some(&access));
+    assert_eq!(status, 200, "{html}");
+    assert!(html.contains("where is the zanzibar migration?"), "{html}");
+    assert!(html.contains(r#"<span class="redacted">[REDACTED:code_hosting_token]</span>"#), "{html}");
+    assert!(!html.contains("ghp_a1B2"), "the secret never reaches the page");
+    let (_, html, _) = page(&format!("{web}/me/sessions/{id}/transcript?find=ZANZIBAR"), Some(&access));
+    assert!(html.contains("1 messages contain") && html.contains("<mark>zanzibar</mark>"), "{html}");
+    let (_, html, _) = page(&format!("{web}/me/sessions/{id}"), Some(&access));
+    assert!(html.contains(&format!("href=\"/me/sessions/{id}/transcript\"")), "the session links its transcript");
+    assert_eq!(page(&format!("{web}/me/sessions/{id}/transcript?page=0"), Some(&access)).0, 400);
     let (status, html, _) = page(&format!("{web}/me/search"), Some(&access));
     assert!(status == 200 && !html.contains("matching messages"), "no query: the form alone");
     let (status, _, _) = page(&format!("{web}/me/search?q=x&sort=oldest"), Some(&access));
@@ -142,7 +154,20 @@ fn me_shows_my_interactive_usage_and_the_root_sends_me_there() {
 
 #[test]
 fn a_browser_walks_me_in_light_and_dark_with_no_console_error() {
-    let (_dir, server, _) = world();
+    let (_dir, server, hook) = world();
+    let turns = [common::transcripts::Turn::User("walk <me> through it"), common::transcripts::Turn::Assistant("sure")];
+    let transcript = common::transcripts::Transcript {
+        agent: "claude_code",
+        session: "mine",
+        model: "claude-sonnet-4-5-20250929",
+        start_ms: server.clock.now_ms(),
+        turns: &turns,
+    };
+    assert_eq!(common::transcripts::upload(&server.server, &hook, "claude_code", "mine", &transcript.text()).0, 200);
+    let id: String = rusqlite::Connection::open(server.server.data_dir.join("main.db"))
+        .unwrap()
+        .query_row("SELECT id FROM sessions WHERE agent_session_id = 'mine'", [], |r| r.get(0))
+        .unwrap();
     let web = server.server.web.clone();
     let browser = Browser::start();
     // The check can fail: a page that logs an error is seen.
@@ -172,6 +197,10 @@ fn a_browser_walks_me_in_light_and_dark_with_no_console_error() {
     browser.wait_for(Duration::from_secs(20), "a session's timeline", |b| b.text("h1").contains("session"));
     browser.screenshot(&artefacts.join("me-session.png"));
     assert_eq!(browser.console_errors(), Vec::<String>::new(), "no console error on the list or a session");
+    browser.goto(&format!("{web}/me/sessions/{id}/transcript"));
+    browser.wait_for(Duration::from_secs(20), "the transcript", |b| b.text("h1").contains("Transcript"));
+    assert!(browser.text(".message.user .text").contains("walk <me> through it"), "escaped, shown as written");
+    browser.screenshot(&artefacts.join("me-transcript.png"));
     for (path, heading) in [("/me/search?q=bash", "Search my transcripts"), ("/me/prs", "My pull requests")] {
         browser.goto(&format!("{web}{path}"));
         browser.wait_for(Duration::from_secs(20), heading, |b| b.text("h1").contains(heading));

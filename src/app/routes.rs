@@ -21,7 +21,7 @@ use crate::ingest;
 use crate::state::AppState;
 use crate::web::{
     deletion, device, github, grants, jobs, login, me, my_session, my_sessions, oauth, overview, search, security,
-    sessions, settings,
+    sessions, settings, transcript_page,
 };
 
 /// The token endpoints, on both the ingest and the web listener.
@@ -57,6 +57,7 @@ pub fn web(state: Arc<AppState>) -> Router {
         .route("/me", get(overview::page))
         .route("/me/sessions", get(my_sessions::page))
         .route("/me/sessions/{id}", get(my_session::page))
+        .route("/me/sessions/{id}/transcript", get(transcript_page::page))
         .route("/me/search", get(search::page))
         .route("/me/prs", get(overview::pull_requests))
         .route("/me/settings", get(settings::page))

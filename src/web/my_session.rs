@@ -54,6 +54,7 @@ struct SessionPage {
     duration: String,
     steps: Vec<Step>,
     next: Option<String>,
+    transcript_stored: bool,
 }
 
 pub async fn page(
@@ -81,11 +82,12 @@ pub async fn page(
             cursor,
             PAGE_EVENTS,
         )?;
-        Ok::<_, DbError>(Some((view, page)))
+        let transcript_stored = crate::transcripts::store::stored_upload(&conn, &view.id)?.is_some();
+        Ok::<_, DbError>(Some((view, page, transcript_stored)))
     })
     .await
     .map_err(AppError::from)?;
-    let Some((session, page)) = read else { return Err(PageError(AppError::NotFound)) };
+    let Some((session, page, transcript_stored)) = read else { return Err(PageError(AppError::NotFound)) };
     let events: Vec<Event> = page.events.into_iter().map(|stored| stored.event).collect();
     let steps = timeline(session.first_event_ms, &events);
     Ok(render(&SessionPage {
@@ -97,6 +99,7 @@ pub async fn page(
             .map(|cursor| format!("/me/sessions/{}?after={}", session.id, crate::model::percent_encode(&cursor))),
         session,
         steps,
+        transcript_stored,
     }))
 }
 

@@ -1,0 +1,214 @@
+//! `/me/sessions/{id}/transcript`: one of my own sessions' transcript, as stored (redacted),
+//! rendered: messages by role, tool calls and their results folded with their input and
+//! output, reasoning folded, redaction markers visible, 200 messages a page (`?page=`);
+//! `?find=` lists the messages that contain the words, each linked to its page.
+//!
+//! Invariants: only the owner's own transcript is shown here (anyone else's is a 404);
+//! every piece of transcript text is escaped before the page marks anything in it.
+
+use std::sync::Arc;
+
+use askama::Template;
+use axum::extract::{Path, Query, State};
+use axum::response::Response;
+use serde::Deserialize;
+
+use super::login::render;
+use crate::db::{self, DbError};
+use crate::http::errors::{AppError, PageError};
+use crate::model::{escape_markup, rfc3339_ms};
+use crate::sessions::read::{self, Reading};
+use crate::state::AppState;
+use crate::state::caller::PageCaller;
+use crate::transcripts::model::{Message, Role};
+use crate::transcripts::store;
+
+const PAGE_MESSAGES: usize = 200;
+/// Most matches `find` lists.
+const MAX_FOUND: usize = 500;
+
+#[derive(Deserialize, Default)]
+pub struct TranscriptParams {
+    #[serde(default)]
+    page: String,
+    #[serde(default)]
+    find: String,
+}
+
+/// A message ready for the page: its text already escaped and marked.
+pub struct Shown {
+    pub position: usize,
+    pub page: usize,
+    pub role: &'static str,
+    pub when: String,
+    /// Tool results, reasoning and system notices are folded.
+    pub folded: bool,
+    pub summary: String,
+    pub html: String,
+    pub calls: Vec<(String, String)>,
+    pub error: bool,
+}
+
+#[derive(Template)]
+#[template(path = "web/me_transcript.html")]
+struct TranscriptPage {
+    signed_in: bool,
+    session_id: String,
+    total: usize,
+    page: usize,
+    pages: usize,
+    find: String,
+    messages: Vec<Shown>,
+    found: Option<usize>,
+}
+
+/// Escapes `text`, then marks the redaction labels and (case-insensitively) `find`.
+pub fn marked(text: &str, find: &str) -> String {
+    let mut html = escape_markup(text);
+    // Labels are `[REDACTED:<rule>]`; brackets and rule names survive escaping.
+    let mut out = String::with_capacity(html.len());
+    let mut rest = html.as_str();
+    while let Some(at) = rest.find("[REDACTED:") {
+        let end = rest[at..].find(']').map_or(rest.len(), |e| at + e + 1);
+        out.push_str(&rest[..at]);
+        out.push_str("<span class=\"redacted\">");
+        out.push_str(&rest[at..end]);
+        out.push_str("</span>");
+        rest = &rest[end..];
+    }
+    out.push_str(rest);
+    html = out;
+    let needle = escape_markup(find.trim()).to_lowercase();
+    if needle.is_empty() {
+        return html;
+    }
+    let lower = html.to_lowercase();
+    if lower.len() != html.len() {
+        return html; // Case folding changed lengths: offsets would not line up; leave unmarked.
+    }
+    let mut out = String::with_capacity(html.len() + 16);
+    let mut from = 0;
+    while let Some(at) = lower[from..].find(&needle) {
+        let at = from + at;
+        // Never mark inside a tag the page added.
+        let open_tag = html[..at].rfind('<').is_some_and(|lt| html[..at].rfind('>').is_none_or(|gt| gt < lt));
+        out.push_str(&html[from..at]);
+        if open_tag {
+            out.push_str(&html[at..at + needle.len()]);
+        } else {
+            out.push_str("<mark>");
+            out.push_str(&html[at..at + needle.len()]);
+            out.push_str("</mark>");
+        }
+        from = at + needle.len();
+    }
+    out.push_str(&html[from..]);
+    out
+}
+
+fn shown(position: usize, message: &Message, find: &str) -> Shown {
+    let role = message.role.as_str();
+    let folded = matches!(message.role, Role::Tool | Role::Reasoning | Role::System);
+    let summary = match message.role {
+        Role::Tool => format!(
+            "{} result{}",
+            message.tool_name.as_deref().unwrap_or("tool"),
+            if message.is_error { " (failed)" } else { "" }
+        ),
+        Role::Reasoning => "reasoning".into(),
+        Role::System => "from the agent".into(),
+        _ => role.into(),
+    };
+    Shown {
+        position,
+        page: position / PAGE_MESSAGES + 1,
+        role,
+        when: message.ts_ms.map(rfc3339_ms).unwrap_or_default(),
+        folded,
+        summary,
+        html: marked(&message.text, find),
+        calls: message.tool_calls.iter().map(|call| (escape_markup(&call.name), marked(&call.input, find))).collect(),
+        error: message.is_error,
+    }
+}
+
+pub async fn page(
+    State(state): State<Arc<AppState>>,
+    PageCaller(caller): PageCaller,
+    Path(session_id): Path<String>,
+    Query(params): Query<TranscriptParams>,
+) -> Result<Response, PageError> {
+    let page: usize = match params.page.as_str() {
+        "" => 1,
+        text => text.parse().ok().filter(|page| *page >= 1).ok_or_else(|| {
+            PageError(AppError::bad_request("page", format!("page must be a number from 1, not {text:?}")))
+        })?,
+    };
+    let (pool, data_dir, user_id, id) =
+        (state.readers.clone(), state.config.data_dir.clone(), caller.user.id.clone(), session_id.clone());
+    let messages = db::blocking(move || {
+        let conn = pool.get()?;
+        let Some(proof) = read::own(&conn, &user_id, &id, Reading::Transcript)? else { return Ok(None) };
+        store::read_for(&conn, &data_dir, &proof)
+    })
+    .await
+    .map_err(|err: DbError| AppError::from(err))?
+    .ok_or(PageError(AppError::NotFound))?;
+    let find = params.find.trim().to_string();
+    let total = messages.len();
+    let pages = total.div_ceil(PAGE_MESSAGES).max(1);
+    let (shown_messages, found) = if find.is_empty() {
+        let start = (page - 1) * PAGE_MESSAGES;
+        let on_page = messages.iter().enumerate().skip(start).take(PAGE_MESSAGES);
+        (on_page.map(|(i, m)| shown(i, m, "")).collect(), None)
+    } else {
+        let needle = find.to_lowercase();
+        let matching: Vec<Shown> = messages
+            .iter()
+            .enumerate()
+            .filter(|(_, m)| {
+                m.text.to_lowercase().contains(&needle)
+                    || m.tool_calls.iter().any(|call| call.input.to_lowercase().contains(&needle))
+            })
+            .take(MAX_FOUND)
+            .map(|(i, m)| shown(i, m, &find))
+            .collect();
+        let count = matching.len();
+        (matching, Some(count))
+    };
+    Ok(render(&TranscriptPage {
+        signed_in: true,
+        session_id,
+        total,
+        page,
+        pages,
+        find,
+        messages: shown_messages,
+        found,
+    }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn text_is_escaped_then_redactions_and_matches_are_marked() {
+        assert_eq!(
+            marked("key <b>[REDACTED:openai_key]</b> & Key", "key"),
+            "<mark>key</mark> &lt;b&gt;<span class=\"redacted\">[REDACTED:openai_<mark>key</mark>]</span>&lt;/b&gt; &amp; <mark>Key</mark>",
+            "a label's text is text: it is marked too, never its tag"
+        );
+        assert_eq!(marked("a & b", "&"), "a <mark>&amp;</mark> b", "the term is escaped as the text is");
+        assert_eq!(
+            marked("x [REDACTED:aws_key] y", "redacted"),
+            "x <span class=\"redacted\">[<mark>REDACTED</mark>:aws_key]</span> y"
+        );
+        assert_eq!(marked("span", "span"), "<mark>span</mark>");
+        assert_eq!(
+            marked("[REDACTED:x] span", "span"),
+            "<span class=\"redacted\">[REDACTED:x]</span> <mark>span</mark>",
+            "never inside a tag"
+        );
+    }
+}
