@@ -100,6 +100,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "http",
             "jobs",
             "model",
+            "pricing",
             "sessions",
             "state",
             "transcripts",

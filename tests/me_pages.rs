@@ -107,6 +107,29 @@ fn me_shows_my_interactive_usage_and_the_root_sends_me_there() {
         assert!(html.contains(&format!("{field} must be")), "{query}: {html}");
     }
 
+    // Insights: the money by model with what caching saved (20,000 cache reads at $3 fresh
+    // against $0.30 cached: $0.054), and no comparison with fewer than five developers.
+    let (status, html, _) = page(&format!("{web}/me/insights"), Some(&access));
+    assert_eq!(status, 200, "{html}");
+    assert!(html.contains("Caching saved you about <strong>$0.05</strong>"), "{html}");
+    assert!(html.contains("<td>claude-sonnet-4-5-20250929</td><td>$0.09</td><td>100%</td>"), "{html}");
+    assert!(html.contains("Fewer than five developers"), "{html}");
+    // Four more developers with sessions: now a band, naming nobody.
+    for i in 0..4 {
+        let email = format!("peer{i}@example.com");
+        let token = user_with_token(&server.server.data_dir, &email);
+        let events = session_events(&format!("peer-{i}"), server.clock.now_ms() - 1_000, 5 + i);
+        assert_eq!(server.server.post_events(&token, &envelope(events)).0, 200);
+    }
+    server.clock.advance_ms(15_000);
+    let conn = rusqlite::Connection::open(server.server.data_dir.join("main.db")).unwrap();
+    wait_until(Duration::from_secs(10), "the refresh", || {
+        conn.query_row("SELECT count(*) FROM aggregate_dirty_buckets", [], |r| r.get::<_, i64>(0)).unwrap() == 0
+    });
+    let (_, html, _) = page(&format!("{web}/me/insights"), Some(&access));
+    assert!(html.contains("of 5 developers"), "{html}");
+    assert!(!html.contains("peer0@example.com") && !html.contains("peer-0"), "nobody is named");
+
     // The search page, over my own transcripts, matches marked, linked to the session.
     let secret = format!("here, with ghp_{}", "a1B2c3D4e5".repeat(4).chars().take(36).collect::<String>());
     let turns = [
@@ -201,7 +224,11 @@ fn a_browser_walks_me_in_light_and_dark_with_no_console_error() {
     browser.wait_for(Duration::from_secs(20), "the transcript", |b| b.text("h1").contains("Transcript"));
     assert!(browser.text(".message.user .text").contains("walk <me> through it"), "escaped, shown as written");
     browser.screenshot(&artefacts.join("me-transcript.png"));
-    for (path, heading) in [("/me/search?q=bash", "Search my transcripts"), ("/me/prs", "My pull requests")] {
+    for (path, heading) in [
+        ("/me/insights", "My insights"),
+        ("/me/search?q=bash", "Search my transcripts"),
+        ("/me/prs", "My pull requests"),
+    ] {
         browser.goto(&format!("{web}{path}"));
         browser.wait_for(Duration::from_secs(20), heading, |b| b.text("h1").contains(heading));
     }

@@ -77,6 +77,8 @@ pub enum By {
     Model,
     /// UTC day (the key is the day's start in milliseconds, as text).
     Day,
+    /// Agent and model, as `agent<TAB>model` (a model's price depends on its agent's table).
+    AgentModel,
 }
 
 impl By {
@@ -85,6 +87,7 @@ impl By {
             By::Agent => "agent_type",
             By::Model => "model",
             By::Day => "CAST((bucket_start_ms / 86400000) * 86400000 AS TEXT)",
+            By::AgentModel => "agent_type || char(9) || model",
         }
     }
 }
@@ -235,6 +238,54 @@ pub fn activity(conn: &Connection, subject: &Subject, period: Period) -> Result<
             responses: row.get(4)?,
         })
     })?)
+}
+
+/// What [`per_person`] measures.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Measure {
+    Spend,
+    Sessions,
+    ActiveTime,
+}
+
+/// Everyone's figure over the period (people with any interactive activity), for a
+/// comparison that names nobody: the caller keeps only where one person stands.
+pub fn per_person(conn: &Connection, period: Period, measure: Measure) -> Result<Vec<(String, i64)>, DbError> {
+    let sql = match measure {
+        Measure::Spend => {
+            "SELECT user_id, sum(cost_nusd) FROM agg_usage_hourly WHERE bucket_start_ms >= ?1 AND bucket_start_ms < ?2 GROUP BY user_id"
+        }
+        Measure::Sessions => {
+            "SELECT user_id, sum(sessions_started) FROM agg_usage_hourly WHERE bucket_start_ms >= ?1 AND bucket_start_ms < ?2 GROUP BY user_id"
+        }
+        Measure::ActiveTime => {
+            "SELECT user_id, sum(active_ms) FROM (SELECT DISTINCT day_start_ms, user_id, active_ms FROM agg_sessions_daily
+                 WHERE day_start_ms >= ?1 AND day_start_ms < ?2) GROUP BY user_id"
+        }
+    };
+    let mut stmt = conn.prepare_cached(sql)?;
+    let rows = stmt.query_map([period.from_ms, period.to_ms], |row| Ok((row.get(0)?, row.get(1)?)))?;
+    Ok(rows.collect::<Result<_, _>>()?)
+}
+
+/// The fewest people a comparison may cover: below it, a band could point at someone.
+pub const MIN_PEOPLE_COMPARED: usize = 5;
+
+/// Where `value` stands among `values` (which include it), as a band in words, or `None`
+/// when fewer than [`MIN_PEOPLE_COMPARED`] people are compared.
+pub fn band(values: &[i64], value: i64) -> Option<&'static str> {
+    if values.len() < MIN_PEOPLE_COMPARED {
+        return None;
+    }
+    let below = values.iter().filter(|v| **v < value).count() as f64;
+    let share = below / (values.len() - 1).max(1) as f64;
+    Some(match share {
+        s if s >= 0.9 => "in the top tenth",
+        s if s >= 0.75 => "in the top quarter",
+        s if s > 0.25 => "in the middle half",
+        s if s > 0.1 => "in the bottom quarter",
+        _ => "in the bottom tenth",
+    })
 }
 
 #[cfg(test)]

@@ -1,7 +1,7 @@
 //! The web listener's handlers (mounted in `app::routes`): sign-in (`/login`, `/logout`,
 //! `/device`, GitHub sign-in), the OAuth endpoints (`/oauth/*`, also on the ingest
 //! listener),
-//! the developer's pages (`/` and `/me`: the overview; `/me/sessions`: the list; `/me/sessions/{id}`: one session's timeline, and its transcript; `/me/search`, `/me/prs`, `/me/settings` with its forms; `/me/grants`, `/me/settings/audit`), and the JSON API
+//! the developer's pages (`/` and `/me`: the overview; `/me/sessions`: the list; `/me/sessions/{id}`: one session's timeline, and its transcript; `/me/insights`, `/me/search`, `/me/prs`, `/me/settings` with its forms; `/me/grants`, `/me/settings/audit`), and the JSON API
 //! (`/api/search`, `/api/sessions/{id}…`, `/api/grants…`, `/api/me/…` including the
 //! deletion request).
 //!
@@ -14,6 +14,7 @@ pub mod deletion;
 pub mod device;
 pub mod github;
 pub mod grants;
+pub mod insights;
 pub mod jobs;
 pub mod login;
 pub mod me;

@@ -98,3 +98,26 @@ fn tools_and_activity_count_each_person_once() {
     assert_eq!(activity(&conn, &Subject::Organisation, period).unwrap(), shop);
     assert_eq!(activity(&conn, &Subject::Person("ada".into()), period).unwrap().session_days, 3);
 }
+
+#[test]
+fn bands_need_five_people_and_name_only_where_one_stands() {
+    assert_eq!(band(&[1, 2, 3, 4], 4), None, "four people: no comparison");
+    let five = [10, 20, 30, 40, 50];
+    assert_eq!(band(&five, 50), Some("in the top tenth"));
+    assert_eq!(band(&five, 40), Some("in the top quarter"));
+    assert_eq!(band(&five, 30), Some("in the middle half"));
+    assert_eq!(band(&five, 20), Some("in the bottom quarter"));
+    assert_eq!(band(&five, 10), Some("in the bottom tenth"));
+    assert_eq!(band(&[7; 6], 7), Some("in the bottom tenth"), "ties: nobody is below");
+
+    let conn = main_db();
+    let day = 20_000 * DAY_MS;
+    usage(&conn, (day, "ada", "claude_code", "opus"), (500, 0, 0));
+    usage(&conn, (day + HOUR, "ada", "codex", "gpt-5"), (200, 0, 0));
+    usage(&conn, (day, "bo", "claude_code", "opus"), (50, 0, 0));
+    let mut spend = per_person(&conn, Period::last_days(day, 1), Measure::Spend).unwrap();
+    spend.sort();
+    assert_eq!(spend, [("ada".to_string(), 700), ("bo".to_string(), 50)]);
+    let by = breakdown(&conn, &Subject::Person("ada".into()), Period::last_days(day, 1), By::AgentModel).unwrap();
+    assert_eq!(by[0].0, "claude_code\topus");
+}

@@ -1,0 +1,193 @@
+//! `/me/insights`: what my last 30 days say, against the 30 before — where the money went
+//! (by agent and model, with each model's cache-hit ratio), what caching saved in dollars,
+//! my tool error and denial hotspots, permission prompts and response time — and where I
+//! stand among my organisation's developers, as a band, only when at least five people are
+//! compared and never naming anyone. Every insight links to the sessions behind it.
+//!
+//! Invariants: figures come from `analytics::query` only (interactive runs); the
+//! comparison keeps nothing of other people but where the caller stands.
+
+use std::sync::Arc;
+
+use askama::Template;
+use axum::extract::State;
+use axum::response::Response;
+
+use super::login::render;
+use crate::analytics::query::{self, Activity, By, Figures, Measure, Period, Subject, ToolFigures};
+use crate::db::{self, DbError};
+use crate::http::errors::{AppError, PageError};
+use crate::model::{AgentType, Usage, nusd_to_usd};
+use crate::pricing::PriceBook;
+use crate::state::AppState;
+use crate::state::caller::PageCaller;
+
+const DAYS: i64 = 30;
+
+pub struct CostLine {
+    pub agent: String,
+    pub model: String,
+    pub cost: String,
+    pub share: String,
+    pub cache_hits: String,
+    pub saved: String,
+    pub link: String,
+}
+
+pub struct Hotspot {
+    pub tool: String,
+    pub calls: i64,
+    pub errors: i64,
+    pub denials: i64,
+    pub rate: String,
+}
+
+pub struct Standing {
+    pub figure: &'static str,
+    pub band: String,
+}
+
+#[derive(Template)]
+#[template(path = "web/me_insights.html")]
+struct InsightsPage {
+    signed_in: bool,
+    costs: Vec<CostLine>,
+    total: String,
+    total_before: String,
+    saved: String,
+    hotspots: Vec<Hotspot>,
+    prompts: i64,
+    prompts_before: i64,
+    response: String,
+    standings: Vec<Standing>,
+    compared: bool,
+}
+
+struct Read {
+    by_model: Vec<(String, Figures)>,
+    now: Figures,
+    before: Figures,
+    tools: Vec<ToolFigures>,
+    activity: Activity,
+    activity_before: Activity,
+    everyone: Vec<(Measure, Vec<(String, i64)>)>,
+}
+
+/// What the cache reads of `usage` would have cost as fresh input, less what they cost:
+/// per-token prices read off the agent's table at a volume below any long-context tier.
+fn cache_savings_nusd(book: &PriceBook, agent: &str, model: &str, usage: &Usage) -> i64 {
+    let Some(agent) = AgentType::parse(agent) else { return 0 };
+    const PROBE: i64 = 10_000;
+    let fresh = book.price(agent, Some(model), &Usage { input_tokens: PROBE, ..Usage::default() }).cost_nusd;
+    let cached = book.price(agent, Some(model), &Usage { cache_read_tokens: PROBE, ..Usage::default() }).cost_nusd;
+    ((fresh - cached).max(0) as i128 * i128::from(usage.cache_read_tokens) / i128::from(PROBE)) as i64
+}
+
+fn usd(nusd: i64) -> String {
+    format!("${:.2}", nusd_to_usd(nusd))
+}
+
+pub async fn page(State(state): State<Arc<AppState>>, PageCaller(caller): PageCaller) -> Result<Response, PageError> {
+    let period = Period::last_days(state.clock.now_ms(), DAYS);
+    let subject = Subject::Person(caller.user.id.clone());
+    let pool = state.readers.clone();
+    let read = db::blocking(move || {
+        let conn = pool.get()?;
+        let everyone = [Measure::Spend, Measure::Sessions, Measure::ActiveTime]
+            .into_iter()
+            .map(|measure| Ok((measure, query::per_person(&conn, period, measure)?)))
+            .collect::<Result<Vec<_>, DbError>>()?;
+        Ok::<_, DbError>(Read {
+            by_model: query::breakdown(&conn, &subject, period, By::AgentModel)?,
+            now: query::totals(&conn, &subject, period)?,
+            before: query::totals(&conn, &subject, period.previous())?,
+            tools: query::top_tools(&conn, &subject, period, 200)?,
+            activity: query::activity(&conn, &subject, period)?,
+            activity_before: query::activity(&conn, &subject, period.previous())?,
+            everyone,
+        })
+    })
+    .await
+    .map_err(AppError::from)?;
+    let mut saved_total = 0;
+    let costs = read
+        .by_model
+        .iter()
+        .take(10)
+        .map(|(key, figures)| {
+            let (agent, model) = key.split_once('\t').unwrap_or((key.as_str(), ""));
+            let saved = cache_savings_nusd(&state.prices, agent, model, &figures.usage);
+            saved_total += saved;
+            CostLine {
+                agent: agent.to_string(),
+                model: if model.is_empty() { "(no model)".into() } else { model.to_string() },
+                cost: usd(figures.cost_nusd),
+                share: if read.now.cost_nusd > 0 {
+                    format!("{:.0}%", figures.cost_nusd as f64 * 100.0 / read.now.cost_nusd as f64)
+                } else {
+                    "—".into()
+                },
+                cache_hits: figures.cache_hit_ratio().map_or("—".into(), |r| format!("{:.0}%", r * 100.0)),
+                saved: usd(saved),
+                link: format!(
+                    "/me/sessions?agent={}&model={}&sort=cost",
+                    crate::model::percent_encode(agent),
+                    crate::model::percent_encode(model)
+                ),
+            }
+        })
+        .collect();
+    let mut hotspots: Vec<Hotspot> = read
+        .tools
+        .iter()
+        .filter(|tool| tool.errors + tool.denials > 0)
+        .map(|tool| Hotspot {
+            tool: if tool.tool_server.is_empty() {
+                tool.tool.clone()
+            } else {
+                format!("{} ({})", tool.tool, tool.tool_server)
+            },
+            calls: tool.calls,
+            errors: tool.errors,
+            denials: tool.denials,
+            rate: format!("{:.0}%", (tool.errors + tool.denials) as f64 * 100.0 / tool.calls.max(1) as f64),
+        })
+        .collect();
+    hotspots.sort_by(|a, b| (b.errors + b.denials).cmp(&(a.errors + a.denials)).then(a.tool.cmp(&b.tool)));
+    hotspots.truncate(10);
+    let me = &caller.user.id;
+    let standings: Vec<Standing> = read
+        .everyone
+        .iter()
+        .filter_map(|(measure, values)| {
+            let mine = values.iter().find(|(user, _)| user == me).map_or(0, |(_, v)| *v);
+            let mut all: Vec<i64> = values.iter().map(|(_, v)| *v).collect();
+            if !values.iter().any(|(user, _)| user == me) {
+                all.push(mine);
+            }
+            let figure = match measure {
+                Measure::Spend => "Spend",
+                Measure::Sessions => "Sessions",
+                Measure::ActiveTime => "Active time",
+            };
+            query::band(&all, mine).map(|band| Standing { figure, band: format!("{band} of {} developers", all.len()) })
+        })
+        .collect();
+    let response = match read.activity.responses {
+        0 => "—".to_string(),
+        n => format!("{:.1} s", read.activity.response_ms as f64 / n as f64 / 1000.0),
+    };
+    Ok(render(&InsightsPage {
+        signed_in: true,
+        costs,
+        total: usd(read.now.cost_nusd),
+        total_before: usd(read.before.cost_nusd),
+        saved: usd(saved_total),
+        hotspots,
+        prompts: read.activity.permission_prompts,
+        prompts_before: read.activity_before.permission_prompts,
+        response,
+        compared: !standings.is_empty(),
+        standings,
+    }))
+}
