@@ -17,6 +17,7 @@ pub mod clock;
 pub mod config;
 pub mod db;
 pub mod deletion;
+pub mod demo;
 pub mod evals;
 pub mod events;
 pub mod hook;

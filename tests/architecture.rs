@@ -154,6 +154,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "transcripts",
         ],
     ),
+    ("demo", &["access", "app", "auth", "clock", "config", "db", "model"]),
     (
         "cli",
         &[
@@ -165,6 +166,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "clock",
             "config",
             "db",
+            "demo",
             "deletion",
             "evals",
             "events",
@@ -262,8 +264,8 @@ fn broken_rule(from: &str, to: &str) -> &'static str {
         "shared types must not depend on storage or features"
     } else if from == "hook" && is(SERVER, to) {
         "the hook CLI must not depend on the server"
-    } else if to == "app" && from != "cli" && from != "bench" {
-        "features must not depend on app/ (only the command line and benchmarks start it)"
+    } else if to == "app" && !["cli", "bench", "demo"].contains(&from) {
+        "features must not depend on app/ (only the command line, benchmarks and the demo start it)"
     } else if from == "evals" && !is(SHARED, to) && to != "http" {
         "the eval service must not depend on the platform"
     } else {

@@ -2,6 +2,7 @@
 //! help text) and dispatch to one function per command.
 
 pub mod deletions;
+pub mod demo;
 pub mod evals;
 pub mod hook;
 pub mod jobs;
@@ -74,6 +75,9 @@ pub enum Command {
     /// The price tables in force: `prices list`, `prices show <agent>`, `prices check`.
     #[command(subcommand)]
     Prices(prices::PricesCommand),
+    /// Fill an empty data directory with a demo organisation (people, teams, a year of
+    /// sessions of seven agents, transcripts, a grant, a deletion) through the real ingest path.
+    Demo(demo::DemoArgs),
     /// Load generators and measurements.
     #[command(subcommand)]
     Bench(crate::bench::BenchCommand),
@@ -220,6 +224,7 @@ pub fn run(cli: Cli) -> anyhow::Result<i32> {
         Command::Jobs(command) => jobs::jobs(command),
         Command::Prices(command) => prices::prices(command),
         Command::Bench(command) => crate::bench::run(command),
+        Command::Demo(args) => demo::demo(&args),
         Command::Results(args) => evals::results(&args),
         Command::Report(args) => evals::report(&args),
         Command::Dashboard(args) => evals::dashboard(&args),

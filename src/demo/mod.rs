@@ -1,0 +1,374 @@
+//! `sightline demo`: fills a data directory with a demo organisation through the real
+//! product: people and teams are added as `sightline user add` and `team add` add them;
+//! then a server is started on loopback and every event goes through `POST /v1/events`
+//! (validated, redacted, priced, stored, folded), some transcripts through the upload
+//! route, a grant through the grants API and a deletion request through the person's
+//! own API, all as the hook and the web would send them. It waits until the aggregates
+//! have caught up, stops the server and prints how to sign in as one person of each role.
+//!
+//! Invariants: the data directory must have no people yet (a demo never mixes with real
+//! data); the same `--seed` gives the same organisation; every demo person has the one
+//! password printed at the end (or read with `--password-stdin`).
+
+mod activity;
+mod people;
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use anyhow::Context;
+use serde_json::{Value, json};
+
+use crate::config::Config;
+use people::Person;
+
+/// What to make.
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// Developers, besides an administrator, an investigator and a viewer of aggregates.
+    pub developers: usize,
+    /// Days of history, ending today.
+    pub days: i64,
+    /// Every demo person's password.
+    pub password: String,
+    /// Whether the person chose the password (then it is not printed).
+    pub password_chosen: bool,
+    /// The same seed, the same organisation.
+    pub seed: u64,
+}
+
+const DAY_MS: i64 = 86_400_000;
+/// Events per `POST /v1/events` (the hook sends up to the server's limit of 1,000).
+const BATCH: usize = 500;
+/// Sessions with a transcript: one in this many Claude Code and Codex sessions.
+const TRANSCRIPT_EVERY: u32 = 12;
+const SENDERS: usize = 4;
+
+/// Fills `config.data_dir` (which must have no people) and prints how to sign in.
+pub fn run(config: &Config, options: &Options) -> anyhow::Result<()> {
+    let hash = crate::auth::passwords::hash(&options.password).context("the demo password")?;
+    crate::app::serve::prepare_main_db(config)?;
+    let now_ms = crate::clock::system_now_ms();
+    let mut conn =
+        crate::db::open(&config.main_db_path(), crate::db::Durability::PowerSafe, crate::db::Checkpointing::Automatic)?;
+    fastrand::seed(options.seed);
+    let people = people::add_people(&mut conn, options.developers, &hash, now_ms)?;
+    drop(conn);
+    eprintln!(
+        "{} people in {} teams; starting a server to send their history through",
+        people.len(),
+        people::TEAMS.len()
+    );
+
+    let server = Server::start(config)?;
+    let started = Instant::now();
+    let sent = send_history(&server, &people, options.days, now_ms)?;
+    eprintln!(
+        "sent {} events in {} sessions ({} with a transcript) in {:.0} s",
+        sent.events,
+        sent.sessions,
+        sent.transcripts,
+        started.elapsed().as_secs_f64()
+    );
+    let ran = governance(&server, &people, &options.password)?;
+    server.wait_for_aggregates(Duration::from_secs(600))?;
+    server.stop();
+    print_sign_in(&people, options, config, ran)
+}
+
+/// A server on loopback in this process, stopped when dropped.
+struct Server {
+    ingest: String,
+    web: String,
+    stop: Option<tokio::sync::oneshot::Sender<()>>,
+    thread: Option<std::thread::JoinHandle<anyhow::Result<()>>>,
+    data_dir: PathBuf,
+}
+
+impl Server {
+    fn start(config: &Config) -> anyhow::Result<Server> {
+        let mut config = config.clone();
+        for addr in [&mut config.listen.ingest, &mut config.listen.web, &mut config.listen.github] {
+            *addr = "127.0.0.1:0".parse().expect("a literal address");
+        }
+        config.log.level = "warn".into();
+        let addresses = crate::app::serve::addresses_path(&config.data_dir);
+        let _ = std::fs::remove_file(&addresses);
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        let data_dir = config.data_dir.clone();
+        let thread = std::thread::spawn(move || {
+            let runtime = tokio::runtime::Runtime::new()?;
+            runtime.block_on(crate::app::serve::serve_with_clock(config, crate::clock::Clock::system(), async {
+                let _ = stopped.await;
+            }))
+        });
+        let deadline = Instant::now() + Duration::from_secs(60);
+        let bound: Value = loop {
+            if let Some(value) =
+                std::fs::read_to_string(&addresses).ok().and_then(|text| serde_json::from_str(&text).ok())
+            {
+                break value;
+            }
+            anyhow::ensure!(Instant::now() < deadline && !thread.is_finished(), "the demo server did not start");
+            std::thread::sleep(Duration::from_millis(50));
+        };
+        let address = |listener: &str| format!("http://{}", bound[listener].as_str().unwrap_or_default());
+        Ok(Server { ingest: address("ingest"), web: address("web"), stop: Some(stop), thread: Some(thread), data_dir })
+    }
+
+    fn agent() -> ureq::Agent {
+        ureq::Agent::config_builder()
+            .http_status_as_error(false)
+            .timeout_global(Some(Duration::from_secs(120)))
+            .build()
+            .new_agent()
+    }
+
+    /// Waits until no aggregate hour is dirty (the scheduler refreshes every 15 s).
+    fn wait_for_aggregates(&self, limit: Duration) -> anyhow::Result<()> {
+        let conn = rusqlite::Connection::open(self.data_dir.join("main.db"))?;
+        let deadline = Instant::now() + limit;
+        loop {
+            let dirty: i64 = conn.query_row("SELECT count(*) FROM aggregate_dirty_buckets", [], |row| row.get(0))?;
+            if dirty == 0 {
+                return Ok(());
+            }
+            anyhow::ensure!(Instant::now() < deadline, "the aggregates did not catch up ({dirty} hours waiting)");
+            std::thread::sleep(Duration::from_millis(500));
+        }
+    }
+
+    fn stop(mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}
+
+#[derive(Default)]
+struct Sent {
+    events: usize,
+    sessions: usize,
+    transcripts: usize,
+}
+
+/// Everyone's history, day by day, through `POST /v1/events` (several senders at once).
+fn send_history(server: &Server, people: &[Person], days: i64, now_ms: i64) -> anyhow::Result<Sent> {
+    let developers: Vec<&Person> = people.iter().filter(|p| p.team.is_some()).collect();
+    let habits: Vec<activity::Habits> = developers.iter().enumerate().map(|(i, _)| activity::habits(i)).collect();
+    // Generate on this thread (the seed orders everything), send on the senders.
+    let (queue, work) = std::sync::mpsc::sync_channel::<(String, Vec<Value>, Option<(String, String, String)>)>(64);
+    let work = std::sync::Arc::new(std::sync::Mutex::new(work));
+    let senders: Vec<_> = (0..SENDERS)
+        .map(|_| {
+            let (work, ingest) = (work.clone(), server.ingest.clone());
+            std::thread::spawn(move || -> anyhow::Result<()> {
+                let agent = Server::agent();
+                loop {
+                    let next = work.lock().map_err(|_| anyhow::anyhow!("a sender stopped"))?.recv();
+                    let Ok((token, events, transcript)) = next else { return Ok(()) };
+                    post_events(&agent, &ingest, &token, events)?;
+                    if let Some((agent_type, session, text)) = transcript {
+                        upload_transcript(&agent, &ingest, &token, &agent_type, &session, &text)?;
+                    }
+                }
+            })
+        })
+        .collect();
+    let mut sent = Sent::default();
+    let today = now_ms.div_euclid(DAY_MS) * DAY_MS;
+    for back in (0..days.max(1)).rev() {
+        let day = today - back * DAY_MS;
+        let weekday = (day.div_euclid(DAY_MS) + 4).rem_euclid(7); // 0 = Sunday
+        for (person, habit) in developers.iter().zip(&habits) {
+            let working = (1..=5).contains(&weekday) && fastrand::u32(0..10) < 8;
+            let weekend = !(1..=5).contains(&weekday) && fastrand::u32(0..20) == 0;
+            if !(working || weekend) {
+                continue;
+            }
+            let mut batch = Vec::new();
+            for n in 0..habit.sessions_today() {
+                let start = day + (8 * 3_600_000) + i64::from(n) * 2 * 3_600_000 + fastrand::i64(0..3_600_000);
+                if start > now_ms - 3_600_000 {
+                    continue;
+                }
+                let kind = match fastrand::u32(0..40) {
+                    0..=2 => "CI",
+                    3 => "EVAL",
+                    _ => "INTERACTIVE",
+                };
+                let session = activity::session(habit, start, kind);
+                sent.sessions += 1;
+                sent.events += session.events.len();
+                let transcript = (kind == "INTERACTIVE" && fastrand::u32(0..TRANSCRIPT_EVERY) == 0)
+                    .then(|| activity::transcript(&session, start))
+                    .flatten()
+                    .map(|text| (session.agent.to_string(), session.session_id.clone(), text));
+                if transcript.is_some() {
+                    sent.transcripts += 1;
+                }
+                batch.extend(session.events);
+                if batch.len() >= BATCH || transcript.is_some() {
+                    queue.send((person.hook_token.clone(), std::mem::take(&mut batch), transcript))?;
+                }
+            }
+            if !batch.is_empty() {
+                queue.send((person.hook_token.clone(), batch, None))?;
+            }
+        }
+    }
+    drop(queue);
+    for sender in senders {
+        sender.join().map_err(|_| anyhow::anyhow!("a sender panicked"))??;
+    }
+    Ok(sent)
+}
+
+fn post_events(agent: &ureq::Agent, ingest: &str, token: &str, events: Vec<Value>) -> anyhow::Result<()> {
+    for chunk in events.chunks(BATCH * 2) {
+        let body = json!({"client": {"machine_id": "demo-laptop", "cli_version": env!("CARGO_PKG_VERSION"), "os": "linux"},
+                          "events": chunk});
+        let mut response = agent
+            .post(format!("{ingest}/v1/events"))
+            .header("Authorization", format!("Bearer {token}"))
+            .content_type("application/json")
+            .send(body.to_string())?;
+        let status = response.status().as_u16();
+        let answer = response.body_mut().read_to_string().unwrap_or_default();
+        anyhow::ensure!(status == 200, "POST /v1/events answered {status}: {answer}");
+        let answer: Value = serde_json::from_str(&answer)?;
+        anyhow::ensure!(answer["rejected"].as_array().is_none_or(Vec::is_empty), "events were rejected: {answer}");
+    }
+    Ok(())
+}
+
+fn upload_transcript(
+    agent: &ureq::Agent,
+    ingest: &str,
+    token: &str,
+    agent_type: &str,
+    session: &str,
+    text: &str,
+) -> anyhow::Result<()> {
+    let body = zstd::bulk::compress(text.as_bytes(), 3)?;
+    let digest = crate::model::sha256_hex(&body);
+    let mut response = agent
+        .post(format!("{ingest}/v1/transcripts/{session}?agent_type={agent_type}"))
+        .header("Authorization", format!("Bearer {token}"))
+        .header("Content-Type", "application/zstd")
+        .header("X-Chunk-Index", "0")
+        .header("X-Chunk-Total", "1")
+        .header("X-Chunk-Sha256", &digest)
+        .header("X-Transcript-Sha256", &digest)
+        .send(&body[..])?;
+    let status = response.status().as_u16();
+    anyhow::ensure!(
+        status == 200,
+        "the transcript upload answered {status}: {}",
+        response.body_mut().read_to_string().unwrap_or_default()
+    );
+    Ok(())
+}
+
+/// What [`governance`] did, for the closing message.
+struct Ran {
+    granted_on: String,
+    deleted: String,
+}
+
+/// A grant (the investigator asks to read a developer's sessions, the administrator
+/// approves) and a deletion request (a developer asks for their data to go), through
+/// the same API a browser or script would use.
+fn governance(server: &Server, people: &[Person], password: &str) -> anyhow::Result<Ran> {
+    let agent = Server::agent();
+    let sign_in = |email: &str| -> anyhow::Result<String> {
+        let mut response = agent.post(format!("{}/oauth/token", server.ingest)).send_form([
+            ("grant_type", "password"),
+            ("username", email),
+            ("password", password),
+        ])?;
+        let answer: Value = serde_json::from_str(&response.body_mut().read_to_string()?)?;
+        answer["access_token"].as_str().map(str::to_string).with_context(|| format!("sign-in of {email}: {answer}"))
+    };
+    let call = |method: &str, path: &str, token: &str, body: Value| -> anyhow::Result<Value> {
+        let url = format!("{}{path}", server.web);
+        let request = agent.post(&url).header("Authorization", format!("Bearer {token}"));
+        anyhow::ensure!(method == "POST", "the demo only posts");
+        let mut response = request.content_type("application/json").send(body.to_string())?;
+        let status = response.status().as_u16();
+        let text = response.body_mut().read_to_string().unwrap_or_default();
+        anyhow::ensure!((200..300).contains(&status), "{method} {path} answered {status}: {text}");
+        Ok(serde_json::from_str(&text).unwrap_or(Value::Null))
+    };
+    let developers: Vec<&Person> = people.iter().filter(|p| p.team.is_some() && !p.lead).collect();
+    let subject = developers.first().context("the demo has no developer")?;
+    let investigator = sign_in("investigator@demo.example")?;
+    let admin = sign_in("admin@demo.example")?;
+    let grant = call(
+        "POST",
+        "/api/grants",
+        &investigator,
+        json!({"subject": subject.email, "justification": "Demo: a support ticket about failing deploys needs the session history.", "duration_hours": 72}),
+    )?;
+    let grant_id =
+        grant["id"].as_str().or_else(|| grant["grant"]["id"].as_str()).context("the grant has no id")?.to_string();
+    call("POST", &format!("/api/grants/{grant_id}/approve"), &admin, json!({"note": "approved for the demo"}))?;
+    let leaver = developers.last().context("the demo has no developer")?;
+    let leaver_token = sign_in(&leaver.email)?;
+    call("POST", "/api/me/deletion", &leaver_token, json!({}))?;
+    let run = call("POST", "/admin/jobs/run-deletions/run", &admin, json!({}))?;
+    let run_id = run["run_id"].as_str().context("the deletion run has no id")?.to_string();
+    let deadline = Instant::now() + Duration::from_secs(300);
+    loop {
+        let mut response = agent
+            .get(format!("{}/admin/jobs/run-deletions/runs", server.web))
+            .header("Authorization", format!("Bearer {admin}"))
+            .call()?;
+        let runs: Value = serde_json::from_str(&response.body_mut().read_to_string()?)?;
+        let this = runs["runs"].as_array().and_then(|runs| runs.iter().find(|r| r["id"] == run_id.as_str())).cloned();
+        match this.as_ref().and_then(|r| r["outcome"].as_str()) {
+            Some("succeeded") => break,
+            Some("running") | None => {}
+            Some(other) => anyhow::bail!("the deletion run ended {other}: {this:?}"),
+        }
+        anyhow::ensure!(Instant::now() < deadline, "the deletion run did not end");
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    Ok(Ran { granted_on: subject.email.clone(), deleted: leaver.email.clone() })
+}
+
+fn print_sign_in(people: &[Person], options: &Options, config: &Config, ran: Ran) -> anyhow::Result<()> {
+    let mut out = std::io::stdout().lock();
+    let pick = |role: &str, lead: bool| {
+        people.iter().find(|p| p.org_role == role && p.lead == lead && p.team.is_some() == (role == "MEMBER"))
+    };
+    writeln!(out, "The demo organisation is in {}.", config.data_dir.display())?;
+    writeln!(out, "Start it with: sightline serve --data-dir {}", config.data_dir.display())?;
+    writeln!(out, "then sign in at http://{}/login as:", config.listen.web)?;
+    for (what, person) in [
+        ("a developer", pick("MEMBER", false)),
+        ("a team lead", pick("MEMBER", true)),
+        ("an administrator", pick("ADMIN", false)),
+        ("an investigator", pick("INVESTIGATOR", false)),
+        ("a viewer of aggregates", pick("VIEWER_AGGREGATE", false)),
+    ] {
+        if let Some(person) = person {
+            writeln!(out, "  {what:<24} {:<36} ({})", person.email, person.name)?;
+        }
+    }
+    if options.password_chosen {
+        writeln!(out, "with the password you gave (every demo person has it).")?;
+    } else {
+        writeln!(out, "with the password {} (every demo person has it).", options.password)?;
+    }
+    writeln!(
+        out,
+        "The investigator holds an approved grant on {}; {} asked for their data to be deleted, and it was.",
+        ran.granted_on, ran.deleted
+    )?;
+    Ok(())
+}
