@@ -26,6 +26,7 @@ pub mod search_corpus;
 pub mod storage;
 pub mod storage_events;
 pub mod transcript_memory;
+pub mod web;
 use serde_json::json;
 
 #[derive(Debug, Subcommand)]
@@ -34,6 +35,8 @@ pub enum BenchCommand {
     Ingest(IngestArgs),
     /// Compression ratio of partition compaction on generated events.
     Compaction(storage::CompactionArgs),
+    /// Latency of a running server's own pages (/me, /me/sessions, a session, /me/insights).
+    Web(web::WebBenchArgs),
     /// reprice-events and reprice-events-apply over generated history.
     Reprice(reprice::RepriceArgs),
     /// The sweep-retention job over a year and more of generated day partitions.
@@ -94,6 +97,7 @@ pub fn run(command: BenchCommand) -> anyhow::Result<i32> {
         BenchCommand::Compaction(args) => storage::compaction(&args),
         BenchCommand::Retention(args) => retention::run(&args),
         BenchCommand::Reprice(args) => reprice::run(&args),
+        BenchCommand::Web(args) => web::run(&args),
         BenchCommand::Redact(args) => storage::redact(&args),
         BenchCommand::Dashboard(args) => dashboard::run(&args),
         BenchCommand::Hook(args) => hook::run(&args),

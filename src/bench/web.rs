@@ -1,0 +1,125 @@
+//! `sightline bench web`: latency of a running server's own pages for one signed-in
+//! person — `/me` (30 and 90 days), `/me/sessions` (pages and sorts), a session's
+//! timeline and `/me/insights` — p50/p95/p99/max over N requests each, measured from
+//! request to full body, the way a browser would wait for them. Run it against a demo
+//! organisation (`sightline demo`) to measure the spec's web targets.
+
+use std::io::BufRead;
+use std::time::{Duration, Instant};
+
+use clap::Args;
+
+#[derive(Debug, Clone, Args)]
+pub struct WebBenchArgs {
+    /// Base URL of the web listener, e.g. http://127.0.0.1:3000.
+    #[arg(long)]
+    pub url: String,
+    /// Who to sign in as (with the password on standard input).
+    #[arg(long)]
+    pub email: String,
+    /// Requests per page.
+    #[arg(long, default_value_t = 200)]
+    pub requests: usize,
+}
+
+type UrlFor = Box<dyn Fn(usize) -> String>;
+
+pub fn run(args: &WebBenchArgs) -> anyhow::Result<i32> {
+    let mut password = String::new();
+    std::io::stdin().lock().read_line(&mut password)?;
+    let password = password.trim_end_matches(['\r', '\n']);
+    let agent = ureq::Agent::config_builder()
+        .http_status_as_error(false)
+        .timeout_global(Some(Duration::from_secs(60)))
+        .max_redirects(0)
+        .build()
+        .new_agent();
+    let base = args.url.trim_end_matches('/').to_string();
+    let mut response = agent.post(format!("{base}/oauth/token")).send_form([
+        ("grant_type", "password"),
+        ("username", args.email.as_str()),
+        ("password", password),
+    ])?;
+    let answer: serde_json::Value = serde_json::from_str(&response.body_mut().read_to_string()?)?;
+    let token = answer["access_token"]
+        .as_str()
+        .ok_or_else(|| anyhow::anyhow!("sign-in of {} failed: {answer}", args.email))?
+        .to_string();
+    let fetch = |url: &str| -> anyhow::Result<(u16, String, f64)> {
+        let started = Instant::now();
+        let mut response = agent.get(url).header("Authorization", format!("Bearer {token}")).call()?;
+        let status = response.status().as_u16();
+        let body = response.body_mut().with_config().limit(64 << 20).read_to_string()?;
+        Ok((status, body, started.elapsed().as_secs_f64() * 1000.0))
+    };
+    // A session to open: the list's first.
+    let (status, list, _) = fetch(&format!("{base}/me/sessions?sort=cost"))?;
+    anyhow::ensure!(status == 200, "GET /me/sessions answered {status}");
+    let total: usize = list
+        .split(" sessions ·")
+        .next()
+        .and_then(|head| head.rsplit('>').next())
+        .and_then(|n| n.trim().parse().ok())
+        .unwrap_or(0);
+    let session = list.split("href=\"/me/sessions/").nth(1).and_then(|rest| rest.split('"').next()).map(str::to_string);
+    let session = session.ok_or_else(|| anyhow::anyhow!("{} has no sessions to open", args.email))?;
+    let pages = total.div_ceil(50).max(1);
+    println!("{} has {total} sessions ({pages} pages of the list); {} requests per page", args.email, args.requests);
+    let sorts = ["started", "cost", "duration", "events", "tools"];
+    let scenarios: Vec<(&str, UrlFor)> = vec![
+        (
+            "/me (30 days)",
+            Box::new({
+                let base = base.clone();
+                move |_| format!("{base}/me")
+            }),
+        ),
+        (
+            "/me (90 days)",
+            Box::new({
+                let base = base.clone();
+                move |_| format!("{base}/me?days=90")
+            }),
+        ),
+        (
+            "/me/sessions",
+            Box::new({
+                let base = base.clone();
+                move |i| format!("{base}/me/sessions?sort={}&page={}", sorts[i % sorts.len()], i % pages + 1)
+            }),
+        ),
+        (
+            "/me/sessions/{id}",
+            Box::new({
+                let (base, session) = (base.clone(), session.clone());
+                move |_| format!("{base}/me/sessions/{session}")
+            }),
+        ),
+        (
+            "/me/insights",
+            Box::new({
+                let base = base.clone();
+                move |_| format!("{base}/me/insights")
+            }),
+        ),
+    ];
+    println!("{:<20} {:>9} {:>9} {:>9} {:>9} {:>10}", "page", "p50 ms", "p95 ms", "p99 ms", "max ms", "bytes");
+    let mut failed = false;
+    for (name, url_for) in scenarios {
+        let mut times = Vec::with_capacity(args.requests);
+        let mut bytes = 0;
+        for i in 0..args.requests.max(1) {
+            let (status, body, ms) = fetch(&url_for(i))?;
+            if status != 200 {
+                failed = true;
+                eprintln!("{name}: {} answered {status}", url_for(i));
+            }
+            bytes = body.len();
+            times.push(ms);
+        }
+        times.sort_by(f64::total_cmp);
+        let at = |p: f64| super::nearest_rank(&times, p).unwrap_or(0.0);
+        println!("{name:<20} {:>9.1} {:>9.1} {:>9.1} {:>9.1} {bytes:>10}", at(50.0), at(95.0), at(99.0), at(100.0));
+    }
+    Ok(if failed { 1 } else { 0 })
+}
