@@ -119,7 +119,7 @@ pub fn run(args: &WebBenchArgs) -> anyhow::Result<i32> {
         }
         times.sort_by(f64::total_cmp);
         let at = |p: f64| super::nearest_rank(&times, p).unwrap_or(0.0);
-        println!("{name:<20} {:>9.1} {:>9.1} {:>9.1} {:>9.1} {bytes:>10}", at(50.0), at(95.0), at(99.0), at(100.0));
+        println!("{name:<20} {:>9.1} {:>9.1} {:>9.1} {:>9.1} {bytes:>10}", at(0.50), at(0.95), at(0.99), at(1.0));
     }
     Ok(if failed { 1 } else { 0 })
 }
