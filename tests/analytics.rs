@@ -1,8 +1,10 @@
 //! The continuous aggregates stay exact (issue 16): after random ingests through the real
 //! server (interactive, CI and EVAL runs, replayed batches, late events) and a deletion
 //! request carried out, a refresh leaves `agg_usage_hourly` equal to a `GROUP BY` over the
-//! raw `INTERACTIVE` events, row for row, and so does `agg_tools_daily`; a refresh stopped before its commit leaves the
-//! marks for the next, and a mark renewed during a refresh survives it.
+//! raw `INTERACTIVE` events, row for row, and so do `agg_tools_daily` and
+//! `agg_sessions_daily`; a refresh stopped before its commit leaves the marks for the
+//! next, a mark renewed during a refresh survives it, and a real server killed (SIGKILL)
+//! while its refresh works through a backlog comes back exact.
 
 mod common;
 
