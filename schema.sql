@@ -37,6 +37,7 @@ CREATE INDEX auth_tokens_by_user ON auth_tokens(user_id, kind);
 -- The central fact table. Aggregates are additive: ingest adds only events it newly
 -- inserted, so replayed or reordered batches change nothing. end_reason is 'ended' (a
 -- SessionEnd event) or 'abandoned' (sweep-abandoned; a later event reopens the session).
+-- transcript_shared is the owner's switch for this session's transcript (NULL: their flag).
 CREATE TABLE sessions (
     id                      TEXT PRIMARY KEY,
     user_id                 TEXT NOT NULL REFERENCES users(id),
@@ -82,6 +83,7 @@ CREATE TABLE sessions (
     shape_label             TEXT,
     mode                    TEXT,
     end_reason              TEXT CHECK (end_reason IN ('ended', 'abandoned')),
+    transcript_shared       INTEGER CHECK (transcript_shared IN (0, 1)),
     UNIQUE (user_id, agent_type, agent_session_id)
 );
 CREATE INDEX sessions_by_last_event ON sessions(last_event_ms);

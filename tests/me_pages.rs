@@ -317,3 +317,62 @@ fn settings_change_my_flags_revoke_my_tokens_and_ask_for_deletion() {
     let (_, html, _) = page(&format!("{web}/me/settings"), Some(&access));
     assert!(html.contains("You asked for your data to be deleted on"), "{html}");
 }
+
+/// The owner's switch on one session's transcript overrides their flag, both ways: the
+/// team lead reads it only while it is shared, and the reads are audited.
+#[test]
+fn the_owner_switches_one_sessions_transcript_on_and_off_for_their_team_lead() {
+    let server = TestServer::spawn();
+    let (web, hook, data_dir) = (server.web.clone(), server.token.clone(), server.data_dir.clone());
+    add_user(&data_dir, "lead@example.com", "MEMBER");
+    let path = data_dir.to_str().unwrap();
+    for args in [
+        &["team", "add", "--data-dir", path, "--slug", "shop", "--name", "Shop"][..],
+        &["team", "add-member", "--data-dir", path, "--team", "shop", "--email", "dev@example.com"][..],
+        &["team", "add-member", "--data-dir", path, "--team", "shop", "--email", "lead@example.com", "--role", "lead"]
+            [..],
+    ] {
+        assert!(sightline(args).status.success());
+    }
+    let turns = [common::transcripts::Turn::User("a private thought"), common::transcripts::Turn::Assistant("ok")];
+    let transcript = common::transcripts::Transcript {
+        agent: "claude_code",
+        session: "mine",
+        model: "claude-sonnet-4-5-20250929",
+        start_ms: now_ms(),
+        turns: &turns,
+    };
+    let id = common::transcripts::session_with_transcript(&server, &hook, &transcript);
+    let (owner, lead) = (access_token(&server, "dev@example.com"), access_token(&server, "lead@example.com"));
+    let lead_reads = || get_auth(&format!("{web}/api/sessions/{id}/transcript"), &lead).0;
+    let switch =
+        |value: &str| post_form(&format!("{web}/me/sessions/{id}/sharing"), &owner, &format!("transcript={value}"));
+
+    assert_eq!(lead_reads(), 404, "transcripts are not shared by default");
+    assert_eq!(switch("share"), (303, Some(format!("/me/sessions/{id}"))));
+    assert_eq!(lead_reads(), 200, "this session's transcript is shared");
+    let (_, html, _) = page(&format!("{web}/me/sessions/{id}"), Some(&owner));
+    assert!(html.contains(r#"value="share" checked"#), "the page shows the switch: {html}");
+    // The owner shares everything, but not this one.
+    let patched = agent()
+        .patch(format!("{web}/api/me/visibility"))
+        .header("Authorization", format!("Bearer {owner}"))
+        .content_type("application/json")
+        .send(r#"{"share_transcripts": true}"#)
+        .unwrap();
+    assert_eq!(patched.status(), 200);
+    assert_eq!(switch("private").0, 303);
+    assert_eq!(lead_reads(), 404, "not shared, whatever the flag says");
+    assert_eq!(switch("follow").0, 303);
+    assert_eq!(lead_reads(), 200, "back to the flag, which shares");
+    let reads: i64 = server
+        .main_db()
+        .query_row("SELECT count(*) FROM audit_log WHERE action = 'TRANSCRIPT_READ' AND target = ?1", [&id], |r| {
+            r.get(0)
+        })
+        .unwrap();
+    assert_eq!(reads, 2, "each read by the lead is audited");
+    // Only the owner flips it; nonsense is refused.
+    assert_eq!(post_form(&format!("{web}/me/sessions/{id}/sharing"), &lead, "transcript=share").0, 404);
+    assert_eq!(switch("everyone").0, 400);
+}

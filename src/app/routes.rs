@@ -58,6 +58,7 @@ pub fn web(state: Arc<AppState>) -> Router {
         .route("/me/sessions", get(my_sessions::page))
         .route("/me/sessions/{id}", get(my_session::page))
         .route("/me/sessions/{id}/transcript", get(transcript_page::page))
+        .route("/me/sessions/{id}/sharing", post(my_session::set_sharing))
         .route("/me/search", get(search::page))
         .route("/me/insights", get(insights::page))
         .route("/me/prs", get(overview::pull_requests))

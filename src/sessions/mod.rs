@@ -2,7 +2,8 @@
 //! from the events the writer stores; the audited read ([`read`]) decides who may read
 //! one and hands out the proof every session, event and transcript read takes; the
 //! views ([`views`]) are what a reader sees, and [`listing`] the owner's own list; [`abandon`] closes sessions gone quiet;
-//! [`reprice`] moves stored costs, and the sessions' totals, to the price tables in force.
+//! [`reprice`] moves stored costs, and the sessions' totals, to the price tables in force;
+//! [`sharing`] is the owner's per-session transcript switch.
 //!
 //! Invariant: all SQL on `sessions` lives in this module. The handlers that serve
 //! sessions (`ingest::me`, `web::sessions`) stay with their listeners, because a
@@ -14,4 +15,5 @@ pub mod fold;
 pub mod listing;
 pub mod read;
 pub mod reprice;
+pub mod sharing;
 pub mod views;

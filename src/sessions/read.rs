@@ -13,8 +13,9 @@
 //!   (`GRANT_USED`, or `SESSION_READ` / `TRANSCRIPT_READ` for a team lead) before it
 //!   returns the proof: if the audit row does not commit, the proof is never used.
 //! - Order of the decision: owner → role (`VIEWER_AGGREGATE` never reaches an
-//!   individual session) → the owner's visibility policy (`share_transcripts` gates
-//!   every transcript read by someone else) → an active grant (expiry decided now)
+//!   individual session) → the owner's sharing of the transcript (the session's own
+//!   switch, else their `share_transcripts` flag, gates every transcript read by someone
+//!   else) → an active grant (expiry decided now)
 //!   → team lead with the owner's `team_drill_in` on. Anything else is "not found",
 //!   indistinguishable from a session that does not exist.
 //!
@@ -124,17 +125,31 @@ struct SessionKey {
     owner_id: String,
     agent_type: AgentType,
     agent_session_id: String,
+    /// The owner's switch for this session's transcript; `None` follows their flag.
+    transcript_shared: Option<bool>,
 }
 
 fn key_of(conn: &Connection, session_id: &str) -> Result<Option<SessionKey>, DbError> {
-    let mut stmt = conn.prepare_cached("SELECT user_id, agent_type, agent_session_id FROM sessions WHERE id = ?1")?;
+    let mut stmt = conn.prepare_cached(
+        "SELECT user_id, agent_type, agent_session_id, transcript_shared FROM sessions WHERE id = ?1",
+    )?;
     let row = stmt
         .query_row([session_id], |row| {
-            Ok((row.get::<_, String>(0)?, row.get::<_, String>(1)?, row.get::<_, String>(2)?))
+            Ok((
+                row.get::<_, String>(0)?,
+                row.get::<_, String>(1)?,
+                row.get::<_, String>(2)?,
+                row.get::<_, Option<bool>>(3)?,
+            ))
         })
         .optional()?;
-    Ok(row.and_then(|(owner_id, agent, agent_session_id)| {
-        AgentType::parse(&agent).map(|agent_type| SessionKey { owner_id, agent_type, agent_session_id })
+    Ok(row.and_then(|(owner_id, agent, agent_session_id, transcript_shared)| {
+        AgentType::parse(&agent).map(|agent_type| SessionKey {
+            owner_id,
+            agent_type,
+            agent_session_id,
+            transcript_shared,
+        })
     }))
 }
 
@@ -194,7 +209,7 @@ pub fn authorize(
         return Ok(None);
     }
     let policy = policies::get(conn, &key.owner_id)?;
-    if reading == Reading::Transcript && !policy.share_transcripts {
+    if reading == Reading::Transcript && !key.transcript_shared.unwrap_or(policy.share_transcripts) {
         return Ok(None);
     }
     let grant = if reader.role.may_request_grants() {

@@ -2,7 +2,7 @@
 //! the time to the first response), tool calls with their duration and outcome, denials,
 //! notifications (permission waits), compactions, subagents, model switches, and each
 //! turn's tokens and cost — under the session's totals and git context. 500 events a
-//! page (`?after=<cursor>`).
+//! page (`?after=<cursor>`), and the owner's sharing switch for its transcript.
 //!
 //! Invariants: only the owner's own session is shown here (anyone else's id is a 404, as
 //! an unknown one is; other people's sessions are read through the audited API); this is
@@ -22,6 +22,7 @@ use crate::http::errors::{AppError, PageError};
 use crate::model::wire::Event;
 use crate::model::{EventType, nusd_to_usd};
 use crate::sessions::read::{self, Reading};
+use crate::sessions::sharing;
 use crate::sessions::views::{self, SessionView};
 use crate::state::AppState;
 use crate::state::caller::PageCaller;
@@ -55,6 +56,10 @@ struct SessionPage {
     steps: Vec<Step>,
     next: Option<String>,
     transcript_stored: bool,
+    /// `follow`, `share` or `private`.
+    sharing: &'static str,
+    /// The owner's own flag, to say what "follow" means.
+    shares_by_default: bool,
 }
 
 pub async fn page(
@@ -83,11 +88,15 @@ pub async fn page(
             PAGE_EVENTS,
         )?;
         let transcript_stored = crate::transcripts::store::stored_upload(&conn, &view.id)?.is_some();
-        Ok::<_, DbError>(Some((view, page, transcript_stored)))
+        let switch = sharing::get(&conn, proof.owner_id(), &view.id)?.flatten();
+        let shares_by_default = crate::access::policies::get(&conn, proof.owner_id())?.share_transcripts;
+        Ok::<_, DbError>(Some((view, page, transcript_stored, switch, shares_by_default)))
     })
     .await
     .map_err(AppError::from)?;
-    let Some((session, page, transcript_stored)) = read else { return Err(PageError(AppError::NotFound)) };
+    let Some((session, page, transcript_stored, switch, shares_by_default)) = read else {
+        return Err(PageError(AppError::NotFound));
+    };
     let events: Vec<Event> = page.events.into_iter().map(|stored| stored.event).collect();
     let steps = timeline(session.first_event_ms, &events);
     Ok(render(&SessionPage {
@@ -100,6 +109,12 @@ pub async fn page(
         session,
         steps,
         transcript_stored,
+        sharing: match switch {
+            None => "follow",
+            Some(true) => "share",
+            Some(false) => "private",
+        },
+        shares_by_default,
     }))
 }
 
@@ -184,6 +199,39 @@ fn git_line(event: &Event) -> String {
         ),
         None => "the session started".to_string(),
     }
+}
+
+#[derive(Deserialize)]
+pub struct SharingForm {
+    transcript: String,
+}
+
+/// `POST /me/sessions/{id}/sharing`: the owner's switch for this session's transcript
+/// (`follow` their flag, `share`, or `private`); back to the session page.
+pub async fn set_sharing(
+    State(state): State<Arc<AppState>>,
+    PageCaller(caller): PageCaller,
+    Path(session_id): Path<String>,
+    axum::Form(form): axum::Form<SharingForm>,
+) -> Result<axum::response::Redirect, PageError> {
+    let shared = match form.transcript.as_str() {
+        "follow" => None,
+        "share" => Some(true),
+        "private" => Some(false),
+        other => {
+            return Err(PageError(AppError::bad_request(
+                "transcript",
+                format!("transcript must be follow, share or private, not {other:?}"),
+            )));
+        }
+    };
+    let (user_id, id) = (caller.user.id.clone(), session_id.clone());
+    let theirs =
+        state.writer.transact(move |tx| sharing::set(tx, &user_id, &id, shared)).await.map_err(AppError::from)?;
+    if !theirs {
+        return Err(PageError(AppError::NotFound));
+    }
+    Ok(axum::response::Redirect::to(&format!("/me/sessions/{session_id}")))
 }
 
 #[cfg(test)]
