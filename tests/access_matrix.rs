@@ -500,6 +500,13 @@ fn every_role_sees_its_own_overview_and_nobody_elses() {
             .status();
         assert_eq!(status, 200, "{} opens /me/prs", reader.name);
         let status = no_redirects
+            .get(format!("{}/me/runs", world.web()))
+            .header("Authorization", format!("Bearer {}", world.tokens[reader.name]))
+            .call()
+            .unwrap()
+            .status();
+        assert_eq!(status, 200, "{} opens /me/runs", reader.name);
+        let status = no_redirects
             .get(format!("{}/me/insights", world.web()))
             .header("Authorization", format!("Bearer {}", world.tokens[reader.name]))
             .call()

@@ -73,6 +73,13 @@ fn me_shows_my_interactive_usage_and_the_root_sends_me_there() {
         html.contains("2 sessions") && html.contains("<td>INTERACTIVE</td>") && html.contains("<td>CI</td>"),
         "{html}"
     );
+    let (status, html, _) = page(&format!("{web}/me/runs"), Some(&access));
+    assert_eq!(status, 200);
+    assert!(
+        html.contains(r#"<div class="label">CI runs</div><div class="value">1</div><div class="muted">$0.05"#),
+        "{html}"
+    );
+    assert!(html.contains("/me/sessions?run_kind=CI"), "{html}");
     let (_, html, _) = page(&format!("{web}/me/sessions?run_kind=CI"), Some(&access));
     assert!(html.contains("1 sessions") && !html.contains("<td>INTERACTIVE</td>"), "{html}");
     let (status, csv, _) = page(&format!("{web}/me/sessions?format=csv&sort=cost&order=desc"), Some(&access));
@@ -228,11 +235,16 @@ fn a_browser_walks_me_in_light_and_dark_with_no_console_error() {
         ("/me/insights", "My insights"),
         ("/me/search?q=bash", "Search my transcripts"),
         ("/me/prs", "My pull requests"),
+        ("/me/runs", "My CI and evaluation runs"),
     ] {
         browser.goto(&format!("{web}{path}"));
         browser.wait_for(Duration::from_secs(20), heading, |b| b.text("h1").contains(heading));
     }
-    assert_eq!(browser.console_errors(), Vec::<String>::new(), "no console error on search or pull requests");
+    assert_eq!(
+        browser.console_errors(),
+        Vec::<String>::new(),
+        "no console error on insights, search, pull requests or runs"
+    );
     // Settings: a form posted by the browser (the CSRF check sees our own origin).
     browser.goto(&format!("{web}/me/settings"));
     browser.wait_for(Duration::from_secs(20), "the settings", |b| b.text("h1").contains("My settings"));

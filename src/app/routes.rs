@@ -56,6 +56,7 @@ pub fn web(state: Arc<AppState>) -> Router {
         .route("/", get(overview::root))
         .route("/me", get(overview::page))
         .route("/me/sessions", get(my_sessions::page))
+        .route("/me/runs", get(my_sessions::machine_runs))
         .route("/me/sessions/{id}", get(my_session::page))
         .route("/me/sessions/{id}/transcript", get(transcript_page::page))
         .route("/me/sessions/{id}/sharing", post(my_session::set_sharing))

@@ -9,7 +9,7 @@ use rusqlite::{Connection, ToSql, params_from_iter};
 use serde::Serialize;
 
 use crate::db::DbError;
-use crate::model::{nusd_to_usd, rfc3339_ms};
+use crate::model::rfc3339_ms;
 
 /// What the list is narrowed to. Empty strings mean "any".
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -55,7 +55,7 @@ pub struct SessionRow {
     pub prompts: i64,
     pub tool_calls: i64,
     pub tool_errors: i64,
-    pub cost_usd: f64,
+    pub cost_nusd: i64,
     pub repo: Option<String>,
     pub branch: Option<String>,
     pub outcome: String,
@@ -172,13 +172,47 @@ pub fn own_sessions(
             prompts: row.get(7)?,
             tool_calls: row.get(8)?,
             tool_errors: row.get(9)?,
-            cost_usd: nusd_to_usd(row.get(10)?),
+            cost_nusd: row.get(10)?,
             repo: row.get(11)?,
             branch: row.get(12)?,
             outcome: row.get(13)?,
         })
     })?;
     Ok(Ok((rows.collect::<Result<_, _>>()?, total)))
+}
+
+/// A person's machine runs of one kind (CI or EVAL) since a time: how many, what they cost,
+/// their tool calls and errors. The named view that keeps machines apart from the
+/// developer's own figures.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct MachineRuns {
+    pub run_kind: String,
+    pub runs: i64,
+    pub cost_nusd: i64,
+    pub tool_calls: i64,
+    pub tool_errors: i64,
+}
+
+/// The caller's CI and EVAL runs since `from_ms`, one line per kind (both always there).
+pub fn machine_runs(conn: &Connection, user_id: &str, from_ms: i64) -> Result<Vec<MachineRuns>, DbError> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT count(*), coalesce(sum(cost_nusd), 0), coalesce(sum(tool_call_count), 0), coalesce(sum(tool_error_count), 0)
+         FROM sessions WHERE user_id = ?1 AND run_kind = ?2 AND first_event_ms >= ?3",
+    )?;
+    ["CI", "EVAL"]
+        .into_iter()
+        .map(|kind| {
+            Ok(stmt.query_row(rusqlite::params![user_id, kind, from_ms], |row| {
+                Ok(MachineRuns {
+                    run_kind: kind.to_string(),
+                    runs: row.get(0)?,
+                    cost_nusd: row.get(1)?,
+                    tool_calls: row.get(2)?,
+                    tool_errors: row.get(3)?,
+                })
+            })?)
+        })
+        .collect()
 }
 
 #[cfg(test)]

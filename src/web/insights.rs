@@ -14,10 +14,11 @@ use axum::extract::State;
 use axum::response::Response;
 
 use super::login::render;
+use super::shown::usd;
 use crate::analytics::query::{self, Activity, By, Figures, Measure, Period, Subject, ToolFigures};
 use crate::db::{self, DbError};
 use crate::http::errors::{AppError, PageError};
-use crate::model::{AgentType, Usage, nusd_to_usd};
+use crate::model::{AgentType, Usage};
 use crate::pricing::PriceBook;
 use crate::state::AppState;
 use crate::state::caller::PageCaller;
@@ -81,10 +82,6 @@ fn cache_savings_nusd(book: &PriceBook, agent: &str, model: &str, usage: &Usage)
     let fresh = book.price(agent, Some(model), &Usage { input_tokens: PROBE, ..Usage::default() }).cost_nusd;
     let cached = book.price(agent, Some(model), &Usage { cache_read_tokens: PROBE, ..Usage::default() }).cost_nusd;
     ((fresh - cached).max(0) as i128 * i128::from(usage.cache_read_tokens) / i128::from(PROBE)) as i64
-}
-
-fn usd(nusd: i64) -> String {
-    format!("${:.2}", nusd_to_usd(nusd))
 }
 
 pub async fn page(State(state): State<Arc<AppState>>, PageCaller(caller): PageCaller) -> Result<Response, PageError> {

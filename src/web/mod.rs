@@ -26,4 +26,5 @@ pub mod search;
 pub mod security;
 pub mod sessions;
 pub mod settings;
+pub mod shown;
 pub mod transcript_page;

@@ -1,7 +1,7 @@
 //! `/me/sessions`: the caller's own sessions, filtered (agent, model, repository, branch,
 //! dates, run kind, outcome), sorted, paged, and the whole filtered list as CSV
 //! (`?format=csv`). CI and evaluation runs are here too, under their run kind, so a
-//! developer sees "my CI runs" apart (`?run_kind=CI`).
+//! developer sees "my CI runs" apart (`?run_kind=CI`, and `/me/runs`, their summary).
 //!
 //! Invariants: the list is the caller's own (`sessions::listing` puts the owner in every
 //! query); a parameter that is not understood is a 400 naming it.
@@ -20,6 +20,7 @@ use crate::http::errors::{AppError, PageError};
 use crate::sessions::listing::{self, Filter, OUTCOMES, RUN_KINDS, SORTS, SessionRow};
 use crate::state::AppState;
 use crate::state::caller::PageCaller;
+use crate::web::shown::filters;
 
 const PAGE_ROWS: usize = 50;
 /// Most rows one CSV holds.
@@ -219,7 +220,7 @@ fn csv_response(rows: &[SessionRow]) -> Response {
             row.prompts.to_string(),
             row.tool_calls.to_string(),
             row.tool_errors.to_string(),
-            format!("{:.6}", row.cost_usd),
+            format!("{:.6}", crate::model::nusd_to_usd(row.cost_nusd)),
             row.repo.clone().unwrap_or_default(),
             row.branch.clone().unwrap_or_default(),
             row.outcome.clone(),
@@ -234,4 +235,24 @@ fn csv_response(rows: &[SessionRow]) -> Response {
         body,
     )
         .into_response()
+}
+
+#[derive(Template)]
+#[template(path = "web/me_runs.html")]
+struct RunsPage {
+    signed_in: bool,
+    kinds: Vec<listing::MachineRuns>,
+}
+
+/// `/me/runs`: my CI and evaluation runs of the last 30 days, apart from my own figures
+/// (which never count them), each kind linked to its list.
+pub async fn machine_runs(
+    State(state): State<Arc<AppState>>,
+    PageCaller(caller): PageCaller,
+) -> Result<Response, PageError> {
+    let from_ms = crate::analytics::query::Period::last_days(state.clock.now_ms(), 30).from_ms;
+    let (pool, user_id) = (state.readers.clone(), caller.user.id.clone());
+    let kinds =
+        db::blocking(move || listing::machine_runs(&*pool.get()?, &user_id, from_ms)).await.map_err(AppError::from)?;
+    Ok(render(&RunsPage { signed_in: true, kinds }))
 }

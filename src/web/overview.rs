@@ -16,6 +16,7 @@ use axum::response::{Redirect, Response};
 use serde::Deserialize;
 
 use super::login::render;
+use super::shown::{count, usd};
 use crate::analytics::query::{self, Activity, By, Figures, Period, Subject, ToolFigures};
 use crate::db;
 use crate::http::errors::{AppError, PageError};
@@ -211,23 +212,6 @@ fn overview(name: String, days: i64, period: Period, read: Read) -> OverviewPage
     }
 }
 
-fn usd(nusd: i64) -> String {
-    format!("${:.2}", nusd_to_usd(nusd))
-}
-
-/// A count with thousands separators.
-fn count(n: i64) -> String {
-    let digits = n.unsigned_abs().to_string();
-    let mut out = String::new();
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    if n < 0 { format!("-{out}") } else { out }
-}
-
 fn hours(ms: i64) -> String {
     format!("{:.1} h", ms as f64 / 3_600_000.0)
 }
@@ -258,9 +242,6 @@ mod tests {
 
     #[test]
     fn figures_read_as_people_write_them() {
-        assert_eq!(count(1_234_567), "1,234,567");
-        assert_eq!(count(12), "12");
-        assert_eq!(count(-1_000), "-1,000");
         assert_eq!(trend(150, 100, 30), "+50% on the previous 30 days");
         assert_eq!(trend(50, 100, 7), "-50% on the previous 7 days");
         assert_eq!(trend(100, 0, 7), "new: nothing the previous 7 days");

@@ -102,7 +102,7 @@ fn sorting_paging_and_refusals() {
         .unwrap()
         .unwrap()
         .0[0];
-    assert_eq!((row.outcome.as_str(), row.duration_ms, row.cost_usd), ("open", 100, 0.0000009));
+    assert_eq!((row.outcome.as_str(), row.duration_ms, row.cost_nusd), ("open", 100, 900));
     let refused = own_sessions(&conn, "ada", &all, "cost; DROP TABLE sessions", true, 5, 0).unwrap().unwrap_err();
     assert_eq!(refused.field, "sort");
     assert!(refused.message.starts_with("sort must be one of started, cost, duration, events, tools"));
@@ -118,4 +118,14 @@ fn sorting_paging_and_refusals() {
         .unwrap()
         .unwrap_err();
     assert_eq!(refused.field, "outcome");
+}
+
+#[test]
+fn machine_runs_are_counted_apart_per_kind() {
+    let conn = main_db();
+    let runs = machine_runs(&conn, "ada", 0).unwrap();
+    assert_eq!(runs.iter().map(|r| (r.run_kind.as_str(), r.runs)).collect::<Vec<_>>(), [("CI", 1), ("EVAL", 0)]);
+    assert_eq!(runs[0].cost_nusd, 100);
+    assert_eq!(machine_runs(&conn, "ada", 6_000).unwrap()[0].runs, 0, "since a time");
+    assert_eq!(machine_runs(&conn, "bo", 0).unwrap()[0].runs, 0, "the owner's only");
 }
