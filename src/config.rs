@@ -24,6 +24,38 @@ pub struct Config {
     pub server: Server,
     pub log: Log,
     pub auth: Auth,
+    pub github: Github,
+}
+
+/// The GitHub App: webhooks, the bot comment and team sync. See
+/// `assets/sightline.default.toml` for each key.
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Github {
+    pub webhook_secret: Secret,
+    pub app_id: String,
+    pub private_key_path: String,
+    pub organisation: String,
+    pub issue_key_pattern: String,
+}
+
+impl Default for Github {
+    fn default() -> Self {
+        Github {
+            webhook_secret: Secret::default(),
+            app_id: String::new(),
+            private_key_path: String::new(),
+            organisation: String::new(),
+            issue_key_pattern: r"\b[A-Z][A-Z0-9]{1,9}-[0-9]{1,7}\b".into(),
+        }
+    }
+}
+
+impl Github {
+    /// True when the App's id and key are set: the bot comment and team sync can run.
+    pub fn app_enabled(&self) -> bool {
+        !self.app_id.is_empty() && !self.private_key_path.is_empty()
+    }
 }
 
 /// Sign-in settings. See `assets/sightline.default.toml` for each key.
@@ -147,6 +179,7 @@ impl Default for Config {
             server: Server::default(),
             log: Log::default(),
             auth: Auth { github_url: "https://github.com".into(), ..Auth::default() },
+            github: Github::default(),
         }
     }
 }
@@ -256,6 +289,11 @@ pub const ENV_KEYS: &[(&str, &str)] = &[
     ("SIGHTLINE_AUTH_GITHUB_CLIENT_SECRET", "auth.github_client_secret"),
     ("SIGHTLINE_AUTH_GITHUB_URL", "auth.github_url"),
     ("SIGHTLINE_AUTH_GITHUB_API_URL", "auth.github_api_url"),
+    ("SIGHTLINE_GITHUB_WEBHOOK_SECRET", "github.webhook_secret"),
+    ("SIGHTLINE_GITHUB_APP_ID", "github.app_id"),
+    ("SIGHTLINE_GITHUB_PRIVATE_KEY_PATH", "github.private_key_path"),
+    ("SIGHTLINE_GITHUB_ORGANISATION", "github.organisation"),
+    ("SIGHTLINE_GITHUB_ISSUE_KEY_PATTERN", "github.issue_key_pattern"),
 ];
 
 impl Config {
@@ -370,6 +408,16 @@ impl Config {
                 "auth.github_client_id is set but auth.github_client_secret is empty (SIGHTLINE_AUTH_GITHUB_CLIENT_SECRET)"
                     .into(),
             );
+        }
+        let github = &self.github;
+        if let Err(err) = regex::Regex::new(&github.issue_key_pattern) {
+            return invalid(format!("github.issue_key_pattern is not a regular expression: {err}"));
+        }
+        if !github.app_id.is_empty() && !github.app_id.bytes().all(|b| b.is_ascii_digit()) {
+            return invalid(format!("github.app_id must be the App's numeric id, got {:?}", github.app_id));
+        }
+        if github.app_id.is_empty() != github.private_key_path.is_empty() {
+            return invalid("github.app_id and github.private_key_path are set together or not at all".into());
         }
         if tracing_subscriber::EnvFilter::try_new(&self.log.level).is_err() {
             return invalid(format!("log.level {:?} is not a valid filter", self.log.level));

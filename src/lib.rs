@@ -20,6 +20,7 @@ pub mod deletion;
 pub mod demo;
 pub mod evals;
 pub mod events;
+pub mod github;
 pub mod hook;
 pub mod http;
 pub mod ingest;

@@ -15,9 +15,11 @@ const SHARED: &[&str] = &["charts", "clock", "config", "logging", "memory", "met
 /// Storage: files, pools, the event store. It knows no feature.
 const STORAGE: &[&str] = &["db", "events"];
 /// Features of the platform (stores with their rules, and the modules with handlers).
-const FEATURES: &[&str] = &["access", "audit", "auth", "deletion", "ingest", "sessions", "transcripts", "web"];
+const FEATURES: &[&str] =
+    &["access", "audit", "auth", "deletion", "github", "ingest", "sessions", "transcripts", "web"];
 /// What runs only in the server (the hook CLI on a developer's machine never needs it).
-const SERVER: &[&str] = &["app", "state", "http", "ingest", "web", "deletion", "sessions", "access", "auth", "events"];
+const SERVER: &[&str] =
+    &["app", "state", "http", "ingest", "web", "deletion", "github", "sessions", "access", "auth", "events"];
 
 /// Every top-level module and the modules it may depend on.
 const ALLOWED: &[(&str, &[&str])] = &[
@@ -65,6 +67,8 @@ const ALLOWED: &[(&str, &[&str])] = &[
         ],
     ),
     // Modules with handlers.
+    // The GitHub App: its receiver, the pull-request store, links and rollups on sessions.
+    ("github", &["access", "config", "db", "events", "http", "model", "state"]),
     ("deletion", &["access", "audit", "clock", "db", "events", "model", "sessions", "state", "transcripts"]),
     (
         "ingest",
@@ -124,6 +128,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "deletion",
             "evals",
             "events",
+            "github",
             "http",
             "ingest",
             "jobs",

@@ -6,7 +6,7 @@
 //!   `/metrics`.
 //! - web (`listen.web`): sign-in, the person's pages and the JSON API, every route
 //!   behind `web::security::guard` (CSRF and security headers).
-//! - GitHub app (`listen.github`): `/health` until the GitHub app arrives.
+//! - GitHub app (`listen.github`): `POST /github/webhooks` (the App's deliveries), `/health`.
 //! - eval dashboard (`sightline dashboard`): its pages and API over a results.db,
 //!   behind `evals::dashboard::auth::guard`.
 
@@ -92,7 +92,10 @@ pub fn web(state: Arc<AppState>) -> Router {
 }
 
 pub fn github(state: Arc<AppState>) -> Router {
-    listener_router(state, "github", Router::new(), false)
+    let routes = Router::new()
+        .route("/github/webhooks", post(crate::github::receiver::receive))
+        .layer(axum::extract::DefaultBodyLimit::max(crate::github::receiver::MAX_BODY_BYTES));
+    listener_router(state, "github", routes, false)
 }
 
 pub fn dashboard(state: Arc<DashState>) -> Router {

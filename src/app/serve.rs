@@ -24,7 +24,9 @@ use crate::auth::throttle::LoginThrottle;
 use crate::clock::Clock;
 use crate::config::Config;
 use crate::db::{self, Checkpointing, Durability};
+use crate::events::writer::FoldChain;
 use crate::events::writer::{EventWriter, WriterConfig};
+use crate::github::links::LinkFold;
 use crate::metrics::Metrics;
 use crate::model::wire::EventLimits;
 use crate::pricing::PriceBook;
@@ -82,7 +84,10 @@ pub async fn serve_with_clock(
             queue_capacity: config.storage.writer_queue,
             clock: clock.clone(),
         },
-        Arc::new(SessionFold { prices: prices.clone() }),
+        Arc::new(FoldChain(vec![
+            Arc::new(SessionFold { prices: prices.clone() }),
+            Arc::new(LinkFold { host_prefix: crate::github::links::host_prefix(&config.auth.github_url) }),
+        ])),
         metrics.clone(),
     )
     .context("cannot start the event writer")?;
@@ -138,6 +143,7 @@ pub async fn serve_with_clock(
         login_throttle: LoginThrottle::default(),
         device_throttle: LoginThrottle::default(),
         web_origin,
+        webhook_arrivals: Arc::new(tokio::sync::Notify::new()),
     });
 
     let bound = BoundAddresses {
@@ -150,6 +156,7 @@ pub async fn serve_with_clock(
     tracing::info!(ingest = %bound.ingest, web = %bound.web, github = %bound.github, data_dir = %config.data_dir.display(), "sightline serving");
 
     let scheduler = tokio::spawn(crate::jobs::scheduler::run(state.clone()));
+    let webhook_worker = tokio::spawn(crate::github::worker::run(state.clone()));
     let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
     tokio::spawn(async move {
         shutdown.await;
@@ -185,6 +192,7 @@ pub async fn serve_with_clock(
         tracing::warn!(grace_secs = grace.as_secs(), "requests still running after the grace period; stopping anyway");
     }
     scheduler.abort();
+    webhook_worker.abort();
     // The indexer records what it indexed through the writer, so it stops first.
     state.indexer.stop();
     let _ = tokio::task::spawn_blocking(move || indexer_thread.join()).await;

@@ -30,6 +30,7 @@ pub const MIGRATIONS: &[&str] = &[
     include_str!("../../migrations/0010_tools_daily.sql"),
     include_str!("../../migrations/0011_sessions_daily.sql"),
     include_str!("../../migrations/0012_session_sharing.sql"),
+    include_str!("../../migrations/0013_github.sql"),
 ];
 
 pub fn latest_version() -> i64 {

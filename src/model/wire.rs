@@ -93,7 +93,7 @@ pub struct ToolFields {
     pub action: Option<String>,
 }
 
-/// Git context captured at session start; the remote has credentials stripped by the
+/// Git context captured at session start (and at its end, what the session left); the remote has credentials stripped by the
 /// hook and is redacted again by ingest.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct GitContext {
@@ -266,8 +266,8 @@ fn validate(wire: WireEvent, limits: &EventLimits, now_ms: i64) -> Result<Parsed
         check_range("response_ms", response_ms, 0, MAX_DURATION_MS)?;
     }
     let git = match wire.git {
-        Some(_) if event_type != EventType::SessionStart => {
-            return Err(Rejection::new("git", "is only allowed on session_start events"));
+        Some(_) if !matches!(event_type, EventType::SessionStart | EventType::SessionEnd) => {
+            return Err(Rejection::new("git", "is only allowed on session_start and session_end events"));
         }
         Some(git) => Some(validate_git(git)?).filter(|git| *git != GitContext::default()),
         None => None,

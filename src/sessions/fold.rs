@@ -12,6 +12,7 @@ use std::sync::Arc;
 
 use rusqlite::{Connection, params};
 
+use super::git::GitReport;
 use crate::db::DbError;
 use crate::events::writer::{CommitFold, Stored};
 use crate::model::wire::{ClientInfo, Event, GitContext};
@@ -49,6 +50,8 @@ pub struct SessionDelta {
     pub response_sample_count: i64,
     pub max_autonomy_rank: Option<u8>,
     pub git: Option<(i64, GitContext)>,
+    /// Every git context reported (start, resume, end), with its first time.
+    pub git_reports: BTreeMap<GitReport, i64>,
     pub models: BTreeMap<String, i64>,
     pub client: Option<ClientInfo>,
 }
@@ -96,6 +99,10 @@ impl Deltas {
         match event.event_type {
             EventType::SessionStart => {
                 delta.started_at_ms = Some(delta.started_at_ms.map_or(event.ts_ms, |t| t.min(event.ts_ms)));
+                if let Some(report) = GitReport::from_event(event.git.as_ref(), event.metadata.as_deref()) {
+                    let first = delta.git_reports.entry(report).or_insert(event.ts_ms);
+                    *first = (*first).min(event.ts_ms);
+                }
                 if let Some(git) = &event.git {
                     let newer = delta.git.as_ref().is_none_or(|(ts, _)| event.ts_ms >= *ts);
                     if newer {
@@ -105,6 +112,12 @@ impl Deltas {
             }
             EventType::SessionEnd => {
                 delta.ended_at_ms = Some(delta.ended_at_ms.map_or(event.ts_ms, |t| t.max(event.ts_ms)));
+                // The end's git context says what the session produced (its last commit,
+                // a branch it made); the session's own git context stays its start's.
+                if let Some(report) = GitReport::from_event(event.git.as_ref(), None) {
+                    let first = delta.git_reports.entry(report).or_insert(event.ts_ms);
+                    *first = (*first).min(event.ts_ms);
+                }
             }
             EventType::PromptSubmit => delta.prompt_count += 1,
             EventType::ToolEnd => {
@@ -274,6 +287,10 @@ pub fn apply(conn: &Connection, deltas: &Deltas, now_ms: i64) -> Result<(), DbEr
         )?;
         for (model, count) in &delta.models {
             add_model.execute(params![session_row_id, model, count])?;
+        }
+        if !delta.git_reports.is_empty() {
+            let reports: Vec<(GitReport, i64)> = delta.git_reports.iter().map(|(r, ts)| (r.clone(), *ts)).collect();
+            super::git::record(conn, &session_row_id, &reports)?;
         }
     }
     mark_dirty_hours(conn, &deltas.dirty_hours, now_ms)?;

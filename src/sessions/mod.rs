@@ -3,7 +3,8 @@
 //! one and hands out the proof every session, event and transcript read takes; the
 //! views ([`views`]) are what a reader sees, and [`listing`] the owner's own list; [`abandon`] closes sessions gone quiet;
 //! [`reprice`] moves stored costs, and the sessions' totals, to the price tables in force;
-//! [`sharing`] is the owner's per-session transcript switch.
+//! [`sharing`] is the owner's per-session transcript switch; [`git`] keeps what each session
+//! reported of its git work, for linking it to pull requests.
 //!
 //! Invariant: all SQL on `sessions` lives in this module. The handlers that serve
 //! sessions (`ingest::me`, `web::sessions`) stay with their listeners, because a
@@ -12,6 +13,7 @@
 
 pub mod abandon;
 pub mod fold;
+pub mod git;
 pub mod listing;
 pub mod read;
 pub mod reprice;

@@ -44,6 +44,8 @@ pub struct AppState {
     pub device_throttle: LoginThrottle,
     /// The web app's public origin (`auth.public_url`, or the bound web address).
     pub web_origin: String,
+    /// Woken by the webhook receiver when it stores a delivery for the worker.
+    pub webhook_arrivals: Arc<tokio::sync::Notify>,
 }
 
 impl AppState {

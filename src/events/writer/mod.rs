@@ -95,6 +95,20 @@ pub trait CommitFold: Send + Sync + 'static {
 /// the writer's connection in a transaction of its own.
 pub type MainChange = Box<dyn FnOnce(&rusqlite::Transaction<'_>) -> Result<(), DbError> + Send>;
 
+/// Several folds applied in turn to each commit, in the same transaction (the sessions
+/// fold, then what builds on sessions); answers the sum of their counts.
+pub struct FoldChain(pub Vec<Arc<dyn CommitFold>>);
+
+impl CommitFold for FoldChain {
+    fn fold(&self, main: &Connection, stored: &[Stored<'_>], now_ms: i64) -> Result<u64, DbError> {
+        let mut total = 0;
+        for fold in &self.0 {
+            total += fold.fold(main, stored, now_ms)?;
+        }
+        Ok(total)
+    }
+}
+
 enum Job {
     Write(WriteRequest, oneshot::Sender<Result<WriteOutcome, WriteError>>),
     Main(MainChange, oneshot::Sender<Result<(), WriteError>>),

@@ -16,6 +16,9 @@ pub struct Builder<'c, 'a> {
     pub agent: AgentType,
     pub session: String,
     pub hook_event: String,
+    /// The agent's working directory, when the payload gives it: the repository whose
+    /// git context `session_start` and `session_end` carry.
+    pub cwd: Option<String>,
 }
 
 /// A tool call as an adapter reads it from a payload.
@@ -162,7 +165,7 @@ impl Builder<'_, '_> {
 /// The lifecycle events every adapter emits the same way.
 impl Builder<'_, '_> {
     /// A `session_start` with the git context of the working directory.
-    pub fn session_start(&self, source: Option<&str>, model: Option<&str>, cwd: Option<&str>) -> Value {
+    pub fn session_start(&self, source: Option<&str>, model: Option<&str>) -> Value {
         let mut event = self.event("session_start");
         if let Some(source) = source {
             event["metadata"]["source"] = json!(source);
@@ -170,8 +173,11 @@ impl Builder<'_, '_> {
         if let Some(model) = model {
             event["model"] = json!(model);
         }
-        if let Some(git) = cwd.and_then(|cwd| git_context(cwd.as_ref())) {
+        if let Some(git) = self.cwd.as_deref().and_then(|cwd| git_context(cwd.as_ref())) {
             event["git"] = git;
+        }
+        if let Some(number) = pull_request_of_ci_run(std::env::var("GITHUB_REF").ok().as_deref()) {
+            event["metadata"]["pull_request"] = json!(number);
         }
         event
     }
@@ -280,9 +286,21 @@ impl Builder<'_, '_> {
         if let Some(reason) = reason {
             event["metadata"]["reason"] = json!(reason);
         }
+        // What the session left: its last commit, a branch it made.
+        if let Some(git) = self.cwd.as_deref().and_then(|cwd| git_context(cwd.as_ref())) {
+            event["git"] = git;
+        }
         events.push(event);
         Ok(events)
     }
+}
+
+/// The pull request a GitHub Actions run was started for (`GITHUB_REF` is
+/// `refs/pull/<n>/merge` or `…/head`), if it was.
+pub fn pull_request_of_ci_run(github_ref: Option<&str>) -> Option<u64> {
+    let rest = github_ref?.strip_prefix("refs/pull/")?;
+    let (number, kind) = rest.split_once('/')?;
+    matches!(kind, "merge" | "head").then(|| number.parse().ok()).flatten().filter(|n| *n > 0)
 }
 
 fn merge_metadata(event: &mut Value, extra: Value) {
@@ -307,4 +325,20 @@ pub fn with_permission_mode(events: Vec<Value>, mode: Option<&str>) -> Vec<Value
 /// A string field of a payload.
 pub fn text<'p>(payload: &'p Value, key: &str) -> Option<&'p str> {
     payload.get(key).and_then(Value::as_str)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::pull_request_of_ci_run;
+
+    #[test]
+    fn a_ci_run_of_a_pull_request_names_it() {
+        assert_eq!(pull_request_of_ci_run(Some("refs/pull/42/merge")), Some(42));
+        assert_eq!(pull_request_of_ci_run(Some("refs/pull/7/head")), Some(7));
+        for not_one in
+            [None, Some("refs/heads/main"), Some("refs/pull/x/merge"), Some("refs/pull/0/merge"), Some("refs/pull/3")]
+        {
+            assert_eq!(pull_request_of_ci_run(not_one), None, "{not_one:?}");
+        }
+    }
 }

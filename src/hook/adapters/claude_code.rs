@@ -136,11 +136,12 @@ pub fn map(hook_event: &str, payload: &Value, context: &mut Context<'_>) -> Resu
         agent: AgentType::ClaudeCode,
         session: session.to_string(),
         hook_event: hook_event.to_string(),
+        cwd: text(payload, "cwd").map(str::to_string),
     };
     let transcript = text(payload, "transcript_path");
     let events = match hook_event {
         "SessionStart" => {
-            vec![build.session_start(text(payload, "source"), text(payload, "model"), text(payload, "cwd"))]
+            vec![build.session_start(text(payload, "source"), text(payload, "model"))]
         }
         "UserPromptSubmit" => vec![build.event("prompt_submit")],
         "PreToolUse" => vec![build.tool_start(&tool_call(payload))?],

@@ -118,17 +118,21 @@ fn task_usage(build: &Builder<'_, '_>, task: &str, hook_model: Option<&str>) -> 
 
 pub fn map(hook_event: &str, payload: &Value, context: &mut Context<'_>) -> Result<Vec<Value>, AdapterError> {
     let task = text(payload, "taskId").ok_or(AdapterError::Missing("taskId"))?;
-    let build =
-        Builder { context, agent: AgentType::Cline, session: task.to_string(), hook_event: hook_event.to_string() };
+    let build = Builder {
+        context,
+        agent: AgentType::Cline,
+        session: task.to_string(),
+        hook_event: hook_event.to_string(),
+        cwd: payload.get("workspaceRoots").and_then(|r| r.get(0)).and_then(Value::as_str).map(str::to_string),
+    };
     let model = payload.get("model").and_then(|m| text(m, "slug")).filter(|m| *m != "unknown");
-    let cwd = payload.get("workspaceRoots").and_then(|r| r.get(0)).and_then(Value::as_str);
     let section = |key: &str| payload.get(key).unwrap_or(&Value::Null);
     if matches!(hook_event, "TaskStart" | "TaskResume" | "TaskComplete" | "TaskCancel") {
         build.mark_seen()?;
     }
     Ok(match hook_event {
-        "TaskStart" => vec![build.session_start(Some("startup"), model, cwd)],
-        "TaskResume" => vec![build.session_start(Some("resume"), model, cwd)],
+        "TaskStart" => vec![build.session_start(Some("startup"), model)],
+        "TaskResume" => vec![build.session_start(Some("resume"), model)],
         "UserPromptSubmit" => vec![build.event("prompt_submit")],
         "PreToolUse" => vec![build.tool_start(&tool_call(section("preToolUse")))?],
         "PostToolUse" => {

@@ -109,12 +109,17 @@ pub fn record_usage(value: &Value) -> Option<Line> {
 
 pub fn map(hook_event: &str, payload: &Value, context: &mut Context<'_>) -> Result<Vec<Value>, AdapterError> {
     let session = text(payload, "session_id").ok_or(AdapterError::Missing("session_id"))?;
-    let build =
-        Builder { context, agent: AgentType::Codex, session: session.to_string(), hook_event: hook_event.to_string() };
+    let build = Builder {
+        context,
+        agent: AgentType::Codex,
+        session: session.to_string(),
+        hook_event: hook_event.to_string(),
+        cwd: text(payload, "cwd").map(str::to_string),
+    };
     let transcript = text(payload, "transcript_path");
     let events = match hook_event {
         "SessionStart" => {
-            vec![build.session_start(text(payload, "source"), text(payload, "model"), text(payload, "cwd"))]
+            vec![build.session_start(text(payload, "source"), text(payload, "model"))]
         }
         "UserPromptSubmit" => vec![build.event("prompt_submit")],
         "PreToolUse" => vec![build.tool_start(&tool_call(payload))?],

@@ -124,11 +124,12 @@ pub fn map(hook_event: &str, payload: &Value, context: &mut Context<'_>) -> Resu
         agent: AgentType::CopilotCli,
         session: session.to_string(),
         hook_event: hook_event.to_string(),
+        cwd: text(payload, "cwd").map(str::to_string),
     };
     let args = tool_args(payload);
     let events_file = text(payload, "transcriptPath").map(str::to_string).or_else(|| events_path(session));
     Ok(match hook_event {
-        "sessionStart" => vec![build.session_start(text(payload, "source"), None, text(payload, "cwd"))],
+        "sessionStart" => vec![build.session_start(text(payload, "source"), None)],
         "userPromptSubmitted" => vec![build.event("prompt_submit")],
         "preToolUse" => vec![build.tool_start(&tool_call(payload, args.as_ref()))?],
         "postToolUse" => {

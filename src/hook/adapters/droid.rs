@@ -107,15 +107,20 @@ fn sidecar_usage(build: &Builder<'_, '_>, transcript: Option<&str>) -> Result<Ve
 
 pub fn map(hook_event: &str, payload: &Value, context: &mut Context<'_>) -> Result<Vec<Value>, AdapterError> {
     let session = text_field(payload, "session_id", "sessionId").ok_or(AdapterError::Missing("session_id"))?;
-    let build =
-        Builder { context, agent: AgentType::Droid, session: session.to_string(), hook_event: hook_event.to_string() };
+    let build = Builder {
+        context,
+        agent: AgentType::Droid,
+        session: session.to_string(),
+        hook_event: hook_event.to_string(),
+        cwd: text_field(payload, "cwd", "cwd").map(str::to_string),
+    };
     let transcript = text_field(payload, "transcript_path", "transcriptPath");
     if matches!(hook_event, "SessionStart" | "Stop" | "SessionEnd") {
         build.mark_seen()?;
     }
     let events = match hook_event {
         "SessionStart" => {
-            vec![build.session_start(text_field(payload, "source", "source"), None, text_field(payload, "cwd", "cwd"))]
+            vec![build.session_start(text_field(payload, "source", "source"), None)]
         }
         "UserPromptSubmit" => vec![build.event("prompt_submit")],
         "PreToolUse" => vec![build.tool_start(&tool_call(payload))?],

@@ -116,10 +116,11 @@ pub fn map(hook_event: &str, payload: &Value, context: &mut Context<'_>) -> Resu
         agent: AgentType::GeminiCli,
         session: session.to_string(),
         hook_event: hook_event.to_string(),
+        cwd: text(payload, "cwd").map(str::to_string),
     };
     let transcript = text(payload, "transcript_path");
     Ok(match hook_event {
-        "SessionStart" => vec![build.session_start(text(payload, "source"), None, text(payload, "cwd"))],
+        "SessionStart" => vec![build.session_start(text(payload, "source"), None)],
         "BeforeAgent" => vec![build.event("prompt_submit")],
         "BeforeTool" => {
             let call = tool_call(payload);

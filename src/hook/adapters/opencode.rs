@@ -90,7 +90,13 @@ pub fn map(hook_event: &str, payload: &Value, context: &mut Context<'_>) -> Resu
     let state = context.state;
     let parent = state.mark(&format!("opencode-parent:{own_session}"))?.map(|(parent, _)| parent);
     let session = parent.clone().unwrap_or_else(|| own_session.to_string());
-    let build = Builder { context, agent: AgentType::Opencode, session, hook_event: hook_event.to_string() };
+    let build = Builder {
+        context,
+        agent: AgentType::Opencode,
+        session,
+        hook_event: hook_event.to_string(),
+        cwd: text(payload, "directory").map(str::to_string),
+    };
     let data = payload.get("data").unwrap_or(&Value::Null);
     let properties = data.get("properties").unwrap_or(&Value::Null);
     let input = data.get("input").unwrap_or(&Value::Null);
@@ -103,7 +109,7 @@ pub fn map(hook_event: &str, payload: &Value, context: &mut Context<'_>) -> Resu
             }
             None => {
                 build.mark_seen()?;
-                vec![build.session_start(None, None, text(payload, "directory"))]
+                vec![build.session_start(None, None)]
             }
         },
         "chat.message" if parent.is_none() => vec![build.event("prompt_submit")],

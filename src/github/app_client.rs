@@ -1,0 +1,198 @@
+//! Calls to GitHub's REST API as the GitHub App: an RS256 app JWT (issued 60 s in the
+//! past, valid 9 minutes, `iss` the App id, as GitHub's "Generating a JSON Web Token
+//! for a GitHub App" asks), traded for an installation access token
+//! (`POST /app/installations/{id}/access_tokens`), which the calls then carry.
+//!
+//! Invariants: blocking (ureq) — callers run it off the async workers; no `Debug`, since
+//! it holds the private key; an answer's error text never quotes the body's values.
+
+use std::time::Duration;
+
+use jsonwebtoken::{Algorithm, EncodingKey, Header};
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::config::Config;
+
+const TIMEOUT: Duration = Duration::from_secs(20);
+const MAX_ANSWER_BYTES: u64 = 10 << 20;
+const API_VERSION: &str = "2022-11-28";
+
+pub struct AppClient {
+    agent: ureq::Agent,
+    api: String,
+    app_id: String,
+    key: EncodingKey,
+}
+
+#[derive(Serialize)]
+struct AppClaims<'a> {
+    iat: i64,
+    exp: i64,
+    iss: &'a str,
+}
+
+#[derive(Deserialize)]
+struct InstallationToken {
+    token: String,
+}
+
+#[derive(Deserialize)]
+struct Installation {
+    id: i64,
+}
+
+/// An installation's token, for the calls made on its behalf.
+pub struct Installed<'c> {
+    client: &'c AppClient,
+    token: String,
+}
+
+impl AppClient {
+    /// The App's client, or None when `github.app_id` is not set; an error names what
+    /// is wrong with the key.
+    pub fn from_config(config: &Config) -> Result<Option<AppClient>, String> {
+        if !config.github.app_enabled() {
+            return Ok(None);
+        }
+        let path = &config.github.private_key_path;
+        let pem = std::fs::read(path).map_err(|err| format!("github.private_key_path {path}: {err}"))?;
+        let key = EncodingKey::from_rsa_pem(&pem)
+            .map_err(|err| format!("github.private_key_path {path} is not an RSA private key (PEM): {err}"))?;
+        let agent = ureq::Agent::config_builder()
+            .http_status_as_error(false)
+            .timeout_global(Some(TIMEOUT))
+            .max_redirects(0)
+            .user_agent(concat!("sightline/", env!("CARGO_PKG_VERSION")))
+            .build()
+            .new_agent();
+        Ok(Some(AppClient { agent, api: config.auth.github_api(), app_id: config.github.app_id.clone(), key }))
+    }
+
+    /// The app JWT for `now_s` (Unix seconds).
+    pub fn app_jwt(&self, now_s: i64) -> Result<String, String> {
+        let claims = AppClaims { iat: now_s - 60, exp: now_s + 540, iss: &self.app_id };
+        jsonwebtoken::encode(&Header::new(Algorithm::RS256), &claims, &self.key).map_err(|err| err.to_string())
+    }
+
+    fn call(
+        &self,
+        method: &str,
+        path: &str,
+        bearer: &str,
+        body: Option<&Value>,
+        accept: &str,
+    ) -> Result<(u16, String), String> {
+        let url = format!("{}{path}", self.api);
+        let request = ureq::http::Request::builder()
+            .method(method)
+            .uri(&url)
+            .header("Accept", accept)
+            .header("Authorization", format!("Bearer {bearer}"))
+            .header("X-GitHub-Api-Version", API_VERSION);
+        let sent = match body {
+            Some(body) => self.agent.run(
+                request
+                    .header("Content-Type", "application/json")
+                    .body(serde_json::to_vec(body).map_err(|e| e.to_string())?)
+                    .map_err(|e| e.to_string())?,
+            ),
+            None => self.agent.run(request.body(Vec::new()).map_err(|e| e.to_string())?),
+        };
+        let mut answer = sent.map_err(|err| format!("cannot reach {url}: {err}"))?;
+        let status = answer.status().as_u16();
+        let text = answer
+            .body_mut()
+            .with_config()
+            .limit(MAX_ANSWER_BYTES)
+            .read_to_string()
+            .map_err(|err| format!("{method} {url}: {err}"))?;
+        Ok((status, text))
+    }
+
+    fn json<T: DeserializeOwned>(
+        &self,
+        method: &str,
+        path: &str,
+        bearer: &str,
+        body: Option<&Value>,
+    ) -> Result<T, String> {
+        let (status, text) = self.call(method, path, bearer, body, "application/vnd.github+json")?;
+        if !(200..300).contains(&status) {
+            return Err(format!("{method} {path} answered {status}"));
+        }
+        serde_json::from_str(&text).map_err(|err| {
+            format!(
+                "{method} {path}: not the expected answer ({:?} error at line {} column {})",
+                err.classify(),
+                err.line(),
+                err.column()
+            )
+        })
+    }
+
+    /// A token for one installation.
+    pub fn installation(&self, installation_id: i64, now_s: i64) -> Result<Installed<'_>, String> {
+        let jwt = self.app_jwt(now_s)?;
+        let answer: InstallationToken =
+            self.json("POST", &format!("/app/installations/{installation_id}/access_tokens"), &jwt, None)?;
+        Ok(Installed { client: self, token: answer.token })
+    }
+
+    /// The installation on a repository (`owner/name`).
+    pub fn repository_installation(&self, full_name: &str, now_s: i64) -> Result<Installed<'_>, String> {
+        let jwt = self.app_jwt(now_s)?;
+        let found: Installation = self.json("GET", &format!("/repos/{full_name}/installation"), &jwt, None)?;
+        self.installation(found.id, now_s)
+    }
+
+    /// The installation on an organisation.
+    pub fn organisation_installation(&self, org: &str, now_s: i64) -> Result<Installed<'_>, String> {
+        let jwt = self.app_jwt(now_s)?;
+        let found: Installation = self.json("GET", &format!("/orgs/{org}/installation"), &jwt, None)?;
+        self.installation(found.id, now_s)
+    }
+}
+
+impl Installed<'_> {
+    pub fn get<T: DeserializeOwned>(&self, path: &str) -> Result<T, String> {
+        self.client.json("GET", path, &self.token, None)
+    }
+
+    /// Every page of a list (`per_page=100`, following `page=` until a short page).
+    pub fn get_all<T: DeserializeOwned>(&self, path: &str) -> Result<Vec<T>, String> {
+        let mut out = Vec::new();
+        let separator = if path.contains('?') { '&' } else { '?' };
+        for page in 1..=100 {
+            let items: Vec<T> = self.get(&format!("{path}{separator}per_page=100&page={page}"))?;
+            let short = items.len() < 100;
+            out.extend(items);
+            if short {
+                break;
+            }
+        }
+        Ok(out)
+    }
+
+    /// A file's raw content, or None when there is no such file (404).
+    pub fn raw_file(&self, full_name: &str, path: &str, git_ref: &str) -> Result<Option<String>, String> {
+        let encoded: String = form_urlencoded::byte_serialize(git_ref.as_bytes()).collect();
+        let api_path = format!("/repos/{full_name}/contents/{path}?ref={encoded}");
+        let (status, text) =
+            self.client.call("GET", &api_path, &self.token, None, "application/vnd.github.raw+json")?;
+        match status {
+            200 => Ok(Some(text)),
+            404 => Ok(None),
+            other => Err(format!("GET {api_path} answered {other}")),
+        }
+    }
+
+    pub fn post<T: DeserializeOwned>(&self, path: &str, body: &Value) -> Result<T, String> {
+        self.client.json("POST", path, &self.token, Some(body))
+    }
+
+    pub fn patch<T: DeserializeOwned>(&self, path: &str, body: &Value) -> Result<T, String> {
+        self.client.json("PATCH", path, &self.token, Some(body))
+    }
+}

@@ -1,0 +1,228 @@
+//! The bot comment on a merged pull request: what its sessions took, posted as the
+//! GitHub App and edited in place when the figures change (a later link, a check run,
+//! a revert). A repository opts in with `.sightline.yml` on its base branch:
+//!
+//! ```yaml
+//! comment:
+//!   enabled: true
+//!   show: [sessions, agents, cost, cost_per_line, tokens, ci_cost, check_failures, review_rounds, time_to_merge]
+//! ```
+//!
+//! Invariants: no figure about a person reaches the repository's readers unless every
+//! person behind it allows being named in team views (`named_in_team_views`): when one
+//! does not, the session figures (sessions, agents, cost, cost per line, tokens) are
+//! left out and only the pull request's own figures remain; nothing is ever broken down
+//! by person; no file, or `enabled: false`, means no comment.
+
+use std::sync::Arc;
+
+use serde::Deserialize;
+use serde_json::json;
+
+use super::app_client::AppClient;
+use super::pulls::{self, StoredPr};
+use super::rollups::{self, Rollup};
+use crate::access::policies;
+use crate::db::{self, DbError};
+use crate::state::AppState;
+
+/// Marks our comment, so a reader knows where it comes from.
+pub const MARKER: &str = "<!-- sightline:pull-request-figures -->";
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Figure {
+    Sessions,
+    Agents,
+    Cost,
+    CostPerLine,
+    Tokens,
+    CiCost,
+    CheckFailures,
+    ReviewRounds,
+    TimeToMerge,
+}
+
+impl Figure {
+    pub const ALL: [Figure; 9] = [
+        Figure::Sessions,
+        Figure::Agents,
+        Figure::Cost,
+        Figure::CostPerLine,
+        Figure::Tokens,
+        Figure::CiCost,
+        Figure::CheckFailures,
+        Figure::ReviewRounds,
+        Figure::TimeToMerge,
+    ];
+
+    /// Figures that describe people's sessions (and so need their consent).
+    fn about_people(self) -> bool {
+        matches!(self, Figure::Sessions | Figure::Agents | Figure::Cost | Figure::CostPerLine | Figure::Tokens)
+    }
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RepoSettings {
+    #[serde(default)]
+    pub comment: CommentSettings,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CommentSettings {
+    #[serde(default)]
+    pub enabled: bool,
+    pub show: Option<Vec<Figure>>,
+}
+
+/// `.sightline.yml`, or why it cannot be read (naming the key).
+pub fn settings_of(text: &str) -> Result<RepoSettings, String> {
+    if text.trim().is_empty() {
+        return Ok(RepoSettings::default());
+    }
+    serde_yaml_ng::from_str(text).map_err(|err| format!(".sightline.yml: {err}"))
+}
+
+fn usd(nusd: i64) -> String {
+    let cents = (nusd.max(0) as i128 + 5_000_000) / 10_000_000;
+    format!("${}.{:02}", cents / 100, cents % 100)
+}
+
+fn duration(ms: i64) -> String {
+    let minutes = ms / 60_000;
+    match minutes {
+        m if m < 60 => format!("{m} min"),
+        m if m < 48 * 60 => format!("{:.1} h", m as f64 / 60.0),
+        m => format!("{:.1} days", m as f64 / 1440.0),
+    }
+}
+
+/// The comment's Markdown.
+pub fn render(pr: &StoredPr, rollup: &Rollup, show: &[Figure], people_consent: bool) -> String {
+    let mut lines = vec![MARKER.to_string(), "### Sightline: what this pull request took".to_string(), String::new()];
+    lines.push("| Figure | Value |".into());
+    lines.push("|---|---|".into());
+    for figure in show.iter().copied().filter(|f| people_consent || !f.about_people()) {
+        let (name, value) = match figure {
+            Figure::Sessions => ("Agent sessions", rollup.sessions.to_string()),
+            Figure::Agents => {
+                ("Agents", if rollup.agents.is_empty() { "none".into() } else { rollup.agents.join(", ") })
+            }
+            Figure::Cost => ("Agent cost", usd(rollup.cost_nusd)),
+            Figure::CostPerLine => (
+                "Cost per changed line",
+                rollup.cost_per_changed_line_nusd.map_or("n/a".into(), |c| format!("${:.4}", c as f64 / 1e9)),
+            ),
+            Figure::Tokens => ("Tokens", rollup.tokens.to_string()),
+            Figure::CiCost => ("CI agent cost", format!("{} ({} runs)", usd(rollup.ci_cost_nusd), rollup.ci_sessions)),
+            Figure::CheckFailures => ("Failed checks", rollup.check_failures_count.to_string()),
+            Figure::ReviewRounds => ("Review rounds", rollup.review_rounds.to_string()),
+            Figure::TimeToMerge => ("Time to merge", rollup.time_to_merge_ms.map_or("n/a".into(), duration)),
+        };
+        lines.push(format!("| {name} | {value} |"));
+    }
+    if rollup.reverted {
+        lines.push(String::new());
+        lines.push("This pull request was later reverted.".into());
+    }
+    if !people_consent && show.iter().any(|f| f.about_people()) {
+        lines.push(String::new());
+        lines.push("Session figures are not shown: a contributor keeps theirs out of shared views.".into());
+    }
+    lines.push(String::new());
+    lines.push(format!("<sub>Sessions are linked by branch, commit or CI run, never by time. {}.</sub>", pr.id));
+    lines.join("\n")
+}
+
+/// Posts or edits the comment of each merged pull request; failures are logged, never
+/// fatal (the figures stay in Sightline).
+pub async fn publish_all(state: &Arc<AppState>, prs: &[String], installation: Option<i64>) {
+    if !state.config.github.app_enabled() {
+        return;
+    }
+    for pr in prs {
+        if let Err(err) = publish(state, pr, installation).await {
+            tracing::warn!(pull_request = %pr, %err, "bot comment not published");
+        }
+    }
+}
+
+async fn publish(state: &Arc<AppState>, pr_id: &str, installation: Option<i64>) -> Result<(), String> {
+    let pool = state.readers.clone();
+    let id = pr_id.to_string();
+    let read = db::blocking(move || {
+        let conn = pool.get()?;
+        let Some(pr) = pulls::get(&conn, &id)? else { return Ok(None) };
+        let Some(rollup) = rollups::get(&conn, &id)? else { return Ok(None) };
+        let mut consent = true;
+        for person in rollups::people(&conn, &id)? {
+            consent &= policies::get(&conn, &person)?.named_in_team_views;
+        }
+        Ok::<_, DbError>(Some((pr, rollup, consent)))
+    })
+    .await
+    .map_err(|err| err.to_string())?;
+    let Some((pr, rollup, consent)) = read else { return Ok(()) };
+    let config = state.config.clone();
+    let now_s = state.clock.now_ms() / 1000;
+    let posted = tokio::task::spawn_blocking(move || -> Result<Option<i64>, String> {
+        let Some(client) = AppClient::from_config(&config)? else { return Ok(None) };
+        let installed = match installation {
+            Some(id) => client.installation(id, now_s)?,
+            None => client.repository_installation(&pr.repo_full_name, now_s)?,
+        };
+        let Some(text) = installed.raw_file(&pr.repo_full_name, ".sightline.yml", &pr.base_ref)? else {
+            return Ok(None);
+        };
+        let settings = settings_of(&text)?;
+        if !settings.comment.enabled {
+            return Ok(None);
+        }
+        let show = settings.comment.show.unwrap_or_else(|| Figure::ALL.to_vec());
+        let body = json!({"body": render(&pr, &rollup, &show, consent)});
+        #[derive(Deserialize)]
+        struct Comment {
+            id: i64,
+        }
+        if let Some(existing) = pr.bot_comment_id
+            && installed
+                .patch::<Comment>(&format!("/repos/{}/issues/comments/{existing}", pr.repo_full_name), &body)
+                .is_ok()
+        {
+            return Ok(None);
+        }
+        let created: Comment =
+            installed.post(&format!("/repos/{}/issues/{}/comments", pr.repo_full_name, pr.number), &body)?;
+        Ok(Some(created.id))
+    })
+    .await
+    .map_err(|err| err.to_string())??;
+    if let Some(comment_id) = posted {
+        let id = pr_id.to_string();
+        state
+            .writer
+            .transact(move |tx| pulls::set_bot_comment(tx, &id, comment_id))
+            .await
+            .map_err(|err| err.to_string())?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn settings_are_read_strictly() {
+        let on = settings_of("comment:\n  enabled: true\n  show: [cost, review_rounds]\n").unwrap();
+        assert!(on.comment.enabled);
+        assert_eq!(on.comment.show, Some(vec![Figure::Cost, Figure::ReviewRounds]));
+        assert!(!settings_of("").unwrap().comment.enabled, "no settings: no comment");
+        let err = settings_of("comment:\n  enabled: true\n  show: [salary]\n").unwrap_err();
+        assert!(err.contains("salary"), "{err}");
+        let err = settings_of("coment:\n  enabled: true\n").unwrap_err();
+        assert!(err.contains("coment"), "{err}");
+    }
+}

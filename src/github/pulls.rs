@@ -1,0 +1,372 @@
+//! The pull-request store: `repos`, `pull_requests` and what hangs off them
+//! (`pr_commits`, `pr_check_runs`, `pr_reviews`, `default_branch_commits`). All SQL on
+//! those tables lives here.
+//!
+//! Invariants: a pull request's id is `<owner>/<name>#<number>` in lower case, so every
+//! event about it finds the same row; an older snapshot (by GitHub's `updated_at`) never
+//! overwrites a newer one, so deliveries applied out of order leave the newest state;
+//! counts derived from check runs and reviews are recomputed from their rows, never
+//! incremented, so a redelivered event cannot count twice.
+
+use rusqlite::{Connection, OptionalExtension, Transaction, params};
+
+use super::payload::{self, PullRequest, Repository};
+use crate::db::DbError;
+
+pub fn pr_id(full_name: &str, number: i64) -> String {
+    format!("{}#{number}", full_name.to_ascii_lowercase())
+}
+
+/// The repository's row id, created on first sight; its GitHub id and default branch
+/// follow the newest payload.
+pub fn ensure_repo(tx: &Transaction<'_>, repo: &Repository, now_ms: i64) -> Result<String, DbError> {
+    let default_branch = repo.default_branch.as_deref().or(repo.master_branch.as_deref());
+    let existing: Option<String> =
+        tx.query_row("SELECT id FROM repos WHERE full_name = ?1", [&repo.full_name], |r| r.get(0)).optional()?;
+    let id = match existing {
+        Some(id) => id,
+        None => {
+            let id = uuid::Uuid::now_v7().to_string();
+            tx.execute(
+                "INSERT INTO repos (id, full_name, created_at_ms) VALUES (?1, ?2, ?3)",
+                params![id, repo.full_name, now_ms],
+            )?;
+            id
+        }
+    };
+    tx.execute(
+        "UPDATE repos SET full_name = ?2, default_branch = coalesce(?3, default_branch),
+           github_id = coalesce(?4, github_id) WHERE id = ?1",
+        params![id, repo.full_name, default_branch, repo.id],
+    )?;
+    Ok(id)
+}
+
+pub fn default_branch(conn: &Connection, repo_id: &str) -> Result<Option<String>, DbError> {
+    Ok(conn.query_row("SELECT default_branch FROM repos WHERE id = ?1", [repo_id], |r| r.get(0)).optional()?.flatten())
+}
+
+/// What a pull-request snapshot says beyond the payload: found by our own rules.
+pub struct Derived {
+    pub issue_key: Option<String>,
+    pub reverts_number: Option<i64>,
+}
+
+/// Writes a snapshot of a pull request unless a newer one is stored; answers whether
+/// it was written.
+pub fn upsert(
+    tx: &Transaction<'_>,
+    repo_id: &str,
+    repo_full_name: &str,
+    pr: &PullRequest,
+    derived: &Derived,
+) -> Result<bool, DbError> {
+    let merged_at_ms = payload::time_ms(pr.merged_at.as_deref());
+    let state = match (pr.state.as_deref(), pr.merged.unwrap_or(false) || merged_at_ms.is_some()) {
+        (_, true) => "merged",
+        (Some("closed"), false) => "closed",
+        _ => "open",
+    };
+    let created_at_ms = payload::time_ms(pr.created_at.as_deref()).unwrap_or(0);
+    let updated_at_ms = payload::time_ms(pr.updated_at.as_deref()).unwrap_or(created_at_ms);
+    let author = pr.user.as_ref();
+    let author_id = author.and_then(|a| a.id);
+    let user_id: Option<String> = match author_id {
+        Some(id) => tx.query_row("SELECT id FROM users WHERE github_id = ?1", [id], |r| r.get(0)).optional()?,
+        None => None,
+    };
+    let written = tx.execute(
+        "INSERT INTO pull_requests (id, repo_id, number, github_id, title, author_login, author_github_id, user_id,
+           state, is_draft, base_ref, head_ref, head_repo, head_sha, additions, deletions, changed_files,
+           created_at_ms, updated_at_ms, merged_at_ms, closed_at_ms, merge_commit_sha, issue_key, reverts_number)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21,
+           ?22, ?23, ?24)
+         ON CONFLICT (id) DO UPDATE SET
+           github_id = excluded.github_id, title = excluded.title, author_login = excluded.author_login,
+           author_github_id = excluded.author_github_id, user_id = excluded.user_id, state = excluded.state,
+           is_draft = excluded.is_draft, base_ref = excluded.base_ref, head_ref = excluded.head_ref,
+           head_repo = excluded.head_repo, head_sha = excluded.head_sha, additions = excluded.additions,
+           deletions = excluded.deletions, changed_files = excluded.changed_files,
+           created_at_ms = excluded.created_at_ms, updated_at_ms = excluded.updated_at_ms,
+           merged_at_ms = excluded.merged_at_ms, closed_at_ms = excluded.closed_at_ms,
+           merge_commit_sha = excluded.merge_commit_sha, issue_key = excluded.issue_key,
+           reverts_number = excluded.reverts_number
+         WHERE excluded.updated_at_ms >= pull_requests.updated_at_ms",
+        params![
+            pr_id(repo_full_name, pr.number),
+            repo_id,
+            pr.number,
+            pr.id,
+            pr.title.as_deref().unwrap_or(""),
+            author.and_then(|a| a.login.as_deref()),
+            author_id,
+            user_id,
+            state,
+            pr.draft.unwrap_or(false),
+            pr.base.name,
+            pr.head.name,
+            pr.head.repo.as_ref().and_then(|r| r.full_name.as_deref()),
+            pr.head.sha.as_deref().map(str::to_ascii_lowercase),
+            pr.additions.unwrap_or(0),
+            pr.deletions.unwrap_or(0),
+            pr.changed_files.unwrap_or(0),
+            created_at_ms,
+            updated_at_ms,
+            merged_at_ms,
+            payload::time_ms(pr.closed_at.as_deref()),
+            pr.merge_commit_sha.as_deref().map(str::to_ascii_lowercase),
+            derived.issue_key,
+            derived.reverts_number,
+        ],
+    )?;
+    Ok(written == 1)
+}
+
+/// A stored pull request, as the links, rollups and pages read it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct StoredPr {
+    pub id: String,
+    pub repo_id: String,
+    pub repo_full_name: String,
+    pub number: i64,
+    pub title: String,
+    pub state: String,
+    pub is_draft: bool,
+    pub base_ref: String,
+    pub head_ref: String,
+    pub head_repo: Option<String>,
+    pub head_sha: Option<String>,
+    pub additions: i64,
+    pub deletions: i64,
+    pub created_at_ms: i64,
+    pub merged_at_ms: Option<i64>,
+    pub closed_at_ms: Option<i64>,
+    pub merge_commit_sha: Option<String>,
+    pub issue_key: Option<String>,
+    pub reverts_number: Option<i64>,
+    pub reverted_by_number: Option<i64>,
+    pub check_failures_count: i64,
+    pub ci_decision: Option<String>,
+    pub review_decision: Option<String>,
+    pub review_rounds: i64,
+    pub bot_comment_id: Option<i64>,
+    pub user_id: Option<String>,
+}
+
+const PR_COLUMNS: &str = "p.id, p.repo_id, r.full_name, p.number, p.title, p.state, p.is_draft, p.base_ref, p.head_ref,
+    p.head_repo, p.head_sha, p.additions, p.deletions, p.created_at_ms, p.merged_at_ms, p.closed_at_ms,
+    p.merge_commit_sha, p.issue_key, p.reverts_number, p.reverted_by_number, p.check_failures_count,
+    p.ci_decision, p.review_decision, p.review_rounds, p.bot_comment_id, p.user_id";
+
+fn read_pr(row: &rusqlite::Row<'_>) -> rusqlite::Result<StoredPr> {
+    Ok(StoredPr {
+        id: row.get(0)?,
+        repo_id: row.get(1)?,
+        repo_full_name: row.get(2)?,
+        number: row.get(3)?,
+        title: row.get(4)?,
+        state: row.get(5)?,
+        is_draft: row.get(6)?,
+        base_ref: row.get(7)?,
+        head_ref: row.get(8)?,
+        head_repo: row.get(9)?,
+        head_sha: row.get(10)?,
+        additions: row.get(11)?,
+        deletions: row.get(12)?,
+        created_at_ms: row.get(13)?,
+        merged_at_ms: row.get(14)?,
+        closed_at_ms: row.get(15)?,
+        merge_commit_sha: row.get(16)?,
+        issue_key: row.get(17)?,
+        reverts_number: row.get(18)?,
+        reverted_by_number: row.get(19)?,
+        check_failures_count: row.get(20)?,
+        ci_decision: row.get(21)?,
+        review_decision: row.get(22)?,
+        review_rounds: row.get(23)?,
+        bot_comment_id: row.get(24)?,
+        user_id: row.get(25)?,
+    })
+}
+
+pub fn get(conn: &Connection, id: &str) -> Result<Option<StoredPr>, DbError> {
+    let sql = format!("SELECT {PR_COLUMNS} FROM pull_requests p JOIN repos r ON r.id = p.repo_id WHERE p.id = ?1");
+    Ok(conn.query_row(&sql, [id], read_pr).optional()?)
+}
+
+/// Open pull requests of a repository whose head is `branch` (pushes to it are theirs).
+pub fn open_with_head(conn: &Connection, repo_id: &str, branch: &str) -> Result<Vec<String>, DbError> {
+    let mut stmt =
+        conn.prepare_cached("SELECT id FROM pull_requests WHERE repo_id = ?1 AND head_ref = ?2 AND state = 'open'")?;
+    let rows = stmt.query_map(params![repo_id, branch], |r| r.get(0))?;
+    Ok(rows.collect::<Result<_, _>>()?)
+}
+
+/// The pull requests a person wrote or worked on (a session of theirs is linked), newest first.
+pub fn of_person(conn: &Connection, user_id: &str, limit: usize) -> Result<Vec<StoredPr>, DbError> {
+    let sql = format!(
+        "SELECT {PR_COLUMNS} FROM pull_requests p JOIN repos r ON r.id = p.repo_id
+         WHERE p.user_id = ?1 OR p.id IN (
+           SELECT l.pr_id FROM session_pr_links l JOIN sessions s ON s.id = l.session_id WHERE s.user_id = ?1)
+         ORDER BY p.created_at_ms DESC, p.id LIMIT ?2"
+    );
+    let mut stmt = conn.prepare(&sql)?;
+    let rows = stmt.query_map(params![user_id, limit as i64], read_pr)?;
+    Ok(rows.collect::<Result<_, _>>()?)
+}
+
+pub fn add_commits(tx: &Transaction<'_>, pr_id: &str, shas: &[String]) -> Result<(), DbError> {
+    let mut insert = tx.prepare_cached("INSERT INTO pr_commits (pr_id, sha) VALUES (?1, ?2) ON CONFLICT DO NOTHING")?;
+    for sha in shas {
+        insert.execute(params![pr_id, sha.to_ascii_lowercase()])?;
+    }
+    Ok(())
+}
+
+pub fn add_default_branch_commits(
+    tx: &Transaction<'_>,
+    repo_id: &str,
+    shas: &[String],
+    now_ms: i64,
+) -> Result<(), DbError> {
+    let mut insert = tx.prepare_cached(
+        "INSERT INTO default_branch_commits (repo_id, sha, pushed_at_ms) VALUES (?1, ?2, ?3) ON CONFLICT DO NOTHING",
+    )?;
+    for sha in shas {
+        insert.execute(params![repo_id, sha.to_ascii_lowercase(), now_ms])?;
+    }
+    Ok(())
+}
+
+/// The merged pull request of a repository that a commit belongs to (its merge commit
+/// or one of its own), for revert commits.
+pub fn merged_with_commit(tx: &Transaction<'_>, repo_id: &str, sha: &str) -> Result<Option<String>, DbError> {
+    Ok(tx
+        .query_row(
+            "SELECT p.id FROM pull_requests p WHERE p.repo_id = ?1 AND p.state = 'merged'
+               AND (p.merge_commit_sha = ?2 OR EXISTS (SELECT 1 FROM pr_commits c WHERE c.pr_id = p.id AND c.sha = ?2))
+             ORDER BY p.merged_at_ms DESC LIMIT 1",
+            params![repo_id, sha.to_ascii_lowercase()],
+            |r| r.get(0),
+        )
+        .optional()?)
+}
+
+/// Marks a pull request reverted: by pull request `by_number`, or by a commit (0).
+pub fn mark_reverted(tx: &Transaction<'_>, pr_id: &str, by_number: i64) -> Result<bool, DbError> {
+    Ok(tx.execute(
+        "UPDATE pull_requests SET reverted_by_number = ?2 WHERE id = ?1 AND reverted_by_number IS NULL",
+        params![pr_id, by_number],
+    )? == 1)
+}
+
+/// Records a check run on a pull request and recomputes its failure count and CI
+/// decision (from the latest run of each check on the head commit).
+pub fn record_check_run(tx: &Transaction<'_>, pr_id: &str, run: &super::payload::CheckRun) -> Result<(), DbError> {
+    tx.execute(
+        "INSERT INTO pr_check_runs (pr_id, check_run_id, name, head_sha, status, conclusion, completed_at_ms)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
+         ON CONFLICT (pr_id, check_run_id) DO UPDATE SET name = excluded.name, head_sha = excluded.head_sha,
+           status = CASE WHEN pr_check_runs.status = 'completed' THEN pr_check_runs.status ELSE excluded.status END,
+           conclusion = coalesce(excluded.conclusion, pr_check_runs.conclusion),
+           completed_at_ms = coalesce(excluded.completed_at_ms, pr_check_runs.completed_at_ms)",
+        params![
+            pr_id,
+            run.id,
+            run.name.as_deref().unwrap_or(""),
+            run.head_sha.as_deref().unwrap_or("").to_ascii_lowercase(),
+            run.status.as_deref().unwrap_or("queued"),
+            run.conclusion.as_deref(),
+            payload::time_ms(run.completed_at.as_deref()),
+        ],
+    )?;
+    tx.execute(
+        "UPDATE pull_requests SET
+           check_failures_count = (SELECT count(*) FROM pr_check_runs c WHERE c.pr_id = ?1
+             AND c.conclusion IN ('failure', 'timed_out')),
+           ci_decision = (
+             WITH latest AS (
+               SELECT c.name, c.status, c.conclusion,
+                 row_number() OVER (PARTITION BY c.name ORDER BY c.check_run_id DESC) AS n
+               FROM pr_check_runs c
+               WHERE c.pr_id = ?1 AND c.head_sha = coalesce(pull_requests.head_sha, c.head_sha))
+             SELECT CASE
+               WHEN count(*) = 0 THEN NULL
+               WHEN sum(conclusion IN ('failure', 'timed_out', 'cancelled', 'action_required')) > 0 THEN 'failing'
+               WHEN sum(status <> 'completed') > 0 THEN 'pending'
+               ELSE 'passing' END
+             FROM latest WHERE n = 1)
+         WHERE id = ?1",
+        [pr_id],
+    )?;
+    Ok(())
+}
+
+/// Records a review (or its dismissal) and recomputes the review decision and rounds.
+///
+/// The decision is GitHub's rule: each reviewer's latest approving or change-requesting
+/// review counts (a dismissed one no longer does); any change request wins, then any
+/// approval, else `commented` when there were only comments. A round is a reviewed
+/// commit: reviews on the same head commit are one round.
+pub fn record_review(
+    tx: &Transaction<'_>,
+    pr_id: &str,
+    review: &super::payload::Review,
+    dismissed: bool,
+) -> Result<(), DbError> {
+    let state = match dismissed {
+        true => "dismissed".to_string(),
+        false => review.state.as_deref().unwrap_or("commented").to_ascii_lowercase(),
+    };
+    tx.execute(
+        "INSERT INTO pr_reviews (pr_id, review_id, reviewer_login, state, commit_sha, submitted_at_ms)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6)
+         ON CONFLICT (pr_id, review_id) DO UPDATE SET
+           state = CASE WHEN pr_reviews.state = 'dismissed' THEN 'dismissed' ELSE excluded.state END,
+           commit_sha = coalesce(excluded.commit_sha, pr_reviews.commit_sha),
+           submitted_at_ms = coalesce(excluded.submitted_at_ms, pr_reviews.submitted_at_ms)",
+        params![
+            pr_id,
+            review.id,
+            review.user.as_ref().and_then(|u| u.login.as_deref()).unwrap_or(""),
+            state,
+            review.commit_id.as_deref().map(str::to_ascii_lowercase),
+            payload::time_ms(review.submitted_at.as_deref()),
+        ],
+    )?;
+    tx.execute(
+        "UPDATE pull_requests SET
+           review_decision = (
+             WITH decisive AS (
+               SELECT state, row_number() OVER (PARTITION BY reviewer_login
+                 ORDER BY coalesce(submitted_at_ms, 0) DESC, review_id DESC) AS n
+               FROM pr_reviews WHERE pr_id = ?1 AND state IN ('approved', 'changes_requested', 'dismissed'))
+             SELECT CASE
+               WHEN sum(state = 'changes_requested') > 0 THEN 'changes_requested'
+               WHEN sum(state = 'approved') > 0 THEN 'approved'
+               WHEN (SELECT count(*) FROM pr_reviews WHERE pr_id = ?1 AND state = 'commented') > 0 THEN 'commented'
+               ELSE NULL END
+             FROM decisive WHERE n = 1),
+           review_rounds = (SELECT count(DISTINCT coalesce(commit_sha, review_id)) FROM pr_reviews
+             WHERE pr_id = ?1 AND state <> 'pending')
+         WHERE id = ?1",
+        [pr_id],
+    )?;
+    Ok(())
+}
+
+pub fn set_bot_comment(tx: &Transaction<'_>, pr_id: &str, comment_id: i64) -> Result<(), DbError> {
+    tx.execute("UPDATE pull_requests SET bot_comment_id = ?2 WHERE id = ?1", params![pr_id, comment_id])?;
+    Ok(())
+}
+
+/// The pull requests a session is linked to, with the evidence.
+pub fn of_session(conn: &Connection, session_id: &str) -> Result<Vec<(StoredPr, String)>, DbError> {
+    let sql = format!(
+        "SELECT {PR_COLUMNS}, l.evidence FROM session_pr_links l JOIN pull_requests p ON p.id = l.pr_id
+         JOIN repos r ON r.id = p.repo_id WHERE l.session_id = ?1 ORDER BY p.created_at_ms"
+    );
+    let mut stmt = conn.prepare_cached(&sql)?;
+    let rows = stmt.query_map([session_id], |row| Ok((read_pr(row)?, row.get(26)?)))?;
+    Ok(rows.collect::<Result<_, _>>()?)
+}
