@@ -37,6 +37,9 @@ pub struct Github {
     pub private_key_path: String,
     pub organisation: String,
     pub issue_key_pattern: String,
+    /// When false, deliveries are verified, stored and acknowledged but not applied
+    /// until a start with it true (maintenance, a restore in progress).
+    pub process_deliveries: bool,
 }
 
 impl Default for Github {
@@ -47,6 +50,7 @@ impl Default for Github {
             private_key_path: String::new(),
             organisation: String::new(),
             issue_key_pattern: r"\b[A-Z][A-Z0-9]{1,9}-[0-9]{1,7}\b".into(),
+            process_deliveries: true,
         }
     }
 }
@@ -294,6 +298,7 @@ pub const ENV_KEYS: &[(&str, &str)] = &[
     ("SIGHTLINE_GITHUB_PRIVATE_KEY_PATH", "github.private_key_path"),
     ("SIGHTLINE_GITHUB_ORGANISATION", "github.organisation"),
     ("SIGHTLINE_GITHUB_ISSUE_KEY_PATTERN", "github.issue_key_pattern"),
+    ("SIGHTLINE_GITHUB_PROCESS_DELIVERIES", "github.process_deliveries"),
 ];
 
 impl Config {
@@ -442,7 +447,15 @@ fn env_value(key: &str, raw: &str) -> Result<toml::Value, String> {
         raw.parse::<SocketAddr>().map_err(|_| format!("{raw:?} is not an address such as 127.0.0.1:4000"))?;
         return Ok(toml::Value::String(raw.to_string()));
     }
-    if matches!(key, "data_dir" | "log.level" | "log.format") || key.starts_with("auth.") {
+    if key == "github.process_deliveries" {
+        return match raw {
+            "true" | "1" => Ok(toml::Value::Boolean(true)),
+            "false" | "0" => Ok(toml::Value::Boolean(false)),
+            _ => Err(format!("{raw:?} is not true or false")),
+        };
+    }
+    if matches!(key, "data_dir" | "log.level" | "log.format") || key.starts_with("auth.") || key.starts_with("github.")
+    {
         return Ok(toml::Value::String(raw.to_string()));
     }
     raw.parse::<i64>().map(toml::Value::Integer).map_err(|_| format!("{raw:?} is not a whole number"))

@@ -37,7 +37,22 @@ const ALLOWED: &[(&str, &[&str])] = &[
     ("db", &["clock", "metrics", "model"]),
     // Jobs: the registry, schedules and run records, and the scheduler that runs the
     // features' jobs, so it sits above them (below the listeners that trigger it).
-    ("jobs", &["analytics", "auth", "clock", "db", "deletion", "events", "sessions", "state", "transcripts"]),
+    (
+        "jobs",
+        &[
+            "access",
+            "analytics",
+            "auth",
+            "clock",
+            "db",
+            "deletion",
+            "events",
+            "github",
+            "sessions",
+            "state",
+            "transcripts",
+        ],
+    ),
     ("events", &["clock", "db", "metrics", "model", "redact"]),
     // The aggregates, refreshed from the events.
     ("analytics", &["access", "db", "events", "model"]),
@@ -101,6 +116,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "db",
             "deletion",
             "events",
+            "github",
             "http",
             "jobs",
             "model",
@@ -175,6 +191,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "deletion",
             "evals",
             "events",
+            "github",
             "hook",
             "jobs",
             "logging",

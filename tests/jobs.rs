@@ -104,13 +104,9 @@ fn jobs_run_records_its_run_and_refuses_what_this_build_cannot_run() {
     assert!(ran.status.success(), "{}", stderr(&ran));
     assert!(stdout(&ran).starts_with("run-deletions succeeded in "), "{}", stdout(&ran));
 
-    let refused = sightline(&["jobs", "run", "--data-dir", data_dir, "sync-teams"]);
+    let refused = sightline(&["jobs", "run", "--data-dir", data_dir, "compute-subject-scores"]);
     assert_eq!(refused.status.code(), Some(2));
-    assert!(
-        stderr(&refused).contains("sync-teams cannot run in this build: the GitHub app has not landed yet (issue 17)"),
-        "{}",
-        stderr(&refused)
-    );
+    assert!(stderr(&refused).contains("compute-subject-scores cannot run in this build: "), "{}", stderr(&refused));
     let unknown = sightline(&["jobs", "run", "--data-dir", data_dir, "sweep-everything"]);
     assert_eq!(unknown.status.code(), Some(2));
     assert!(stderr(&unknown).contains("there is no job named \"sweep-everything\""), "{}", stderr(&unknown));
@@ -119,7 +115,7 @@ fn jobs_run_records_its_run_and_refuses_what_this_build_cannot_run() {
         runs(dir.path()),
         vec![
             ("run-deletions".into(), "cli".into(), "succeeded".into()),
-            ("sync-teams".into(), "cli".into(), "refused".into()),
+            ("compute-subject-scores".into(), "cli".into(), "refused".into()),
         ],
         "the unknown name records nothing"
     );

@@ -194,3 +194,84 @@ pub fn memberships(conn: &Connection) -> Result<std::collections::HashMap<String
     }
     Ok(teams)
 }
+
+/// A team as the code-hosting service lists it, for [`sync`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SyncedTeam {
+    pub slug: String,
+    pub name: String,
+    pub parent_slug: Option<String>,
+    /// Their accounts' ids on the service (people are matched by `users.github_id`).
+    pub member_github_ids: Vec<i64>,
+}
+
+/// What a sync changed.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct SyncSummary {
+    pub teams_added: usize,
+    pub teams_updated: usize,
+    pub members_added: usize,
+    pub members_removed: usize,
+}
+
+/// Makes the given teams (and their members) ours: a team is found by slug, added if
+/// new, renamed and re-parented to match; its members become exactly the listed
+/// people that have an account here, leads keeping their role. A person no longer
+/// listed leaves the team and is never deleted; teams not listed are left alone.
+pub fn sync(conn: &Connection, teams: &[SyncedTeam], now_ms: i64) -> Result<SyncSummary, TeamError> {
+    let mut summary = SyncSummary::default();
+    let mut added = std::collections::BTreeSet::new();
+    // Every team first: a team may name a parent listed after it.
+    for team in teams {
+        if !valid_slug(&team.slug) {
+            return Err(TeamError::BadSlug(team.slug.clone()));
+        }
+        let exists: bool =
+            conn.query_row("SELECT count(*) > 0 FROM teams WHERE slug = ?1", [&team.slug], |r| r.get(0))?;
+        if exists {
+            let changed = conn
+                .execute("UPDATE teams SET name = ?2 WHERE slug = ?1 AND name <> ?2", params![team.slug, team.name])?;
+            summary.teams_updated += changed;
+        } else {
+            add(conn, &team.slug, &team.name, None, None, now_ms)?;
+            added.insert(team.slug.as_str());
+            summary.teams_added += 1;
+        }
+    }
+    for team in teams {
+        let parent_id = team.parent_slug.as_deref().map(|parent| by_slug(conn, parent).map(|t| t.id)).transpose()?;
+        let changed = conn.execute(
+            "UPDATE teams SET parent_id = ?2 WHERE slug = ?1 AND parent_id IS NOT ?2",
+            params![team.slug, parent_id],
+        )?;
+        if changed > 0 && !added.contains(team.slug.as_str()) {
+            summary.teams_updated += changed;
+        }
+        let id = by_slug(conn, &team.slug)?.id;
+        let mut wanted = Vec::new();
+        for github_id in &team.member_github_ids {
+            if let Some(user) = conn
+                .query_row("SELECT id FROM users WHERE github_id = ?1", [github_id], |r| r.get::<_, String>(0))
+                .optional()?
+            {
+                wanted.push(user);
+            }
+        }
+        for user in &wanted {
+            summary.members_added += conn.execute(
+                "INSERT INTO team_members (team_id, user_id, team_role, added_at_ms) VALUES (?1, ?2, 'member', ?3)
+                 ON CONFLICT (team_id, user_id) DO NOTHING",
+                params![id, user, now_ms],
+            )?;
+        }
+        let current: Vec<String> = {
+            let mut stmt = conn.prepare("SELECT user_id FROM team_members WHERE team_id = ?1")?;
+            stmt.query_map([&id], |r| r.get(0))?.collect::<Result<_, _>>()?
+        };
+        for user in current.iter().filter(|u| !wanted.contains(u)) {
+            summary.members_removed +=
+                conn.execute("DELETE FROM team_members WHERE team_id = ?1 AND user_id = ?2", params![id, user])?;
+        }
+    }
+    Ok(summary)
+}

@@ -20,8 +20,8 @@ use crate::evals::dashboard::{self, DashState, api as evals_api, pages as evals_
 use crate::ingest;
 use crate::state::AppState;
 use crate::web::{
-    deletion, device, github, grants, insights, jobs, login, me, my_session, my_sessions, oauth, overview, search,
-    security, sessions, settings, transcript_page,
+    deletion, device, github, grants, insights, jobs, login, me, my_prs, my_session, my_sessions, oauth, overview,
+    search, security, sessions, settings, transcript_page,
 };
 
 /// The token endpoints, on both the ingest and the web listener.
@@ -62,7 +62,7 @@ pub fn web(state: Arc<AppState>) -> Router {
         .route("/me/sessions/{id}/sharing", post(my_session::set_sharing))
         .route("/me/search", get(search::page))
         .route("/me/insights", get(insights::page))
-        .route("/me/prs", get(overview::pull_requests))
+        .route("/me/prs", get(my_prs::page))
         .route("/me/settings", get(settings::page))
         .route("/me/settings/visibility", post(settings::set_visibility))
         .route("/me/settings/tokens/{id}/revoke", post(settings::revoke_token))

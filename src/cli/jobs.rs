@@ -161,6 +161,17 @@ fn execute(
             let book = crate::pricing::PriceBook::load(data_dir)?;
             Some(reprice::apply(data_dir, conn, &book, &change_main, crate::clock::system_now_ms())?)
         }
+        "sync-teams" => {
+            let now_ms = crate::clock::system_now_ms();
+            let teams = crate::github::teams::fetch(config, now_ms / 1000).map_err(anyhow::Error::msg)?;
+            let tx = rusqlite::Transaction::new_unchecked(conn, rusqlite::TransactionBehavior::Immediate)?;
+            let summary = crate::access::teams::sync(&tx, &teams, now_ms)?;
+            tx.commit()?;
+            let rows = summary.teams_added + summary.teams_updated + summary.members_added + summary.members_removed;
+            let described = crate::github::teams::describe(&summary);
+            println!("{described}");
+            return Ok((rows as i64, Some(described)));
+        }
         _ => None,
     };
     if let Some(report) = report {

@@ -19,4 +19,5 @@ pub mod pulls;
 pub mod receiver;
 pub mod rollups;
 pub mod signature;
+pub mod teams;
 pub mod worker;

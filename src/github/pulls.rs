@@ -370,3 +370,15 @@ pub fn of_session(conn: &Connection, session_id: &str) -> Result<Vec<(StoredPr, 
     let rows = stmt.query_map([session_id], |row| Ok((read_pr(row)?, row.get(26)?)))?;
     Ok(rows.collect::<Result<_, _>>()?)
 }
+
+/// A person's own interactive sessions linked to each pull request: how many, what they
+/// cost. Only their own: the pull request's other contributors are not in it.
+pub fn own_share(conn: &Connection, user_id: &str) -> Result<std::collections::HashMap<String, (i64, i64)>, DbError> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT l.pr_id, count(*), coalesce(sum(s.cost_nusd), 0) FROM session_pr_links l
+         JOIN sessions s ON s.id = l.session_id
+         WHERE s.user_id = ?1 AND s.run_kind = 'INTERACTIVE' GROUP BY l.pr_id",
+    )?;
+    let rows = stmt.query_map([user_id], |r| Ok((r.get(0)?, (r.get(1)?, r.get(2)?))))?;
+    Ok(rows.collect::<Result<_, _>>()?)
+}

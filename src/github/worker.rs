@@ -31,6 +31,10 @@ pub fn rules(state: &AppState) -> Result<Rules, regex::Error> {
 
 /// Runs until the task is aborted (server shutdown).
 pub async fn run(state: Arc<AppState>) {
+    if !state.config.github.process_deliveries {
+        tracing::warn!("github.process_deliveries is false: webhook deliveries are stored, not applied");
+        return;
+    }
     let rules = match rules(&state) {
         Ok(rules) => Arc::new(rules),
         Err(err) => {

@@ -22,6 +22,7 @@ const KNOWN: &[&str] = &[
     "backfill-redaction",
     "reprice-events",
     "reprice-events-apply",
+    "sync-teams",
 ];
 
 pub fn knows(job: &str) -> bool {
@@ -53,6 +54,7 @@ pub async fn execute(state: &Arc<AppState>, job: &JobSpec) -> Result<Done, Strin
     match job.name {
         "reprice-events" => reprice(state, false).await,
         "reprice-events-apply" => reprice(state, true).await,
+        "sync-teams" => sync_teams(state).await,
         _ => counted(state, job).await.map(|rows| Done { rows, summary: None }),
     }
 }
@@ -83,6 +85,28 @@ async fn counted(state: &Arc<AppState>, job: &JobSpec) -> Result<Option<i64>, St
         "backfill-redaction" => backfill_redaction(state).await,
         other => Err(format!("{other} is not run by the server")),
     }
+}
+
+/// `sync-teams`: the organisation's teams and members from GitHub (docs/github-app.md).
+async fn sync_teams(state: &Arc<AppState>) -> Result<Done, String> {
+    let (config, now_ms) = (state.config.clone(), state.clock.now_ms());
+    let teams = tokio::task::spawn_blocking(move || crate::github::teams::fetch(&config, now_ms / 1000))
+        .await
+        .map_err(|err| err.to_string())??;
+    let summary = state
+        .writer
+        .transact(move |tx| {
+            crate::access::teams::sync(tx, &teams, now_ms).map_err(|err| match err {
+                crate::access::teams::TeamError::Db(db) => db,
+                other => {
+                    db::DbError::Io { context: "team sync".into(), source: std::io::Error::other(other.to_string()) }
+                }
+            })
+        })
+        .await
+        .map_err(|err| err.to_string())?;
+    let rows = (summary.teams_added + summary.teams_updated + summary.members_added + summary.members_removed) as i64;
+    Ok(Done { rows: Some(rows), summary: Some(crate::github::teams::describe(&summary)) })
 }
 
 /// `sweep-scratch`: transcript uploads abandoned for a day, device authorisations and

@@ -131,7 +131,6 @@ const ANY_FAILURE: Thresholds =
 
 const SCORING: &str = "scoring has not landed yet (issue 18)";
 const ALERTS: &str = "alert rules have not landed yet (issue 20)";
-const GITHUB: &str = "the GitHub app has not landed yet (issue 17)";
 const RECONCILIATION: &str = "cost reconciliation and Jira have not landed yet (issue 21)";
 
 /// Every job, tier 1 first, in the spec's order.
@@ -221,7 +220,7 @@ pub const JOBS: [JobSpec; 19] = [
         target: Some(Duration::from_secs(60)),
         alert: slower_than_or_failing(minutes(5), 2),
         excludes: &[],
-        availability: Availability::Unavailable(GITHUB),
+        availability: Availability::Available,
         what: "syncs teams from the code-hosting service",
     },
     JobSpec {

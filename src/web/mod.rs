@@ -18,6 +18,7 @@ pub mod insights;
 pub mod jobs;
 pub mod login;
 pub mod me;
+pub mod my_prs;
 pub mod my_session;
 pub mod my_sessions;
 pub mod oauth;

@@ -60,6 +60,8 @@ struct SessionPage {
     sharing: &'static str,
     /// The owner's own flag, to say what "follow" means.
     shares_by_default: bool,
+    /// Pull requests the session is linked to, with the evidence.
+    pull_requests: Vec<(crate::github::pulls::StoredPr, String)>,
 }
 
 pub async fn page(
@@ -90,11 +92,12 @@ pub async fn page(
         let transcript_stored = crate::transcripts::store::stored_upload(&conn, &view.id)?.is_some();
         let switch = sharing::get(&conn, proof.owner_id(), &view.id)?.flatten();
         let shares_by_default = crate::access::policies::get(&conn, proof.owner_id())?.share_transcripts;
-        Ok::<_, DbError>(Some((view, page, transcript_stored, switch, shares_by_default)))
+        let pull_requests = crate::github::pulls::of_session(&conn, &view.id)?;
+        Ok::<_, DbError>(Some((view, page, transcript_stored, switch, shares_by_default, pull_requests)))
     })
     .await
     .map_err(AppError::from)?;
-    let Some((session, page, transcript_stored, switch, shares_by_default)) = read else {
+    let Some((session, page, transcript_stored, switch, shares_by_default, pull_requests)) = read else {
         return Err(PageError(AppError::NotFound));
     };
     let events: Vec<Event> = page.events.into_iter().map(|stored| stored.event).collect();
@@ -115,6 +118,7 @@ pub async fn page(
             Some(false) => "private",
         },
         shares_by_default,
+        pull_requests,
     }))
 }
 

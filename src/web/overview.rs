@@ -33,18 +33,6 @@ pub struct OverviewParams {
     days: Option<String>,
 }
 
-#[derive(Template)]
-#[template(path = "web/me_prs.html")]
-struct PullRequestsPage {
-    signed_in: bool,
-}
-
-/// `/me/prs`: until the GitHub app lands (issue 17), a page that says what will be here
-/// and how sessions will be linked.
-pub async fn pull_requests(PageCaller(_caller): PageCaller) -> Response {
-    render(&PullRequestsPage { signed_in: true })
-}
-
 /// `/`: the overview (which sends a visitor who is not signed in to `/login`).
 pub async fn root() -> Redirect {
     Redirect::to("/me")

@@ -3,6 +3,8 @@
 //! HTTP to it. Operator verbs (user add, token create) run as the real CLI too.
 #![allow(dead_code)]
 
+pub mod github_app_standin;
+pub mod github_payloads;
 pub mod github_standin;
 pub mod inprocess;
 pub mod machine;

@@ -1,0 +1,58 @@
+//! `sync-teams`: the organisation's teams on GitHub (`GET /orgs/{org}/teams`, with each
+//! team's `parent`), and each team's members (`GET /orgs/{org}/teams/{slug}/members`),
+//! read as the App's installation on the organisation and made ours by
+//! `access::teams::sync` (people matched by their GitHub account id; a person removed
+//! on GitHub leaves the team and is never deleted).
+
+use serde::Deserialize;
+
+use super::app_client::AppClient;
+use crate::access::teams::{SyncSummary, SyncedTeam};
+use crate::config::Config;
+
+#[derive(Deserialize)]
+struct GithubTeam {
+    slug: String,
+    name: String,
+    parent: Option<ParentTeam>,
+}
+
+#[derive(Deserialize)]
+struct ParentTeam {
+    slug: String,
+}
+
+#[derive(Deserialize)]
+struct Member {
+    id: i64,
+}
+
+/// Reads the organisation's teams and members from GitHub (blocking).
+pub fn fetch(config: &Config, now_s: i64) -> Result<Vec<SyncedTeam>, String> {
+    let org = &config.github.organisation;
+    if org.is_empty() {
+        return Err("github.organisation is not set".into());
+    }
+    let client = AppClient::from_config(config)?
+        .ok_or_else(|| "the GitHub App is not configured (github.app_id, github.private_key_path)".to_string())?;
+    let installed = client.organisation_installation(org, now_s)?;
+    let teams: Vec<GithubTeam> = installed.get_all(&format!("/orgs/{org}/teams"))?;
+    let mut out = Vec::with_capacity(teams.len());
+    for team in teams {
+        let members: Vec<Member> = installed.get_all(&format!("/orgs/{org}/teams/{}/members", team.slug))?;
+        out.push(SyncedTeam {
+            slug: team.slug.to_ascii_lowercase(),
+            name: team.name,
+            parent_slug: team.parent.map(|p| p.slug.to_ascii_lowercase()),
+            member_github_ids: members.into_iter().map(|m| m.id).collect(),
+        });
+    }
+    Ok(out)
+}
+
+pub fn describe(summary: &SyncSummary) -> String {
+    format!(
+        "{} teams added, {} updated; {} memberships added, {} removed",
+        summary.teams_added, summary.teams_updated, summary.members_added, summary.members_removed
+    )
+}
