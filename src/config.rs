@@ -63,7 +63,7 @@ impl Github {
 }
 
 /// Sign-in settings. See `assets/sightline.default.toml` for each key.
-#[derive(Clone, Debug, PartialEq, Deserialize, Default)]
+#[derive(Clone, Debug, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct Auth {
     pub public_url: String,
@@ -71,6 +71,20 @@ pub struct Auth {
     pub github_client_secret: Secret,
     pub github_url: String,
     pub github_api_url: String,
+}
+
+/// The defaults of each key, also when a file or the environment sets only some of the
+/// `[auth]` keys (a derived default would leave `github_url` empty, which is invalid).
+impl Default for Auth {
+    fn default() -> Self {
+        Auth {
+            public_url: String::new(),
+            github_client_id: String::new(),
+            github_client_secret: Secret::default(),
+            github_url: "https://github.com".into(),
+            github_api_url: String::new(),
+        }
+    }
 }
 
 /// A configuration value that must never reach logs or `Debug` output.
@@ -182,7 +196,7 @@ impl Default for Config {
             jobs: Jobs::default(),
             server: Server::default(),
             log: Log::default(),
-            auth: Auth { github_url: "https://github.com".into(), ..Auth::default() },
+            auth: Auth::default(),
             github: Github::default(),
         }
     }
@@ -539,6 +553,28 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(err.contains("SIGHTLINE_STORAGE_READER_POOL"), "{err}");
+    }
+
+    #[test]
+    fn one_key_of_a_section_keeps_the_others_defaults() {
+        let api = ("SIGHTLINE_AUTH_GITHUB_API_URL", "http://127.0.0.1:9000");
+        let config = Config::load(None, env(&[api, ("SIGHTLINE_GITHUB_APP_ID", "12")]), &Overrides::default());
+        let err = config.as_ref().err().map(ToString::to_string);
+        assert_eq!(
+            err.as_deref(),
+            Some("invalid configuration: github.app_id and github.private_key_path are set together or not at all")
+        );
+        let config =
+            Config::load(None, env(&[api, ("SIGHTLINE_GITHUB_PROCESS_DELIVERIES", "false")]), &Overrides::default())
+                .unwrap();
+        assert_eq!(config.auth.github_url, "https://github.com", "not emptied by the other [auth] key");
+        assert!(!config.github.process_deliveries);
+        assert_eq!(config.github.issue_key_pattern, Github::default().issue_key_pattern);
+        let err =
+            Config::load(None, env(&[("SIGHTLINE_GITHUB_PROCESS_DELIVERIES", "sometimes")]), &Overrides::default())
+                .unwrap_err()
+                .to_string();
+        assert!(err.contains("SIGHTLINE_GITHUB_PROCESS_DELIVERIES"), "{err}");
     }
 
     #[test]

@@ -57,6 +57,10 @@ pub struct Metrics {
     /// How long the oldest change not yet in the aggregates has waited, in seconds.
     pub aggregate_refresh_lag: Gauge,
     pub job_last_success: Family<JobLabels, Gauge>,
+    /// Share of the last 24 hours' settled webhook deliveries that did not fail.
+    pub webhook_delivery_success: Gauge<f64, std::sync::atomic::AtomicU64>,
+    /// Webhook deliveries received in the last 24 hours and still pending.
+    pub webhook_deliveries_pending: Gauge,
     /// Source of the queue depth, read at scrape time.
     queue_depth_source: Mutex<Option<Arc<AtomicI64>>>,
 }
@@ -133,6 +137,18 @@ impl Metrics {
             "How long the oldest change not yet in the continuous aggregates has waited",
             aggregate_refresh_lag.clone(),
         );
+        let webhook_delivery_success = Gauge::<f64, std::sync::atomic::AtomicU64>::default();
+        registry.register(
+            "webhook_delivery_success_ratio",
+            "Share of the last 24 hours' settled GitHub webhook deliveries that did not fail (target 0.99)",
+            webhook_delivery_success.clone(),
+        );
+        let webhook_deliveries_pending = Gauge::default();
+        registry.register(
+            "webhook_deliveries_pending",
+            "GitHub webhook deliveries of the last 24 hours not yet applied",
+            webhook_deliveries_pending.clone(),
+        );
         Metrics {
             registry: Mutex::new(registry),
             requests,
@@ -148,6 +164,8 @@ impl Metrics {
             job_breach,
             aggregate_refresh_lag,
             job_last_success,
+            webhook_delivery_success,
+            webhook_deliveries_pending,
             queue_depth_source: Mutex::new(None),
         }
     }

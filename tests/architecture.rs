@@ -166,6 +166,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "db",
             "deletion",
             "events",
+            "github",
             "hook",
             "memory",
             "model",

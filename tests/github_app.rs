@@ -194,6 +194,10 @@ fn every_action_of_the_four_events_ping_and_an_unknown_event() {
         .query_row("SELECT reverted FROM pr_rollups WHERE pr_id = 'acme/api#8'", [], |r| r.get(0))
         .unwrap();
     assert!(rollup_reverted, "the rollup follows the revert");
+    let metrics =
+        common::agent().get(&format!("{}/metrics", server.ingest)).call().unwrap().body_mut().read_to_string().unwrap();
+    assert!(metrics.contains("sightline_webhook_delivery_success_ratio 1.0"), "{metrics}");
+    assert!(metrics.contains("sightline_webhook_deliveries_pending 0"), "{metrics}");
 }
 
 #[test]
@@ -445,4 +449,147 @@ fn sessions_link_on_exact_evidence_and_the_merge_rollup_keeps_ci_apart() {
         conn.query_row("SELECT id FROM sessions WHERE agent_session_id = 's-branch'", [], |r| r.get(0)).unwrap();
     let html = page(&format!("/me/sessions/{id}"));
     assert!(html.contains("acme/api#7") && html.contains("branch"), "the session's pull request and evidence: {html}");
+}
+
+fn user_id(server: &TestServer, email: &str) -> String {
+    server.main_db().query_row("SELECT id FROM users WHERE email = ?1", [email], |r| r.get(0)).unwrap()
+}
+
+fn merge(server: &TestServer, pr: &mut Pr, minute: u32) {
+    assert_eq!(deliver(server, "pull_request", &gh::pull_request_event("opened", pr)).0, 202);
+    pr.state = "closed";
+    pr.merged_at = Some(at(minute));
+    pr.closed_at = Some(at(minute));
+    pr.updated_at = at(minute);
+    assert_eq!(deliver(server, "pull_request", &gh::pull_request_event("closed", pr)).0, 202);
+    settled(server);
+}
+
+#[test]
+fn the_bot_comment_is_posted_as_the_app_edited_in_place_and_respects_privacy_and_teams_sync() {
+    use common::github_app_standin::{APP_ID, AppStandIn};
+    let fixtures = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/github-app");
+    let standin = AppStandIn::start(&std::fs::read(format!("{fixtures}/public-key.pem")).unwrap());
+    let key_path = format!("{fixtures}/private-key.pem");
+    let app_env = [
+        ("SIGHTLINE_AUTH_GITHUB_API_URL", standin.url.as_str()),
+        ("SIGHTLINE_GITHUB_APP_ID", APP_ID),
+        ("SIGHTLINE_GITHUB_PRIVATE_KEY_PATH", key_path.as_str()),
+        ("SIGHTLINE_GITHUB_ORGANISATION", gh::OWNER),
+    ];
+    let server = server(&app_env);
+    standin
+        .hub
+        .lock()
+        .unwrap()
+        .files
+        .insert((gh::FULL_NAME.into(), ".sightline.yml".into(), "main".into()), "comment:\n  enabled: true\n".into());
+    let remote = "https://github.com/acme/api.git";
+    let t0 = now_ms() - 600_000;
+    let mine =
+        session("s-mine", "INTERACTIVE", json!({"remote": remote, "branch": "feat/a"}), Value::Null, Value::Null, t0);
+    assert_eq!(server.post_events(&server.token, &envelope(mine)).0, 200);
+
+    let mut first = Pr::new(21, "Feature A", "feat/a", &"21".repeat(20));
+    merge(&server, &mut first, 40);
+    let comments = || standin.hub.lock().unwrap().comments.clone();
+    wait_until(Duration::from_secs(20), "the bot comment", || !comments().is_empty());
+    let (comment_id, (repo, number, body)) = comments().into_iter().next().unwrap();
+    assert_eq!((repo.as_str(), number), (gh::FULL_NAME, 21));
+    assert!(body.starts_with(sightline::github::comment::MARKER), "{body}");
+    assert!(body.contains("| Agent sessions | 1 |") && body.contains("| Agent cost | $"), "{body}");
+    assert!(body.contains("| Failed checks | 0 |"), "{body}");
+    let calls = standin.hub.lock().unwrap().calls.clone();
+    assert!(
+        calls.iter().any(|c| c == &format!("POST /app/installations/{}/access_tokens", gh::INSTALLATION)),
+        "an installation token from the app JWT: {calls:?}"
+    );
+    assert!(calls.iter().any(|c| c.starts_with("GET /repos/acme/api/contents/.sightline.yml?ref=main")), "{calls:?}");
+
+    // A check run on the merged pull request: the same comment, edited.
+    let failing = gh::check_run_event("completed", 77, "test", &first, Some("failure"));
+    assert_eq!(deliver(&server, "check_run", &failing).0, 202);
+    wait_until(Duration::from_secs(20), "the comment edited in place", || {
+        comments().get(&comment_id).is_some_and(|(_, _, body)| body.contains("| Failed checks | 1 |"))
+    });
+    assert_eq!(comments().len(), 1, "edited, not posted again");
+
+    // Someone who keeps their figures out of shared views: no session figure about them.
+    let private_token = common::user_with_token(&server.data_dir, "private@example.com");
+    let private_id = user_id(&server, "private@example.com");
+    server
+        .main_db()
+        .execute(
+            "INSERT INTO visibility_policies (user_id, share_transcripts, team_drill_in, named_in_team_views, judge_opt_in,
+               updated_at_ms) VALUES (?1, 0, 1, 0, 0, 0)",
+            [&private_id],
+        )
+        .unwrap();
+    let theirs = session(
+        "s-private",
+        "INTERACTIVE",
+        json!({"remote": remote, "branch": "feat/b"}),
+        Value::Null,
+        Value::Null,
+        t0,
+    );
+    assert_eq!(server.post_events(&private_token, &envelope(theirs)).0, 200);
+    let mut second = Pr::new(22, "Feature B", "feat/b", &"22".repeat(20));
+    merge(&server, &mut second, 45);
+    wait_until(Duration::from_secs(20), "the second comment", || comments().values().any(|(_, n, _)| *n == 22));
+    let body = comments().into_values().find(|(_, n, _)| *n == 22).unwrap().2;
+    assert!(!body.contains("Agent cost") && !body.contains("Agent sessions"), "{body}");
+    assert!(body.contains("Session figures are not shown") && body.contains("| Failed checks | 0 |"), "{body}");
+
+    // No `.sightline.yml`: no comment.
+    standin.hub.lock().unwrap().files.clear();
+    let mut third = Pr::new(23, "Feature C", "feat/c", &"23".repeat(20));
+    merge(&server, &mut third, 50);
+    let asked = || standin.hub.lock().unwrap().calls.iter().filter(|c| c.contains("/contents/.sightline.yml")).count();
+    wait_until(Duration::from_secs(20), "the settings asked for", || asked() >= 3);
+    assert!(!comments().values().any(|(_, n, _)| *n == 23), "opted out");
+
+    // sync-teams: teams, parents and members, people matched by their GitHub id.
+    let dev = user_id(&server, "dev@example.com");
+    server
+        .main_db()
+        .execute("UPDATE users SET github_id = 583231, github_login = 'ada-l' WHERE id = ?1", [&dev])
+        .unwrap();
+    standin.hub.lock().unwrap().teams = vec![
+        ("platform".into(), "Platform".into(), None, vec![(583_231, "ada-l".into()), (5, "not-here".into())]),
+        ("payments".into(), "Payments".into(), Some("platform".into()), vec![(583_231, "ada-l".into())]),
+    ];
+    let run = |what: &str| {
+        let output = std::process::Command::new(common::BIN)
+            .args(["jobs", "run", "--data-dir", server.data_dir.to_str().unwrap(), "sync-teams"])
+            .envs(app_env)
+            .env_remove("SIGHTLINE_CONFIG")
+            .output()
+            .unwrap();
+        assert!(output.status.success(), "{what}: {}", common::stderr(&output));
+        common::stdout(&output)
+    };
+    let out = run("first sync");
+    assert!(out.contains("2 teams added"), "{out}");
+    let memberships = || -> Vec<(String, Option<String>, String)> {
+        let conn = server.main_db();
+        let mut stmt = conn
+            .prepare(
+                "SELECT t.slug, p.slug, m.user_id FROM teams t LEFT JOIN teams p ON p.id = t.parent_id
+                 JOIN team_members m ON m.team_id = t.id ORDER BY t.slug",
+            )
+            .unwrap();
+        stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?))).unwrap().map(Result::unwrap).collect()
+    };
+    assert_eq!(
+        memberships(),
+        [("payments".into(), Some("platform".into()), dev.clone()), ("platform".into(), None, dev.clone())]
+    );
+    standin.hub.lock().unwrap().teams[1].3.clear();
+    let out = run("second sync");
+    assert!(out.contains("1 removed"), "{out}");
+    assert_eq!(memberships(), [("platform".into(), None, dev.clone())], "removed from the team");
+    let still: i64 =
+        server.main_db().query_row("SELECT count(*) FROM users WHERE id = ?1", [&dev], |r| r.get(0)).unwrap();
+    assert_eq!(still, 1, "never deleted");
 }

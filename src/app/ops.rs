@@ -76,6 +76,14 @@ async fn metrics(State(state): State<Arc<AppState>>) -> Response {
         }
         Err(err) => tracing::warn!(error = %err, "cannot read the aggregate refresh lag for /metrics"),
     }
+    let pool = state.readers.clone();
+    match db::blocking(move || crate::github::deliveries::tally(&*pool.get()?, now_ms - 86_400_000)).await {
+        Ok(tally) => {
+            state.metrics.webhook_delivery_success.set(tally.success_ratio());
+            state.metrics.webhook_deliveries_pending.set(tally.pending);
+        }
+        Err(err) => tracing::warn!(error = %err, "cannot read the webhook deliveries for /metrics"),
+    }
     ([(header::CONTENT_TYPE, "application/openmetrics-text; version=1.0.0; charset=utf-8")], state.metrics.render())
         .into_response()
 }

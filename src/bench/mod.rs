@@ -27,6 +27,7 @@ pub mod storage;
 pub mod storage_events;
 pub mod transcript_memory;
 pub mod web;
+pub mod webhooks;
 use serde_json::json;
 
 #[derive(Debug, Subcommand)]
@@ -47,6 +48,8 @@ pub enum BenchCommand {
     Dashboard(dashboard::DashboardBenchArgs),
     /// Exec-to-exit latency of `sightline hook`, alone or several at once.
     Hook(hook::HookBenchArgs),
+    /// Deliveries to a running server's GitHub App listener: receipt to upsert, success.
+    Webhooks(webhooks::WebhooksBenchArgs),
     /// Transcript search at a million messages: indexing rate, index size, query latency.
     Search(search::SearchBenchArgs),
     /// Peak and retained memory of receiving and indexing one large transcript.
@@ -98,6 +101,7 @@ pub fn run(command: BenchCommand) -> anyhow::Result<i32> {
         BenchCommand::Retention(args) => retention::run(&args),
         BenchCommand::Reprice(args) => reprice::run(&args),
         BenchCommand::Web(args) => web::run(&args),
+        BenchCommand::Webhooks(args) => webhooks::run(&args),
         BenchCommand::Redact(args) => storage::redact(&args),
         BenchCommand::Dashboard(args) => dashboard::run(&args),
         BenchCommand::Hook(args) => hook::run(&args),

@@ -162,6 +162,10 @@ fn execute(
             Some(reprice::apply(data_dir, conn, &book, &change_main, crate::clock::system_now_ms())?)
         }
         "sync-teams" => {
+            if let Some(why) = crate::github::teams::not_configured(config) {
+                println!("{why}");
+                return Ok((0, Some(why.to_string())));
+            }
             let now_ms = crate::clock::system_now_ms();
             let teams = crate::github::teams::fetch(config, now_ms / 1000).map_err(anyhow::Error::msg)?;
             let tx = rusqlite::Transaction::new_unchecked(conn, rusqlite::TransactionBehavior::Immediate)?;

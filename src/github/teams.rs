@@ -27,11 +27,23 @@ struct Member {
     id: i64,
 }
 
+/// Why there is nothing to sync, when the App or the organisation is not configured
+/// (a run then does nothing but say so, as an install without GitHub expects).
+pub fn not_configured(config: &Config) -> Option<&'static str> {
+    if !config.github.app_enabled() {
+        Some("the GitHub App is not configured (github.app_id, github.private_key_path); nothing to sync")
+    } else if config.github.organisation.is_empty() {
+        Some("github.organisation is not set; nothing to sync")
+    } else {
+        None
+    }
+}
+
 /// Reads the organisation's teams and members from GitHub (blocking).
 pub fn fetch(config: &Config, now_s: i64) -> Result<Vec<SyncedTeam>, String> {
     let org = &config.github.organisation;
-    if org.is_empty() {
-        return Err("github.organisation is not set".into());
+    if let Some(why) = not_configured(config) {
+        return Err(why.into());
     }
     let client = AppClient::from_config(config)?
         .ok_or_else(|| "the GitHub App is not configured (github.app_id, github.private_key_path)".to_string())?;

@@ -87,6 +87,7 @@ async fn process(state: &Arc<AppState>, rules: &Arc<Rules>, delivery: deliveries
     let now_ms = state.clock.now_ms();
     let id = delivery.delivery_id.clone();
     let work_rules = rules.clone();
+    let clock = state.clock.clone();
     let applied = state
         .writer
         .transact(move |tx| {
@@ -95,6 +96,8 @@ async fn process(state: &Arc<AppState>, rules: &Arc<Rules>, delivery: deliveries
             }
             match apply::apply(tx, &delivery.event, &delivery.body, &work_rules, now_ms) {
                 Ok(outcome) => {
+                    // Processing time runs to the end of the upsert (receipt to upsert).
+                    let now_ms = clock.now_ms();
                     let (state, note) = match &outcome {
                         Outcome::Applied { .. } => ("applied", None),
                         Outcome::Ignored(why) => ("ignored", Some(why.as_str())),

@@ -89,6 +89,10 @@ async fn counted(state: &Arc<AppState>, job: &JobSpec) -> Result<Option<i64>, St
 
 /// `sync-teams`: the organisation's teams and members from GitHub (docs/github-app.md).
 async fn sync_teams(state: &Arc<AppState>) -> Result<Done, String> {
+    if let Some(why) = crate::github::teams::not_configured(&state.config) {
+        tracing::warn!("sync-teams: {why}");
+        return Ok(Done { rows: Some(0), summary: Some(why.to_string()) });
+    }
     let (config, now_ms) = (state.config.clone(), state.clock.now_ms());
     let teams = tokio::task::spawn_blocking(move || crate::github::teams::fetch(&config, now_ms / 1000))
         .await
