@@ -61,14 +61,14 @@ CREATE INDEX pull_requests_by_head ON pull_requests(head_ref);
 -- Commits known to belong to a pull request: its head commits and those pushed to its
 -- head branch while it was open.
 CREATE TABLE pr_commits (
-    pr_id TEXT NOT NULL REFERENCES pull_requests(id) ON DELETE CASCADE,
+    pr_id TEXT NOT NULL REFERENCES pull_requests(id) ON DELETE CASCADE ON UPDATE CASCADE,
     sha   TEXT NOT NULL,
     PRIMARY KEY (pr_id, sha)
 ) WITHOUT ROWID;
 CREATE INDEX pr_commits_by_sha ON pr_commits(sha);
 
 CREATE TABLE pr_check_runs (
-    pr_id           TEXT NOT NULL REFERENCES pull_requests(id) ON DELETE CASCADE,
+    pr_id           TEXT NOT NULL REFERENCES pull_requests(id) ON DELETE CASCADE ON UPDATE CASCADE,
     check_run_id    INTEGER NOT NULL,
     name            TEXT NOT NULL,
     head_sha        TEXT NOT NULL,
@@ -79,7 +79,7 @@ CREATE TABLE pr_check_runs (
 ) WITHOUT ROWID;
 
 CREATE TABLE pr_reviews (
-    pr_id           TEXT NOT NULL REFERENCES pull_requests(id) ON DELETE CASCADE,
+    pr_id           TEXT NOT NULL REFERENCES pull_requests(id) ON DELETE CASCADE ON UPDATE CASCADE,
     review_id       INTEGER NOT NULL,
     reviewer_login  TEXT NOT NULL,
     state           TEXT NOT NULL,
@@ -120,7 +120,7 @@ CREATE INDEX session_git_unchecked ON session_git(session_id) WHERE link_checked
 -- one of the pull request's) or 'named' (the session named the pull request).
 CREATE TABLE session_pr_links (
     session_id   TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
-    pr_id        TEXT NOT NULL REFERENCES pull_requests(id) ON DELETE CASCADE,
+    pr_id        TEXT NOT NULL REFERENCES pull_requests(id) ON DELETE CASCADE ON UPDATE CASCADE,
     evidence     TEXT NOT NULL CHECK (evidence IN ('branch', 'commit', 'named')),
     linked_at_ms INTEGER NOT NULL,
     PRIMARY KEY (session_id, pr_id)
@@ -130,7 +130,7 @@ CREATE INDEX session_pr_links_by_pr ON session_pr_links(pr_id);
 -- What a merged pull request took: interactive sessions only in the developer figures,
 -- CI runs apart. Recomputed on merge and whenever a link to it changes.
 CREATE TABLE pr_rollups (
-    pr_id                       TEXT PRIMARY KEY REFERENCES pull_requests(id) ON DELETE CASCADE,
+    pr_id                       TEXT PRIMARY KEY REFERENCES pull_requests(id) ON DELETE CASCADE ON UPDATE CASCADE,
     computed_at_ms              INTEGER NOT NULL,
     sessions                    INTEGER NOT NULL,
     people                      INTEGER NOT NULL,

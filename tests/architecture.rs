@@ -176,7 +176,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "transcripts",
         ],
     ),
-    ("demo", &["access", "app", "auth", "clock", "config", "db", "model"]),
+    ("demo", &["access", "app", "auth", "clock", "config", "db", "github", "model"]),
     (
         "cli",
         &[

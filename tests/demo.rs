@@ -1,6 +1,7 @@
 //! `sightline demo` (issue 16), the real binary: it fills an empty data directory
 //! through the real ingest path (people in every role, a team tree, sessions of the
-//! agents with CI and EVAL runs, transcripts, a grant, a deletion carried out), leaves the
+//! agents with CI and EVAL runs, transcripts, a grant, a deletion carried out, pull
+//! requests through the GitHub App's webhook, linked to sessions), leaves the
 //! aggregates caught up, prints how to sign in, refuses a directory that has people, and
 //! the same seed makes the same organisation.
 
@@ -54,6 +55,12 @@ fn the_demo_fills_an_empty_directory_through_the_product_and_says_how_to_sign_in
     );
     assert!(count(&conn, "SELECT count(*) FROM sessions WHERE compact_count > 0") > 0, "compactions");
     assert!(count(&conn, "SELECT count(*) FROM agg_tools_daily WHERE tool_server <> ''") > 0, "MCP servers");
+    // Pull requests through the GitHub App's webhook, linked to sessions by the product.
+    assert!(count(&conn, "SELECT count(*) FROM pull_requests") > 0, "pull requests");
+    assert!(count(&conn, "SELECT count(*) FROM pull_requests WHERE user_id IS NOT NULL") > 0, "authors matched");
+    assert!(count(&conn, "SELECT count(*) FROM session_pr_links WHERE evidence = 'branch'") > 0, "sessions linked");
+    assert!(count(&conn, "SELECT count(*) FROM pr_rollups WHERE sessions > 0") > 0, "merged, with a rollup");
+    assert_eq!(count(&conn, "SELECT count(*) FROM webhook_deliveries WHERE outcome <> 'applied'"), 0);
 
     // A directory with people is refused, and nothing is added.
     let again = demo(dir.path());

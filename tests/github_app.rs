@@ -194,6 +194,21 @@ fn every_action_of_the_four_events_ping_and_an_unknown_event() {
         .query_row("SELECT reverted FROM pr_rollups WHERE pr_id = 'acme/api#8'", [], |r| r.get(0))
         .unwrap();
     assert!(rollup_reverted, "the rollup follows the revert");
+    // The repository is renamed (same GitHub id): its pull requests and what hangs off
+    // them move to the new name.
+    let mut renamed = gh::pull_request_event("edited", &Pr { updated_at: at(59), ..pr.clone() });
+    renamed["repository"]["full_name"] = json!("acme/api-v2");
+    assert_eq!(deliver(&server, "pull_request", &renamed).0, 202);
+    settled(&server);
+    let conn = server.main_db();
+    let ids: Vec<String> = {
+        let mut stmt = conn.prepare("SELECT id FROM pull_requests ORDER BY id").unwrap();
+        stmt.query_map([], |r| r.get(0)).unwrap().map(Result::unwrap).collect()
+    };
+    assert_eq!(ids, ["acme/api-v2#7", "acme/api-v2#8"]);
+    let checks: i64 =
+        conn.query_row("SELECT count(*) FROM pr_check_runs WHERE pr_id = 'acme/api-v2#7'", [], |r| r.get(0)).unwrap();
+    assert_eq!(checks, 2, "the check runs followed");
     let metrics =
         common::agent().get(&format!("{}/metrics", server.ingest)).call().unwrap().body_mut().read_to_string().unwrap();
     assert!(metrics.contains("sightline_webhook_delivery_success_ratio 1.0"), "{metrics}");

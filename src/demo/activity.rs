@@ -73,8 +73,15 @@ const MCP: [(&str, &str); 5] = [
 const SKILLS: [&str; 3] = ["pdf", "frontend-design", "db-migrations"];
 const SLASH: [&str; 4] = ["/review", "/compact", "/test", "/init"];
 const REPOS: [&str; 6] = ["acme/shop", "acme/web", "acme/mobile", "acme/infra", "acme/data-pipeline", "acme/research"];
-const BRANCHES: [&str; 6] =
-    ["main", "fix/checkout-timeout", "feat/search", "chore/deps", "feat/offline-mode", "exp/ranking"];
+/// What a developer's branches are about (with an issue key, as teams name them).
+const TOPICS: [&str; 6] = [
+    "fix/SHOP-{}-checkout-timeout",
+    "feat/WEB-{}-search",
+    "chore/INFRA-{}-deps",
+    "feat/MOB-{}-offline-mode",
+    "exp/DATA-{}-ranking",
+    "fix/SHOP-{}-rounding",
+];
 const PERMISSION_MODES: [(&str, u32); 4] = [("normal", 55), ("accept_edits", 30), ("plan", 10), ("bypass", 5)];
 
 /// A developer's habits, drawn once from the seed.
@@ -116,6 +123,24 @@ pub fn habits(team_index: usize) -> Habits {
     }
 }
 
+impl Habits {
+    /// The repository this developer works in.
+    pub fn repo(&self) -> &'static str {
+        REPOS[self.repo]
+    }
+}
+
+/// The branch a developer works on during `day_index` (a new one every few days; some
+/// days straight on main).
+pub fn branch(person: usize, day_index: i64) -> String {
+    if fastrand::u32(0..7) == 0 {
+        return "main".into();
+    }
+    let stint = (day_index + person as i64) / 3;
+    let topic = TOPICS[(stint as usize + person) % TOPICS.len()];
+    topic.replace("{}", &(100 + (stint * 7 + person as i64) % 900).to_string())
+}
+
 fn hex(n: usize) -> String {
     (0..n).map(|_| char::from_digit(fastrand::u32(0..16), 16).unwrap_or('0')).collect()
 }
@@ -147,7 +172,7 @@ const PROMPTS: [&str; 8] = [
 
 /// Generates a session. `run_kind` is INTERACTIVE, CI or EVAL (machines: no prompts wait,
 /// no permission prompts, bypass mode).
-pub fn session(habits: &Habits, start_ms: i64, run_kind: &str) -> Session {
+pub fn session(habits: &Habits, start_ms: i64, run_kind: &str, branch: &str) -> Session {
     let agent = &AGENTS[if fastrand::u32(0..5) == 0 { habits.second_agent } else { habits.agent }];
     let model = agent.models[if fastrand::u32(0..4) == 0 { fastrand::usize(0..agent.models.len()) } else { 0 }];
     let session_id = format!("{}-{}-4{}-a{}-{}", hex(8), hex(4), hex(3), hex(3), hex(12));
@@ -162,7 +187,7 @@ pub fn session(habits: &Habits, start_ms: i64, run_kind: &str) -> Session {
                "session_id": session_id, "run_kind": run_kind, "permission_mode": mode})
     };
     let mut start = base("session_start", t);
-    start["git"] = json!({"branch": BRANCHES[fastrand::usize(0..BRANCHES.len())], "commit": hex(40),
+    start["git"] = json!({"branch": branch, "commit": hex(40),
                           "remote": format!("git@github.com:{repo}.git"), "dirty": fastrand::bool()});
     events.push(start);
     let turns = if interactive { habits.turns + fastrand::u32(0..6) } else { 3 + fastrand::u32(0..4) };

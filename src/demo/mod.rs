@@ -12,6 +12,7 @@
 
 mod activity;
 mod people;
+mod pulls;
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -71,6 +72,9 @@ pub fn run(config: &Config, options: &Options) -> anyhow::Result<()> {
         sent.transcripts,
         started.elapsed().as_secs_f64()
     );
+    let developers: Vec<&Person> = people.iter().filter(|p| p.team.is_some()).collect();
+    let prs = pulls::send(&server, &developers, &sent.branches, now_ms)?;
+    eprintln!("{} pull requests through the GitHub App's webhook ({} merged)", prs.opened, prs.merged);
     let ran = governance(&server, &people, &options.password)?;
     server.wait_for_aggregates(Duration::from_secs(600))?;
     server.stop();
@@ -81,6 +85,9 @@ pub fn run(config: &Config, options: &Options) -> anyhow::Result<()> {
 struct Server {
     ingest: String,
     web: String,
+    github: String,
+    /// The webhook secret this server checks (the operator's, or one made for the demo).
+    webhook_secret: String,
     stop: Option<tokio::sync::oneshot::Sender<()>>,
     thread: Option<std::thread::JoinHandle<anyhow::Result<()>>>,
     data_dir: PathBuf,
@@ -93,6 +100,10 @@ impl Server {
             *addr = "127.0.0.1:0".parse().expect("a literal address");
         }
         config.log.level = "warn".into();
+        if config.github.webhook_secret.0.is_empty() {
+            config.github.webhook_secret.0 = format!("demo-{}", uuid::Uuid::new_v4().simple());
+        }
+        let webhook_secret = config.github.webhook_secret.0.clone();
         let addresses = crate::app::serve::addresses_path(&config.data_dir);
         let _ = std::fs::remove_file(&addresses);
         let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
@@ -114,7 +125,15 @@ impl Server {
             std::thread::sleep(Duration::from_millis(50));
         };
         let address = |listener: &str| format!("http://{}", bound[listener].as_str().unwrap_or_default());
-        Ok(Server { ingest: address("ingest"), web: address("web"), stop: Some(stop), thread: Some(thread), data_dir })
+        Ok(Server {
+            ingest: address("ingest"),
+            web: address("web"),
+            github: address("github"),
+            webhook_secret,
+            stop: Some(stop),
+            thread: Some(thread),
+            data_dir,
+        })
     }
 
     fn agent() -> ureq::Agent {
@@ -154,6 +173,9 @@ struct Sent {
     events: usize,
     sessions: usize,
     transcripts: usize,
+    /// Work on a branch, for the pull requests: (developer, repository, branch) → first
+    /// and last session start.
+    branches: std::collections::BTreeMap<(usize, &'static str, String), (i64, i64)>,
 }
 
 /// Everyone's history, day by day, through `POST /v1/events` (several senders at once).
@@ -184,7 +206,7 @@ fn send_history(server: &Server, people: &[Person], days: i64, now_ms: i64) -> a
     for back in (0..days.max(1)).rev() {
         let day = today - back * DAY_MS;
         let weekday = (day.div_euclid(DAY_MS) + 4).rem_euclid(7); // 0 = Sunday
-        for (person, habit) in developers.iter().zip(&habits) {
+        for (index, (person, habit)) in developers.iter().zip(&habits).enumerate() {
             let working = (1..=5).contains(&weekday) && fastrand::u32(0..10) < 8;
             let weekend = !(1..=5).contains(&weekday) && fastrand::u32(0..20) == 0;
             if !(working || weekend) {
@@ -201,7 +223,12 @@ fn send_history(server: &Server, people: &[Person], days: i64, now_ms: i64) -> a
                     3 => "EVAL",
                     _ => "INTERACTIVE",
                 };
-                let session = activity::session(habit, start, kind);
+                let branch = if kind == "EVAL" { "main".to_string() } else { activity::branch(index, day / DAY_MS) };
+                if branch != "main" {
+                    let span = sent.branches.entry((index, habit.repo(), branch.clone())).or_insert((start, start));
+                    span.1 = span.1.max(start);
+                }
+                let session = activity::session(habit, start, kind, &branch);
                 sent.sessions += 1;
                 sent.events += session.events.len();
                 let transcript = (kind == "INTERACTIVE" && fastrand::u32(0..TRANSCRIPT_EVERY) == 0)

@@ -20,6 +20,8 @@ pub struct Person {
     pub team: Option<&'static str>,
     pub lead: bool,
     pub hook_token: String,
+    /// Their GitHub account (id, login), as sign-in with GitHub would have recorded it.
+    pub github: (i64, String),
 }
 
 /// The teams: (slug, name, parent, retention days).
@@ -76,7 +78,9 @@ pub fn add_people(
                 .map_err(other)?;
         }
         let token = tokens::create(&tx, &user.id, tokens::TokenKind::Hook, Some("demo laptop"), now_ms)?;
-        people.push(Person { email, name, org_role: role, team, lead, hook_token: token.secret.clone() });
+        let github = (700_000 + people.len() as i64, email.split('@').next().unwrap_or("dev").replace('.', "-"));
+        users::link_github(&tx, &user.id, github.0, &github.1)?;
+        people.push(Person { email, name, org_role: role, team, lead, hook_token: token.secret.clone(), github });
         Ok::<_, DbError>(())
     };
     for i in 0..developers.max(1) {

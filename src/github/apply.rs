@@ -135,6 +135,7 @@ fn check_run(tx: &Transaction<'_>, event: CheckRunEvent, now_ms: i64) -> Result<
     if event.check_run.pull_requests.is_empty() {
         return ignored("the check run names no pull request");
     }
+    pulls::ensure_repo(tx, &event.repository, now_ms)?;
     let mut rolled_up = Vec::new();
     let mut known = 0;
     for named in &event.check_run.pull_requests {
@@ -154,10 +155,10 @@ fn check_run(tx: &Transaction<'_>, event: CheckRunEvent, now_ms: i64) -> Result<
 }
 
 fn review(tx: &Transaction<'_>, event: ReviewEvent, now_ms: i64) -> Result<Outcome, ApplyError> {
+    let repo_id = pulls::ensure_repo(tx, &event.repository, now_ms)?;
     let id = pulls::pr_id(&event.repository.full_name, event.pull_request.number);
     if pulls::get(tx, &id)?.is_none() {
         // The review's payload carries the pull request: store it first.
-        let repo_id = pulls::ensure_repo(tx, &event.repository, now_ms)?;
         let derived = pulls::Derived { issue_key: None, reverts_number: None };
         pulls::upsert(tx, &repo_id, &event.repository.full_name, &event.pull_request, &derived)?;
     }

@@ -59,7 +59,11 @@ pub struct Pending {
     pub body: Vec<u8>,
 }
 
-/// The oldest pending deliveries, at most `limit`.
+/// Most body bytes one batch of pending deliveries holds in memory (one delivery is
+/// always taken, whatever its size).
+const BATCH_BODY_BYTES: usize = 64 << 20;
+
+/// The oldest pending deliveries, at most `limit` and about [`BATCH_BODY_BYTES`].
 pub fn pending(conn: &Connection, limit: usize) -> Result<Vec<Pending>, DbError> {
     let mut stmt = conn.prepare_cached(
         "SELECT delivery_id, event, received_at_ms, body_zst FROM webhook_deliveries
@@ -74,10 +78,15 @@ pub fn pending(conn: &Connection, limit: usize) -> Result<Vec<Pending>, DbError>
         ))
     })?;
     let mut out = Vec::new();
+    let mut bytes = 0;
     for row in rows {
+        if bytes > BATCH_BODY_BYTES {
+            break;
+        }
         let (delivery_id, event, received_at_ms, body) = row?;
         let body = zstd::decode_all(body.unwrap_or_default().as_slice())
             .map_err(|err| DbError::Io { context: format!("reading webhook delivery {delivery_id}"), source: err })?;
+        bytes += body.len();
         out.push(Pending { delivery_id, event, received_at_ms, body });
     }
     Ok(out)

@@ -17,12 +17,31 @@ pub fn pr_id(full_name: &str, number: i64) -> String {
     format!("{}#{number}", full_name.to_ascii_lowercase())
 }
 
-/// The repository's row id, created on first sight; its GitHub id and default branch
-/// follow the newest payload.
+/// The repository's row id, created on first sight; its name, GitHub id and default
+/// branch follow the newest payload. A repository is found by its GitHub id first, so a
+/// renamed or transferred one keeps its row, and its pull requests move to the new name
+/// (their ids follow, and every row that refers to them, by `ON UPDATE CASCADE`).
 pub fn ensure_repo(tx: &Transaction<'_>, repo: &Repository, now_ms: i64) -> Result<String, DbError> {
     let default_branch = repo.default_branch.as_deref().or(repo.master_branch.as_deref());
-    let existing: Option<String> =
-        tx.query_row("SELECT id FROM repos WHERE full_name = ?1", [&repo.full_name], |r| r.get(0)).optional()?;
+    let by_github_id: Option<(String, String)> = match repo.id {
+        Some(github_id) => tx
+            .query_row("SELECT id, full_name FROM repos WHERE github_id = ?1", [github_id], |r| {
+                Ok((r.get(0)?, r.get(1)?))
+            })
+            .optional()?,
+        None => None,
+    };
+    let existing = match by_github_id {
+        Some((id, old_name)) => {
+            if !old_name.eq_ignore_ascii_case(&repo.full_name) {
+                rename_repo(tx, &id, &repo.full_name)?;
+            }
+            Some(id)
+        }
+        None => {
+            tx.query_row("SELECT id FROM repos WHERE full_name = ?1", [&repo.full_name], |r| r.get(0)).optional()?
+        }
+    };
     let id = match existing {
         Some(id) => id,
         None => {
@@ -40,6 +59,27 @@ pub fn ensure_repo(tx: &Transaction<'_>, repo: &Repository, now_ms: i64) -> Resu
         params![id, repo.full_name, default_branch, repo.id],
     )?;
     Ok(id)
+}
+
+/// Moves a repository (and its pull requests' ids) to a new name. A stale row that
+/// still holds the new name (seen before under it, or another repository's old name) is
+/// renamed out of the way to `<name>~<id>`.
+fn rename_repo(tx: &Transaction<'_>, repo_id: &str, new_name: &str) -> Result<(), DbError> {
+    tx.execute(
+        "UPDATE pull_requests SET id = id || '~' || repo_id
+         WHERE repo_id IN (SELECT id FROM repos WHERE full_name = ?1 AND id <> ?2)",
+        params![new_name, repo_id],
+    )?;
+    tx.execute(
+        "UPDATE repos SET full_name = full_name || '~' || id WHERE full_name = ?1 AND id <> ?2",
+        params![new_name, repo_id],
+    )?;
+    tx.execute("UPDATE repos SET full_name = ?2 WHERE id = ?1", params![repo_id, new_name])?;
+    tx.execute(
+        "UPDATE pull_requests SET id = lower(?2) || '#' || number WHERE repo_id = ?1",
+        params![repo_id, new_name],
+    )?;
+    Ok(())
 }
 
 pub fn default_branch(conn: &Connection, repo_id: &str) -> Result<Option<String>, DbError> {

@@ -1,5 +1,5 @@
-//! The delivery worker: applies pending deliveries in the order they arrived, each in
-//! one writer transaction with its outcome, then publishes what is due outside it (the
+//! The delivery worker: applies pending deliveries in the order they arrived, in batches
+//! of one writer transaction, each delivery in a savepoint with its outcome, then publishes what is due outside it (the
 //! bot comment of a merged pull request). It wakes when the receiver stores a delivery,
 //! and every few seconds anyway, so deliveries a crash left pending are applied after
 //! a restart without waiting for the next one.
@@ -19,8 +19,8 @@ use crate::state::AppState;
 
 /// How often the worker looks for work without being woken.
 const POLL: Duration = Duration::from_secs(5);
-/// Deliveries read at a time (bodies may be up to 25 MB each).
-const BATCH: usize = 8;
+/// Deliveries applied in one writer transaction (the body bytes are capped too).
+const BATCH: usize = 100;
 
 pub fn rules(state: &AppState) -> Result<Rules, regex::Error> {
     Ok(Rules {
@@ -69,71 +69,79 @@ pub async fn drain(state: &Arc<AppState>, rules: &Arc<Rules>) -> Result<usize, D
         if batch.is_empty() {
             return Ok(settled);
         }
-        let mut progressed = false;
-        for delivery in batch {
-            if process(state, rules, delivery).await {
-                progressed = true;
-                settled += 1;
-            }
+        let report = apply_batch(state, rules, batch).await?;
+        settled += report.settled;
+        for (prs, installation) in report.rolled_up {
+            super::comment::publish_all(state, &prs, installation).await;
         }
-        if !progressed {
+        // A storage error waits for the next pass rather than spinning on it.
+        if report.settled == 0 || report.retrying {
             return Ok(settled);
         }
     }
 }
 
-/// Applies one delivery; answers whether it was settled (applied, ignored or failed).
-async fn process(state: &Arc<AppState>, rules: &Arc<Rules>, delivery: deliveries::Pending) -> bool {
-    let now_ms = state.clock.now_ms();
-    let id = delivery.delivery_id.clone();
-    let work_rules = rules.clone();
+#[derive(Default)]
+struct BatchReport {
+    settled: usize,
+    retrying: bool,
+    /// Merged pull requests whose figures changed, per delivery, for the bot comment.
+    rolled_up: Vec<(Vec<String>, Option<i64>)>,
+}
+
+/// Applies a batch of deliveries in one writer transaction (one commit for all of
+/// them), each inside a savepoint, so one that fails is rolled back alone and recorded.
+async fn apply_batch(
+    state: &Arc<AppState>,
+    rules: &Arc<Rules>,
+    batch: Vec<deliveries::Pending>,
+) -> Result<BatchReport, DbError> {
+    let rules = rules.clone();
     let clock = state.clock.clone();
-    let applied = state
+    state
         .writer
         .transact(move |tx| {
-            if !deliveries::is_pending(tx, &delivery.delivery_id)? {
-                return Ok(None);
-            }
-            match apply::apply(tx, &delivery.event, &delivery.body, &work_rules, now_ms) {
-                Ok(outcome) => {
-                    // Processing time runs to the end of the upsert (receipt to upsert).
-                    let now_ms = clock.now_ms();
-                    let (state, note) = match &outcome {
-                        Outcome::Applied { .. } => ("applied", None),
-                        Outcome::Ignored(why) => ("ignored", Some(why.as_str())),
-                    };
-                    deliveries::finish(tx, &delivery.delivery_id, state, note, now_ms)?;
-                    Ok(Some(Ok(outcome)))
+            let mut report = BatchReport::default();
+            for delivery in &batch {
+                if !deliveries::is_pending(tx, &delivery.delivery_id)? {
+                    continue;
                 }
-                Err(ApplyError::Payload(why)) => {
-                    deliveries::fail(tx, &delivery.delivery_id, &why, true, now_ms)?;
-                    Ok(Some(Err(why)))
+                let started_ms = clock.now_ms();
+                tx.execute_batch("SAVEPOINT delivery")?;
+                match apply::apply(tx, &delivery.event, &delivery.body, &rules, started_ms) {
+                    Ok(outcome) => {
+                        let (state, note) = match &outcome {
+                            Outcome::Applied { .. } => ("applied", None),
+                            Outcome::Ignored(why) => ("ignored", Some(why.as_str())),
+                        };
+                        // Processing time runs to the end of the upsert (receipt to upsert).
+                        deliveries::finish(tx, &delivery.delivery_id, state, note, clock.now_ms())?;
+                        tx.execute_batch("RELEASE delivery")?;
+                        report.settled += 1;
+                        if let Outcome::Applied { rolled_up, installation } = outcome
+                            && !rolled_up.is_empty()
+                        {
+                            report.rolled_up.push((rolled_up, installation));
+                        }
+                    }
+                    Err(ApplyError::Payload(why)) => {
+                        tx.execute_batch("ROLLBACK TO delivery; RELEASE delivery")?;
+                        tracing::warn!(delivery = %delivery.delivery_id, %why, "webhook delivery failed: its payload cannot be applied");
+                        deliveries::fail(tx, &delivery.delivery_id, &why, true, clock.now_ms())?;
+                        report.settled += 1;
+                    }
+                    Err(ApplyError::Db(err)) => {
+                        tx.execute_batch("ROLLBACK TO delivery; RELEASE delivery")?;
+                        tracing::warn!(delivery = %delivery.delivery_id, %err, "webhook delivery not applied; it will be retried");
+                        deliveries::fail(tx, &delivery.delivery_id, &err.to_string(), false, clock.now_ms())?;
+                        report.retrying = true;
+                    }
                 }
-                Err(ApplyError::Db(err)) => Err(err),
             }
+            Ok(report)
         })
-        .await;
-    match applied {
-        Ok(None) => false,
-        Ok(Some(Ok(outcome))) => {
-            if let Outcome::Applied { rolled_up, installation } = outcome
-                && !rolled_up.is_empty()
-            {
-                super::comment::publish_all(state, &rolled_up, installation).await;
-            }
-            true
-        }
-        Ok(Some(Err(why))) => {
-            tracing::warn!(delivery = %id, %why, "webhook delivery failed: its payload cannot be applied");
-            true
-        }
-        Err(err) => {
-            tracing::warn!(delivery = %id, %err, "webhook delivery not applied; it will be retried");
-            let error = err.to_string();
-            let _ = state.writer.transact(move |tx| deliveries::fail(tx, &id, &error, false, now_ms)).await;
-            false
-        }
-    }
+        .await
+        .map_err(|err| DbError::Io { context: "applying webhook deliveries".into(), source: std::io::Error::other(err.to_string()) })
 }
 
 /// Recomputes rollups that lost a linked session (a deletion request carried out).
