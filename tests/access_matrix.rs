@@ -506,6 +506,16 @@ fn every_role_sees_its_own_overview_and_nobody_elses() {
             .unwrap()
             .status();
         assert_eq!(status, 200, "{} opens /me/runs", reader.name);
+        // The GitHub App's receiver takes no person's credentials, only GitHub's signature.
+        let (status, _) = common::read(
+            no_redirects
+                .post(format!("{}/github/webhooks", world.running.server.github))
+                .header("Authorization", format!("Bearer {}", world.tokens[reader.name]))
+                .header("X-GitHub-Event", "pull_request")
+                .header("X-GitHub-Delivery", "matrix")
+                .send("{}"),
+        );
+        assert_eq!(status, 401, "{} at /github/webhooks", reader.name);
         let status = no_redirects
             .get(format!("{}/me/insights", world.web()))
             .header("Authorization", format!("Bearer {}", world.tokens[reader.name]))

@@ -254,6 +254,11 @@ fn mutated_signatures_and_bodies_are_refused_and_nothing_is_stored() {
     assert_eq!(stored, 0);
     let (status, _) = deliver_raw(&server, "pull_request", "good", &body, Some(&good));
     assert_eq!(status, 202, "the unmutated delivery is taken");
+
+    let off = TestServer::spawn();
+    let (status, answer) = deliver_raw(&off, "pull_request", "no-secret", &body, Some(&good));
+    assert_eq!(status, 503, "no webhook secret configured: {answer}");
+    assert!(answer["error"]["message"].as_str().unwrap().contains("github.webhook_secret"), "{answer}");
 }
 
 #[test]

@@ -34,8 +34,11 @@ pub struct WebhooksBenchArgs {
     pub duration: String,
 }
 
+/// A repository of this run only (its own GitHub id too: one id under two names is a
+/// rename, which would move an earlier run's pull requests into this one).
 fn repository(run: &str) -> Value {
-    json!({"id": 77, "full_name": format!("bench-{run}/service"), "default_branch": "main", "private": true})
+    let id = i64::from_str_radix(&run[run.len() - 8..], 16).unwrap_or(77);
+    json!({"id": id, "full_name": format!("bench-{run}/service"), "default_branch": "main", "private": true})
 }
 
 fn pull_request(run: &str, number: i64, state: &str, minute: i64, merged: bool) -> Value {

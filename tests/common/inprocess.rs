@@ -11,6 +11,9 @@ use sightline::config::Config;
 
 use super::{TestServer, get, wait_until};
 
+/// The GitHub App webhook secret of an in-process server.
+pub const WEBHOOK_SECRET: &str = "in-process-webhook-secret";
+
 pub struct InProcess {
     pub server: TestServer,
     pub clock: Clock,
@@ -26,6 +29,7 @@ impl InProcess {
         config.listen.ingest = "127.0.0.1:0".parse().unwrap();
         config.listen.web = "127.0.0.1:0".parse().unwrap();
         config.listen.github = "127.0.0.1:0".parse().unwrap();
+        config.github.webhook_secret = sightline::config::Secret(WEBHOOK_SECRET.into());
         let _ = std::fs::remove_file(data_dir.join("run/addresses.json"));
         let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
         let server_clock = clock.clone();
@@ -51,7 +55,8 @@ impl InProcess {
         let ingest = format!("http://{}", addresses["ingest"].as_str().unwrap());
         let web = format!("http://{}", addresses["web"].as_str().unwrap());
         wait_until(Duration::from_secs(30), "readyz", || get(&format!("{ingest}/readyz")).0 == 200);
-        let server = TestServer::attach(data_dir.to_path_buf(), ingest, web, token.to_string());
+        let mut server = TestServer::attach(data_dir.to_path_buf(), ingest, web, token.to_string());
+        server.github = format!("http://{}", addresses["github"].as_str().unwrap());
         InProcess { server, clock, stop: Some(stop), thread: Some(thread) }
     }
 }
