@@ -418,7 +418,9 @@ CREATE INDEX webhook_deliveries_by_received ON webhook_deliveries(received_at_ms
 
 -- Pull requests by repository and number; id is "<owner>/<name>#<number>", lower case.
 -- reverts_number is the pull request this one reverts; reverted_by_number the one
--- that reverted it.
+-- that reverted it (0: a revert commit on the default branch). comment_due is 1 when
+-- the bot comment should be posted or edited; comment_consent is whether session
+-- figures were shown in it (everyone behind them allowing it) when it was.
 CREATE TABLE pull_requests (
     id                   TEXT PRIMARY KEY,
     repo_id              TEXT NOT NULL REFERENCES repos(id),
@@ -450,10 +452,13 @@ CREATE TABLE pull_requests (
     review_decision      TEXT CHECK (review_decision IN ('approved', 'changes_requested', 'commented')),
     review_rounds        INTEGER NOT NULL DEFAULT 0,
     bot_comment_id       INTEGER,
+    comment_due          INTEGER NOT NULL DEFAULT 0,
+    comment_consent      INTEGER,
     UNIQUE (repo_id, number)
 );
 CREATE INDEX pull_requests_by_user ON pull_requests(user_id, created_at_ms);
 CREATE INDEX pull_requests_by_head ON pull_requests(head_ref);
+CREATE INDEX pull_requests_comment_due ON pull_requests(id) WHERE comment_due = 1;
 
 -- Commits known to belong to a pull request: its head commits and those pushed to its
 -- head branch while it was open.

@@ -107,6 +107,10 @@ fn every_action_of_the_four_events_ping_and_an_unknown_event() {
         pr.updated_at = at(minute as u32 + 1);
         pr.draft = *action == "converted_to_draft";
         assert_eq!(deliver(&server, "pull_request", &gh::pull_request_event(action, &pr)).0, 202, "{action}");
+        if *action == "converted_to_draft" {
+            settled(&server);
+            assert_eq!(pr_row(&server, 7)["draft"], false, "a draft-only transition does not upsert");
+        }
     }
     // A snapshot older than the stored one (deliveries out of order) changes nothing.
     let mut stale = pr.clone();
@@ -300,6 +304,26 @@ fn a_replayed_delivery_is_applied_once_and_a_lost_one_after_a_kill_9() {
         stmt.query_map([], |r| r.get(0)).unwrap().map(Result::unwrap).collect()
     };
     assert_eq!(attempts, [1, 1, 1], "each applied in one attempt");
+
+    // A payload that cannot be applied fails at once, naming what is missing; GitHub's
+    // "Redeliver" (same delivery id) with a good body applies it.
+    let broken = br#"{"action": "opened", "repository": {"full_name": "acme/api"}}"#;
+    assert_eq!(deliver_raw(&server, "pull_request", "d-broken", broken, Some(&sign(broken))).0, 202);
+    settled(&server);
+    let (outcome, error): (String, String) = server
+        .main_db()
+        .query_row("SELECT outcome, error FROM webhook_deliveries WHERE delivery_id = 'd-broken'", [], |r| {
+            Ok((r.get(0)?, r.get(1)?))
+        })
+        .unwrap();
+    assert_eq!(outcome, "failed");
+    assert!(error.contains("pull_request"), "{error}");
+    let fixed =
+        serde_json::to_vec(&gh::pull_request_event("opened", &Pr::new(6, "Fixed", "fix/6", &"c6".repeat(20)))).unwrap();
+    let (status, answer) = deliver_raw(&server, "pull_request", "d-broken", &fixed, Some(&sign(&fixed)));
+    assert_eq!((status, answer["retried"].as_bool()), (202, Some(true)), "{answer}");
+    settled(&server);
+    assert_eq!(pr_row(&server, 6)["state"], "open", "applied on redelivery");
 }
 
 /// A session of `agent` with a start carrying `git` (and `metadata`), a priced turn, and
@@ -407,6 +431,20 @@ fn sessions_link_on_exact_evidence_and_the_merge_rollup_keeps_ci_apart() {
     assert_eq!(deliver(&server, "push", &push).0, 202);
     settled(&server);
     assert!(links(&server).contains(&("s-commit".into(), "commit".into())), "{:?}", links(&server));
+
+    // A fork's pull request whose head is its own `main`: pushes to acme/api's main are
+    // not its commits, so sessions that reported them do not link to it.
+    let mut fork = gh::pull_request_event("opened", &Pr::new(9, "Fork tweak", "main", &"f0".repeat(20)));
+    fork["pull_request"]["head"]["repo"]["full_name"] = json!("contrib/api");
+    assert_eq!(deliver(&server, "pull_request", &fork).0, 202);
+    let on_main = gh::push_event("main", &"0".repeat(40), &[(&c0, "Merge the release")]);
+    assert_eq!(deliver(&server, "push", &on_main).0, 202);
+    settled(&server);
+    let fork_links: i64 = server
+        .main_db()
+        .query_row("SELECT count(*) FROM session_pr_links WHERE pr_id = 'acme/api#9'", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(fork_links, 0, "nothing links to the fork's pull request");
 
     // A session that arrives after the pull request is linked at ingest.
     let late = session(
@@ -545,21 +583,36 @@ fn the_bot_comment_is_posted_as_the_app_edited_in_place_and_respects_privacy_and
             [&private_id],
         )
         .unwrap();
-    let theirs = session(
-        "s-private",
-        "INTERACTIVE",
-        json!({"remote": remote, "branch": "feat/b"}),
-        Value::Null,
-        Value::Null,
-        t0,
-    );
+    // Feature B: my session, and the private person's CI run naming the pull request.
+    let mine_b =
+        session("s-mine-b", "INTERACTIVE", json!({"remote": remote, "branch": "feat/b"}), Value::Null, Value::Null, t0);
+    assert_eq!(server.post_events(&server.token, &envelope(mine_b)).0, 200);
+    let theirs = session("s-private-ci", "CI", json!({"remote": remote}), json!({"pull_request": 22}), Value::Null, t0);
     assert_eq!(server.post_events(&private_token, &envelope(theirs)).0, 200);
     let mut second = Pr::new(22, "Feature B", "feat/b", &"22".repeat(20));
     merge(&server, &mut second, 45);
     wait_until(Duration::from_secs(20), "the second comment", || comments().values().any(|(_, n, _)| *n == 22));
     let body = comments().into_values().find(|(_, n, _)| *n == 22).unwrap().2;
-    assert!(!body.contains("Agent cost") && !body.contains("Agent sessions"), "{body}");
+    assert!(
+        !body.contains("Agent cost") && !body.contains("Agent sessions") && !body.contains("CI agent cost"),
+        "{body}"
+    );
     assert!(body.contains("Session figures are not shown") && body.contains("| Failed checks | 0 |"), "{body}");
+
+    // I turn "named in team views" off: my comment is edited to drop my figures.
+    let access = common::access_token(&server, "dev@example.com");
+    let mut answer = common::agent()
+        .patch(&format!("{}/api/me/visibility", server.web))
+        .header("Authorization", format!("Bearer {access}"))
+        .header("Origin", &server.web)
+        .header("Content-Type", "application/json")
+        .send(json!({"named_in_team_views": false}).to_string())
+        .unwrap();
+    assert_eq!(answer.status(), 200, "{}", answer.body_mut().read_to_string().unwrap());
+    wait_until(Duration::from_secs(20), "my comment edited without my figures", || {
+        comments().get(&comment_id).is_some_and(|(_, _, body)| !body.contains("Agent cost"))
+    });
+    assert_eq!(comments().len(), 2, "edited in place");
 
     // No `.sightline.yml`: no comment.
     standin.hub.lock().unwrap().files.clear();
@@ -603,12 +656,13 @@ fn the_bot_comment_is_posted_as_the_app_edited_in_place_and_respects_privacy_and
     };
     assert_eq!(
         memberships(),
-        [("payments".into(), Some("platform".into()), dev.clone()), ("platform".into(), None, dev.clone())]
+        [("payments".into(), Some("platform".into()), dev.clone())],
+        "a direct member of the child team only (GitHub lists child members under the parent too)"
     );
     standin.hub.lock().unwrap().teams[1].3.clear();
     let out = run("second sync");
-    assert!(out.contains("1 removed"), "{out}");
-    assert_eq!(memberships(), [("platform".into(), None, dev.clone())], "removed from the team");
+    assert!(out.contains("1 memberships added, 1 removed"), "{out}");
+    assert_eq!(memberships(), [("platform".into(), None, dev.clone())], "left the child team, so now the parent's own");
     let still: i64 =
         server.main_db().query_row("SELECT count(*) FROM users WHERE id = ?1", [&dev], |r| r.get(0)).unwrap();
     assert_eq!(still, 1, "never deleted");

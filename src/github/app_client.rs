@@ -192,7 +192,9 @@ impl Installed<'_> {
         self.client.json("POST", path, &self.token, Some(body))
     }
 
-    pub fn patch<T: DeserializeOwned>(&self, path: &str, body: &Value) -> Result<T, String> {
-        self.client.json("PATCH", path, &self.token, Some(body))
+    /// A PATCH whose status the caller decides about (an edit of a deleted comment is a
+    /// 404, to be posted again, not an error).
+    pub fn patch_status(&self, path: &str, body: &Value) -> Result<u16, String> {
+        Ok(self.client.call("PATCH", path, &self.token, Some(body), "application/vnd.github+json")?.0)
     }
 }

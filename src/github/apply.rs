@@ -27,11 +27,7 @@ pub struct Rules {
 
 #[derive(Debug, PartialEq)]
 pub enum Outcome {
-    Applied {
-        /// Merged pull requests whose rollup was recomputed (their bot comment is due).
-        rolled_up: Vec<String>,
-        installation: Option<i64>,
-    },
+    Applied,
     Ignored(String),
 }
 
@@ -116,19 +112,16 @@ fn pull_request(
     }
     links::backfill(tx, &id, &rules.host_prefix, now_ms)?;
     let stored = pulls::get(tx, &id)?.ok_or_else(|| ApplyError::Payload("the pull request vanished".into()))?;
-    let mut rolled_up = Vec::new();
     if stored.state == "merged" {
         if let Some(reverted) = stored.reverts_number {
             let reverted_id = pulls::pr_id(&repo.full_name, reverted);
             if pulls::mark_reverted(tx, &reverted_id, stored.number)? {
                 rollups::compute(tx, &reverted_id, now_ms)?;
-                rolled_up.push(reverted_id);
             }
         }
         rollups::compute(tx, &id, now_ms)?;
-        rolled_up.push(id);
     }
-    Ok(Outcome::Applied { rolled_up, installation: event.installation.map(|i| i.id) })
+    Ok(Outcome::Applied)
 }
 
 fn check_run(tx: &Transaction<'_>, event: CheckRunEvent, now_ms: i64) -> Result<Outcome, ApplyError> {
@@ -136,22 +129,25 @@ fn check_run(tx: &Transaction<'_>, event: CheckRunEvent, now_ms: i64) -> Result<
         return ignored("the check run names no pull request");
     }
     pulls::ensure_repo(tx, &event.repository, now_ms)?;
-    let mut rolled_up = Vec::new();
     let mut known = 0;
+    let repo_github_id = event.repository.id;
     for named in &event.check_run.pull_requests {
+        let base_repo = named.base.as_ref().and_then(|b| b.repo.as_ref()).and_then(|r| r.id);
+        if base_repo.is_some() && repo_github_id.is_some() && base_repo != repo_github_id {
+            continue; // a pull request of another repository with the same head
+        }
         let id = pulls::pr_id(&event.repository.full_name, named.number);
         let Some(pr) = pulls::get(tx, &id)? else { continue };
         known += 1;
         pulls::record_check_run(tx, &id, &event.check_run)?;
         if pr.state == "merged" {
             rollups::compute(tx, &id, now_ms)?;
-            rolled_up.push(id);
         }
     }
     if known == 0 {
         return ignored("the check run names no pull request Sightline knows");
     }
-    Ok(Outcome::Applied { rolled_up, installation: None })
+    Ok(Outcome::Applied)
 }
 
 fn review(tx: &Transaction<'_>, event: ReviewEvent, now_ms: i64) -> Result<Outcome, ApplyError> {
@@ -164,12 +160,10 @@ fn review(tx: &Transaction<'_>, event: ReviewEvent, now_ms: i64) -> Result<Outco
     }
     let dismissed = event.action == "dismissed";
     pulls::record_review(tx, &id, &event.review, dismissed)?;
-    let mut rolled_up = Vec::new();
     if pulls::get(tx, &id)?.is_some_and(|pr| pr.state == "merged") {
         rollups::compute(tx, &id, now_ms)?;
-        rolled_up.push(id);
     }
-    Ok(Outcome::Applied { rolled_up, installation: None })
+    Ok(Outcome::Applied)
 }
 
 fn push(tx: &Transaction<'_>, event: PushEvent, rules: &Rules, now_ms: i64) -> Result<Outcome, ApplyError> {
@@ -186,7 +180,6 @@ fn push(tx: &Transaction<'_>, event: PushEvent, rules: &Rules, now_ms: i64) -> R
     }
     shas.sort();
     shas.dedup();
-    let mut rolled_up = Vec::new();
     for pr in pulls::open_with_head(tx, &repo_id, branch)? {
         pulls::add_commits(tx, &pr, &shas)?;
         links::backfill(tx, &pr, &rules.host_prefix, now_ms)?;
@@ -200,12 +193,11 @@ fn push(tx: &Transaction<'_>, event: PushEvent, rules: &Rules, now_ms: i64) -> R
                     && pulls::mark_reverted(tx, &pr, 0)?
                 {
                     rollups::compute(tx, &pr, now_ms)?;
-                    rolled_up.push(pr);
                 }
             }
         }
     }
-    Ok(Outcome::Applied { rolled_up, installation: None })
+    Ok(Outcome::Applied)
 }
 
 #[cfg(test)]

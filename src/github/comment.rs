@@ -56,9 +56,13 @@ impl Figure {
         Figure::TimeToMerge,
     ];
 
-    /// Figures that describe people's sessions (and so need their consent).
+    /// Figures that describe people's sessions (and so need their consent): a CI run's
+    /// cost belongs to the person whose token ran it.
     fn about_people(self) -> bool {
-        matches!(self, Figure::Sessions | Figure::Agents | Figure::Cost | Figure::CostPerLine | Figure::Tokens)
+        matches!(
+            self,
+            Figure::Sessions | Figure::Agents | Figure::Cost | Figure::CostPerLine | Figure::Tokens | Figure::CiCost
+        )
     }
 }
 
@@ -136,78 +140,133 @@ pub fn render(pr: &StoredPr, rollup: &Rollup, show: &[Figure], people_consent: b
     lines.join("\n")
 }
 
-/// Posts or edits the comment of each merged pull request; failures are logged, never
-/// fatal (the figures stay in Sightline).
-pub async fn publish_all(state: &Arc<AppState>, prs: &[String], installation: Option<i64>) {
+/// Posts or edits every due comment; answers how many it settled. Failures are logged
+/// and leave the comment due (the next pass tries again); the figures stay in Sightline.
+pub async fn publish_due(state: &Arc<AppState>) -> usize {
+    let pool = state.readers.clone();
     if !state.config.github.app_enabled() {
-        return;
+        let _ = db::blocking(move || pulls::clear_comments_due(&*pool.get()?)).await;
+        return 0;
     }
-    for pr in prs {
-        if let Err(err) = publish(state, pr, installation).await {
-            tracing::warn!(pull_request = %pr, %err, "bot comment not published");
+    let due = match db::blocking(move || pulls::comments_due(&*pool.get()?, 50)).await {
+        Ok(due) => due,
+        Err(err) => {
+            tracing::warn!(%err, "bot comments: cannot read what is due");
+            return 0;
+        }
+    };
+    let mut settled = 0;
+    for pr in due {
+        match publish(state, &pr).await {
+            Ok(()) => settled += 1,
+            Err(err) => tracing::warn!(pull_request = %pr, %err, "bot comment not published; it stays due"),
         }
     }
+    settled
 }
 
-async fn publish(state: &Arc<AppState>, pr_id: &str, installation: Option<i64>) -> Result<(), String> {
+/// Whether everyone behind a pull request's session figures allows them to be shown.
+pub fn consent(conn: &rusqlite::Connection, pr_id: &str) -> Result<bool, DbError> {
+    for person in rollups::people(conn, pr_id)? {
+        if !policies::get(conn, &person)?.named_in_team_views {
+            return Ok(false);
+        }
+    }
+    Ok(true)
+}
+
+/// Marks the comments whose consent changed since they were posted (someone turned
+/// `named_in_team_views` off or on, or a linked session changed hands by deletion).
+pub async fn recheck_consent(state: &Arc<AppState>) -> Result<usize, DbError> {
+    let pool = state.readers.clone();
+    let changed = db::blocking(move || {
+        let conn = pool.get()?;
+        let mut changed = Vec::new();
+        for (pr, shown) in pulls::commented(&conn)? {
+            if shown != Some(consent(&conn, &pr)?) {
+                changed.push(pr);
+            }
+        }
+        Ok::<_, DbError>(changed)
+    })
+    .await?;
+    let count = changed.len();
+    if count > 0 {
+        state.writer.transact(move |tx| pulls::mark_comment_due(tx, &changed)).await.map_err(|err| DbError::Io {
+            context: "marking comments due".into(),
+            source: std::io::Error::other(err.to_string()),
+        })?;
+    }
+    Ok(count)
+}
+
+async fn publish(state: &Arc<AppState>, pr_id: &str) -> Result<(), String> {
     let pool = state.readers.clone();
     let id = pr_id.to_string();
     let read = db::blocking(move || {
         let conn = pool.get()?;
         let Some(pr) = pulls::get(&conn, &id)? else { return Ok(None) };
-        let Some(rollup) = rollups::get(&conn, &id)? else { return Ok(None) };
-        let mut consent = true;
-        for person in rollups::people(&conn, &id)? {
-            consent &= policies::get(&conn, &person)?.named_in_team_views;
-        }
+        let rollup = rollups::get(&conn, &id)?;
+        let consent = consent(&conn, &id)?;
         Ok::<_, DbError>(Some((pr, rollup, consent)))
     })
     .await
     .map_err(|err| err.to_string())?;
-    let Some((pr, rollup, consent)) = read else { return Ok(()) };
-    let config = state.config.clone();
-    let now_s = state.clock.now_ms() / 1000;
-    let posted = tokio::task::spawn_blocking(move || -> Result<Option<i64>, String> {
-        let Some(client) = AppClient::from_config(&config)? else { return Ok(None) };
-        let installed = match installation {
-            Some(id) => client.installation(id, now_s)?,
-            None => client.repository_installation(&pr.repo_full_name, now_s)?,
-        };
-        let Some(text) = installed.raw_file(&pr.repo_full_name, ".sightline.yml", &pr.base_ref)? else {
-            return Ok(None);
-        };
-        let settings = settings_of(&text)?;
-        if !settings.comment.enabled {
-            return Ok(None);
+    let (comment_id, shown) = match read {
+        Some((pr, Some(rollup), consent)) => {
+            let config = state.config.clone();
+            let now_s = state.clock.now_ms() / 1000;
+            tokio::task::spawn_blocking(move || post_or_edit(&config, now_s, &pr, &rollup, consent))
+                .await
+                .map_err(|err| err.to_string())??
         }
-        let show = settings.comment.show.unwrap_or_else(|| Figure::ALL.to_vec());
-        let body = json!({"body": render(&pr, &rollup, &show, consent)});
-        #[derive(Deserialize)]
-        struct Comment {
-            id: i64,
-        }
-        if let Some(existing) = pr.bot_comment_id
-            && installed
-                .patch::<Comment>(&format!("/repos/{}/issues/comments/{existing}", pr.repo_full_name), &body)
-                .is_ok()
-        {
-            return Ok(None);
-        }
-        let created: Comment =
-            installed.post(&format!("/repos/{}/issues/{}/comments", pr.repo_full_name, pr.number), &body)?;
-        Ok(Some(created.id))
-    })
-    .await
-    .map_err(|err| err.to_string())??;
-    if let Some(comment_id) = posted {
-        let id = pr_id.to_string();
-        state
-            .writer
-            .transact(move |tx| pulls::set_bot_comment(tx, &id, comment_id))
-            .await
-            .map_err(|err| err.to_string())?;
+        // Not merged (or gone): nothing to say.
+        _ => (None, None),
+    };
+    let id = pr_id.to_string();
+    state
+        .writer
+        .transact(move |tx| pulls::comment_done(tx, &id, comment_id, shown))
+        .await
+        .map_err(|err| err.to_string())
+}
+
+/// Talks to GitHub (blocking): answers the new comment's id (if one was posted) and
+/// whether session figures were shown (None when the repository has no comment).
+fn post_or_edit(
+    config: &crate::config::Config,
+    now_s: i64,
+    pr: &StoredPr,
+    rollup: &Rollup,
+    consent: bool,
+) -> Result<(Option<i64>, Option<bool>), String> {
+    let Some(client) = AppClient::from_config(config)? else { return Ok((None, None)) };
+    let installed = client.repository_installation(&pr.repo_full_name, now_s)?;
+    let Some(text) = installed.raw_file(&pr.repo_full_name, ".sightline.yml", &pr.base_ref)? else {
+        return Ok((None, None));
+    };
+    let settings = settings_of(&text)?;
+    if !settings.comment.enabled {
+        return Ok((None, None));
     }
-    Ok(())
+    let show = settings.comment.show.unwrap_or_else(|| Figure::ALL.to_vec());
+    let body = json!({"body": render(pr, rollup, &show, consent)});
+    #[derive(Deserialize)]
+    struct Comment {
+        id: i64,
+    }
+    if let Some(existing) = pr.bot_comment_id {
+        let path = format!("/repos/{}/issues/comments/{existing}", pr.repo_full_name);
+        match installed.patch_status(&path, &body)? {
+            status if (200..300).contains(&status) => return Ok((None, Some(consent))),
+            // Someone deleted it: post it again.
+            404 => {}
+            status => return Err(format!("PATCH {path} answered {status}")),
+        }
+    }
+    let created: Comment =
+        installed.post(&format!("/repos/{}/issues/{}/comments", pr.repo_full_name, pr.number), &body)?;
+    Ok((Some(created.id), Some(consent)))
 }
 
 #[cfg(test)]

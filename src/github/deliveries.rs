@@ -26,6 +26,8 @@ pub enum Recorded {
     New,
     /// Already received under this id (a redelivery): nothing was written.
     Duplicate,
+    /// A redelivery of one that had failed: it is pending again, with this body.
+    Retried,
 }
 
 /// Stores a delivery as pending (or, for `settled`, with its outcome already known:
@@ -39,6 +41,17 @@ pub fn record(tx: &Transaction<'_>, incoming: &Incoming<'_>, settled: Option<&st
                 .map_err(|err| DbError::Io { context: "compressing a webhook delivery".into(), source: err })?,
         ),
     };
+    // A delivery that failed is applied again when GitHub redelivers it (an operator's
+    // "Redeliver" keeps the delivery id).
+    let retried = tx.execute(
+        "UPDATE webhook_deliveries SET outcome = 'pending', attempts = 0, error = NULL, body_zst = ?2,
+           received_at_ms = ?3, processed_at_ms = NULL, processing_ms = NULL
+         WHERE delivery_id = ?1 AND outcome = 'failed' AND ?4 IS NULL",
+        params![incoming.delivery_id, body, incoming.received_at_ms, settled],
+    )?;
+    if retried == 1 {
+        return Ok(Recorded::Retried);
+    }
     let inserted = tx.execute(
         "INSERT INTO webhook_deliveries (delivery_id, event, action, received_at_ms, body_sha256, body_zst, outcome,
            processed_at_ms, processing_ms)
@@ -50,44 +63,53 @@ pub fn record(tx: &Transaction<'_>, incoming: &Incoming<'_>, settled: Option<&st
     Ok(if inserted == 1 { Recorded::New } else { Recorded::Duplicate })
 }
 
-/// A delivery waiting for the worker.
+/// A delivery waiting for the worker; its body, or why it cannot be read.
 #[derive(Debug)]
 pub struct Pending {
     pub delivery_id: String,
     pub event: String,
     pub received_at_ms: i64,
-    pub body: Vec<u8>,
+    pub body: Result<Vec<u8>, String>,
+}
+
+/// How long a delivery that failed `attempts` times waits before the next try: 10 s,
+/// then doubling, so a storage hiccup passes before the attempts run out.
+fn backoff_ms(attempts: i64) -> i64 {
+    10_000 << attempts.clamp(0, 10)
 }
 
 /// Most body bytes one batch of pending deliveries holds in memory (one delivery is
 /// always taken, whatever its size).
 const BATCH_BODY_BYTES: usize = 64 << 20;
 
-/// The oldest pending deliveries, at most `limit` and about [`BATCH_BODY_BYTES`].
-pub fn pending(conn: &Connection, limit: usize) -> Result<Vec<Pending>, DbError> {
+/// The oldest pending deliveries that are due (a failed attempt waits its back-off), at
+/// most `limit` and about [`BATCH_BODY_BYTES`].
+pub fn pending(conn: &Connection, limit: usize, now_ms: i64) -> Result<Vec<Pending>, DbError> {
     let mut stmt = conn.prepare_cached(
-        "SELECT delivery_id, event, received_at_ms, body_zst FROM webhook_deliveries
-         WHERE outcome = 'pending' ORDER BY received_at_ms, delivery_id LIMIT ?1",
+        "SELECT delivery_id, event, received_at_ms, body_zst, attempts, coalesce(processed_at_ms, 0)
+         FROM webhook_deliveries WHERE outcome = 'pending' ORDER BY received_at_ms, delivery_id",
     )?;
-    let rows = stmt.query_map([limit as i64], |row| {
-        Ok((
-            row.get::<_, String>(0)?,
-            row.get::<_, String>(1)?,
-            row.get::<_, i64>(2)?,
-            row.get::<_, Option<Vec<u8>>>(3)?,
-        ))
-    })?;
+    let mut rows = stmt.query([])?;
     let mut out = Vec::new();
     let mut bytes = 0;
-    for row in rows {
-        if bytes > BATCH_BODY_BYTES {
+    while let Some(row) = rows.next()? {
+        if out.len() >= limit || bytes > BATCH_BODY_BYTES {
             break;
         }
-        let (delivery_id, event, received_at_ms, body) = row?;
-        let body = zstd::decode_all(body.unwrap_or_default().as_slice())
-            .map_err(|err| DbError::Io { context: format!("reading webhook delivery {delivery_id}"), source: err })?;
-        bytes += body.len();
-        out.push(Pending { delivery_id, event, received_at_ms, body });
+        let (attempts, last_try_ms): (i64, i64) = (row.get(4)?, row.get(5)?);
+        if attempts > 0 && now_ms < last_try_ms + backoff_ms(attempts) {
+            continue;
+        }
+        let delivery_id: String = row.get(0)?;
+        let stored: Option<Vec<u8>> = row.get(3)?;
+        let body = match stored {
+            Some(stored) => {
+                zstd::decode_all(stored.as_slice()).map_err(|err| format!("the stored body is unreadable: {err}"))
+            }
+            None => Err("the stored body is missing".to_string()),
+        };
+        bytes += body.as_ref().map_or(0, Vec::len);
+        out.push(Pending { delivery_id, event: row.get(1)?, received_at_ms: row.get(2)?, body });
     }
     Ok(out)
 }

@@ -2,8 +2,8 @@
 //! never by time alone:
 //! - `commit`: a commit the session reported (at its start, a resume or its end) is one
 //!   of the pull request's commits;
-//! - `named`: the session named the pull request (its `session_start` metadata, set by
-//!   the hook in a CI run of that pull request) in the same repository;
+//! - `named`: a CI run named the pull request (its `session_start` metadata, set by the
+//!   hook from `GITHUB_REF`) in the same repository; only CI runs name one;
 //! - `branch`: the session's repository is the pull request's head repository and its
 //!   branch the head branch (not the repository's default branch), reported before the
 //!   pull request was closed.
@@ -35,8 +35,9 @@ pub fn host_prefix(github_url: &str) -> String {
 /// gained a link (their rollups are due).
 pub fn link_unchecked(conn: &Connection, host_prefix: &str, now_ms: i64) -> Result<Vec<String>, DbError> {
     let mut unchecked = conn.prepare_cached(
-        "SELECT g.session_id, g.repo, g.branch, g.commit_sha, g.pr_number, g.first_reported_ms
-         FROM session_git g WHERE g.link_checked = 0",
+        "SELECT g.session_id, g.repo, g.branch, g.commit_sha,
+           CASE WHEN s.run_kind = 'CI' THEN g.pr_number ELSE 0 END, g.first_reported_ms
+         FROM session_git g JOIN sessions s ON s.id = g.session_id WHERE g.link_checked = 0",
     )?;
     let reports = unchecked
         .query_map([], |r| {
@@ -122,8 +123,10 @@ pub fn backfill(tx: &Transaction<'_>, pr_id: &str, host_prefix: &str, now_ms: i6
     for s in by_commit.query_map([pr_id], |r| r.get::<_, String>(0))? {
         sessions.push((s?, "commit"));
     }
-    let mut by_number =
-        tx.prepare_cached("SELECT DISTINCT session_id FROM session_git WHERE repo = ?1 AND pr_number = ?2")?;
+    let mut by_number = tx.prepare_cached(
+        "SELECT DISTINCT g.session_id FROM session_git g JOIN sessions s ON s.id = g.session_id
+         WHERE g.repo = ?1 AND g.pr_number = ?2 AND s.run_kind = 'CI'",
+    )?;
     for s in by_number.query_map(params![base_repo, pr.number], |r| r.get::<_, String>(0))? {
         sessions.push((s?, "named"));
     }

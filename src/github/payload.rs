@@ -75,6 +75,19 @@ pub struct PullRequestEvent {
 #[derive(Debug, Deserialize)]
 pub struct CheckRunPullRequest {
     pub number: i64,
+    /// The pull request's base; its repository may be another one than the check run's
+    /// (a fork and its upstream both running the App).
+    pub base: Option<CheckRunBase>,
+}
+
+#[derive(Debug, Deserialize)]
+pub struct CheckRunBase {
+    pub repo: Option<CheckRunRepo>,
+}
+
+#[derive(Debug, Deserialize)]
+pub struct CheckRunRepo {
+    pub id: Option<i64>,
 }
 
 #[derive(Debug, Deserialize)]

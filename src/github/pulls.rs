@@ -234,10 +234,14 @@ pub fn get(conn: &Connection, id: &str) -> Result<Option<StoredPr>, DbError> {
     Ok(conn.query_row(&sql, [id], read_pr).optional()?)
 }
 
-/// Open pull requests of a repository whose head is `branch` (pushes to it are theirs).
+/// Open pull requests of a repository whose head is `branch` of that same repository
+/// (pushes to it are theirs; a fork's pull request with a head of the same name is not).
 pub fn open_with_head(conn: &Connection, repo_id: &str, branch: &str) -> Result<Vec<String>, DbError> {
-    let mut stmt =
-        conn.prepare_cached("SELECT id FROM pull_requests WHERE repo_id = ?1 AND head_ref = ?2 AND state = 'open'")?;
+    let mut stmt = conn.prepare_cached(
+        "SELECT p.id FROM pull_requests p JOIN repos r ON r.id = p.repo_id
+         WHERE p.repo_id = ?1 AND p.head_ref = ?2 AND p.state = 'open'
+           AND lower(coalesce(p.head_repo, r.full_name)) = lower(r.full_name)",
+    )?;
     let rows = stmt.query_map(params![repo_id, branch], |r| r.get(0))?;
     Ok(rows.collect::<Result<_, _>>()?)
 }
@@ -395,9 +399,61 @@ pub fn record_review(
     Ok(())
 }
 
-pub fn set_bot_comment(tx: &Transaction<'_>, pr_id: &str, comment_id: i64) -> Result<(), DbError> {
-    tx.execute("UPDATE pull_requests SET bot_comment_id = ?2 WHERE id = ?1", params![pr_id, comment_id])?;
+/// Marks pull requests whose bot comment should be posted or edited.
+pub fn mark_comment_due(conn: &Connection, pr_ids: &[String]) -> Result<(), DbError> {
+    let mut mark = conn.prepare_cached("UPDATE pull_requests SET comment_due = 1 WHERE id = ?1")?;
+    for pr in pr_ids {
+        mark.execute([pr])?;
+    }
     Ok(())
+}
+
+/// A person's visibility changed: every posted comment with a session of theirs is due
+/// again (to hide or show their figures).
+pub fn mark_person_comments_due(conn: &Connection, user_id: &str) -> Result<usize, DbError> {
+    Ok(conn.execute(
+        "UPDATE pull_requests SET comment_due = 1 WHERE bot_comment_id IS NOT NULL AND id IN (
+           SELECT l.pr_id FROM session_pr_links l JOIN sessions s ON s.id = l.session_id WHERE s.user_id = ?1)",
+        [user_id],
+    )?)
+}
+
+/// Pull requests whose bot comment is due, oldest merge first.
+pub fn comments_due(conn: &Connection, limit: usize) -> Result<Vec<String>, DbError> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT id FROM pull_requests WHERE comment_due = 1 ORDER BY coalesce(merged_at_ms, 0), id LIMIT ?1",
+    )?;
+    let rows = stmt.query_map([limit as i64], |r| r.get(0))?;
+    Ok(rows.collect::<Result<_, _>>()?)
+}
+
+/// The bot comment is up to date: its id (when one was posted) and whether it showed
+/// session figures.
+pub fn comment_done(
+    tx: &Transaction<'_>,
+    pr_id: &str,
+    comment_id: Option<i64>,
+    consent: Option<bool>,
+) -> Result<(), DbError> {
+    tx.execute(
+        "UPDATE pull_requests SET comment_due = 0, bot_comment_id = coalesce(?2, bot_comment_id),
+           comment_consent = coalesce(?3, comment_consent) WHERE id = ?1",
+        params![pr_id, comment_id, consent],
+    )?;
+    Ok(())
+}
+
+/// Pull requests with a posted comment, and whether it showed session figures.
+pub fn commented(conn: &Connection) -> Result<Vec<(String, Option<bool>)>, DbError> {
+    let mut stmt = conn.prepare("SELECT id, comment_consent FROM pull_requests WHERE bot_comment_id IS NOT NULL")?;
+    let rows = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?;
+    Ok(rows.collect::<Result<_, _>>()?)
+}
+
+/// Forgets every due comment (the App is not configured: nothing would post them, and
+/// configuring it later must not comment on every old pull request at once).
+pub fn clear_comments_due(conn: &Connection) -> Result<usize, DbError> {
+    Ok(conn.execute("UPDATE pull_requests SET comment_due = 0 WHERE comment_due = 1", [])?)
 }
 
 /// The pull requests a session is linked to, with the evidence.

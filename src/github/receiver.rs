@@ -80,13 +80,14 @@ pub async fn receive(
             })
             .await?
     };
-    if recorded == Recorded::New && settled.is_none() {
+    if matches!(recorded, Recorded::New | Recorded::Retried) && settled.is_none() {
         state.webhook_arrivals.notify_one();
     }
     let answer = match (event.as_str(), &recorded) {
         ("ping", _) => json!({"ok": true, "zen": "pong", "delivery": delivery_id}),
         (_, Recorded::Duplicate) => json!({"ok": true, "delivery": delivery_id, "duplicate": true}),
         (_, Recorded::New) => json!({"ok": true, "delivery": delivery_id, "handled": settled.is_none()}),
+        (_, Recorded::Retried) => json!({"ok": true, "delivery": delivery_id, "retried": true}),
     };
     let status = if event == "ping" { StatusCode::OK } else { StatusCode::ACCEPTED };
     Ok((status, Json(answer)).into_response())

@@ -95,6 +95,8 @@ pub fn compute(conn: &Connection, pr_id: &str, now_ms: i64) -> Result<(), DbErro
             reverted
         ],
     )?;
+    // The bot comment follows the figures.
+    conn.execute("UPDATE pull_requests SET comment_due = 1 WHERE id = ?1", [pr_id])?;
     Ok(())
 }
 
@@ -126,22 +128,27 @@ pub fn get(conn: &Connection, pr_id: &str) -> Result<Option<Rollup>, DbError> {
         .optional()?)
 }
 
-/// Rollups whose sessions changed underneath them (a deletion removed a linked
-/// session): recomputed by the worker.
+/// Rollups whose sessions changed underneath them: a deletion request removed a linked
+/// session, or a linked session went on (or its events arrived late) after the merge.
+/// Recomputed by the worker.
 pub fn stale(conn: &Connection) -> Result<Vec<String>, DbError> {
     let mut stmt = conn.prepare_cached(
-        "SELECT r.pr_id FROM pr_rollups r WHERE r.sessions + r.ci_sessions <> (SELECT count(*) FROM session_pr_links l
-           JOIN sessions s ON s.id = l.session_id WHERE l.pr_id = r.pr_id AND s.run_kind IN ('INTERACTIVE', 'CI'))",
+        "SELECT r.pr_id FROM pr_rollups r
+         WHERE r.sessions + r.ci_sessions <> (SELECT count(*) FROM session_pr_links l
+             JOIN sessions s ON s.id = l.session_id WHERE l.pr_id = r.pr_id AND s.run_kind IN ('INTERACTIVE', 'CI'))
+            OR r.cost_nusd + r.ci_cost_nusd <> (SELECT coalesce(sum(s.cost_nusd), 0) FROM session_pr_links l
+             JOIN sessions s ON s.id = l.session_id WHERE l.pr_id = r.pr_id AND s.run_kind IN ('INTERACTIVE', 'CI'))",
     )?;
     let rows = stmt.query_map([], |r| r.get(0))?;
     Ok(rows.collect::<Result<_, _>>()?)
 }
 
-/// The people whose interactive sessions are linked to a pull request.
+/// The people behind a pull request's figures: the owners of its linked interactive
+/// and CI sessions (a CI run's cost is its owner's figure too).
 pub fn people(conn: &Connection, pr_id: &str) -> Result<Vec<String>, DbError> {
     let mut stmt = conn.prepare_cached(
         "SELECT DISTINCT s.user_id FROM session_pr_links l JOIN sessions s ON s.id = l.session_id
-         WHERE l.pr_id = ?1 AND s.run_kind = 'INTERACTIVE' ORDER BY s.user_id",
+         WHERE l.pr_id = ?1 AND s.run_kind IN ('INTERACTIVE', 'CI') ORDER BY s.user_id",
     )?;
     let rows = stmt.query_map([pr_id], |r| r.get(0))?;
     Ok(rows.collect::<Result<_, _>>()?)

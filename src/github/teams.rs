@@ -59,7 +59,27 @@ pub fn fetch(config: &Config, now_s: i64) -> Result<Vec<SyncedTeam>, String> {
             member_github_ids: members.into_iter().map(|m| m.id).collect(),
         });
     }
-    Ok(out)
+    Ok(direct_members(out))
+}
+
+/// GitHub lists a team's members with its child teams' members; ours are direct (a
+/// team's figures already include its sub-teams'), so a child's members are taken out
+/// of its parent's list.
+pub fn direct_members(mut teams: Vec<SyncedTeam>) -> Vec<SyncedTeam> {
+    let in_children: Vec<std::collections::BTreeSet<i64>> = teams
+        .iter()
+        .map(|team| {
+            teams
+                .iter()
+                .filter(|child| child.parent_slug.as_deref() == Some(team.slug.as_str()))
+                .flat_map(|child| child.member_github_ids.iter().copied())
+                .collect()
+        })
+        .collect();
+    for (team, below) in teams.iter_mut().zip(in_children) {
+        team.member_github_ids.retain(|id| !below.contains(id));
+    }
+    teams
 }
 
 pub fn describe(summary: &SyncSummary) -> String {

@@ -53,6 +53,13 @@ pub async fn run(state: Arc<AppState>) {
         {
             tracing::warn!(%err, "pull-request rollups: refresh failed");
         }
+        // Hourly: comments whose people changed their minds about being shown.
+        if polls.is_multiple_of(720)
+            && let Err(err) = super::comment::recheck_consent(&state).await
+        {
+            tracing::warn!(%err, "bot comments: consent recheck failed");
+        }
+        super::comment::publish_due(&state).await;
         tokio::select! {
             _ = state.webhook_arrivals.notified() => {}
             _ = tokio::time::sleep(POLL) => {}
@@ -65,15 +72,13 @@ pub async fn drain(state: &Arc<AppState>, rules: &Arc<Rules>) -> Result<usize, D
     let mut settled = 0;
     loop {
         let pool = state.readers.clone();
-        let batch = db::blocking(move || deliveries::pending(&*pool.get()?, BATCH)).await?;
+        let now_ms = state.clock.now_ms();
+        let batch = db::blocking(move || deliveries::pending(&*pool.get()?, BATCH, now_ms)).await?;
         if batch.is_empty() {
             return Ok(settled);
         }
         let report = apply_batch(state, rules, batch).await?;
         settled += report.settled;
-        for (prs, installation) in report.rolled_up {
-            super::comment::publish_all(state, &prs, installation).await;
-        }
         // A storage error waits for the next pass rather than spinning on it.
         if report.settled == 0 || report.retrying {
             return Ok(settled);
@@ -85,8 +90,6 @@ pub async fn drain(state: &Arc<AppState>, rules: &Arc<Rules>) -> Result<usize, D
 struct BatchReport {
     settled: usize,
     retrying: bool,
-    /// Merged pull requests whose figures changed, per delivery, for the bot comment.
-    rolled_up: Vec<(Vec<String>, Option<i64>)>,
 }
 
 /// Applies a batch of deliveries in one writer transaction (one commit for all of
@@ -108,21 +111,25 @@ async fn apply_batch(
                 }
                 let started_ms = clock.now_ms();
                 tx.execute_batch("SAVEPOINT delivery")?;
-                match apply::apply(tx, &delivery.event, &delivery.body, &rules, started_ms) {
+                let body = match &delivery.body {
+                    Ok(body) => body,
+                    Err(why) => {
+                        deliveries::fail(tx, &delivery.delivery_id, why, true, started_ms)?;
+                        report.settled += 1;
+                        continue;
+                    }
+                };
+                tx.execute_batch("SAVEPOINT delivery")?;
+                match apply::apply(tx, &delivery.event, body, &rules, started_ms) {
                     Ok(outcome) => {
                         let (state, note) = match &outcome {
-                            Outcome::Applied { .. } => ("applied", None),
+                            Outcome::Applied => ("applied", None),
                             Outcome::Ignored(why) => ("ignored", Some(why.as_str())),
                         };
                         // Processing time runs to the end of the upsert (receipt to upsert).
                         deliveries::finish(tx, &delivery.delivery_id, state, note, clock.now_ms())?;
                         tx.execute_batch("RELEASE delivery")?;
                         report.settled += 1;
-                        if let Outcome::Applied { rolled_up, installation } = outcome
-                            && !rolled_up.is_empty()
-                        {
-                            report.rolled_up.push((rolled_up, installation));
-                        }
                     }
                     Err(ApplyError::Payload(why)) => {
                         tx.execute_batch("ROLLBACK TO delivery; RELEASE delivery")?;

@@ -161,6 +161,12 @@ pub async fn lower_visibility(
     }
     let now_ms = state.clock.now_ms();
     let admin_id = caller.user.id.clone();
-    let policy = on_writer(&state, move |tx| policies::lower(tx, &admin_id, &user_id, change, now_ms)).await?;
+    let policy = on_writer(&state, move |tx| {
+        let policy = policies::lower(tx, &admin_id, &user_id, change, now_ms)?;
+        crate::github::pulls::mark_person_comments_due(tx, &user_id)?;
+        Ok::<_, policies::PolicyError>(policy)
+    })
+    .await?;
+    state.webhook_arrivals.notify_one();
     Ok(Json(policy))
 }

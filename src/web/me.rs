@@ -160,6 +160,14 @@ pub async fn set_visibility(
 ) -> Result<Json<Visibility>, AppError> {
     let now_ms = state.clock.now_ms();
     let user_id = caller.user.id.clone();
-    let policy = state.writer.transact(move |tx| policies::set_own(tx, &user_id, change, now_ms)).await?;
+    let policy = state
+        .writer
+        .transact(move |tx| {
+            let policy = policies::set_own(tx, &user_id, change, now_ms)?;
+            crate::github::pulls::mark_person_comments_due(tx, &user_id)?;
+            Ok(policy)
+        })
+        .await?;
+    state.webhook_arrivals.notify_one();
     Ok(Json(policy))
 }

@@ -181,7 +181,16 @@ pub async fn set_visibility(
         judge_opt_in: Some(form.judge_opt_in.is_some()),
     };
     let (user_id, now_ms) = (caller.user.id.clone(), state.clock.now_ms());
-    state.writer.transact(move |tx| policies::set_own(tx, &user_id, change, now_ms)).await.map_err(AppError::from)?;
+    state
+        .writer
+        .transact(move |tx| {
+            policies::set_own(tx, &user_id, change, now_ms)?;
+            // The bot comments follow the person's choice.
+            crate::github::pulls::mark_person_comments_due(tx, &user_id)
+        })
+        .await
+        .map_err(AppError::from)?;
+    state.webhook_arrivals.notify_one();
     Ok(Redirect::to("/me/settings"))
 }
 
