@@ -440,6 +440,10 @@ fn sessions_link_on_exact_evidence_and_the_merge_rollup_keeps_ci_apart() {
     let on_main = gh::push_event("main", &"0".repeat(40), &[(&c0, "Merge the release")]);
     assert_eq!(deliver(&server, "push", &on_main).0, 202);
     settled(&server);
+    let id_of_main: String = server
+        .main_db()
+        .query_row("SELECT id FROM sessions WHERE agent_session_id = 's-main'", [], |r| r.get(0))
+        .unwrap();
     let fork_links: i64 = server
         .main_db()
         .query_row("SELECT count(*) FROM session_pr_links WHERE pr_id = 'acme/api#9'", [], |r| r.get(0))
@@ -507,6 +511,8 @@ fn sessions_link_on_exact_evidence_and_the_merge_rollup_keeps_ci_apart() {
         conn.query_row("SELECT id FROM sessions WHERE agent_session_id = 's-branch'", [], |r| r.get(0)).unwrap();
     let html = page(&format!("/me/sessions/{id}"));
     assert!(html.contains("acme/api#7") && html.contains("branch"), "the session's pull request and evidence: {html}");
+    let html = page(&format!("/me/sessions/{id_of_main}"));
+    assert!(html.contains(&format!("Landed on the default branch: acme/api <code>{c0}</code>")), "{html}");
 }
 
 fn user_id(server: &TestServer, email: &str) -> String {

@@ -467,6 +467,24 @@ pub fn of_session(conn: &Connection, session_id: &str) -> Result<Vec<(StoredPr, 
     Ok(rows.collect::<Result<_, _>>()?)
 }
 
+/// Commits a session reported that were pushed to their repository's default branch
+/// (the push event's correlation): repository and commit, oldest push first.
+pub fn landed_commits(
+    conn: &Connection,
+    session_id: &str,
+    host_prefix: &str,
+) -> Result<Vec<(String, String)>, DbError> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT DISTINCT r.full_name, d.sha FROM session_git g
+         JOIN default_branch_commits d ON d.sha = g.commit_sha
+         JOIN repos r ON r.id = d.repo_id
+         WHERE g.session_id = ?1 AND g.commit_sha <> '' AND ?2 || lower(r.full_name) = g.repo
+         ORDER BY d.pushed_at_ms",
+    )?;
+    let rows = stmt.query_map(params![session_id, host_prefix], |r| Ok((r.get(0)?, r.get(1)?)))?;
+    Ok(rows.collect::<Result<_, _>>()?)
+}
+
 /// A person's own interactive sessions linked to each pull request: how many, what they
 /// cost. Only their own: the pull request's other contributors are not in it.
 pub fn own_share(conn: &Connection, user_id: &str) -> Result<std::collections::HashMap<String, (i64, i64)>, DbError> {

@@ -62,6 +62,8 @@ struct SessionPage {
     shares_by_default: bool,
     /// Pull requests the session is linked to, with the evidence.
     pull_requests: Vec<(crate::github::pulls::StoredPr, String)>,
+    /// Commits the session reported that landed on their default branch.
+    landed: Vec<(String, String)>,
 }
 
 pub async fn page(
@@ -77,6 +79,7 @@ pub async fn page(
         })?),
     };
     let (pool, data_dir, user_id) = (state.readers.clone(), state.config.data_dir.clone(), caller.user.id.clone());
+    let host_prefix = crate::github::links::host_prefix(&state.config.auth.github_url);
     let read = db::blocking(move || {
         let conn = pool.get()?;
         let Some(proof) = read::own(&conn, &user_id, &session_id, Reading::Session)? else { return Ok(None) };
@@ -93,11 +96,12 @@ pub async fn page(
         let switch = sharing::get(&conn, proof.owner_id(), &view.id)?.flatten();
         let shares_by_default = crate::access::policies::get(&conn, proof.owner_id())?.share_transcripts;
         let pull_requests = crate::github::pulls::of_session(&conn, &view.id)?;
-        Ok::<_, DbError>(Some((view, page, transcript_stored, switch, shares_by_default, pull_requests)))
+        let landed = crate::github::pulls::landed_commits(&conn, &view.id, &host_prefix)?;
+        Ok::<_, DbError>(Some((view, page, transcript_stored, switch, shares_by_default, pull_requests, landed)))
     })
     .await
     .map_err(AppError::from)?;
-    let Some((session, page, transcript_stored, switch, shares_by_default, pull_requests)) = read else {
+    let Some((session, page, transcript_stored, switch, shares_by_default, pull_requests, landed)) = read else {
         return Err(PageError(AppError::NotFound));
     };
     let events: Vec<Event> = page.events.into_iter().map(|stored| stored.event).collect();
@@ -119,6 +123,7 @@ pub async fn page(
         },
         shares_by_default,
         pull_requests,
+        landed,
     }))
 }
 
