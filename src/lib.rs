@@ -31,6 +31,7 @@ pub mod metrics;
 pub mod model;
 pub mod pricing;
 pub mod redact;
+pub mod scoring;
 pub mod sessions;
 pub mod state;
 pub mod transcripts;

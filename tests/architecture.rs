@@ -81,6 +81,8 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "transcripts",
         ],
     ),
+    // Scoring: the scorers, the scores table and the runs over the event partitions.
+    ("scoring", &["clock", "db", "events", "model", "sessions"]),
     // Modules with handlers.
     // The GitHub App: its receiver, the pull-request store, links and rollups on sessions.
     ("github", &["access", "config", "db", "events", "http", "model", "state"]),
