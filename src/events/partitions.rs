@@ -239,7 +239,8 @@ pub fn read_row(row: &Row<'_>, dictionary: Option<&[u8]>) -> rusqlite::Result<St
     let (branch, commit, remote, dirty): (Option<String>, Option<String>, Option<String>, Option<bool>) =
         (row.get(34)?, row.get(35)?, row.get(36)?, row.get(37)?);
     let event_type = enum_col(row, 7, EventType::parse)?.ok_or_else(|| bad_column(7, "type is null"))?;
-    let git = (event_type == EventType::SessionStart
+    // A session's start and its end carry git (what it found, what it left).
+    let git = (matches!(event_type, EventType::SessionStart | EventType::SessionEnd)
         && (branch.is_some() || commit.is_some() || remote.is_some() || dirty.is_some()))
     .then_some(GitContext { branch, commit, remote, dirty });
     let plain_metadata: Option<String> = row.get(38)?;
@@ -576,6 +577,52 @@ pub fn daily_sessions(conn: &Connection) -> Result<Vec<DailySessions>, DbError> 
     Ok(people)
 }
 
+/// What scoring reads of one interactive event: its session, time, id, type and tool.
+#[derive(Clone, Debug)]
+pub struct StepRow {
+    pub user_id: String,
+    pub agent_type: String,
+    pub session_id: String,
+    pub ts_ms: i64,
+    pub event_id: [u8; 16],
+    pub event_type: String,
+    pub notification_kind: Option<String>,
+    pub tool_name: Option<String>,
+    pub tool_status: Option<String>,
+    pub tool_input_sha256: Option<[u8; 32]>,
+    pub tool_target_hash: Option<[u8; 32]>,
+    pub tool_action: Option<String>,
+}
+
+/// Every `INTERACTIVE` event of the partition in session order (person, agent, session,
+/// time, id), reduced to what scoring reads (no metadata, so nothing is decompressed).
+pub fn for_each_interactive_step(conn: &Connection, mut each: impl FnMut(StepRow)) -> Result<(), DbError> {
+    let mut stmt = conn.prepare(
+        "SELECT user_id, agent_type, session_id, ts_ms, event_id, type, notification_kind, tool_name, tool_status,
+                tool_input_sha256, tool_target_hash, tool_action
+         FROM events WHERE run_kind = 'INTERACTIVE' ORDER BY user_id, agent_type, session_id, ts_ms, event_id",
+    )?;
+    let mut rows = stmt.query([])?;
+    while let Some(row) = rows.next()? {
+        let id: Vec<u8> = row.get(4)?;
+        each(StepRow {
+            user_id: row.get(0)?,
+            agent_type: row.get(1)?,
+            session_id: row.get(2)?,
+            ts_ms: row.get(3)?,
+            event_id: <[u8; 16]>::try_from(id.as_slice()).unwrap_or_default(),
+            event_type: row.get(5)?,
+            notification_kind: row.get(6)?,
+            tool_name: row.get(7)?,
+            tool_status: row.get(8)?,
+            tool_input_sha256: digest(row, 9)?,
+            tool_target_hash: digest(row, 10)?,
+            tool_action: row.get(11)?,
+        });
+    }
+    Ok(())
+}
+
 /// Sets the stored cost of the given events, in one transaction. Setting a cost twice
 /// is harmless (repricing re-runs this after a stop).
 pub fn set_costs(conn: &Connection, costs: &[(Vec<u8>, i64)]) -> Result<u64, DbError> {
@@ -594,4 +641,36 @@ pub fn set_costs(conn: &Connection, costs: &[(Vec<u8>, i64)]) -> Result<u64, DbE
 /// Deletes every event of a user, whatever session it names. Returns how many rows went.
 pub fn delete_user_events(conn: &Connection, user_id: &str) -> Result<u64, DbError> {
     Ok(conn.execute("DELETE FROM events WHERE user_id = ?1", [user_id])? as u64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::wire::{EventLimits, parse_event};
+
+    /// What the crash-recovery fold reads back: a session's end keeps its git context
+    /// (what the session left), as its start does.
+    #[test]
+    fn an_events_git_context_survives_the_round_trip_at_start_and_end() {
+        let dir = tempfile::tempdir().unwrap();
+        let day = Day::of_ms(crate::clock::system_now_ms());
+        let (conn, _) = open_for_write(dir.path(), day).unwrap();
+        let now = crate::clock::system_now_ms();
+        for (i, kind) in ["session_start", "session_end", "prompt_submit"].iter().enumerate() {
+            let mut json = serde_json::json!({
+                "event_id": uuid::Uuid::now_v7().to_string(), "type": kind, "ts": crate::model::rfc3339_ms(now + i as i64),
+                "agent_type": "claude_code", "session_id": "s1",
+            });
+            if *kind != "prompt_submit" {
+                json["git"] = serde_json::json!({"branch": "feat/x", "commit": format!("{i}").repeat(40), "remote": "git@github.com:a/b.git"});
+            }
+            let raw = serde_json::value::to_raw_value(&json).unwrap();
+            let parsed = parse_event(&raw, &EventLimits::default(), now).unwrap();
+            insert_event(&conn, &parsed.event, "ada", now, 1).unwrap();
+        }
+        let read = events_after_seq(&conn, 0).unwrap();
+        let commits: Vec<Option<String>> =
+            read.iter().map(|e| e.event.git.as_ref().and_then(|g| g.commit.clone())).collect();
+        assert_eq!(commits, [Some("0".repeat(40)), Some("1".repeat(40)), None]);
+    }
 }
