@@ -84,6 +84,8 @@ CREATE TABLE sessions (
     mode                    TEXT,
     end_reason              TEXT CHECK (end_reason IN ('ended', 'abandoned')),
     transcript_shared       INTEGER CHECK (transcript_shared IN (0, 1)),
+    scored_version TEXT,
+    scored_event_count INTEGER,
     UNIQUE (user_id, agent_type, agent_session_id)
 );
 CREATE INDEX sessions_by_last_event ON sessions(last_event_ms);

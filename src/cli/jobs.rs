@@ -161,6 +161,22 @@ fn execute(
             let book = crate::pricing::PriceBook::load(data_dir)?;
             Some(reprice::apply(data_dir, conn, &book, &change_main, crate::clock::system_now_ms())?)
         }
+        "compute-trajectory-scores" | "rescore-trajectory" => {
+            let change_main = |change: crate::events::writer::MainChange| {
+                let tx = rusqlite::Transaction::new_unchecked(conn, rusqlite::TransactionBehavior::Immediate)?;
+                change(&tx)?;
+                Ok(tx.commit()?)
+            };
+            let all = name == "rescore-trajectory";
+            let report =
+                crate::scoring::run::compute(data_dir, conn, &change_main, crate::clock::system_now_ms(), all)?;
+            if all {
+                crate::scoring::store::sweep_old_versions(conn)?;
+            }
+            let described = crate::scoring::run::describe(&report);
+            println!("{described}");
+            return Ok((report.sessions as i64, Some(described)));
+        }
         "sync-teams" => {
             if let Some(why) = crate::github::teams::not_configured(config) {
                 println!("{why}");

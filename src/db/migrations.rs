@@ -31,6 +31,7 @@ pub const MIGRATIONS: &[&str] = &[
     include_str!("../../migrations/0011_sessions_daily.sql"),
     include_str!("../../migrations/0012_session_sharing.sql"),
     include_str!("../../migrations/0013_github.sql"),
+    include_str!("../../migrations/0014_scoring.sql"),
 ];
 
 pub fn latest_version() -> i64 {

@@ -23,6 +23,7 @@ const KNOWN: &[&str] = &[
     "reprice-events",
     "reprice-events-apply",
     "sync-teams",
+    "compute-trajectory-scores",
 ];
 
 pub fn knows(job: &str) -> bool {
@@ -55,6 +56,7 @@ pub async fn execute(state: &Arc<AppState>, job: &JobSpec) -> Result<Done, Strin
         "reprice-events" => reprice(state, false).await,
         "reprice-events-apply" => reprice(state, true).await,
         "sync-teams" => sync_teams(state).await,
+        "compute-trajectory-scores" => trajectories(state).await,
         _ => counted(state, job).await.map(|rows| Done { rows, summary: None }),
     }
 }
@@ -85,6 +87,27 @@ async fn counted(state: &Arc<AppState>, job: &JobSpec) -> Result<Option<i64>, St
         "backfill-redaction" => backfill_redaction(state).await,
         other => Err(format!("{other} is not run by the server")),
     }
+}
+
+/// `compute-trajectory-scores`: the due sessions' trajectory scores, written through the
+/// writer thread (docs/scoring.md).
+async fn trajectories(state: &Arc<AppState>) -> Result<Done, String> {
+    let (data_dir, readers, writer, now_ms) =
+        (state.config.data_dir.clone(), state.readers.clone(), state.writer.clone(), state.clock.now_ms());
+    let report = tokio::task::spawn_blocking(move || {
+        let reads = readers.get()?;
+        let change_main = |change: crate::events::writer::MainChange| {
+            writer.change_main_blocking(change).map_err(|err| db::DbError::Io {
+                context: "writing trajectory scores".into(),
+                source: std::io::Error::other(err.to_string()),
+            })
+        };
+        crate::scoring::run::compute(&data_dir, &reads, &change_main, now_ms, false)
+    })
+    .await
+    .map_err(|err| err.to_string())?
+    .map_err(|err| err.to_string())?;
+    Ok(Done { rows: Some(report.sessions as i64), summary: Some(crate::scoring::run::describe(&report)) })
 }
 
 /// `sync-teams`: the organisation's teams and members from GitHub (docs/github-app.md).

@@ -176,7 +176,7 @@ pub const JOBS: [JobSpec; 19] = [
         target: Some(minutes(20)),
         alert: slower_than(minutes(60)),
         excludes: &["compute-effectiveness"],
-        availability: Availability::Unavailable(SCORING),
+        availability: Availability::Available,
         what: "computes trajectory scores (never while compute-effectiveness runs)",
     },
     JobSpec {
@@ -330,7 +330,7 @@ pub const JOBS: [JobSpec; 19] = [
         target: None,
         alert: ANY_FAILURE,
         excludes: &[],
-        availability: Availability::Unavailable(SCORING),
+        availability: Availability::Available,
         what: "re-scores trajectories after a scorer version bump",
     },
     JobSpec {

@@ -17,5 +17,6 @@ pub mod git;
 pub mod listing;
 pub mod read;
 pub mod reprice;
+pub mod scored;
 pub mod sharing;
 pub mod views;

@@ -1,0 +1,100 @@
+//! The scorer registry: every scorer's name, version, source, subject and definition.
+//! A score row names its scorer and version; a change of definition is a version bump
+//! here and one rescoring run, and pages read the current version.
+
+/// Where a score comes from (the `scores.source` values).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Source {
+    Heuristic,
+    Deterministic,
+    Human,
+    Judge,
+    Outcome,
+}
+
+impl Source {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Source::Heuristic => "HEURISTIC",
+            Source::Deterministic => "DETERMINISTIC",
+            Source::Human => "HUMAN",
+            Source::Judge => "JUDGE",
+            Source::Outcome => "OUTCOME",
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Scorer {
+    pub name: &'static str,
+    pub version: &'static str,
+    pub source: Source,
+    /// `session`, `pull_request`, `skill` or `tool_server`.
+    pub subject: &'static str,
+    /// One line: what the value means (the full definition is in `docs/scoring.md`).
+    pub definition: &'static str,
+}
+
+/// The trajectory scorers' version: bumped whenever any of their definitions changes
+/// (they are computed together, from the same pass over a session's events).
+pub const TRAJECTORY_VERSION: &str = "1";
+
+const fn trajectory(name: &'static str, source: Source, definition: &'static str) -> Scorer {
+    Scorer { name, version: TRAJECTORY_VERSION, source, subject: "session", definition }
+}
+
+pub const RETRY_LOOPS: Scorer =
+    trajectory("retry_loops", Source::Deterministic, "runs of three or more identical calls, each failed but the last");
+pub const EDIT_THRASH: Scorer = trajectory(
+    "edit_thrash",
+    Source::Deterministic,
+    "edits returning to a file already edited twice, after editing another one",
+);
+pub const REDUNDANT_READS: Scorer =
+    trajectory("redundant_reads", Source::Deterministic, "reads of a file already read and not edited since");
+pub const DENIAL_RETRY_SUCCESS: Scorer = trajectory(
+    "denial_retry_success",
+    Source::Deterministic,
+    "share of denied calls followed, before the next prompt, by a successful call of the same tool",
+);
+pub const TESTS_BEFORE_MERGE: Scorer =
+    trajectory("tests_before_merge", Source::Deterministic, "1 if a test run succeeded after the last edit, else 0");
+pub const STEP_EFFICIENCY: Scorer = trajectory(
+    "step_efficiency",
+    Source::Deterministic,
+    "share of tool calls that were productive, labelled with the session's shape",
+);
+pub const SHAPE: Scorer = trajectory("shape", Source::Heuristic, "the session's shape, from a closed set of six");
+pub const FRICTION: Scorer =
+    trajectory("friction", Source::Heuristic, "0-100 from denials, retries, thrash, permission waits and errors");
+
+/// Every scorer this build knows.
+pub const ALL: &[Scorer] = &[
+    RETRY_LOOPS,
+    EDIT_THRASH,
+    REDUNDANT_READS,
+    DENIAL_RETRY_SUCCESS,
+    TESTS_BEFORE_MERGE,
+    STEP_EFFICIENCY,
+    SHAPE,
+    FRICTION,
+];
+
+pub fn find(name: &str) -> Option<&'static Scorer> {
+    ALL.iter().find(|scorer| scorer.name == name)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_are_unique_and_every_score_has_a_definition() {
+        let mut names: Vec<&str> = ALL.iter().map(|s| s.name).collect();
+        names.sort();
+        names.dedup();
+        assert_eq!(names.len(), ALL.len());
+        assert!(ALL.iter().all(|s| !s.definition.is_empty() && !s.version.is_empty()));
+        assert_eq!(find("friction").map(|s| s.source), Some(Source::Heuristic));
+    }
+}

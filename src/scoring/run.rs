@@ -1,0 +1,136 @@
+//! `compute-trajectory-scores` (and `rescore-trajectory`): one pass over the day
+//! partitions that hold the due sessions, in session order, scoring each session when
+//! its last day has been read, and writing the scores in batches through the caller's
+//! main.db change (the writer thread in the server, a transaction from the CLI).
+//!
+//! Invariant: a session is scored from all its interactive events at once (a session
+//! crossing midnight is held until its last day); a stop between batches leaves the
+//! written ones scored and the rest due.
+
+use std::collections::HashMap;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use rusqlite::Connection;
+
+use super::registry::TRAJECTORY_VERSION;
+use super::store;
+use super::trajectory::{self, Step, StepTool, Trajectory};
+use crate::db::DbError;
+use crate::events::partitions::{self, Day, StepRow};
+use crate::events::writer::MainChange;
+use crate::model::{EventType, NotificationKind, ToolStatus};
+use crate::sessions::scored::{self, ToScore};
+
+/// Sessions written per main.db change.
+const BATCH: usize = 2_000;
+
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Report {
+    pub sessions: usize,
+    pub events: u64,
+    pub days: usize,
+    pub elapsed: Duration,
+}
+
+/// One line for `job_runs.summary` and the command line.
+pub fn describe(report: &Report) -> String {
+    let seconds = report.elapsed.as_secs_f64();
+    let rate = if seconds > 0.0 { report.sessions as f64 / seconds } else { 0.0 };
+    format!(
+        "{} sessions scored from {} events over {} days in {:.1} s ({:.0} sessions/s)",
+        report.sessions, report.events, report.days, seconds, rate
+    )
+}
+
+fn step_of(row: StepRow) -> Option<Step> {
+    let kind = EventType::parse(&row.event_type)?;
+    Some(Step {
+        ts_ms: row.ts_ms,
+        id: row.event_id,
+        kind,
+        notification: row.notification_kind.as_deref().and_then(NotificationKind::parse),
+        tool: row.tool_name.map(|name| StepTool {
+            name,
+            action: row.tool_action.unwrap_or_else(|| "other".into()),
+            status: row.tool_status.as_deref().and_then(ToolStatus::parse),
+            input: row.tool_input_sha256,
+            target: row.tool_target_hash,
+        }),
+    })
+}
+
+/// Scores the due sessions (every ended interactive one when `all`).
+pub fn compute(
+    data_dir: &Path,
+    reads: &Connection,
+    change_main: &dyn Fn(MainChange) -> Result<(), DbError>,
+    now_ms: i64,
+    all: bool,
+) -> Result<Report, DbError> {
+    let started = Instant::now();
+    let due = scored::due(reads, TRAJECTORY_VERSION, all)?;
+    let mut report = Report::default();
+    if due.is_empty() {
+        report.elapsed = started.elapsed();
+        return Ok(report);
+    }
+    let index: HashMap<(String, String, String), usize> = due
+        .iter()
+        .enumerate()
+        .map(|(i, s)| ((s.user_id.clone(), s.agent_type.clone(), s.agent_session_id.clone()), i))
+        .collect();
+    let first_day = Day::of_ms(due.iter().map(|s| s.first_event_ms).min().unwrap_or(0));
+    let last_day = Day::of_ms(due.iter().map(|s| s.last_event_ms).max().unwrap_or(0));
+    let mut buffers: HashMap<usize, Vec<Step>> = HashMap::new();
+    let mut done = vec![false; due.len()];
+    // Sessions by the day their events end, to score them once that day is read.
+    let mut ending: HashMap<Day, Vec<usize>> = HashMap::new();
+    for (i, session) in due.iter().enumerate() {
+        ending.entry(Day::of_ms(session.last_event_ms)).or_default().push(i);
+    }
+    let mut pending: Vec<(ToScore, Trajectory)> = Vec::new();
+    let flush = |pending: &mut Vec<(ToScore, Trajectory)>| -> Result<(), DbError> {
+        if pending.is_empty() {
+            return Ok(());
+        }
+        let batch = std::mem::take(pending);
+        change_main(Box::new(move |tx| {
+            for (session, t) in &batch {
+                store::write_trajectory(tx, &session.id, t, now_ms)?;
+                scored::set_trajectory(tx, session, TRAJECTORY_VERSION, t.friction, t.shape.as_str())?;
+            }
+            Ok(())
+        }))
+    };
+    for day in partitions::list_days(data_dir)?.into_iter().filter(|d| (first_day..=last_day).contains(d)) {
+        if let Some(conn) = partitions::open_for_read(data_dir, day)? {
+            report.days += 1;
+            partitions::for_each_interactive_step(&conn, |row| {
+                let key = (row.user_id.clone(), row.agent_type.clone(), row.session_id.clone());
+                if let Some(&i) = index.get(&key)
+                    && let Some(step) = step_of(row)
+                {
+                    report.events += 1;
+                    buffers.entry(i).or_default().push(step);
+                }
+            })?;
+        }
+        for i in ending.remove(&day).unwrap_or_default() {
+            pending.push((due[i].clone(), trajectory::score(buffers.remove(&i).unwrap_or_default())));
+            done[i] = true;
+            report.sessions += 1;
+        }
+        if pending.len() >= BATCH {
+            flush(&mut pending)?;
+        }
+    }
+    // Sessions whose last day has no partition (retention removed it): what is left.
+    for (i, session) in due.iter().enumerate().filter(|(i, _)| !done[*i]) {
+        pending.push((session.clone(), trajectory::score(buffers.remove(&i).unwrap_or_default())));
+        report.sessions += 1;
+    }
+    flush(&mut pending)?;
+    report.elapsed = started.elapsed();
+    Ok(report)
+}
