@@ -124,6 +124,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "jobs",
             "model",
             "pricing",
+            "scoring",
             "sessions",
             "state",
             "transcripts",
@@ -179,7 +180,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "transcripts",
         ],
     ),
-    ("demo", &["access", "app", "auth", "clock", "config", "db", "github", "model"]),
+    ("demo", &["access", "app", "auth", "clock", "config", "db", "events", "github", "model", "scoring"]),
     (
         "cli",
         &[

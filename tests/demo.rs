@@ -61,6 +61,19 @@ fn the_demo_fills_an_empty_directory_through_the_product_and_says_how_to_sign_in
     assert!(count(&conn, "SELECT count(*) FROM session_pr_links WHERE evidence = 'branch'") > 0, "sessions linked");
     assert!(count(&conn, "SELECT count(*) FROM pr_rollups WHERE sessions > 0") > 0, "merged, with a rollup");
     assert_eq!(count(&conn, "SELECT count(*) FROM webhook_deliveries WHERE outcome <> 'applied'"), 0);
+    // Every ended interactive session scored, no CI or EVAL run.
+    assert!(count(&conn, "SELECT count(*) FROM sessions WHERE shape_label IS NOT NULL") > 0, "scored");
+    assert_eq!(
+        count(
+            &conn,
+            "SELECT count(*) FROM sessions WHERE run_kind = 'INTERACTIVE' AND ended_at_ms IS NOT NULL AND scored_version IS NULL"
+        ),
+        0
+    );
+    assert_eq!(
+        count(&conn, "SELECT count(*) FROM sessions WHERE run_kind <> 'INTERACTIVE' AND shape_label IS NOT NULL"),
+        0
+    );
 
     // A directory with people is refused, and nothing is added.
     let again = demo(dir.path());

@@ -94,6 +94,25 @@ fn sessions_are_scored_from_their_stored_events_once_and_again_when_they_change(
         .unwrap();
     assert_eq!(ci_scores, 0, "a CI run is never scored");
 
+    // The owner's session page and insights show them.
+    let access = access_token(&server, "dev@example.com");
+    let page = |path: &str| {
+        let mut answer = agent()
+            .get(&format!("{}{path}", server.web))
+            .header("Authorization", format!("Bearer {access}"))
+            .call()
+            .unwrap();
+        answer.body_mut().read_to_string().unwrap()
+    };
+    let id: String =
+        conn.query_row("SELECT id FROM sessions WHERE agent_session_id = 's-debug'", [], |r| r.get(0)).unwrap();
+    let html = page(&format!("/me/sessions/{id}"));
+    assert!(html.contains("<td><code>friction</code></td><td>1</td><td>37.8 of 100</td>"), "{html}");
+    assert!(html.contains("<td><code>step_efficiency</code></td><td>1</td><td>38% (debugging)</td>"), "{html}");
+    let html = page("/me/insights");
+    assert!(html.contains("<tr><td>Mean friction (0–100)</td><td>37.8</td><td>—</td></tr>"), "{html}");
+    assert!(html.contains(&format!("href=\"/me/sessions/{id}\"")), "linked to the session: {html}");
+
     let out = run_job(&server);
     assert!(out.contains("0 sessions scored"), "nothing due: {out}");
     // A late event (the session resumed and ended again) makes it due.

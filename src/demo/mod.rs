@@ -78,7 +78,22 @@ pub fn run(config: &Config, options: &Options) -> anyhow::Result<()> {
     let ran = governance(&server, &people, &options.password)?;
     server.wait_for_aggregates(Duration::from_secs(600))?;
     server.stop();
+    let scored = score_sessions(config, now_ms)?;
+    eprintln!("{}", crate::scoring::run::describe(&scored));
     print_sign_in(&people, options, config, ran)
+}
+
+/// Scores every ended interactive session, as the morning's `compute-trajectory-scores`
+/// would (the server is stopped: this process is main.db's only writer).
+fn score_sessions(config: &Config, now_ms: i64) -> anyhow::Result<crate::scoring::run::Report> {
+    let conn =
+        crate::db::open(&config.main_db_path(), crate::db::Durability::PowerSafe, crate::db::Checkpointing::Automatic)?;
+    let change_main = |change: crate::events::writer::MainChange| {
+        let tx = rusqlite::Transaction::new_unchecked(&conn, rusqlite::TransactionBehavior::Immediate)?;
+        change(&tx)?;
+        Ok(tx.commit()?)
+    };
+    Ok(crate::scoring::run::compute(&config.data_dir, &conn, &change_main, now_ms, false)?)
 }
 
 /// A server on loopback in this process, stopped when dropped.

@@ -85,3 +85,37 @@ pub fn sweep_old_versions(conn: &Connection) -> Result<usize, DbError> {
     }
     Ok(removed)
 }
+
+/// A person's scored interactive sessions started in a period: how many, their mean
+/// friction and mean step efficiency (current version), and the five with the most
+/// friction (id, agent session id, friction, shape).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct PeriodScores {
+    pub sessions: i64,
+    pub friction: Option<f64>,
+    pub efficiency: Option<f64>,
+    pub most_friction: Vec<(String, String, f64, String)>,
+}
+
+pub fn period_of_person(conn: &Connection, user_id: &str, from_ms: i64, to_ms: i64) -> Result<PeriodScores, DbError> {
+    let version = registry::TRAJECTORY_VERSION;
+    let (sessions, friction, efficiency) = conn.query_row(
+        "SELECT count(*), avg(s.friction_score), avg(sc.value) FROM sessions s
+         LEFT JOIN scores sc ON sc.subject_type = 'session' AND sc.subject_id = s.id
+           AND sc.scorer_name = 'step_efficiency' AND sc.scorer_version = ?4 AND sc.period_start_ms = 0
+         WHERE s.user_id = ?1 AND s.run_kind = 'INTERACTIVE' AND s.first_event_ms >= ?2 AND s.first_event_ms < ?3
+           AND s.scored_version = ?4",
+        params![user_id, from_ms, to_ms, version],
+        |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+    )?;
+    let mut stmt = conn.prepare_cached(
+        "SELECT id, agent_session_id, friction_score, coalesce(shape_label, '') FROM sessions
+         WHERE user_id = ?1 AND run_kind = 'INTERACTIVE' AND first_event_ms >= ?2 AND first_event_ms < ?3
+           AND scored_version = ?4 AND friction_score > 0
+         ORDER BY friction_score DESC, first_event_ms DESC LIMIT 5",
+    )?;
+    let most_friction = stmt
+        .query_map(params![user_id, from_ms, to_ms, version], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))?
+        .collect::<Result<_, _>>()?;
+    Ok(PeriodScores { sessions, friction, efficiency, most_friction })
+}

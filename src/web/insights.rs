@@ -20,6 +20,7 @@ use crate::db::{self, DbError};
 use crate::http::errors::{AppError, PageError};
 use crate::model::{AgentType, Usage};
 use crate::pricing::PriceBook;
+use crate::scoring::store::{self, PeriodScores};
 use crate::state::AppState;
 use crate::state::caller::PageCaller;
 
@@ -62,6 +63,37 @@ struct InsightsPage {
     response: String,
     standings: Vec<Standing>,
     compared: bool,
+    scored: ScoredLines,
+}
+
+/// Friction and step efficiency (the trajectory scores), this period and the one before.
+struct ScoredLines {
+    sessions: i64,
+    sessions_before: i64,
+    friction: String,
+    friction_before: String,
+    efficiency: String,
+    efficiency_before: String,
+    /// (session id, agent session id, friction, shape) of the five with the most friction.
+    most_friction: Vec<(String, String, String, String)>,
+}
+
+fn scored_lines(now: PeriodScores, before: PeriodScores) -> ScoredLines {
+    let friction = |f: Option<f64>| f.map_or("—".into(), |f| format!("{f:.1}"));
+    let efficiency = |e: Option<f64>| e.map_or("—".into(), |e| format!("{:.0}%", e * 100.0));
+    ScoredLines {
+        sessions: now.sessions,
+        sessions_before: before.sessions,
+        friction: friction(now.friction),
+        friction_before: friction(before.friction),
+        efficiency: efficiency(now.efficiency),
+        efficiency_before: efficiency(before.efficiency),
+        most_friction: now
+            .most_friction
+            .into_iter()
+            .map(|(id, agent_session, f, shape)| (id, agent_session, format!("{f:.1}"), shape.replace('_', " ")))
+            .collect(),
+    }
 }
 
 struct Read {
@@ -72,6 +104,8 @@ struct Read {
     activity: Activity,
     activity_before: Activity,
     everyone: Vec<(Measure, Vec<(String, i64)>)>,
+    scores: PeriodScores,
+    scores_before: PeriodScores,
 }
 
 /// What the cache reads of `usage` would have cost as fresh input, less what they cost:
@@ -88,6 +122,7 @@ pub async fn page(State(state): State<Arc<AppState>>, PageCaller(caller): PageCa
     let period = Period::last_days(state.clock.now_ms(), DAYS);
     let subject = Subject::Person(caller.user.id.clone());
     let pool = state.readers.clone();
+    let user_id = caller.user.id.clone();
     let read = db::blocking(move || {
         let conn = pool.get()?;
         let everyone = [Measure::Spend, Measure::Sessions, Measure::ActiveTime]
@@ -102,6 +137,13 @@ pub async fn page(State(state): State<Arc<AppState>>, PageCaller(caller): PageCa
             activity: query::activity(&conn, &subject, period)?,
             activity_before: query::activity(&conn, &subject, period.previous())?,
             everyone,
+            scores: store::period_of_person(&conn, &user_id, period.from_ms, period.to_ms)?,
+            scores_before: store::period_of_person(
+                &conn,
+                &user_id,
+                period.previous().from_ms,
+                period.previous().to_ms,
+            )?,
         })
     })
     .await
@@ -186,5 +228,6 @@ pub async fn page(State(state): State<Arc<AppState>>, PageCaller(caller): PageCa
         response,
         compared: !standings.is_empty(),
         standings,
+        scored: scored_lines(read.scores, read.scores_before),
     }))
 }

@@ -64,6 +64,27 @@ struct SessionPage {
     pull_requests: Vec<(crate::github::pulls::StoredPr, String)>,
     /// Commits the session reported that landed on their default branch.
     landed: Vec<(String, String)>,
+    /// Its scores (current versions): scorer, version, value, what it means.
+    scores: Vec<(&'static str, &'static str, String, &'static str)>,
+}
+
+/// A score as the page writes it: a count, a share, a label, or why there is none.
+fn shown(score: &crate::scoring::store::ShownScore) -> String {
+    let label = score.label.as_deref().unwrap_or("").replace('_', " ");
+    match (score.scorer.name, score.value) {
+        ("step_efficiency", Some(v)) => format!("{:.0}% ({label})", v * 100.0),
+        ("denial_retry_success", Some(v)) => format!("{:.0}%", v * 100.0),
+        ("tests_before_merge", Some(v)) => {
+            if v > 0.0 {
+                "yes".into()
+            } else {
+                "no".into()
+            }
+        }
+        ("friction", Some(v)) => format!("{v:.1} of 100"),
+        (_, Some(v)) => format!("{v}"),
+        (_, None) => label,
+    }
 }
 
 pub async fn page(
@@ -97,11 +118,22 @@ pub async fn page(
         let shares_by_default = crate::access::policies::get(&conn, proof.owner_id())?.share_transcripts;
         let pull_requests = crate::github::pulls::of_session(&conn, &view.id)?;
         let landed = crate::github::pulls::landed_commits(&conn, &view.id, &host_prefix)?;
-        Ok::<_, DbError>(Some((view, page, transcript_stored, switch, shares_by_default, pull_requests, landed)))
+        let scores = crate::scoring::store::of_session(&conn, &view.id)?;
+        Ok::<_, DbError>(Some((
+            view,
+            page,
+            transcript_stored,
+            switch,
+            shares_by_default,
+            pull_requests,
+            landed,
+            scores,
+        )))
     })
     .await
     .map_err(AppError::from)?;
-    let Some((session, page, transcript_stored, switch, shares_by_default, pull_requests, landed)) = read else {
+    let Some((session, page, transcript_stored, switch, shares_by_default, pull_requests, landed, scores)) = read
+    else {
         return Err(PageError(AppError::NotFound));
     };
     let events: Vec<Event> = page.events.into_iter().map(|stored| stored.event).collect();
@@ -124,6 +156,7 @@ pub async fn page(
         shares_by_default,
         pull_requests,
         landed,
+        scores: scores.iter().map(|s| (s.scorer.name, s.scorer.version, shown(s), s.scorer.definition)).collect(),
     }))
 }
 
