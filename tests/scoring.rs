@@ -137,3 +137,87 @@ fn sessions_are_scored_from_their_stored_events_once_and_again_when_they_change(
         .unwrap();
     assert_eq!(tests_after, Some(0.0), "the last edit now comes after the test run");
 }
+
+fn post_form(url: &str, token: &str, body: &str) -> (u16, Option<String>) {
+    let agent = ureq::Agent::config_builder().http_status_as_error(false).max_redirects(0).build().new_agent();
+    let response = agent
+        .post(url)
+        .header("Authorization", format!("Bearer {token}"))
+        .content_type("application/x-www-form-urlencoded")
+        .send(body)
+        .unwrap();
+    (response.status().as_u16(), response.headers().get("location").map(|l| l.to_str().unwrap().to_string()))
+}
+
+#[test]
+fn the_owner_gives_feedback_with_the_rubric_and_nobody_else_can() {
+    let server = TestServer::spawn();
+    let t0 = now_ms() - 3_600_000;
+    assert_eq!(server.post_events(&server.token, &envelope(debugging("s-mine", t0, "INTERACTIVE"))).0, 200);
+    let id: String = server
+        .main_db()
+        .query_row("SELECT id FROM sessions WHERE agent_session_id = 's-mine'", [], |r| r.get(0))
+        .unwrap();
+    let owner = access_token(&server, "dev@example.com");
+    let url = format!("{}/me/sessions/{id}/feedback", server.web);
+    let token = format!("ghp_{}", "a1B2c3D4e5".repeat(4)).chars().take(40).collect::<String>();
+    let body = format!("thumbs=up&done=partly&unsteered=no&note=it+leaked+{token}+then+fixed+it");
+    assert_eq!(post_form(&url, &owner, &body), (303, Some(format!("/me/sessions/{id}#feedback"))));
+
+    let conn = server.main_db();
+    let (thumbs, note, rubric): (i64, String, i64) = conn
+        .query_row("SELECT thumbs, note, rubric_version FROM session_feedback WHERE session_id = ?1", [&id], |r| {
+            Ok((r.get(0)?, r.get(1)?, r.get(2)?))
+        })
+        .unwrap();
+    assert_eq!((thumbs, rubric), (1, 1));
+    assert!(note.starts_with("it leaked [REDACTED:") && !note.contains(&token), "{note}");
+    let answers: Vec<(String, f64, String)> = {
+        let mut stmt = conn
+            .prepare(
+                "SELECT scorer_name, value, source FROM scores WHERE subject_id = ?1 AND source = 'HUMAN' ORDER BY 1",
+            )
+            .unwrap();
+        stmt.query_map([&id], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?))).unwrap().map(Result::unwrap).collect()
+    };
+    assert_eq!(
+        answers,
+        [("feedback_done".into(), 0.5, "HUMAN".into()), ("feedback_unsteered".into(), 0.0, "HUMAN".into())]
+    );
+    // The page shows the form filled in.
+    let mut page = agent()
+        .get(&format!("{}/me/sessions/{id}", server.web))
+        .header("Authorization", format!("Bearer {owner}"))
+        .call()
+        .unwrap();
+    let html = page.body_mut().read_to_string().unwrap();
+    assert!(
+        html.contains(r#"name="thumbs" value="up" checked"#) && html.contains(r#"name="done" value="partly" checked"#)
+    );
+
+    // Changed: the answers follow; cleared: the score goes.
+    assert_eq!(post_form(&url, &owner, "thumbs=down&done=yes").0, 303);
+    let done: f64 = conn
+        .query_row("SELECT value FROM scores WHERE subject_id = ?1 AND scorer_name = 'feedback_done'", [&id], |r| {
+            r.get(0)
+        })
+        .unwrap();
+    let unsteered: i64 = conn
+        .query_row(
+            "SELECT count(*) FROM scores WHERE subject_id = ?1 AND scorer_name = 'feedback_unsteered'",
+            [&id],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!((done, unsteered), (1.0, 0));
+
+    // Bad answers are 400s naming the field; anyone else's session is a 404.
+    assert_eq!(post_form(&url, &owner, "done=maybe").0, 400);
+    assert_eq!(post_form(&url, &owner, "thumbs=sideways").0, 400);
+    user_with_token(&server.data_dir, "other@example.com");
+    let other = access_token(&server, "other@example.com");
+    assert_eq!(post_form(&url, &other, "thumbs=down").0, 404);
+    let thumbs: i64 =
+        conn.query_row("SELECT thumbs FROM session_feedback WHERE session_id = ?1", [&id], |r| r.get(0)).unwrap();
+    assert_eq!(thumbs, -1, "unchanged by the other person");
+}

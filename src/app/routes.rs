@@ -60,6 +60,7 @@ pub fn web(state: Arc<AppState>) -> Router {
         .route("/me/sessions/{id}", get(my_session::page))
         .route("/me/sessions/{id}/transcript", get(transcript_page::page))
         .route("/me/sessions/{id}/sharing", post(my_session::set_sharing))
+        .route("/me/sessions/{id}/feedback", post(my_session::set_feedback))
         .route("/me/search", get(search::page))
         .route("/me/insights", get(insights::page))
         .route("/me/prs", get(my_prs::page))

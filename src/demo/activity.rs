@@ -141,6 +141,36 @@ pub fn branch(person: usize, day_index: i64) -> String {
     topic.replace("{}", &(100 + (stint * 7 + person as i64) % 900).to_string())
 }
 
+/// Files a session may touch (a few of them per session), and programs it runs.
+const FILES: [&str; 8] = [
+    "src/lib.rs",
+    "src/api/orders.rs",
+    "src/api/payments.rs",
+    "tests/orders.rs",
+    "README.md",
+    "src/db.rs",
+    "src/cli.rs",
+    "Cargo.toml",
+];
+const PROGRAMS: [&str; 6] = ["cargo", "npm", "pytest", "git", "ls", "make"];
+
+/// The action class the agents' adapters give a tool (by its name).
+fn action_of(tool: &str) -> &'static str {
+    let lower = tool.to_ascii_lowercase();
+    match lower.as_str() {
+        "read" | "read_file" | "view" => "read",
+        "edit" | "apply_patch" | "replace" | "replace_in_file" => "edit",
+        "write" | "create" | "write_file" => "write",
+        "bash" | "shell" | "run_shell_command" | "execute" | "execute_command" => "exec",
+        "grep" | "glob" | "search_files" => "search",
+        "webfetch" => "fetch",
+        "task" => "delegate",
+        "update_plan" => "plan",
+        _ if lower.starts_with("mcp__") => "mcp",
+        _ => "other",
+    }
+}
+
 fn hex(n: usize) -> String {
     (0..n).map(|_| char::from_digit(fastrand::u32(0..16), 16).unwrap_or('0')).collect()
 }
@@ -179,6 +209,9 @@ pub fn session(habits: &Habits, start_ms: i64, run_kind: &str, branch: &str) -> 
     let interactive = run_kind == "INTERACTIVE";
     let mode = if interactive { pick_weighted(&PERMISSION_MODES) } else { "bypass" };
     let repo = REPOS[habits.repo];
+    // The files this session works on: a small set, so some are read again or edited back
+    // and forth, as real sessions do.
+    let files_in_play = fastrand::usize(1..=5);
     let mut t = start_ms;
     let mut events = Vec::new();
     let mut prompts = Vec::new();
@@ -210,10 +243,20 @@ pub fn session(habits: &Habits, start_ms: i64, run_kind: &str, branch: &str) -> 
                 _ => (agent.tools[fastrand::usize(0..agent.tools.len())].to_string(), None, None, None),
             };
             let use_id = format!("toolu_{}", hex(12));
+            // As the adapters report a call: its action class, and the digest of what it
+            // targets (a file of the few this session works on, or a command's program).
+            let action = action_of(&name);
+            let target = match action {
+                "exec" => PROGRAMS[fastrand::usize(0..PROGRAMS.len())].to_string(),
+                "read" | "edit" | "write" | "search" => format!("{repo}/{}", FILES[fastrand::usize(0..files_in_play)]),
+                _ => name.clone(),
+            };
+            let target_hash = crate::model::sha256_hex(target.as_bytes());
+            let input = hex(64);
             let tool = |status: Option<&str>, duration: Option<i64>| {
                 json!({"name": format!("{}:{name}", agent.name), "server": server, "skill": skill, "slash_command": slash,
-                       "use_id": use_id, "status": status, "duration_ms": duration,
-                       "input_sha256": hex(64), "input_bytes": fastrand::i64(40..4_000),
+                       "use_id": use_id, "status": status, "duration_ms": duration, "action": action,
+                       "target_hash": target_hash, "input_sha256": input, "input_bytes": fastrand::i64(40..4_000),
                        "output_sha256": status.map(|_| hex(64)), "output_bytes": status.map(|_| fastrand::i64(0..60_000))})
             };
             t += fastrand::i64(500..4_000);

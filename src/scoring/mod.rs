@@ -8,6 +8,7 @@
 //! the old one (pages read the current version); only `INTERACTIVE` sessions are scored,
 //! so no developer-behaviour score is about a CI or EVAL run.
 
+pub mod feedback;
 pub mod registry;
 pub mod run;
 pub mod store;

@@ -68,6 +68,22 @@ pub const SHAPE: Scorer = trajectory("shape", Source::Heuristic, "the session's 
 pub const FRICTION: Scorer =
     trajectory("friction", Source::Heuristic, "0-100 from denials, retries, thrash, permission waits and errors");
 
+/// The rubric's two questions, answered by the session's owner (yes 1, partly 0.5, no 0).
+pub const FEEDBACK_DONE: Scorer = Scorer {
+    name: "feedback_done",
+    version: "1",
+    source: Source::Human,
+    subject: "session",
+    definition: "the owner's answer to \"did the agent get the task done?\"",
+};
+pub const FEEDBACK_UNSTEERED: Scorer = Scorer {
+    name: "feedback_unsteered",
+    version: "1",
+    source: Source::Human,
+    subject: "session",
+    definition: "the owner's answer to \"could you leave it to work without steering?\"",
+};
+
 /// Every scorer this build knows.
 pub const ALL: &[Scorer] = &[
     RETRY_LOOPS,
@@ -78,6 +94,8 @@ pub const ALL: &[Scorer] = &[
     STEP_EFFICIENCY,
     SHAPE,
     FRICTION,
+    FEEDBACK_DONE,
+    FEEDBACK_UNSTEERED,
 ];
 
 pub fn find(name: &str) -> Option<&'static Scorer> {

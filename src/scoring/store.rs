@@ -77,7 +77,11 @@ pub fn of_session(conn: &Connection, session_id: &str) -> Result<Vec<ShownScore>
 /// Scores of versions other than the current ones (kept after a rescoring until swept).
 pub fn sweep_old_versions(conn: &Connection) -> Result<usize, DbError> {
     let mut removed = 0;
-    for scorer in registry::ALL {
+    // Computed scores only: people's answers stay whatever the rubric's version.
+    let computed = registry::ALL
+        .iter()
+        .filter(|s| matches!(s.source, registry::Source::Deterministic | registry::Source::Heuristic));
+    for scorer in computed {
         removed += conn.execute(
             "DELETE FROM scores WHERE scorer_name = ?1 AND scorer_version <> ?2",
             params![scorer.name, scorer.version],

@@ -21,6 +21,7 @@ use crate::events::reads;
 use crate::http::errors::{AppError, PageError};
 use crate::model::wire::Event;
 use crate::model::{EventType, nusd_to_usd};
+use crate::scoring::feedback::{Answer, Feedback, NOTE_MAX_CHARS};
 use crate::sessions::read::{self, Reading};
 use crate::sessions::sharing;
 use crate::sessions::views::{self, SessionView};
@@ -66,6 +67,62 @@ struct SessionPage {
     landed: Vec<(String, String)>,
     /// Its scores (current versions): scorer, version, value, what it means.
     scores: Vec<(&'static str, &'static str, String, &'static str)>,
+    /// The owner's feedback, to fill the form.
+    feedback: FeedbackForm,
+}
+
+/// The feedback form's fields (`thumbs`: up, down or empty; the rubric's answers: yes,
+/// partly, no or empty).
+#[derive(Deserialize, Default)]
+pub struct FeedbackForm {
+    #[serde(default)]
+    thumbs: String,
+    #[serde(default)]
+    note: String,
+    #[serde(default)]
+    done: String,
+    #[serde(default)]
+    unsteered: String,
+}
+
+impl FeedbackForm {
+    fn of(feedback: Option<Feedback>) -> FeedbackForm {
+        let Some(f) = feedback else { return FeedbackForm::default() };
+        FeedbackForm {
+            thumbs: match f.thumbs {
+                Some(1) => "up".into(),
+                Some(-1) => "down".into(),
+                _ => String::new(),
+            },
+            note: f.note.unwrap_or_default(),
+            done: f.done.map(|a| a.as_str().to_string()).unwrap_or_default(),
+            unsteered: f.unsteered.map(|a| a.as_str().to_string()).unwrap_or_default(),
+        }
+    }
+
+    fn parse(&self) -> Result<Feedback, AppError> {
+        let answer = |field: &str, text: &str| match text {
+            "" => Ok(None),
+            other => Answer::parse(other).map(Some).ok_or_else(|| {
+                AppError::bad_request(field, format!("{field} must be yes, partly or no, not {other:?}"))
+            }),
+        };
+        let thumbs = match self.thumbs.as_str() {
+            "" => None,
+            "up" => Some(1),
+            "down" => Some(-1),
+            other => return Err(AppError::bad_request("thumbs", format!("thumbs must be up or down, not {other:?}"))),
+        };
+        if self.note.chars().count() > NOTE_MAX_CHARS {
+            return Err(AppError::bad_request("note", format!("the note is longer than {NOTE_MAX_CHARS} characters")));
+        }
+        Ok(Feedback {
+            thumbs,
+            note: Some(self.note.clone()),
+            done: answer("done", &self.done)?,
+            unsteered: answer("unsteered", &self.unsteered)?,
+        })
+    }
 }
 
 /// A score as the page writes it: a count, a share, a label, or why there is none.
@@ -119,20 +176,20 @@ pub async fn page(
         let pull_requests = crate::github::pulls::of_session(&conn, &view.id)?;
         let landed = crate::github::pulls::landed_commits(&conn, &view.id, &host_prefix)?;
         let scores = crate::scoring::store::of_session(&conn, &view.id)?;
+        let feedback = crate::scoring::feedback::get(&conn, &view.id)?;
         Ok::<_, DbError>(Some((
             view,
             page,
             transcript_stored,
             switch,
             shares_by_default,
-            pull_requests,
-            landed,
-            scores,
+            (pull_requests, landed, scores, feedback),
         )))
     })
     .await
     .map_err(AppError::from)?;
-    let Some((session, page, transcript_stored, switch, shares_by_default, pull_requests, landed, scores)) = read
+    let Some((session, page, transcript_stored, switch, shares_by_default, (pull_requests, landed, scores, feedback))) =
+        read
     else {
         return Err(PageError(AppError::NotFound));
     };
@@ -157,6 +214,7 @@ pub async fn page(
         pull_requests,
         landed,
         scores: scores.iter().map(|s| (s.scorer.name, s.scorer.version, shown(s), s.scorer.definition)).collect(),
+        feedback: FeedbackForm::of(feedback),
     }))
 }
 
@@ -274,6 +332,26 @@ pub async fn set_sharing(
         return Err(PageError(AppError::NotFound));
     }
     Ok(axum::response::Redirect::to(&format!("/me/sessions/{session_id}")))
+}
+
+/// `POST /me/sessions/{id}/feedback`: the owner's thumbs, note and rubric answers.
+pub async fn set_feedback(
+    State(state): State<Arc<AppState>>,
+    PageCaller(caller): PageCaller,
+    Path(session_id): Path<String>,
+    axum::Form(form): axum::Form<FeedbackForm>,
+) -> Result<axum::response::Redirect, PageError> {
+    let feedback = form.parse().map_err(PageError)?;
+    let (user_id, id, now_ms) = (caller.user.id.clone(), session_id.clone(), state.clock.now_ms());
+    let theirs = state
+        .writer
+        .transact(move |tx| crate::scoring::feedback::save(tx, &user_id, &id, &feedback, now_ms))
+        .await
+        .map_err(AppError::from)?;
+    if !theirs {
+        return Err(PageError(AppError::NotFound));
+    }
+    Ok(axum::response::Redirect::to(&format!("/me/sessions/{session_id}#feedback")))
 }
 
 #[cfg(test)]
