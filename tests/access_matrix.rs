@@ -545,6 +545,17 @@ fn every_role_sees_its_own_overview_and_nobody_elses() {
             .unwrap()
             .status();
         assert_eq!(status, 404, "{} opens the subject's transcript under /me", reader.name);
+        // Nor may anyone give feedback on it, or flip its sharing switch.
+        for (path, body) in [("feedback", "thumbs=down"), ("sharing", "transcript=share")] {
+            let (status, _) = common::read(
+                no_redirects
+                    .post(format!("{}/me/sessions/{}/{path}", world.web(), world.subject_session))
+                    .header("Authorization", format!("Bearer {}", world.tokens[reader.name]))
+                    .content_type("application/x-www-form-urlencoded")
+                    .send(body),
+            );
+            assert_eq!(status, 404, "{} posts {path} on the subject's session", reader.name);
+        }
         let own = &world.own_sessions[reader.name];
         let status = no_redirects
             .get(format!("{}/me/sessions/{own}", world.web()))
