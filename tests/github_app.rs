@@ -511,6 +511,27 @@ fn sessions_link_on_exact_evidence_and_the_merge_rollup_keeps_ci_apart() {
         conn.query_row("SELECT id FROM sessions WHERE agent_session_id = 's-branch'", [], |r| r.get(0)).unwrap();
     let html = page(&format!("/me/sessions/{id}"));
     assert!(html.contains("acme/api#7") && html.contains("branch"), "the session's pull request and evidence: {html}");
+    // Outcome scores: the linked interactive sessions and the pull request itself.
+    for job in ["compute-effectiveness", "compute-subject-scores"] {
+        let ran = common::sightline(&["jobs", "run", "--data-dir", server.data_dir.to_str().unwrap(), job]);
+        assert!(ran.status.success(), "{job}: {}", common::stderr(&ran));
+    }
+    let outcome = |subject: &str, scorer: &str| -> Option<(f64, String)> {
+        conn.query_row(
+            "SELECT value, label FROM scores WHERE subject_id = ?1 AND scorer_name = ?2",
+            [subject, scorer],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .ok()
+    };
+    let session_id = |name: &str| -> String {
+        conn.query_row("SELECT id FROM sessions WHERE agent_session_id = ?1", [name], |r| r.get(0)).unwrap()
+    };
+    assert_eq!(outcome(&session_id("s-branch"), "effectiveness"), Some((1.0, "acme/api#7".into())), "a clean merge");
+    assert_eq!(outcome(&session_id("s-ci"), "effectiveness"), None, "a CI run is not scored");
+    assert_eq!(outcome("acme/api#7", "pr_effectiveness"), Some((1.0, "merged".into())));
+    let per_line = outcome("acme/api#7", "pr_cost_per_line").unwrap().0;
+    assert!((per_line - (interactive / 150) as f64 / 1e9).abs() < 1e-12, "{per_line}");
     let html = page(&format!("/me/sessions/{id_of_main}"));
     assert!(html.contains(&format!("Landed on the default branch: acme/api <code>{c0}</code>")), "{html}");
 }

@@ -177,6 +177,23 @@ fn execute(
             println!("{described}");
             return Ok((report.sessions as i64, Some(described)));
         }
+        "compute-effectiveness"
+        | "compute-effectiveness-backfill"
+        | "rescore-effectiveness"
+        | "compute-subject-scores" => {
+            let now_ms = crate::clock::system_now_ms();
+            let tx = rusqlite::Transaction::new_unchecked(conn, rusqlite::TransactionBehavior::Immediate)?;
+            let (scored, what) = match name {
+                "compute-subject-scores" => {
+                    (crate::scoring::outcomes::compute_subject_scores(&tx, now_ms)?, "pull requests")
+                }
+                _ => (crate::scoring::outcomes::compute_effectiveness(&tx, now_ms)?, "sessions"),
+            };
+            tx.commit()?;
+            let described = format!("{scored} {what} scored");
+            println!("{described}");
+            return Ok((scored as i64, Some(described)));
+        }
         "sync-teams" => {
             if let Some(why) = crate::github::teams::not_configured(config) {
                 println!("{why}");

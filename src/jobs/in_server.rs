@@ -24,6 +24,8 @@ const KNOWN: &[&str] = &[
     "reprice-events-apply",
     "sync-teams",
     "compute-trajectory-scores",
+    "compute-effectiveness",
+    "compute-subject-scores",
 ];
 
 pub fn knows(job: &str) -> bool {
@@ -57,6 +59,7 @@ pub async fn execute(state: &Arc<AppState>, job: &JobSpec) -> Result<Done, Strin
         "reprice-events-apply" => reprice(state, true).await,
         "sync-teams" => sync_teams(state).await,
         "compute-trajectory-scores" => trajectories(state).await,
+        "compute-effectiveness" | "compute-subject-scores" => outcomes(state, job.name).await,
         _ => counted(state, job).await.map(|rows| Done { rows, summary: None }),
     }
 }
@@ -108,6 +111,22 @@ async fn trajectories(state: &Arc<AppState>) -> Result<Done, String> {
     .map_err(|err| err.to_string())?
     .map_err(|err| err.to_string())?;
     Ok(Done { rows: Some(report.sessions as i64), summary: Some(crate::scoring::run::describe(&report)) })
+}
+
+/// `compute-effectiveness` and `compute-subject-scores`: outcome scores, recomputed whole
+/// in one writer transaction (docs/scoring.md, "Outcomes").
+async fn outcomes(state: &Arc<AppState>, job: &'static str) -> Result<Done, String> {
+    let now_ms = state.clock.now_ms();
+    let scored = state
+        .writer
+        .transact(move |tx| match job {
+            "compute-effectiveness" => crate::scoring::outcomes::compute_effectiveness(tx, now_ms),
+            _ => crate::scoring::outcomes::compute_subject_scores(tx, now_ms),
+        })
+        .await
+        .map_err(|err| err.to_string())?;
+    let what = if job == "compute-effectiveness" { "sessions" } else { "pull requests" };
+    Ok(Done { rows: Some(scored as i64), summary: Some(format!("{scored} {what} scored")) })
 }
 
 /// `sync-teams`: the organisation's teams and members from GitHub (docs/github-app.md).

@@ -165,7 +165,7 @@ pub const JOBS: [JobSpec; 19] = [
         target: Some(minutes(15)),
         alert: slower_than(minutes(45)),
         excludes: &["compute-trajectory-scores"],
-        availability: Availability::Unavailable(SCORING),
+        availability: Availability::Available,
         what: "computes effectiveness scores",
     },
     JobSpec {
@@ -187,7 +187,7 @@ pub const JOBS: [JobSpec; 19] = [
         target: Some(minutes(10)),
         alert: slower_than(minutes(30)),
         excludes: &[],
-        availability: Availability::Unavailable(SCORING),
+        availability: Availability::Available,
         what: "computes per-subject scores",
     },
     JobSpec {
@@ -308,7 +308,7 @@ pub const JOBS: [JobSpec; 19] = [
         target: None,
         alert: ANY_FAILURE,
         excludes: &[],
-        availability: Availability::Unavailable(SCORING),
+        availability: Availability::Available,
         what: "computes effectiveness over past history",
     },
     JobSpec {
@@ -319,7 +319,7 @@ pub const JOBS: [JobSpec; 19] = [
         target: None,
         alert: ANY_FAILURE,
         excludes: &[],
-        availability: Availability::Unavailable(SCORING),
+        availability: Availability::Available,
         what: "re-scores effectiveness after a scorer version bump",
     },
     JobSpec {

@@ -84,6 +84,29 @@ pub const FEEDBACK_UNSTEERED: Scorer = Scorer {
     definition: "the owner's answer to \"could you leave it to work without steering?\"",
 };
 
+/// Outcome scores (docs/scoring.md, "Outcomes").
+pub const EFFECTIVENESS: Scorer = Scorer {
+    name: "effectiveness",
+    version: "1",
+    source: Source::Outcome,
+    subject: "session",
+    definition: "what became of its pull requests: 1 a clean merge, less for failed checks and extra review rounds, 0 closed or reverted",
+};
+pub const PR_EFFECTIVENESS: Scorer = Scorer {
+    name: "pr_effectiveness",
+    version: "1",
+    source: Source::Outcome,
+    subject: "pull_request",
+    definition: "1 a clean merge, less for failed checks and extra review rounds, 0 reverted",
+};
+pub const PR_COST_PER_LINE: Scorer = Scorer {
+    name: "pr_cost_per_line",
+    version: "1",
+    source: Source::Deterministic,
+    subject: "pull_request",
+    definition: "agent cost of its interactive sessions per changed line, in USD",
+};
+
 /// Every scorer this build knows.
 pub const ALL: &[Scorer] = &[
     RETRY_LOOPS,
@@ -96,6 +119,9 @@ pub const ALL: &[Scorer] = &[
     FRICTION,
     FEEDBACK_DONE,
     FEEDBACK_UNSTEERED,
+    EFFECTIVENESS,
+    PR_EFFECTIVENESS,
+    PR_COST_PER_LINE,
 ];
 
 pub fn find(name: &str) -> Option<&'static Scorer> {

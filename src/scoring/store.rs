@@ -62,7 +62,7 @@ pub fn of_session(conn: &Connection, session_id: &str) -> Result<Vec<ShownScore>
            AND period_start_ms = 0",
     )?;
     let mut out = Vec::new();
-    for scorer in registry::ALL {
+    for scorer in registry::ALL.iter().filter(|s| s.subject == "session") {
         let found = stmt
             .query_map(params![session_id, scorer.name, scorer.version], |r| Ok((r.get(0)?, r.get(1)?)))?
             .next()
