@@ -34,3 +34,33 @@ pub fn replace_day(conn: &Connection, day_start_ms: i64, rows: &[DailyTools]) ->
     }
     Ok(rows.len())
 }
+
+/// A skill's or a tool server's calls over a period, organisation-wide.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SubjectCalls {
+    pub name: String,
+    pub calls: i64,
+    pub errors: i64,
+    pub denials: i64,
+    /// How many people used it (a subject used by fewer than five is not scored: it
+    /// would describe those people).
+    pub people: i64,
+}
+
+/// Calls per skill (`by_skill`) or per tool server, for days in `[from_ms, to_ms)`.
+pub fn calls_by_subject(
+    conn: &Connection,
+    by_skill: bool,
+    from_ms: i64,
+    to_ms: i64,
+) -> Result<Vec<SubjectCalls>, DbError> {
+    let column = if by_skill { "skill" } else { "tool_server" };
+    let mut stmt = conn.prepare(&format!(
+        "SELECT {column}, sum(calls), sum(errors), sum(denials), count(DISTINCT user_id) FROM agg_tools_daily
+         WHERE {column} <> '' AND day_start_ms >= ?1 AND day_start_ms < ?2 GROUP BY {column} ORDER BY {column}"
+    ))?;
+    let rows = stmt.query_map(params![from_ms, to_ms], |r| {
+        Ok(SubjectCalls { name: r.get(0)?, calls: r.get(1)?, errors: r.get(2)?, denials: r.get(3)?, people: r.get(4)? })
+    })?;
+    Ok(rows.collect::<Result<_, _>>()?)
+}

@@ -107,6 +107,14 @@ pub const PR_COST_PER_LINE: Scorer = Scorer {
     definition: "agent cost of its interactive sessions per changed line, in USD",
 };
 
+pub const FAILURE_RATE: Scorer = Scorer {
+    name: "failure_rate",
+    version: "1",
+    source: Source::Deterministic,
+    subject: "skill or tool_server",
+    definition: "share of its calls that failed or were denied over 30 days (used by five people or more)",
+};
+
 /// Every scorer this build knows.
 pub const ALL: &[Scorer] = &[
     RETRY_LOOPS,
@@ -122,6 +130,7 @@ pub const ALL: &[Scorer] = &[
     EFFECTIVENESS,
     PR_EFFECTIVENESS,
     PR_COST_PER_LINE,
+    FAILURE_RATE,
 ];
 
 pub fn find(name: &str) -> Option<&'static Scorer> {
