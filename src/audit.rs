@@ -28,6 +28,8 @@ pub enum Action {
     PolicyLowered,
     DeletionRequested,
     DeletionCompleted,
+    /// The LLM judge read an opted-in owner's transcript.
+    JudgeRead,
 }
 
 impl Action {
@@ -46,6 +48,7 @@ impl Action {
             Action::PolicyLowered => "POLICY_LOWERED",
             Action::DeletionRequested => "DELETION_REQUESTED",
             Action::DeletionCompleted => "DELETION_COMPLETED",
+            Action::JudgeRead => "JUDGE_READ",
         }
     }
 }

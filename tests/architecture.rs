@@ -83,7 +83,22 @@ const ALLOWED: &[(&str, &[&str])] = &[
         ],
     ),
     // Scoring: the scorers, the scores table and the runs over the event partitions.
-    ("scoring", &["analytics", "clock", "db", "events", "github", "model", "redact", "sessions"]),
+    (
+        "scoring",
+        &[
+            "access",
+            "analytics",
+            "audit",
+            "clock",
+            "db",
+            "events",
+            "github",
+            "model",
+            "redact",
+            "sessions",
+            "transcripts",
+        ],
+    ),
     // Modules with handlers.
     // The GitHub App: its receiver, the pull-request store, links and rollups on sessions.
     ("github", &["access", "config", "db", "events", "http", "model", "state"]),

@@ -194,6 +194,18 @@ fn execute(
             println!("{described}");
             return Ok((scored as i64, Some(described)));
         }
+        "judge-sessions" => {
+            let settings = crate::scoring::judge::JudgeSettings::from_env(|name| std::env::var(name).ok())
+                .map_err(anyhow::Error::msg)?;
+            let report =
+                crate::scoring::judge::run(conn, data_dir, &settings, crate::clock::system_now_ms(), &|body| {
+                    crate::scoring::judge::ask_api(&settings, body)
+                })
+                .map_err(anyhow::Error::msg)?;
+            let described = report.describe();
+            println!("{described}");
+            return Ok((report.judged as i64, Some(described)));
+        }
         "sync-teams" => {
             if let Some(why) = crate::github::teams::not_configured(config) {
                 println!("{why}");

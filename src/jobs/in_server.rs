@@ -26,6 +26,7 @@ const KNOWN: &[&str] = &[
     "compute-trajectory-scores",
     "compute-effectiveness",
     "compute-subject-scores",
+    "judge-sessions",
 ];
 
 pub fn knows(job: &str) -> bool {
@@ -60,6 +61,7 @@ pub async fn execute(state: &Arc<AppState>, job: &JobSpec) -> Result<Done, Strin
         "sync-teams" => sync_teams(state).await,
         "compute-trajectory-scores" => trajectories(state).await,
         "compute-effectiveness" | "compute-subject-scores" => outcomes(state, job.name).await,
+        "judge-sessions" => judge(state).await,
         _ => counted(state, job).await.map(|rows| Done { rows, summary: None }),
     }
 }
@@ -127,6 +129,23 @@ async fn outcomes(state: &Arc<AppState>, job: &'static str) -> Result<Done, Stri
         .map_err(|err| err.to_string())?;
     let what = if job == "compute-effectiveness" { "sessions" } else { "pull requests" };
     Ok(Done { rows: Some(scored as i64), summary: Some(format!("{scored} {what} scored")) })
+}
+
+/// `judge-sessions`: the LLM judge over opted-in owners' transcripts, on a connection of
+/// its own (few, short writes between long API calls), as `sightline jobs run` does.
+async fn judge(state: &Arc<AppState>) -> Result<Done, String> {
+    let settings = crate::scoring::judge::JudgeSettings::from_env(|name| std::env::var(name).ok())?;
+    let (path, data_dir, now_ms) = (state.config.main_db_path(), state.config.data_dir.clone(), state.clock.now_ms());
+    let report = tokio::task::spawn_blocking(move || {
+        let conn =
+            db::open(&path, db::Durability::PowerSafe, db::Checkpointing::Background).map_err(|e| e.to_string())?;
+        crate::scoring::judge::run(&conn, &data_dir, &settings, now_ms, &|body| {
+            crate::scoring::judge::ask_api(&settings, body)
+        })
+    })
+    .await
+    .map_err(|err| err.to_string())??;
+    Ok(Done { rows: Some(report.judged as i64), summary: Some(report.describe()) })
 }
 
 /// `sync-teams`: the organisation's teams and members from GitHub (docs/github-app.md).

@@ -129,7 +129,6 @@ const fn slower_than_or_failing(limit: Duration, failures: u32) -> Thresholds {
 const ANY_FAILURE: Thresholds =
     Thresholds { max_duration: None, consecutive_failures: None, any_failure: true, severity: Severity::Warning };
 
-const SCORING: &str = "scoring has not landed yet (issue 18)";
 const ALERTS: &str = "alert rules have not landed yet (issue 20)";
 const RECONCILIATION: &str = "cost reconciliation and Jira have not landed yet (issue 21)";
 
@@ -209,7 +208,7 @@ pub const JOBS: [JobSpec; 19] = [
         target: Some(minutes(30)),
         alert: ANY_FAILURE,
         excludes: &[],
-        availability: Availability::Unavailable(SCORING),
+        availability: Availability::Available,
         what: "asks the LLM judge about sessions of owners who opted in (seeded disabled)",
     },
     JobSpec {

@@ -9,6 +9,7 @@
 //! so no developer-behaviour score is about a CI or EVAL run.
 
 pub mod feedback;
+pub mod judge;
 pub mod outcomes;
 pub mod registry;
 pub mod run;

@@ -115,6 +115,14 @@ pub const FAILURE_RATE: Scorer = Scorer {
     definition: "share of its calls that failed or were denied over 30 days (used by five people or more)",
 };
 
+pub const JUDGE: Scorer = Scorer {
+    name: "judge",
+    version: "1",
+    source: Source::Judge,
+    subject: "session",
+    definition: "an LLM judge's verdict on the transcript (owners who opted in), 1 to 5 as a share",
+};
+
 /// Every scorer this build knows.
 pub const ALL: &[Scorer] = &[
     RETRY_LOOPS,
@@ -131,6 +139,7 @@ pub const ALL: &[Scorer] = &[
     PR_EFFECTIVENESS,
     PR_COST_PER_LINE,
     FAILURE_RATE,
+    JUDGE,
 ];
 
 pub fn find(name: &str) -> Option<&'static Scorer> {
