@@ -89,6 +89,7 @@ CREATE TABLE sessions (
     UNIQUE (user_id, agent_type, agent_session_id)
 );
 CREATE INDEX sessions_by_last_event ON sessions(last_event_ms);
+CREATE INDEX sessions_by_first_event ON sessions(first_event_ms);
 CREATE INDEX sessions_open_by_last_event ON sessions(last_event_ms) WHERE ended_at_ms IS NULL;
 -- Non-interactive runs are rare; a partial index finds them without indexing the rest.
 CREATE INDEX sessions_non_interactive ON sessions(run_kind) WHERE run_kind <> 'INTERACTIVE';
@@ -394,6 +395,8 @@ CREATE TABLE agg_sessions_daily (
     mode_auto                  INTEGER NOT NULL,
     mode_dont_ask              INTEGER NOT NULL,
     mode_bypass                INTEGER NOT NULL,
+    friction_sum REAL NOT NULL DEFAULT 0,
+    friction_sessions INTEGER NOT NULL DEFAULT 0,
     PRIMARY KEY (day_start_ms, user_id, team_id)
 ) WITHOUT ROWID;
 CREATE INDEX agg_sessions_daily_by_team ON agg_sessions_daily(team_id, day_start_ms);

@@ -56,7 +56,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
     ),
     ("events", &["clock", "db", "metrics", "model", "redact"]),
     // The aggregates, refreshed from the events.
-    ("analytics", &["access", "db", "events", "model"]),
+    ("analytics", &["access", "db", "events", "model", "sessions"]),
     // Stores and services, lowest first.
     ("audit", &["clock", "db", "model"]),
     ("auth", &["audit", "clock", "config", "db", "model"]),

@@ -113,6 +113,17 @@ fn sessions_are_scored_from_their_stored_events_once_and_again_when_they_change(
     assert!(html.contains("<tr><td>Mean friction (0–100)</td><td>37.8</td><td>—</td></tr>"), "{html}");
     assert!(html.contains(&format!("href=\"/me/sessions/{id}\"")), "linked to the session: {html}");
 
+    // The daily aggregate gains the day's friction at the server's next refresh.
+    wait_until(std::time::Duration::from_secs(60), "friction in the daily aggregate", || {
+        conn.query_row(
+            "SELECT coalesce(sum(friction_sum), 0), coalesce(sum(friction_sessions), 0) FROM agg_sessions_daily",
+            [],
+            |r| Ok((r.get::<_, f64>(0)?, r.get::<_, i64>(1)?)),
+        )
+        .unwrap()
+            == (37.8, 1)
+    });
+
     let out = run_job(&server);
     assert!(out.contains("0 sessions scored"), "nothing due: {out}");
     // A late event (the session resumed and ended again) makes it due.

@@ -1,6 +1,7 @@
 //! The daily sessions aggregate (`agg_sessions_daily`, owned here): per day, person and
 //! team, the `INTERACTIVE` sessions, active time, notifications by kind, response time
-//! and the mix of permission modes. A person in several teams has a row for each (a team
+//! and the mix of permission modes, and the friction of the day's scored sessions (sum
+//! and count, from `sessions.friction_score`). A person in several teams has a row for each (a team
 //! sums its members); a person in none has one with team `''`. Membership is read when the
 //! day is refreshed.
 
@@ -49,6 +50,15 @@ pub fn replace_day(conn: &Connection, day_start_ms: i64, people: &[DailySessions
             ])?;
             rows += 1;
         }
+    }
+    // Friction of the day's scored sessions (scoring marks the day dirty when it writes).
+    let mut friction = conn.prepare_cached(
+        "UPDATE agg_sessions_daily SET friction_sum = ?3, friction_sessions = ?4 WHERE day_start_ms = ?1 AND user_id = ?2",
+    )?;
+    for (user_id, sum, count) in
+        crate::sessions::scored::friction_by_person(conn, day_start_ms, day_start_ms + 86_400_000)?
+    {
+        friction.execute(params![day_start_ms, user_id, sum, count])?;
     }
     Ok(rows)
 }

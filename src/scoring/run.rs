@@ -96,10 +96,14 @@ pub fn compute(
         }
         let batch = std::mem::take(pending);
         change_main(Box::new(move |tx| {
+            let mut hours = std::collections::BTreeSet::new();
             for (session, t) in &batch {
                 store::write_trajectory(tx, &session.id, t, now_ms)?;
                 scored::set_trajectory(tx, session, TRAJECTORY_VERSION, t.friction, t.shape.as_str())?;
+                hours.insert(session.first_event_ms.div_euclid(3_600_000) * 3_600_000);
             }
+            // The daily aggregate carries friction: its days are due for a refresh.
+            crate::sessions::fold::mark_dirty_hours(tx, &hours, now_ms)?;
             Ok(())
         }))
     };

@@ -44,6 +44,18 @@ pub fn due(conn: &Connection, version: &str, all: bool) -> Result<Vec<ToScore>, 
     Ok(rows.collect::<Result<_, _>>()?)
 }
 
+/// Each person's scored interactive sessions that started in `[from_ms, to_ms)`: the sum
+/// of their friction and how many there were (for the daily aggregate).
+pub fn friction_by_person(conn: &Connection, from_ms: i64, to_ms: i64) -> Result<Vec<(String, f64, i64)>, DbError> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT user_id, sum(friction_score), count(*) FROM sessions
+         WHERE first_event_ms >= ?1 AND first_event_ms < ?2 AND run_kind = 'INTERACTIVE' AND friction_score IS NOT NULL
+         GROUP BY user_id",
+    )?;
+    let rows = stmt.query_map(params![from_ms, to_ms], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?;
+    Ok(rows.collect::<Result<_, _>>()?)
+}
+
 /// Records a session's friction and shape, and what the scoring saw (the version and
 /// the event count it was found due with: events that arrived since make it due again).
 pub fn set_trajectory(
