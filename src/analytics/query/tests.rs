@@ -82,7 +82,7 @@ fn tools_and_activity_count_each_person_once() {
     // Ada's day is stored once per team she is in.
     for (user, team) in [("ada", "shop"), ("ada", "pay"), ("bo", "pay")] {
         conn.execute(
-            "INSERT INTO agg_sessions_daily VALUES (?1, ?2, ?3, 3, 60000, 4, 0, 0, 0, 0, 3000, 2, 0, 0, 0, 0, 0, 0)",
+            "INSERT INTO agg_sessions_daily VALUES (?1, ?2, ?3, 3, 60000, 4, 0, 0, 0, 0, 3000, 2, 0, 0, 0, 0, 0, 0, 0, 0)",
             params![day, user, team],
         )
         .unwrap();
