@@ -76,15 +76,17 @@ pub fn run(config: &Config, options: &Options) -> anyhow::Result<()> {
     let prs = pulls::send(&server, &developers, &sent.branches, now_ms)?;
     eprintln!("{} pull requests through the GitHub App's webhook ({} merged)", prs.opened, prs.merged);
     let ran = governance(&server, &people, &options.password)?;
-    server.wait_for_aggregates(Duration::from_secs(600))?;
-    server.stop();
+    // Scored beside the running server (as `sightline jobs run` would be), so its
+    // refresh carries the friction into the daily aggregate before it stops.
     let scored = score_sessions(config, now_ms)?;
     eprintln!("{}", crate::scoring::run::describe(&scored));
+    server.wait_for_aggregates(Duration::from_secs(600))?;
+    server.stop();
     print_sign_in(&people, options, config, ran)
 }
 
 /// Scores every ended interactive session, as the morning's `compute-trajectory-scores`
-/// would (the server is stopped: this process is main.db's only writer).
+/// run by hand beside the server would (SQLite orders its few writes with the server's).
 fn score_sessions(config: &Config, now_ms: i64) -> anyhow::Result<crate::scoring::run::Report> {
     let conn =
         crate::db::open(&config.main_db_path(), crate::db::Durability::PowerSafe, crate::db::Checkpointing::Automatic)?;
