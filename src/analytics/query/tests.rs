@@ -1,3 +1,7 @@
+//! The query layer against hand-written aggregate rows in a migrated in-memory main.db:
+//! subjects (a person, a team tree, the organisation), each person counted once, period
+//! arithmetic and the cache-hit ratio.
+
 use rusqlite::{Connection, params};
 
 use super::*;

@@ -1,3 +1,6 @@
+//! The owner's session list against a migrated in-memory main.db: filters, sorting,
+//! paging, refusals that name the parameter, and the machine runs counted apart.
+
 use rusqlite::{Connection, params};
 
 use super::*;
