@@ -267,17 +267,6 @@ fn html_list_links_to(web: &str, access: &str, id: &str) -> bool {
     page(&format!("{web}/me/sessions"), Some(access)).1.contains(&format!("href=\"/me/sessions/{id}\""))
 }
 
-fn post_form(url: &str, token: &str, body: &str) -> (u16, Option<String>) {
-    let agent = ureq::Agent::config_builder().http_status_as_error(false).max_redirects(0).build().new_agent();
-    let response = agent
-        .post(url)
-        .header("Authorization", format!("Bearer {token}"))
-        .content_type("application/x-www-form-urlencoded")
-        .send(body)
-        .unwrap();
-    (response.status().as_u16(), response.headers().get("location").map(|l| l.to_str().unwrap().to_string()))
-}
-
 #[test]
 fn settings_change_my_flags_revoke_my_tokens_and_ask_for_deletion() {
     let server = TestServer::spawn();

@@ -149,17 +149,6 @@ fn sessions_are_scored_from_their_stored_events_once_and_again_when_they_change(
     assert_eq!(tests_after, Some(0.0), "the last edit now comes after the test run");
 }
 
-fn post_form(url: &str, token: &str, body: &str) -> (u16, Option<String>) {
-    let agent = ureq::Agent::config_builder().http_status_as_error(false).max_redirects(0).build().new_agent();
-    let response = agent
-        .post(url)
-        .header("Authorization", format!("Bearer {token}"))
-        .content_type("application/x-www-form-urlencoded")
-        .send(body)
-        .unwrap();
-    (response.status().as_u16(), response.headers().get("location").map(|l| l.to_str().unwrap().to_string()))
-}
-
 #[test]
 fn the_owner_gives_feedback_with_the_rubric_and_nobody_else_can() {
     let server = TestServer::spawn();

@@ -93,10 +93,7 @@ fn delivery(run: &str, i: u64) -> (&'static str, Value) {
 }
 
 fn percentile(sorted: &[f64], p: f64) -> f64 {
-    if sorted.is_empty() {
-        return f64::NAN;
-    }
-    sorted[((sorted.len() as f64 - 1.0) * p).round() as usize]
+    super::nearest_rank(sorted, p).unwrap_or(f64::NAN)
 }
 
 pub fn run(args: &WebhooksBenchArgs) -> anyhow::Result<i32> {

@@ -24,6 +24,7 @@ use super::pulls::{self, StoredPr};
 use super::rollups::{self, Rollup};
 use crate::access::policies;
 use crate::db::{self, DbError};
+use crate::model::usd;
 use crate::state::AppState;
 
 /// Marks our comment, so a reader knows where it comes from.
@@ -87,11 +88,6 @@ pub fn settings_of(text: &str) -> Result<RepoSettings, String> {
         return Ok(RepoSettings::default());
     }
     serde_yaml_ng::from_str(text).map_err(|err| format!(".sightline.yml: {err}"))
-}
-
-fn usd(nusd: i64) -> String {
-    let cents = (nusd.max(0) as i128 + 5_000_000) / 10_000_000;
-    format!("${}.{:02}", cents / 100, cents % 100)
 }
 
 fn duration(ms: i64) -> String {

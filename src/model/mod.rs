@@ -284,6 +284,29 @@ pub fn nusd_to_usd(nusd: i64) -> f64 {
     nusd as f64 / NUSD_PER_USD as f64
 }
 
+/// Nano-dollars in a cent.
+const NUSD_PER_CENT: i64 = 10_000_000;
+
+/// Nano-dollars as dollars to the cent: `$1,234.57`, `-$0.05`.
+pub fn usd(nusd: i64) -> String {
+    let cents = (i128::from(nusd.unsigned_abs()) + i128::from(NUSD_PER_CENT / 2)) / i128::from(NUSD_PER_CENT);
+    let sign = if nusd < 0 && cents > 0 { "-" } else { "" };
+    format!("{sign}${}.{:02}", count((cents / 100) as i64), cents % 100)
+}
+
+/// A count with thousands separators.
+pub fn count(n: i64) -> String {
+    let digits = n.unsigned_abs().to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    if n < 0 { format!("-{out}") } else { out }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -2,29 +2,10 @@
 //! separators, one way everywhere.
 //!
 //! Invariant: money is rounded from the integer nano-dollars we store (half away from
-//! zero), never through a float, so $0.045 shows as $0.05 on every page alike.
+//! zero), never through a float, so $0.045 shows as $0.05 on every page alike (the
+//! functions live in `model`, so the GitHub bot comment writes money the same way).
 
-const NUSD_PER_CENT: i64 = 10_000_000;
-
-/// Nano-dollars as dollars to the cent: `$1,234.57`, `-$0.05`.
-pub fn usd(nusd: i64) -> String {
-    let cents = (i128::from(nusd.unsigned_abs()) + i128::from(NUSD_PER_CENT / 2)) / i128::from(NUSD_PER_CENT);
-    let sign = if nusd < 0 && cents > 0 { "-" } else { "" };
-    format!("{sign}${}.{:02}", count((cents / 100) as i64), cents % 100)
-}
-
-/// A count with thousands separators.
-pub fn count(n: i64) -> String {
-    let digits = n.unsigned_abs().to_string();
-    let mut out = String::new();
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    if n < 0 { format!("-{out}") } else { out }
-}
+pub use crate::model::{count, usd};
 
 /// The same, as template filters: `{{ row.cost_nusd|usd }}`.
 pub mod filters {

@@ -386,3 +386,16 @@ pub fn count_stored_events(data_dir: &Path) -> i64 {
     }
     total
 }
+
+/// A form post with a bearer token, not following redirects: the status and the
+/// `Location` it answered.
+pub fn post_form(url: &str, token: &str, body: &str) -> (u16, Option<String>) {
+    let agent = ureq::Agent::config_builder().http_status_as_error(false).max_redirects(0).build().new_agent();
+    let response = agent
+        .post(url)
+        .header("Authorization", format!("Bearer {token}"))
+        .content_type("application/x-www-form-urlencoded")
+        .send(body)
+        .unwrap();
+    (response.status().as_u16(), response.headers().get("location").map(|l| l.to_str().unwrap().to_string()))
+}
