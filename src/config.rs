@@ -11,6 +11,10 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
+mod github;
+
+pub use github::Github;
+
 pub const DEFAULT_FILE: &str = include_str!("../assets/sightline.default.toml");
 
 #[derive(Clone, Debug, PartialEq, Deserialize)]
@@ -25,41 +29,6 @@ pub struct Config {
     pub log: Log,
     pub auth: Auth,
     pub github: Github,
-}
-
-/// The GitHub App: webhooks, the bot comment and team sync. See
-/// `assets/sightline.default.toml` for each key.
-#[derive(Clone, Debug, PartialEq, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct Github {
-    pub webhook_secret: Secret,
-    pub app_id: String,
-    pub private_key_path: String,
-    pub organisation: String,
-    pub issue_key_pattern: String,
-    /// When false, deliveries are verified, stored and acknowledged but not applied
-    /// until a start with it true (maintenance, a restore in progress).
-    pub process_deliveries: bool,
-}
-
-impl Default for Github {
-    fn default() -> Self {
-        Github {
-            webhook_secret: Secret::default(),
-            app_id: String::new(),
-            private_key_path: String::new(),
-            organisation: String::new(),
-            issue_key_pattern: r"\b[A-Z][A-Z0-9]{1,9}-[0-9]{1,7}\b".into(),
-            process_deliveries: true,
-        }
-    }
-}
-
-impl Github {
-    /// True when the App's id and key are set: the bot comment and team sync can run.
-    pub fn app_enabled(&self) -> bool {
-        !self.app_id.is_empty() && !self.private_key_path.is_empty()
-    }
 }
 
 /// Sign-in settings. See `assets/sightline.default.toml` for each key.
