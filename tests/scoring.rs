@@ -7,6 +7,13 @@ mod common;
 
 use common::*;
 use serde_json::{Value, json};
+use sightline::hook::adapters::{self, Context};
+use sightline::hook::queue::Queue;
+use sightline::model::wire::{EventLimits, parse_event};
+use sightline::model::{AgentType, EventType};
+use sightline::scoring::commands::Commands;
+use sightline::scoring::trajectory::{self, Step, TestsEvidence};
+use sightline::transcripts::parse::parse;
 
 fn hex(text: &str) -> String {
     sightline::model::sha256_hex(text.as_bytes())
@@ -65,7 +72,7 @@ fn sessions_are_scored_from_their_stored_events_once_and_again_when_they_change(
         let mut stmt = conn
             .prepare(
                 "SELECT sc.scorer_name, sc.value, sc.label FROM scores sc JOIN sessions s ON s.id = sc.subject_id
-                 WHERE s.agent_session_id = 's-debug' AND sc.scorer_version = '1' ORDER BY sc.scorer_name",
+                 WHERE s.agent_session_id = 's-debug' AND sc.scorer_version = '2' ORDER BY sc.scorer_name",
             )
             .unwrap();
         stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?))).unwrap().map(Result::unwrap).collect()
@@ -107,11 +114,23 @@ fn sessions_are_scored_from_their_stored_events_once_and_again_when_they_change(
     let id: String =
         conn.query_row("SELECT id FROM sessions WHERE agent_session_id = 's-debug'", [], |r| r.get(0)).unwrap();
     let html = page(&format!("/me/sessions/{id}"));
-    assert!(html.contains("<td><code>friction</code></td><td>1</td><td>37.8 of 100</td>"), "{html}");
-    assert!(html.contains("<td><code>step_efficiency</code></td><td>1</td><td>38% (debugging)</td>"), "{html}");
+    assert!(html.contains("<td><code>friction</code></td><td>2</td><td>37.8 of 100</td>"), "{html}");
+    assert!(html.contains("<td><code>step_efficiency</code></td><td>2</td><td>38% (debugging)</td>"), "{html}");
     let html = page("/me/insights");
     assert!(html.contains("<tr><td>Mean friction (0–100)</td><td>37.8</td><td>—</td></tr>"), "{html}");
     assert!(html.contains(&format!("href=\"/me/sessions/{id}\"")), "linked to the session: {html}");
+    // Efficiency within its shape, linked to the period's sessions of that shape.
+    let shape_link = html
+        .split("<a href=\"/me/sessions?shape=debugging&#38;")
+        .nth(1)
+        .unwrap_or_else(|| panic!("a shape line: {html}"));
+    assert!(
+        shape_link.contains("sort=friction\">debugging</a></td><td>1</td><td>38%</td><td>—</td><td>0</td><td>—</td>"),
+        "{html}"
+    );
+    let listed = page("/me/sessions?shape=debugging&sort=friction");
+    assert!(listed.contains(&format!("href=\"/me/sessions/{id}\"")), "{listed}");
+    assert!(!page("/me/sessions?shape=feature").contains(&format!("href=\"/me/sessions/{id}\"")));
 
     // The daily aggregate gains the day's friction at the server's next refresh.
     wait_until(std::time::Duration::from_secs(60), "friction in the daily aggregate", || {
@@ -220,4 +239,117 @@ fn the_owner_gives_feedback_with_the_rubric_and_nobody_else_can() {
     let thumbs: i64 =
         conn.query_row("SELECT thumbs FROM session_feedback WHERE session_id = ?1", [&id], |r| r.get(0)).unwrap();
     assert_eq!(thumbs, -1, "unchanged by the other person");
+}
+
+/// The steps the real adapter makes of a fixture's tool hook lines (as `sightline hook`
+/// would send them), for the agent's shell calls to be looked up in its transcript.
+fn tool_steps(agent: AgentType, hooks: &str, dir: &std::path::Path) -> Vec<Step> {
+    let mut queue = Queue::open(&dir.join("queue.db")).unwrap();
+    let mut steps = Vec::new();
+    for line in hooks.lines() {
+        let record: Value = serde_json::from_str(line).unwrap();
+        let Some(hook_event) = record["event"].as_str().filter(|e| e.contains("Tool")) else { continue };
+        let payload = record["payload"]
+            .to_string()
+            .replace("${CWD}", dir.to_str().unwrap())
+            .replace("${TRANSCRIPT}", dir.join("absent.jsonl").to_str().unwrap());
+        let payload: Value = serde_json::from_str(&payload).unwrap();
+        let tx = queue.begin().unwrap();
+        let events = adapters::map(agent, hook_event, &payload, &mut Context { now_ms: now_ms(), state: &tx }).unwrap();
+        tx.commit().unwrap();
+        for event in events {
+            let raw = serde_json::value::to_raw_value(&event).unwrap();
+            let parsed = parse_event(&raw, &EventLimits::default(), now_ms()).unwrap();
+            steps.push(Step::of(&parsed.event));
+        }
+    }
+    steps
+}
+
+/// Each finished shell call's verdict read from the transcript (None: not found there).
+fn shell_verdicts(steps: &[Step], commands: &Commands) -> Vec<Option<bool>> {
+    steps
+        .iter()
+        .filter(|s| s.kind == EventType::ToolEnd)
+        .filter_map(|s| s.tool.as_ref())
+        .filter(|t| t.action == "exec")
+        .map(|t| commands.runs_tests(t.use_id.as_deref(), t.input.as_ref()))
+        .collect()
+}
+
+/// The real Claude Code and Codex fixtures: every shell call the hook reports is found in
+/// the transcript the agent wrote (by its call id), and judged by its command line.
+#[test]
+fn shell_calls_are_found_in_the_real_agents_transcripts() {
+    for (agent, expected) in [
+        // `cargo test login -- --nocapture`.
+        (AgentType::ClaudeCode, vec![Some(true)]),
+        // `rg -n "fn parse_header" src`, `cargo test -p widget-parser` (failed), and the
+        // subagent's `rg`: its calls are in the subagent's own rollout, not this one, so
+        // it is not found (and is judged by its program's name).
+        (AgentType::Codex, vec![Some(false), Some(true), None]),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let fixtures =
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/agents").join(agent.as_str());
+        let steps = tool_steps(agent, &std::fs::read_to_string(fixtures.join("hooks.jsonl")).unwrap(), dir.path());
+        let transcript = std::fs::read_to_string(fixtures.join("transcript.jsonl")).unwrap();
+        let commands = Commands::of_transcript(&parse(agent.as_str(), &transcript));
+        assert_eq!(shell_verdicts(&steps, &commands), expected, "{agent:?}");
+    }
+}
+
+/// Gemini CLI gives no call id: its shell call is found by the digest of its input. After
+/// the last edit the agent ran `npm run build`: the event says only `npm`, a test runner's
+/// program, so without the transcript the session counts as tested; with it, it does not,
+/// until `npm test` runs.
+#[test]
+fn a_build_after_the_last_edit_is_not_a_test_run_once_the_transcript_is_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let session = "3f9c2a71-5b8e-4d16-9a0c-7e21d4b6f853";
+    let hook = |event: &str, tool: &str, input: Value| {
+        let mut payload = json!({"session_id": session, "transcript_path": "${TRANSCRIPT}", "cwd": "${CWD}",
+            "hook_event_name": event, "timestamp": "2026-05-20T10:15:13.236Z", "tool_name": tool, "tool_input": input});
+        if event == "AfterTool" {
+            payload["tool_response"] = json!({"llmContent": "done", "returnDisplay": ""});
+        }
+        json!({"event": event, "payload": payload}).to_string()
+    };
+    let edit = json!({"file_path": "src/parser.ts", "old_string": "a", "new_string": "b"});
+    let build = json!({"command": "npm run build", "description": "Build the package"});
+    let test = json!({"command": "npm test -- parser", "description": "Run the parser tests"});
+    let mut hooks = [hook("BeforeTool", "replace", edit.clone()), hook("AfterTool", "replace", edit.clone())];
+    let mut lines: Vec<String> = hooks.to_vec();
+    lines.extend([
+        hook("BeforeTool", "run_shell_command", build.clone()),
+        hook("AfterTool", "run_shell_command", build.clone()),
+    ]);
+    let record = |id: &str, name: &str, args: &Value| {
+        json!({"id": format!("m-{id}"), "timestamp": "2026-05-20T10:15:13.100Z", "type": "gemini", "content": "",
+               "model": "gemini-2.5-pro", "toolCalls": [{"id": id, "name": name, "args": args, "status": "success",
+               "timestamp": "2026-05-20T10:15:13.240Z"}]})
+        .to_string()
+    };
+    let transcript =
+        [record("replace-1", "replace", &edit), record("run_shell_command-2", "run_shell_command", &build)];
+    let built = tool_steps(AgentType::GeminiCli, &lines.join("\n"), dir.path());
+    let commands = Commands::of_transcript(&parse("gemini_cli", &transcript.join("\n")));
+
+    let events_only = trajectory::score(built.clone());
+    assert_eq!((events_only.tests_before_merge, events_only.tests_evidence), (Some(true), TestsEvidence::ProgramName));
+    let with_transcript = trajectory::score_with(built.clone(), &commands);
+    assert_eq!(
+        (with_transcript.tests_before_merge, with_transcript.tests_evidence),
+        (Some(false), TestsEvidence::Transcript)
+    );
+
+    hooks =
+        [hook("BeforeTool", "run_shell_command", test.clone()), hook("AfterTool", "run_shell_command", test.clone())];
+    lines.extend(hooks);
+    let tested = tool_steps(AgentType::GeminiCli, &lines.join("\n"), tempfile::tempdir().unwrap().path());
+    let transcript =
+        [transcript[0].clone(), transcript[1].clone(), record("run_shell_command-3", "run_shell_command", &test)];
+    let commands = Commands::of_transcript(&parse("gemini_cli", &transcript.join("\n")));
+    let t = trajectory::score_with(tested, &commands);
+    assert_eq!((t.tests_before_merge, t.tests_evidence), (Some(true), TestsEvidence::Transcript));
 }

@@ -225,6 +225,33 @@ pub fn sha256_hex(bytes: &[u8]) -> String {
     hex::encode(sha256(bytes))
 }
 
+/// SHA-256 of a JSON value as the hooks digest a tool's input or output: a string's own
+/// bytes, anything else as compact JSON with its object keys sorted, so the same input
+/// always hashes the same whatever order the agent wrote its keys in. With the digested
+/// text's length in bytes.
+pub fn json_digest(value: &serde_json::Value) -> ([u8; 32], usize) {
+    match value {
+        serde_json::Value::String(s) => (sha256(s.as_bytes()), s.len()),
+        other => {
+            let text = sorted_keys(other).to_string();
+            (sha256(text.as_bytes()), text.len())
+        }
+    }
+}
+
+fn sorted_keys(value: &serde_json::Value) -> serde_json::Value {
+    use serde_json::Value;
+    match value {
+        Value::Object(map) => {
+            let mut entries: Vec<_> = map.iter().collect();
+            entries.sort_by(|a, b| a.0.cmp(b.0));
+            Value::Object(entries.into_iter().map(|(k, v)| (k.clone(), sorted_keys(v))).collect())
+        }
+        Value::Array(items) => Value::Array(items.iter().map(sorted_keys).collect()),
+        other => other.clone(),
+    }
+}
+
 /// SHA-256 of `bytes`: how the tokens we issue and the dashboard's token are compared.
 pub fn sha256(bytes: &[u8]) -> [u8; 32] {
     let mut out = [0u8; 32];

@@ -37,7 +37,9 @@ pub struct Scorer {
 
 /// The trajectory scorers' version: bumped whenever any of their definitions changes
 /// (they are computed together, from the same pass over a session's events).
-pub const TRAJECTORY_VERSION: &str = "1";
+/// Version 2: shell calls after the last edit are judged by their command line when the
+/// session's transcript holds them (`cargo build` is no longer a test run).
+pub const TRAJECTORY_VERSION: &str = "2";
 
 const fn trajectory(name: &'static str, source: Source, definition: &'static str) -> Scorer {
     Scorer { name, version: TRAJECTORY_VERSION, source, subject: "session", definition }

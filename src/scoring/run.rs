@@ -3,9 +3,14 @@
 //! its last day has been read, and writing the scores in batches through the caller's
 //! main.db change (the writer thread in the server, a transaction from the CLI).
 //!
+//! A session's stored transcript is read only when it can change a score: when a shell
+//! call after the last edit would otherwise be judged by its program's name
+//! (`commands`). Nothing of it is kept.
+//!
 //! Invariant: a session is scored from all its interactive events at once (a session
 //! crossing midnight is held until its last day); a stop between batches leaves the
-//! written ones scored and the rest due.
+//! written ones scored and the rest due. A transcript that cannot be read leaves the
+//! session scored from its events alone.
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -13,9 +18,10 @@ use std::time::{Duration, Instant};
 
 use rusqlite::Connection;
 
+use super::commands::Commands;
 use super::registry::TRAJECTORY_VERSION;
 use super::store;
-use super::trajectory::{self, Step, StepTool, Trajectory};
+use super::trajectory::{self, Step, StepTool, TestsEvidence, Trajectory};
 use crate::db::DbError;
 use crate::events::partitions::{self, Day, StepRow};
 use crate::events::writer::MainChange;
@@ -30,6 +36,8 @@ pub struct Report {
     pub sessions: usize,
     pub events: u64,
     pub days: usize,
+    /// Transcripts read for the command lines of shell calls.
+    pub transcripts: usize,
     pub elapsed: Duration,
 }
 
@@ -38,9 +46,30 @@ pub fn describe(report: &Report) -> String {
     let seconds = report.elapsed.as_secs_f64();
     let rate = if seconds > 0.0 { report.sessions as f64 / seconds } else { 0.0 };
     format!(
-        "{} sessions scored from {} events over {} days in {:.1} s ({:.0} sessions/s)",
-        report.sessions, report.events, report.days, seconds, rate
+        "{} sessions scored from {} events over {} days and {} transcripts in {:.1} s ({:.0} sessions/s)",
+        report.sessions, report.events, report.days, report.transcripts, seconds, rate
     )
+}
+
+/// Scores one session: from its events, and again with its transcript's command lines
+/// when it has a transcript and a shell call was judged by its program's name.
+fn score_session(data_dir: &Path, session: &ToScore, steps: Vec<Step>, report: &mut Report) -> Trajectory {
+    let Some(relative) = session.transcript_path.as_deref() else { return trajectory::score(steps) };
+    let from_events = trajectory::score(steps.clone());
+    if from_events.tests_evidence != TestsEvidence::ProgramName {
+        return from_events;
+    }
+    match crate::transcripts::store::read(data_dir, relative) {
+        Ok(text) => {
+            report.transcripts += 1;
+            let messages = crate::transcripts::parse::parse(&session.agent_type, &text);
+            trajectory::score_with(steps, &Commands::of_transcript(&messages))
+        }
+        Err(err) => {
+            tracing::warn!(session = %session.id, error = %err, "transcript unreadable: scored from events alone");
+            from_events
+        }
+    }
 }
 
 fn step_of(row: StepRow) -> Option<Step> {
@@ -56,6 +85,7 @@ fn step_of(row: StepRow) -> Option<Step> {
             status: row.tool_status.as_deref().and_then(ToolStatus::parse),
             input: row.tool_input_sha256,
             target: row.tool_target_hash,
+            use_id: row.tool_use_id,
         }),
     })
 }
@@ -121,7 +151,8 @@ pub fn compute(
             })?;
         }
         for i in ending.remove(&day).unwrap_or_default() {
-            pending.push((due[i].clone(), trajectory::score(buffers.remove(&i).unwrap_or_default())));
+            let scored = score_session(data_dir, &due[i], buffers.remove(&i).unwrap_or_default(), &mut report);
+            pending.push((due[i].clone(), scored));
             done[i] = true;
             report.sessions += 1;
         }
@@ -131,7 +162,8 @@ pub fn compute(
     }
     // Sessions whose last day has no partition (retention removed it): what is left.
     for (i, session) in due.iter().enumerate().filter(|(i, _)| !done[*i]) {
-        pending.push((session.clone(), trajectory::score(buffers.remove(&i).unwrap_or_default())));
+        let scored = score_session(data_dir, session, buffers.remove(&i).unwrap_or_default(), &mut report);
+        pending.push((session.clone(), scored));
         report.sessions += 1;
     }
     flush(&mut pending)?;

@@ -7,7 +7,7 @@
 use rusqlite::{Connection, params};
 
 use super::registry::{self, Scorer};
-use super::trajectory::Trajectory;
+use super::trajectory::{TestsEvidence, Trajectory};
 use crate::db::DbError;
 
 /// One score as a page shows it.
@@ -47,7 +47,13 @@ pub fn write_trajectory(conn: &Connection, session_id: &str, t: &Trajectory, now
     let denials = t.denial_retry_success.is_none().then_some("no denials");
     put(conn, session_id, &DENIAL_RETRY_SUCCESS, t.denial_retry_success, denials, now_ms)?;
     let tests = t.tests_before_merge.map(|ran| if ran { 1.0 } else { 0.0 });
-    put(conn, session_id, &TESTS_BEFORE_MERGE, tests, t.tests_before_merge.is_none().then_some("no edits"), now_ms)?;
+    let evidence = match (t.tests_before_merge, t.tests_evidence) {
+        (None, _) => "no edits",
+        (Some(_), TestsEvidence::NoShellCalls) => "no command after the last edit",
+        (Some(_), TestsEvidence::ProgramName) => "judged by program name",
+        (Some(_), TestsEvidence::Transcript) => "commands read from the transcript",
+    };
+    put(conn, session_id, &TESTS_BEFORE_MERGE, tests, Some(evidence), now_ms)?;
     put(conn, session_id, &STEP_EFFICIENCY, Some(t.step_efficiency), shape, now_ms)?;
     put(conn, session_id, &SHAPE, None, shape, now_ms)?;
     put(conn, session_id, &FRICTION, Some(t.friction), None, now_ms)?;
@@ -91,13 +97,16 @@ pub fn sweep_old_versions(conn: &Connection) -> Result<usize, DbError> {
 }
 
 /// A person's scored interactive sessions started in a period: how many, their mean
-/// friction and mean step efficiency (current version), and the five with the most
-/// friction (id, agent session id, friction, shape).
+/// friction and mean step efficiency (current version), step efficiency by shape, and the
+/// five with the most friction (id, agent session id, friction, shape).
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct PeriodScores {
     pub sessions: i64,
     pub friction: Option<f64>,
     pub efficiency: Option<f64>,
+    /// (shape label, sessions, mean step efficiency): efficiency compares only within a
+    /// shape (a question has few calls to waste; a debugging session many).
+    pub by_shape: Vec<(String, i64, f64)>,
     pub most_friction: Vec<(String, String, f64, String)>,
 }
 
@@ -121,5 +130,16 @@ pub fn period_of_person(conn: &Connection, user_id: &str, from_ms: i64, to_ms: i
     let most_friction = stmt
         .query_map(params![user_id, from_ms, to_ms, version], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))?
         .collect::<Result<_, _>>()?;
-    Ok(PeriodScores { sessions, friction, efficiency, most_friction })
+    let mut stmt = conn.prepare_cached(
+        "SELECT s.shape_label, count(*), avg(sc.value) FROM sessions s
+         JOIN scores sc ON sc.subject_type = 'session' AND sc.subject_id = s.id
+           AND sc.scorer_name = 'step_efficiency' AND sc.scorer_version = ?4 AND sc.period_start_ms = 0
+         WHERE s.user_id = ?1 AND s.run_kind = 'INTERACTIVE' AND s.first_event_ms >= ?2 AND s.first_event_ms < ?3
+           AND s.scored_version = ?4 AND s.shape_label IS NOT NULL
+         GROUP BY s.shape_label",
+    )?;
+    let by_shape = stmt
+        .query_map(params![user_id, from_ms, to_ms, version], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?
+        .collect::<Result<_, _>>()?;
+    Ok(PeriodScores { sessions, friction, efficiency, by_shape, most_friction })
 }

@@ -8,6 +8,7 @@
 
 use std::collections::{BTreeSet, HashMap};
 
+use super::commands::Commands;
 use crate::model::wire::Event;
 use crate::model::{EventType, NotificationKind, ToolStatus};
 
@@ -30,6 +31,8 @@ pub struct StepTool {
     pub input: Option<[u8; 32]>,
     /// The file (or, for a command, the program) the call targets, as a digest.
     pub target: Option<[u8; 32]>,
+    /// The agent's id of the call, when it gives one (the transcript's too).
+    pub use_id: Option<String>,
 }
 
 impl Step {
@@ -44,6 +47,7 @@ impl Step {
                 status: tool.status,
                 input: tool.input_sha256,
                 target: tool.target_hash,
+                use_id: tool.use_id.clone(),
             }),
             notification: event.notification_kind,
         }
@@ -95,6 +99,8 @@ pub struct Trajectory {
     pub denial_retry_success: Option<f64>,
     /// Whether a test run succeeded after the last edit (None without an edit).
     pub tests_before_merge: Option<bool>,
+    /// How the shell calls after the last edit were judged.
+    pub tests_evidence: TestsEvidence,
     /// Share of tool calls that were productive (not failed, denied, retried, redundant
     /// or thrashing): 1 for a session without tool calls.
     pub step_efficiency: f64,
@@ -105,13 +111,24 @@ pub struct Trajectory {
     pub permission_waits: i64,
 }
 
+/// What decided `tests_before_merge`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TestsEvidence {
+    /// No successful shell call after the last edit (or no edit): nothing to judge.
+    NoShellCalls,
+    /// At least one call was judged by its program's name alone (`cargo`).
+    ProgramName,
+    /// Every call was found in the transcript and judged by its command line.
+    Transcript,
+}
+
 fn is_edit(action: &str) -> bool {
     matches!(action, "edit" | "write")
 }
 
 /// Programs that run tests (their names as the hook digests them: the first word of the
-/// command). A build with the same program counts too: the digest cannot tell `cargo
-/// build` from `cargo test` (the definition says so).
+/// command). Without the transcript a build with the same program counts too: the digest
+/// cannot tell `cargo build` from `cargo test` (the definition says so).
 const TEST_RUNNERS: [&str; 22] = [
     "pytest",
     "py.test",
@@ -149,8 +166,14 @@ pub fn normalise(mut steps: Vec<Step>) -> Vec<Step> {
     steps
 }
 
-/// Scores one session.
+/// Scores one session from its events alone.
 pub fn score(steps: Vec<Step>) -> Trajectory {
+    score_with(steps, &Commands::default())
+}
+
+/// Scores one session, reading the command lines of its shell calls from its transcript
+/// where it holds them.
+pub fn score_with(steps: Vec<Step>, commands: &Commands) -> Trajectory {
     let steps = normalise(steps);
     let calls: Vec<&StepTool> =
         steps.iter().filter(|s| s.kind == EventType::ToolEnd).filter_map(|s| s.tool.as_ref()).collect();
@@ -225,14 +248,28 @@ pub fn score(steps: Vec<Step>) -> Trajectory {
     }
     let denial_retry_success = (denials > 0).then(|| recovered as f64 / denials as f64);
 
-    // Tests before merge: a successful test run after the last edit.
+    // Tests before merge: a successful test run after the last edit. A shell call found
+    // in the transcript is judged by its command line, any other by its program's name.
     let runners = test_runner_digests();
     let last_edit = calls.iter().rposition(|c| is_edit(&c.action) && status(c, ToolStatus::Success));
-    let tests_before_merge = last_edit.map(|at| {
-        calls[at + 1..].iter().any(|c| {
-            c.action == "exec" && status(c, ToolStatus::Success) && c.target.is_some_and(|t| runners.contains(&t))
+    let shell_after_edit: Vec<&&StepTool> = last_edit
+        .map(|at| calls[at + 1..].iter().filter(|c| c.action == "exec" && status(c, ToolStatus::Success)).collect())
+        .unwrap_or_default();
+    let judged: Vec<(bool, bool)> = shell_after_edit
+        .iter()
+        .map(|c| match commands.runs_tests(c.use_id.as_deref(), c.input.as_ref()) {
+            Some(runs) => (runs, true),
+            None => (c.target.is_some_and(|t| runners.contains(&t)), false),
         })
-    });
+        .collect();
+    let tests_before_merge = last_edit.map(|_| judged.iter().any(|(runs, _)| *runs));
+    let tests_evidence = if judged.is_empty() {
+        TestsEvidence::NoShellCalls
+    } else if judged.iter().all(|(_, from_transcript)| *from_transcript) {
+        TestsEvidence::Transcript
+    } else {
+        TestsEvidence::ProgramName
+    };
 
     let errors = calls.iter().filter(|c| status(c, ToolStatus::Error)).count() as i64;
     let tool_calls = calls.len() as i64;
@@ -278,6 +315,7 @@ pub fn score(steps: Vec<Step>) -> Trajectory {
         redundant_reads,
         denial_retry_success,
         tests_before_merge,
+        tests_evidence,
         step_efficiency,
         shape,
         friction: (friction * 10.0).round() / 10.0,

@@ -27,20 +27,27 @@ pub struct Filter {
     pub run_kind: String,
     /// `open`, `ended` or `abandoned`; empty for all.
     pub outcome: String,
+    /// A shape label (`scoring::trajectory::Shape`); empty for all.
+    pub shape: String,
 }
 
 /// The sort keys the list accepts, with their column.
-pub const SORTS: [(&str, &str); 5] = [
+pub const SORTS: [(&str, &str); 6] = [
     ("started", "first_event_ms"),
     ("cost", "cost_nusd"),
     ("duration", "last_event_ms - first_event_ms"),
     ("events", "event_count"),
     ("tools", "tool_call_count"),
+    // Unscored sessions (NULL) sort below every scored one.
+    ("friction", "friction_score"),
 ];
 
 /// The run kinds and outcomes a filter may name.
 pub const RUN_KINDS: [&str; 3] = ["INTERACTIVE", "CI", "EVAL"];
 pub const OUTCOMES: [&str; 3] = ["open", "ended", "abandoned"];
+/// The shape labels scoring writes on `sessions.shape_label` (a test keeps them equal to
+/// `scoring::trajectory::Shape`).
+pub const SHAPES: [&str; 6] = ["delegation", "debugging", "feature", "single_edit", "exploration", "question"];
 
 /// One row of the list.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -104,6 +111,15 @@ fn where_clause(user_id: &str, filter: &Filter) -> Result<(String, Vec<Box<dyn T
             });
         }
         add("s.run_kind = ?", Box::new(filter.run_kind.clone()));
+    }
+    if !filter.shape.is_empty() {
+        if !SHAPES.contains(&filter.shape.as_str()) {
+            return Err(Refused {
+                field: "shape",
+                message: format!("shape must be one of {}, not {:?}", SHAPES.join(", "), filter.shape),
+            });
+        }
+        add("s.shape_label = ?", Box::new(filter.shape.clone()));
     }
     match filter.outcome.as_str() {
         "" => {}

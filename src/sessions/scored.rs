@@ -18,13 +18,16 @@ pub struct ToScore {
     pub last_event_ms: i64,
     /// The session's event count when it was found due (recorded with its scores).
     pub event_count: i64,
+    /// Its stored transcript (relative to the data directory), if it has one.
+    pub transcript_path: Option<String>,
 }
 
 /// Ended interactive sessions not scored at `version`, or with events added since they
 /// were (every ended interactive session when `all`).
 pub fn due(conn: &Connection, version: &str, all: bool) -> Result<Vec<ToScore>, DbError> {
     let mut stmt = conn.prepare(
-        "SELECT s.id, s.user_id, s.agent_type, s.agent_session_id, s.first_event_ms, s.last_event_ms, s.event_count
+        "SELECT s.id, s.user_id, s.agent_type, s.agent_session_id, s.first_event_ms, s.last_event_ms, s.event_count,
+                s.transcript_path
          FROM sessions s
          WHERE s.run_kind = 'INTERACTIVE' AND s.ended_at_ms IS NOT NULL
            AND (?2 OR s.scored_version IS NOT ?1 OR s.scored_event_count IS NOT s.event_count)
@@ -39,6 +42,7 @@ pub fn due(conn: &Connection, version: &str, all: bool) -> Result<Vec<ToScore>, 
             first_event_ms: r.get(4)?,
             last_event_ms: r.get(5)?,
             event_count: r.get(6)?,
+            transcript_path: r.get(7)?,
         })
     })?;
     Ok(rows.collect::<Result<_, _>>()?)

@@ -17,6 +17,7 @@ use super::login::render;
 use super::shown::usd;
 use crate::analytics::query::{self, Activity, By, Figures, Measure, Period, Subject, ToolFigures};
 use crate::db::{self, DbError};
+use crate::events::partitions::Day;
 use crate::http::errors::{AppError, PageError};
 use crate::model::{AgentType, Usage};
 use crate::pricing::PriceBook;
@@ -76,12 +77,57 @@ struct ScoredLines {
     efficiency_before: String,
     /// (session id, agent session id, friction, shape) of the five with the most friction.
     most_friction: Vec<(String, String, String, String)>,
+    shapes: Vec<ShapeLine>,
 }
 
-fn scored_lines(now: PeriodScores, before: PeriodScores) -> ScoredLines {
+/// Step efficiency within one shape, this period and the one before, with the sessions.
+struct ShapeLine {
+    shape: String,
+    sessions: i64,
+    efficiency: String,
+    sessions_before: i64,
+    efficiency_before: String,
+    change: String,
+    link: String,
+}
+
+/// Step efficiency compared within each shape (in the closed set's order), each line
+/// linking to this period's sessions of that shape, most friction first.
+fn shape_lines(now: &PeriodScores, before: &PeriodScores, period: Period) -> Vec<ShapeLine> {
+    let find = |scores: &PeriodScores, shape: &str| scores.by_shape.iter().find(|(s, _, _)| s == shape).cloned();
+    let (from, to) = (Day::of_ms(period.from_ms), Day::of_ms(period.to_ms - 1));
+    crate::sessions::listing::SHAPES
+        .iter()
+        .filter_map(|shape| {
+            let (this, last) = (find(now, shape), find(before, shape));
+            if this.is_none() && last.is_none() {
+                return None;
+            }
+            let share = |line: &Option<(String, i64, f64)>| line.as_ref().map(|(_, _, e)| *e);
+            let shown = |e: Option<f64>| e.map_or("—".to_string(), |e| format!("{:.0}%", e * 100.0));
+            let change = match (share(&this), share(&last)) {
+                (Some(now), Some(then)) => format!("{:+.0} points", (now - then) * 100.0),
+                _ => "—".into(),
+            };
+            Some(ShapeLine {
+                shape: shape.replace('_', " "),
+                sessions: this.as_ref().map_or(0, |(_, n, _)| *n),
+                efficiency: shown(share(&this)),
+                sessions_before: last.as_ref().map_or(0, |(_, n, _)| *n),
+                efficiency_before: shown(share(&last)),
+                change,
+                link: format!("/me/sessions?shape={shape}&from={from}&to={to}&sort=friction"),
+            })
+        })
+        .collect()
+}
+
+fn scored_lines(now: PeriodScores, before: PeriodScores, period: Period) -> ScoredLines {
     let friction = |f: Option<f64>| f.map_or("—".into(), |f| format!("{f:.1}"));
     let efficiency = |e: Option<f64>| e.map_or("—".into(), |e| format!("{:.0}%", e * 100.0));
+    let shapes = shape_lines(&now, &before, period);
     ScoredLines {
+        shapes,
         sessions: now.sessions,
         sessions_before: before.sessions,
         friction: friction(now.friction),
@@ -228,6 +274,6 @@ pub async fn page(State(state): State<Arc<AppState>>, PageCaller(caller): PageCa
         response,
         compared: !standings.is_empty(),
         standings,
-        scored: scored_lines(read.scores, read.scores_before),
+        scored: scored_lines(read.scores, read.scores_before, period),
     }))
 }

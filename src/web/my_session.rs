@@ -131,13 +131,7 @@ fn shown(score: &crate::scoring::store::ShownScore) -> String {
     match (score.scorer.name, score.value) {
         ("step_efficiency", Some(v)) => format!("{:.0}% ({label})", v * 100.0),
         ("denial_retry_success", Some(v)) => format!("{:.0}%", v * 100.0),
-        ("tests_before_merge", Some(v)) => {
-            if v > 0.0 {
-                "yes".into()
-            } else {
-                "no".into()
-            }
-        }
+        ("tests_before_merge", Some(v)) => format!("{} ({label})", if v > 0.0 { "yes" } else { "no" }),
         ("friction", Some(v)) => format!("{v:.1} of 100"),
         (_, Some(v)) => format!("{v}"),
         (_, None) => label,

@@ -1,5 +1,5 @@
 //! `/me/sessions`: the caller's own sessions, filtered (agent, model, repository, branch,
-//! dates, run kind, outcome), sorted, paged, and the whole filtered list as CSV
+//! dates, run kind, outcome, shape), sorted (friction among the keys), paged, and the whole filtered list as CSV
 //! (`?format=csv`). CI and evaluation runs are here too, under their run kind, so a
 //! developer sees "my CI runs" apart (`?run_kind=CI`, and `/me/runs`, their summary).
 //!
@@ -17,7 +17,7 @@ use serde::Deserialize;
 use super::login::render;
 use crate::db;
 use crate::http::errors::{AppError, PageError};
-use crate::sessions::listing::{self, Filter, OUTCOMES, RUN_KINDS, SORTS, SessionRow};
+use crate::sessions::listing::{self, Filter, OUTCOMES, RUN_KINDS, SHAPES, SORTS, SessionRow};
 use crate::state::AppState;
 use crate::state::caller::PageCaller;
 use crate::web::shown::filters;
@@ -47,6 +47,8 @@ pub struct ListParams {
     #[serde(default)]
     outcome: String,
     #[serde(default)]
+    shape: String,
+    #[serde(default)]
     sort: String,
     #[serde(default)]
     order: String,
@@ -65,6 +67,7 @@ struct SessionsPage {
     params: ListParams,
     run_kinds: [&'static str; 3],
     outcomes: [&'static str; 3],
+    shapes: [&'static str; 6],
     sorts: Vec<(&'static str, String)>,
     page: usize,
     pages: usize,
@@ -98,6 +101,7 @@ fn link(params: &ListParams, changes: &[(&str, String)]) -> String {
         ("to", &params.to),
         ("run_kind", &params.run_kind),
         ("outcome", &params.outcome),
+        ("shape", &params.shape),
         ("sort", &params.sort),
         ("order", &params.order),
         ("page", &params.page),
@@ -133,6 +137,7 @@ pub async fn page(
         to_ms: day_ms("to", params.to.trim(), true)?,
         run_kind: params.run_kind.trim().to_string(),
         outcome: params.outcome.trim().to_string(),
+        shape: params.shape.trim().to_string(),
     };
     let sort = if params.sort.is_empty() { "started".to_string() } else { params.sort.clone() };
     let descending = match params.order.as_str() {
@@ -180,6 +185,7 @@ pub async fn page(
         total,
         run_kinds: RUN_KINDS,
         outcomes: OUTCOMES,
+        shapes: SHAPES,
         sorts,
         page,
         pages,

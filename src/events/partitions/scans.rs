@@ -194,6 +194,7 @@ pub struct StepRow {
     pub tool_input_sha256: Option<[u8; 32]>,
     pub tool_target_hash: Option<[u8; 32]>,
     pub tool_action: Option<String>,
+    pub tool_use_id: Option<String>,
 }
 
 /// Every `INTERACTIVE` event of the partition in session order (person, agent, session,
@@ -201,7 +202,7 @@ pub struct StepRow {
 pub fn for_each_interactive_step(conn: &Connection, mut each: impl FnMut(StepRow)) -> Result<(), DbError> {
     let mut stmt = conn.prepare(
         "SELECT user_id, agent_type, session_id, ts_ms, event_id, type, notification_kind, tool_name, tool_status,
-                tool_input_sha256, tool_target_hash, tool_action
+                tool_input_sha256, tool_target_hash, tool_action, tool_use_id
          FROM events WHERE run_kind = 'INTERACTIVE' ORDER BY user_id, agent_type, session_id, ts_ms, event_id",
     )?;
     let mut rows = stmt.query([])?;
@@ -220,6 +221,7 @@ pub fn for_each_interactive_step(conn: &Connection, mut each: impl FnMut(StepRow
             tool_input_sha256: digest(row, 9)?,
             tool_target_hash: digest(row, 10)?,
             tool_action: row.get(11)?,
+            tool_use_id: row.get(12)?,
         });
     }
     Ok(())

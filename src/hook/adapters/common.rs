@@ -11,28 +11,11 @@ use crate::model::NotificationKind;
 
 pub use crate::model::sha256_hex;
 
-/// Digest and size of a JSON value as compact JSON with its object keys sorted, so the
-/// same input always hashes the same whatever order the agent wrote its keys in.
+/// Digest (hex) and size of a JSON value as compact JSON with its object keys sorted
+/// (`model::json_digest`, which the scorers use to find a call in its transcript).
 pub fn digest_of(value: &Value) -> (String, usize) {
-    match value {
-        Value::String(s) => (sha256_hex(s.as_bytes()), s.len()),
-        other => {
-            let text = sorted_keys(other).to_string();
-            (sha256_hex(text.as_bytes()), text.len())
-        }
-    }
-}
-
-fn sorted_keys(value: &Value) -> Value {
-    match value {
-        Value::Object(map) => {
-            let mut entries: Vec<_> = map.iter().collect();
-            entries.sort_by(|a, b| a.0.cmp(b.0));
-            Value::Object(entries.into_iter().map(|(k, v)| (k.clone(), sorted_keys(v))).collect())
-        }
-        Value::Array(items) => Value::Array(items.iter().map(sorted_keys).collect()),
-        other => other.clone(),
-    }
+    let (digest, bytes) = crate::model::json_digest(value);
+    (hex::encode(digest), bytes)
 }
 
 /// What a tool acted on, as a digest: the file, path, URL or pattern, or the program of

@@ -38,6 +38,7 @@ impl Session {
             status: Some(status),
             input: Some(crate::model::sha256(input.as_bytes())),
             target: Some(crate::model::sha256(target.as_bytes())),
+            use_id: None,
         };
         self.push(EventType::ToolEnd, Some(tool), None)
     }
@@ -52,6 +53,13 @@ impl Session {
 }
 
 use ToolStatus::{Denied, Error, Success};
+
+/// The sessions list filters by the labels written here.
+#[test]
+fn the_sessions_list_knows_every_shape() {
+    let labels: Vec<&str> = Shape::ALL.iter().map(|s| s.as_str()).collect();
+    assert_eq!(labels, crate::sessions::listing::SHAPES);
+}
 
 fn close(a: f64, b: f64) -> bool {
     (a - b).abs() < 1e-12
@@ -198,6 +206,7 @@ fn arbitrary_session() -> impl Strategy<Value = Vec<Step>> {
                         status: Some(status),
                         input: Some([input; 32]),
                         target: Some(crate::model::sha256(&[target])),
+                        use_id: None,
                     }),
                 }
             })

@@ -92,6 +92,14 @@ fn the_list_holds_only_the_owners_sessions_narrowed_by_every_filter() {
     assert_eq!(ids(&conn, &Filter { outcome: "open".into(), ..all.clone() }, "started", true), ["s2"]);
     assert_eq!(ids(&conn, &Filter { outcome: "abandoned".into(), ..all.clone() }, "started", true), ["s3"]);
     assert_eq!(ids(&conn, &Filter { outcome: "ended".into(), ..all.clone() }, "started", true), ["s1"]);
+    // Bo's session has the same shape: still only Ada's.
+    conn.execute_batch(
+        "UPDATE sessions SET shape_label = 'debugging', friction_score = 40 WHERE id IN ('s1', 's4');
+         UPDATE sessions SET shape_label = 'feature', friction_score = 70 WHERE id = 's2';",
+    )
+    .unwrap();
+    assert_eq!(ids(&conn, &Filter { shape: "debugging".into(), ..all.clone() }, "started", true), ["s1"]);
+    assert_eq!(ids(&conn, &all, "friction", true), ["s2", "s1", "s3"], "unscored last");
 }
 
 #[test]
@@ -108,7 +116,7 @@ fn sorting_paging_and_refusals() {
     assert_eq!((row.outcome.as_str(), row.duration_ms, row.cost_nusd), ("open", 100, 900));
     let refused = own_sessions(&conn, "ada", &all, "cost; DROP TABLE sessions", true, 5, 0).unwrap().unwrap_err();
     assert_eq!(refused.field, "sort");
-    assert!(refused.message.starts_with("sort must be one of started, cost, duration, events, tools"));
+    assert!(refused.message.starts_with("sort must be one of started, cost, duration, events, tools, friction"));
     let refused =
         own_sessions(&conn, "ada", &Filter { run_kind: "BATCH".into(), ..all.clone() }, "started", true, 5, 0)
             .unwrap()
@@ -121,6 +129,12 @@ fn sorting_paging_and_refusals() {
         .unwrap()
         .unwrap_err();
     assert_eq!(refused.field, "outcome");
+    let refused =
+        own_sessions(&conn, "ada", &Filter { shape: "epic".into(), ..Filter::default() }, "started", true, 5, 0)
+            .unwrap()
+            .unwrap_err();
+    assert_eq!(refused.field, "shape");
+    assert!(refused.message.contains("single_edit"), "{}", refused.message);
 }
 
 #[test]
