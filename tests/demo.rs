@@ -41,6 +41,11 @@ fn the_demo_fills_an_empty_directory_through_the_product_and_says_how_to_sign_in
     assert!(count(&conn, "SELECT count(DISTINCT agent_type) FROM sessions") >= 4, "several agents");
     assert_eq!(count(&conn, "SELECT sum(unknown_model_events) FROM sessions"), 0, "every model is priced");
     assert!(count(&conn, "SELECT count(*) FROM transcript_index") > 0, "transcripts");
+    // Their shell calls carry the events' call ids: scoring reads their command lines.
+    assert!(
+        count(&conn, "SELECT count(*) FROM scores WHERE label = 'commands read from the transcript'") > 0,
+        "a test run told apart by its transcript"
+    );
     assert_eq!(count(&conn, "SELECT count(*) FROM access_grants WHERE status = 'APPROVED'"), 1, "a grant");
     assert_eq!(
         count(&conn, "SELECT count(*) FROM deletion_requests WHERE completed_at_ms IS NOT NULL"),

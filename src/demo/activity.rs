@@ -187,6 +187,23 @@ pub struct Session {
     pub model: &'static str,
     pub events: Vec<Value>,
     pub prompts: Vec<String>,
+    /// The shell calls, for the transcript: (turn, call id, command line).
+    pub shell_calls: Vec<(usize, String, String)>,
+}
+
+/// A command line for a shell call of `program` (what its transcript shows; the event
+/// keeps only the program): builds as well as test runs, so "tests before merge" needs the
+/// transcript to tell them apart.
+fn command_of(program: &str) -> String {
+    let choices: &[&str] = match program {
+        "cargo" => &["cargo test", "cargo build", "cargo clippy --all-targets", "cargo test -p core -- --nocapture"],
+        "npm" => &["npm test", "npm run build", "npm install", "npm run test:unit"],
+        "pytest" => &["pytest -q", "pytest tests/test_orders.py -x"],
+        "make" => &["make test", "make", "make lint"],
+        "git" => &["git status", "git diff --stat", "git log --oneline -5"],
+        _ => &["ls -la", "ls src"],
+    };
+    choices[fastrand::usize(0..choices.len())].to_string()
 }
 
 const PROMPTS: [&str; 8] = [
@@ -215,6 +232,7 @@ pub fn session(habits: &Habits, start_ms: i64, run_kind: &str, branch: &str) -> 
     let mut t = start_ms;
     let mut events = Vec::new();
     let mut prompts = Vec::new();
+    let mut shell_calls = Vec::new();
     let base = |kind: &str, t: i64| {
         json!({"event_id": uuid::Uuid::now_v7().to_string(), "type": kind, "ts": ts(t), "agent_type": agent.name,
                "session_id": session_id, "run_kind": run_kind, "permission_mode": mode})
@@ -225,7 +243,7 @@ pub fn session(habits: &Habits, start_ms: i64, run_kind: &str, branch: &str) -> 
     events.push(start);
     let turns = if interactive { habits.turns + fastrand::u32(0..6) } else { 3 + fastrand::u32(0..4) };
     let mut context = 8_000i64;
-    for _ in 0..turns {
+    for turn in 0..turns as usize {
         t += if interactive { fastrand::i64(20_000..240_000) } else { fastrand::i64(2_000..20_000) };
         let mut prompt = base("prompt_submit", t);
         let prompt_text = PROMPTS[fastrand::usize(0..PROMPTS.len())];
@@ -252,6 +270,9 @@ pub fn session(habits: &Habits, start_ms: i64, run_kind: &str, branch: &str) -> 
                 _ => name.clone(),
             };
             let target_hash = crate::model::sha256_hex(target.as_bytes());
+            if action == "exec" {
+                shell_calls.push((turn, use_id.clone(), command_of(&target)));
+            }
             let input = hex(64);
             let tool = |status: Option<&str>, duration: Option<i64>| {
                 json!({"name": format!("{}:{name}", agent.name), "server": server, "skill": skill, "slash_command": slash,
@@ -327,11 +348,13 @@ pub fn session(habits: &Habits, start_ms: i64, run_kind: &str, branch: &str) -> 
             }
         }
     }
-    Session { agent: agent.name, session_id, model, events, prompts }
+    Session { agent: agent.name, session_id, model, events, prompts, shell_calls }
 }
 
-/// A Claude Code or Codex transcript of the session's prompts, in the agent's own format.
+/// A Claude Code or Codex transcript of the session's prompts and shell calls (by the
+/// same call ids as its events), in the agent's own format.
 pub fn transcript(session: &Session, start_ms: i64) -> Option<String> {
+    let calls_of = |turn: usize| session.shell_calls.iter().filter(move |(t, _, _)| *t == turn);
     let lines: Vec<Value> = match session.agent {
         "claude_code" => session
             .prompts
@@ -339,14 +362,28 @@ pub fn transcript(session: &Session, start_ms: i64) -> Option<String> {
             .enumerate()
             .flat_map(|(i, prompt)| {
                 let at = ts(start_ms + i as i64 * 60_000);
-                [
+                let uses: Vec<Value> = calls_of(i)
+                    .map(|(_, id, command)| json!({"type": "tool_use", "id": id, "name": "Bash", "input": {"command": command}}))
+                    .collect();
+                let results: Vec<Value> = calls_of(i)
+                    .map(|(_, id, _)| json!({"type": "tool_result", "tool_use_id": id, "content": "done"}))
+                    .collect();
+                let mut lines = vec![
                     json!({"type": "user", "sessionId": session.session_id, "uuid": format!("u{i}"), "timestamp": at,
                            "message": {"role": "user", "content": prompt}}),
                     json!({"type": "assistant", "sessionId": session.session_id, "uuid": format!("a{i}"), "timestamp": at,
                            "message": {"id": format!("msg_{i}"), "type": "message", "role": "assistant", "model": session.model,
                                        "content": [{"type": "text", "text": format!("Looking into it: {prompt}. I will start with the tests.")}],
                                        "usage": {"input_tokens": 12, "cache_read_input_tokens": 4000, "output_tokens": 80}}}),
-                ]
+                ];
+                if !uses.is_empty() {
+                    lines.push(json!({"type": "assistant", "sessionId": session.session_id, "uuid": format!("t{i}"),
+                                      "timestamp": at, "message": {"id": format!("msg_t{i}"), "type": "message",
+                                      "role": "assistant", "model": session.model, "content": uses}}));
+                    lines.push(json!({"type": "user", "sessionId": session.session_id, "uuid": format!("r{i}"),
+                                      "timestamp": at, "message": {"role": "user", "content": results}}));
+                }
+                lines
             })
             .collect(),
         "codex" => {
@@ -361,6 +398,13 @@ pub fn transcript(session: &Session, start_ms: i64) -> Option<String> {
                                   "content": [{"type": "input_text", "text": prompt}]}}));
                 lines.push(json!({"timestamp": at, "type": "response_item", "payload": {"type": "message", "role": "assistant",
                                   "content": [{"type": "output_text", "text": format!("On it: {prompt}.")}]}}));
+                for (_, id, command) in calls_of(i) {
+                    let arguments = json!({"command": ["bash", "-lc", command]}).to_string();
+                    lines.push(json!({"timestamp": at, "type": "response_item", "payload": {"type": "function_call",
+                                      "name": "shell", "arguments": arguments, "call_id": id}}));
+                    lines.push(json!({"timestamp": at, "type": "response_item", "payload": {"type": "function_call_output",
+                                      "call_id": id, "output": "Exit code: 0\nOutput:\ndone\n"}}));
+                }
             }
             lines
         }
