@@ -11,8 +11,10 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
+mod analytics;
 mod github;
 
+pub use analytics::Analytics;
 pub use github::Github;
 
 pub const DEFAULT_FILE: &str = include_str!("../assets/sightline.default.toml");
@@ -29,6 +31,7 @@ pub struct Config {
     pub log: Log,
     pub auth: Auth,
     pub github: Github,
+    pub analytics: Analytics,
 }
 
 /// Sign-in settings. See `assets/sightline.default.toml` for each key.
@@ -167,6 +170,7 @@ impl Default for Config {
             log: Log::default(),
             auth: Auth::default(),
             github: Github::default(),
+            analytics: Analytics::default(),
         }
     }
 }
@@ -282,6 +286,7 @@ pub const ENV_KEYS: &[(&str, &str)] = &[
     ("SIGHTLINE_GITHUB_ORGANISATION", "github.organisation"),
     ("SIGHTLINE_GITHUB_ISSUE_KEY_PATTERN", "github.issue_key_pattern"),
     ("SIGHTLINE_GITHUB_PROCESS_DELIVERIES", "github.process_deliveries"),
+    ("SIGHTLINE_ANALYTICS_MIN_GROUP_SIZE", "analytics.min_group_size"),
 ];
 
 impl Config {
@@ -407,6 +412,12 @@ impl Config {
         if github.app_id.is_empty() != github.private_key_path.is_empty() {
             return invalid("github.app_id and github.private_key_path are set together or not at all".into());
         }
+        if !(2..=1_000).contains(&self.analytics.min_group_size) {
+            return invalid(format!(
+                "analytics.min_group_size must be between 2 and 1000, got {}",
+                self.analytics.min_group_size
+            ));
+        }
         if tracing_subscriber::EnvFilter::try_new(&self.log.level).is_err() {
             return invalid(format!("log.level {:?} is not a valid filter", self.log.level));
         }
@@ -522,6 +533,17 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(err.contains("SIGHTLINE_STORAGE_READER_POOL"), "{err}");
+    }
+
+    #[test]
+    fn the_minimum_group_size_is_set_by_env_and_never_below_two() {
+        assert_eq!(Config::default().analytics.min_group_size, 5);
+        let config = Config::load(None, env(&[("SIGHTLINE_ANALYTICS_MIN_GROUP_SIZE", "8")]), &Overrides::default());
+        assert_eq!(config.unwrap().analytics.min_group_size, 8);
+        let err = Config::load(None, env(&[("SIGHTLINE_ANALYTICS_MIN_GROUP_SIZE", "1")]), &Overrides::default())
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("analytics.min_group_size must be between 2 and 1000, got 1"), "{err}");
     }
 
     #[test]

@@ -575,3 +575,55 @@ fn every_role_sees_its_own_overview_and_nobody_elses() {
         }
     }
 }
+
+/// Team and organisation pages, every role: everyone sees `/org` and the team list; a
+/// team's pages open for the roles that see every team, for its lead (the parent's lead
+/// too) and its members, and are a 404 for anyone else. One person was active in the
+/// teams here, fewer than the minimum group size: no role sees a figure of theirs, and
+/// no role gets the CSV.
+#[test]
+fn every_role_against_the_team_and_organisation_pages() {
+    let (_temp, world) = world();
+    let no_redirects = ureq::Agent::config_builder().http_status_as_error(false).max_redirects(0).build().new_agent();
+    let open = |token: &str, path: &str| {
+        let mut response = no_redirects
+            .get(format!("{}{path}", world.web()))
+            .header("Authorization", format!("Bearer {token}"))
+            .call()
+            .unwrap();
+        (response.status().as_u16(), response.body_mut().read_to_string().unwrap_or_default())
+    };
+    let anonymous = no_redirects.get(format!("{}/org", world.web())).call().unwrap();
+    assert_eq!(anonymous.status(), 303, "not signed in: the login page");
+    // (reader, /team/shop, /team/shop-payments)
+    let expected = [
+        ("admin", 200, 200),
+        ("investigator", 200, 200),
+        ("member", 404, 404),
+        ("viewer_aggregate", 200, 200),
+        ("team_lead", 200, 200),
+    ];
+    let mut readers: Vec<(&str, &str, u16, u16)> =
+        expected.iter().map(|(name, shop, payments)| (*name, world.tokens[name].as_str(), *shop, *payments)).collect();
+    readers.push(("subject (a member of shop-payments)", world.subject.as_str(), 404, 200));
+    for (name, token, shop, payments) in readers {
+        assert_eq!(open(token, "/org").0, 200, "{name} opens /org");
+        assert_eq!(open(token, "/team").0, 200, "{name} opens /team");
+        for (slug, status) in [("shop", shop), ("shop-payments", payments)] {
+            for path in [format!("/team/{slug}"), format!("/team/{slug}/roster")] {
+                let (got, html) = open(token, &path);
+                assert_eq!(got, status, "{name} opens {path}");
+                if status == 200 && !path.ends_with("roster") {
+                    assert!(html.contains("figures are shown only for groups of at least 5 people"), "{name} {path}");
+                    assert!(!html.contains("Spend per day"), "{name} {path}");
+                }
+            }
+            let (got, _) = open(token, &format!("/team/{slug}?format=csv&table=agents"));
+            assert_eq!(got, if status == 200 { 403 } else { 404 }, "{name}: the CSV of {slug}");
+        }
+        // The organisation's six active people (the readers and the subject) are enough for
+        // its figures; shop, with one of them, never appears alone.
+        let (_, html) = open(token, "/org");
+        assert!(!html.contains("<tr><td>shop</td>"), "{name}: a team of one is not shown alone");
+    }
+}

@@ -57,6 +57,12 @@ impl OrgRole {
         self == OrgRole::Admin
     }
 
+    /// Whether this role sees every team's aggregate pages (a `MEMBER` sees their own
+    /// teams' and those below a team they lead).
+    pub fn sees_every_team(self) -> bool {
+        self != OrgRole::Member
+    }
+
     /// Whether any path (grant, team lead) may ever lead this role to another
     /// person's individual session.
     pub fn may_reach_individual_sessions(self) -> bool {

@@ -98,7 +98,7 @@ pub fn by_slug(conn: &Connection, slug: &str) -> Result<Team, TeamError> {
     .ok_or_else(|| TeamError::NotFound(slug.to_string()))
 }
 
-pub fn list(conn: &Connection) -> Result<Vec<(Team, i64)>, TeamError> {
+pub fn list(conn: &Connection) -> Result<Vec<(Team, i64)>, DbError> {
     let mut stmt = conn.prepare(
         "SELECT t.id, t.slug, t.name, t.parent_id, t.retention_days,
                 (SELECT count(*) FROM team_members m WHERE m.team_id = t.id)
@@ -115,6 +115,57 @@ pub fn list(conn: &Connection) -> Result<Vec<(Team, i64)>, TeamError> {
             },
             row.get(5)?,
         ))
+    })?;
+    Ok(rows.collect::<Result<_, _>>()?)
+}
+
+/// The teams whose pages `user_id` may open: every team for a role that sees organisation
+/// aggregates (`ADMIN`, `INVESTIGATOR`, `VIEWER_AGGREGATE`); for a `MEMBER`, the teams
+/// they belong to and every team below one they lead. With each team's direct member
+/// count, by slug.
+pub fn visible_to(
+    conn: &Connection,
+    user_id: &str,
+    role: crate::access::roles::OrgRole,
+) -> Result<Vec<(Team, i64)>, DbError> {
+    let all = list(conn)?;
+    if role.sees_every_team() {
+        return Ok(all);
+    }
+    let mut stmt = conn.prepare_cached(
+        "WITH RECURSIVE led(id) AS (
+             SELECT team_id FROM team_members WHERE user_id = ?1 AND team_role = 'lead'
+             UNION SELECT t.id FROM teams t JOIN led ON t.parent_id = led.id
+         )
+         SELECT id FROM led UNION SELECT team_id FROM team_members WHERE user_id = ?1",
+    )?;
+    let ids: std::collections::HashSet<String> =
+        stmt.query_map([user_id], |row| row.get(0))?.collect::<Result<_, _>>()?;
+    Ok(all.into_iter().filter(|(team, _)| ids.contains(&team.id)).collect())
+}
+
+/// One person on a team's roster.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RosterEntry {
+    /// Their name, or `None` when their `named_in_team_views` is off.
+    pub name: Option<String>,
+    pub team_slug: String,
+    pub team_role: String,
+}
+
+/// The members of a team and of every team below it (a person once per team), leads
+/// first, named only where their visibility policy allows. Disabled accounts are left out.
+pub fn roster(conn: &Connection, team_id: &str) -> Result<Vec<RosterEntry>, DbError> {
+    let mut stmt = conn.prepare_cached(
+        "WITH RECURSIVE tree(id) AS (SELECT ?1 UNION SELECT t.id FROM teams t JOIN tree ON t.parent_id = tree.id)
+         SELECT CASE WHEN coalesce(v.named_in_team_views, 1) = 1 THEN u.name END, t.slug, m.team_role
+         FROM team_members m JOIN tree ON m.team_id = tree.id JOIN teams t ON t.id = m.team_id
+         JOIN users u ON u.id = m.user_id LEFT JOIN visibility_policies v ON v.user_id = m.user_id
+         WHERE u.disabled_at_ms IS NULL
+         ORDER BY t.slug, m.team_role = 'member', coalesce(v.named_in_team_views, 1) = 0, u.name",
+    )?;
+    let rows = stmt.query_map([team_id], |row| {
+        Ok(RosterEntry { name: row.get(0)?, team_slug: row.get(1)?, team_role: row.get(2)? })
     })?;
     Ok(rows.collect::<Result<_, _>>()?)
 }

@@ -202,17 +202,21 @@ pub fn top_tools(
          GROUP BY 1, 2 ORDER BY 3 DESC, 1, 2 LIMIT {limit}"
     );
     let mut stmt = conn.prepare(&sql)?;
-    let rows = stmt.query_map(params_from_iter(parameters(values, period)), |row| {
-        Ok(ToolFigures {
-            tool: row.get(0)?,
-            tool_server: row.get(1)?,
-            calls: row.get(2)?,
-            errors: row.get(3)?,
-            denials: row.get(4)?,
-            duration_ms: row.get(5)?,
-        })
-    })?;
+    let rows = stmt.query_map(params_from_iter(parameters(values, period)), read_tool_figures)?;
     Ok(rows.collect::<Result<_, _>>()?)
+}
+
+/// A tool row's figures from its first six columns (name, server, calls, errors,
+/// denials, duration).
+fn read_tool_figures(row: &rusqlite::Row<'_>) -> rusqlite::Result<ToolFigures> {
+    Ok(ToolFigures {
+        tool: row.get(0)?,
+        tool_server: row.get(1)?,
+        calls: row.get(2)?,
+        errors: row.get(3)?,
+        denials: row.get(4)?,
+        duration_ms: row.get(5)?,
+    })
 }
 
 /// The subject's sessions and active time over the period. Each person counts once,
@@ -287,6 +291,8 @@ pub fn band(values: &[i64], value: i64) -> Option<&'static str> {
         _ => "in the bottom tenth",
     })
 }
+
+pub mod groups;
 
 #[cfg(test)]
 mod tests;

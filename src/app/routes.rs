@@ -20,8 +20,8 @@ use crate::evals::dashboard::{self, DashState, api as evals_api, pages as evals_
 use crate::ingest;
 use crate::state::AppState;
 use crate::web::{
-    deletion, device, github, grants, insights, jobs, login, me, my_prs, my_session, my_sessions, oauth, overview,
-    search, security, sessions, settings, transcript_page,
+    deletion, device, github, grants, insights, jobs, login, me, my_prs, my_session, my_sessions, oauth, org, overview,
+    search, security, sessions, settings, teams, transcript_page,
 };
 
 /// The token endpoints, on both the ingest and the web listener.
@@ -71,6 +71,10 @@ pub fn web(state: Arc<AppState>) -> Router {
         .route("/me/settings/deletion", post(settings::request_deletion))
         .route("/me/settings/audit", get(me::audit_page))
         .route("/me/grants", get(me::grants_page))
+        .route("/team", get(teams::index))
+        .route("/team/{slug}", get(teams::overview))
+        .route("/team/{slug}/roster", get(teams::roster))
+        .route("/org", get(org::dashboard))
         .route("/api/me/audit", get(me::audit_json))
         .route("/api/me/grants", get(me::grants_json))
         .route("/api/me/visibility", get(me::visibility).patch(me::set_visibility))

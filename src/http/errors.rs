@@ -155,7 +155,8 @@ impl From<AppError> for PageError {
 #[derive(askama::Template)]
 #[template(path = "http/error.html")]
 struct ErrorPage<'a> {
-    signed_in: bool,
+    /// The caller's org role (`OrgRole::as_str`), "" when nobody is signed in: the navigation follows it.
+    nav_role: &'static str,
     title: &'a str,
     message: &'a str,
 }
@@ -165,7 +166,7 @@ impl IntoResponse for PageError {
         use askama::Template;
         let (status, message) = self.0.status_and_message();
         let title = status.canonical_reason().unwrap_or("Error");
-        let html = ErrorPage { signed_in: false, title, message: &message }.render().unwrap_or(message.clone());
+        let html = ErrorPage { nav_role: "", title, message: &message }.render().unwrap_or(message.clone());
         let mut response = (status, [(header::CONTENT_TYPE, "text/html; charset=utf-8")], html).into_response();
         self.0.add_headers(response.headers_mut());
         response

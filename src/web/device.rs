@@ -25,7 +25,8 @@ use crate::state::caller::{Caller, PageCaller};
 #[derive(Template)]
 #[template(path = "web/device.html")]
 struct DevicePage<'a> {
-    signed_in: bool,
+    /// The caller's org role (`OrgRole::as_str`), "" when nobody is signed in: the navigation follows it.
+    nav_role: &'static str,
     email: &'a str,
     user_code: &'a str,
     show_form: bool,
@@ -42,7 +43,7 @@ pub async fn show(PageCaller(caller): PageCaller, Query(query): Query<DeviceQuer
     let typed = query.user_code.unwrap_or_default();
     let code = device::normalise_user_code(&typed).unwrap_or(typed);
     render(&DevicePage {
-        signed_in: true,
+        nav_role: caller.role.as_str(),
         email: &caller.user.email,
         user_code: &code,
         show_form: true,
@@ -71,7 +72,7 @@ pub async fn submit(
     };
     let user_code = form.user_code.as_deref().unwrap_or_default();
     let page = DevicePage {
-        signed_in: true,
+        nav_role: caller.role.as_str(),
         email: &caller.user.email,
         user_code,
         show_form: answer.is_err(),

@@ -53,7 +53,8 @@ pub struct Standing {
 #[derive(Template)]
 #[template(path = "web/me_insights.html")]
 struct InsightsPage {
-    signed_in: bool,
+    /// The caller's org role (`OrgRole::as_str`), "" when nobody is signed in: the navigation follows it.
+    nav_role: &'static str,
     costs: Vec<CostLine>,
     total: String,
     total_before: String,
@@ -263,7 +264,7 @@ pub async fn page(State(state): State<Arc<AppState>>, PageCaller(caller): PageCa
         n => format!("{:.1} s", read.activity.response_ms as f64 / n as f64 / 1000.0),
     };
     Ok(render(&InsightsPage {
-        signed_in: true,
+        nav_role: caller.role.as_str(),
         costs,
         total: usd(read.now.cost_nusd),
         total_before: usd(read.before.cost_nusd),

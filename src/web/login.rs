@@ -29,7 +29,8 @@ use crate::web::oauth::{PasswordFailure, verify_password_sign_in};
 #[derive(Template)]
 #[template(path = "web/login.html")]
 struct LoginPage<'a> {
-    signed_in: bool,
+    /// The caller's org role (`OrgRole::as_str`), "" when nobody is signed in: the navigation follows it.
+    nav_role: &'static str,
     error: Option<&'a str>,
     email: &'a str,
     next: &'a str,
@@ -53,7 +54,7 @@ pub fn safe_next(next: Option<&str>) -> String {
 
 fn login_page(state: &AppState, status: StatusCode, error: Option<&str>, email: &str, next: &str) -> Response {
     let page = LoginPage {
-        signed_in: false,
+        nav_role: "",
         error,
         email,
         next,

@@ -43,7 +43,8 @@ struct AuditLine {
 #[derive(Template)]
 #[template(path = "web/me_audit.html")]
 struct AuditPage {
-    signed_in: bool,
+    /// The caller's org role (`OrgRole::as_str`), "" when nobody is signed in: the navigation follows it.
+    nav_role: &'static str,
     rows: Vec<AuditLine>,
 }
 
@@ -62,7 +63,7 @@ pub async fn audit_page(
             detail: describe(&row.detail),
         })
         .collect();
-    Ok(render(&AuditPage { signed_in: true, rows }))
+    Ok(render(&AuditPage { nav_role: caller.role.as_str(), rows }))
 }
 
 /// A short human line from an audit row's detail object.
@@ -96,7 +97,8 @@ struct GrantLine {
 #[derive(Template)]
 #[template(path = "web/me_grants.html")]
 struct GrantsPage {
-    signed_in: bool,
+    /// The caller's org role (`OrgRole::as_str`), "" when nobody is signed in: the navigation follows it.
+    nav_role: &'static str,
     grants: Vec<GrantLine>,
 }
 
@@ -130,7 +132,7 @@ pub async fn grants_page(
             until: grant.expires_at_ms.map(rfc3339_ms).unwrap_or_default(),
         })
         .collect();
-    Ok(render(&GrantsPage { signed_in: true, grants }))
+    Ok(render(&GrantsPage { nav_role: caller.role.as_str(), grants }))
 }
 
 pub async fn grants_json(State(state): State<Arc<AppState>>, caller: Caller) -> Result<Json<Value>, AppError> {

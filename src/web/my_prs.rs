@@ -45,7 +45,8 @@ pub struct Line {
 #[derive(Template)]
 #[template(path = "web/me_prs.html")]
 struct PullRequestsPage {
-    signed_in: bool,
+    /// The caller's org role (`OrgRole::as_str`), "" when nobody is signed in: the navigation follows it.
+    nav_role: &'static str,
     lines: Vec<Line>,
 }
 
@@ -89,5 +90,5 @@ pub async fn page(State(state): State<Arc<AppState>>, PageCaller(caller): PageCa
             }
         })
         .collect();
-    Ok(render(&PullRequestsPage { signed_in: true, lines }))
+    Ok(render(&PullRequestsPage { nav_role: caller.role.as_str(), lines }))
 }

@@ -50,7 +50,8 @@ pub struct Step {
 #[derive(Template)]
 #[template(path = "web/me_session.html")]
 struct SessionPage {
-    signed_in: bool,
+    /// The caller's org role (`OrgRole::as_str`), "" when nobody is signed in: the navigation follows it.
+    nav_role: &'static str,
     session: SessionView,
     cost: String,
     duration: String,
@@ -190,7 +191,7 @@ pub async fn page(
     let events: Vec<Event> = page.events.into_iter().map(|stored| stored.event).collect();
     let steps = timeline(session.first_event_ms, &events);
     Ok(render(&SessionPage {
-        signed_in: true,
+        nav_role: caller.role.as_str(),
         cost: format!("${:.4}", session.cost_usd),
         duration: clock(session.last_event_ms - session.first_event_ms),
         next: page

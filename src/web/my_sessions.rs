@@ -61,7 +61,8 @@ pub struct ListParams {
 #[derive(Template)]
 #[template(path = "web/me_sessions.html")]
 struct SessionsPage {
-    signed_in: bool,
+    /// The caller's org role (`OrgRole::as_str`), "" when nobody is signed in: the navigation follows it.
+    nav_role: &'static str,
     rows: Vec<SessionRow>,
     total: i64,
     params: ListParams,
@@ -180,7 +181,7 @@ pub async fn page(
         })
         .collect();
     Ok(render(&SessionsPage {
-        signed_in: true,
+        nav_role: caller.role.as_str(),
         rows,
         total,
         run_kinds: RUN_KINDS,
@@ -246,7 +247,8 @@ fn csv_response(rows: &[SessionRow]) -> Response {
 #[derive(Template)]
 #[template(path = "web/me_runs.html")]
 struct RunsPage {
-    signed_in: bool,
+    /// The caller's org role (`OrgRole::as_str`), "" when nobody is signed in: the navigation follows it.
+    nav_role: &'static str,
     kinds: Vec<listing::MachineRuns>,
 }
 
@@ -260,5 +262,5 @@ pub async fn machine_runs(
     let (pool, user_id) = (state.readers.clone(), caller.user.id.clone());
     let kinds =
         db::blocking(move || listing::machine_runs(&*pool.get()?, &user_id, from_ms)).await.map_err(AppError::from)?;
-    Ok(render(&RunsPage { signed_in: true, kinds }))
+    Ok(render(&RunsPage { nav_role: caller.role.as_str(), kinds }))
 }

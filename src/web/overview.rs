@@ -16,7 +16,7 @@ use axum::response::{Redirect, Response};
 use serde::Deserialize;
 
 use super::login::render;
-use super::shown::{count, usd};
+use super::shown::{count, hours, share, tokens, trend, usd};
 use crate::analytics::query::{self, Activity, By, Figures, Period, Subject, ToolFigures};
 use crate::db;
 use crate::http::errors::{AppError, PageError};
@@ -57,7 +57,8 @@ pub struct Line {
 #[derive(Template)]
 #[template(path = "web/me_overview.html")]
 struct OverviewPage {
-    signed_in: bool,
+    /// The caller's org role (`OrgRole::as_str`), "" when nobody is signed in: the navigation follows it.
+    nav_role: &'static str,
     name: String,
     days: i64,
     periods: [i64; 3],
@@ -110,18 +111,10 @@ pub async fn page(
     })
     .await
     .map_err(AppError::from)?;
-    Ok(render(&overview(caller.user.name.clone(), days, period, read)))
+    Ok(render(&overview(caller.role.as_str(), caller.user.name.clone(), days, period, read)))
 }
 
-fn overview(name: String, days: i64, period: Period, read: Read) -> OverviewPage {
-    let tokens = |f: &Figures| {
-        f.usage.input_tokens
-            + f.usage.output_tokens
-            + f.usage.cache_read_tokens
-            + f.usage.cache_write_5m_tokens
-            + f.usage.cache_write_1h_tokens
-            + f.usage.reasoning_tokens
-    };
+fn overview(nav_role: &'static str, name: String, days: i64, period: Period, read: Read) -> OverviewPage {
     let ratio = |f: &Figures| f.cache_hit_ratio().map_or("—".to_string(), |r| format!("{:.0}%", r * 100.0));
     let headlines = vec![
         Headline {
@@ -186,7 +179,7 @@ fn overview(name: String, days: i64, period: Period, read: Read) -> OverviewPage
             .collect()
     };
     OverviewPage {
-        signed_in: true,
+        nav_role,
         name,
         days,
         periods: PERIODS,
@@ -197,45 +190,5 @@ fn overview(name: String, days: i64, period: Period, read: Read) -> OverviewPage
         agents: lines(read.agents),
         models: lines(read.models),
         tools: read.tools,
-    }
-}
-
-fn hours(ms: i64) -> String {
-    format!("{:.1} h", ms as f64 / 3_600_000.0)
-}
-
-fn share(part: i64, whole: i64) -> String {
-    if whole > 0 { format!("{:.0}%", part as f64 * 100.0 / whole as f64) } else { "—".into() }
-}
-
-/// "+12% against the previous 30 days", "new", or "no change".
-fn trend(now: i64, before: i64, days: i64) -> String {
-    match (now, before) {
-        (0, 0) => "nothing in either period".into(),
-        (_, 0) => format!("new: nothing the previous {days} days"),
-        _ => {
-            let change = (now - before) as f64 * 100.0 / before as f64;
-            if change.abs() < 0.5 {
-                format!("no change on the previous {days} days")
-            } else {
-                format!("{change:+.0}% on the previous {days} days")
-            }
-        }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn figures_read_as_people_write_them() {
-        assert_eq!(trend(150, 100, 30), "+50% on the previous 30 days");
-        assert_eq!(trend(50, 100, 7), "-50% on the previous 7 days");
-        assert_eq!(trend(100, 0, 7), "new: nothing the previous 7 days");
-        assert_eq!(trend(0, 0, 7), "nothing in either period");
-        assert_eq!(trend(1001, 1000, 90), "no change on the previous 90 days");
-        assert_eq!(share(1, 3), "33%");
-        assert_eq!(hours(5_400_000), "1.5 h");
     }
 }

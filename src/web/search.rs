@@ -82,7 +82,8 @@ async fn run(state: &AppState, request: SearchRequest) -> Result<SearchResults, 
 #[derive(Template)]
 #[template(path = "web/me_search.html")]
 struct SearchPage {
-    signed_in: bool,
+    /// The caller's org role (`OrgRole::as_str`), "" when nobody is signed in: the navigation follows it.
+    nav_role: &'static str,
     q: String,
     newest: bool,
     results: Option<SearchResults>,
@@ -106,5 +107,5 @@ pub async fn page(
             if newest { "newest" } else { "relevance" }
         )
     });
-    Ok(render(&SearchPage { signed_in: true, q, newest, results, next }))
+    Ok(render(&SearchPage { nav_role: caller.role.as_str(), q, newest, results, next }))
 }

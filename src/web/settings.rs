@@ -83,7 +83,8 @@ pub struct SignInRow {
 #[derive(Template)]
 #[template(path = "web/me_settings.html")]
 struct SettingsPage {
-    signed_in: bool,
+    /// The caller's org role (`OrgRole::as_str`), "" when nobody is signed in: the navigation follows it.
+    nav_role: &'static str,
     name: String,
     email: String,
     role: String,
@@ -121,7 +122,7 @@ pub async fn page(State(state): State<Arc<AppState>>, PageCaller(caller): PageCa
         ),
     });
     Ok(render(&SettingsPage {
-        signed_in: true,
+        nav_role: caller.role.as_str(),
         name: caller.user.name.clone(),
         email: caller.user.email.clone(),
         role: caller.user.org_role.clone(),

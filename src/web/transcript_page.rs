@@ -52,7 +52,8 @@ pub struct Shown {
 #[derive(Template)]
 #[template(path = "web/me_transcript.html")]
 struct TranscriptPage {
-    signed_in: bool,
+    /// The caller's org role (`OrgRole::as_str`), "" when nobody is signed in: the navigation follows it.
+    nav_role: &'static str,
     session_id: String,
     total: usize,
     page: usize,
@@ -177,7 +178,7 @@ pub async fn page(
         (matching, Some(count))
     };
     Ok(render(&TranscriptPage {
-        signed_in: true,
+        nav_role: caller.role.as_str(),
         session_id,
         total,
         page,

@@ -1,0 +1,288 @@
+//! The minimum group size: figures shown to people who may not see the individuals
+//! behind them (team and organisation pages, their CSV exports) never describe fewer than
+//! `min_people` people. A figure set is read only when its subject had at least that many
+//! active people in the period ([`people`], [`Guarded`]); a breakdown folds its small
+//! groups into one "other" row, and keeps folding the smallest shown group into it until
+//! that row too covers enough people, so no small group can be had by subtracting the
+//! shown rows from the total ([`breakdown`], [`tools`]).
+//!
+//! Invariant: the user ids a group is counted from stay in this module; callers get counts.
+
+use std::collections::BTreeSet;
+
+use rusqlite::{Connection, params_from_iter};
+
+use super::{
+    By, FIGURE_SUMS, Figures, Period, Subject, ToolFigures, parameters, read_figures, read_tool_figures, subject_filter,
+};
+use crate::db::DbError;
+
+/// A subject's figures, or why they are not shown.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Guarded<T> {
+    Shown(T),
+    /// Fewer than the minimum number of people were active: nothing is shown.
+    TooFew {
+        people: i64,
+        min_people: i64,
+    },
+}
+
+impl<T> Guarded<T> {
+    pub fn shown(&self) -> Option<&T> {
+        match self {
+            Guarded::Shown(value) => Some(value),
+            Guarded::TooFew { .. } => None,
+        }
+    }
+}
+
+/// How many people had interactive activity of the subject in the period.
+pub fn people(conn: &Connection, subject: &Subject, period: Period) -> Result<i64, DbError> {
+    let (filter, values) = subject_filter(subject);
+    let sql = format!(
+        "SELECT count(DISTINCT user_id) FROM agg_usage_hourly
+         WHERE {filter} AND bucket_start_ms >= ? AND bucket_start_ms < ?"
+    );
+    Ok(conn.query_row(&sql, params_from_iter(parameters(values, period)), |row| row.get(0))?)
+}
+
+/// Reads the subject's figures with `read` only when at least `min_people` were active.
+pub fn guarded<T>(
+    conn: &Connection,
+    subject: &Subject,
+    period: Period,
+    min_people: i64,
+    read: impl FnOnce(&Connection) -> Result<T, DbError>,
+) -> Result<Guarded<T>, DbError> {
+    let people = people(conn, subject, period)?;
+    if people < min_people {
+        return Ok(Guarded::TooFew { people, min_people });
+    }
+    Ok(Guarded::Shown(read(conn)?))
+}
+
+/// One row of a guarded breakdown: `key` is `None` for the folded "other" row.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct GroupRow<T> {
+    pub key: Option<String>,
+    pub figures: T,
+    pub people: i64,
+}
+
+/// Folds rows of fewer than `min_people` into one "other" row, then the smallest shown
+/// rows too until "other" covers at least `min_people` (or every row is in it). Rows
+/// come in display order; "other" goes last.
+fn fold<T: Clone>(
+    rows: Vec<(String, T, BTreeSet<String>)>,
+    min_people: i64,
+    add: impl Fn(&mut T, &T),
+    weight: impl Fn(&T) -> i64,
+) -> Vec<GroupRow<T>> {
+    let min = min_people.max(1) as usize;
+    let (mut shown, mut small): (Vec<_>, Vec<_>) = rows.into_iter().partition(|(_, _, people)| people.len() >= min);
+    if small.is_empty() {
+        return shown
+            .into_iter()
+            .map(|(key, figures, people)| GroupRow { key: Some(key), figures, people: people.len() as i64 })
+            .collect();
+    }
+    let union = |rows: &[(String, T, BTreeSet<String>)]| {
+        rows.iter().flat_map(|(_, _, p)| p.iter().cloned()).collect::<BTreeSet<_>>()
+    };
+    while union(&small).len() < min && !shown.is_empty() {
+        // The shown row with the least weight joins "other".
+        let at = (0..shown.len()).min_by_key(|&i| weight(&shown[i].1)).unwrap_or(0);
+        small.push(shown.remove(at));
+    }
+    let mut out: Vec<GroupRow<T>> = shown
+        .into_iter()
+        .map(|(key, figures, people)| GroupRow { key: Some(key), figures, people: people.len() as i64 })
+        .collect();
+    let people = union(&small);
+    if people.len() >= min {
+        let mut figures = small[0].1.clone();
+        for (_, more, _) in &small[1..] {
+            add(&mut figures, more);
+        }
+        out.push(GroupRow { key: None, figures, people: people.len() as i64 });
+    }
+    out
+}
+
+fn split_users(text: Option<String>) -> BTreeSet<String> {
+    text.unwrap_or_default().split(',').filter(|id| !id.is_empty()).map(str::to_string).collect()
+}
+
+fn add_figures(into: &mut Figures, more: &Figures) {
+    into.events += more.events;
+    into.prompts += more.prompts;
+    into.sessions_started += more.sessions_started;
+    into.usage.add(&more.usage);
+    into.cost_nusd += more.cost_nusd;
+}
+
+/// The subject's usage broken down (`by`), costliest first (days in order), with every
+/// group of fewer than `min_people` folded into the last row.
+pub fn breakdown(
+    conn: &Connection,
+    subject: &Subject,
+    period: Period,
+    by: By,
+    min_people: i64,
+) -> Result<Vec<GroupRow<Figures>>, DbError> {
+    let (filter, values) = subject_filter(subject);
+    let order = if by == By::Day { "1" } else { "11 DESC, 1" };
+    let sql = format!(
+        "SELECT {column}, {FIGURE_SUMS}, group_concat(DISTINCT user_id) FROM agg_usage_hourly
+         WHERE {filter} AND bucket_start_ms >= ? AND bucket_start_ms < ?
+         GROUP BY 1 ORDER BY {order}",
+        column = by.column()
+    );
+    let mut stmt = conn.prepare(&sql)?;
+    let rows = stmt
+        .query_map(params_from_iter(parameters(values, period)), |row| {
+            Ok((row.get::<_, String>(0)?, read_figures(row, 1)?, split_users(row.get(11)?)))
+        })?
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(fold(rows, min_people, add_figures, |f| f.cost_nusd))
+}
+
+/// The subject's most used tools (up to `limit` groups before folding), with every tool
+/// used by fewer than `min_people` folded into the last row.
+pub fn tools(
+    conn: &Connection,
+    subject: &Subject,
+    period: Period,
+    limit: usize,
+    min_people: i64,
+) -> Result<Vec<GroupRow<ToolFigures>>, DbError> {
+    let (filter, values) = subject_filter(subject);
+    let sql = format!(
+        "SELECT tool_name, tool_server, sum(calls), sum(errors), sum(denials), sum(duration_ms),
+                group_concat(DISTINCT user_id)
+         FROM agg_tools_daily WHERE {filter} AND day_start_ms >= ? AND day_start_ms < ?
+         GROUP BY 1, 2 ORDER BY 3 DESC, 1, 2"
+    );
+    let mut stmt = conn.prepare(&sql)?;
+    let rows = stmt
+        .query_map(params_from_iter(parameters(values, period)), |row| {
+            let figures = read_tool_figures(row)?;
+            Ok((format!("{}\t{}", figures.tool, figures.tool_server), figures, split_users(row.get(6)?)))
+        })?
+        .collect::<Result<Vec<_>, _>>()?;
+    let add = |into: &mut ToolFigures, more: &ToolFigures| {
+        into.calls += more.calls;
+        into.errors += more.errors;
+        into.denials += more.denials;
+        into.duration_ms += more.duration_ms;
+    };
+    let mut folded = fold(rows, min_people, add, |t| t.calls);
+    // The most used first, "other" last; beyond `limit`, rows join "other" only in count.
+    if folded.len() > limit + 1 {
+        let other_at = folded.iter().position(|r| r.key.is_none());
+        let other = other_at.map(|at| folded.remove(at));
+        folded.truncate(limit);
+        folded.extend(other);
+    }
+    for row in &mut folded {
+        if row.key.is_none() {
+            row.figures.tool = String::new();
+            row.figures.tool_server = String::new();
+        }
+    }
+    Ok(folded)
+}
+
+/// A group of a team breakdown: a team with the teams below it, or the people directly
+/// in a team (`Some`) or in none (`None`) and in none of the listed teams.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum TeamGroup {
+    Team { id: String, label: String },
+    Rest { team_id: Option<String>, label: String },
+}
+
+/// Usage per team group, costliest first, the groups of fewer than `min_people` folded
+/// into the last row. The groups should cover the parent (every top-level team and the
+/// people in none; or a team's sub-teams and its direct members), so the folded row
+/// cannot be had by subtraction either.
+pub fn per_team(
+    conn: &Connection,
+    groups: &[TeamGroup],
+    period: Period,
+    min_people: i64,
+) -> Result<Vec<GroupRow<Figures>>, DbError> {
+    let mut rows = Vec::new();
+    for group in groups {
+        let (label, filter, values) = match group {
+            TeamGroup::Team { id, label } => {
+                let (filter, values) = subject_filter(&Subject::Team(id.clone()));
+                (label, filter.to_string(), values)
+            }
+            TeamGroup::Rest { team_id: Some(id), label } => {
+                (label, "user_id IN (SELECT user_id FROM team_members WHERE team_id = ?)".to_string(), vec![id.clone()])
+            }
+            TeamGroup::Rest { team_id: None, label } => {
+                (label, "user_id NOT IN (SELECT user_id FROM team_members)".to_string(), Vec::new())
+            }
+        };
+        let sql = format!(
+            "SELECT {FIGURE_SUMS}, group_concat(DISTINCT user_id) FROM agg_usage_hourly
+             WHERE {filter} AND bucket_start_ms >= ? AND bucket_start_ms < ?"
+        );
+        let (figures, users) = conn.query_row(&sql, params_from_iter(parameters(values, period)), |row| {
+            Ok((read_figures(row, 0)?, split_users(row.get(10)?)))
+        })?;
+        if !users.is_empty() {
+            rows.push((label.clone(), figures, users));
+        }
+    }
+    rows.sort_by(|a, b| b.1.cost_nusd.cmp(&a.1.cost_nusd).then_with(|| a.0.cmp(&b.0)));
+    Ok(fold(rows, min_people, add_figures, |f| f.cost_nusd))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn people(ids: &[&str]) -> BTreeSet<String> {
+        ids.iter().map(|id| id.to_string()).collect()
+    }
+
+    fn sum(into: &mut i64, more: &i64) {
+        *into += more;
+    }
+
+    #[test]
+    fn big_groups_stay_and_small_ones_fold_into_other() {
+        let rows = vec![
+            ("a".to_string(), 50, people(&["1", "2", "3"])),
+            ("b".to_string(), 30, people(&["1", "4"])),
+            ("c".to_string(), 20, people(&["5"])),
+        ];
+        let folded = fold(rows, 3, sum, |v| *v);
+        assert_eq!(folded.len(), 2);
+        assert_eq!((folded[0].key.as_deref(), folded[0].figures, folded[0].people), (Some("a"), 50, 3));
+        // b and c together are three people (1, 4, 5).
+        assert_eq!((folded[1].key.as_deref(), folded[1].figures, folded[1].people), (None, 50, 3));
+    }
+
+    /// One small group alone could be had by subtraction: the smallest shown group joins it.
+    #[test]
+    fn other_too_small_takes_the_smallest_shown_group_and_never_shows_fewer() {
+        let rows = vec![
+            ("a".to_string(), 50, people(&["1", "2", "3"])),
+            ("b".to_string(), 40, people(&["4", "5", "6"])),
+            ("c".to_string(), 5, people(&["7"])),
+        ];
+        let folded = fold(rows, 3, sum, |v| *v);
+        assert_eq!(folded.iter().map(|r| r.key.clone()).collect::<Vec<_>>(), [Some("a".to_string()), None]);
+        assert_eq!((folded[1].figures, folded[1].people), (45, 4));
+        // Everyone together is fewer than the minimum: nothing at all.
+        let rows = vec![("a".to_string(), 5, people(&["1"])), ("b".to_string(), 5, people(&["2"]))];
+        assert!(fold(rows, 3, sum, |v| *v).is_empty());
+        // No row is ever about fewer than the minimum.
+        let rows = vec![("a".to_string(), 9, people(&["1", "2", "3"])), ("b".to_string(), 1, people(&["1"]))];
+        assert!(fold(rows, 3, sum, |v| *v).iter().all(|r| r.people >= 3));
+    }
+}

@@ -1,0 +1,62 @@
+//! `/org`: the organisation's overview over 7, 30 or 90 days: headline figures against the
+//! period before, spend per day, agents, models, tools and the top-level teams (with the
+//! people in no team), each table as CSV. Every role sees it (`docs/access.md`).
+//!
+//! Invariants: figures come from `web::scope` (none describes fewer than
+//! `analytics.min_group_size` people; interactive runs only; aggregates only).
+
+use std::sync::Arc;
+
+use axum::extract::{Query, State};
+use axum::response::Response;
+
+use super::scope::{self, PERIODS};
+use super::teams::{ScopePage, ScopeParams, overview_response};
+use crate::access::teams;
+use crate::analytics::query::groups::TeamGroup;
+use crate::analytics::query::{Period, Subject};
+use crate::db;
+use crate::http::errors::{AppError, PageError};
+use crate::state::AppState;
+use crate::state::caller::PageCaller;
+
+/// The organisation's tabs.
+pub fn org_tabs() -> Vec<(String, &'static str)> {
+    vec![("/org".into(), "Dashboard")]
+}
+
+pub async fn dashboard(
+    State(state): State<Arc<AppState>>,
+    PageCaller(caller): PageCaller,
+    Query(params): Query<ScopeParams>,
+) -> Result<Response, PageError> {
+    let days = scope::days_param(params.days.as_deref())?;
+    let period = Period::last_days(state.clock.now_ms(), days);
+    let min_people = state.config.analytics.min_group_size;
+    let pool = state.readers.clone();
+    let read = db::blocking(move || {
+        let conn = pool.get()?;
+        let all = teams::list(&conn)?;
+        let mut groups: Vec<TeamGroup> = all
+            .into_iter()
+            .filter(|(team, _)| team.parent_id.is_none())
+            .map(|(team, _)| TeamGroup::Team { id: team.id, label: team.slug })
+            .collect();
+        groups.push(TeamGroup::Rest { team_id: None, label: "(in no team)".into() });
+        scope::read(&conn, &Subject::Organisation, &groups, period, min_people)
+    })
+    .await
+    .map_err(AppError::from)?;
+    let page = ScopePage {
+        nav_role: caller.role.as_str(),
+        title: "The organisation".into(),
+        path: "/org".into(),
+        days,
+        periods: PERIODS,
+        too_few: None,
+        shown: None,
+        teams_heading: "Teams",
+        tabs: org_tabs(),
+    };
+    overview_response(page, read, period, &params, "org")
+}

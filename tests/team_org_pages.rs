@@ -1,0 +1,229 @@
+//! Team and organisation pages (issue 19) on the real server: `/org` and `/team/<slug>`
+//! show a group's figures only when it had at least five active people (the minimum
+//! group size), fold small teams into "other" so none can be had by subtraction, refuse
+//! a small group's CSV, 404 a team the caller may not see, list only the caller's teams
+//! to a member, and name on the roster only people who allow it. The minimum is
+//! configurable (`SIGHTLINE_ANALYTICS_MIN_GROUP_SIZE`).
+
+mod common;
+
+use std::path::Path;
+use std::time::Duration;
+
+use common::inprocess::InProcess;
+use common::*;
+use serde_json::json;
+
+fn page(url: &str, token: &str) -> (u16, String, String) {
+    let agent = ureq::Agent::config_builder().http_status_as_error(false).max_redirects(0).build().new_agent();
+    let mut response = agent.get(url).header("Authorization", format!("Bearer {token}")).call().unwrap();
+    let kind = response.headers().get("content-type").map(|v| v.to_str().unwrap().to_string()).unwrap_or_default();
+    (response.status().as_u16(), response.body_mut().read_to_string().unwrap_or_default(), kind)
+}
+
+fn cli(data_dir: &Path, args: &[&str]) {
+    let mut full = args.to_vec();
+    full.extend(["--data-dir", data_dir.to_str().unwrap()]);
+    let output = sightline(&full);
+    assert!(output.status.success(), "{args:?}: {}", stderr(&output));
+}
+
+/// Adds `email` named `name` with `role`, and returns a hook token for them.
+fn person(data_dir: &Path, email: &str, name: &str, role: &str) -> String {
+    let dir = data_dir.to_str().unwrap();
+    let added = sightline_with_stdin(
+        &["user", "add", "--data-dir", dir, "--email", email, "--name", name, "--role", role, "--password-stdin"],
+        &format!("{TEST_PASSWORD}\n"),
+    );
+    assert!(added.status.success(), "{}", stderr(&added));
+    let token = sightline(&["token", "create", "--data-dir", dir, "--user", email, "--kind", "hook"]);
+    assert!(token.status.success(), "{}", stderr(&token));
+    stdout(&token).trim().to_string()
+}
+
+/// Teams `web` (6 active people, led by Lee), `data` (5) and `ops` (2); an administrator,
+/// a viewer of aggregates and a member in no team, none of them active.
+struct World {
+    _dir: tempfile::TempDir,
+    server: InProcess,
+}
+
+fn world() -> World {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path();
+    let mut hooks = Vec::new();
+    for (team, people) in [("web", 6), ("data", 5), ("ops", 2)] {
+        cli(data, &["team", "add", "--slug", team, "--name", &team.to_uppercase()]);
+        for i in 0..people {
+            let email = format!("{team}{i}@example.com");
+            hooks.push((email.clone(), person(data, &email, &format!("{team} person {i}"), "MEMBER")));
+            cli(data, &["team", "add-member", "--team", team, "--email", &email]);
+        }
+    }
+    person(data, "lee@example.com", "Lee Lead", "MEMBER");
+    cli(data, &["team", "add-member", "--team", "web", "--email", "lee@example.com", "--role", "lead"]);
+    person(data, "ari@example.com", "Ari Admin", "ADMIN");
+    person(data, "vera@example.com", "Vera Viewer", "VIEWER_AGGREGATE");
+    person(data, "max@example.com", "Max Member", "MEMBER");
+    let server = InProcess::start(data, &hooks[0].1);
+    let now = server.clock.now_ms();
+    for (i, (email, hook)) in hooks.iter().enumerate() {
+        let events = session_events(&format!("s-{i}"), now - 3_600_000 + i as i64 * 1_000, 10);
+        assert_eq!(server.server.post_events(hook, &envelope(events)).0, 200, "{email}");
+    }
+    server.clock.advance_ms(15_000);
+    let conn = rusqlite::Connection::open(data.join("main.db")).unwrap();
+    wait_until(Duration::from_secs(20), "the aggregates' refresh", || {
+        conn.query_row("SELECT count(*) FROM aggregate_dirty_buckets", [], |r| r.get::<_, i64>(0)).unwrap() == 0
+    });
+    World { _dir: dir, server }
+}
+
+impl World {
+    fn get(&self, email: &str, path: &str) -> (u16, String, String) {
+        page(&format!("{}{path}", self.server.server.web), &access_token(&self.server.server, email))
+    }
+}
+
+#[test]
+fn groups_of_fewer_than_five_people_are_never_shown() {
+    let world = world();
+
+    // The organisation: 13 active people. Ops (2) cannot be shown alone, nor had by
+    // subtraction: the smallest shown team (data) joins it in "other".
+    let (status, html, _) = world.get("ari@example.com", "/org");
+    assert_eq!(status, 200, "{html}");
+    assert!(html.contains("<div class=\"label\">Active people</div><div class=\"value\">13</div>"), "{html}");
+    let teams = html.split("<h2>Teams</h2>").nth(1).unwrap().split("</table>").next().unwrap();
+    assert!(teams.contains("<tr><td>web</td><td>6</td>"), "{teams}");
+    assert!(teams.contains("<tr><td>other (groups too small to show alone)</td><td>7</td>"), "{teams}");
+    assert!(!teams.contains(">ops<") && !teams.contains(">data<"), "{teams}");
+
+    // A team of two: nothing but why, for everyone; its CSV is refused.
+    for email in ["ari@example.com", "vera@example.com"] {
+        let (status, html, _) = world.get(email, "/team/ops");
+        assert_eq!(status, 200, "{html}");
+        assert!(html.contains("2 people were active in this period"), "{html}");
+        assert!(!html.contains("Spend per day"), "{html}");
+    }
+    let (status, body, _) = world.get("ari@example.com", "/team/ops?format=csv&table=agents");
+    assert_eq!(status, 403, "{body}");
+
+    // A team of six: its figures, and every table as CSV.
+    let (status, html, _) = world.get("vera@example.com", "/team/web?days=7");
+    assert_eq!(status, 200, "{html}");
+    assert!(html.contains("<div class=\"label\">Active people</div><div class=\"value\">6</div>"), "{html}");
+    let (status, csv, kind) = world.get("vera@example.com", "/team/web?format=csv&table=agents");
+    assert_eq!((status, kind.as_str()), (200, "text/csv; charset=utf-8"), "{csv}");
+    let mut lines = csv.lines();
+    assert_eq!(lines.next(), Some("agent,spend_usd,share,tokens,sessions,people"));
+    assert!(lines.next().unwrap().starts_with("claude_code,") && csv.trim_end().ends_with(",6"), "{csv}");
+    let (status, body, _) = world.get("vera@example.com", "/team/web?format=csv&table=secrets");
+    assert_eq!(status, 400, "{body}");
+    assert!(body.contains("table must be one of"), "{body}");
+    let (status, body, _) = world.get("vera@example.com", "/org?days=14");
+    assert_eq!(status, 400, "{body}");
+    assert!(body.contains("days must be 7, 30 or 90"), "{body}");
+}
+
+#[test]
+fn members_see_their_own_teams_and_the_roster_names_only_who_allows_it() {
+    let world = world();
+    // A member sees the teams they are in; another team is not found, like a missing one.
+    let (status, html, _) = world.get("web0@example.com", "/team");
+    assert_eq!(status, 200);
+    assert!(html.contains("href=\"/team/web\"") && !html.contains("href=\"/team/ops\""), "{html}");
+    assert_eq!(world.get("web0@example.com", "/team/ops").0, 404);
+    assert_eq!(world.get("web0@example.com", "/team/nowhere").0, 404);
+    let (_, html, _) = world.get("max@example.com", "/team");
+    assert!(html.contains("You are in no team yet"), "{html}");
+    assert_eq!(world.get("max@example.com", "/team/web").0, 404);
+    assert_eq!(world.get("lee@example.com", "/team/web").0, 200, "the lead");
+    // Every role sees the organisation's aggregates and all teams' list when its role says so.
+    let (_, html, _) = world.get("vera@example.com", "/team");
+    assert!(["web", "data", "ops"].iter().all(|t| html.contains(&format!("href=\"/team/{t}\""))), "{html}");
+
+    // web1 prefers not to be named in team views.
+    let web1 = access_token(&world.server.server, "web1@example.com");
+    let (status, _) = read(
+        agent()
+            .patch(format!("{}/api/me/visibility", world.server.server.web))
+            .header("Authorization", format!("Bearer {web1}"))
+            .header("Content-Type", "application/json")
+            .send(json!({"named_in_team_views": false}).to_string()),
+    );
+    assert_eq!(status, 200);
+    let (status, html, _) = world.get("lee@example.com", "/team/web/roster");
+    assert_eq!(status, 200, "{html}");
+    assert!(html.contains("Lee Lead") && html.contains("web person 0"), "{html}");
+    assert!(!html.contains("web person 1"), "{html}");
+    assert!(html.contains("1 member chose not to be named"), "{html}");
+    assert_eq!(world.get("max@example.com", "/team/web/roster").0, 404);
+}
+
+/// The minimum is configuration: at two, the team of two shows its figures.
+#[test]
+fn the_minimum_group_size_is_configurable() {
+    let server = TestServer::spawn_with_env(&[("SIGHTLINE_ANALYTICS_MIN_GROUP_SIZE", "2")]);
+    let data = server.data_dir.clone();
+    cli(&data, &["team", "add", "--slug", "ops", "--name", "Ops"]);
+    let now = now_ms();
+    for i in 0..2 {
+        let email = format!("ops{i}@example.com");
+        let hook = person(&data, &email, &format!("ops person {i}"), "MEMBER");
+        cli(&data, &["team", "add-member", "--team", "ops", "--email", &email]);
+        let events = session_events(&format!("o-{i}"), now - 600_000, 10);
+        assert_eq!(server.post_events(&hook, &envelope(events)).0, 200);
+    }
+    let url = format!("{}/team/ops", server.web);
+    let token = access_token(&server, "ops0@example.com");
+    wait_until(Duration::from_secs(60), "the team's figures", || {
+        page(&url, &token).1.contains("<div class=\"label\">Active people</div><div class=\"value\">2</div>")
+    });
+}
+
+/// Every team and organisation page, as each role, in light and dark, in a real browser:
+/// no console error, the chart drawn where figures are shown.
+#[test]
+fn a_browser_walks_every_team_and_org_page_as_each_role() {
+    use common::webdriver::Browser;
+    let world = world();
+    let web = world.server.server.web.clone();
+    let browser = Browser::start();
+    let artefacts = Path::new(env!("CARGO_TARGET_TMPDIR")).join("../test-artefacts");
+    for (role, email) in [
+        ("admin", "ari@example.com"),
+        ("viewer", "vera@example.com"),
+        ("lead", "lee@example.com"),
+        ("member", "web0@example.com"),
+    ] {
+        browser.goto(&format!("{web}/login"));
+        browser.wait_for(WAIT, "the login form", |b| b.find("input[name=email]").is_some());
+        browser.type_into("input[name=email]", email);
+        browser.type_into("input[name=password]", TEST_PASSWORD);
+        browser.click("form[action='/login'] button[type=submit]");
+        browser.wait_for(WAIT, "the overview", |b| b.url().ends_with("/me"));
+        assert!(browser.find("nav a[href='/org']").is_some() && browser.find("nav a[href='/team']").is_some());
+        assert_eq!(browser.find("nav a[href='/admin/jobs']").is_some(), role == "admin", "{role}: admin link");
+        let mut pages = vec![("/org", "The organisation", true), ("/team", "Teams", false)];
+        pages.extend([("/team/web", "Team WEB", true), ("/team/web/roster", "roster", false)]);
+        if role == "admin" || role == "viewer" {
+            pages.push(("/team/ops", "Team OPS", false));
+        }
+        for (path, heading, chart) in pages {
+            browser.goto(&format!("{web}{path}"));
+            browser.wait_for(WAIT, heading, |b| b.text("h1").contains(heading));
+            for theme in ["light", "dark"] {
+                browser.script(&format!("document.documentElement.dataset.theme = '{theme}';"));
+                assert_eq!(browser.find("svg[role=img]").is_some(), chart, "{role} {path}: the chart");
+                let name = path.trim_start_matches('/').replace('/', "-");
+                browser.screenshot(&artefacts.join(format!("{name}-{role}-{theme}.png")));
+            }
+        }
+        assert_eq!(browser.console_errors(), Vec::<String>::new(), "{role}: no console error");
+        browser.click("form[action='/logout'] button[type=submit]");
+        browser.wait_for(WAIT, "signed out", |b| b.find("nav a[href='/org']").is_none());
+    }
+}
+
+const WAIT: Duration = Duration::from_secs(20);
