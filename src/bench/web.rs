@@ -1,6 +1,8 @@
 //! `sightline bench web`: latency of a running server's own pages for one signed-in
 //! person — `/me` (30 and 90 days), `/me/sessions` (pages and sorts), a session's
-//! timeline and `/me/insights` — p50/p95/p99/max over N requests each, measured from
+//! timeline, `/me/insights`, `/org` (30 and 90 days), and the first team the person may
+//! open (`/team/<slug>`, 30 and 90 days, and its roster) — p50/p95/p99/max over N requests
+//! each, measured from
 //! request to full body, the way a browser would wait for them. Run it against a demo
 //! organisation (`sightline demo`) to measure the spec's web targets.
 
@@ -62,11 +64,14 @@ pub fn run(args: &WebBenchArgs) -> anyhow::Result<i32> {
         .and_then(|n| n.trim().parse().ok())
         .unwrap_or(0);
     let session = list.split("href=\"/me/sessions/").nth(1).and_then(|rest| rest.split('"').next()).map(str::to_string);
-    let session = session.ok_or_else(|| anyhow::anyhow!("{} has no sessions to open", args.email))?;
     let pages = total.div_ceil(50).max(1);
     println!("{} has {total} sessions ({pages} pages of the list); {} requests per page", args.email, args.requests);
-    let sorts = ["started", "cost", "duration", "events", "tools"];
-    let scenarios: Vec<(&str, UrlFor)> = vec![
+    let sorts = ["started", "cost", "duration", "events", "tools", "friction"];
+    // A team to open: the first of the list the person may see (with a team tree, a parent).
+    let (status, teams, _) = fetch(&format!("{base}/team"))?;
+    anyhow::ensure!(status == 200, "GET /team answered {status}");
+    let team = teams.split("<td><a href=\"/team/").nth(1).and_then(|rest| rest.split('"').next()).map(str::to_string);
+    let own_pages: Vec<(&str, UrlFor)> = vec![
         (
             "/me (30 days)",
             Box::new({
@@ -89,13 +94,6 @@ pub fn run(args: &WebBenchArgs) -> anyhow::Result<i32> {
             }),
         ),
         (
-            "/me/sessions/{id}",
-            Box::new({
-                let (base, session) = (base.clone(), session.clone());
-                move |_| format!("{base}/me/sessions/{session}")
-            }),
-        ),
-        (
             "/me/insights",
             Box::new({
                 let base = base.clone();
@@ -103,7 +101,29 @@ pub fn run(args: &WebBenchArgs) -> anyhow::Result<i32> {
             }),
         ),
     ];
-    println!("{:<20} {:>9} {:>9} {:>9} {:>9} {:>10}", "page", "p50 ms", "p95 ms", "p99 ms", "max ms", "bytes");
+    let mut scenarios: Vec<(String, UrlFor)> =
+        own_pages.into_iter().map(|(name, url_for)| (name.to_string(), url_for)).collect();
+    // A person with no session of their own (an administrator, finance) has none to open.
+    if let Some(session) = session {
+        let base = base.clone();
+        scenarios.insert(3, ("/me/sessions/{id}".into(), Box::new(move |_| format!("{base}/me/sessions/{session}"))));
+    }
+    for days in [30, 90] {
+        let base = base.clone();
+        scenarios.push((format!("/org ({days} days)"), Box::new(move |_| format!("{base}/org?days={days}"))));
+    }
+    if let Some(team) = team {
+        for days in [30, 90] {
+            let (base, team) = (base.clone(), team.clone());
+            scenarios.push((
+                format!("/team/{team} ({days} days)"),
+                Box::new(move |_| format!("{base}/team/{team}?days={days}")),
+            ));
+        }
+        let base = base.clone();
+        scenarios.push((format!("/team/{team}/roster"), Box::new(move |_| format!("{base}/team/{team}/roster"))));
+    }
+    println!("{:<28} {:>9} {:>9} {:>9} {:>9} {:>10}", "page", "p50 ms", "p95 ms", "p99 ms", "max ms", "bytes");
     let mut failed = false;
     for (name, url_for) in scenarios {
         let mut times = Vec::with_capacity(args.requests);
@@ -119,7 +139,7 @@ pub fn run(args: &WebBenchArgs) -> anyhow::Result<i32> {
         }
         times.sort_by(f64::total_cmp);
         let at = |p: f64| super::nearest_rank(&times, p).unwrap_or(0.0);
-        println!("{name:<20} {:>9.1} {:>9.1} {:>9.1} {:>9.1} {bytes:>10}", at(0.50), at(0.95), at(0.99), at(1.0));
+        println!("{name:<28} {:>9.1} {:>9.1} {:>9.1} {:>9.1} {bytes:>10}", at(0.50), at(0.95), at(0.99), at(1.0));
     }
     Ok(if failed { 1 } else { 0 })
 }

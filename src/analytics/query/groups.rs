@@ -253,6 +253,31 @@ mod tests {
         *into += more;
     }
 
+    proptest::proptest! {
+        /// Whatever the groups: no row describes fewer than the minimum, and either nothing
+        /// is shown (everyone together is fewer) or every figure is somewhere (nothing lost).
+        #[test]
+        fn no_row_is_about_fewer_than_the_minimum_and_nothing_is_lost(
+            groups in proptest::collection::vec((0i64..1_000, proptest::collection::btree_set(0u8..12, 0..6)), 0..8),
+            min in 2i64..7,
+        ) {
+            let rows: Vec<(String, i64, BTreeSet<String>)> = groups
+                .iter()
+                .enumerate()
+                .map(|(i, (value, ids))| (format!("g{i}"), *value, ids.iter().map(|id| id.to_string()).collect()))
+                .collect();
+            let everyone: BTreeSet<String> = rows.iter().flat_map(|(_, _, p)| p.iter().cloned()).collect();
+            let total: i64 = rows.iter().map(|(_, v, _)| v).sum();
+            let folded = fold(rows, min, sum, |v| *v);
+            proptest::prop_assert!(folded.iter().all(|row| row.people >= min));
+            if (everyone.len() as i64) < min {
+                proptest::prop_assert!(folded.is_empty());
+            } else {
+                proptest::prop_assert_eq!(folded.iter().map(|row| row.figures).sum::<i64>(), total);
+            }
+        }
+    }
+
     #[test]
     fn big_groups_stay_and_small_ones_fold_into_other() {
         let rows = vec![
