@@ -43,10 +43,6 @@ impl Commands {
         Commands { by_id, by_input }
     }
 
-    pub fn is_empty(&self) -> bool {
-        self.by_id.is_empty() && self.by_input.is_empty()
-    }
-
     /// Whether the call with this id (or, failing that, input digest) ran tests; `None`
     /// if the transcript does not hold it.
     pub fn runs_tests(&self, use_id: Option<&str>, input: Option<&[u8; 32]>) -> Option<bool> {

@@ -178,7 +178,8 @@ pub fn tools(
         into.duration_ms += more.duration_ms;
     };
     let mut folded = fold(rows, min_people, add, |t| t.calls);
-    // The most used first, "other" last; beyond `limit`, rows join "other" only in count.
+    // The most used first, "other" last; the shown rows beyond `limit` are left out (a top
+    // list: the rows kept still each cover at least the minimum).
     if folded.len() > limit + 1 {
         let other_at = folded.iter().position(|r| r.key.is_none());
         let other = other_at.map(|at| folded.remove(at));
