@@ -30,6 +30,9 @@ pub enum Action {
     DeletionCompleted,
     /// The LLM judge read an opted-in owner's transcript.
     JudgeRead,
+    /// A team page showed a member's own sessions, pull requests or figures to someone
+    /// else (a team lead, or a grant holder).
+    MemberViewed,
 }
 
 impl Action {
@@ -49,6 +52,7 @@ impl Action {
             Action::DeletionRequested => "DELETION_REQUESTED",
             Action::DeletionCompleted => "DELETION_COMPLETED",
             Action::JudgeRead => "JUDGE_READ",
+            Action::MemberViewed => "MEMBER_VIEWED",
         }
     }
 }

@@ -5,6 +5,7 @@
 //! `crate::sessions::read::authorize`, which decides with these rules, writes the audit
 //! row in one transaction and returns the proof the data functions require.
 
+pub mod drill_in;
 pub mod grants;
 pub mod policies;
 pub mod roles;

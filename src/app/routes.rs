@@ -21,7 +21,7 @@ use crate::ingest;
 use crate::state::AppState;
 use crate::web::{
     deletion, device, github, grants, insights, jobs, login, me, my_prs, my_session, my_sessions, oauth, org, overview,
-    search, security, sessions, settings, teams, transcript_page,
+    reports, search, security, sessions, settings, team_people, teams, transcript_page,
 };
 
 /// The token endpoints, on both the ingest and the web listener.
@@ -74,7 +74,12 @@ pub fn web(state: Arc<AppState>) -> Router {
         .route("/team", get(teams::index))
         .route("/team/{slug}", get(teams::overview))
         .route("/team/{slug}/roster", get(teams::roster))
+        .route("/team/{slug}/sessions", get(team_people::sessions))
+        .route("/team/{slug}/pulls", get(team_people::pulls))
+        .route("/team/{slug}/members/{user}", get(team_people::member))
+        .route("/team/{slug}/{report}", get(reports::team_report))
         .route("/org", get(org::dashboard))
+        .route("/org/{report}", get(reports::org_report))
         .route("/api/me/audit", get(me::audit_json))
         .route("/api/me/grants", get(me::grants_json))
         .route("/api/me/visibility", get(me::visibility).patch(me::set_visibility))

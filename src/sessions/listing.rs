@@ -197,6 +197,57 @@ pub fn own_sessions(
     Ok(Ok((rows.collect::<Result<_, _>>()?, total)))
 }
 
+/// The interactive sessions of these people started in `[from_ms, to_ms)`, the newest
+/// first (at most `limit`), each with its owner's id: a team page's list. The caller
+/// decides whose it may list (`access::drill_in`) and audits it.
+pub fn sessions_of(
+    conn: &Connection,
+    people: &[String],
+    from_ms: i64,
+    to_ms: i64,
+    limit: usize,
+) -> Result<Vec<(String, SessionRow)>, DbError> {
+    if people.is_empty() {
+        return Ok(Vec::new());
+    }
+    let marks = vec!["?"; people.len()].join(", ");
+    let sql = format!(
+        "SELECT s.id, s.agent_type, s.agent_session_id, s.run_kind, s.first_event_ms, s.last_event_ms - s.first_event_ms,
+                s.event_count, s.prompt_count, s.tool_call_count, s.tool_error_count, s.cost_nusd, s.git_remote,
+                s.git_branch, CASE WHEN s.ended_at_ms IS NULL THEN 'open' ELSE coalesce(s.end_reason, 'ended') END,
+                s.user_id
+         FROM sessions s WHERE s.user_id IN ({marks}) AND s.run_kind = 'INTERACTIVE'
+           AND s.first_event_ms >= ? AND s.first_event_ms < ?
+         ORDER BY s.first_event_ms DESC, s.id DESC LIMIT {limit}"
+    );
+    let mut values: Vec<Box<dyn ToSql>> = people.iter().map(|p| Box::new(p.clone()) as Box<dyn ToSql>).collect();
+    values.push(Box::new(from_ms));
+    values.push(Box::new(to_ms));
+    let mut stmt = conn.prepare(&sql)?;
+    let rows = stmt.query_map(params_from_iter(values.iter()), |row| {
+        Ok((
+            row.get(14)?,
+            SessionRow {
+                id: row.get(0)?,
+                agent_type: row.get(1)?,
+                agent_session_id: row.get(2)?,
+                run_kind: row.get(3)?,
+                started: rfc3339_ms(row.get(4)?),
+                duration_ms: row.get(5)?,
+                events: row.get(6)?,
+                prompts: row.get(7)?,
+                tool_calls: row.get(8)?,
+                tool_errors: row.get(9)?,
+                cost_nusd: row.get(10)?,
+                repo: row.get(11)?,
+                branch: row.get(12)?,
+                outcome: row.get(13)?,
+            },
+        ))
+    })?;
+    Ok(rows.collect::<Result<_, _>>()?)
+}
+
 /// A person's machine runs of one kind (CI or EVAL) since a time: how many, what they cost,
 /// their tool calls and errors. The named view that keeps machines apart from the
 /// developer's own figures.

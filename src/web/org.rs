@@ -22,7 +22,11 @@ use crate::state::caller::PageCaller;
 
 /// The organisation's tabs.
 pub fn org_tabs() -> Vec<(String, &'static str)> {
-    vec![("/org".into(), "Dashboard")]
+    let mut tabs = vec![("/org".to_string(), "Dashboard")];
+    tabs.extend(super::reports::Report::ORG.iter().map(|r| (format!("/org/{}", r.segment()), r.label())));
+    tabs.insert(3, ("/org/benchmarks".into(), "Benchmarks"));
+    tabs.insert(5, ("/org/search".into(), "Search"));
+    tabs
 }
 
 pub async fn dashboard(

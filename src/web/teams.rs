@@ -32,7 +32,7 @@ pub struct ScopeParams {
 }
 
 /// The team `slug` if the caller may see it, with the teams directly below it.
-fn visible_team(
+pub fn visible_team(
     conn: &rusqlite::Connection,
     caller: &Caller,
     slug: &str,
@@ -93,8 +93,15 @@ pub struct ScopePage {
 }
 
 /// The tabs of a team's pages.
-fn team_tabs(slug: &str) -> Vec<(String, &'static str)> {
-    vec![(format!("/team/{slug}"), "Overview"), (format!("/team/{slug}/roster"), "Roster")]
+pub fn team_tabs(slug: &str) -> Vec<(String, &'static str)> {
+    let mut tabs = vec![
+        (format!("/team/{slug}"), "Overview"),
+        (format!("/team/{slug}/roster"), "Roster"),
+        (format!("/team/{slug}/sessions"), "Sessions"),
+        (format!("/team/{slug}/pulls"), "Pull requests"),
+    ];
+    tabs.extend(super::reports::Report::TEAM.iter().map(|r| (format!("/team/{slug}/{}", r.segment()), r.label())));
+    tabs
 }
 
 /// Renders an overview page, or one of its tables as CSV.

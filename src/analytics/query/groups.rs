@@ -73,7 +73,7 @@ pub struct GroupRow<T> {
 /// Folds rows of fewer than `min_people` into one "other" row, then the smallest shown
 /// rows too until "other" covers at least `min_people` (or every row is in it). Rows
 /// come in display order; "other" goes last.
-fn fold<T: Clone>(
+pub(super) fn fold<T: Clone>(
     rows: Vec<(String, T, BTreeSet<String>)>,
     min_people: i64,
     add: impl Fn(&mut T, &T),
@@ -110,7 +110,7 @@ fn fold<T: Clone>(
     out
 }
 
-fn split_users(text: Option<String>) -> BTreeSet<String> {
+pub(super) fn split_users(text: Option<String>) -> BTreeSet<String> {
     text.unwrap_or_default().split(',').filter(|id| !id.is_empty()).map(str::to_string).collect()
 }
 
@@ -148,6 +148,34 @@ pub fn breakdown(
     Ok(fold(rows, min_people, add_figures, |f| f.cost_nusd))
 }
 
+/// What tool calls are grouped by.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ToolKey {
+    /// Tool and tool server (the row's `tool` and `tool_server`).
+    Tool,
+    /// Tool server (MCP); calls to no server are left out.
+    Server,
+    /// Skill; calls that loaded none are left out.
+    Skill,
+    /// Slash command; calls under none are left out.
+    SlashCommand,
+    /// Agent.
+    Agent,
+}
+
+impl ToolKey {
+    /// The name column, the server column and the rows' filter.
+    fn columns(self) -> (&'static str, &'static str, &'static str) {
+        match self {
+            ToolKey::Tool => ("tool_name", "tool_server", "1 = 1"),
+            ToolKey::Server => ("tool_server", "''", "tool_server <> ''"),
+            ToolKey::Skill => ("skill", "''", "skill <> ''"),
+            ToolKey::SlashCommand => ("slash_command", "''", "slash_command <> ''"),
+            ToolKey::Agent => ("agent_type", "''", "1 = 1"),
+        }
+    }
+}
+
 /// The subject's most used tools (up to `limit` groups before folding), with every tool
 /// used by fewer than `min_people` folded into the last row.
 pub fn tools(
@@ -157,11 +185,26 @@ pub fn tools(
     limit: usize,
     min_people: i64,
 ) -> Result<Vec<GroupRow<ToolFigures>>, DbError> {
+    tool_groups(conn, subject, period, ToolKey::Tool, limit, min_people)
+}
+
+/// The subject's tool calls grouped by `key` (up to `limit` groups before folding), the
+/// most called first, with every group of fewer than `min_people` folded into the last
+/// row (whose `tool` and `tool_server` are empty).
+pub fn tool_groups(
+    conn: &Connection,
+    subject: &Subject,
+    period: Period,
+    key: ToolKey,
+    limit: usize,
+    min_people: i64,
+) -> Result<Vec<GroupRow<ToolFigures>>, DbError> {
     let (filter, values) = subject_filter(subject);
+    let (name, server, only) = key.columns();
     let sql = format!(
-        "SELECT tool_name, tool_server, sum(calls), sum(errors), sum(denials), sum(duration_ms),
+        "SELECT {name}, {server}, sum(calls), sum(errors), sum(denials), sum(duration_ms),
                 group_concat(DISTINCT user_id)
-         FROM agg_tools_daily WHERE {filter} AND day_start_ms >= ? AND day_start_ms < ?
+         FROM agg_tools_daily WHERE {filter} AND {only} AND day_start_ms >= ? AND day_start_ms < ?
          GROUP BY 1, 2 ORDER BY 3 DESC, 1, 2"
     );
     let mut stmt = conn.prepare(&sql)?;

@@ -1,0 +1,413 @@
+//! Delivery and return on spend, from the GitHub app's tables (`pull_requests`,
+//! `pr_rollups`; read here, written only by `github`): pull requests merged in the period,
+//! those with linked interactive agent sessions beside those with CI agent runs only and
+//! those with neither, per repository or team; and cost per merged pull request and per
+//! changed line, per team or agent.
+//!
+//! Invariants: a row describes the pull requests of at least `min_people` distinct
+//! authors (the fold of `groups`); within a shown row, a kind of pull request by fewer
+//! authors is withheld ([`Kind::withheld`]), and no total is returned beside the kinds,
+//! so a withheld figure cannot be had by subtraction. A pull request's author is its
+//! Sightline account, else its GitHub login. Figures of agent sessions are interactive
+//! runs only (the rollups keep CI runs apart).
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use rusqlite::{Connection, params_from_iter};
+
+use super::groups::{GroupRow, TeamGroup, fold};
+use super::{Period, Subject, parameters, subject_filter};
+use crate::db::DbError;
+
+/// The kinds of merged pull request, by the agent sessions linked to them.
+pub const KINDS: [&str; 3] = ["with agent sessions", "CI agent runs only", "without agent sessions"];
+
+/// The figures of one kind of pull request in a row.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Kind {
+    pub merged: i64,
+    pub median_time_to_merge_ms: Option<i64>,
+    pub check_failures: i64,
+    pub reverted: i64,
+    /// True when fewer than the minimum number of authors merged pull requests of this
+    /// kind: its figures are zero and must be shown as withheld.
+    pub withheld: bool,
+}
+
+/// A delivery row: the three kinds side by side.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Delivery {
+    pub kinds: [Kind; 3],
+}
+
+/// Cost of the merged pull requests that had agent sessions.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Return {
+    pub merged: i64,
+    pub cost_nusd: i64,
+    pub changed_lines: i64,
+}
+
+impl Return {
+    pub fn per_pull_request(&self) -> Option<i64> {
+        (self.merged > 0).then(|| self.cost_nusd / self.merged)
+    }
+
+    pub fn per_changed_line(&self) -> Option<i64> {
+        (self.changed_lines > 0).then(|| self.cost_nusd / self.changed_lines)
+    }
+}
+
+/// One merged pull request as the figures need it.
+struct Merged {
+    repo: String,
+    author: String,
+    user_id: Option<String>,
+    kind: usize,
+    time_to_merge_ms: i64,
+    check_failures: i64,
+    reverted: bool,
+    agents: Vec<String>,
+    cost_nusd: i64,
+    changed_lines: i64,
+}
+
+/// The pull requests merged in the period, of the subject's authors (a team's: those
+/// with a Sightline account in it).
+fn merged(conn: &Connection, subject: &Subject, period: Period) -> Result<Vec<Merged>, DbError> {
+    let (filter, values) = subject_filter(subject);
+    let filter = filter.replacen("user_id", "p.user_id", 1);
+    let sql = format!(
+        "SELECT r.full_name, coalesce(p.user_id, 'github:' || coalesce(p.author_login, '?')), p.user_id,
+                coalesce(ro.sessions, 0), coalesce(ro.ci_sessions, 0), p.merged_at_ms - p.created_at_ms,
+                p.check_failures_count, p.reverted_by_number IS NOT NULL OR coalesce(ro.reverted, 0) = 1,
+                coalesce(ro.agents, ''), coalesce(ro.cost_nusd, 0), p.additions + p.deletions
+         FROM pull_requests p JOIN repos r ON r.id = p.repo_id LEFT JOIN pr_rollups ro ON ro.pr_id = p.id
+         WHERE p.state = 'merged' AND {filter} AND p.merged_at_ms >= ? AND p.merged_at_ms < ?"
+    );
+    let mut stmt = conn.prepare(&sql)?;
+    let rows = stmt.query_map(params_from_iter(parameters(values, period)), |row| {
+        let (sessions, ci_sessions): (i64, i64) = (row.get(3)?, row.get(4)?);
+        let agents: String = row.get(8)?;
+        Ok(Merged {
+            repo: row.get(0)?,
+            author: row.get(1)?,
+            user_id: row.get(2)?,
+            kind: if sessions > 0 {
+                0
+            } else if ci_sessions > 0 {
+                1
+            } else {
+                2
+            },
+            time_to_merge_ms: row.get::<_, i64>(5)?.max(0),
+            check_failures: row.get(6)?,
+            reverted: row.get(7)?,
+            agents: agents.split(',').filter(|a| !a.is_empty()).map(str::to_string).collect(),
+            cost_nusd: row.get(9)?,
+            changed_lines: row.get(10)?,
+        })
+    })?;
+    Ok(rows.collect::<Result<_, _>>()?)
+}
+
+/// What a row adds up before it is folded and shown.
+#[derive(Clone, Default)]
+struct KindSum {
+    merged: i64,
+    times: Vec<i64>,
+    check_failures: i64,
+    reverted: i64,
+    authors: BTreeSet<String>,
+}
+
+fn median(values: &mut [i64]) -> Option<i64> {
+    if values.is_empty() {
+        return None;
+    }
+    values.sort_unstable();
+    let mid = values.len() / 2;
+    Some(if values.len() % 2 == 1 { values[mid] } else { (values[mid - 1] + values[mid]) / 2 })
+}
+
+fn deliveries(groups: BTreeMap<String, Vec<&Merged>>, min_people: i64) -> Vec<GroupRow<Delivery>> {
+    let rows = groups
+        .into_iter()
+        .map(|(key, prs)| {
+            let mut sums: [KindSum; 3] = Default::default();
+            for pr in &prs {
+                let sum = &mut sums[pr.kind];
+                sum.merged += 1;
+                sum.times.push(pr.time_to_merge_ms);
+                sum.check_failures += pr.check_failures;
+                sum.reverted += i64::from(pr.reverted);
+                sum.authors.insert(pr.author.clone());
+            }
+            let authors = prs.iter().map(|pr| pr.author.clone()).collect::<BTreeSet<_>>();
+            (key, sums, authors)
+        })
+        .collect::<Vec<_>>();
+    let mut rows = rows;
+    rows.sort_by(|a, b| {
+        let merged = |s: &[KindSum; 3]| s.iter().map(|k| k.merged).sum::<i64>();
+        merged(&b.1).cmp(&merged(&a.1)).then_with(|| a.0.cmp(&b.0))
+    });
+    let add = |into: &mut [KindSum; 3], more: &[KindSum; 3]| {
+        for (into, more) in into.iter_mut().zip(more) {
+            into.merged += more.merged;
+            into.times.extend_from_slice(&more.times);
+            into.check_failures += more.check_failures;
+            into.reverted += more.reverted;
+            into.authors.extend(more.authors.iter().cloned());
+        }
+    };
+    let folded = fold(rows, min_people, add, |sums| sums.iter().map(|k| k.merged).sum());
+    folded
+        .into_iter()
+        .map(|row| GroupRow {
+            key: row.key,
+            people: row.people,
+            figures: Delivery {
+                kinds: row.figures.map(|mut sum| {
+                    if sum.merged > 0 && (sum.authors.len() as i64) < min_people {
+                        return Kind { withheld: true, ..Kind::default() };
+                    }
+                    Kind {
+                        merged: sum.merged,
+                        median_time_to_merge_ms: median(&mut sum.times),
+                        check_failures: sum.check_failures,
+                        reverted: sum.reverted,
+                        withheld: false,
+                    }
+                }),
+            },
+        })
+        .collect()
+}
+
+/// The members of each team group, by user id.
+fn team_members(conn: &Connection, groups: &[TeamGroup]) -> Result<Vec<(String, BTreeSet<String>)>, DbError> {
+    let mut out = Vec::new();
+    for group in groups {
+        let (label, sql, values) = match group {
+            TeamGroup::Team { id, label } => (
+                label,
+                "WITH RECURSIVE tree(id) AS (SELECT ?1 UNION SELECT t.id FROM teams t JOIN tree ON t.parent_id = tree.id)
+                 SELECT DISTINCT m.user_id FROM team_members m JOIN tree ON m.team_id = tree.id",
+                vec![id.clone()],
+            ),
+            TeamGroup::Rest { team_id: Some(id), label } => {
+                (label, "SELECT user_id FROM team_members WHERE team_id = ?1", vec![id.clone()])
+            }
+            TeamGroup::Rest { team_id: None, label } => {
+                (label, "SELECT id FROM users WHERE id NOT IN (SELECT user_id FROM team_members)", Vec::new())
+            }
+        };
+        let mut stmt = conn.prepare_cached(sql)?;
+        let ids =
+            stmt.query_map(params_from_iter(values), |row| row.get(0))?.collect::<Result<BTreeSet<String>, _>>()?;
+        out.push((label.clone(), ids));
+    }
+    Ok(out)
+}
+
+/// Merged pull requests per repository, the kinds side by side, the busiest first.
+pub fn by_repository(
+    conn: &Connection,
+    subject: &Subject,
+    period: Period,
+    min_people: i64,
+) -> Result<Vec<GroupRow<Delivery>>, DbError> {
+    let prs = merged(conn, subject, period)?;
+    let mut groups: BTreeMap<String, Vec<&Merged>> = BTreeMap::new();
+    for pr in &prs {
+        groups.entry(pr.repo.clone()).or_default().push(pr);
+    }
+    Ok(deliveries(groups, min_people))
+}
+
+/// Merged pull requests per team group (a person in two groups counts in both; authors
+/// without a Sightline account are in none).
+pub fn by_team(
+    conn: &Connection,
+    subject: &Subject,
+    teams: &[TeamGroup],
+    period: Period,
+    min_people: i64,
+) -> Result<Vec<GroupRow<Delivery>>, DbError> {
+    let prs = merged(conn, subject, period)?;
+    let members = team_members(conn, teams)?;
+    let mut groups: BTreeMap<String, Vec<&Merged>> = BTreeMap::new();
+    for pr in &prs {
+        for (label, ids) in &members {
+            if pr.user_id.as_ref().is_some_and(|id| ids.contains(id)) {
+                groups.entry(label.clone()).or_default().push(pr);
+            }
+        }
+    }
+    Ok(deliveries(groups, min_people))
+}
+
+fn returns(groups: BTreeMap<String, Vec<&Merged>>, min_people: i64) -> Vec<GroupRow<Return>> {
+    let mut rows: Vec<(String, Return, BTreeSet<String>)> = groups
+        .into_iter()
+        .map(|(key, prs)| {
+            let figures = Return {
+                merged: prs.len() as i64,
+                cost_nusd: prs.iter().map(|pr| pr.cost_nusd).sum(),
+                changed_lines: prs.iter().map(|pr| pr.changed_lines).sum(),
+            };
+            (key, figures, prs.iter().map(|pr| pr.author.clone()).collect())
+        })
+        .collect();
+    rows.sort_by(|a, b| b.1.cost_nusd.cmp(&a.1.cost_nusd).then_with(|| a.0.cmp(&b.0)));
+    let add = |into: &mut Return, more: &Return| {
+        into.merged += more.merged;
+        into.cost_nusd += more.cost_nusd;
+        into.changed_lines += more.changed_lines;
+    };
+    fold(rows, min_people, add, |r| r.cost_nusd)
+}
+
+/// Cost per merged pull request with agent sessions, per team group.
+pub fn return_by_team(
+    conn: &Connection,
+    subject: &Subject,
+    teams: &[TeamGroup],
+    period: Period,
+    min_people: i64,
+) -> Result<Vec<GroupRow<Return>>, DbError> {
+    let prs = merged(conn, subject, period)?;
+    let members = team_members(conn, teams)?;
+    let mut groups: BTreeMap<String, Vec<&Merged>> = BTreeMap::new();
+    for pr in prs.iter().filter(|pr| pr.kind == 0) {
+        for (label, ids) in &members {
+            if pr.user_id.as_ref().is_some_and(|id| ids.contains(id)) {
+                groups.entry(label.clone()).or_default().push(pr);
+            }
+        }
+    }
+    Ok(returns(groups, min_people))
+}
+
+/// Cost per merged pull request with agent sessions, per agent (a pull request worked on
+/// with two agents counts in both, with its whole cost).
+pub fn return_by_agent(
+    conn: &Connection,
+    subject: &Subject,
+    period: Period,
+    min_people: i64,
+) -> Result<Vec<GroupRow<Return>>, DbError> {
+    let prs = merged(conn, subject, period)?;
+    let mut groups: BTreeMap<String, Vec<&Merged>> = BTreeMap::new();
+    for pr in prs.iter().filter(|pr| pr.kind == 0) {
+        for agent in &pr.agents {
+            groups.entry(agent.clone()).or_default().push(pr);
+        }
+    }
+    Ok(returns(groups, min_people))
+}
+
+/// One pull request of a list.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PullRequestLine {
+    pub repo: String,
+    pub number: i64,
+    pub title: String,
+    pub state: String,
+    pub author_user_id: String,
+    pub updated_at_ms: i64,
+    pub merged_at_ms: Option<i64>,
+    pub sessions: i64,
+    pub cost_nusd: i64,
+}
+
+/// The pull requests of these authors opened, merged or updated in the period, the
+/// newest first (at most `limit`). The caller decides whose it may list.
+pub fn pull_requests_of(
+    conn: &Connection,
+    authors: &[String],
+    period: Period,
+    limit: i64,
+) -> Result<Vec<PullRequestLine>, DbError> {
+    if authors.is_empty() {
+        return Ok(Vec::new());
+    }
+    let marks = vec!["?"; authors.len()].join(", ");
+    let sql = format!(
+        "SELECT r.full_name, p.number, p.title, p.state, p.user_id, p.updated_at_ms, p.merged_at_ms,
+                coalesce(ro.sessions, 0), coalesce(ro.cost_nusd, 0)
+         FROM pull_requests p JOIN repos r ON r.id = p.repo_id LEFT JOIN pr_rollups ro ON ro.pr_id = p.id
+         WHERE p.user_id IN ({marks}) AND p.updated_at_ms >= ? AND p.created_at_ms < ?
+         ORDER BY p.updated_at_ms DESC LIMIT {limit}"
+    );
+    let mut stmt = conn.prepare(&sql)?;
+    let rows = stmt.query_map(params_from_iter(parameters(authors.to_vec(), period)), |row| {
+        Ok(PullRequestLine {
+            repo: row.get(0)?,
+            number: row.get(1)?,
+            title: row.get(2)?,
+            state: row.get(3)?,
+            author_user_id: row.get(4)?,
+            updated_at_ms: row.get(5)?,
+            merged_at_ms: row.get(6)?,
+            sessions: row.get(7)?,
+            cost_nusd: row.get(8)?,
+        })
+    })?;
+    Ok(rows.collect::<Result<_, _>>()?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pr(repo: &str, author: &str, kind: usize) -> Merged {
+        Merged {
+            repo: repo.into(),
+            author: author.into(),
+            user_id: Some(author.into()),
+            kind,
+            time_to_merge_ms: 3_600_000,
+            check_failures: 1,
+            reverted: false,
+            agents: vec!["claude_code".into()],
+            cost_nusd: 1_000,
+            changed_lines: 10,
+        }
+    }
+
+    /// A kind of pull request by fewer authors than the minimum is withheld inside a
+    /// shown row, and no row covers fewer authors than the minimum.
+    #[test]
+    fn small_kinds_are_withheld_and_small_rows_fold() {
+        let prs: Vec<Merged> = (0..5)
+            .map(|i| pr("big", &format!("u{i}"), 0))
+            .chain((5..10).map(|i| pr("big2", &format!("u{i}"), 0)))
+            .chain([pr("big", "u0", 2), pr("small", "u10", 0)])
+            .collect();
+        let mut groups: BTreeMap<String, Vec<&Merged>> = BTreeMap::new();
+        for p in &prs {
+            groups.entry(p.repo.clone()).or_default().push(p);
+        }
+        let rows = deliveries(groups, 5);
+        // The small repository alone could not make an "other" row of five authors: the
+        // smaller of the two others joins it.
+        assert_eq!(rows.iter().map(|r| r.key.as_deref()).collect::<Vec<_>>(), [Some("big"), None]);
+        assert_eq!((rows[1].people, rows[1].figures.kinds[0].merged), (6, 6));
+        let big = &rows[0];
+        assert_eq!(big.key.as_deref(), Some("big"));
+        assert_eq!(big.figures.kinds[0].merged, 5);
+        assert_eq!(big.figures.kinds[0].median_time_to_merge_ms, Some(3_600_000));
+        assert!(big.figures.kinds[2].withheld);
+        assert_eq!(big.figures.kinds[2].merged, 0);
+        assert!(!big.figures.kinds[1].withheld, "an empty kind is zero, not withheld");
+    }
+
+    #[test]
+    fn median_of_even_and_odd_counts() {
+        assert_eq!(median(&mut [3, 1, 2]), Some(2));
+        assert_eq!(median(&mut [4, 1, 2, 3]), Some(2));
+        assert_eq!(median(&mut []), None);
+    }
+}

@@ -1,0 +1,107 @@
+//! Security figures from the daily sessions aggregate: how much of the agents' work ran
+//! in the permission modes that skip the person's approval (`bypass`, `auto`, and the
+//! others beside them), over a subject or per team group. Interactive runs only.
+//!
+//! Invariants: a count of people below `min_people` is [`PeopleCount::FewerThan`]; per
+//! team, groups of fewer people fold into "other" (`groups::fold`); a person in several
+//! teams counts once in a subject's figures.
+
+use std::collections::BTreeSet;
+
+use rusqlite::{Connection, params_from_iter};
+
+use super::adoption::PeopleCount;
+use super::groups::{GroupRow, TeamGroup, fold, split_users};
+use super::{Period, Subject, parameters, subject_filter};
+use crate::db::DbError;
+
+/// The permission modes, in the aggregate's column order.
+pub const MODES: [&str; 6] = ["normal", "plan", "accept_edits", "auto", "dont_ask", "bypass"];
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Modes {
+    /// Events in each mode.
+    pub events: [i64; 6],
+    /// People with any event in each mode.
+    pub people: [PeopleCount; 6],
+}
+
+/// Each person's day once (the aggregate repeats a person for each of their teams).
+fn per_person_day(filter: &str) -> String {
+    format!(
+        "SELECT user_id, max(mode_normal) AS m0, max(mode_plan) AS m1, max(mode_accept_edits) AS m2,
+                max(mode_auto) AS m3, max(mode_dont_ask) AS m4, max(mode_bypass) AS m5
+         FROM agg_sessions_daily WHERE {filter} AND day_start_ms >= ? AND day_start_ms < ?
+         GROUP BY day_start_ms, user_id"
+    )
+}
+
+pub fn modes(conn: &Connection, subject: &Subject, period: Period, min_people: i64) -> Result<Modes, DbError> {
+    let (filter, values) = subject_filter(subject);
+    let sql = format!(
+        "SELECT coalesce(sum(m0), 0), coalesce(sum(m1), 0), coalesce(sum(m2), 0), coalesce(sum(m3), 0),
+                coalesce(sum(m4), 0), coalesce(sum(m5), 0),
+                count(DISTINCT CASE WHEN m0 > 0 THEN user_id END), count(DISTINCT CASE WHEN m1 > 0 THEN user_id END),
+                count(DISTINCT CASE WHEN m2 > 0 THEN user_id END), count(DISTINCT CASE WHEN m3 > 0 THEN user_id END),
+                count(DISTINCT CASE WHEN m4 > 0 THEN user_id END), count(DISTINCT CASE WHEN m5 > 0 THEN user_id END)
+         FROM ({})",
+        per_person_day(filter)
+    );
+    Ok(conn.query_row(&sql, params_from_iter(parameters(values, period)), |row| {
+        let mut events = [0i64; 6];
+        let mut people = [PeopleCount::Shown(0); 6];
+        for i in 0..6 {
+            events[i] = row.get(i)?;
+            people[i] = PeopleCount::of(row.get(6 + i)?, min_people);
+        }
+        Ok(Modes { events, people })
+    })?)
+}
+
+/// Events in each mode per team group, groups of fewer than `min_people` active people
+/// folded into the last row.
+pub fn modes_per_team(
+    conn: &Connection,
+    groups: &[TeamGroup],
+    period: Period,
+    min_people: i64,
+) -> Result<Vec<GroupRow<[i64; 6]>>, DbError> {
+    let mut rows = Vec::new();
+    for group in groups {
+        let (label, filter, values) = match group {
+            TeamGroup::Team { id, label } => {
+                let (filter, values) = subject_filter(&Subject::Team(id.clone()));
+                (label, filter.to_string(), values)
+            }
+            TeamGroup::Rest { team_id: Some(id), label } => {
+                (label, "user_id IN (SELECT user_id FROM team_members WHERE team_id = ?)".to_string(), vec![id.clone()])
+            }
+            TeamGroup::Rest { team_id: None, label } => {
+                (label, "user_id NOT IN (SELECT user_id FROM team_members)".to_string(), Vec::new())
+            }
+        };
+        let sql = format!(
+            "SELECT coalesce(sum(m0), 0), coalesce(sum(m1), 0), coalesce(sum(m2), 0), coalesce(sum(m3), 0),
+                    coalesce(sum(m4), 0), coalesce(sum(m5), 0), group_concat(DISTINCT user_id) FROM ({})",
+            per_person_day(&filter)
+        );
+        let (events, users): ([i64; 6], BTreeSet<String>) =
+            conn.query_row(&sql, params_from_iter(parameters(values, period)), |row| {
+                let mut events = [0i64; 6];
+                for (i, value) in events.iter_mut().enumerate() {
+                    *value = row.get(i)?;
+                }
+                Ok((events, split_users(row.get(6)?)))
+            })?;
+        if !users.is_empty() {
+            rows.push((label.clone(), events, users));
+        }
+    }
+    rows.sort_by(|a, b| b.1.iter().sum::<i64>().cmp(&a.1.iter().sum::<i64>()).then_with(|| a.0.cmp(&b.0)));
+    let add = |into: &mut [i64; 6], more: &[i64; 6]| {
+        for (into, more) in into.iter_mut().zip(more) {
+            *into += more;
+        }
+    };
+    Ok(fold(rows, min_people, add, |events| events.iter().sum()))
+}

@@ -1,0 +1,117 @@
+//! The delivery reports: merged pull requests with agent sessions beside those without,
+//! per repository and team, and the cost of the merged ones per pull request and per
+//! changed line (`analytics::query::delivery`).
+
+use super::super::report::{Cell, Table};
+use super::Ctx;
+use crate::analytics::query::delivery::{self, Delivery, KINDS, Return};
+use crate::analytics::query::groups::GroupRow;
+use crate::db::DbError;
+
+const OTHER: &str = "other (groups too small to show alone)";
+
+/// A delivery table: per group, each kind's merged count, median time to merge, check
+/// failures per pull request and reverts.
+pub fn delivery_table(id: &'static str, heading: &str, what: &'static str, rows: &[GroupRow<Delivery>]) -> Table {
+    let mut columns = vec![what, "Authors"];
+    columns.extend([
+        "Merged with agent sessions",
+        "Median to merge (with)",
+        "Check failures per PR (with)",
+        "Reverted (with)",
+        "Merged with CI agent runs only",
+        "Median to merge (CI only)",
+        "Check failures per PR (CI only)",
+        "Reverted (CI only)",
+        "Merged without agent sessions",
+        "Median to merge (without)",
+        "Check failures per PR (without)",
+        "Reverted (without)",
+    ]);
+    let mut table = Table::new(id, heading, columns);
+    for row in rows {
+        let mut cells = vec![Cell::text(row.key.clone().unwrap_or_else(|| OTHER.into())), Cell::count(row.people)];
+        for kind in &row.figures.kinds {
+            if kind.withheld {
+                cells.extend((0..4).map(|_| Cell::text("withheld")));
+                continue;
+            }
+            let per_pr = if kind.merged > 0 {
+                let value = kind.check_failures as f64 / kind.merged as f64;
+                Cell { text: format!("{value:.2}"), raw: format!("{value:.3}"), href: None }
+            } else {
+                Cell::text("—")
+            };
+            cells.extend([
+                Cell::count(kind.merged),
+                Cell::hours(kind.median_time_to_merge_ms),
+                per_pr,
+                Cell::count(kind.reverted),
+            ]);
+        }
+        table.rows.push(cells);
+    }
+    table.note = format!(
+        "Pull requests merged in the period. “With agent sessions”: an interactive session is linked to it; “CI agent runs only”: only agent runs in CI are; “without”: none. A kind merged by fewer authors than the minimum in a row is withheld. Kinds: {}.",
+        KINDS.join(", ")
+    );
+    table
+}
+
+pub fn delivery(ctx: &Ctx<'_>) -> Result<(String, Vec<Table>), DbError> {
+    let repos = delivery::by_repository(ctx.conn, &ctx.subject, ctx.period, ctx.min_people)?;
+    let teams = delivery::by_team(ctx.conn, &ctx.subject, &ctx.groups, ctx.period, ctx.min_people)?;
+    Ok((
+        "Pull-request throughput, time to merge, check failures and reverts: pull requests worked on with agents beside those without, CI runs apart.".into(),
+        vec![
+            delivery_table("repositories", "Per repository", "Repository", &repos),
+            delivery_table("teams", "Per team (by author)", "Team", &teams),
+        ],
+    ))
+}
+
+fn return_table(id: &'static str, heading: &str, what: &'static str, rows: &[GroupRow<Return>]) -> Table {
+    let mut table = Table::new(
+        id,
+        heading,
+        vec![
+            what,
+            "Authors",
+            "Merged pull requests",
+            "Spend",
+            "Changed lines",
+            "Cost per merged PR",
+            "Cost per changed line",
+        ],
+    );
+    for row in rows {
+        let r = &row.figures;
+        table.rows.push(vec![
+            Cell::text(row.key.clone().unwrap_or_else(|| OTHER.into())),
+            Cell::count(row.people),
+            Cell::count(r.merged),
+            Cell::usd(r.cost_nusd),
+            Cell::count(r.changed_lines),
+            r.per_pull_request().map_or(Cell::text("—"), Cell::usd),
+            r.per_changed_line().map_or(Cell::text("—"), |nusd| {
+                let usd = nusd as f64 / 1e9;
+                Cell { text: format!("${usd:.4}"), raw: format!("{usd:.6}"), href: None }
+            }),
+        ]);
+    }
+    table
+}
+
+pub fn roi(ctx: &Ctx<'_>) -> Result<(String, Vec<Table>), DbError> {
+    let teams = delivery::return_by_team(ctx.conn, &ctx.subject, &ctx.groups, ctx.period, ctx.min_people)?;
+    let agents = delivery::return_by_agent(ctx.conn, &ctx.subject, ctx.period, ctx.min_people)?;
+    Ok((
+        "What merged work cost: the spend of the interactive agent sessions linked to each pull request merged in the period. No lines-generated or share-of-AI-code figures: outcomes only.".into(),
+        vec![
+            return_table("teams", "Per team (by author)", "Team", &teams)
+                .note("Only pull requests with linked interactive sessions; changed lines are additions plus deletions."),
+            return_table("agents", "Per agent", "Agent", &agents)
+                .note("A pull request worked on with two agents counts under both, with its whole cost."),
+        ],
+    ))
+}
