@@ -228,6 +228,8 @@ pub const ENV_KEYS: &[(&str, &str)] = &[
     ("SIGHTLINE_GITHUB_ISSUE_KEY_PATTERN", "github.issue_key_pattern"),
     ("SIGHTLINE_GITHUB_PROCESS_DELIVERIES", "github.process_deliveries"),
     ("SIGHTLINE_ANALYTICS_MIN_GROUP_SIZE", "analytics.min_group_size"),
+    ("SIGHTLINE_ANALYTICS_RESULTS_DB", "analytics.results_db"),
+    ("SIGHTLINE_ANALYTICS_EVAL_DASHBOARD_URL", "analytics.eval_dashboard_url"),
 ];
 
 impl Config {
@@ -389,7 +391,9 @@ fn env_value(key: &str, raw: &str) -> Result<toml::Value, String> {
             _ => Err(format!("{raw:?} is not true or false")),
         };
     }
-    if matches!(key, "data_dir" | "log.level" | "log.format") || key.starts_with("auth.") || key.starts_with("github.")
+    if matches!(key, "data_dir" | "log.level" | "log.format" | "analytics.results_db" | "analytics.eval_dashboard_url")
+        || key.starts_with("auth.")
+        || key.starts_with("github.")
     {
         return Ok(toml::Value::String(raw.to_string()));
     }

@@ -576,11 +576,13 @@ fn every_role_sees_its_own_overview_and_nobody_elses() {
     }
 }
 
-/// Team and organisation pages, every role: everyone sees `/org` and the team list; a
-/// team's pages open for the roles that see every team, for its lead (the parent's lead
-/// too) and its members, and are a 404 for anyone else. One person was active in the
-/// teams here, fewer than the minimum group size: no role sees a figure of theirs, and
-/// no role gets the CSV.
+/// Every team and organisation route against every role. A team's pages open for the
+/// roles that see every team, for its lead (the parent's lead too) and its members, and
+/// are a 404 for anyone else. One person was active in the teams here, fewer than the
+/// minimum group size: no role sees a figure of theirs on any team page, and no role gets
+/// a CSV of one. Members are listed one by one only to whom they may be (themself, their
+/// lead with drill-in on), each such view audited; `VIEWER_AGGREGATE` never sees a list.
+/// Every `/org` page opens for every role (their figures: `tests/team_org_pages.rs`).
 #[test]
 fn every_role_against_the_team_and_organisation_pages() {
     let (_temp, world) = world();
@@ -595,35 +597,171 @@ fn every_role_against_the_team_and_organisation_pages() {
     };
     let anonymous = no_redirects.get(format!("{}/org", world.web())).call().unwrap();
     assert_eq!(anonymous.status(), 303, "not signed in: the login page");
-    // (reader, /team/shop, /team/shop-payments)
-    let expected = [
-        ("admin", 200, 200),
-        ("investigator", 200, 200),
-        ("member", 404, 404),
-        ("viewer_aggregate", 200, 200),
-        ("team_lead", 200, 200),
+    let subject_id = user_id(&world.running.server.data_dir, SUBJECT);
+    let member_viewed = || -> i64 {
+        let conn = world.running.server.main_db();
+        conn.query_row(
+            "SELECT count(*) FROM audit_log WHERE action = 'MEMBER_VIEWED' AND subject_user_id = ?1",
+            [&subject_id],
+            |row| row.get(0),
+        )
+        .unwrap()
+    };
+    // Guarded team pages, with a table of each for the CSV.
+    let guarded = [
+        ("", "agents"),
+        ("/adoption", "summary"),
+        ("/tools", "tools"),
+        ("/tool-servers", "servers"),
+        ("/agents", "agents"),
+        ("/skills", "skills"),
     ];
-    let mut readers: Vec<(&str, &str, u16, u16)> =
-        expected.iter().map(|(name, shop, payments)| (*name, world.tokens[name].as_str(), *shop, *payments)).collect();
-    readers.push(("subject (a member of shop-payments)", world.subject.as_str(), 404, 200));
-    for (name, token, shop, payments) in readers {
-        assert_eq!(open(token, "/org").0, 200, "{name} opens /org");
+    // (reader, /team/shop, /team/shop-payments, sees the subject one by one)
+    let expected = [
+        ("admin", 200, 200, false),
+        ("investigator", 200, 200, false),
+        ("member", 404, 404, false),
+        ("viewer_aggregate", 200, 200, false),
+        ("team_lead", 200, 200, true),
+    ];
+    let mut readers: Vec<(&str, &str, u16, u16, bool)> = expected
+        .iter()
+        .map(|(name, shop, payments, sees)| (*name, world.tokens[name].as_str(), *shop, *payments, *sees))
+        .collect();
+    readers.push(("subject (a member of shop-payments)", world.subject.as_str(), 404, 200, true));
+    for (name, token, shop, payments, sees_subject) in readers {
         assert_eq!(open(token, "/team").0, 200, "{name} opens /team");
         for (slug, status) in [("shop", shop), ("shop-payments", payments)] {
-            for path in [format!("/team/{slug}"), format!("/team/{slug}/roster")] {
+            for (page, table) in guarded {
+                let path = format!("/team/{slug}{page}");
                 let (got, html) = open(token, &path);
                 assert_eq!(got, status, "{name} opens {path}");
-                if status == 200 && !path.ends_with("roster") {
+                if status == 200 {
                     assert!(html.contains("figures are shown only for groups of at least 5 people"), "{name} {path}");
-                    assert!(!html.contains("Spend per day"), "{name} {path}");
+                    assert!(!html.contains("<table>"), "{name} {path}: no table of a group of one");
                 }
+                let (got, _) = open(token, &format!("{path}?format=csv&table={table}"));
+                assert_eq!(got, if status == 200 { 403 } else { 404 }, "{name}: the CSV of {path}");
             }
-            let (got, _) = open(token, &format!("/team/{slug}?format=csv&table=agents"));
-            assert_eq!(got, if status == 200 { 403 } else { 404 }, "{name}: the CSV of {slug}");
+            assert_eq!(open(token, &format!("/team/{slug}/roster")).0, status, "{name}: roster of {slug}");
+            let before = member_viewed();
+            let (got, html) = open(token, &format!("/team/{slug}/sessions"));
+            assert_eq!(got, status, "{name}: sessions of {slug}");
+            if status == 200 {
+                let listed = html.contains(&format!("/team/{slug}/members/{subject_id}"));
+                assert_eq!(listed, sees_subject, "{name}: the subject listed one by one on {slug}");
+                if name == "viewer_aggregate" {
+                    assert!(html.contains("Your role sees aggregates only"), "{name}");
+                }
+                let audited = member_viewed() - before;
+                let expected_rows = i64::from(sees_subject && !name.starts_with("subject"));
+                assert_eq!(audited, expected_rows, "{name}: MEMBER_VIEWED rows for the sessions of {slug}");
+            }
+            let (got, html) = open(token, &format!("/team/{slug}/pulls"));
+            assert_eq!(got, status, "{name}: pull requests of {slug}");
+            if status == 200 {
+                assert!(html.contains("figures are shown only for groups of at least 5 people"), "{name}");
+            }
+            let drill_in = format!("/team/{slug}/members/{subject_id}");
+            let want = if status == 200 && sees_subject { 200 } else { 404 };
+            let before = member_viewed();
+            let (got, html) = open(token, &drill_in);
+            assert_eq!(got, want, "{name} opens {drill_in}");
+            if want == 200 {
+                assert!(html.contains("Figures"), "{name}: {drill_in}");
+                let audited = member_viewed() - before;
+                assert_eq!(audited, i64::from(!name.starts_with("subject")), "{name}: {drill_in} audited");
+            }
+            assert_eq!(open(token, &format!("/team/{slug}/members/nobody")).0, 404, "{name}: no such member");
         }
-        // The organisation's six active people (the readers and the subject) are enough for
-        // its figures; shop, with one of them, never appears alone.
-        let (_, html) = open(token, "/org");
-        assert!(!html.contains("<tr><td>shop</td>"), "{name}: a team of one is not shown alone");
+        assert_eq!(open(token, "/team/shop/nonsense").0, 404, "{name}: no such team page");
+        for page in [
+            "",
+            "/adoption",
+            "/delivery",
+            "/benchmarks",
+            "/teams",
+            "/search",
+            "/tools",
+            "/tool-servers",
+            "/skills",
+            "/agents",
+            "/models",
+            "/governance",
+            "/roi",
+            "/security",
+            "/knowledge",
+        ] {
+            let path = format!("/org{page}");
+            let (got, html) = open(token, &path);
+            assert_eq!(got, 200, "{name} opens {path}");
+            assert!(!html.contains("<td>shop</td>"), "{name} {path}: a team of one is not shown alone");
+            assert!(!html.contains(">shop</a></td>"), "{name} {path}: a team of one is not shown alone");
+        }
+        // No aggregate has been refreshed in this world: the organisation had no active
+        // person in the period either, so its figures are refused as CSV too.
+        assert_eq!(open(token, "/org/teams?format=csv&table=all-teams").0, 403, "{name}");
+        assert_eq!(open(token, "/org/adoption?days=14").0, 400, "{name}: an unknown period");
+        assert_eq!(open(token, "/org/nonsense").0, 404, "{name}: no such organisation page");
     }
+}
+
+/// `/org/search` finds another person's transcript only once they share it, and only for
+/// a reader who may open their sessions (here their team lead); each hit shown is an
+/// audited transcript read. An administrator without a grant and `VIEWER_AGGREGATE` find
+/// only their own.
+#[test]
+fn organisation_search_covers_shared_transcripts_the_reader_may_open() {
+    let (_temp, world) = world();
+    let search = |reader: &str| {
+        let (status, body) = get_text(&format!("{}/org/search?q=ledger", world.web()), &world.tokens[reader]);
+        assert_eq!(status, 200, "{reader}");
+        body
+    };
+    let subject_session = world.subject_session.clone();
+    let transcript_reads = || -> i64 {
+        world
+            .running
+            .server
+            .main_db()
+            .query_row(
+                "SELECT count(*) FROM audit_log WHERE action = 'TRANSCRIPT_READ' AND target = ?1",
+                [&subject_session],
+                |r| r.get(0),
+            )
+            .unwrap()
+    };
+    for reader in ["admin", "team_lead", "viewer_aggregate"] {
+        let html = search(reader);
+        assert!(html.contains("your claude_code session"), "{reader} finds their own: {html}");
+        assert!(!html.contains(&subject_session), "{reader}: not shared yet");
+    }
+    let (status, _) = read(
+        agent()
+            .patch(format!("{}/api/me/visibility", world.web()))
+            .header("Authorization", format!("Bearer {}", world.subject))
+            .header("Content-Type", "application/json")
+            .send(json!({"share_transcripts": true}).to_string()),
+    );
+    assert_eq!(status, 200);
+    assert_eq!(transcript_reads(), 0);
+    assert!(search("team_lead").contains(&subject_session), "the lead finds the shared transcript");
+    assert_eq!(transcript_reads(), 1, "the hit shown is an audited transcript read");
+    assert!(!search("admin").contains(&subject_session), "no grant, no drill-in: not found");
+    let viewer = search("viewer_aggregate");
+    assert!(!viewer.contains(&subject_session));
+    assert!(viewer.contains("Your role sees aggregates only"));
+    assert_eq!(transcript_reads(), 1);
+}
+
+fn get_text(url: &str, token: &str) -> (u16, String) {
+    let mut response = ureq::Agent::config_builder()
+        .http_status_as_error(false)
+        .build()
+        .new_agent()
+        .get(url)
+        .header("Authorization", format!("Bearer {token}"))
+        .call()
+        .unwrap();
+    (response.status().as_u16(), response.body_mut().read_to_string().unwrap_or_default())
 }

@@ -133,6 +133,8 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "config",
             "db",
             "deletion",
+            // `/org/benchmarks` lists a results.db's runs with the eval service's reader.
+            "evals",
             "events",
             "github",
             "http",

@@ -205,17 +205,53 @@ fn a_browser_walks_every_team_and_org_page_as_each_role() {
         browser.wait_for(WAIT, "the overview", |b| b.url().ends_with("/me"));
         assert!(browser.find("nav a[href='/org']").is_some() && browser.find("nav a[href='/team']").is_some());
         assert_eq!(browser.find("nav a[href='/admin/jobs']").is_some(), role == "admin", "{role}: admin link");
-        let mut pages = vec![("/org", "The organisation", true), ("/team", "Teams", false)];
-        pages.extend([("/team/web", "Team WEB", true), ("/team/web/roster", "roster", false)]);
+        // (path, part of its heading, whether a chart is drawn; None: it depends on the data)
+        let mut pages: Vec<(String, String, Option<bool>)> = vec![
+            ("/org".into(), "The organisation".into(), Some(true)),
+            ("/team".into(), "Teams".into(), Some(false)),
+            ("/team/web".into(), "Team WEB".into(), Some(true)),
+            ("/team/web/roster".into(), "roster".into(), Some(false)),
+        ];
+        for tab in ["sessions", "pulls", "adoption", "tools", "tool-servers", "agents", "skills"] {
+            pages.push((format!("/team/web/{tab}"), "Team WEB: ".into(), (tab == "adoption").then_some(true)));
+        }
+        for tab in [
+            "adoption",
+            "delivery",
+            "benchmarks",
+            "teams",
+            "search",
+            "tools",
+            "tool-servers",
+            "skills",
+            "agents",
+            "models",
+            "governance",
+            "roi",
+            "security",
+            "knowledge",
+        ] {
+            pages.push((format!("/org/{tab}"), "Organisation: ".into(), (tab == "adoption").then_some(true)));
+        }
+        if role == "lead" {
+            pages.push((
+                format!("/team/web/members/{}", user_id(&world, "web0@example.com")),
+                "web person 0".into(),
+                Some(false),
+            ));
+        }
         if role == "admin" || role == "viewer" {
-            pages.push(("/team/ops", "Team OPS", false));
+            pages.push(("/team/ops".into(), "Team OPS".into(), Some(false)));
+            pages.push(("/team/ops/tools".into(), "Team OPS: Tools".into(), Some(false)));
         }
         for (path, heading, chart) in pages {
             browser.goto(&format!("{web}{path}"));
-            browser.wait_for(WAIT, heading, |b| b.text("h1").contains(heading));
+            browser.wait_for(WAIT, &heading, |b| b.text("h1").contains(&heading));
             for theme in ["light", "dark"] {
                 browser.script(&format!("document.documentElement.dataset.theme = '{theme}';"));
-                assert_eq!(browser.find("svg[role=img]").is_some(), chart, "{role} {path}: the chart");
+                if let Some(chart) = chart {
+                    assert_eq!(browser.find("svg[role=img]").is_some(), chart, "{role} {path}: the chart");
+                }
                 let name = path.trim_start_matches('/').replace('/', "-");
                 browser.screenshot(&artefacts.join(format!("{name}-{role}-{theme}.png")));
             }
@@ -227,3 +263,106 @@ fn a_browser_walks_every_team_and_org_page_as_each_role() {
 }
 
 const WAIT: Duration = Duration::from_secs(20);
+
+fn user_id(world: &World, email: &str) -> String {
+    let conn = rusqlite::Connection::open(world.server.server.data_dir.join("main.db")).unwrap();
+    conn.query_row("SELECT id FROM users WHERE email = ?1", [email], |r| r.get(0)).unwrap()
+}
+
+/// The organisation's and teams' report pages keep the minimum group size with real
+/// figures: 13 active people, teams of 6, 5 and 2. No table row or CSV line is about ops
+/// (2) alone; a team of two shows nothing on any report; counts of fewer than five people
+/// say so; the lead's drill-in into a member is audited and shows in that member's audit.
+#[test]
+fn team_and_organisation_reports_keep_the_minimum_group_size() {
+    let world = world();
+    let (status, html, _) = world.get("vera@example.com", "/org/teams");
+    assert_eq!(status, 200, "{html}");
+    let top = html.split("Top-level teams</h2>").nth(1).unwrap().split("</table>").next().unwrap();
+    assert!(top.contains("<td>web</td><td>6</td>"), "{top}");
+    assert!(top.contains("<td>other (groups too small to show alone)</td><td>7</td>"), "{top}");
+    for (path, table) in [
+        ("/org/teams", "teams"),
+        ("/org/teams", "all-teams"),
+        ("/org/agents", "agents"),
+        ("/org/models", "models"),
+        ("/org/tools", "tools"),
+        ("/org/security", "team-modes"),
+        ("/org/adoption", "summary"),
+    ] {
+        let (status, csv, kind) = world.get("vera@example.com", &format!("{path}?format=csv&table={table}"));
+        assert_eq!((status, kind.as_str()), (200, "text/csv; charset=utf-8"), "{path} {table}: {csv}");
+        assert!(csv.lines().count() > 1, "{path} {table}: rows\n{csv}");
+        assert!(!csv.lines().any(|l| l.starts_with("ops,") || l.starts_with("data,")), "{path} {table}:\n{csv}");
+    }
+    let (_, csv, _) = world.get("vera@example.com", "/org/adoption?format=csv&table=summary");
+    assert!(csv.contains("Active in the period,13,"), "{csv}");
+    let (_, csv, _) = world.get("vera@example.com", "/org/adoption?format=csv&table=agents-per-person");
+    assert!(csv.contains("two,fewer than 5"), "nobody used two agents: withheld, not 0\n{csv}");
+    let (_, csv, _) = world.get("vera@example.com", "/org/agents?format=csv&table=agents");
+    assert!(csv.lines().nth(1).unwrap().starts_with("claude_code,13,"), "{csv}");
+    for tab in ["adoption", "tools", "tool-servers", "agents", "skills", "pulls"] {
+        let (status, html, _) = world.get("ari@example.com", &format!("/team/ops/{tab}"));
+        assert_eq!(status, 200, "{tab}");
+        assert!(html.contains("2 people were active in this period"), "{tab}: {html}");
+    }
+    let (status, _, _) = world.get("ari@example.com", "/team/ops/tools?format=csv&table=tools");
+    assert_eq!(status, 403);
+    let (_, html, _) = world.get("vera@example.com", "/team/web/adoption");
+    assert!(html.contains("<td>Active in the period</td><td>6</td>"), "{html}");
+
+    // The lead drills into a member of web: audited, and the member sees it in their audit.
+    let member = user_id(&world, "web1@example.com");
+    let (status, html, _) = world.get("lee@example.com", &format!("/team/web/members/{member}"));
+    assert_eq!(status, 200, "{html}");
+    assert!(html.contains("web person 1") && html.contains("MEMBER_VIEWED"), "{html}");
+    let (_, audit, _) = world.get("web1@example.com", "/me/settings/audit");
+    assert!(audit.contains("MEMBER_VIEWED"), "{audit}");
+    // Not into a member of a team they do not lead, nor when the member turns drill-in off.
+    assert_eq!(
+        world.get("lee@example.com", &format!("/team/ops/members/{}", user_id(&world, "ops0@example.com"))).0,
+        404
+    );
+    let token = access_token(&world.server.server, "web1@example.com");
+    let off = ureq::Agent::config_builder()
+        .http_status_as_error(false)
+        .build()
+        .new_agent()
+        .patch(format!("{}/api/me/visibility", world.server.server.web))
+        .header("Authorization", format!("Bearer {token}"))
+        .header("Content-Type", "application/json")
+        .send(json!({"team_drill_in": false}).to_string())
+        .unwrap();
+    assert_eq!(off.status().as_u16(), 200);
+    assert_eq!(world.get("lee@example.com", &format!("/team/web/members/{member}")).0, 404);
+    let (_, html, _) = world.get("lee@example.com", "/team/web/sessions");
+    assert!(!html.contains(&member), "{html}");
+    assert!(html.contains(&user_id(&world, "web2@example.com")), "the others still allow it: {html}");
+
+    // Benchmarks without a results.db say which setting names one.
+    let (_, html, _) = world.get("vera@example.com", "/org/benchmarks");
+    assert!(html.contains("set analytics.results_db"), "{html}");
+}
+
+/// `/org/benchmarks` lists the runs of the configured results.db, each linking into the
+/// eval dashboard.
+#[test]
+fn benchmarks_list_the_runs_of_the_configured_results_db() {
+    let dir = tempfile::tempdir().unwrap();
+    let results = dir.path().join("results.db");
+    let made = sightline(&["evals", "demo", "--out", results.to_str().unwrap()]);
+    assert!(made.status.success(), "{}", stderr(&made));
+    let server = TestServer::spawn_with_env(&[
+        ("SIGHTLINE_ANALYTICS_RESULTS_DB", results.to_str().unwrap()),
+        ("SIGHTLINE_ANALYTICS_EVAL_DASHBOARD_URL", "http://evals.example:8090/"),
+    ]);
+    person(&server.data_dir, "vera@example.com", "Vera Viewer", "VIEWER_AGGREGATE");
+    let token = access_token(&server, "vera@example.com");
+    let (status, html, _) = page(&format!("{}/org/benchmarks", server.web), &token);
+    assert_eq!(status, 200, "{html}");
+    assert!(html.contains("<a href=\"http://evals.example:8090/run/"), "{html}");
+    let (status, csv, _) = page(&format!("{}/org/benchmarks?format=csv&table=runs", server.web), &token);
+    assert_eq!(status, 200);
+    assert!(csv.starts_with("Run,Cells,Passed,Failed,Mean success,Cost,Last activity\n"), "{csv}");
+    assert!(csv.lines().count() > 1, "{csv}");
+}

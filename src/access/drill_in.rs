@@ -89,3 +89,36 @@ fn has_user_grant(conn: &Connection, grantee_id: &str, subject_id: &str, now_ms:
     )?;
     Ok(stmt.query_row(params![grantee_id, subject_id, now_ms], |row| row.get(0))?)
 }
+
+/// The sessions of other people whose transcript the caller could open and whose owner
+/// shared it (the session's switch, else the owner's `share_transcripts`): the scope of
+/// `/org/search` beside the caller's own. The same rules as `sessions::read::authorize`
+/// for a transcript: never for `VIEWER_AGGREGATE`; a grant (the person's, or this
+/// session's) held by a role that may request grants, or team lead over the owner with
+/// their `team_drill_in` on. Each hit shown is still read through `authorize`, which
+/// audits it.
+pub fn shared_transcript_sessions(
+    conn: &Connection,
+    caller_id: &str,
+    role: OrgRole,
+    now_ms: i64,
+) -> Result<Vec<String>, DbError> {
+    if !role.may_reach_individual_sessions() {
+        return Ok(Vec::new());
+    }
+    let mut stmt = conn.prepare_cached(
+        "WITH RECURSIVE led(id) AS (
+             SELECT team_id FROM team_members WHERE user_id = ?1 AND team_role = 'lead'
+             UNION SELECT t.id FROM teams t JOIN led ON t.parent_id = led.id),
+         led_people(user_id) AS (SELECT DISTINCT m.user_id FROM team_members m JOIN led ON m.team_id = led.id)
+         SELECT s.id FROM sessions s LEFT JOIN visibility_policies v ON v.user_id = s.user_id
+         WHERE s.user_id <> ?1 AND s.transcript_path IS NOT NULL
+           AND coalesce(s.transcript_shared, v.share_transcripts, 0) = 1
+           AND ((coalesce(v.team_drill_in, 1) = 1 AND s.user_id IN led_people)
+                OR (?3 AND EXISTS (SELECT 1 FROM access_grants g
+                                   WHERE g.requester_id = ?1 AND g.subject_id = s.user_id AND g.status = 'APPROVED'
+                                     AND g.expires_at_ms > ?2 AND (g.scope = 'USER' OR g.session_id = s.id))))",
+    )?;
+    let ids = stmt.query_map(params![caller_id, now_ms, role.may_request_grants()], |row| row.get(0))?;
+    Ok(ids.collect::<Result<_, _>>()?)
+}

@@ -20,8 +20,8 @@ use crate::evals::dashboard::{self, DashState, api as evals_api, pages as evals_
 use crate::ingest;
 use crate::state::AppState;
 use crate::web::{
-    deletion, device, github, grants, insights, jobs, login, me, my_prs, my_session, my_sessions, oauth, org, overview,
-    reports, search, security, sessions, settings, team_people, teams, transcript_page,
+    benchmarks, deletion, device, github, grants, insights, jobs, login, me, my_prs, my_session, my_sessions, oauth,
+    org, org_search, overview, reports, search, security, sessions, settings, team_people, teams, transcript_page,
 };
 
 /// The token endpoints, on both the ingest and the web listener.
@@ -79,6 +79,8 @@ pub fn web(state: Arc<AppState>) -> Router {
         .route("/team/{slug}/members/{user}", get(team_people::member))
         .route("/team/{slug}/{report}", get(reports::team_report))
         .route("/org", get(org::dashboard))
+        .route("/org/benchmarks", get(benchmarks::page))
+        .route("/org/search", get(org_search::page))
         .route("/org/{report}", get(reports::org_report))
         .route("/api/me/audit", get(me::audit_json))
         .route("/api/me/grants", get(me::grants_json))

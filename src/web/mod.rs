@@ -10,6 +10,7 @@
 //! from an extractor, and a read of another person's session goes through
 //! `sessions::read::authorize`, never around it.
 
+pub mod benchmarks;
 pub mod deletion;
 pub mod device;
 pub mod github;
@@ -23,6 +24,7 @@ pub mod my_session;
 pub mod my_sessions;
 pub mod oauth;
 pub mod org;
+pub mod org_search;
 pub mod overview;
 pub mod report;
 pub mod reports;

@@ -23,10 +23,10 @@ use crate::transcripts::search::{self, Scope, SearchError, SearchRequest, Search
 
 #[derive(Deserialize)]
 pub struct SearchParams {
-    q: Option<String>,
-    limit: Option<String>,
-    offset: Option<String>,
-    sort: Option<String>,
+    pub q: Option<String>,
+    pub limit: Option<String>,
+    pub offset: Option<String>,
+    pub sort: Option<String>,
 }
 
 impl From<SearchError> for AppError {
@@ -55,10 +55,12 @@ pub async fn search(
 
 /// The caller's search from the query parameters.
 fn request(caller: &Caller, params: &SearchParams) -> Result<SearchRequest, AppError> {
-    let mut request = SearchRequest::new(
-        params.q.clone().unwrap_or_default(),
-        Scope::OwnSessions { user_id: caller.user.id.clone() },
-    );
+    request_in(Scope::OwnSessions { user_id: caller.user.id.clone() }, params)
+}
+
+/// A search of `scope` from the query parameters.
+pub fn request_in(scope: Scope, params: &SearchParams) -> Result<SearchRequest, AppError> {
+    let mut request = SearchRequest::new(params.q.clone().unwrap_or_default(), scope);
     request.limit = number("limit", params.limit.as_deref(), search::DEFAULT_LIMIT)?;
     request.offset = number("offset", params.offset.as_deref(), 0)?;
     request.sort = match params.sort.as_deref() {
@@ -71,7 +73,7 @@ fn request(caller: &Caller, params: &SearchParams) -> Result<SearchRequest, AppE
     Ok(request)
 }
 
-async fn run(state: &AppState, request: SearchRequest) -> Result<SearchResults, AppError> {
+pub async fn run(state: &AppState, request: SearchRequest) -> Result<SearchResults, AppError> {
     let index = state.transcripts.clone();
     tokio::task::spawn_blocking(move || search::search(&index, &request))
         .await

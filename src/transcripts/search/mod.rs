@@ -15,21 +15,27 @@ use std::ops::Bound;
 use std::time::Duration;
 
 use serde::Serialize;
-use tantivy::query::{BooleanQuery, ConstScoreQuery, Occur, PhraseQuery, Query, RangeQuery, RegexQuery, TermQuery};
+use tantivy::query::{
+    BooleanQuery, ConstScoreQuery, Occur, PhraseQuery, Query, RangeQuery, RegexQuery, TermQuery, TermSetQuery,
+};
 use tantivy::schema::{Field, IndexRecordOption, Term};
 
 pub use self::query::{Clause, QueryError};
 use super::index::{Fields, IndexError, TranscriptIndex, analyzer};
 
-/// Whose sessions a search may return.
-///
-/// The seam for the identity issue: until access grants and sharing policies exist,
-/// a caller sees only their own sessions. Sessions whose owner shares transcripts and
-/// sessions under an active grant become further variants (or owner and session lists
-/// here), each a clause of the query, decided by `access/` and audited there.
+/// Whose sessions a search may return. Who may see which is decided by `access/`
+/// before the scope is built; the search only keeps to it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Scope {
-    OwnSessions { user_id: String },
+    OwnSessions {
+        user_id: String,
+    },
+    /// The caller's own sessions and these other sessions (`/org/search`: transcripts
+    /// their owners shared and the caller may open, `access::drill_in`).
+    OwnAndSessions {
+        user_id: String,
+        session_ids: Vec<String>,
+    },
 }
 
 /// How hits are ordered.
@@ -169,6 +175,13 @@ fn text_query(field: Field, tokens: &[(usize, String)]) -> Box<dyn Query> {
 fn scope_clause(fields: &Fields, scope: &Scope) -> (Occur, Box<dyn Query>) {
     match scope {
         Scope::OwnSessions { user_id } => filter(keyword(fields.owner, user_id)),
+        Scope::OwnAndSessions { user_id, session_ids } => {
+            let sessions = TermSetQuery::new(session_ids.iter().map(|id| Term::from_field_text(fields.session, id)));
+            filter(Box::new(BooleanQuery::new(vec![
+                (Occur::Should, keyword(fields.owner, user_id)),
+                (Occur::Should, Box::new(sessions)),
+            ])))
+        }
     }
 }
 

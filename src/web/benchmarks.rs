@@ -1,0 +1,109 @@
+//! `/org/benchmarks`: the evaluation runs of the `results.db` named by
+//! `analytics.results_db`, newest activity first, each linking into the eval dashboard
+//! (`analytics.eval_dashboard_url`, where `sightline evals serve` answers for that file).
+//!
+//! Invariants: the file is opened read-only (`evals::db::open`), per request, so a
+//! harness writing it meanwhile is never blocked; runs are about agents and models, not
+//! people, so no minimum group size applies; a missing or foreign file is a notice
+//! naming the setting and the path, never a 500.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use axum::extract::{Query, State};
+use axum::response::Response;
+
+use super::report::{Cell, ReportPage, Table, respond};
+use super::scope::PERIODS;
+use super::teams::ScopeParams;
+use crate::evals::db::{self as evals_db, RunSummary};
+use crate::http::errors::{AppError, PageError};
+use crate::state::AppState;
+use crate::state::caller::PageCaller;
+
+fn runs_table(runs: &[RunSummary], dashboard: &str) -> Table {
+    let mut table = Table::new(
+        "runs",
+        "Evaluation runs",
+        vec!["Run", "Cells", "Passed", "Failed", "Mean success", "Cost", "Last activity"],
+    );
+    for run in runs {
+        let name = Cell::text(run.run_name.clone());
+        let name = if dashboard.is_empty() {
+            name
+        } else {
+            name.link(format!(
+                "{}/run/{}",
+                dashboard.trim_end_matches('/'),
+                crate::model::percent_encode(&run.run_name)
+            ))
+        };
+        table.rows.push(vec![
+            name,
+            Cell::count(run.total_cells),
+            Cell::count(run.passed),
+            Cell::count(run.failed),
+            run.avg_success.map_or(Cell::text("—"), |rate| Cell {
+                text: format!("{:.1}%", rate * 100.0),
+                raw: format!("{rate:.4}"),
+                href: None,
+            }),
+            run.total_cost.map_or(Cell::text("—"), |usd| Cell {
+                text: format!("${usd:.2}{}", if run.costed_cells < run.total_cells { " or more" } else { "" }),
+                raw: format!("{usd:.4}"),
+                href: None,
+            }),
+            Cell::text(run.last_activity.clone().unwrap_or_default()),
+        ]);
+    }
+    table.note = "Mean success counts a cell without a score as not succeeded; a cost marked “or more” is of the cells that recorded one.".into();
+    table
+}
+
+pub async fn page(
+    State(state): State<Arc<AppState>>,
+    PageCaller(caller): PageCaller,
+    Query(params): Query<ScopeParams>,
+) -> Result<Response, PageError> {
+    let analytics = &state.config.analytics;
+    let (path, dashboard) = (analytics.results_db.clone(), analytics.eval_dashboard_url.clone());
+    let mut page = ReportPage {
+        nav_role: caller.role.as_str(),
+        title: "Organisation: Benchmarks".into(),
+        path: "/org/benchmarks".into(),
+        days: None,
+        periods: PERIODS,
+        tabs: super::org::org_tabs(),
+        intro: String::new(),
+        notice: None,
+        tables: Vec::new(),
+        keep: String::new(),
+    };
+    if path.is_empty() {
+        page.notice = Some(
+            "No evaluation results are configured: set analytics.results_db (SIGHTLINE_ANALYTICS_RESULTS_DB) to a harness's results.db.".into(),
+        );
+        return respond(page, &params, "org-benchmarks");
+    }
+    let file = PathBuf::from(&path);
+    let runs = tokio::task::spawn_blocking(move || evals_db::open(&file).and_then(|conn| evals_db::runs(&conn)))
+        .await
+        .map_err(|err| PageError(AppError::Internal(format!("benchmarks task failed: {err}"))))?;
+    match runs {
+        Ok(runs) => {
+            page.intro = if dashboard.is_empty() {
+                format!("The runs of {path}. Set analytics.eval_dashboard_url to link each into the eval dashboard.")
+            } else {
+                format!(
+                    "The runs of {path}; each opens in the eval dashboard, which compares runs and shows every cell."
+                )
+            };
+            page.tables.push(runs_table(&runs, &dashboard));
+        }
+        Err(evals_db::EvalsError::Missing(_)) => {
+            page.notice = Some(format!("analytics.results_db names {path}, which does not exist."));
+        }
+        Err(err) => page.notice = Some(format!("analytics.results_db: {err}")),
+    }
+    respond(page, &params, "org-benchmarks")
+}
