@@ -1,7 +1,8 @@
 //! `sightline bench web`: latency of a running server's own pages for one signed-in
 //! person — `/me` (30 and 90 days), `/me/sessions` (pages and sorts), a session's
-//! timeline, `/me/insights`, `/org` (30 and 90 days), and the first team the person may
-//! open (`/team/<slug>`, 30 and 90 days, and its roster) — p50/p95/p99/max over N requests
+//! timeline, `/me/insights`, every `/org` page (30 and 90 days), and every page of the
+//! first team the person may open (`/team/<slug>/*`, 30 and 90 days, and its roster) —
+//! p50/p95/p99/max over N requests
 //! each, measured from
 //! request to full body, the way a browser would wait for them. Run it against a demo
 //! organisation (`sightline demo`) to measure the spec's web targets.
@@ -108,22 +109,50 @@ pub fn run(args: &WebBenchArgs) -> anyhow::Result<i32> {
         let base = base.clone();
         scenarios.insert(3, ("/me/sessions/{id}".into(), Box::new(move |_| format!("{base}/me/sessions/{session}"))));
     }
-    for days in [30, 90] {
-        let base = base.clone();
-        scenarios.push((format!("/org ({days} days)"), Box::new(move |_| format!("{base}/org?days={days}"))));
-    }
-    if let Some(team) = team {
+    // Every organisation page at 30 and 90 days (search with a query, benchmarks once).
+    let org_pages = [
+        "",
+        "/adoption",
+        "/delivery",
+        "/teams",
+        "/tools",
+        "/tool-servers",
+        "/skills",
+        "/agents",
+        "/models",
+        "/governance",
+        "/roi",
+        "/security",
+        "/knowledge",
+        "/search?q=test",
+    ];
+    for page in org_pages {
         for days in [30, 90] {
-            let (base, team) = (base.clone(), team.clone());
+            let base = base.clone();
+            let joint = if page.contains('?') { '&' } else { '?' };
             scenarios.push((
-                format!("/team/{team} ({days} days)"),
-                Box::new(move |_| format!("{base}/team/{team}?days={days}")),
+                format!("/org{page} ({days} days)"),
+                Box::new(move |_| format!("{base}/org{page}{joint}days={days}")),
             ));
+        }
+    }
+    let org_base = base.clone();
+    scenarios.push(("/org/benchmarks".into(), Box::new(move |_| format!("{org_base}/org/benchmarks"))));
+    if let Some(team) = team {
+        let team_pages = ["", "/sessions", "/pulls", "/adoption", "/tools", "/tool-servers", "/agents", "/skills"];
+        for page in team_pages {
+            for days in [30, 90] {
+                let (base, team) = (base.clone(), team.clone());
+                scenarios.push((
+                    format!("/team/{team}{page} ({days} days)"),
+                    Box::new(move |_| format!("{base}/team/{team}{page}?days={days}")),
+                ));
+            }
         }
         let base = base.clone();
         scenarios.push((format!("/team/{team}/roster"), Box::new(move |_| format!("{base}/team/{team}/roster"))));
     }
-    println!("{:<28} {:>9} {:>9} {:>9} {:>9} {:>10}", "page", "p50 ms", "p95 ms", "p99 ms", "max ms", "bytes");
+    println!("{:<40} {:>9} {:>9} {:>9} {:>9} {:>10}", "page", "p50 ms", "p95 ms", "p99 ms", "max ms", "bytes");
     let mut failed = false;
     for (name, url_for) in scenarios {
         let mut times = Vec::with_capacity(args.requests);
@@ -139,7 +168,7 @@ pub fn run(args: &WebBenchArgs) -> anyhow::Result<i32> {
         }
         times.sort_by(f64::total_cmp);
         let at = |p: f64| super::nearest_rank(&times, p).unwrap_or(0.0);
-        println!("{name:<28} {:>9.1} {:>9.1} {:>9.1} {:>9.1} {bytes:>10}", at(0.50), at(0.95), at(0.99), at(1.0));
+        println!("{name:<40} {:>9.1} {:>9.1} {:>9.1} {:>9.1} {bytes:>10}", at(0.50), at(0.95), at(0.99), at(1.0));
     }
     Ok(if failed { 1 } else { 0 })
 }

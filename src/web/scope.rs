@@ -13,7 +13,7 @@ use axum::response::{IntoResponse, Response};
 
 use super::shown::{count, hours, share, tokens, trend, usd};
 use crate::analytics::query::groups::{self, GroupRow, Guarded, TeamGroup};
-use crate::analytics::query::{self, Activity, By, Figures, Period, Subject};
+use crate::analytics::query::{self, Activity, Figures, Period, Subject};
 use crate::db::DbError;
 use crate::http::errors::{AppError, PageError};
 use crate::model::nusd_to_usd;
@@ -57,20 +57,22 @@ pub fn read(
     period: Period,
     min_people: i64,
 ) -> Result<Guarded<Read>, DbError> {
-    groups::guarded(conn, subject, period, min_people, |conn| {
-        Ok(Read {
-            people: groups::people(conn, subject, period)?,
-            now: query::totals(conn, subject, period)?,
-            before: query::totals(conn, subject, period.previous())?,
-            activity: query::activity(conn, subject, period)?,
-            activity_before: query::activity(conn, subject, period.previous())?,
-            by_day: groups::breakdown(conn, subject, period, By::Day, min_people)?,
-            agents: groups::breakdown(conn, subject, period, By::Agent, min_people)?,
-            models: groups::breakdown(conn, subject, period, By::Model, min_people)?,
-            tools: groups::tools(conn, subject, period, TOP, min_people)?,
-            teams: groups::per_team(conn, teams, period, min_people)?,
-        })
-    })
+    let overview = groups::overview(conn, subject, period, teams, min_people)?;
+    if overview.people < min_people {
+        return Ok(Guarded::TooFew { people: overview.people, min_people });
+    }
+    Ok(Guarded::Shown(Read {
+        people: overview.people,
+        now: overview.totals,
+        before: query::totals(conn, subject, period.previous())?,
+        activity: query::activity(conn, subject, period)?,
+        activity_before: query::activity(conn, subject, period.previous())?,
+        by_day: overview.by_day,
+        agents: overview.agents,
+        models: overview.models,
+        tools: groups::tools(conn, subject, period, TOP, min_people)?,
+        teams: overview.teams,
+    }))
 }
 
 /// A row of a breakdown as the page shows it.

@@ -15,7 +15,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use rusqlite::{Connection, params_from_iter};
 
-use super::groups::{GroupRow, TeamGroup, fold};
+use super::groups::{GroupRow, TeamGroup, fold, members_of};
 use super::{Period, Subject, parameters, subject_filter};
 use crate::db::DbError;
 
@@ -185,32 +185,6 @@ fn deliveries(groups: BTreeMap<String, Vec<&Merged>>, min_people: i64) -> Vec<Gr
         .collect()
 }
 
-/// The members of each team group, by user id.
-fn team_members(conn: &Connection, groups: &[TeamGroup]) -> Result<Vec<(String, BTreeSet<String>)>, DbError> {
-    let mut out = Vec::new();
-    for group in groups {
-        let (label, sql, values) = match group {
-            TeamGroup::Team { id, label } => (
-                label,
-                "WITH RECURSIVE tree(id) AS (SELECT ?1 UNION SELECT t.id FROM teams t JOIN tree ON t.parent_id = tree.id)
-                 SELECT DISTINCT m.user_id FROM team_members m JOIN tree ON m.team_id = tree.id",
-                vec![id.clone()],
-            ),
-            TeamGroup::Rest { team_id: Some(id), label } => {
-                (label, "SELECT user_id FROM team_members WHERE team_id = ?1", vec![id.clone()])
-            }
-            TeamGroup::Rest { team_id: None, label } => {
-                (label, "SELECT id FROM users WHERE id NOT IN (SELECT user_id FROM team_members)", Vec::new())
-            }
-        };
-        let mut stmt = conn.prepare_cached(sql)?;
-        let ids =
-            stmt.query_map(params_from_iter(values), |row| row.get(0))?.collect::<Result<BTreeSet<String>, _>>()?;
-        out.push((label.clone(), ids));
-    }
-    Ok(out)
-}
-
 /// Merged pull requests per repository, the kinds side by side, the busiest first.
 pub fn by_repository(
     conn: &Connection,
@@ -236,7 +210,7 @@ pub fn by_team(
     min_people: i64,
 ) -> Result<Vec<GroupRow<Delivery>>, DbError> {
     let prs = merged(conn, subject, period)?;
-    let members = team_members(conn, teams)?;
+    let members = members_of(conn, teams)?;
     let mut groups: BTreeMap<String, Vec<&Merged>> = BTreeMap::new();
     for pr in &prs {
         for (label, ids) in &members {
@@ -278,7 +252,7 @@ pub fn return_by_team(
     min_people: i64,
 ) -> Result<Vec<GroupRow<Return>>, DbError> {
     let prs = merged(conn, subject, period)?;
-    let members = team_members(conn, teams)?;
+    let members = members_of(conn, teams)?;
     let mut groups: BTreeMap<String, Vec<&Merged>> = BTreeMap::new();
     for pr in prs.iter().filter(|pr| pr.kind == 0) {
         for (label, ids) in &members {
