@@ -197,7 +197,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "transcripts",
         ],
     ),
-    ("demo", &["access", "app", "auth", "clock", "config", "db", "events", "github", "model", "scoring"]),
+    ("demo", &["access", "app", "auth", "clock", "config", "db", "evals", "events", "github", "model", "scoring"]),
     (
         "cli",
         &[

@@ -47,6 +47,12 @@ fn the_demo_fills_an_empty_directory_through_the_product_and_says_how_to_sign_in
         "a test run told apart by its transcript"
     );
     assert_eq!(count(&conn, "SELECT count(*) FROM access_grants WHERE status = 'APPROVED'"), 1, "a grant");
+    assert!(count(&conn, "SELECT count(*) FROM visibility_policies WHERE share_transcripts = 1") >= 1, "sharing");
+    assert_eq!(count(&conn, "SELECT count(*) FROM visibility_policies WHERE team_drill_in = 0"), 1, "a private one");
+    let results = dir.path().join("results.db");
+    assert!(text.contains(&format!("SIGHTLINE_ANALYTICS_RESULTS_DB={}", results.display())), "{text}");
+    let evals = rusqlite::Connection::open(&results).unwrap();
+    assert!(count(&evals, "SELECT count(DISTINCT run_name) FROM run_results") >= 2, "evaluation runs");
     assert_eq!(
         count(&conn, "SELECT count(*) FROM deletion_requests WHERE completed_at_ms IS NOT NULL"),
         1,

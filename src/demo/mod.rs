@@ -82,6 +82,12 @@ pub fn run(config: &Config, options: &Options) -> anyhow::Result<()> {
     eprintln!("{}", crate::scoring::run::describe(&scored));
     server.wait_for_aggregates(Duration::from_secs(600))?;
     server.stop();
+    // Evaluation results beside it, for /org/benchmarks and the eval dashboard.
+    let results = config.data_dir.join("results.db");
+    if !results.exists() {
+        let options = crate::evals::demo::DemoOptions { seed: options.seed, scale: crate::evals::demo::Scale::Demo };
+        crate::evals::demo::write_demo(&results, &options)?;
+    }
     print_sign_in(&people, options, config, ran)
 }
 
@@ -361,6 +367,30 @@ fn governance(server: &Server, people: &[Person], password: &str) -> anyhow::Res
     let grant_id =
         grant["id"].as_str().or_else(|| grant["grant"]["id"].as_str()).context("the grant has no id")?.to_string();
     call("POST", &format!("/api/grants/{grant_id}/approve"), &admin, json!({"note": "approved for the demo"}))?;
+    // Every third developer shares their transcripts (their lead and grant holders may read
+    // them, and find them in /org/search); one turns team drill-in off.
+    let set_visibility = |email: &str, body: Value| -> anyhow::Result<()> {
+        let token = sign_in(email)?;
+        let mut response = agent
+            .patch(format!("{}/api/me/visibility", server.web))
+            .header("Authorization", format!("Bearer {token}"))
+            .content_type("application/json")
+            .send(body.to_string())?;
+        let status = response.status().as_u16();
+        anyhow::ensure!(
+            status == 200,
+            "{email}: visibility answered {status}: {}",
+            response.body_mut().read_to_string()?
+        );
+        Ok(())
+    };
+    let middle = &developers[1..developers.len().saturating_sub(1)];
+    for developer in middle.iter().step_by(3) {
+        set_visibility(&developer.email, json!({"share_transcripts": true}))?;
+    }
+    if let Some(private) = middle.get(1).or(developers.first()) {
+        set_visibility(&private.email, json!({"team_drill_in": false}))?;
+    }
     let leaver = developers.last().context("the demo has no developer")?;
     let leaver_token = sign_in(&leaver.email)?;
     call("POST", "/api/me/deletion", &leaver_token, json!({}))?;
@@ -413,6 +443,14 @@ fn print_sign_in(people: &[Person], options: &Options, config: &Config, ran: Ran
         out,
         "The investigator holds an approved grant on {}; {} asked for their data to be deleted, and it was.",
         ran.granted_on, ran.deleted
+    )?;
+    let results = config.data_dir.join("results.db");
+    writeln!(
+        out,
+        "Evaluation results are in {0}: serve with SIGHTLINE_ANALYTICS_RESULTS_DB={0} (and \
+         SIGHTLINE_ANALYTICS_EVAL_DASHBOARD_URL=http://127.0.0.1:8090 beside `sightline evals serve --db {0}`) \
+         to see them on /org/benchmarks.",
+        results.display()
     )?;
     Ok(())
 }

@@ -181,7 +181,7 @@ pub fn security(ctx: &Ctx<'_>) -> Result<(String, Vec<Table>), DbError> {
         ]);
     }
     Ok((
-        "How much agent work ran without a person approving each step.".into(),
+        "How much agent work ran without a person approving each step. Redaction hits by rule (at the hook against at ingest) are not counted yet (docs/analytics.md).".into(),
         vec![table, teams.note("Shares of each group's events with a stated mode.")],
     ))
 }
