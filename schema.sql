@@ -402,6 +402,20 @@ CREATE TABLE agg_sessions_daily (
 CREATE INDEX agg_sessions_daily_by_team ON agg_sessions_daily(team_id, day_start_ms);
 CREATE INDEX agg_sessions_daily_by_user ON agg_sessions_daily(user_id, day_start_ms);
 
+-- Secrets redacted from event metadata per day, person and rule (analytics::redactions),
+-- INTERACTIVE runs only: those the hook had already redacted, and those ingest caught.
+-- Counted as events are stored (not refreshed from them); the deletion runner removes a
+-- person's rows.
+CREATE TABLE agg_redactions_daily (
+    day_start_ms INTEGER NOT NULL,
+    user_id      TEXT NOT NULL,
+    rule         TEXT NOT NULL,
+    hook_hits    INTEGER NOT NULL,
+    ingest_hits  INTEGER NOT NULL,
+    PRIMARY KEY (day_start_ms, user_id, rule)
+) WITHOUT ROWID;
+CREATE INDEX agg_redactions_daily_by_user ON agg_redactions_daily(user_id);
+
 -- The GitHub App (src/github/). Every webhook delivery, stored before it is answered;
 -- the body (zstd) is kept until the delivery is processed, so one a crash interrupted
 -- is processed after restart, and dropped once it is.

@@ -102,7 +102,10 @@ const ALLOWED: &[(&str, &[&str])] = &[
     // Modules with handlers.
     // The GitHub App: its receiver, the pull-request store, links and rollups on sessions.
     ("github", &["access", "config", "db", "events", "http", "model", "state"]),
-    ("deletion", &["access", "audit", "clock", "db", "events", "model", "sessions", "state", "transcripts"]),
+    (
+        "deletion",
+        &["access", "analytics", "audit", "clock", "db", "events", "model", "sessions", "state", "transcripts"],
+    ),
     (
         "ingest",
         &[

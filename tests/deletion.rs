@@ -41,7 +41,8 @@ struct World {
 
 fn with_metadata(mut events: Vec<Value>) -> Vec<Value> {
     for (i, event) in events.iter_mut().enumerate() {
-        event["metadata"] = json!({"hook_event": "PostToolUse", "cwd_hash": format!("{:016x}", i % 5), "offset": i});
+        event["metadata"] = json!({"hook_event": "PostToolUse", "cwd_hash": format!("{:016x}", i % 5), "offset": i,
+            "note": "[REDACTED:email]"});
     }
     events
 }
@@ -159,12 +160,13 @@ fn traces(data_dir: &Path, user_id: &str, rows: &[String], word: &str) -> Value 
         "events": events_of(data_dir, user_id),
         "files": rows.iter().filter(|row| data_dir.join(format!("transcripts/{row}.jsonl.zst")).exists()).count(),
         "hits": library_hits(data_dir, user_id, word).len() + library_hits(data_dir, user_id, &format!("session:{}", rows[2])).len(),
+        "redaction_rows": conn.query_row("SELECT count(*) FROM agg_redactions_daily WHERE user_id = ?1", [user_id], |r| r.get::<_, i64>(0)).unwrap(),
     })
 }
 
 fn nothing() -> Value {
     json!({"sessions": 0, "session_rows": 0, "models": 0, "transcript_rows": 0, "feedback": 0, "scores": 0,
-        "events": 0, "files": 0, "hits": 0})
+        "events": 0, "files": 0, "hits": 0, "redaction_rows": 0})
 }
 
 fn request_of(data_dir: &Path, user_id: &str) -> deletion::DeletionRequest {
@@ -210,6 +212,7 @@ fn run_deletions_removes_every_trace_of_the_person_and_nothing_of_anyone_else() 
     assert_eq!(bo_before["sessions"], 3);
     assert_eq!(bo_before["hits"], 1 + 2, "one message names the animal; the session has two");
     assert_eq!(traces(&data_dir, &world.ada, &world.ada_rows, "walrus")["hits"], 1 + 2);
+    assert!(bo_before["redaction_rows"].as_i64().unwrap() > 0, "the secrets counted per person");
 
     let asked = cli(&data_dir, &["deletion", "request", "--user", ADA]);
     let again = cli(&data_dir, &["deletion", "request", "--user", ADA]);

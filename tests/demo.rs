@@ -48,6 +48,8 @@ fn the_demo_fills_an_empty_directory_through_the_product_and_says_how_to_sign_in
     );
     assert_eq!(count(&conn, "SELECT count(*) FROM access_grants WHERE status = 'APPROVED'"), 1, "a grant");
     assert!(count(&conn, "SELECT count(*) FROM visibility_policies WHERE share_transcripts = 1") >= 1, "sharing");
+    assert!(count(&conn, "SELECT sum(hook_hits) FROM agg_redactions_daily") > 0, "secrets the hook redacted");
+    assert!(count(&conn, "SELECT sum(ingest_hits) FROM agg_redactions_daily") > 0, "secrets ingest caught");
     assert_eq!(count(&conn, "SELECT count(*) FROM visibility_policies WHERE team_drill_in = 0"), 1, "a private one");
     let results = dir.path().join("results.db");
     assert!(text.contains(&format!("SIGHTLINE_ANALYTICS_RESULTS_DB={}", results.display())), "{text}");

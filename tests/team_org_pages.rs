@@ -68,7 +68,14 @@ fn world() -> World {
     let server = InProcess::start(data, &hooks[0].1);
     let now = server.clock.now_ms();
     for (i, (email, hook)) in hooks.iter().enumerate() {
-        let events = session_events(&format!("s-{i}"), now - 3_600_000 + i as i64 * 1_000, 10);
+        let mut events = session_events(&format!("s-{i}"), now - 3_600_000 + i as i64 * 1_000, 10);
+        // Web's six: a secret the hook had redacted, and one it let through.
+        if email.starts_with("web") {
+            events[1]["metadata"] = json!({
+                "earlier": "[REDACTED:email]",
+                "command": format!("export GITHUB_TOKEN=ghp_{}", "a1B2".repeat(9)),
+            });
+        }
         assert_eq!(server.server.post_events(hook, &envelope(events)).0, 200, "{email}");
     }
     server.clock.advance_ms(15_000);
@@ -338,6 +345,12 @@ fn team_and_organisation_reports_keep_the_minimum_group_size() {
     let (_, html, _) = world.get("lee@example.com", "/team/web/sessions");
     assert!(!html.contains(&member), "{html}");
     assert!(html.contains(&user_id(&world, "web2@example.com")), "the others still allow it: {html}");
+
+    // Secrets by rule: the hook's apart from ingest's, six people each.
+    let (status, csv, _) = world.get("vera@example.com", "/org/security?format=csv&table=redactions");
+    assert_eq!(status, 200, "{csv}");
+    assert!(csv.contains("\nemail,6,6,0,0.0\n"), "{csv}");
+    assert!(csv.lines().any(|l| l.starts_with("code_hosting_token,6,0,")), "{csv}");
 
     // Benchmarks without a results.db say which setting names one.
     let (_, html, _) = world.get("vera@example.com", "/org/benchmarks");

@@ -8,9 +8,12 @@
 //! Invariants: only `INTERACTIVE` events reach an aggregate (CI and EVAL runs are
 //! filtered where the events are read); an hour's rows and the clearing of its mark
 //! commit together, and a mark renewed while the hour was being recomputed survives, so
-//! the next refresh sees what arrived meanwhile.
+//! the next refresh sees what arrived meanwhile. The redactions aggregate is the one kept
+//! as events are stored rather than refreshed from them (`redactions`: ingest's count of
+//! what the hook had redacted is not in the stored event).
 
 pub mod query;
+pub mod redactions;
 pub mod refresh;
 pub mod sessions_daily;
 pub mod tools;

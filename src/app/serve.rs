@@ -87,6 +87,7 @@ pub async fn serve_with_clock(
         Arc::new(FoldChain(vec![
             Arc::new(SessionFold { prices: prices.clone() }),
             Arc::new(LinkFold { host_prefix: crate::github::links::host_prefix(&config.auth.github_url) }),
+            Arc::new(crate::analytics::redactions::RedactionFold),
         ])),
         metrics.clone(),
     )

@@ -325,6 +325,7 @@ fn finish(tx: &Connection, request_id: &str, user_id: &str, swept: u64, now_ms: 
     if completed == 0 {
         return Ok(());
     }
+    crate::analytics::redactions::forget(tx, user_id)?;
     let (sessions, events): (i64, i64) = tx.query_row(
         "SELECT sessions_deleted, events_deleted FROM deletion_requests WHERE id = ?1",
         [request_id],

@@ -301,6 +301,10 @@ pub fn session(habits: &Habits, start_ms: i64, run_kind: &str, branch: &str) -> 
             t += duration;
             let mut end = base("tool_end", t);
             end["tool"] = tool(Some(outcome), Some(duration));
+            // From the call's own time, so the demo's other random choices stay as they were.
+            if t % 40 == 0 {
+                end["metadata"] = leaked_secret(&mut fastrand::Rng::with_seed(t as u64));
+            }
             events.push(end);
             if outcome == "error" && fastrand::bool() {
                 // The agent retries the call that failed.
@@ -411,4 +415,20 @@ pub fn transcript(session: &Session, start_ms: i64) -> Option<String> {
         _ => return None,
     };
     Some(lines.iter().map(|line| format!("{line}\n")).collect())
+}
+
+/// A tool result's metadata with a secret in it: mostly one the hook already redacted (its
+/// label), sometimes one it let through, which ingest redacts (the security page's counts).
+fn leaked_secret(rng: &mut fastrand::Rng) -> Value {
+    let mut upper = |n: usize| (0..n).map(|_| rng.uppercase()).collect::<String>();
+    let key = upper(16);
+    let token = upper(36);
+    match rng.u32(0..6) {
+        0 => json!({"output": format!("aws configure set aws_access_key_id AKIA{key}")}),
+        1 => json!({"output": format!("remote: https://ci:ghp_{token}@github.com/acme/shop")}),
+        2 => json!({"output": "export DATABASE_PASSWORD=[REDACTED:env_secret]"}),
+        3 => json!({"output": "Authorization: Bearer [REDACTED:http_credential]"}),
+        4 => json!({"output": "git log --author [REDACTED:email]"}),
+        _ => json!({"output": "GITHUB_TOKEN=[REDACTED:code_hosting_token]"}),
+    }
 }

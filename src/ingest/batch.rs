@@ -48,9 +48,14 @@ pub async fn ingest(
     let stored = prepared.events.len();
     let (mut accepted, mut duplicates) = (0, 0);
     if stored > 0 {
-        let (events, known_models) = (prepared.events, prepared.known_models);
-        let request =
-            WriteRequest { user_id: user_id.to_string(), client: envelope.client.clone(), events, known_models };
+        let (events, known_models, redactions) = (prepared.events, prepared.known_models, prepared.redactions);
+        let request = WriteRequest {
+            user_id: user_id.to_string(),
+            client: envelope.client.clone(),
+            events,
+            known_models,
+            redactions,
+        };
         let outcome = state.writer.write(request).await?;
         accepted = outcome.inserted.iter().filter(|inserted| **inserted).count();
         duplicates = outcome.inserted.len() - accepted;
@@ -98,6 +103,7 @@ struct Prepared {
     events: Vec<Event>,
     /// Per event: whether the price table knew its model.
     known_models: Vec<bool>,
+    redactions: Vec<crate::redact::Hits>,
     rejected: Vec<RejectedEvent>,
 }
 
@@ -106,12 +112,14 @@ fn prepare_events(state: &AppState, raw_events: &[&RawValue]) -> Prepared {
     let mut prepared = Prepared {
         events: Vec::with_capacity(raw_events.len()),
         known_models: Vec::with_capacity(raw_events.len()),
+        redactions: Vec::with_capacity(raw_events.len()),
         rejected: Vec::new(),
     };
     for (index, raw_event) in raw_events.iter().enumerate() {
         match wire::parse_event(raw_event, &state.event_limits, now_ms) {
             Ok(parsed) => {
-                let mut event = redacted(parsed);
+                let (mut event, hits) = redacted(parsed);
+                prepared.redactions.push(hits);
                 let priced = state.prices.price(event.agent_type, event.model.as_deref(), &event.usage);
                 event.cost_nusd = priced.cost_nusd;
                 prepared.known_models.push(priced.known_model);
@@ -124,11 +132,13 @@ fn prepare_events(state: &AppState, raw_events: &[&RawValue]) -> Prepared {
 }
 
 /// The event with its metadata and git remote and branch redacted: the hook strips
-/// secrets before sending, and ingest does not trust it to.
-fn redacted(parsed: wire::ParsedEvent) -> Event {
+/// secrets before sending, and ingest does not trust it to. With the metadata's secrets
+/// by rule, the hook's apart from ingest's.
+fn redacted(parsed: wire::ParsedEvent) -> (Event, crate::redact::Hits) {
     let mut event = parsed.event;
+    let mut hits = crate::redact::Hits::default();
     if let Some(mut metadata) = parsed.unredacted_metadata {
-        crate::redact::redact_json(&mut metadata);
+        hits = crate::redact::redact_json_counted(&mut metadata);
         event.metadata = Some(metadata.to_string());
     }
     if let Some(git) = &mut event.git {
@@ -140,7 +150,7 @@ fn redacted(parsed: wire::ParsedEvent) -> Event {
             }
         }
     }
-    event
+    (event, hits)
 }
 
 fn too_large_body(limit: usize) -> AppError {

@@ -69,6 +69,59 @@ pub fn redact_json(value: &mut Value) -> usize {
     }
 }
 
+/// Secrets replaced in one event's metadata, by rule name: `(rule, by the hook, by
+/// ingest)`. The hook redacts before it sends, so the labels already in what arrives are
+/// the hook's; those a second pass adds are what the hook missed.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Hits(pub Vec<(String, u32, u32)>);
+
+/// Redacts `value` like [`redact_json`], and counts the labels it held before and after.
+pub fn redact_json_counted(value: &mut Value) -> Hits {
+    let mut before = std::collections::BTreeMap::new();
+    count_labels(value, &mut before);
+    let replaced = redact_json(value);
+    if replaced == 0 && before.is_empty() {
+        return Hits::default();
+    }
+    let mut after = std::collections::BTreeMap::new();
+    count_labels(value, &mut after);
+    Hits(
+        after
+            .into_iter()
+            .map(|(rule, total)| {
+                let hook = before.get(&rule).copied().unwrap_or(0).min(total);
+                (rule, hook, total - hook)
+            })
+            .collect(),
+    )
+}
+
+/// Counts the `[REDACTED:<rule>]` labels in every key and string of `value`.
+fn count_labels(value: &Value, into: &mut std::collections::BTreeMap<String, u32>) {
+    match value {
+        Value::String(text) => count_text_labels(text, into),
+        Value::Array(items) => items.iter().for_each(|item| count_labels(item, into)),
+        Value::Object(map) => {
+            for (key, item) in map {
+                count_text_labels(key, into);
+                count_labels(item, into);
+            }
+        }
+        Value::Null | Value::Bool(_) | Value::Number(_) => {}
+    }
+}
+
+fn count_text_labels(text: &str, into: &mut std::collections::BTreeMap<String, u32>) {
+    let mut rest = text;
+    while let Some(at) = rest.find(REDACTED_PREFIX) {
+        rest = &rest[at + REDACTED_PREFIX.len()..];
+        let name_len = rest.bytes().take_while(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || *b == b'_').count();
+        if (1..=40).contains(&name_len) && rest.as_bytes().get(name_len) == Some(&b']') {
+            *into.entry(rest[..name_len].to_string()).or_default() += 1;
+        }
+    }
+}
+
 /// A transcript redacted line by line: a JSON line structurally ([`redact_json`], so
 /// secret-named keys such as `apiKey` go whole), any other line as text. The shipper runs
 /// it on the laptop and the server again on receipt; running it twice changes nothing

@@ -440,3 +440,28 @@ fn private_keys_complete_escaped_encrypted_and_truncated() {
 fn jsonl_escapes_survive_and_git_is_not_an_address() {
     assert_exact(&jsonl_and_email_cases());
 }
+
+/// What the hook had redacted (its labels arrived) is told apart from what ingest catches;
+/// a label that is not a rule's name shape, or clean metadata, counts nothing.
+#[test]
+fn counted_redaction_tells_the_hooks_labels_from_what_ingest_catches() {
+    let token = format!("ghp_{}", "a1B2".repeat(9));
+    let mut value = serde_json::json!({
+        "command": format!("git push https://x:{token}@github.com/acme/shop"),
+        "earlier": "[REDACTED:code_hosting_token] and [REDACTED:email]",
+        "nested": [{"again": format!("GITHUB_TOKEN={token}")}],
+        "odd": "[REDACTED:Not A Rule] [REDACTED:",
+    });
+    let hits = redact_json_counted(&mut value);
+    let by_rule: std::collections::BTreeMap<&str, (u32, u32)> =
+        hits.0.iter().map(|(rule, hook, ingest)| (rule.as_str(), (*hook, *ingest))).collect();
+    assert_eq!(by_rule.get("email"), Some(&(1, 0)), "{hits:?}");
+    let code = by_rule.get("code_hosting_token").copied().unwrap_or_default();
+    assert_eq!(code.0, 1, "the hook's label: {hits:?}");
+    assert!(code.1 >= 1, "the token ingest caught: {hits:?} in {value}");
+    assert!(!value.to_string().contains(&token));
+    let total: u32 = hits.0.iter().map(|(_, hook, ingest)| hook + ingest).sum();
+    let labels = value.to_string().matches("[REDACTED:").count() as u32;
+    assert_eq!(total + 2, labels, "every well-formed label is counted once; the two odd ones are not: {value}");
+    assert_eq!(redact_json_counted(&mut serde_json::json!({"clean": "nothing to see"})), Hits::default());
+}

@@ -143,6 +143,26 @@ pub fn sort_column(key: &str) -> Result<&'static str, Refused> {
     })
 }
 
+/// A list row from the first fourteen columns of the list's `SELECT`.
+fn session_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<SessionRow> {
+    Ok(SessionRow {
+        id: row.get(0)?,
+        agent_type: row.get(1)?,
+        agent_session_id: row.get(2)?,
+        run_kind: row.get(3)?,
+        started: rfc3339_ms(row.get(4)?),
+        duration_ms: row.get(5)?,
+        events: row.get(6)?,
+        prompts: row.get(7)?,
+        tool_calls: row.get(8)?,
+        tool_errors: row.get(9)?,
+        cost_nusd: row.get(10)?,
+        repo: row.get(11)?,
+        branch: row.get(12)?,
+        outcome: row.get(13)?,
+    })
+}
+
 /// The caller's sessions matching `filter`, sorted (`descending` or not), `limit` from
 /// `offset`, and how many match in all.
 pub fn own_sessions(
@@ -176,24 +196,7 @@ pub fn own_sessions(
          ORDER BY {column} {direction}, s.id {direction} LIMIT {limit} OFFSET {offset}"
     );
     let mut stmt = conn.prepare(&sql)?;
-    let rows = stmt.query_map(params_from_iter(values.iter()), |row| {
-        Ok(SessionRow {
-            id: row.get(0)?,
-            agent_type: row.get(1)?,
-            agent_session_id: row.get(2)?,
-            run_kind: row.get(3)?,
-            started: rfc3339_ms(row.get(4)?),
-            duration_ms: row.get(5)?,
-            events: row.get(6)?,
-            prompts: row.get(7)?,
-            tool_calls: row.get(8)?,
-            tool_errors: row.get(9)?,
-            cost_nusd: row.get(10)?,
-            repo: row.get(11)?,
-            branch: row.get(12)?,
-            outcome: row.get(13)?,
-        })
-    })?;
+    let rows = stmt.query_map(params_from_iter(values.iter()), session_row)?;
     Ok(Ok((rows.collect::<Result<_, _>>()?, total)))
 }
 
@@ -224,27 +227,7 @@ pub fn sessions_of(
     values.push(Box::new(from_ms));
     values.push(Box::new(to_ms));
     let mut stmt = conn.prepare(&sql)?;
-    let rows = stmt.query_map(params_from_iter(values.iter()), |row| {
-        Ok((
-            row.get(14)?,
-            SessionRow {
-                id: row.get(0)?,
-                agent_type: row.get(1)?,
-                agent_session_id: row.get(2)?,
-                run_kind: row.get(3)?,
-                started: rfc3339_ms(row.get(4)?),
-                duration_ms: row.get(5)?,
-                events: row.get(6)?,
-                prompts: row.get(7)?,
-                tool_calls: row.get(8)?,
-                tool_errors: row.get(9)?,
-                cost_nusd: row.get(10)?,
-                repo: row.get(11)?,
-                branch: row.get(12)?,
-                outcome: row.get(13)?,
-            },
-        ))
-    })?;
+    let rows = stmt.query_map(params_from_iter(values.iter()), |row| Ok((row.get(14)?, session_row(row)?)))?;
     Ok(rows.collect::<Result<_, _>>()?)
 }
 

@@ -1,6 +1,8 @@
-//! Security figures from the daily sessions aggregate: how much of the agents' work ran
+//! Security figures: from the daily sessions aggregate, how much of the agents' work ran
 //! in the permission modes that skip the person's approval (`bypass`, `auto`, and the
-//! others beside them), over a subject or per team group. Interactive runs only.
+//! others beside them), over a subject or per team group; from the redactions aggregate,
+//! the secrets taken out of event metadata by rule, at the hook and at ingest.
+//! Interactive runs only.
 //!
 //! Invariants: a count of people below `min_people` is [`PeopleCount::FewerThan`]; per
 //! team, groups of fewer people fold into "other" (`groups::fold`); a person in several
@@ -104,4 +106,37 @@ pub fn modes_per_team(
         }
     };
     Ok(fold(rows, min_people, add, |events| events.iter().sum()))
+}
+
+/// Secrets redacted by rule: (caught at the hook, caught at ingest), the most first,
+/// rules of fewer than `min_people` people folded into the last row.
+pub fn redactions(
+    conn: &Connection,
+    subject: &Subject,
+    period: Period,
+    min_people: i64,
+) -> Result<Vec<GroupRow<(i64, i64)>>, DbError> {
+    let (filter, values) = subject_filter(subject);
+    let sql = format!(
+        "SELECT rule, user_id, hook_hits, ingest_hits FROM agg_redactions_daily
+         WHERE {filter} AND day_start_ms >= ? AND day_start_ms < ?"
+    );
+    let mut rules: std::collections::HashMap<String, ((i64, i64), BTreeSet<String>)> = Default::default();
+    let mut stmt = conn.prepare(&sql)?;
+    let mut found = stmt.query(params_from_iter(parameters(values, period)))?;
+    while let Some(row) = found.next()? {
+        let (rule, user): (String, String) = (row.get(0)?, row.get(1)?);
+        let ((hook, ingest), people) = rules.entry(rule).or_default();
+        *hook += row.get::<_, i64>(2)?;
+        *ingest += row.get::<_, i64>(3)?;
+        people.insert(user);
+    }
+    let mut rows: Vec<(String, (i64, i64), BTreeSet<String>)> =
+        rules.into_iter().map(|(rule, (hits, people))| (rule, hits, people)).collect();
+    rows.sort_by(|a, b| (b.1.0 + b.1.1).cmp(&(a.1.0 + a.1.1)).then_with(|| a.0.cmp(&b.0)));
+    let add = |into: &mut (i64, i64), more: &(i64, i64)| {
+        into.0 += more.0;
+        into.1 += more.1;
+    };
+    Ok(fold(rows, min_people, add, |hits| hits.0 + hits.1))
 }

@@ -18,6 +18,8 @@ pub struct Stored<'a> {
     pub known_model: Option<bool>,
     /// The client that sent it (`None` on crash recovery).
     pub client: Option<&'a ClientInfo>,
+    /// The secrets ingest counted in its metadata (`None` on crash recovery).
+    pub redactions: Option<&'a crate::redact::Hits>,
 }
 
 /// What `main.db` derives from each partition commit, applied in the same main.db

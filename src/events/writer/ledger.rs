@@ -29,7 +29,13 @@ impl WriterState {
             };
             let folded: Vec<Stored<'_>> = stored
                 .iter()
-                .map(|row| Stored { user_id: &row.user_id, event: &row.event, known_model: None, client: None })
+                .map(|row| Stored {
+                    user_id: &row.user_id,
+                    event: &row.event,
+                    known_model: None,
+                    client: None,
+                    redactions: None,
+                })
                 .collect();
             let tx = self.main.transaction_with_behavior(TransactionBehavior::Immediate)?;
             self.fold.fold(&tx, &folded, self.config.clock.now_ms())?;

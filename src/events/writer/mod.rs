@@ -45,6 +45,8 @@ pub struct WriteRequest {
     pub events: Vec<Event>,
     /// Per event: whether the price table knew its model.
     pub known_models: Vec<bool>,
+    /// Per event: the secrets its metadata had redacted, by rule (empty when none).
+    pub redactions: Vec<crate::redact::Hits>,
 }
 
 /// Per event of the request: true if newly stored, false if it was a duplicate.
@@ -383,6 +385,7 @@ impl WriterState {
                             event,
                             known_model: Some(request.known_models[e]),
                             client: Some(&request.client),
+                            redactions: request.redactions.get(e),
                         });
                     }
                 }

@@ -180,9 +180,29 @@ pub fn security(ctx: &Ctx<'_>) -> Result<(String, Vec<Table>), DbError> {
             Cell::share(row.figures[4], events),
         ]);
     }
+    let hits = security::redactions(ctx.conn, &ctx.subject, ctx.period, ctx.min_people)?;
+    let mut redactions = Table::new(
+        "redactions",
+        "Secrets redacted, by rule",
+        vec!["Rule", "People", "At the hook", "At ingest", "Caught at ingest"],
+    );
+    for row in &hits {
+        let (hook, ingest) = row.figures;
+        redactions.rows.push(vec![
+            Cell::text(row.key.clone().unwrap_or_else(|| "other (rules too few people hit to show alone)".into())),
+            Cell::count(row.people),
+            Cell::count(hook),
+            Cell::count(ingest),
+            Cell::share(ingest, hook + ingest),
+        ]);
+    }
+    let redactions = redactions.note(
+        "Secrets taken out of interactive events' metadata. At the hook: the hook had redacted them before sending; at ingest: the server caught what the hook let through (an old hook, or a client that does not redact). Transcripts are redacted too, and not counted here.",
+    );
     Ok((
-        "How much agent work ran without a person approving each step. Redaction hits by rule (at the hook against at ingest) are not counted yet (docs/analytics.md).".into(),
-        vec![table, teams.note("Shares of each group's events with a stated mode.")],
+        "How much agent work ran without a person approving each step, and which secrets were kept out of storage."
+            .into(),
+        vec![table, teams.note("Shares of each group's events with a stated mode."), redactions],
     ))
 }
 
