@@ -42,7 +42,7 @@ fn person(data_dir: &Path, email: &str, name: &str, role: &str) -> String {
 }
 
 /// Teams `web` (6 active people, led by Lee), `data` (5) and `ops` (2); an administrator,
-/// a viewer of aggregates and a member in no team, none of them active.
+/// a viewer of aggregates, an investigator and a member in no team, none of them active.
 struct World {
     _dir: tempfile::TempDir,
     server: InProcess,
@@ -64,6 +64,7 @@ fn world() -> World {
     cli(data, &["team", "add-member", "--team", "web", "--email", "lee@example.com", "--role", "lead"]);
     person(data, "ari@example.com", "Ari Admin", "ADMIN");
     person(data, "vera@example.com", "Vera Viewer", "VIEWER_AGGREGATE");
+    person(data, "ivy@example.com", "Ivy Investigator", "INVESTIGATOR");
     person(data, "max@example.com", "Max Member", "MEMBER");
     let server = InProcess::start(data, &hooks[0].1);
     let now = server.clock.now_ms();
@@ -201,6 +202,7 @@ fn a_browser_walks_every_team_and_org_page_as_each_role() {
     for (role, email) in [
         ("admin", "ari@example.com"),
         ("viewer", "vera@example.com"),
+        ("investigator", "ivy@example.com"),
         ("lead", "lee@example.com"),
         ("member", "web0@example.com"),
     ] {
@@ -247,7 +249,7 @@ fn a_browser_walks_every_team_and_org_page_as_each_role() {
                 Some(false),
             ));
         }
-        if role == "admin" || role == "viewer" {
+        if role == "admin" || role == "viewer" || role == "investigator" {
             pages.push(("/team/ops".into(), "Team OPS".into(), Some(false)));
             pages.push(("/team/ops/tools".into(), "Team OPS: Tools".into(), Some(false)));
         }
