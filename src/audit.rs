@@ -33,6 +33,10 @@ pub enum Action {
     /// A team page showed a member's own sessions, pull requests or figures to someone
     /// else (a team lead, or a grant holder).
     MemberViewed,
+    /// An administrator acknowledged an alert event.
+    AlertAcknowledged,
+    /// An administrator silenced an alert event until a time.
+    AlertSilenced,
 }
 
 impl Action {
@@ -53,6 +57,8 @@ impl Action {
             Action::DeletionCompleted => "DELETION_COMPLETED",
             Action::JudgeRead => "JUDGE_READ",
             Action::MemberViewed => "MEMBER_VIEWED",
+            Action::AlertAcknowledged => "ALERT_ACKNOWLEDGED",
+            Action::AlertSilenced => "ALERT_SILENCED",
         }
     }
 }

@@ -59,6 +59,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
     ("analytics", &["access", "db", "events", "model", "sessions"]),
     // Stores and services, lowest first.
     ("audit", &["clock", "db", "model"]),
+    ("alerts", &["audit", "db", "model"]),
     ("auth", &["audit", "clock", "config", "db", "model"]),
     ("access", &["audit", "auth", "clock", "db", "model"]),
     ("sessions", &["access", "audit", "clock", "db", "events", "model", "pricing"]),

@@ -34,6 +34,7 @@ pub const MIGRATIONS: &[&str] = &[
     include_str!("../../migrations/0014_scoring.sql"),
     include_str!("../../migrations/0015_friction_daily.sql"),
     include_str!("../../migrations/0016_redactions_daily.sql"),
+    include_str!("../../migrations/0017_alerts.sql"),
 ];
 
 pub fn latest_version() -> i64 {

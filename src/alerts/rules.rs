@@ -1,0 +1,214 @@
+//! The six alert rules: what each measures at an evaluation time, from the aggregates,
+//! and when that breaches its threshold (docs/alerts.md has the same table in prose).
+//!
+//! Invariants: a rule with too little to go on (no baseline, too few calls or events)
+//! does not breach: an alert says something happened, never that data was thin; every
+//! measurement says in words what it compared.
+
+use rusqlite::{Connection, params};
+
+use crate::db::DbError;
+
+const HOUR_MS: i64 = 3_600_000;
+const DAY_MS: i64 = 86_400_000;
+/// Spend below this over a day never makes a spike (a cent that triples is not news).
+pub const SPIKE_FLOOR_NUSD: i64 = 10_000_000_000;
+/// Fewer tool calls than this in a day say nothing about an error rate.
+pub const MIN_CALLS: i64 = 100;
+/// Fewer events with a stated permission mode than this say nothing about autonomy.
+pub const MIN_MODE_EVENTS: i64 = 100;
+
+/// A rule, by its id in `alert_rules`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Rule {
+    SpendSpike,
+    ErrorRate,
+    UnknownModelSurge,
+    AutonomySurge,
+    BudgetThreshold,
+    RoutingWaste,
+}
+
+impl Rule {
+    pub const ALL: [Rule; 6] = [
+        Rule::SpendSpike,
+        Rule::ErrorRate,
+        Rule::UnknownModelSurge,
+        Rule::AutonomySurge,
+        Rule::BudgetThreshold,
+        Rule::RoutingWaste,
+    ];
+
+    pub fn id(self) -> &'static str {
+        match self {
+            Rule::SpendSpike => "spend_spike",
+            Rule::ErrorRate => "error_rate",
+            Rule::UnknownModelSurge => "unknown_model_surge",
+            Rule::AutonomySurge => "autonomy_surge",
+            Rule::BudgetThreshold => "budget_threshold",
+            Rule::RoutingWaste => "routing_waste",
+        }
+    }
+
+    pub fn parse(id: &str) -> Option<Rule> {
+        Rule::ALL.into_iter().find(|rule| rule.id() == id)
+    }
+
+    /// What the threshold means, for pages and docs.
+    pub fn threshold_means(self) -> &'static str {
+        match self {
+            Rule::SpendSpike => "the last 24 hours' spend as a multiple of the 7 days before's daily mean",
+            Rule::ErrorRate => "failed tool calls as a share of all, over the last 24 hours",
+            Rule::UnknownModelSurge => {
+                "events priced at nothing because their model is unknown, in sessions active in the last 24 hours"
+            }
+            Rule::AutonomySurge => {
+                "the last day's share of events in bypass or auto mode, as a multiple of the 7 days before's"
+            }
+            Rule::BudgetThreshold => "the organisation's monthly budget in dollars (notified at 75, 90 and 100 %)",
+            Rule::RoutingWaste => {
+                "the share of the last 7 days' spend that went to sessions shaped as a question or a single edit"
+            }
+        }
+    }
+}
+
+/// One rule measured at a time.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Measured {
+    pub value: f64,
+    pub breaching: bool,
+    pub detail: String,
+}
+
+fn spend(conn: &Connection, from_ms: i64, to_ms: i64) -> Result<i64, DbError> {
+    Ok(conn.query_row(
+        "SELECT coalesce(sum(cost_nusd), 0) FROM agg_usage_hourly WHERE bucket_start_ms >= ?1 AND bucket_start_ms < ?2",
+        params![from_ms, to_ms],
+        |row| row.get(0),
+    )?)
+}
+
+fn usd(nusd: i64) -> String {
+    crate::model::usd(nusd)
+}
+
+/// Measures `rule` against `threshold` at `now_ms`.
+pub fn measure(conn: &Connection, rule: Rule, threshold: f64, now_ms: i64) -> Result<Measured, DbError> {
+    let hour_end = (now_ms.div_euclid(HOUR_MS) + 1) * HOUR_MS;
+    let day_start = now_ms.div_euclid(DAY_MS) * DAY_MS;
+    Ok(match rule {
+        Rule::SpendSpike => {
+            let last = spend(conn, hour_end - DAY_MS, hour_end)?;
+            let before = spend(conn, hour_end - 8 * DAY_MS, hour_end - DAY_MS)?;
+            let mean = before as f64 / 7.0;
+            let value = if mean > 0.0 { last as f64 / mean } else { 0.0 };
+            Measured {
+                value,
+                breaching: mean > 0.0 && last >= SPIKE_FLOOR_NUSD && value >= threshold,
+                detail: format!(
+                    "{} in the last 24 hours against a daily mean of {} over the 7 days before",
+                    usd(last),
+                    usd(mean as i64)
+                ),
+            }
+        }
+        Rule::ErrorRate => {
+            let (calls, errors): (i64, i64) = conn.query_row(
+                "SELECT coalesce(sum(calls), 0), coalesce(sum(errors), 0) FROM agg_tools_daily
+                 WHERE day_start_ms >= ?1 AND day_start_ms <= ?2",
+                params![day_start - DAY_MS, day_start],
+                |row| Ok((row.get(0)?, row.get(1)?)),
+            )?;
+            let value = if calls > 0 { errors as f64 / calls as f64 } else { 0.0 };
+            Measured {
+                value,
+                breaching: calls >= MIN_CALLS && value >= threshold,
+                detail: format!("{errors} of {calls} tool calls failed yesterday and today"),
+            }
+        }
+        Rule::UnknownModelSurge => {
+            let events: i64 = conn.query_row(
+                "SELECT coalesce(sum(unknown_model_events), 0) FROM sessions
+                 WHERE last_event_ms >= ?1 AND run_kind = 'INTERACTIVE'",
+                [now_ms - DAY_MS],
+                |row| row.get(0),
+            )?;
+            Measured {
+                value: events as f64,
+                breaching: events as f64 >= threshold,
+                detail: format!("{events} events of unknown models in sessions active in the last 24 hours"),
+            }
+        }
+        Rule::AutonomySurge => {
+            let share = |from: i64, to: i64| -> Result<(i64, i64), DbError> {
+                Ok(conn.query_row(
+                    "SELECT coalesce(sum(mode_bypass + mode_auto), 0),
+                            coalesce(sum(mode_normal + mode_plan + mode_accept_edits + mode_auto + mode_dont_ask + mode_bypass), 0)
+                     FROM (SELECT max(mode_normal) AS mode_normal, max(mode_plan) AS mode_plan,
+                                  max(mode_accept_edits) AS mode_accept_edits, max(mode_auto) AS mode_auto,
+                                  max(mode_dont_ask) AS mode_dont_ask, max(mode_bypass) AS mode_bypass
+                           FROM agg_sessions_daily WHERE day_start_ms >= ?1 AND day_start_ms < ?2
+                           GROUP BY day_start_ms, user_id)",
+                    params![from, to],
+                    |row| Ok((row.get(0)?, row.get(1)?)),
+                )?)
+            };
+            let (unattended, all) = share(day_start - DAY_MS, day_start + DAY_MS)?;
+            let (unattended_before, all_before) = share(day_start - 8 * DAY_MS, day_start - DAY_MS)?;
+            let now = if all > 0 { unattended as f64 / all as f64 } else { 0.0 };
+            let before = if all_before > 0 { unattended_before as f64 / all_before as f64 } else { 0.0 };
+            let value = if before > 0.0 { now / before } else { 0.0 };
+            Measured {
+                value,
+                breaching: all >= MIN_MODE_EVENTS && before > 0.0 && value >= threshold,
+                detail: format!(
+                    "{:.1}% of events in bypass or auto mode yesterday and today, against {:.1}% the 7 days before",
+                    now * 100.0,
+                    before * 100.0
+                ),
+            }
+        }
+        Rule::BudgetThreshold => {
+            let month_start = {
+                let date = crate::model::rfc3339_ms(now_ms);
+                let first = format!("{}-01T00:00:00Z", &date[..7]);
+                crate::model::parse_rfc3339_ms(&first).unwrap_or(day_start)
+            };
+            let spent = spend(conn, month_start, hour_end)?;
+            let budget = threshold * 1e9;
+            let value = if budget > 0.0 { spent as f64 / budget } else { 0.0 };
+            let level = [1.0, 0.9, 0.75].into_iter().find(|level| value >= *level);
+            Measured {
+                value,
+                breaching: budget > 0.0 && level.is_some(),
+                detail: format!(
+                    "{} spent this month of a {} budget ({:.0}%{})",
+                    usd(spent),
+                    usd(budget as i64),
+                    value * 100.0,
+                    level.map(|l| format!(", past the {:.0}% level", l * 100.0)).unwrap_or_default()
+                ),
+            }
+        }
+        Rule::RoutingWaste => {
+            let (small, all): (i64, i64) = conn.query_row(
+                "SELECT coalesce(sum(CASE WHEN shape_label IN ('question', 'single_edit') THEN cost_nusd END), 0),
+                        coalesce(sum(cost_nusd), 0)
+                 FROM sessions WHERE first_event_ms >= ?1 AND run_kind = 'INTERACTIVE'",
+                [now_ms - 7 * DAY_MS],
+                |row| Ok((row.get(0)?, row.get(1)?)),
+            )?;
+            let value = if all > 0 { small as f64 / all as f64 } else { 0.0 };
+            Measured {
+                value,
+                breaching: all > 0 && value >= threshold,
+                detail: format!(
+                    "{} of {} spent in the last 7 days went to questions and single edits",
+                    usd(small),
+                    usd(all)
+                ),
+            }
+        }
+    })
+}
