@@ -377,7 +377,7 @@ fn only_administrators_see_and_run_jobs() {
         ]
     };
     for reader in &READERS {
-        for (method, url) in routes("evaluate-alerts") {
+        for (method, url) in routes("sync-jira") {
             let token = &world.tokens[reader.name];
             let (status, body) = if method == "GET" { get_as(&url, token) } else { post_as(&url, token, &json!({})) };
             let want = if reader.role == "ADMIN" { if method == "GET" { 200 } else { 501 } } else { 403 };
@@ -403,7 +403,7 @@ fn only_administrators_see_and_run_jobs() {
         let (_, runs) = get_as(&format!("{web}/admin/jobs/run-deletions/runs"), admin);
         runs["runs"].as_array().unwrap().iter().any(|run| run["id"] == run_id.as_str() && run["outcome"] == "succeeded")
     });
-    let (_, runs) = get_as(&format!("{web}/admin/jobs/evaluate-alerts/runs"), admin);
+    let (_, runs) = get_as(&format!("{web}/admin/jobs/sync-jira/runs"), admin);
     let outcomes: Vec<&str> =
         runs["runs"].as_array().unwrap().iter().map(|run| run["outcome"].as_str().unwrap()).collect();
     assert_eq!(outcomes, ["refused"], "the administrator's refused trigger is recorded, the others' 403s are not");

@@ -41,6 +41,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
         "jobs",
         &[
             "access",
+            "alerts",
             "analytics",
             "auth",
             "clock",
@@ -206,6 +207,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
         "cli",
         &[
             "access",
+            "alerts",
             "app",
             "audit",
             "auth",

@@ -168,7 +168,8 @@ fn jobs_list_names_all_nineteen_jobs_and_jobs_set_changes_a_tier_one_schedule() 
     assert_eq!(row("run-deletions")[1..7], ["fixed", "every 6 h", "yes", "< 2 min", "yes", "—"]);
     assert!(row("run-deletions")[7].ends_with(":00:00.000Z"), "the next 6-hour slot: {:?}", row("run-deletions"));
     assert_eq!(row("judge-sessions")[2..6], ["cron 30 6 * * * (UTC)", "no", "< 30 min", "yes"], "seeded disabled");
-    assert_eq!(row("evaluate-alerts")[5], "no: alert rules have not landed yet (issue 20)");
+    assert_eq!(row("evaluate-alerts")[5], "yes");
+    assert!(row("sync-jira")[5].starts_with("no: "), "{:?}", row("sync-jira"));
     let tiers = |tier: &str| lines.iter().filter(|line| line[1] == tier).count();
     assert_eq!((tiers("job_config"), tiers("fixed"), tiers("one-shot")), (7, 8, 4));
 

@@ -105,6 +105,28 @@ pub fn evaluate(conn: &Connection, now_ms: i64) -> Result<Vec<Transition>, DbErr
     Ok(transitions)
 }
 
+/// One line on an evaluation, for the job's summary: what opened, went on and resolved.
+pub fn describe(transitions: &[Transition]) -> String {
+    if transitions.is_empty() {
+        return "no alert rule is breaching".into();
+    }
+    let parts: Vec<String> = transitions
+        .iter()
+        .map(|t| {
+            let what = match t.step {
+                Step::Open { notify: true } => "opened",
+                Step::Open { notify: false } => "opened (silenced)",
+                Step::Continue => "still breaching",
+                Step::Resolve { notify: true } => "resolved",
+                Step::Resolve { notify: false } => "resolved (silenced)",
+                Step::Quiet => "quiet",
+            };
+            format!("{} {what}: {}", t.rule.id(), t.detail)
+        })
+        .collect();
+    parts.join("; ")
+}
+
 /// Why an administrator's act on an event was refused.
 #[derive(Debug, thiserror::Error)]
 pub enum ActError {

@@ -194,6 +194,14 @@ fn execute(
             println!("{described}");
             return Ok((scored as i64, Some(described)));
         }
+        "evaluate-alerts" => {
+            let tx = rusqlite::Transaction::new_unchecked(conn, rusqlite::TransactionBehavior::Immediate)?;
+            let transitions = crate::alerts::store::evaluate(&tx, crate::clock::system_now_ms())?;
+            tx.commit()?;
+            let described = crate::alerts::store::describe(&transitions);
+            println!("{described}");
+            return Ok((transitions.len() as i64, Some(described)));
+        }
         "judge-sessions" => {
             let settings = crate::scoring::judge::JudgeSettings::from_env(|name| std::env::var(name).ok())
                 .map_err(anyhow::Error::msg)?;

@@ -27,6 +27,7 @@ const KNOWN: &[&str] = &[
     "compute-effectiveness",
     "compute-subject-scores",
     "judge-sessions",
+    "evaluate-alerts",
 ];
 
 pub fn knows(job: &str) -> bool {
@@ -62,6 +63,7 @@ pub async fn execute(state: &Arc<AppState>, job: &JobSpec) -> Result<Done, Strin
         "compute-trajectory-scores" => trajectories(state).await,
         "compute-effectiveness" | "compute-subject-scores" => outcomes(state, job.name).await,
         "judge-sessions" => judge(state).await,
+        "evaluate-alerts" => alerts(state).await,
         _ => counted(state, job).await.map(|rows| Done { rows, summary: None }),
     }
 }
@@ -92,6 +94,18 @@ async fn counted(state: &Arc<AppState>, job: &JobSpec) -> Result<Option<i64>, St
         "backfill-redaction" => backfill_redaction(state).await,
         other => Err(format!("{other} is not run by the server")),
     }
+}
+
+/// `evaluate-alerts`: every enabled rule measured and its events moved through the state
+/// machine, in one writer transaction (docs/alerts.md).
+async fn alerts(state: &Arc<AppState>) -> Result<Done, String> {
+    let now_ms = state.clock.now_ms();
+    let transitions = state
+        .writer
+        .transact(move |tx| crate::alerts::store::evaluate(tx, now_ms))
+        .await
+        .map_err(|err| err.to_string())?;
+    Ok(Done { rows: Some(transitions.len() as i64), summary: Some(crate::alerts::store::describe(&transitions)) })
 }
 
 /// `compute-trajectory-scores`: the due sessions' trajectory scores, written through the

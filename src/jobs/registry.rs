@@ -129,7 +129,6 @@ const fn slower_than_or_failing(limit: Duration, failures: u32) -> Thresholds {
 const ANY_FAILURE: Thresholds =
     Thresholds { max_duration: None, consecutive_failures: None, any_failure: true, severity: Severity::Warning };
 
-const ALERTS: &str = "alert rules have not landed yet (issue 20)";
 const RECONCILIATION: &str = "cost reconciliation and Jira have not landed yet (issue 21)";
 
 /// Every job, tier 1 first, in the spec's order.
@@ -197,8 +196,8 @@ pub const JOBS: [JobSpec; 19] = [
         target: Some(minutes(5)),
         alert: ANY_FAILURE,
         excludes: &[],
-        availability: Availability::Unavailable(ALERTS),
-        what: "evaluates the alert rules and notifies channels",
+        availability: Availability::Available,
+        what: "evaluates the alert rules, opening and resolving alert events (notification channels: not yet)",
     },
     JobSpec {
         name: "judge-sessions",
