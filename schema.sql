@@ -599,3 +599,16 @@ CREATE TABLE alert_events (
     silenced_by        TEXT
 );
 CREATE UNIQUE INDEX alert_events_open ON alert_events(rule_id) WHERE state <> 'resolved';
+
+-- Every attempt to notify a channel of an alert transition (src/alerts/channels).
+CREATE TABLE alert_delivery_log (
+    id         TEXT PRIMARY KEY,
+    event_id   TEXT NOT NULL REFERENCES alert_events(id),
+    channel    TEXT NOT NULL,
+    transition TEXT NOT NULL CHECK (transition IN ('opened', 'resolved')),
+    attempt    INTEGER NOT NULL,
+    at_ms      INTEGER NOT NULL,
+    outcome    TEXT NOT NULL CHECK (outcome IN ('delivered', 'failed')),
+    detail     TEXT NOT NULL
+);
+CREATE INDEX alert_delivery_log_by_event ON alert_delivery_log(event_id, at_ms);

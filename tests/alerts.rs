@@ -2,9 +2,14 @@
 //! fire the rules they should (spend spike, error rate, unknown-model surge, autonomy
 //! surge) when `evaluate-alerts` runs, through the administrator's trigger; a second run
 //! keeps the events open without opening new ones, and the disabled rules stay quiet.
+//! Each opening reaches a loopback chat webhook (Slack-compatible text) and a loopback
+//! webhook that checks the HMAC signature and fails its first try of each, which is
+//! retried; every attempt is in `alert_delivery_log`.
 
 mod common;
 
+use std::io::{BufRead, BufReader, Read, Write};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use common::*;
@@ -70,9 +75,87 @@ fn evaluate(server: &TestServer) -> Value {
     finished
 }
 
+/// A received request: its headers (names in lower case) and body.
+type Request = (Vec<(String, String)>, String);
+
+/// A loopback HTTP receiver: each request's headers and body, answered by `answer`.
+struct Receiver {
+    url: String,
+    got: Arc<Mutex<Vec<Request>>>,
+}
+
+impl Receiver {
+    fn start(answer: impl Fn(&[(String, String)], &str, usize) -> u16 + Send + 'static) -> Receiver {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let url = format!("http://{}/hook", listener.local_addr().unwrap());
+        let got: Arc<Mutex<Vec<Request>>> = Arc::default();
+        let kept = got.clone();
+        std::thread::spawn(move || {
+            for stream in listener.incoming() {
+                let Ok(mut stream) = stream else { continue };
+                let mut reader = BufReader::new(stream.try_clone().unwrap());
+                let mut headers = Vec::new();
+                let mut line = String::new();
+                reader.read_line(&mut line).unwrap();
+                loop {
+                    line.clear();
+                    reader.read_line(&mut line).unwrap();
+                    let Some((name, value)) = line.trim_end().split_once(": ") else { break };
+                    headers.push((name.to_ascii_lowercase(), value.to_string()));
+                }
+                let length = headers.iter().find(|(n, _)| n == "content-length").map_or(0, |(_, v)| v.parse().unwrap());
+                let mut body = vec![0; length];
+                reader.read_exact(&mut body).unwrap();
+                let body = String::from_utf8(body).unwrap();
+                let status = answer(&headers, &body, kept.lock().unwrap().len());
+                kept.lock().unwrap().push((headers, body));
+                let _ = write!(stream, "HTTP/1.1 {status} X\r\nContent-Length: 0\r\nConnection: close\r\n\r\n");
+            }
+        });
+        Receiver { url, got }
+    }
+
+    fn bodies(&self) -> Vec<String> {
+        self.got.lock().unwrap().iter().map(|(_, body)| body.clone()).collect()
+    }
+}
+
+const SECRET: &str = "a webhook secret of the ops team";
+
+/// Whether the request carries a valid signature: HMAC-SHA256 over `timestamp.body`.
+fn signed(headers: &[(String, String)], body: &str) -> bool {
+    let header = |name: &str| headers.iter().find(|(n, _)| n == name).map(|(_, v)| v.clone()).unwrap_or_default();
+    let Some(hex) = header("x-sightline-signature").strip_prefix("sha256=").map(str::to_string) else { return false };
+    let Ok(tag) =
+        (0..hex.len()).step_by(2).map(|i| u8::from_str_radix(&hex[i..i + 2], 16)).collect::<Result<Vec<u8>, _>>()
+    else {
+        return false;
+    };
+    let key = ring::hmac::Key::new(ring::hmac::HMAC_SHA256, SECRET.as_bytes());
+    ring::hmac::verify(&key, format!("{}.{body}", header("x-sightline-timestamp")).as_bytes(), &tag).is_ok()
+}
+
 #[test]
 fn ingested_events_fire_the_rules_that_should_fire() {
-    let server = TestServer::spawn();
+    let chat = Receiver::start(|_, _, _| 200);
+    // The webhook refuses a bad signature (401), and fails every first try with a 503.
+    let tries: Arc<Mutex<std::collections::HashMap<String, u32>>> = Arc::default();
+    let seen = tries.clone();
+    let webhook = Receiver::start(move |headers, body, _| {
+        if !signed(headers, body) {
+            return 401;
+        }
+        let event: Value = serde_json::from_str(body).unwrap();
+        let mut seen = seen.lock().unwrap();
+        let count = seen.entry(event["event_id"].as_str().unwrap().to_string()).or_default();
+        *count += 1;
+        if *count == 1 { 503 } else { 200 }
+    });
+    let server = TestServer::spawn_with_env(&[
+        ("SIGHTLINE_ALERT_CHAT_WEBHOOK_URL", &chat.url),
+        ("SIGHTLINE_ALERT_WEBHOOK_URL", &webhook.url),
+        ("SIGHTLINE_ALERT_WEBHOOK_SECRET", SECRET),
+    ]);
     add_user(&server.data_dir, "ari@example.com", "ADMIN");
     let now = now_ms();
     let mut events = Vec::new();
@@ -116,6 +199,22 @@ fn ingested_events_fire_the_rules_that_should_fire() {
     let summary = run["summary"].as_str().unwrap_or_default();
     assert!(summary.contains("spend_spike opened: $60.00 in the last 24 hours"), "{summary}");
     assert!(summary.contains("error_rate opened: 40 of 120 tool calls failed"), "{summary}");
+    assert!(summary.contains("8 notifications delivered, 4 failed attempts"), "{summary}");
+    let texts = chat.bodies();
+    assert_eq!(texts.len(), 4, "{texts:?}");
+    assert!(texts.iter().any(|t| t.contains("Sightline alert spend_spike opened: $60.00")), "{texts:?}");
+    let sent = webhook.bodies();
+    assert_eq!(sent.len(), 8, "each of the four, failed once then delivered: {sent:?}");
+    assert!(webhook.got.lock().unwrap().iter().all(|(headers, body)| signed(headers, body)), "every one signed");
+    let logged: Vec<(String, String, i64)> = {
+        let mut stmt = conn
+            .prepare("SELECT channel, outcome, attempt FROM alert_delivery_log ORDER BY channel, event_id, attempt")
+            .unwrap();
+        stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?))).unwrap().map(Result::unwrap).collect()
+    };
+    assert_eq!(logged.len(), 12, "{logged:?}");
+    assert_eq!(logged.iter().filter(|(c, o, _)| c == "webhook" && o == "failed").count(), 4, "{logged:?}");
+    assert!(logged.iter().filter(|(c, _, _)| c == "chat_webhook").all(|(_, o, a)| o == "delivered" && *a == 1));
 
     // Again: the same four go on, none opens twice, the disabled two stay quiet.
     let again = evaluate(&server);
@@ -124,4 +223,5 @@ fn ingested_events_fire_the_rules_that_should_fire() {
     assert!(again["summary"].as_str().unwrap().matches("still breaching").count() == 4, "{again}");
     let total: i64 = conn.query_row("SELECT count(*) FROM alert_events", [], |r| r.get(0)).unwrap();
     assert_eq!(total, 4);
+    assert_eq!(chat.bodies().len(), 4, "an event that goes on is not told again");
 }

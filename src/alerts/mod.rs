@@ -8,6 +8,7 @@
 //! the state machine in docs/alerts.md allows; rules read aggregates (interactive runs
 //! only) and the unknown-models table, never raw events.
 
+pub mod channels;
 pub mod machine;
 pub mod rules;
 pub mod store;

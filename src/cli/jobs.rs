@@ -198,7 +198,21 @@ fn execute(
             let tx = rusqlite::Transaction::new_unchecked(conn, rusqlite::TransactionBehavior::Immediate)?;
             let transitions = crate::alerts::store::evaluate(&tx, crate::clock::system_now_ms())?;
             tx.commit()?;
-            let described = crate::alerts::store::describe(&transitions);
+            let channels =
+                crate::alerts::channels::from_env(|name| std::env::var(name).ok()).map_err(anyhow::Error::msg)?;
+            let notices = crate::alerts::channels::notices(&transitions);
+            let attempts = crate::alerts::channels::deliver(
+                &channels,
+                &notices,
+                &crate::clock::system_now_ms,
+                &std::thread::sleep,
+            );
+            crate::alerts::channels::log(conn, &attempts)?;
+            let described = format!(
+                "{}; {}",
+                crate::alerts::store::describe(&transitions),
+                crate::alerts::channels::describe(&attempts)
+            );
             println!("{described}");
             return Ok((transitions.len() as i64, Some(described)));
         }

@@ -35,6 +35,7 @@ pub const MIGRATIONS: &[&str] = &[
     include_str!("../../migrations/0015_friction_daily.sql"),
     include_str!("../../migrations/0016_redactions_daily.sql"),
     include_str!("../../migrations/0017_alerts.sql"),
+    include_str!("../../migrations/0018_alert_deliveries.sql"),
 ];
 
 pub fn latest_version() -> i64 {

@@ -99,13 +99,25 @@ async fn counted(state: &Arc<AppState>, job: &JobSpec) -> Result<Option<i64>, St
 /// `evaluate-alerts`: every enabled rule measured and its events moved through the state
 /// machine, in one writer transaction (docs/alerts.md).
 async fn alerts(state: &Arc<AppState>) -> Result<Done, String> {
+    use crate::alerts::{channels, store};
     let now_ms = state.clock.now_ms();
-    let transitions = state
-        .writer
-        .transact(move |tx| crate::alerts::store::evaluate(tx, now_ms))
-        .await
-        .map_err(|err| err.to_string())?;
-    Ok(Done { rows: Some(transitions.len() as i64), summary: Some(crate::alerts::store::describe(&transitions)) })
+    let transitions =
+        state.writer.transact(move |tx| store::evaluate(tx, now_ms)).await.map_err(|err| err.to_string())?;
+    let described = store::describe(&transitions);
+    // Channels are read when the job runs, so a changed credential needs no restart.
+    let configured = channels::from_env(|name| std::env::var(name).ok())
+        .map_err(|err| format!("{described}; notifications not sent: {err}"))?;
+    let clock = state.clock.clone();
+    let (attempts, transitions) = tokio::task::spawn_blocking(move || {
+        let notices = channels::notices(&transitions);
+        let attempts = channels::deliver(&configured, &notices, &|| clock.now_ms(), &std::thread::sleep);
+        (attempts, transitions)
+    })
+    .await
+    .map_err(|err| err.to_string())?;
+    let delivered = channels::describe(&attempts);
+    state.writer.transact(move |tx| channels::log(tx, &attempts)).await.map_err(|err| err.to_string())?;
+    Ok(Done { rows: Some(transitions.len() as i64), summary: Some(format!("{described}; {delivered}")) })
 }
 
 /// `compute-trajectory-scores`: the due sessions' trajectory scores, written through the

@@ -1,0 +1,264 @@
+//! Notification channels for alert transitions, configured by the environment (spec
+//! §5.6: credentials never in files or the database): a chat webhook taking a
+//! Slack-compatible payload (`SIGHTLINE_ALERT_CHAT_WEBHOOK_URL`), and a generic webhook
+//! taking JSON signed with HMAC-SHA256 (`SIGHTLINE_ALERT_WEBHOOK_URL`,
+//! `SIGHTLINE_ALERT_WEBHOOK_SECRET`). Each delivery is tried up to [`ATTEMPTS`] times with
+//! a growing pause, and every attempt is returned for `alert_delivery_log`.
+//!
+//! Invariants: a channel that fails never stops the others (each is tried on its own);
+//! the signature covers the exact bytes sent, with the timestamp, so a receiver can
+//! refuse a replay; payloads carry the rule, figures and detail, never a person.
+
+use std::time::Duration;
+
+use ring::hmac;
+use rusqlite::{Connection, params};
+use serde_json::{Value, json};
+
+use super::machine::Step;
+use super::store::Transition;
+use crate::db::DbError;
+
+/// Tries per delivery, and the pause before the second (doubled before each next).
+pub const ATTEMPTS: u32 = 3;
+const FIRST_PAUSE: Duration = Duration::from_millis(250);
+
+/// A configured channel.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Channel {
+    Chat { url: String },
+    Webhook { url: String, secret: String },
+}
+
+impl Channel {
+    pub fn name(&self) -> &'static str {
+        match self {
+            Channel::Chat { .. } => "chat_webhook",
+            Channel::Webhook { .. } => "webhook",
+        }
+    }
+}
+
+/// The channels the environment configures (`get` reads a variable). A webhook without
+/// its secret is not configured: an unsigned alert could be forged.
+pub fn from_env(get: impl Fn(&str) -> Option<String>) -> Result<Vec<Channel>, String> {
+    let set = |name: &str| get(name).map(|v| v.trim().to_string()).filter(|v| !v.is_empty());
+    let mut channels = Vec::new();
+    if let Some(url) = set("SIGHTLINE_ALERT_CHAT_WEBHOOK_URL") {
+        channels.push(Channel::Chat { url });
+    }
+    match (set("SIGHTLINE_ALERT_WEBHOOK_URL"), set("SIGHTLINE_ALERT_WEBHOOK_SECRET")) {
+        (Some(url), Some(secret)) => channels.push(Channel::Webhook { url, secret }),
+        (Some(_), None) => {
+            return Err("SIGHTLINE_ALERT_WEBHOOK_URL is set without SIGHTLINE_ALERT_WEBHOOK_SECRET".into());
+        }
+        _ => {}
+    }
+    Ok(channels)
+}
+
+/// A transition to tell: an event opened or resolved, with notification not silenced.
+pub struct Notice<'a> {
+    pub transition: &'a Transition,
+    pub event_id: &'a str,
+    pub what: &'static str,
+}
+
+/// The transitions to tell channels about.
+pub fn notices(transitions: &[Transition]) -> Vec<Notice<'_>> {
+    transitions
+        .iter()
+        .filter_map(|t| {
+            let what = match t.step {
+                Step::Open { notify: true } => "opened",
+                Step::Resolve { notify: true } => "resolved",
+                _ => return None,
+            };
+            t.event_id.as_deref().map(|event_id| Notice { transition: t, event_id, what })
+        })
+        .collect()
+}
+
+/// The Slack-compatible payload: one line of text.
+pub fn chat_payload(notice: &Notice<'_>) -> Value {
+    let t = notice.transition;
+    let icon = if notice.what == "opened" { ":rotating_light:" } else { ":white_check_mark:" };
+    json!({
+        "text": format!(
+            "{icon} Sightline alert {} {}: {} (value {:.2}, threshold {:.2})",
+            t.rule.id(),
+            notice.what,
+            t.detail,
+            t.value,
+            t.threshold
+        )
+    })
+}
+
+/// The generic webhook's JSON.
+pub fn webhook_payload(notice: &Notice<'_>, at_ms: i64) -> Value {
+    let t = notice.transition;
+    json!({
+        "type": "alert.transition",
+        "event_id": notice.event_id,
+        "rule": t.rule.id(),
+        "transition": notice.what,
+        "value": t.value,
+        "threshold": t.threshold,
+        "detail": t.detail,
+        "at": crate::model::rfc3339_ms(at_ms),
+    })
+}
+
+/// `sha256=<hex>` of HMAC-SHA256 over `<timestamp>.<body>`: the value of the
+/// `X-Sightline-Signature` header, `timestamp` that of `X-Sightline-Timestamp`.
+pub fn signature(secret: &str, timestamp: &str, body: &[u8]) -> String {
+    let key = hmac::Key::new(hmac::HMAC_SHA256, secret.as_bytes());
+    let mut context = hmac::Context::with_key(&key);
+    context.update(timestamp.as_bytes());
+    context.update(b".");
+    context.update(body);
+    let tag = context.sign();
+    format!("sha256={}", tag.as_ref().iter().map(|b| format!("{b:02x}")).collect::<String>())
+}
+
+/// One attempt's result.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Attempt {
+    pub channel: &'static str,
+    pub event_id: String,
+    pub what: &'static str,
+    pub attempt: u32,
+    pub at_ms: i64,
+    pub delivered: bool,
+    pub detail: String,
+}
+
+fn post(channel: &Channel, body: &[u8], now_ms: i64) -> Result<u16, String> {
+    let agent = ureq::Agent::config_builder()
+        .http_status_as_error(false)
+        .timeout_global(Some(Duration::from_secs(10)))
+        .build()
+        .new_agent();
+    let request = match channel {
+        Channel::Chat { url } => agent.post(url),
+        Channel::Webhook { url, secret } => {
+            let timestamp = (now_ms / 1000).to_string();
+            let signed = signature(secret, &timestamp, body);
+            agent.post(url).header("X-Sightline-Timestamp", &timestamp).header("X-Sightline-Signature", &signed)
+        }
+    };
+    request
+        .header("Content-Type", "application/json")
+        .send(body)
+        .map(|response| response.status().as_u16())
+        .map_err(|err| err.to_string())
+}
+
+/// Delivers every notice to every channel, each with its retries; returns every attempt.
+/// `now_ms` gives each attempt's time; `pause` sleeps between tries (a test passes a
+/// short one).
+pub fn deliver(
+    channels: &[Channel],
+    notices: &[Notice<'_>],
+    now_ms: &dyn Fn() -> i64,
+    pause: &dyn Fn(Duration),
+) -> Vec<Attempt> {
+    let mut attempts = Vec::new();
+    for notice in notices {
+        for channel in channels {
+            let body = match channel {
+                Channel::Chat { .. } => chat_payload(notice),
+                Channel::Webhook { .. } => webhook_payload(notice, now_ms()),
+            }
+            .to_string();
+            let mut wait = FIRST_PAUSE;
+            for attempt in 1..=ATTEMPTS {
+                let at_ms = now_ms();
+                let (delivered, detail) = match post(channel, body.as_bytes(), at_ms) {
+                    Ok(status) if (200..300).contains(&status) => (true, format!("HTTP {status}")),
+                    Ok(status) => (false, format!("HTTP {status}")),
+                    Err(err) => (false, err),
+                };
+                attempts.push(Attempt {
+                    channel: channel.name(),
+                    event_id: notice.event_id.to_string(),
+                    what: notice.what,
+                    attempt,
+                    at_ms,
+                    delivered,
+                    detail,
+                });
+                if delivered {
+                    break;
+                }
+                if attempt < ATTEMPTS {
+                    pause(wait);
+                    wait *= 2;
+                }
+            }
+        }
+    }
+    attempts
+}
+
+/// Writes the attempts to `alert_delivery_log`.
+pub fn log(conn: &Connection, attempts: &[Attempt]) -> Result<(), DbError> {
+    let mut insert = conn.prepare_cached(
+        "INSERT INTO alert_delivery_log (id, event_id, channel, transition, attempt, at_ms, outcome, detail)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+    )?;
+    for a in attempts {
+        insert.execute(params![
+            uuid::Uuid::now_v7().to_string(),
+            a.event_id,
+            a.channel,
+            a.what,
+            a.attempt,
+            a.at_ms,
+            if a.delivered { "delivered" } else { "failed" },
+            a.detail,
+        ])?;
+    }
+    Ok(())
+}
+
+/// One line on the deliveries, for the job's summary.
+pub fn describe(attempts: &[Attempt]) -> String {
+    let delivered = attempts.iter().filter(|a| a.delivered).count();
+    let failed = attempts.len() - delivered;
+    format!("{delivered} notifications delivered, {failed} failed attempts")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_environment_configures_channels_and_a_webhook_needs_its_secret() {
+        let env = |pairs: &'static [(&'static str, &'static str)]| {
+            move |name: &str| pairs.iter().find(|(k, _)| *k == name).map(|(_, v)| v.to_string())
+        };
+        assert_eq!(from_env(env(&[])).unwrap(), vec![]);
+        let both = from_env(env(&[
+            ("SIGHTLINE_ALERT_CHAT_WEBHOOK_URL", "http://chat/hook"),
+            ("SIGHTLINE_ALERT_WEBHOOK_URL", "http://ops/hook"),
+            ("SIGHTLINE_ALERT_WEBHOOK_SECRET", "s3cret"),
+        ]))
+        .unwrap();
+        assert_eq!(both.len(), 2);
+        let err = from_env(env(&[("SIGHTLINE_ALERT_WEBHOOK_URL", "http://ops/hook")])).unwrap_err();
+        assert!(err.contains("SIGHTLINE_ALERT_WEBHOOK_SECRET"), "{err}");
+    }
+
+    /// The signature is HMAC-SHA256 over `timestamp.body`, checked here with ring's verify.
+    #[test]
+    fn the_signature_verifies_over_timestamp_and_body() {
+        let signed = signature("s3cret", "1700000000", b"{\"a\":1}");
+        let hex = signed.strip_prefix("sha256=").unwrap();
+        let tag: Vec<u8> = (0..hex.len()).step_by(2).map(|i| u8::from_str_radix(&hex[i..i + 2], 16).unwrap()).collect();
+        let key = hmac::Key::new(hmac::HMAC_SHA256, b"s3cret");
+        assert!(hmac::verify(&key, b"1700000000.{\"a\":1}", &tag).is_ok());
+        assert!(hmac::verify(&key, b"1700000001.{\"a\":1}", &tag).is_err());
+    }
+}
