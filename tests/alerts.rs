@@ -4,7 +4,8 @@
 //! keeps the events open without opening new ones, and the disabled rules stay quiet.
 //! Each opening reaches a loopback chat webhook (Slack-compatible text) and a loopback
 //! webhook that checks the HMAC signature and fails its first try of each, which is
-//! retried; every attempt is in `alert_delivery_log`.
+//! retried, and a loopback SMTP server that receives the e-mail; every attempt is in
+//! `alert_delivery_log`.
 
 mod common;
 
@@ -122,6 +123,54 @@ impl Receiver {
 
 const SECRET: &str = "a webhook secret of the ops team";
 
+/// A loopback SMTP server speaking just enough of RFC 5321 to take mail: each message's
+/// data as received.
+fn smtp_stand_in() -> (String, Arc<Mutex<Vec<String>>>) {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("smtp://{}", listener.local_addr().unwrap());
+    let mails: Arc<Mutex<Vec<String>>> = Arc::default();
+    let kept = mails.clone();
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { continue };
+            let mut reader = BufReader::new(stream.try_clone().unwrap());
+            let _ = stream.write_all(b"220 stand-in ESMTP\r\n");
+            let mut line = String::new();
+            loop {
+                line.clear();
+                if reader.read_line(&mut line).unwrap_or(0) == 0 {
+                    break;
+                }
+                let verb = line.get(..4).unwrap_or("").to_ascii_uppercase();
+                let answer: &[u8] = match verb.as_str() {
+                    "EHLO" | "HELO" => b"250 stand-in\r\n",
+                    "DATA" => {
+                        let _ = stream.write_all(b"354 end with a dot\r\n");
+                        let mut data = String::new();
+                        loop {
+                            line.clear();
+                            reader.read_line(&mut line).unwrap();
+                            if line == ".\r\n" {
+                                break;
+                            }
+                            data.push_str(&line);
+                        }
+                        kept.lock().unwrap().push(data);
+                        b"250 queued\r\n"
+                    }
+                    "QUIT" => {
+                        let _ = stream.write_all(b"221 bye\r\n");
+                        break;
+                    }
+                    _ => b"250 ok\r\n",
+                };
+                let _ = stream.write_all(answer);
+            }
+        }
+    });
+    (url, mails)
+}
+
 /// Whether the request carries a valid signature: HMAC-SHA256 over `timestamp.body`.
 fn signed(headers: &[(String, String)], body: &str) -> bool {
     let header = |name: &str| headers.iter().find(|(n, _)| n == name).map(|(_, v)| v.clone()).unwrap_or_default();
@@ -151,7 +200,11 @@ fn ingested_events_fire_the_rules_that_should_fire() {
         *count += 1;
         if *count == 1 { 503 } else { 200 }
     });
+    let (smtp, mails) = smtp_stand_in();
     let server = TestServer::spawn_with_env(&[
+        ("SIGHTLINE_ALERT_SMTP_URL", &smtp),
+        ("SIGHTLINE_ALERT_EMAIL_FROM", "Sightline <alerts@sightline.example>"),
+        ("SIGHTLINE_ALERT_EMAIL_TO", "ops@example.com"),
         ("SIGHTLINE_ALERT_CHAT_WEBHOOK_URL", &chat.url),
         ("SIGHTLINE_ALERT_WEBHOOK_URL", &webhook.url),
         ("SIGHTLINE_ALERT_WEBHOOK_SECRET", SECRET),
@@ -199,7 +252,11 @@ fn ingested_events_fire_the_rules_that_should_fire() {
     let summary = run["summary"].as_str().unwrap_or_default();
     assert!(summary.contains("spend_spike opened: $60.00 in the last 24 hours"), "{summary}");
     assert!(summary.contains("error_rate opened: 40 of 120 tool calls failed"), "{summary}");
-    assert!(summary.contains("8 notifications delivered, 4 failed attempts"), "{summary}");
+    assert!(summary.contains("12 notifications delivered, 4 failed attempts"), "{summary}");
+    let mails = mails.lock().unwrap().clone();
+    assert_eq!(mails.len(), 4, "{mails:?}");
+    assert!(mails.iter().any(|m| m.contains("Subject: [Sightline] alert error_rate opened")), "{mails:?}");
+    assert!(mails.iter().all(|m| m.contains("To: ops@example.com")), "{mails:?}");
     let texts = chat.bodies();
     assert_eq!(texts.len(), 4, "{texts:?}");
     assert!(texts.iter().any(|t| t.contains("Sightline alert spend_spike opened: $60.00")), "{texts:?}");
@@ -212,7 +269,8 @@ fn ingested_events_fire_the_rules_that_should_fire() {
             .unwrap();
         stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?))).unwrap().map(Result::unwrap).collect()
     };
-    assert_eq!(logged.len(), 12, "{logged:?}");
+    assert_eq!(logged.len(), 16, "{logged:?}");
+    assert_eq!(logged.iter().filter(|(c, o, _)| c == "email" && o == "delivered").count(), 4, "{logged:?}");
     assert_eq!(logged.iter().filter(|(c, o, _)| c == "webhook" && o == "failed").count(), 4, "{logged:?}");
     assert!(logged.iter().filter(|(c, _, _)| c == "chat_webhook").all(|(_, o, a)| o == "delivered" && *a == 1));
 

@@ -1,8 +1,9 @@
 //! Notification channels for alert transitions, configured by the environment (spec
 //! §5.6: credentials never in files or the database): a chat webhook taking a
-//! Slack-compatible payload (`SIGHTLINE_ALERT_CHAT_WEBHOOK_URL`), and a generic webhook
+//! Slack-compatible payload (`SIGHTLINE_ALERT_CHAT_WEBHOOK_URL`), a generic webhook
 //! taking JSON signed with HMAC-SHA256 (`SIGHTLINE_ALERT_WEBHOOK_URL`,
-//! `SIGHTLINE_ALERT_WEBHOOK_SECRET`). Each delivery is tried up to [`ATTEMPTS`] times with
+//! `SIGHTLINE_ALERT_WEBHOOK_SECRET`), and e-mail over SMTP through `lettre`
+//! (`SIGHTLINE_ALERT_SMTP_URL`, `SIGHTLINE_ALERT_EMAIL_FROM`, `SIGHTLINE_ALERT_EMAIL_TO`). Each delivery is tried up to [`ATTEMPTS`] times with
 //! a growing pause, and every attempt is returned for `alert_delivery_log`.
 //!
 //! Invariants: a channel that fails never stops the others (each is tried on its own);
@@ -26,8 +27,20 @@ const FIRST_PAUSE: Duration = Duration::from_millis(250);
 /// A configured channel.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Channel {
-    Chat { url: String },
-    Webhook { url: String, secret: String },
+    Chat {
+        url: String,
+    },
+    Webhook {
+        url: String,
+        secret: String,
+    },
+    /// `url` as `lettre` reads it: `smtp://[user:password@]host[:port][?tls=required]`,
+    /// or `smtps://…` for TLS from the first byte.
+    Email {
+        url: String,
+        from: String,
+        to: Vec<String>,
+    },
 }
 
 impl Channel {
@@ -35,6 +48,7 @@ impl Channel {
         match self {
             Channel::Chat { .. } => "chat_webhook",
             Channel::Webhook { .. } => "webhook",
+            Channel::Email { .. } => "email",
         }
     }
 }
@@ -53,6 +67,23 @@ pub fn from_env(get: impl Fn(&str) -> Option<String>) -> Result<Vec<Channel>, St
             return Err("SIGHTLINE_ALERT_WEBHOOK_URL is set without SIGHTLINE_ALERT_WEBHOOK_SECRET".into());
         }
         _ => {}
+    }
+    match (set("SIGHTLINE_ALERT_SMTP_URL"), set("SIGHTLINE_ALERT_EMAIL_FROM"), set("SIGHTLINE_ALERT_EMAIL_TO")) {
+        (Some(url), Some(from), Some(to)) => {
+            let to: Vec<String> = to.split(',').map(|a| a.trim().to_string()).filter(|a| !a.is_empty()).collect();
+            for address in std::iter::once(&from).chain(&to) {
+                address
+                    .parse::<lettre::message::Mailbox>()
+                    .map_err(|err| format!("alert e-mail address {address:?} is not valid: {err}"))?;
+            }
+            lettre::SmtpTransport::from_url(&url)
+                .map_err(|err| format!("SIGHTLINE_ALERT_SMTP_URL is not an SMTP URL: {err}"))?;
+            channels.push(Channel::Email { url, from, to });
+        }
+        (None, None, None) => {}
+        _ => {
+            return Err("e-mail alerts need SIGHTLINE_ALERT_SMTP_URL, SIGHTLINE_ALERT_EMAIL_FROM and SIGHTLINE_ALERT_EMAIL_TO together".into());
+        }
     }
     Ok(channels)
 }
@@ -134,6 +165,43 @@ pub struct Attempt {
     pub detail: String,
 }
 
+/// The e-mail of a notice: a subject line and a plain-text body.
+pub fn email_text(notice: &Notice<'_>) -> (String, String) {
+    let t = notice.transition;
+    let subject = format!("[Sightline] alert {} {}", t.rule.id(), notice.what);
+    let body = format!(
+        "The alert rule {} {} (event {}).\n\n{}\n\nValue {:.2} against a threshold of {:.2}: {}.\n",
+        t.rule.id(),
+        notice.what,
+        notice.event_id,
+        t.detail,
+        t.value,
+        t.threshold,
+        t.rule.threshold_means()
+    );
+    (subject, body)
+}
+
+/// Sends one e-mail; `Ok(250)` for the server's acceptance.
+fn send_email(url: &str, from: &str, to: &[String], notice: &Notice<'_>) -> Result<u16, String> {
+    use lettre::Transport;
+    let (subject, body) = email_text(notice);
+    let mut message = lettre::Message::builder()
+        .from(from.parse().map_err(|err| format!("{from:?}: {err}"))?)
+        .subject(subject)
+        .header(lettre::message::header::ContentType::TEXT_PLAIN);
+    for address in to {
+        message = message.to(address.parse().map_err(|err| format!("{address:?}: {err}"))?);
+    }
+    let message = message.body(body).map_err(|err| err.to_string())?;
+    let transport = lettre::SmtpTransport::from_url(url)
+        .map_err(|err| err.to_string())?
+        .timeout(Some(Duration::from_secs(10)))
+        .build();
+    let response = transport.send(&message).map_err(|err| err.to_string())?;
+    Ok(response.code().to_string().parse().unwrap_or(250))
+}
+
 fn post(channel: &Channel, body: &[u8], now_ms: i64) -> Result<u16, String> {
     let agent = ureq::Agent::config_builder()
         .http_status_as_error(false)
@@ -147,6 +215,7 @@ fn post(channel: &Channel, body: &[u8], now_ms: i64) -> Result<u16, String> {
             let signed = signature(secret, &timestamp, body);
             agent.post(url).header("X-Sightline-Timestamp", &timestamp).header("X-Sightline-Signature", &signed)
         }
+        Channel::Email { .. } => return Err("e-mail is not posted".into()),
     };
     request
         .header("Content-Type", "application/json")
@@ -169,16 +238,22 @@ pub fn deliver(
         for channel in channels {
             let body = match channel {
                 Channel::Chat { .. } => chat_payload(notice),
-                Channel::Webhook { .. } => webhook_payload(notice, now_ms()),
+                Channel::Webhook { .. } | Channel::Email { .. } => webhook_payload(notice, now_ms()),
             }
             .to_string();
             let mut wait = FIRST_PAUSE;
             for attempt in 1..=ATTEMPTS {
                 let at_ms = now_ms();
-                let (delivered, detail) = match post(channel, body.as_bytes(), at_ms) {
-                    Ok(status) if (200..300).contains(&status) => (true, format!("HTTP {status}")),
-                    Ok(status) => (false, format!("HTTP {status}")),
-                    Err(err) => (false, err),
+                let (delivered, detail) = match channel {
+                    Channel::Email { url, from, to } => match send_email(url, from, to, notice) {
+                        Ok(code) => (true, format!("SMTP {code}")),
+                        Err(err) => (false, err),
+                    },
+                    _ => match post(channel, body.as_bytes(), at_ms) {
+                        Ok(status) if (200..300).contains(&status) => (true, format!("HTTP {status}")),
+                        Ok(status) => (false, format!("HTTP {status}")),
+                        Err(err) => (false, err),
+                    },
                 };
                 attempts.push(Attempt {
                     channel: channel.name(),
@@ -249,6 +324,22 @@ mod tests {
         assert_eq!(both.len(), 2);
         let err = from_env(env(&[("SIGHTLINE_ALERT_WEBHOOK_URL", "http://ops/hook")])).unwrap_err();
         assert!(err.contains("SIGHTLINE_ALERT_WEBHOOK_SECRET"), "{err}");
+        let mail = from_env(env(&[
+            ("SIGHTLINE_ALERT_SMTP_URL", "smtp://mail.example:2525"),
+            ("SIGHTLINE_ALERT_EMAIL_FROM", "Sightline <alerts@sightline.example>"),
+            ("SIGHTLINE_ALERT_EMAIL_TO", "ops@example.com, lead@example.com"),
+        ]))
+        .unwrap();
+        assert!(matches!(&mail[0], Channel::Email { to, .. } if to.len() == 2), "{mail:?}");
+        let half = from_env(env(&[("SIGHTLINE_ALERT_SMTP_URL", "smtp://mail.example")])).unwrap_err();
+        assert!(half.contains("together"), "{half}");
+        let bad = from_env(env(&[
+            ("SIGHTLINE_ALERT_SMTP_URL", "smtp://mail.example"),
+            ("SIGHTLINE_ALERT_EMAIL_FROM", "not an address"),
+            ("SIGHTLINE_ALERT_EMAIL_TO", "ops@example.com"),
+        ]))
+        .unwrap_err();
+        assert!(bad.contains("\"not an address\""), "{bad}");
     }
 
     /// The signature is HMAC-SHA256 over `timestamp.body`, checked here with ring's verify.
