@@ -582,7 +582,8 @@ INSERT INTO alert_rules (id, threshold, enabled, updated_at_ms) VALUES
     ('unknown_model_surge', 100, 1, 0),
     ('autonomy_surge', 2.0, 1, 0),
     ('budget_threshold', NULL, 0, 0),
-    ('routing_waste', NULL, 0, 0);
+    ('routing_waste', NULL, 0, 0),
+    ('job_slo', 1, 1, 0);
 CREATE TABLE alert_events (
     id                 TEXT PRIMARY KEY,
     rule_id            TEXT NOT NULL REFERENCES alert_rules(id),

@@ -1,4 +1,4 @@
-//! Alerts (spec §4.5 `evaluate-alerts`, docs/alerts.md): six rules over the aggregates,
+//! Alerts (spec §4.5 `evaluate-alerts`, docs/alerts.md): six rules over the aggregates and a seventh over the jobs' service-level breaches,
 //! each measured now ([`rules`]) and compared with its threshold, and the alert events
 //! the comparisons open, keep and resolve ([`machine`], the `alert_events` table, owned
 //! here with `alert_rules`).

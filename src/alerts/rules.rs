@@ -1,4 +1,4 @@
-//! The six alert rules: what each measures at an evaluation time, from the aggregates,
+//! The alert rules (the spec's six, and job service-level breaches): what each measures at an evaluation time, from the aggregates,
 //! and when that breaches its threshold (docs/alerts.md has the same table in prose).
 //!
 //! Invariants: a rule with too little to go on (no baseline, too few calls or events)
@@ -27,16 +27,19 @@ pub enum Rule {
     AutonomySurge,
     BudgetThreshold,
     RoutingWaste,
+    /// A job breached its service level (`job_alerts`, read here, written by `jobs::slo`).
+    JobSlo,
 }
 
 impl Rule {
-    pub const ALL: [Rule; 6] = [
+    pub const ALL: [Rule; 7] = [
         Rule::SpendSpike,
         Rule::ErrorRate,
         Rule::UnknownModelSurge,
         Rule::AutonomySurge,
         Rule::BudgetThreshold,
         Rule::RoutingWaste,
+        Rule::JobSlo,
     ];
 
     pub fn id(self) -> &'static str {
@@ -47,6 +50,7 @@ impl Rule {
             Rule::AutonomySurge => "autonomy_surge",
             Rule::BudgetThreshold => "budget_threshold",
             Rule::RoutingWaste => "routing_waste",
+            Rule::JobSlo => "job_slo",
         }
     }
 
@@ -69,6 +73,7 @@ impl Rule {
             Rule::RoutingWaste => {
                 "the share of the last 7 days' spend that went to sessions shaped as a question or a single edit"
             }
+            Rule::JobSlo => "job runs that breached their service level (spec §8) in the last 24 hours",
         }
     }
 }
@@ -189,6 +194,27 @@ pub fn measure(conn: &Connection, rule: Rule, threshold: f64, now_ms: i64) -> Re
                     value * 100.0,
                     level.map(|l| format!(", past the {:.0}% level", l * 100.0)).unwrap_or_default()
                 ),
+            }
+        }
+        Rule::JobSlo => {
+            let mut stmt = conn
+                .prepare_cached("SELECT job, severity, reason FROM job_alerts WHERE at_ms >= ?1 ORDER BY at_ms DESC")?;
+            let breaches: Vec<(String, String, String)> = stmt
+                .query_map([now_ms - DAY_MS], |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?)))?
+                .collect::<Result<_, _>>()?;
+            let listed: Vec<String> = breaches
+                .iter()
+                .take(5)
+                .map(|(job, severity, reason)| format!("{job} ({severity}): {reason}"))
+                .collect();
+            Measured {
+                value: breaches.len() as f64,
+                breaching: !breaches.is_empty() && breaches.len() as f64 >= threshold,
+                detail: if breaches.is_empty() {
+                    "no job breached its service level in the last 24 hours".into()
+                } else {
+                    format!("{} job-run breaches in the last 24 hours: {}", breaches.len(), listed.join("; "))
+                },
             }
         }
         Rule::RoutingWaste => {

@@ -36,6 +36,7 @@ pub const MIGRATIONS: &[&str] = &[
     include_str!("../../migrations/0016_redactions_daily.sql"),
     include_str!("../../migrations/0017_alerts.sql"),
     include_str!("../../migrations/0018_alert_deliveries.sql"),
+    include_str!("../../migrations/0019_job_slo_alerts.sql"),
 ];
 
 pub fn latest_version() -> i64 {

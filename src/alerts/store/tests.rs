@@ -86,6 +86,22 @@ fn the_error_rate_needs_enough_calls_and_a_high_enough_share() {
     assert_eq!((fired[0].rule, fired[0].step), (Rule::ErrorRate, Step::Open { notify: true }), "{fired:?}");
 }
 
+/// A job's service-level breach (`job_alerts`) is an alert until a day has passed.
+#[test]
+fn a_job_breach_is_an_alert() {
+    let conn = db();
+    conn.execute(
+        "INSERT INTO job_alerts (id, job, run_id, at_ms, severity, reason) VALUES ('a', 'run-deletions', 'r', ?1, 'critical', 'the run failed')",
+        [NOW - 3_600_000],
+    )
+    .unwrap();
+    let fired = evaluate(&conn, NOW).unwrap();
+    assert_eq!((fired[0].rule, fired[0].step), (Rule::JobSlo, Step::Open { notify: true }), "{fired:?}");
+    assert!(fired[0].detail.contains("run-deletions (critical): the run failed"), "{}", fired[0].detail);
+    let later = evaluate(&conn, NOW + DAY).unwrap();
+    assert_eq!(later[0].step, Step::Resolve { notify: true });
+}
+
 /// The two rules seeded disabled stay quiet until an operator enables them with a
 /// threshold; the budget then fires at 75 % of the month.
 #[test]
