@@ -14,7 +14,6 @@ use axum::extract::{Query, State};
 use axum::response::Response;
 
 use super::report::{Cell, ReportPage, Table, respond};
-use super::scope::PERIODS;
 use super::teams::ScopeParams;
 use crate::evals::db::{self as evals_db, RunSummary};
 use crate::http::errors::{AppError, PageError};
@@ -67,18 +66,13 @@ pub async fn page(
 ) -> Result<Response, PageError> {
     let analytics = &state.config.analytics;
     let (path, dashboard) = (analytics.results_db.clone(), analytics.eval_dashboard_url.clone());
-    let mut page = ReportPage {
-        nav_role: caller.role.as_str(),
-        title: "Organisation: Benchmarks".into(),
-        path: "/org/benchmarks".into(),
-        days: None,
-        periods: PERIODS,
-        tabs: super::org::org_tabs(),
-        intro: String::new(),
-        notice: None,
-        tables: Vec::new(),
-        keep: String::new(),
-    };
+    let mut page = ReportPage::new(
+        caller.role.as_str(),
+        "Organisation: Benchmarks".into(),
+        "/org/benchmarks".into(),
+        None,
+        super::org::org_tabs(),
+    );
     if path.is_empty() {
         page.notice = Some(
             "No evaluation results are configured: set analytics.results_db (SIGHTLINE_ANALYTICS_RESULTS_DB) to a harness's results.db.".into(),

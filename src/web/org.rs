@@ -13,8 +13,7 @@ use axum::response::Response;
 use super::scope::{self, PERIODS};
 use super::teams::{ScopePage, ScopeParams, overview_response};
 use crate::access::teams;
-use crate::analytics::query::groups::TeamGroup;
-use crate::analytics::query::{Period, Subject};
+use crate::analytics::query::Subject;
 use crate::db;
 use crate::http::errors::{AppError, PageError};
 use crate::state::AppState;
@@ -34,19 +33,13 @@ pub async fn dashboard(
     PageCaller(caller): PageCaller,
     Query(params): Query<ScopeParams>,
 ) -> Result<Response, PageError> {
-    let days = scope::days_param(params.days.as_deref())?;
-    let period = Period::last_days(state.clock.now_ms(), days);
+    let (days, period) = scope::period_param(params.days.as_deref(), state.clock.now_ms())?;
     let min_people = state.config.analytics.min_group_size;
     let pool = state.readers.clone();
     let read = db::blocking(move || {
         let conn = pool.get()?;
-        let all = teams::list(&conn)?;
-        let mut groups: Vec<TeamGroup> = all
-            .into_iter()
-            .filter(|(team, _)| team.parent_id.is_none())
-            .map(|(team, _)| TeamGroup::Team { id: team.id, label: team.slug })
-            .collect();
-        groups.push(TeamGroup::Rest { team_id: None, label: "(in no team)".into() });
+        let all: Vec<_> = teams::list(&conn)?.into_iter().map(|(team, _)| team).collect();
+        let groups = super::reports::org_groups(&all);
         scope::read(&conn, &Subject::Organisation, &groups, period, min_people)
     })
     .await

@@ -16,6 +16,9 @@ use super::teams::ScopeParams;
 use crate::http::errors::{AppError, PageError};
 use crate::model::{count, usd};
 
+/// The name of the row that folds the groups too small to show alone.
+pub const OTHER: &str = "other (groups too small to show alone)";
+
 /// One cell: what the page shows, what the CSV holds, and an optional link.
 pub struct Cell {
     pub text: String,
@@ -112,15 +115,34 @@ pub struct ReportPage {
     /// Why nothing is shown (a group below the minimum size), instead of the tables.
     pub notice: Option<String>,
     pub tables: Vec<Table>,
-    /// Extra query parameters the period and CSV links keep (`&name=value`, encoded).
-    pub keep: String,
 }
 
 impl ReportPage {
+    /// A page with no intro, notice or table yet.
+    pub fn new(
+        nav_role: &'static str,
+        title: String,
+        path: String,
+        days: Option<i64>,
+        tabs: Vec<(String, &'static str)>,
+    ) -> ReportPage {
+        ReportPage {
+            nav_role,
+            title,
+            path,
+            days,
+            periods: super::scope::PERIODS,
+            tabs,
+            intro: String::new(),
+            notice: None,
+            tables: Vec::new(),
+        }
+    }
+
     /// The query string a CSV link of `table` needs.
     pub fn csv_href(&self, table: &str) -> String {
         let days = self.days.map(|d| format!("days={d}&")).unwrap_or_default();
-        format!("{}?{days}format=csv&table={table}{}", self.path, self.keep)
+        format!("{}?{days}format=csv&table={table}", self.path)
     }
 }
 

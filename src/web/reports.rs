@@ -14,8 +14,8 @@ use axum::extract::{Path, Query, State};
 use axum::response::Response;
 
 use super::report::{ReportPage, Table, respond, too_few_notice};
-use super::scope::{self, PERIODS};
-use super::teams::{ScopeParams, team_tabs, visible_team};
+use super::scope;
+use super::teams::{ScopeParams, read_team, team_tabs};
 use crate::access::teams::{self, Team};
 use crate::analytics::query::groups::{self, Guarded, TeamGroup};
 use crate::analytics::query::{Period, Subject};
@@ -183,22 +183,12 @@ fn page(
     tabs: Vec<(String, &'static str)>,
     read: Guarded<(String, Vec<Table>)>,
 ) -> ReportPage {
-    let (intro, notice, tables) = match read {
-        Guarded::Shown((intro, tables)) => (intro, None, tables),
-        Guarded::TooFew { people, min_people } => (String::new(), Some(too_few_notice(people, min_people)), Vec::new()),
-    };
-    ReportPage {
-        nav_role,
-        title,
-        path,
-        days: Some(days),
-        periods: PERIODS,
-        tabs,
-        intro,
-        notice,
-        tables,
-        keep: String::new(),
+    let mut page = ReportPage::new(nav_role, title, path, Some(days), tabs);
+    match read {
+        Guarded::Shown((intro, tables)) => (page.intro, page.tables) = (intro, tables),
+        Guarded::TooFew { people, min_people } => page.notice = Some(too_few_notice(people, min_people)),
     }
+    page
 }
 
 pub async fn team_report(
@@ -208,16 +198,11 @@ pub async fn team_report(
     Query(params): Query<ScopeParams>,
 ) -> Result<Response, PageError> {
     let Some(report) = Report::parse(&segment, &Report::TEAM) else { return Err(PageError(AppError::NotFound)) };
-    let days = scope::days_param(params.days.as_deref())?;
-    let period = Period::last_days(state.clock.now_ms(), days);
+    let (days, period) = scope::period_param(params.days.as_deref(), state.clock.now_ms())?;
     let min_people = state.config.analytics.min_group_size;
-    let pool = state.readers.clone();
-    let (nav_role, wanted) = (caller.role.as_str(), slug.clone());
-    let found = db::blocking(move || {
-        let conn = pool.get()?;
-        let Some((team, children)) = visible_team(&conn, &caller, &wanted)? else { return Ok(None) };
+    let (team, read) = read_team(&state, &caller, &slug, move |conn, team, children| {
         let ctx = Ctx {
-            conn: &conn,
+            conn,
             subject: Subject::Team(team.id.clone()),
             groups: team_groups(&team, children),
             period,
@@ -225,13 +210,13 @@ pub async fn team_report(
             min_people,
             all_teams: Vec::new(),
         };
-        Ok::<_, DbError>(Some((team, read(report, &ctx)?)))
+        let read = read(report, &ctx)?;
+        Ok((team, read))
     })
-    .await
-    .map_err(AppError::from)?;
-    let Some((team, read)) = found else { return Err(PageError(AppError::NotFound)) };
+    .await?;
     let path = format!("/team/{slug}/{segment}");
-    let page = page(nav_role, format!("Team {}: {}", team.name, report.label()), path, days, team_tabs(&slug), read);
+    let title = format!("Team {}: {}", team.name, report.label());
+    let page = page(caller.role.as_str(), title, path, days, team_tabs(&slug), read);
     respond(page, &params, &format!("team-{slug}-{segment}"))
 }
 
@@ -242,8 +227,7 @@ pub async fn org_report(
     Query(params): Query<ScopeParams>,
 ) -> Result<Response, PageError> {
     let Some(report) = Report::parse(&segment, &Report::ORG) else { return Err(PageError(AppError::NotFound)) };
-    let days = scope::days_param(params.days.as_deref())?;
-    let period = Period::last_days(state.clock.now_ms(), days);
+    let (days, period) = scope::period_param(params.days.as_deref(), state.clock.now_ms())?;
     let min_people = state.config.analytics.min_group_size;
     let pool = state.readers.clone();
     let read = db::blocking(move || {

@@ -35,6 +35,12 @@ pub fn days_param(days: Option<&str>) -> Result<i64, PageError> {
     }
 }
 
+/// `?days=` and the period it names, ending with the day of `now_ms`.
+pub fn period_param(days: Option<&str>, now_ms: i64) -> Result<(i64, Period), PageError> {
+    let days = days_param(days)?;
+    Ok((days, Period::last_days(now_ms, days)))
+}
+
 /// What the overview reads, once the group is known to be large enough.
 pub struct Read {
     pub people: i64,
@@ -105,7 +111,7 @@ pub struct Shown {
     pub teams: Vec<Line>,
 }
 
-const OTHER: &str = "other (groups too small to show alone)";
+use super::report::OTHER;
 
 fn lines(rows: &[GroupRow<Figures>], total: i64, empty_name: &str) -> Vec<Line> {
     rows.iter()

@@ -16,13 +16,13 @@ use axum::response::Response;
 
 use super::report::{Cell, ReportPage, Table, respond, too_few_notice};
 use super::reports::delivery_table;
-use super::scope::{self, PERIODS};
-use super::teams::{ScopeParams, team_tabs, visible_team};
+use super::scope;
+use super::teams::{ScopeParams, read_team, team_tabs};
 use crate::access::drill_in::{self, Basis, Visible};
 use crate::analytics::query::groups::{self, Guarded};
-use crate::analytics::query::{self, By, Period, Subject, delivery};
+use crate::analytics::query::{self, By, Subject, delivery};
 use crate::audit::{self, Action, Entry};
-use crate::db::{self, DbError};
+use crate::db::DbError;
 use crate::http::errors::{AppError, PageError};
 use crate::sessions::listing::{self, SessionRow};
 use crate::state::AppState;
@@ -30,13 +30,17 @@ use crate::state::caller::{Caller, PageCaller};
 
 const LIST_LIMIT: usize = 200;
 
-fn person_cell(slug: &str, visible: &Visible) -> Cell {
-    let name = match (&visible.name, visible.basis) {
+/// How a member is named on these pages.
+fn shown_name(visible: &Visible) -> String {
+    match (&visible.name, visible.basis) {
         (_, Basis::Own) => "you".to_string(),
         (Some(name), _) => name.clone(),
         (None, _) => "a member who chose not to be named".to_string(),
-    };
-    Cell::text(name).link(format!("/team/{slug}/members/{}", visible.user_id))
+    }
+}
+
+fn person_cell(slug: &str, visible: &Visible) -> Cell {
+    Cell::text(shown_name(visible)).link(format!("/team/{slug}/members/{}", visible.user_id))
 }
 
 fn sessions_table(slug: &str, rows: &[(String, SessionRow)], people: &[Visible]) -> Table {
@@ -113,18 +117,7 @@ async fn audit_members(
 }
 
 fn base_page(caller: &Caller, title: String, path: String, slug: &str, days: i64) -> ReportPage {
-    ReportPage {
-        nav_role: caller.role.as_str(),
-        title,
-        path,
-        days: Some(days),
-        periods: PERIODS,
-        tabs: team_tabs(slug),
-        intro: String::new(),
-        notice: None,
-        tables: Vec::new(),
-        keep: String::new(),
-    }
+    ReportPage::new(caller.role.as_str(), title, path, Some(days), team_tabs(slug))
 }
 
 const AGGREGATES_ONLY: &str =
@@ -148,20 +141,16 @@ pub async fn sessions(
     Path(slug): Path<String>,
     Query(params): Query<ScopeParams>,
 ) -> Result<Response, PageError> {
-    let days = scope::days_param(params.days.as_deref())?;
-    let period = Period::last_days(state.clock.now_ms(), days);
-    let (pool, now, who, wanted) = (state.readers.clone(), state.clock.now_ms(), caller.clone(), slug.clone());
-    let found = db::blocking(move || {
-        let conn = pool.get()?;
-        let Some((team, _)) = visible_team(&conn, &who, &wanted)? else { return Ok(None) };
-        let visible = drill_in::visible_members(&conn, &who.user.id, who.role, &team.id, now)?;
+    let now = state.clock.now_ms();
+    let (days, period) = scope::period_param(params.days.as_deref(), now)?;
+    let (user_id, role) = (caller.user.id.clone(), caller.role);
+    let (name, members, visible, rows) = read_team(&state, &caller, &slug, move |conn, team, _| {
+        let visible = drill_in::visible_members(conn, &user_id, role, &team.id, now)?;
         let ids: Vec<String> = visible.iter().map(|v| v.user_id.clone()).collect();
-        let rows = listing::sessions_of(&conn, &ids, period.from_ms, period.to_ms, LIST_LIMIT)?;
-        Ok::<_, DbError>(Some((team.name.clone(), member_count(&conn, &team.id)?, visible, rows)))
+        let rows = listing::sessions_of(conn, &ids, period.from_ms, period.to_ms, LIST_LIMIT)?;
+        Ok((team.name.clone(), member_count(conn, &team.id)?, visible, rows))
     })
-    .await
-    .map_err(AppError::from)?;
-    let Some((name, members, visible, rows)) = found else { return Err(PageError(AppError::NotFound)) };
+    .await?;
     let path = format!("/team/{slug}/sessions");
     let mut page = base_page(&caller, format!("Team {name}: sessions"), path.clone(), &slug, days);
     if !caller.role.may_reach_individual_sessions() {
@@ -221,29 +210,25 @@ pub async fn pulls(
     Path(slug): Path<String>,
     Query(params): Query<ScopeParams>,
 ) -> Result<Response, PageError> {
-    let days = scope::days_param(params.days.as_deref())?;
-    let period = Period::last_days(state.clock.now_ms(), days);
+    let now = state.clock.now_ms();
+    let (days, period) = scope::period_param(params.days.as_deref(), now)?;
     let min_people = state.config.analytics.min_group_size;
-    let (pool, now, who, wanted) = (state.readers.clone(), state.clock.now_ms(), caller.clone(), slug.clone());
-    let found = db::blocking(move || {
-        let conn = pool.get()?;
-        let Some((team, _)) = visible_team(&conn, &who, &wanted)? else { return Ok(None) };
+    let (user_id, role) = (caller.user.id.clone(), caller.role);
+    let (name, repos, visible, lines) = read_team(&state, &caller, &slug, move |conn, team, _| {
         let subject = Subject::Team(team.id.clone());
-        let repos = groups::guarded(&conn, &subject, period, min_people, |conn| {
+        let repos = groups::guarded(conn, &subject, period, min_people, |conn| {
             delivery::by_repository(conn, &subject, period, min_people)
         })?;
-        let visible = if who.role.may_reach_individual_sessions() {
-            drill_in::visible_members(&conn, &who.user.id, who.role, &team.id, now)?
+        let visible = if role.may_reach_individual_sessions() {
+            drill_in::visible_members(conn, &user_id, role, &team.id, now)?
         } else {
             Vec::new()
         };
         let ids: Vec<String> = visible.iter().map(|v| v.user_id.clone()).collect();
-        let lines = delivery::pull_requests_of(&conn, &ids, period, LIST_LIMIT as i64)?;
-        Ok::<_, DbError>(Some((team.name.clone(), repos, visible, lines)))
+        let lines = delivery::pull_requests_of(conn, &ids, period, LIST_LIMIT as i64)?;
+        Ok((team.name.clone(), repos, visible, lines))
     })
-    .await
-    .map_err(AppError::from)?;
-    let Some((name, repos, visible, lines)) = found else { return Err(PageError(AppError::NotFound)) };
+    .await?;
     let path = format!("/team/{slug}/pulls");
     let mut page = base_page(&caller, format!("Team {name}: pull requests"), path.clone(), &slug, days);
     match repos {
@@ -274,37 +259,29 @@ pub async fn member(
     Path((slug, member_id)): Path<(String, String)>,
     Query(params): Query<ScopeParams>,
 ) -> Result<Response, PageError> {
-    let days = scope::days_param(params.days.as_deref())?;
-    let period = Period::last_days(state.clock.now_ms(), days);
-    let (pool, now, who, wanted, id) =
-        (state.readers.clone(), state.clock.now_ms(), caller.clone(), slug.clone(), member_id.clone());
-    let found = db::blocking(move || {
-        let conn = pool.get()?;
-        let Some((team, _)) = visible_team(&conn, &who, &wanted)? else { return Ok(None) };
-        let visible = drill_in::visible_members(&conn, &who.user.id, who.role, &team.id, now)?;
+    let now = state.clock.now_ms();
+    let (days, period) = scope::period_param(params.days.as_deref(), now)?;
+    let (user_id, role, id) = (caller.user.id.clone(), caller.role, member_id.clone());
+    let found = read_team(&state, &caller, &slug, move |conn, team, _| {
+        let visible = drill_in::visible_members(conn, &user_id, role, &team.id, now)?;
         let Some(person) = visible.into_iter().find(|v| v.user_id == id) else { return Ok(None) };
         let subject = Subject::Person(person.user_id.clone());
-        let totals = query::totals(&conn, &subject, period)?;
-        let activity = query::activity(&conn, &subject, period)?;
-        let agents = query::breakdown(&conn, &subject, period, By::Agent)?;
-        let tools = query::top_tools(&conn, &subject, period, 15)?;
+        let totals = query::totals(conn, &subject, period)?;
+        let activity = query::activity(conn, &subject, period)?;
+        let agents = query::breakdown(conn, &subject, period, By::Agent)?;
+        let tools = query::top_tools(conn, &subject, period, 15)?;
         let sessions =
-            listing::sessions_of(&conn, std::slice::from_ref(&person.user_id), period.from_ms, period.to_ms, 50)?;
-        let pulls = delivery::pull_requests_of(&conn, std::slice::from_ref(&person.user_id), period, 50)?;
-        Ok::<_, DbError>(Some((team.name.clone(), person, totals, activity, agents, tools, sessions, pulls)))
+            listing::sessions_of(conn, std::slice::from_ref(&person.user_id), period.from_ms, period.to_ms, 50)?;
+        let pulls = delivery::pull_requests_of(conn, std::slice::from_ref(&person.user_id), period, 50)?;
+        Ok(Some((team.name.clone(), person, totals, activity, agents, tools, sessions, pulls)))
     })
-    .await
-    .map_err(AppError::from)?;
+    .await?;
     let Some((team_name, person, totals, activity, agents, tools, sessions, pulls)) = found else {
         return Err(PageError(AppError::NotFound));
     };
     let path = format!("/team/{slug}/members/{member_id}");
-    let shown_name = match (&person.name, person.basis) {
-        (_, Basis::Own) => "you".to_string(),
-        (Some(name), _) => name.clone(),
-        (None, _) => "a member who chose not to be named".into(),
-    };
-    let mut page = base_page(&caller, format!("Team {team_name}: {shown_name}"), path.clone(), &slug, days);
+    let title = format!("Team {team_name}: {}", shown_name(&person));
+    let mut page = base_page(&caller, title, path.clone(), &slug, days);
     page.intro = if person.basis == Basis::Own {
         "Your own figures, as your team lead would see them if you allow drill-in.".into()
     } else {

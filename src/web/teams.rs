@@ -17,7 +17,7 @@ use serde::Deserialize;
 use super::login::render;
 use super::scope::{self, PERIODS};
 use crate::access::teams::{self, RosterEntry, Team};
-use crate::analytics::query::groups::{Guarded, TeamGroup};
+use crate::analytics::query::groups::Guarded;
 use crate::analytics::query::{Period, Subject};
 use crate::db::{self, DbError};
 use crate::http::errors::{AppError, PageError};
@@ -32,7 +32,7 @@ pub struct ScopeParams {
 }
 
 /// The team `slug` if the caller may see it, with the teams directly below it.
-pub fn visible_team(
+fn visible_team(
     conn: &rusqlite::Connection,
     caller: &Caller,
     slug: &str,
@@ -42,6 +42,27 @@ pub fn visible_team(
     let all = teams::list(conn)?;
     let children = all.into_iter().map(|(t, _)| t).filter(|t| t.parent_id.as_deref() == Some(&team.id)).collect();
     Ok(Some((team, children)))
+}
+
+/// Runs `read` on a reader connection with the team `slug` and the teams directly below
+/// it, when the caller may see it; a team they may not see is a 404, like a missing one.
+pub async fn read_team<T: Send + 'static>(
+    state: &AppState,
+    caller: &Caller,
+    slug: &str,
+    read: impl FnOnce(&rusqlite::Connection, Team, Vec<Team>) -> Result<T, DbError> + Send + 'static,
+) -> Result<T, PageError> {
+    let (pool, caller, slug) = (state.readers.clone(), caller.clone(), slug.to_string());
+    let found = db::blocking(move || {
+        let conn = pool.get()?;
+        match visible_team(&conn, &caller, &slug)? {
+            Some((team, children)) => read(&conn, team, children).map(Some),
+            None => Ok(None),
+        }
+    })
+    .await
+    .map_err(AppError::from)?;
+    found.ok_or(PageError(AppError::NotFound))
 }
 
 #[derive(Template)]
@@ -146,30 +167,16 @@ pub async fn overview(
     Path(slug): Path<String>,
     Query(params): Query<ScopeParams>,
 ) -> Result<Response, PageError> {
-    let days = scope::days_param(params.days.as_deref())?;
-    let period = Period::last_days(state.clock.now_ms(), days);
+    let (days, period) = scope::period_param(params.days.as_deref(), state.clock.now_ms())?;
     let min_people = state.config.analytics.min_group_size;
-    let pool = state.readers.clone();
-    let (nav_role, wanted) = (caller.role.as_str(), slug.clone());
-    let found = db::blocking(move || {
-        let conn = pool.get()?;
-        let Some((team, children)) = visible_team(&conn, &caller, &wanted)? else { return Ok(None) };
-        let mut groups: Vec<TeamGroup> =
-            children.into_iter().map(|t| TeamGroup::Team { id: t.id, label: t.slug }).collect();
-        if !groups.is_empty() {
-            groups.push(TeamGroup::Rest {
-                team_id: Some(team.id.clone()),
-                label: format!("{} (direct members)", team.slug),
-            });
-        }
-        let read = scope::read(&conn, &Subject::Team(team.id.clone()), &groups, period, min_people)?;
-        Ok::<_, DbError>(Some((team, read)))
+    let (team, read) = read_team(&state, &caller, &slug, move |conn, team, children| {
+        let groups = super::reports::team_groups(&team, children);
+        let read = scope::read(conn, &Subject::Team(team.id.clone()), &groups, period, min_people)?;
+        Ok((team, read))
     })
-    .await
-    .map_err(AppError::from)?;
-    let Some((team, read)) = found else { return Err(PageError(AppError::NotFound)) };
+    .await?;
     let page = ScopePage {
-        nav_role,
+        nav_role: caller.role.as_str(),
         title: format!("Team {}", team.name),
         path: format!("/team/{slug}"),
         days,
@@ -197,17 +204,12 @@ pub async fn roster(
     PageCaller(caller): PageCaller,
     Path(slug): Path<String>,
 ) -> Result<Response, PageError> {
-    let pool = state.readers.clone();
-    let (nav_role, wanted) = (caller.role.as_str(), slug.clone());
-    let found = db::blocking(move || {
-        let conn = pool.get()?;
-        let Some((team, _)) = visible_team(&conn, &caller, &wanted)? else { return Ok(None) };
-        let entries = teams::roster(&conn, &team.id)?;
-        Ok::<_, DbError>(Some((team, entries)))
+    let (team, entries) = read_team(&state, &caller, &slug, |conn, team, _| {
+        let entries = teams::roster(conn, &team.id)?;
+        Ok((team, entries))
     })
-    .await
-    .map_err(AppError::from)?;
-    let Some((team, entries)) = found else { return Err(PageError(AppError::NotFound)) };
+    .await?;
     let unnamed = entries.iter().filter(|e| e.name.is_none()).count();
+    let nav_role = caller.role.as_str();
     Ok(render(&RosterPage { nav_role, name: team.name, tabs: team_tabs(&slug), entries, unnamed }))
 }

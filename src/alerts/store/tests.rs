@@ -1,3 +1,7 @@
+//! Tests of one evaluation and of an administrator's acts, on an in-memory `main.db`
+//! built from `schema.sql`: aggregate rows are written directly, so each rule's window
+//! and floor are exercised at exact times (the path from ingest is `tests/alerts.rs`).
+
 use super::*;
 
 const DAY: i64 = 86_400_000;

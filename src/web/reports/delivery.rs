@@ -2,13 +2,11 @@
 //! per repository and team, and the cost of the merged ones per pull request and per
 //! changed line (`analytics::query::delivery`).
 
-use super::super::report::{Cell, Table};
+use super::super::report::{Cell, OTHER, Table};
 use super::Ctx;
 use crate::analytics::query::delivery::{self, Delivery, KINDS, Return};
 use crate::analytics::query::groups::GroupRow;
 use crate::db::DbError;
-
-const OTHER: &str = "other (groups too small to show alone)";
 
 /// A delivery table: per group, each kind's merged count, median time to merge, check
 /// failures per pull request and reverts.

@@ -1,7 +1,7 @@
 //! The reports about people rather than spend: adoption, governance, security and
 //! knowledge. Counts of people below the minimum show as "fewer than N".
 
-use super::super::report::{Cell, Table};
+use super::super::report::{Cell, OTHER, Table};
 use super::Ctx;
 use super::usage::spread_table;
 use crate::analytics::query::adoption::{self, PeopleCount};
@@ -172,7 +172,7 @@ pub fn security(ctx: &Ctx<'_>) -> Result<(String, Vec<Table>), DbError> {
     for row in &per_team {
         let events: i64 = row.figures.iter().sum();
         teams.rows.push(vec![
-            Cell::text(row.key.clone().unwrap_or_else(|| "other (groups too small to show alone)".into())),
+            Cell::text(row.key.clone().unwrap_or_else(|| OTHER.into())),
             Cell::count(row.people),
             Cell::count(events),
             Cell::share(row.figures[5], events),

@@ -2,7 +2,7 @@
 //! teams, each a table per breakdown of the aggregates (`analytics::query::groups`), the
 //! groups of fewer than the minimum number of people in one "other" row.
 
-use super::super::report::{Cell, Table};
+use super::super::report::{Cell, OTHER, Table};
 use super::Ctx;
 use crate::analytics::query::groups::{self, GroupRow, TeamGroup, ToolKey};
 use crate::analytics::query::knowledge;
@@ -11,7 +11,6 @@ use crate::charts::{Bar, bars};
 use crate::db::DbError;
 use crate::web::shown::tokens;
 
-const OTHER: &str = "other (groups too small to show alone)";
 const LIMIT: usize = 50;
 
 fn name(key: &Option<String>, shown: &str) -> String {
