@@ -14,6 +14,19 @@ use rusqlite::{Connection, params};
 use super::roles::OrgRole;
 use crate::db::DbError;
 
+/// The team `?1` and every team below it.
+const TREE: &str =
+    "WITH RECURSIVE tree(id) AS (SELECT ?1 UNION SELECT t.id FROM teams t JOIN tree ON t.parent_id = tree.id)";
+/// The people in a team that `?2` leads, directly or below (the reach `teams::leads_over`
+/// decides for one person).
+const LED: &str = "led(id) AS (
+        SELECT team_id FROM team_members WHERE user_id = ?2 AND team_role = 'lead'
+        UNION SELECT t.id FROM teams t JOIN led ON t.parent_id = led.id),
+     led_people(user_id) AS (SELECT DISTINCT m.user_id FROM team_members m JOIN led ON m.team_id = led.id)";
+/// The enabled members of `tree`, as `u`, with their policy `v`.
+const MEMBERS: &str = "team_members m JOIN tree ON m.team_id = tree.id JOIN users u ON u.id = m.user_id
+         LEFT JOIN visibility_policies v ON v.user_id = u.id WHERE u.disabled_at_ms IS NULL";
+
 /// Why a member may be seen.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Basis {
@@ -49,25 +62,37 @@ pub fn visible_members(
     team_id: &str,
     now_ms: i64,
 ) -> Result<Vec<Visible>, DbError> {
-    let mut stmt = conn.prepare_cached(
-        "WITH RECURSIVE tree(id) AS (SELECT ?1 UNION SELECT t.id FROM teams t JOIN tree ON t.parent_id = tree.id)
-         SELECT DISTINCT u.id, u.name, coalesce(v.named_in_team_views, 1), coalesce(v.team_drill_in, 1)
-         FROM team_members m JOIN tree ON m.team_id = tree.id JOIN users u ON u.id = m.user_id
-         LEFT JOIN visibility_policies v ON v.user_id = u.id
-         WHERE u.disabled_at_ms IS NULL",
-    )?;
-    let members: Vec<(String, String, bool, bool)> = stmt
-        .query_map([team_id], |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?, row.get(3)?)))?
+    if !role.may_reach_individual_sessions() {
+        // Only the caller themself, if a member.
+        let mut stmt = conn.prepare_cached(&format!("{TREE} SELECT u.id, u.name FROM {MEMBERS} AND u.id = ?2"))?;
+        let own = stmt.query_map(params![team_id, caller_id], |row| {
+            Ok(Visible { user_id: row.get(0)?, name: Some(row.get(1)?), basis: Basis::Own })
+        })?;
+        return Ok(own.collect::<Result<_, _>>()?);
+    }
+    // One query for every member: the grant and the lead's reach are decided in SQL, the
+    // same rules as `sessions::read::authorize`, rather than a query per member.
+    let sql = format!(
+        "{TREE}, {LED}
+         SELECT DISTINCT u.id, u.name, coalesce(v.named_in_team_views, 1),
+                ?3 AND EXISTS (SELECT 1 FROM access_grants g WHERE g.requester_id = ?2 AND g.subject_id = u.id
+                               AND g.scope = 'USER' AND g.status = 'APPROVED' AND g.expires_at_ms > ?4),
+                coalesce(v.team_drill_in, 1) = 1 AND u.id IN (SELECT user_id FROM led_people)
+         FROM {MEMBERS}"
+    );
+    let mut stmt = conn.prepare_cached(&sql)?;
+    let members: Vec<(String, String, bool, bool, bool)> = stmt
+        .query_map(params![team_id, caller_id, role.may_request_grants(), now_ms], |row| {
+            Ok((row.get(0)?, row.get(1)?, row.get(2)?, row.get(3)?, row.get(4)?))
+        })?
         .collect::<Result<_, _>>()?;
     let mut visible = Vec::new();
-    for (user_id, name, named, drill_in) in members {
+    for (user_id, name, named, granted, led) in members {
         let basis = if user_id == caller_id {
             Some(Basis::Own)
-        } else if !role.may_reach_individual_sessions() {
-            None
-        } else if role.may_request_grants() && has_user_grant(conn, caller_id, &user_id, now_ms)? {
+        } else if granted {
             Some(Basis::Grant)
-        } else if drill_in && super::teams::leads_over(conn, caller_id, &user_id)? {
+        } else if led {
             Some(Basis::TeamLead)
         } else {
             None
@@ -79,15 +104,6 @@ pub fn visible_members(
     }
     visible.sort_by(|a, b| a.name.is_none().cmp(&b.name.is_none()).then_with(|| a.name.cmp(&b.name)));
     Ok(visible)
-}
-
-/// An approved, unexpired grant by `grantee_id` on the whole of `subject_id`'s data.
-fn has_user_grant(conn: &Connection, grantee_id: &str, subject_id: &str, now_ms: i64) -> Result<bool, DbError> {
-    let mut stmt = conn.prepare_cached(
-        "SELECT EXISTS (SELECT 1 FROM access_grants WHERE requester_id = ?1 AND subject_id = ?2
-                        AND scope = 'USER' AND status = 'APPROVED' AND expires_at_ms > ?3)",
-    )?;
-    Ok(stmt.query_row(params![grantee_id, subject_id, now_ms], |row| row.get(0))?)
 }
 
 /// The sessions of other people whose transcript the caller could open and whose owner
@@ -106,19 +122,17 @@ pub fn shared_transcript_sessions(
     if !role.may_reach_individual_sessions() {
         return Ok(Vec::new());
     }
-    let mut stmt = conn.prepare_cached(
-        "WITH RECURSIVE led(id) AS (
-             SELECT team_id FROM team_members WHERE user_id = ?1 AND team_role = 'lead'
-             UNION SELECT t.id FROM teams t JOIN led ON t.parent_id = led.id),
-         led_people(user_id) AS (SELECT DISTINCT m.user_id FROM team_members m JOIN led ON m.team_id = led.id)
+    let sql = format!(
+        "WITH RECURSIVE {LED}
          SELECT s.id FROM sessions s LEFT JOIN visibility_policies v ON v.user_id = s.user_id
-         WHERE s.user_id <> ?1 AND s.transcript_path IS NOT NULL
+         WHERE s.user_id <> ?2 AND s.transcript_path IS NOT NULL
            AND coalesce(s.transcript_shared, v.share_transcripts, 0) = 1
            AND ((coalesce(v.team_drill_in, 1) = 1 AND s.user_id IN led_people)
                 OR (?3 AND EXISTS (SELECT 1 FROM access_grants g
-                                   WHERE g.requester_id = ?1 AND g.subject_id = s.user_id AND g.status = 'APPROVED'
-                                     AND g.expires_at_ms > ?2 AND (g.scope = 'USER' OR g.session_id = s.id))))",
-    )?;
-    let ids = stmt.query_map(params![caller_id, now_ms, role.may_request_grants()], |row| row.get(0))?;
+                                   WHERE g.requester_id = ?2 AND g.subject_id = s.user_id AND g.status = 'APPROVED'
+                                     AND g.expires_at_ms > ?1 AND (g.scope = 'USER' OR g.session_id = s.id))))"
+    );
+    let mut stmt = conn.prepare_cached(&sql)?;
+    let ids = stmt.query_map(params![now_ms, caller_id, role.may_request_grants()], |row| row.get(0))?;
     Ok(ids.collect::<Result<_, _>>()?)
 }

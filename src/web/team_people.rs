@@ -217,7 +217,7 @@ pub async fn pulls(
     let (name, repos, visible, lines) = read_team(&state, &caller, &slug, move |conn, team, _| {
         let subject = Subject::Team(team.id.clone());
         let repos = groups::guarded(conn, &subject, period, min_people, |conn| {
-            delivery::by_repository(conn, &subject, period, min_people)
+            Ok(delivery::MergedPulls::read(conn, &subject, period)?.by_repository(min_people))
         })?;
         let visible = if role.may_reach_individual_sessions() {
             drill_in::visible_members(conn, &user_id, role, &team.id, now)?

@@ -185,41 +185,76 @@ fn deliveries(groups: BTreeMap<String, Vec<&Merged>>, min_people: i64) -> Vec<Gr
         .collect()
 }
 
-/// Merged pull requests per repository, the kinds side by side, the busiest first.
-pub fn by_repository(
-    conn: &Connection,
-    subject: &Subject,
-    period: Period,
-    min_people: i64,
-) -> Result<Vec<GroupRow<Delivery>>, DbError> {
-    let prs = merged(conn, subject, period)?;
-    let mut groups: BTreeMap<String, Vec<&Merged>> = BTreeMap::new();
-    for pr in &prs {
-        groups.entry(pr.repo.clone()).or_default().push(pr);
-    }
-    Ok(deliveries(groups, min_people))
-}
+/// The pull requests of the subject's authors merged in a period, read once for every
+/// table a page makes of them. The authors stay inside: the tables give counts.
+pub struct MergedPulls(Vec<Merged>);
 
-/// Merged pull requests per team group (a person in two groups counts in both; authors
-/// without a Sightline account are in none).
-pub fn by_team(
-    conn: &Connection,
-    subject: &Subject,
-    teams: &[TeamGroup],
-    period: Period,
-    min_people: i64,
-) -> Result<Vec<GroupRow<Delivery>>, DbError> {
-    let prs = merged(conn, subject, period)?;
-    let members = members_of(conn, teams)?;
-    let mut groups: BTreeMap<String, Vec<&Merged>> = BTreeMap::new();
-    for pr in &prs {
-        for (label, ids) in &members {
-            if pr.user_id.as_ref().is_some_and(|id| ids.contains(id)) {
-                groups.entry(label.clone()).or_default().push(pr);
+impl MergedPulls {
+    pub fn read(conn: &Connection, subject: &Subject, period: Period) -> Result<MergedPulls, DbError> {
+        Ok(MergedPulls(merged(conn, subject, period)?))
+    }
+
+    /// Per team group, the pull requests of its members (a person in two groups counts
+    /// in both; authors without a Sightline account are in none); only those with agent
+    /// sessions when `with_sessions_only`.
+    fn per_team(
+        &self,
+        conn: &Connection,
+        teams: &[TeamGroup],
+        with_sessions_only: bool,
+    ) -> Result<BTreeMap<String, Vec<&Merged>>, DbError> {
+        let members = members_of(conn, teams)?;
+        let mut groups: BTreeMap<String, Vec<&Merged>> = BTreeMap::new();
+        for pr in self.0.iter().filter(|pr| !with_sessions_only || pr.kind == 0) {
+            for (label, ids) in &members {
+                if pr.user_id.as_ref().is_some_and(|id| ids.contains(id)) {
+                    groups.entry(label.clone()).or_default().push(pr);
+                }
             }
         }
+        Ok(groups)
     }
-    Ok(deliveries(groups, min_people))
+
+    /// Merged pull requests per repository, the kinds side by side, the busiest first.
+    pub fn by_repository(&self, min_people: i64) -> Vec<GroupRow<Delivery>> {
+        let mut groups: BTreeMap<String, Vec<&Merged>> = BTreeMap::new();
+        for pr in &self.0 {
+            groups.entry(pr.repo.clone()).or_default().push(pr);
+        }
+        deliveries(groups, min_people)
+    }
+
+    /// Merged pull requests per team group, the kinds side by side.
+    pub fn by_team(
+        &self,
+        conn: &Connection,
+        teams: &[TeamGroup],
+        min_people: i64,
+    ) -> Result<Vec<GroupRow<Delivery>>, DbError> {
+        Ok(deliveries(self.per_team(conn, teams, false)?, min_people))
+    }
+
+    /// Cost per merged pull request with agent sessions, per team group.
+    pub fn return_by_team(
+        &self,
+        conn: &Connection,
+        teams: &[TeamGroup],
+        min_people: i64,
+    ) -> Result<Vec<GroupRow<Return>>, DbError> {
+        Ok(returns(self.per_team(conn, teams, true)?, min_people))
+    }
+
+    /// Cost per merged pull request with agent sessions, per agent (a pull request worked
+    /// on with two agents counts in both, with its whole cost).
+    pub fn return_by_agent(&self, min_people: i64) -> Vec<GroupRow<Return>> {
+        let mut groups: BTreeMap<String, Vec<&Merged>> = BTreeMap::new();
+        for pr in self.0.iter().filter(|pr| pr.kind == 0) {
+            for agent in &pr.agents {
+                groups.entry(agent.clone()).or_default().push(pr);
+            }
+        }
+        returns(groups, min_people)
+    }
 }
 
 fn returns(groups: BTreeMap<String, Vec<&Merged>>, min_people: i64) -> Vec<GroupRow<Return>> {
@@ -241,45 +276,6 @@ fn returns(groups: BTreeMap<String, Vec<&Merged>>, min_people: i64) -> Vec<Group
         into.changed_lines += more.changed_lines;
     };
     fold(rows, min_people, add, |r| r.cost_nusd)
-}
-
-/// Cost per merged pull request with agent sessions, per team group.
-pub fn return_by_team(
-    conn: &Connection,
-    subject: &Subject,
-    teams: &[TeamGroup],
-    period: Period,
-    min_people: i64,
-) -> Result<Vec<GroupRow<Return>>, DbError> {
-    let prs = merged(conn, subject, period)?;
-    let members = members_of(conn, teams)?;
-    let mut groups: BTreeMap<String, Vec<&Merged>> = BTreeMap::new();
-    for pr in prs.iter().filter(|pr| pr.kind == 0) {
-        for (label, ids) in &members {
-            if pr.user_id.as_ref().is_some_and(|id| ids.contains(id)) {
-                groups.entry(label.clone()).or_default().push(pr);
-            }
-        }
-    }
-    Ok(returns(groups, min_people))
-}
-
-/// Cost per merged pull request with agent sessions, per agent (a pull request worked on
-/// with two agents counts in both, with its whole cost).
-pub fn return_by_agent(
-    conn: &Connection,
-    subject: &Subject,
-    period: Period,
-    min_people: i64,
-) -> Result<Vec<GroupRow<Return>>, DbError> {
-    let prs = merged(conn, subject, period)?;
-    let mut groups: BTreeMap<String, Vec<&Merged>> = BTreeMap::new();
-    for pr in prs.iter().filter(|pr| pr.kind == 0) {
-        for agent in &pr.agents {
-            groups.entry(agent.clone()).or_default().push(pr);
-        }
-    }
-    Ok(returns(groups, min_people))
 }
 
 /// One pull request of a list.

@@ -108,16 +108,24 @@ pub(super) fn fold<T: Clone>(
     out
 }
 
-pub(super) fn split_users(text: Option<String>) -> BTreeSet<String> {
-    text.unwrap_or_default().split(',').filter(|id| !id.is_empty()).map(str::to_string).collect()
-}
-
 fn add_figures(into: &mut Figures, more: &Figures) {
     into.events += more.events;
     into.prompts += more.prompts;
     into.sessions_started += more.sessions_started;
     into.usage.add(&more.usage);
     into.cost_nusd += more.cost_nusd;
+}
+
+/// The hourly aggregate's figure columns, in the order `read_figures` reads them.
+const FIGURE_COLUMNS: &str = "events, prompts, sessions_started, input_tokens, output_tokens, cache_read_tokens,
+    cache_write_5m_tokens, cache_write_1h_tokens, reasoning_tokens, cost_nusd";
+
+/// Groups as rows, the costliest first, the small ones folded into "other".
+fn costliest_first(groups: impl IntoIterator<Item = (String, Tally)>, min_people: i64) -> Vec<GroupRow<Figures>> {
+    let mut rows: Vec<(String, Figures, BTreeSet<String>)> =
+        groups.into_iter().map(|(key, t)| (key, t.figures, t.people)).collect();
+    rows.sort_by(|a, b| b.1.cost_nusd.cmp(&a.1.cost_nusd).then_with(|| a.0.cmp(&b.0)));
+    fold(rows, min_people, add_figures, |f| f.cost_nusd)
 }
 
 /// The subject's usage broken down (`by`), costliest first (days in order), with every
@@ -132,8 +140,7 @@ pub fn breakdown(
     let (filter, values) = subject_filter(subject);
     // Grouped here rather than by SQL, as in `tool_groups`.
     let sql = format!(
-        "SELECT {column}, user_id, events, prompts, sessions_started, input_tokens, output_tokens, cache_read_tokens,
-                cache_write_5m_tokens, cache_write_1h_tokens, reasoning_tokens, cost_nusd
+        "SELECT {column}, user_id, {FIGURE_COLUMNS}
          FROM agg_usage_hourly WHERE {filter} AND bucket_start_ms >= ? AND bucket_start_ms < ?",
         column = by.column()
     );
@@ -144,14 +151,13 @@ pub fn breakdown(
         let (key, user): (String, String) = (row.get(0)?, row.get(1)?);
         groups.entry(key).or_default().add(&read_figures(row, 2)?, &user);
     }
-    let mut rows: Vec<(String, Figures, BTreeSet<String>)> =
-        groups.into_iter().map(|(key, t)| (key, t.figures, t.people)).collect();
-    if by == By::Day {
-        rows.sort_by(|a, b| a.0.cmp(&b.0));
-    } else {
-        rows.sort_by(|a, b| b.1.cost_nusd.cmp(&a.1.cost_nusd).then_with(|| a.0.cmp(&b.0)));
+    if by != By::Day {
+        return Ok(costliest_first(groups, min_people));
     }
-    Ok(fold(rows, min_people, add_figures, |f| f.cost_nusd))
+    let mut days: Vec<(String, Figures, BTreeSet<String>)> =
+        groups.into_iter().map(|(key, t)| (key, t.figures, t.people)).collect();
+    days.sort_by(|a, b| a.0.cmp(&b.0));
+    Ok(fold(days, min_people, add_figures, |f| f.cost_nusd))
 }
 
 /// What tool calls are grouped by.
@@ -223,9 +229,7 @@ pub fn tool_groups(
         figures.errors += row.get::<_, i64>(4)?;
         figures.denials += row.get::<_, i64>(5)?;
         figures.duration_ms += row.get::<_, i64>(6)?;
-        if !people.contains(&user) {
-            people.insert(user);
-        }
+        people.insert(user);
     }
     let mut rows: Vec<(String, ToolFigures, BTreeSet<String>)> = groups
         .into_iter()
@@ -276,7 +280,50 @@ pub fn per_team(
     period: Period,
     min_people: i64,
 ) -> Result<Vec<GroupRow<Figures>>, DbError> {
-    Ok(overview(conn, &Subject::Organisation, period, groups, min_people)?.teams)
+    let mut teams = TeamTallies::of(conn, groups)?;
+    let sql = format!(
+        "SELECT user_id, {FIGURE_COLUMNS} FROM agg_usage_hourly WHERE bucket_start_ms >= ?1 AND bucket_start_ms < ?2"
+    );
+    let mut stmt = conn.prepare(&sql)?;
+    let mut rows = stmt.query([period.from_ms, period.to_ms])?;
+    while let Some(row) = rows.next()? {
+        let user: String = row.get(0)?;
+        teams.add(&read_figures(row, 1)?, &user);
+    }
+    Ok(teams.rows(min_people))
+}
+
+/// Figures per team group as rows are read: each row goes to every group its person is in.
+struct TeamTallies {
+    members: Vec<(String, BTreeSet<String>)>,
+    tallies: Vec<Tally>,
+}
+
+impl TeamTallies {
+    fn of(conn: &Connection, groups: &[TeamGroup]) -> Result<TeamTallies, DbError> {
+        let members = members_of(conn, groups)?;
+        let tallies = members.iter().map(|_| Tally::default()).collect();
+        Ok(TeamTallies { members, tallies })
+    }
+
+    fn add(&mut self, figures: &Figures, user: &str) {
+        for ((_, ids), tally) in self.members.iter().zip(self.tallies.iter_mut()) {
+            if ids.contains(user) {
+                tally.add(figures, user);
+            }
+        }
+    }
+
+    /// The groups with anyone active, costliest first, folded.
+    fn rows(self, min_people: i64) -> Vec<GroupRow<Figures>> {
+        let active = self
+            .members
+            .into_iter()
+            .zip(self.tallies)
+            .filter(|(_, tally)| !tally.people.is_empty())
+            .map(|((label, _), tally)| (label, tally));
+        costliest_first(active, min_people)
+    }
 }
 
 /// The members of each team group, by user id.
@@ -344,15 +391,13 @@ pub fn overview(
     use std::collections::{BTreeMap, HashMap};
     let (filter, values) = subject_filter(subject);
     let sql = format!(
-        "SELECT bucket_start_ms, user_id, agent_type, model, events, prompts, sessions_started, input_tokens,
-                output_tokens, cache_read_tokens, cache_write_5m_tokens, cache_write_1h_tokens, reasoning_tokens, cost_nusd
+        "SELECT bucket_start_ms, user_id, agent_type, model, {FIGURE_COLUMNS}
          FROM agg_usage_hourly WHERE {filter} AND bucket_start_ms >= ? AND bucket_start_ms < ?"
     );
-    let members = members_of(conn, teams)?;
+    let mut per_team = TeamTallies::of(conn, teams)?;
     let mut totals = Tally::default();
     let (mut days, mut agents, mut models): (BTreeMap<i64, Tally>, HashMap<String, Tally>, HashMap<String, Tally>) =
         Default::default();
-    let mut per_team: Vec<Tally> = teams.iter().map(|_| Tally::default()).collect();
     let mut stmt = conn.prepare(&sql)?;
     let mut rows = stmt.query(params_from_iter(parameters(values, period)))?;
     while let Some(row) = rows.next()? {
@@ -362,32 +407,16 @@ pub fn overview(
         days.entry(bucket.div_euclid(86_400_000) * 86_400_000).or_default().add(&figures, &user);
         agents.entry(row.get(2)?).or_default().add(&figures, &user);
         models.entry(row.get(3)?).or_default().add(&figures, &user);
-        for ((_, ids), tally) in members.iter().zip(per_team.iter_mut()) {
-            if ids.contains(&user) {
-                tally.add(&figures, &user);
-            }
-        }
+        per_team.add(&figures, &user);
     }
-    let costliest_first = |groups: HashMap<String, Tally>| {
-        let mut rows: Vec<(String, Figures, BTreeSet<String>)> =
-            groups.into_iter().map(|(key, t)| (key, t.figures, t.people)).collect();
-        rows.sort_by(|a, b| b.1.cost_nusd.cmp(&a.1.cost_nusd).then_with(|| a.0.cmp(&b.0)));
-        fold(rows, min_people, add_figures, |f| f.cost_nusd)
-    };
     let by_day = days.into_iter().map(|(day, t)| (day.to_string(), t.figures, t.people)).collect();
-    let teams = members
-        .into_iter()
-        .zip(per_team)
-        .filter(|(_, tally)| !tally.people.is_empty())
-        .map(|((label, _), tally)| (label, tally))
-        .collect::<HashMap<_, _>>();
     Ok(Overview {
         people: totals.people.len() as i64,
         totals: totals.figures,
         by_day: fold(by_day, min_people, add_figures, |f| f.cost_nusd),
-        agents: costliest_first(agents),
-        models: costliest_first(models),
-        teams: costliest_first(teams),
+        agents: costliest_first(agents, min_people),
+        models: costliest_first(models, min_people),
+        teams: per_team.rows(min_people),
     })
 }
 

@@ -13,7 +13,7 @@ use std::collections::BTreeSet;
 use rusqlite::{Connection, params_from_iter};
 
 use super::adoption::PeopleCount;
-use super::groups::{GroupRow, TeamGroup, fold, split_users};
+use super::groups::{GroupRow, TeamGroup, fold, members_of};
 use super::{Period, Subject, parameters, subject_filter};
 use crate::db::DbError;
 
@@ -68,37 +68,30 @@ pub fn modes_per_team(
     period: Period,
     min_people: i64,
 ) -> Result<Vec<GroupRow<[i64; 6]>>, DbError> {
-    let mut rows = Vec::new();
-    for group in groups {
-        let (label, filter, values) = match group {
-            TeamGroup::Team { id, label } => {
-                let (filter, values) = subject_filter(&Subject::Team(id.clone()));
-                (label, filter.to_string(), values)
+    let members = members_of(conn, groups)?;
+    let mut tallies: Vec<([i64; 6], BTreeSet<String>)> = members.iter().map(|_| Default::default()).collect();
+    let sql = format!("SELECT user_id, m0, m1, m2, m3, m4, m5 FROM ({})", per_person_day("1 = 1"));
+    let mut stmt = conn.prepare(&sql)?;
+    let mut found = stmt.query(params_from_iter(parameters(Vec::new(), period)))?;
+    while let Some(row) = found.next()? {
+        let user: String = row.get(0)?;
+        let mut events = [0i64; 6];
+        for (i, value) in events.iter_mut().enumerate() {
+            *value = row.get(1 + i)?;
+        }
+        for ((_, ids), (sum, people)) in members.iter().zip(tallies.iter_mut()) {
+            if ids.contains(&user) {
+                sum.iter_mut().zip(events).for_each(|(into, more)| *into += more);
+                people.insert(user.clone());
             }
-            TeamGroup::Rest { team_id: Some(id), label } => {
-                (label, "user_id IN (SELECT user_id FROM team_members WHERE team_id = ?)".to_string(), vec![id.clone()])
-            }
-            TeamGroup::Rest { team_id: None, label } => {
-                (label, "user_id NOT IN (SELECT user_id FROM team_members)".to_string(), Vec::new())
-            }
-        };
-        let sql = format!(
-            "SELECT coalesce(sum(m0), 0), coalesce(sum(m1), 0), coalesce(sum(m2), 0), coalesce(sum(m3), 0),
-                    coalesce(sum(m4), 0), coalesce(sum(m5), 0), group_concat(DISTINCT user_id) FROM ({})",
-            per_person_day(&filter)
-        );
-        let (events, users): ([i64; 6], BTreeSet<String>) =
-            conn.query_row(&sql, params_from_iter(parameters(values, period)), |row| {
-                let mut events = [0i64; 6];
-                for (i, value) in events.iter_mut().enumerate() {
-                    *value = row.get(i)?;
-                }
-                Ok((events, split_users(row.get(6)?)))
-            })?;
-        if !users.is_empty() {
-            rows.push((label.clone(), events, users));
         }
     }
+    let mut rows: Vec<(String, [i64; 6], BTreeSet<String>)> = members
+        .into_iter()
+        .zip(tallies)
+        .filter(|(_, (_, people))| !people.is_empty())
+        .map(|((label, _), (events, people))| (label, events, people))
+        .collect();
     rows.sort_by(|a, b| b.1.iter().sum::<i64>().cmp(&a.1.iter().sum::<i64>()).then_with(|| a.0.cmp(&b.0)));
     let add = |into: &mut [i64; 6], more: &[i64; 6]| {
         for (into, more) in into.iter_mut().zip(more) {

@@ -4,7 +4,7 @@
 
 use super::super::report::{Cell, OTHER, Table};
 use super::Ctx;
-use crate::analytics::query::delivery::{self, Delivery, KINDS, Return};
+use crate::analytics::query::delivery::{Delivery, KINDS, MergedPulls, Return};
 use crate::analytics::query::groups::GroupRow;
 use crate::db::DbError;
 
@@ -57,8 +57,9 @@ pub fn delivery_table(id: &'static str, heading: &str, what: &'static str, rows:
 }
 
 pub fn delivery(ctx: &Ctx<'_>) -> Result<(String, Vec<Table>), DbError> {
-    let repos = delivery::by_repository(ctx.conn, &ctx.subject, ctx.period, ctx.min_people)?;
-    let teams = delivery::by_team(ctx.conn, &ctx.subject, &ctx.groups, ctx.period, ctx.min_people)?;
+    let merged = MergedPulls::read(ctx.conn, &ctx.subject, ctx.period)?;
+    let repos = merged.by_repository(ctx.min_people);
+    let teams = merged.by_team(ctx.conn, &ctx.groups, ctx.min_people)?;
     Ok((
         "Pull-request throughput, time to merge, check failures and reverts: pull requests worked on with agents beside those without, CI runs apart.".into(),
         vec![
@@ -101,8 +102,9 @@ fn return_table(id: &'static str, heading: &str, what: &'static str, rows: &[Gro
 }
 
 pub fn roi(ctx: &Ctx<'_>) -> Result<(String, Vec<Table>), DbError> {
-    let teams = delivery::return_by_team(ctx.conn, &ctx.subject, &ctx.groups, ctx.period, ctx.min_people)?;
-    let agents = delivery::return_by_agent(ctx.conn, &ctx.subject, ctx.period, ctx.min_people)?;
+    let merged = MergedPulls::read(ctx.conn, &ctx.subject, ctx.period)?;
+    let teams = merged.return_by_team(ctx.conn, &ctx.groups, ctx.min_people)?;
+    let agents = merged.return_by_agent(ctx.min_people);
     Ok((
         "What merged work cost: the spend of the interactive agent sessions linked to each pull request merged in the period. No lines-generated or share-of-AI-code figures: outcomes only.".into(),
         vec![
