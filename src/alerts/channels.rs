@@ -182,8 +182,8 @@ pub fn email_text(notice: &Notice<'_>) -> (String, String) {
     (subject, body)
 }
 
-/// Sends one e-mail; `Ok(250)` for the server's acceptance.
-fn send_email(url: &str, from: &str, to: &[String], notice: &Notice<'_>) -> Result<u16, String> {
+/// Sends one e-mail; the server's acceptance in words.
+fn send_email(url: &str, from: &str, to: &[String], notice: &Notice<'_>) -> Result<String, String> {
     use lettre::Transport;
     let (subject, body) = email_text(notice);
     let mut message = lettre::Message::builder()
@@ -199,29 +199,51 @@ fn send_email(url: &str, from: &str, to: &[String], notice: &Notice<'_>) -> Resu
         .timeout(Some(Duration::from_secs(10)))
         .build();
     let response = transport.send(&message).map_err(|err| err.to_string())?;
-    Ok(response.code().to_string().parse().unwrap_or(250))
+    Ok(format!("SMTP {}", response.code()))
 }
 
-fn post(channel: &Channel, body: &[u8], now_ms: i64) -> Result<u16, String> {
-    let agent = ureq::Agent::config_builder()
-        .http_status_as_error(false)
-        .timeout_global(Some(Duration::from_secs(10)))
-        .build()
-        .new_agent();
-    let request = match channel {
-        Channel::Chat { url } => agent.post(url),
-        Channel::Webhook { url, secret } => {
-            let timestamp = (now_ms / 1000).to_string();
-            let signed = signature(secret, &timestamp, body);
-            agent.post(url).header("X-Sightline-Timestamp", &timestamp).header("X-Sightline-Signature", &signed)
+/// The outcome of an HTTP try: delivered on a 2xx, and the answer in words.
+fn answered(result: Result<ureq::http::Response<ureq::Body>, ureq::Error>) -> (bool, String) {
+    match result {
+        Ok(response) => {
+            let status = response.status().as_u16();
+            ((200..300).contains(&status), format!("HTTP {status}"))
         }
-        Channel::Email { .. } => return Err("e-mail is not posted".into()),
-    };
-    request
-        .header("Content-Type", "application/json")
-        .send(body)
-        .map(|response| response.status().as_u16())
-        .map_err(|err| err.to_string())
+        Err(err) => (false, err.to_string()),
+    }
+}
+
+/// One try of a notice on a channel at `at_ms`; `written_ms` is when the notice's
+/// payload was written (the same for every try of it).
+fn try_once(
+    agent: &ureq::Agent,
+    channel: &Channel,
+    notice: &Notice<'_>,
+    written_ms: i64,
+    at_ms: i64,
+) -> (bool, String) {
+    match channel {
+        Channel::Chat { url } => {
+            answered(agent.post(url).header("Content-Type", "application/json").send(chat_payload(notice).to_string()))
+        }
+        Channel::Webhook { url, secret } => {
+            let body = webhook_payload(notice, written_ms).to_string();
+            let timestamp = (at_ms / 1000).to_string();
+            let signed = signature(secret, &timestamp, body.as_bytes());
+            answered(
+                agent
+                    .post(url)
+                    .header("Content-Type", "application/json")
+                    .header("X-Sightline-Timestamp", &timestamp)
+                    .header("X-Sightline-Signature", &signed)
+                    .send(body),
+            )
+        }
+        Channel::Email { url, from, to } => match send_email(url, from, to, notice) {
+            Ok(accepted) => (true, accepted),
+            Err(err) => (false, err),
+        },
+    }
 }
 
 /// Delivers every notice to every channel, each with its retries; returns every attempt.
@@ -233,28 +255,19 @@ pub fn deliver(
     now_ms: &dyn Fn() -> i64,
     pause: &dyn Fn(Duration),
 ) -> Vec<Attempt> {
+    let agent = ureq::Agent::config_builder()
+        .http_status_as_error(false)
+        .timeout_global(Some(Duration::from_secs(10)))
+        .build()
+        .new_agent();
     let mut attempts = Vec::new();
     for notice in notices {
         for channel in channels {
-            let body = match channel {
-                Channel::Chat { .. } => chat_payload(notice),
-                Channel::Webhook { .. } | Channel::Email { .. } => webhook_payload(notice, now_ms()),
-            }
-            .to_string();
+            let written_ms = now_ms();
             let mut wait = FIRST_PAUSE;
             for attempt in 1..=ATTEMPTS {
                 let at_ms = now_ms();
-                let (delivered, detail) = match channel {
-                    Channel::Email { url, from, to } => match send_email(url, from, to, notice) {
-                        Ok(code) => (true, format!("SMTP {code}")),
-                        Err(err) => (false, err),
-                    },
-                    _ => match post(channel, body.as_bytes(), at_ms) {
-                        Ok(status) if (200..300).contains(&status) => (true, format!("HTTP {status}")),
-                        Ok(status) => (false, format!("HTTP {status}")),
-                        Err(err) => (false, err),
-                    },
-                };
+                let (delivered, detail) = try_once(&agent, channel, notice, written_ms, at_ms);
                 attempts.push(Attempt {
                     channel: channel.name(),
                     event_id: notice.event_id.to_string(),

@@ -8,6 +8,7 @@
 use rusqlite::{Connection, params};
 
 use crate::db::DbError;
+use crate::model::usd;
 
 const HOUR_MS: i64 = 3_600_000;
 const DAY_MS: i64 = 86_400_000;
@@ -92,10 +93,6 @@ fn spend(conn: &Connection, from_ms: i64, to_ms: i64) -> Result<i64, DbError> {
         params![from_ms, to_ms],
         |row| row.get(0),
     )?)
-}
-
-fn usd(nusd: i64) -> String {
-    crate::model::usd(nusd)
 }
 
 /// Measures `rule` against `threshold` at `now_ms`.
