@@ -583,7 +583,8 @@ INSERT INTO alert_rules (id, threshold, enabled, updated_at_ms) VALUES
     ('autonomy_surge', 2.0, 1, 0),
     ('budget_threshold', NULL, 0, 0),
     ('routing_waste', NULL, 0, 0),
-    ('job_slo', 1, 1, 0);
+    ('job_slo', 1, 1, 0),
+    ('slo_burn', 0.5, 1, 0);
 CREATE TABLE alert_events (
     id                 TEXT PRIMARY KEY,
     rule_id            TEXT NOT NULL REFERENCES alert_rules(id),
@@ -598,8 +599,29 @@ CREATE TABLE alert_events (
     acknowledged_at_ms INTEGER,
     silenced_until_ms  INTEGER,
     silenced_by        TEXT
+, subject TEXT NOT NULL DEFAULT '');
+CREATE UNIQUE INDEX alert_events_open ON alert_events(rule_id, subject) WHERE state <> 'resolved';
+
+-- Channel switches and test-sends (credentials stay in the environment, spec §5.6).
+CREATE TABLE alert_channel_configs (
+    channel           TEXT PRIMARY KEY CHECK (channel IN ('chat_webhook', 'webhook', 'email')),
+    enabled           INTEGER NOT NULL CHECK (enabled IN (0, 1)),
+    updated_at_ms     INTEGER NOT NULL,
+    updated_by        TEXT,
+    last_test_at_ms   INTEGER,
+    last_test_outcome TEXT
 );
-CREATE UNIQUE INDEX alert_events_open ON alert_events(rule_id) WHERE state <> 'resolved';
+-- Monthly budgets of teams and people, for the budget_threshold rule.
+CREATE TABLE alert_budgets (
+    id            TEXT PRIMARY KEY,
+    scope         TEXT NOT NULL CHECK (scope IN ('team', 'person')),
+    subject_id    TEXT NOT NULL,
+    monthly_nusd  INTEGER NOT NULL CHECK (monthly_nusd > 0),
+    levels        TEXT NOT NULL,
+    created_at_ms INTEGER NOT NULL,
+    created_by    TEXT,
+    UNIQUE (scope, subject_id)
+);
 
 -- Every attempt to notify a channel of an alert transition (src/alerts/channels).
 CREATE TABLE alert_delivery_log (
@@ -613,3 +635,15 @@ CREATE TABLE alert_delivery_log (
     detail     TEXT NOT NULL
 );
 CREATE INDEX alert_delivery_log_by_event ON alert_delivery_log(event_id, at_ms);
+
+-- Service-level indicators per UTC day (src/slo/, docs/slo.md), kept 12 months;
+-- latency_buckets: JSON counts per bound of slo::BOUNDS_MS, '' where not timed.
+CREATE TABLE sli_daily (
+    day_start_ms    INTEGER NOT NULL,
+    indicator       TEXT NOT NULL,
+    key             TEXT NOT NULL,
+    total           INTEGER NOT NULL,
+    good            INTEGER NOT NULL,
+    latency_buckets TEXT NOT NULL DEFAULT '',
+    PRIMARY KEY (day_start_ms, indicator, key)
+) WITHOUT ROWID;

@@ -37,6 +37,24 @@ pub enum Action {
     AlertAcknowledged,
     /// An administrator silenced an alert event until a time.
     AlertSilenced,
+    /// An administrator changed a job's schedule or switched it on or off.
+    JobConfigured,
+    /// An administrator started a job from the console or the API.
+    JobRunRequested,
+    /// An administrator made a member a team lead, or a lead a member.
+    TeamRoleChanged,
+    /// An administrator uploaded an operator price table.
+    PriceTableUploaded,
+    /// An administrator changed a team's raw-event retention.
+    RetentionChanged,
+    /// An administrator changed an alert rule's threshold or switched it on or off.
+    AlertRuleChanged,
+    /// An administrator set or removed a team's or a person's monthly budget.
+    AlertBudgetChanged,
+    /// An administrator switched an alert channel on or off.
+    AlertChannelChanged,
+    /// An administrator sent a test notice through an alert channel.
+    AlertChannelTested,
 }
 
 impl Action {
@@ -59,6 +77,15 @@ impl Action {
             Action::MemberViewed => "MEMBER_VIEWED",
             Action::AlertAcknowledged => "ALERT_ACKNOWLEDGED",
             Action::AlertSilenced => "ALERT_SILENCED",
+            Action::JobConfigured => "JOB_CONFIGURED",
+            Action::JobRunRequested => "JOB_RUN_REQUESTED",
+            Action::TeamRoleChanged => "TEAM_ROLE_CHANGED",
+            Action::PriceTableUploaded => "PRICE_TABLE_UPLOADED",
+            Action::RetentionChanged => "RETENTION_CHANGED",
+            Action::AlertRuleChanged => "ALERT_RULE_CHANGED",
+            Action::AlertBudgetChanged => "ALERT_BUDGET_CHANGED",
+            Action::AlertChannelChanged => "ALERT_CHANNEL_CHANGED",
+            Action::AlertChannelTested => "ALERT_CHANNEL_TESTED",
         }
     }
 }

@@ -34,6 +34,7 @@ pub mod pricing;
 pub mod redact;
 pub mod scoring;
 pub mod sessions;
+pub mod slo;
 pub mod state;
 pub mod transcripts;
 pub mod web;

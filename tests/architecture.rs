@@ -49,6 +49,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "deletion",
             "events",
             "github",
+            "pricing",
             "scoring",
             "sessions",
             "state",
@@ -60,7 +61,9 @@ const ALLOWED: &[(&str, &[&str])] = &[
     ("analytics", &["access", "db", "events", "model", "sessions"]),
     // Stores and services, lowest first.
     ("audit", &["clock", "db", "model"]),
-    ("alerts", &["audit", "db", "model"]),
+    ("alerts", &["access", "audit", "db", "model", "slo"]),
+    // Service-level indicators and objectives, over their own daily table.
+    ("slo", &["db"]),
     ("auth", &["audit", "clock", "config", "db", "model"]),
     ("access", &["audit", "auth", "clock", "db", "model"]),
     ("sessions", &["access", "audit", "clock", "db", "events", "model", "pricing"]),
@@ -81,6 +84,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "model",
             "pricing",
             "sessions",
+            "slo",
             "transcripts",
         ],
     ),
@@ -129,7 +133,9 @@ const ALLOWED: &[(&str, &[&str])] = &[
     (
         "web",
         &[
+            "// `/org/benchmarks` lists a results.db's runs with the eval service's reader.",
             "access",
+            "alerts",
             "analytics",
             "audit",
             "auth",
@@ -138,7 +144,6 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "config",
             "db",
             "deletion",
-            // `/org/benchmarks` lists a results.db's runs with the eval service's reader.
             "evals",
             "events",
             "github",
@@ -148,6 +153,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "pricing",
             "scoring",
             "sessions",
+            "slo",
             "state",
             "transcripts",
         ],
@@ -178,6 +184,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "model",
             "pricing",
             "sessions",
+            "slo",
             "state",
             "transcripts",
             "web",

@@ -326,3 +326,72 @@ pub fn sync(conn: &Connection, teams: &[SyncedTeam], now_ms: i64) -> Result<Sync
     }
     Ok(summary)
 }
+
+/// One direct membership, as the administrator's team-roles page lists it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Membership {
+    pub team_slug: String,
+    pub user_id: String,
+    pub email: String,
+    pub name: String,
+    pub team_role: String,
+}
+
+/// Every direct membership of every team, by team then leads first.
+pub fn memberships_listed(conn: &Connection) -> Result<Vec<Membership>, DbError> {
+    let mut stmt = conn.prepare(
+        "SELECT t.slug, u.id, u.email, u.name, m.team_role FROM team_members m
+         JOIN teams t ON t.id = m.team_id JOIN users u ON u.id = m.user_id
+         ORDER BY t.slug, m.team_role = 'member', u.email",
+    )?;
+    let rows = stmt.query_map([], |row| {
+        Ok(Membership {
+            team_slug: row.get(0)?,
+            user_id: row.get(1)?,
+            email: row.get(2)?,
+            name: row.get(3)?,
+            team_role: row.get(4)?,
+        })
+    })?;
+    Ok(rows.collect::<Result<_, _>>()?)
+}
+
+/// A member's team role before a change, `None` when they are not in the team.
+pub fn member_role(conn: &Connection, team_id: &str, user_id: &str) -> Result<Option<String>, DbError> {
+    Ok(conn
+        .query_row(
+            "SELECT team_role FROM team_members WHERE team_id = ?1 AND user_id = ?2",
+            params![team_id, user_id],
+            |row| row.get(0),
+        )
+        .optional()?)
+}
+
+/// Sets a team's own `retention_days` (`None`: inherit its parent's, or the
+/// organisation's); returns what it was.
+pub fn set_retention(conn: &Connection, slug: &str, days: Option<i64>) -> Result<Option<i64>, TeamError> {
+    if days.is_some_and(|days| days < 1) {
+        return Err(TeamError::BadRetention);
+    }
+    let team = by_slug(conn, slug)?;
+    conn.execute("UPDATE teams SET retention_days = ?2 WHERE id = ?1", params![team.id, days])?;
+    Ok(team.retention_days)
+}
+
+/// The teams that set their own retention, with it.
+pub fn retention_settings(conn: &Connection) -> Result<Vec<(String, i64)>, DbError> {
+    let mut stmt =
+        conn.prepare("SELECT slug, retention_days FROM teams WHERE retention_days IS NOT NULL ORDER BY slug")?;
+    let rows = stmt.query_map([], |row| Ok((row.get(0)?, row.get(1)?)))?;
+    Ok(rows.collect::<Result<_, _>>()?)
+}
+
+/// The ids of the people in `team_id` and every team below it.
+pub fn tree_member_ids(conn: &Connection, team_id: &str) -> Result<Vec<String>, DbError> {
+    let mut stmt = conn.prepare_cached(
+        "WITH RECURSIVE tree(id) AS (SELECT ?1 UNION SELECT t.id FROM teams t JOIN tree ON t.parent_id = tree.id)
+         SELECT DISTINCT m.user_id FROM team_members m JOIN tree ON m.team_id = tree.id",
+    )?;
+    let rows = stmt.query_map([team_id], |row| row.get(0))?;
+    Ok(rows.collect::<Result<_, _>>()?)
+}

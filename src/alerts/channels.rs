@@ -113,6 +113,9 @@ pub fn notices(transitions: &[Transition]) -> Vec<Notice<'_>> {
 /// The Slack-compatible payload: one line of text.
 pub fn chat_payload(notice: &Notice<'_>) -> Value {
     let t = notice.transition;
+    if notice.what == "test" {
+        return json!({ "text": format!(":information_source: Sightline test notice: {}", t.detail) });
+    }
     let icon = if notice.what == "opened" { ":rotating_light:" } else { ":white_check_mark:" };
     json!({
         "text": format!(
@@ -130,9 +133,10 @@ pub fn chat_payload(notice: &Notice<'_>) -> Value {
 pub fn webhook_payload(notice: &Notice<'_>, at_ms: i64) -> Value {
     let t = notice.transition;
     json!({
-        "type": "alert.transition",
+        "type": if notice.what == "test" { "alert.test" } else { "alert.transition" },
         "event_id": notice.event_id,
         "rule": t.rule.id(),
+        "subject": t.subject,
         "transition": notice.what,
         "value": t.value,
         "threshold": t.threshold,
@@ -168,6 +172,9 @@ pub struct Attempt {
 /// The e-mail of a notice: a subject line and a plain-text body.
 pub fn email_text(notice: &Notice<'_>) -> (String, String) {
     let t = notice.transition;
+    if notice.what == "test" {
+        return ("[Sightline] test notice".into(), format!("{}\n", t.detail));
+    }
     let subject = format!("[Sightline] alert {} {}", t.rule.id(), notice.what);
     let body = format!(
         "The alert rule {} {} (event {}).\n\n{}\n\nValue {:.2} against a threshold of {:.2}: {}.\n",
@@ -309,6 +316,61 @@ pub fn log(conn: &Connection, attempts: &[Attempt]) -> Result<(), DbError> {
         ])?;
     }
     Ok(())
+}
+
+/// A test notice to `channel`, with its retries, as an administrator's test-send: it
+/// names no rule's figures, only who sent it and when.
+pub fn test_send(channel: &Channel, sent_by: &str, now_ms: &dyn Fn() -> i64, pause: &dyn Fn(Duration)) -> Vec<Attempt> {
+    let event_id = format!("test-{}", uuid::Uuid::now_v7());
+    let transition = Transition {
+        rule: super::rules::Rule::JobSlo,
+        subject: String::new(),
+        step: Step::Open { notify: true },
+        event_id: Some(event_id.clone()),
+        value: 0.0,
+        threshold: 0.0,
+        detail: format!(
+            "sent by {sent_by} from /admin/alerts at {} to check this channel; no alert is open",
+            crate::model::rfc3339_ms(now_ms())
+        ),
+    };
+    let notice = Notice { transition: &transition, event_id: &event_id, what: "test" };
+    deliver(std::slice::from_ref(channel), &[notice], now_ms, pause)
+}
+
+/// One logged delivery attempt, as the console lists it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LoggedAttempt {
+    pub event_id: String,
+    pub rule_id: String,
+    pub channel: String,
+    pub transition: String,
+    pub attempt: i64,
+    pub at_ms: i64,
+    pub outcome: String,
+    pub detail: String,
+}
+
+/// The latest delivery attempts, newest first.
+pub fn recent(conn: &Connection, limit: usize) -> Result<Vec<LoggedAttempt>, DbError> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT d.event_id, e.rule_id, d.channel, d.transition, d.attempt, d.at_ms, d.outcome, d.detail
+         FROM alert_delivery_log d JOIN alert_events e ON e.id = d.event_id
+         ORDER BY d.at_ms DESC, d.id DESC LIMIT ?1",
+    )?;
+    let rows = stmt.query_map([limit as i64], |row| {
+        Ok(LoggedAttempt {
+            event_id: row.get(0)?,
+            rule_id: row.get(1)?,
+            channel: row.get(2)?,
+            transition: row.get(3)?,
+            attempt: row.get(4)?,
+            at_ms: row.get(5)?,
+            outcome: row.get(6)?,
+            detail: row.get(7)?,
+        })
+    })?;
+    Ok(rows.collect::<Result<_, _>>()?)
 }
 
 /// One line on the deliveries, for the job's summary.

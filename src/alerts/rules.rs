@@ -30,10 +30,12 @@ pub enum Rule {
     RoutingWaste,
     /// A job breached its service level (`job_alerts`, read here, written by `jobs::slo`).
     JobSlo,
+    /// A service-level objective spent a share of its 30-day error budget (`slo`).
+    SloBurn,
 }
 
 impl Rule {
-    pub const ALL: [Rule; 7] = [
+    pub const ALL: [Rule; 8] = [
         Rule::SpendSpike,
         Rule::ErrorRate,
         Rule::UnknownModelSurge,
@@ -41,6 +43,7 @@ impl Rule {
         Rule::BudgetThreshold,
         Rule::RoutingWaste,
         Rule::JobSlo,
+        Rule::SloBurn,
     ];
 
     pub fn id(self) -> &'static str {
@@ -52,6 +55,7 @@ impl Rule {
             Rule::BudgetThreshold => "budget_threshold",
             Rule::RoutingWaste => "routing_waste",
             Rule::JobSlo => "job_slo",
+            Rule::SloBurn => "slo_burn",
         }
     }
 
@@ -70,11 +74,14 @@ impl Rule {
             Rule::AutonomySurge => {
                 "the last day's share of events in bypass or auto mode, as a multiple of the 7 days before's"
             }
-            Rule::BudgetThreshold => "the organisation's monthly budget in dollars (notified at 75, 90 and 100 %)",
+            Rule::BudgetThreshold => {
+                "the organisation's monthly budget in dollars (notified at 75, 90 and 100 %); teams' and people's budgets are set below"
+            }
             Rule::RoutingWaste => {
                 "the share of the last 7 days' spend that went to sessions shaped as a question or a single edit"
             }
             Rule::JobSlo => "job runs that breached their service level (spec §8) in the last 24 hours",
+            Rule::SloBurn => "the share of a service-level objective's 30-day error budget spent (0.5 = half)",
         }
     }
 }
@@ -95,8 +102,9 @@ fn spend(conn: &Connection, from_ms: i64, to_ms: i64) -> Result<i64, DbError> {
     )?)
 }
 
-/// Measures `rule` against `threshold` at `now_ms`.
-pub fn measure(conn: &Connection, rule: Rule, threshold: f64, now_ms: i64) -> Result<Measured, DbError> {
+/// Measures a rule of one subject against `threshold` at `now_ms` (`measure_subjects`
+/// measures the rules of several).
+fn measure(conn: &Connection, rule: Rule, threshold: f64, now_ms: i64) -> Result<Measured, DbError> {
     let hour_end = (now_ms.div_euclid(HOUR_MS) + 1) * HOUR_MS;
     let day_start = now_ms.div_euclid(DAY_MS) * DAY_MS;
     Ok(match rule {
@@ -171,28 +179,7 @@ pub fn measure(conn: &Connection, rule: Rule, threshold: f64, now_ms: i64) -> Re
                 ),
             }
         }
-        Rule::BudgetThreshold => {
-            let month_start = {
-                let date = crate::model::rfc3339_ms(now_ms);
-                let first = format!("{}-01T00:00:00Z", &date[..7]);
-                crate::model::parse_rfc3339_ms(&first).unwrap_or(day_start)
-            };
-            let spent = spend(conn, month_start, hour_end)?;
-            let budget = threshold * 1e9;
-            let value = if budget > 0.0 { spent as f64 / budget } else { 0.0 };
-            let level = [1.0, 0.9, 0.75].into_iter().find(|level| value >= *level);
-            Measured {
-                value,
-                breaching: budget > 0.0 && level.is_some(),
-                detail: format!(
-                    "{} spent this month of a {} budget ({:.0}%{})",
-                    usd(spent),
-                    usd(budget as i64),
-                    value * 100.0,
-                    level.map(|l| format!(", past the {:.0}% level", l * 100.0)).unwrap_or_default()
-                ),
-            }
-        }
+        Rule::BudgetThreshold | Rule::SloBurn => unreachable!("measured per subject by measure_subjects"),
         Rule::JobSlo => {
             let mut stmt = conn
                 .prepare_cached("SELECT job, severity, reason FROM job_alerts WHERE at_ms >= ?1 ORDER BY at_ms DESC")?;
@@ -234,4 +221,130 @@ pub fn measure(conn: &Connection, rule: Rule, threshold: f64, now_ms: i64) -> Re
             }
         }
     })
+}
+
+/// The first millisecond of the UTC month of `now_ms`.
+fn month_start(now_ms: i64) -> i64 {
+    let date = crate::model::rfc3339_ms(now_ms);
+    let first = format!("{}-01T00:00:00Z", &date[..7]);
+    crate::model::parse_rfc3339_ms(&first).unwrap_or(now_ms.div_euclid(DAY_MS) * DAY_MS)
+}
+
+/// Spend against a budget at one level (0.75 = 75 %). `private` names the budget
+/// without its person or amounts, for a person's budget (its notice may reach a chat
+/// channel that must not learn one person's spend).
+fn budget_level(spent: i64, budget_nusd: f64, level: f64, private: &str) -> Measured {
+    let value = if budget_nusd > 0.0 { spent as f64 / budget_nusd } else { 0.0 };
+    let breaching = budget_nusd > 0.0 && value >= level;
+    let detail = if private.is_empty() {
+        format!(
+            "{} spent this month of a {} budget ({:.0}%{})",
+            usd(spent),
+            usd(budget_nusd as i64),
+            value * 100.0,
+            if breaching { format!(", past the {:.0}% level", level * 100.0) } else { String::new() }
+        )
+    } else {
+        format!("{private} is at {:.0}% of its monthly budget (level {:.0}%)", value * 100.0, level * 100.0)
+    };
+    Measured { value, breaching, detail }
+}
+
+/// One subject of a rule measured: what it is (`""` for a rule with one), the threshold
+/// it was measured against, and the measurement.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SubjectMeasured {
+    pub subject: String,
+    pub threshold: f64,
+    pub measured: Measured,
+}
+
+/// Every subject of `rule` at `now_ms`: one for most rules (none without a threshold);
+/// each level of each budget for `budget_threshold`; each objective for `slo_burn`.
+pub fn measure_subjects(
+    conn: &Connection,
+    rule: Rule,
+    threshold: Option<f64>,
+    now_ms: i64,
+) -> Result<Vec<SubjectMeasured>, DbError> {
+    let one = |subject: String, threshold: f64, measured: Measured| SubjectMeasured { subject, threshold, measured };
+    match rule {
+        Rule::BudgetThreshold => {
+            let hour_end = (now_ms.div_euclid(HOUR_MS) + 1) * HOUR_MS;
+            let from = month_start(now_ms);
+            let mut measured = Vec::new();
+            if let Some(budget) = threshold.filter(|budget| *budget > 0.0) {
+                let spent = spend(conn, from, hour_end)?;
+                for level in super::budgets::DEFAULT_LEVELS {
+                    let level = f64::from(level) / 100.0;
+                    let subject = format!("organisation@{:.0}", level * 100.0);
+                    measured.push(one(subject, level, budget_level(spent, budget * 1e9, level, "")));
+                }
+            }
+            for budget in super::budgets::list(conn)? {
+                let people = if budget.scope == "team" {
+                    crate::access::teams::tree_member_ids(conn, &budget.subject_id)?
+                } else {
+                    vec![budget.subject_id.clone()]
+                };
+                let spent = spend_of(conn, &people, from, hour_end)?;
+                let private =
+                    if budget.scope == "person" { format!("personal budget {}", budget.id) } else { String::new() };
+                for level in &budget.levels {
+                    let level = f64::from(*level) / 100.0;
+                    // A person is named by the budget's id, never their address: the
+                    // subject travels with the notice.
+                    let who = if budget.scope == "person" { &budget.id } else { &budget.label };
+                    let subject = format!("{}:{who}@{:.0}", budget.scope, level * 100.0);
+                    let mut measured_level = budget_level(spent, budget.monthly_nusd as f64, level, &private);
+                    if private.is_empty() {
+                        measured_level.detail = format!("team {}: {}", budget.label, measured_level.detail);
+                    }
+                    measured.push(one(subject, level, measured_level));
+                }
+            }
+            Ok(measured)
+        }
+        Rule::SloBurn => {
+            let Some(threshold) = threshold else { return Ok(Vec::new()) };
+            Ok(crate::slo::objectives::statuses(conn, now_ms)?
+                .into_iter()
+                .map(|status| {
+                    let spent = if status.spent.is_finite() { status.spent } else { 1.0 };
+                    one(
+                        status.objective.id.to_string(),
+                        threshold,
+                        Measured {
+                            value: spent,
+                            breaching: status.total > 0 && spent >= threshold,
+                            detail: format!(
+                                "{} ({}): {:.0}% of the 30-day error budget spent; {}",
+                                status.objective.what,
+                                status.objective.service,
+                                spent * 100.0,
+                                status.policy.says()
+                            ),
+                        },
+                    )
+                })
+                .collect())
+        }
+        _ => match threshold {
+            Some(threshold) => Ok(vec![one(String::new(), threshold, measure(conn, rule, threshold, now_ms)?)]),
+            None => Ok(Vec::new()),
+        },
+    }
+}
+
+/// Spend of `people` in `[from_ms, to_ms)`.
+fn spend_of(conn: &Connection, people: &[String], from_ms: i64, to_ms: i64) -> Result<i64, DbError> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT coalesce(sum(cost_nusd), 0) FROM agg_usage_hourly
+         WHERE user_id = ?1 AND bucket_start_ms >= ?2 AND bucket_start_ms < ?3",
+    )?;
+    let mut total = 0;
+    for person in people {
+        total += stmt.query_row(params![person, from_ms, to_ms], |row| row.get::<_, i64>(0))?;
+    }
+    Ok(total)
 }

@@ -98,6 +98,8 @@ async fn track_requests(
     let route =
         request.extensions().get::<MatchedPath>().map(|p| p.as_str().to_string()).unwrap_or_else(|| "unmatched".into());
     let response = next.run(request).await;
-    state.metrics.observe_request(listener, &route, response.status().as_u16(), started.elapsed().as_secs_f64());
+    let (status, seconds) = (response.status().as_u16(), started.elapsed().as_secs_f64());
+    state.metrics.observe_request(listener, &route, status, seconds);
+    state.slis.request(listener, &route, status, seconds);
     response
 }

@@ -20,8 +20,9 @@ use crate::evals::dashboard::{self, DashState, api as evals_api, pages as evals_
 use crate::ingest;
 use crate::state::AppState;
 use crate::web::{
-    benchmarks, deletion, device, github, grants, insights, jobs, login, me, my_prs, my_session, my_sessions, oauth,
-    org, org_search, overview, reports, search, security, sessions, settings, team_people, teams, transcript_page,
+    admin, benchmarks, deletion, device, github, grants, insights, install, jobs, login, me, my_prs, my_session,
+    my_sessions, oauth, org, org_search, overview, reports, search, security, sessions, settings, team_people, teams,
+    transcript_page,
 };
 
 /// The token endpoints, on both the ingest and the web listener.
@@ -95,9 +96,31 @@ pub fn web(state: Arc<AppState>) -> Router {
         .route("/api/grants/{id}/deny", post(grants::deny))
         .route("/api/grants/{id}/revoke", post(grants::revoke))
         .route("/api/users/{id}/visibility", patch(grants::lower_visibility))
+        .route("/admin", get(|| async { axum::response::Redirect::to("/admin/jobs") }))
         .route("/admin/jobs", get(jobs::list))
         .route("/admin/jobs/{name}/runs", get(jobs::history))
         .route("/admin/jobs/{name}/run", post(jobs::trigger))
+        .route("/admin/jobs/{name}/schedule", post(admin::jobs::schedule))
+        .route("/admin/org-roles", get(admin::roles::org_roles))
+        .route("/admin/org-roles/{user}", post(admin::roles::set_org_role))
+        .route("/admin/team-roles", get(admin::roles::team_roles))
+        .route("/admin/team-roles/{slug}", post(admin::roles::add_to_team))
+        .route("/admin/team-roles/{slug}/{user}", post(admin::roles::set_team_role))
+        .route("/admin/price-tables", get(admin::prices::page).post(admin::prices::upload))
+        .route("/admin/retention", get(admin::retention::page))
+        .route("/admin/retention/{slug}", post(admin::retention::set_team))
+        .route("/admin/access-grants", get(admin::grants::page))
+        .route("/admin/access-grants/{id}/{act}", post(admin::grants::act))
+        .route("/admin/adapters", get(admin::adapters::page))
+        .route("/admin/alerts", get(admin::alerts::page))
+        .route("/admin/alerts/rules/{rule}", post(admin::alerts::set_rule))
+        .route("/admin/alerts/budgets", post(admin::alerts::set_budget))
+        .route("/admin/alerts/budgets/{id}/remove", post(admin::alerts::remove_budget))
+        .route("/admin/alerts/channels/{channel}", post(admin::alerts::set_channel))
+        .route("/admin/alerts/channels/{channel}/test", post(admin::alerts::test_channel))
+        .route("/admin/alerts/events/{id}/{act}", post(admin::alerts::act_on_event))
+        .route("/admin/slo", get(admin::slo::page))
+        .route("/install", get(install::page))
         .merge(token_routes())
         .layer(axum::middleware::from_fn_with_state(state.clone(), security::guard));
     listener_router(state, "web", routes, false)

@@ -145,6 +145,8 @@ pub async fn serve_with_clock(
         device_throttle: LoginThrottle::default(),
         web_origin,
         webhook_arrivals: Arc::new(tokio::sync::Notify::new()),
+        ingest_addr: ingest.local_addr()?,
+        slis: Arc::default(),
     });
 
     let bound = BoundAddresses {
@@ -158,6 +160,7 @@ pub async fn serve_with_clock(
 
     let scheduler = tokio::spawn(crate::jobs::scheduler::run(state.clone()));
     let webhook_worker = tokio::spawn(crate::github::worker::run(state.clone()));
+    let sli_flusher = tokio::spawn(super::slis::run(state.clone()));
     let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
     tokio::spawn(async move {
         shutdown.await;
@@ -194,6 +197,9 @@ pub async fn serve_with_clock(
     }
     scheduler.abort();
     webhook_worker.abort();
+    sli_flusher.abort();
+    // The last minute's counts, so a restart loses none.
+    super::slis::flush(&state).await;
     // The indexer records what it indexed through the writer, so it stops first.
     state.indexer.stop();
     let _ = tokio::task::spawn_blocking(move || indexer_thread.join()).await;

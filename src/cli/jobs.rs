@@ -198,8 +198,8 @@ fn execute(
             let tx = rusqlite::Transaction::new_unchecked(conn, rusqlite::TransactionBehavior::Immediate)?;
             let transitions = crate::alerts::store::evaluate(&tx, crate::clock::system_now_ms())?;
             tx.commit()?;
-            let channels =
-                crate::alerts::channels::from_env(|name| std::env::var(name).ok()).map_err(anyhow::Error::msg)?;
+            let channels = crate::alerts::channel_configs::in_use(conn, |name| std::env::var(name).ok())?
+                .map_err(anyhow::Error::msg)?;
             let notices = crate::alerts::channels::notices(&transitions);
             let attempts = crate::alerts::channels::deliver(
                 &channels,

@@ -37,6 +37,8 @@ pub const MIGRATIONS: &[&str] = &[
     include_str!("../../migrations/0017_alerts.sql"),
     include_str!("../../migrations/0018_alert_deliveries.sql"),
     include_str!("../../migrations/0019_job_slo_alerts.sql"),
+    include_str!("../../migrations/0020_alert_console.sql"),
+    include_str!("../../migrations/0021_sli_daily.sql"),
 ];
 
 pub fn latest_version() -> i64 {

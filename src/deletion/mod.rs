@@ -11,6 +11,7 @@
 //! and the record of who read the data outlives the data.
 
 pub mod retention;
+pub mod retention_preview;
 pub mod runner;
 pub mod server;
 

@@ -11,6 +11,7 @@
 //! password printed at the end (or read with `--password-stdin`).
 
 mod activity;
+mod alerting;
 mod people;
 mod pulls;
 
@@ -76,6 +77,8 @@ pub fn run(config: &Config, options: &Options) -> anyhow::Result<()> {
     let prs = pulls::send(&server, &developers, &sent.branches, now_ms)?;
     eprintln!("{} pull requests through the GitHub App's webhook ({} merged)", prs.opened, prs.merged);
     let ran = governance(&server, &people, &options.password)?;
+    server.wait_for_aggregates(Duration::from_secs(600))?;
+    alerting::set_up(&server, &people, &options.password)?;
     // Scored beside the running server (as `sightline jobs run` would be), so its
     // refresh carries the friction into the daily aggregate before it stops.
     let scored = score_sessions(config, now_ms)?;
@@ -165,6 +168,46 @@ impl Server {
             .timeout_global(Some(Duration::from_secs(120)))
             .build()
             .new_agent()
+    }
+
+    /// An access token for `email` by the password grant.
+    fn sign_in(&self, email: &str, password: &str) -> anyhow::Result<String> {
+        let mut response = Server::agent().post(format!("{}/oauth/token", self.ingest)).send_form([
+            ("grant_type", "password"),
+            ("username", email),
+            ("password", password),
+        ])?;
+        let answer: Value = serde_json::from_str(&response.body_mut().read_to_string()?)?;
+        answer["access_token"].as_str().map(str::to_string).with_context(|| format!("sign-in of {email}: {answer}"))
+    }
+
+    /// Starts `job` as the administrator (`token`) and waits up to 5 minutes for it to succeed.
+    fn run_job(&self, token: &str, job: &str) -> anyhow::Result<()> {
+        let agent = Server::agent();
+        let mut response = agent
+            .post(format!("{}/admin/jobs/{job}/run", self.web))
+            .header("Authorization", format!("Bearer {token}"))
+            .content_type("application/json")
+            .send("{}")?;
+        let started: Value = serde_json::from_str(&response.body_mut().read_to_string()?)?;
+        let run_id = started["run_id"].as_str().with_context(|| format!("{job} did not start: {started}"))?.to_string();
+        let deadline = Instant::now() + Duration::from_secs(300);
+        loop {
+            let mut response = agent
+                .get(format!("{}/admin/jobs/{job}/runs", self.web))
+                .header("Authorization", format!("Bearer {token}"))
+                .call()?;
+            let runs: Value = serde_json::from_str(&response.body_mut().read_to_string()?)?;
+            let this =
+                runs["runs"].as_array().and_then(|runs| runs.iter().find(|r| r["id"] == run_id.as_str())).cloned();
+            match this.as_ref().and_then(|r| r["outcome"].as_str()) {
+                Some("succeeded") => return Ok(()),
+                Some("running") | None => {}
+                Some(other) => anyhow::bail!("the {job} run ended {other}: {this:?}"),
+            }
+            anyhow::ensure!(Instant::now() < deadline, "the {job} run did not end");
+            std::thread::sleep(Duration::from_millis(200));
+        }
     }
 
     /// Waits until no aggregate hour is dirty (the scheduler refreshes every 15 s).
@@ -335,15 +378,7 @@ struct Ran {
 /// the same API a browser or script would use.
 fn governance(server: &Server, people: &[Person], password: &str) -> anyhow::Result<Ran> {
     let agent = Server::agent();
-    let sign_in = |email: &str| -> anyhow::Result<String> {
-        let mut response = agent.post(format!("{}/oauth/token", server.ingest)).send_form([
-            ("grant_type", "password"),
-            ("username", email),
-            ("password", password),
-        ])?;
-        let answer: Value = serde_json::from_str(&response.body_mut().read_to_string()?)?;
-        answer["access_token"].as_str().map(str::to_string).with_context(|| format!("sign-in of {email}: {answer}"))
-    };
+    let sign_in = |email: &str| server.sign_in(email, password);
     let call = |method: &str, path: &str, token: &str, body: Value| -> anyhow::Result<Value> {
         let url = format!("{}{path}", server.web);
         let request = agent.post(&url).header("Authorization", format!("Bearer {token}"));
@@ -394,23 +429,15 @@ fn governance(server: &Server, people: &[Person], password: &str) -> anyhow::Res
     let leaver = developers.last().context("the demo has no developer")?;
     let leaver_token = sign_in(&leaver.email)?;
     call("POST", "/api/me/deletion", &leaver_token, json!({}))?;
-    let run = call("POST", "/admin/jobs/run-deletions/run", &admin, json!({}))?;
-    let run_id = run["run_id"].as_str().context("the deletion run has no id")?.to_string();
-    let deadline = Instant::now() + Duration::from_secs(300);
-    loop {
-        let mut response = agent
-            .get(format!("{}/admin/jobs/run-deletions/runs", server.web))
-            .header("Authorization", format!("Bearer {admin}"))
-            .call()?;
-        let runs: Value = serde_json::from_str(&response.body_mut().read_to_string()?)?;
-        let this = runs["runs"].as_array().and_then(|runs| runs.iter().find(|r| r["id"] == run_id.as_str())).cloned();
-        match this.as_ref().and_then(|r| r["outcome"].as_str()) {
-            Some("succeeded") => break,
-            Some("running") | None => {}
-            Some(other) => anyhow::bail!("the deletion run ended {other}: {this:?}"),
-        }
-        anyhow::ensure!(Instant::now() < deadline, "the deletion run did not end");
-        std::thread::sleep(Duration::from_millis(200));
+    server.run_job(&admin, "run-deletions")?;
+    // A second request, left for an administrator to decide on /admin/access-grants.
+    if let Some(other) = developers.get(1) {
+        call(
+            "POST",
+            "/api/grants",
+            &investigator,
+            json!({"subject": other.email, "justification": "Demo: a billing question about last month's spend.", "duration_hours": 4}),
+        )?;
     }
     Ok(Ran { granted_on: subject.email.clone(), deleted: leaver.email.clone() })
 }

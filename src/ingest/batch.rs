@@ -40,6 +40,7 @@ pub async fn ingest(
     headers: &HeaderMap,
     body: Body,
 ) -> Result<BatchOutcome, AppError> {
+    let received = std::time::Instant::now();
     let limits = &state.config.ingest;
     let raw = read_body(headers, body, limits.max_body_bytes).await?;
     let decoded = decode(headers, &raw, limits.max_decoded_bytes)?;
@@ -56,7 +57,9 @@ pub async fn ingest(
             known_models,
             redactions,
         };
-        let outcome = state.writer.write(request).await?;
+        let written = state.writer.write(request).await;
+        state.slis.event_write(stored, written.is_ok(), received.elapsed().as_millis() as i64);
+        let outcome = written?;
         accepted = outcome.inserted.iter().filter(|inserted| **inserted).count();
         duplicates = outcome.inserted.len() - accepted;
     }

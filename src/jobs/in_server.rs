@@ -105,8 +105,12 @@ async fn alerts(state: &Arc<AppState>) -> Result<Done, String> {
         state.writer.transact(move |tx| store::evaluate(tx, now_ms)).await.map_err(|err| err.to_string())?;
     let described = store::describe(&transitions);
     // Channels are read when the job runs, so a changed credential needs no restart.
-    let configured = channels::from_env(|name| std::env::var(name).ok())
-        .map_err(|err| format!("{described}; notifications not sent: {err}"))?;
+    let pool = state.readers.clone();
+    let configured =
+        db::blocking(move || crate::alerts::channel_configs::in_use(&*pool.get()?, |name| std::env::var(name).ok()))
+            .await
+            .map_err(|err| err.to_string())?
+            .map_err(|err| format!("{described}; notifications not sent: {err}"))?;
     let clock = state.clock.clone();
     let (attempts, transitions) = tokio::task::spawn_blocking(move || {
         let notices = channels::notices(&transitions);
@@ -246,8 +250,21 @@ async fn reprice(state: &Arc<AppState>, apply: bool) -> Result<Done, String> {
     let (writer, now_ms) = (state.writer.clone(), state.clock.now_ms());
     let report = tokio::task::spawn_blocking(move || {
         use crate::sessions::reprice;
+        // The report shows what the tables on disk would do (an upload from
+        // /admin/price-tables before the restart that puts it in force); applying is
+        // only under the tables the server prices new events with.
+        let on_disk = crate::pricing::PriceBook::load(&data_dir)
+            .map_err(|err| db::DbError::Io { context: "the price tables on disk".into(), source: std::io::Error::other(err.to_string()) })?;
         if !apply {
-            return reprice::report(&data_dir, &prices);
+            return reprice::report(&data_dir, &on_disk);
+        }
+        if on_disk.tables().zip(prices.tables()).any(|(disk, live)| disk.etag() != live.etag()) {
+            return Err(db::DbError::Io {
+                context: "reprice-events-apply".into(),
+                source: std::io::Error::other(
+                    "the price tables on disk are not the ones in force: restart the server first, so new events and history are priced alike",
+                ),
+            });
         }
         let reads = readers.get()?;
         let change_main = |change: crate::events::writer::MainChange| {

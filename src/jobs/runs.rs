@@ -243,6 +243,15 @@ fn read_run(row: &rusqlite::Row<'_>) -> rusqlite::Result<JobRun> {
     })
 }
 
+/// The runs that ended in `[from_ms, to_ms)`, for the service-level indicators.
+pub fn ended_between(conn: &Connection, from_ms: i64, to_ms: i64) -> Result<Vec<JobRun>, DbError> {
+    let mut stmt = conn.prepare_cached(&format!(
+        "SELECT {RUN_COLUMNS} FROM job_runs WHERE ended_at_ms >= ?1 AND ended_at_ms < ?2 AND outcome <> 'refused'"
+    ))?;
+    let rows = stmt.query_map(params![from_ms, to_ms], read_run)?;
+    Ok(rows.collect::<Result<Vec<_>, _>>()?)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -33,7 +33,10 @@ use crate::model::{AgentType, Usage};
 
 mod operator;
 mod parse;
-pub use operator::{ModelPrices, OperatorTable, check as operator_check, overrides_dir};
+pub use operator::{
+    ModelDiff, ModelPrices, OperatorTable, check as operator_check, diff as diff_tables, overrides_dir,
+    store as store_operator_table,
+};
 use parse::{check_fields, is_date, parse_model};
 
 /// The `format` every v1 table declares.

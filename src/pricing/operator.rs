@@ -135,3 +135,59 @@ fn usd_per_mtok(prices: &Prices) -> [String; 6] {
             }
         })
 }
+
+/// One model's difference between two tables of an agent.
+#[derive(Debug, PartialEq, Eq)]
+pub struct ModelDiff {
+    pub model: String,
+    /// `added`, `removed` or `changed`.
+    pub change: &'static str,
+    /// What differs, e.g. `input 3 → 2.5`.
+    pub detail: String,
+}
+
+const PRICE_KINDS: [&str; 6] = ["input", "output", "cache read", "cache write 5m", "cache write 1h", "reasoning"];
+
+/// How `table` differs from `base` (normally the embedded table), model by model.
+pub fn diff(table: &PriceTable, base: &PriceTable) -> Vec<ModelDiff> {
+    let (ours, theirs) = (table.model_prices(), base.model_prices());
+    let mut diffs = Vec::new();
+    for model in &ours {
+        match theirs.iter().find(|other| other.id == model.id) {
+            None => diffs.push(ModelDiff { model: model.id.clone(), change: "added", detail: String::new() }),
+            Some(other) if other != model => {
+                let mut parts: Vec<String> = PRICE_KINDS
+                    .iter()
+                    .zip(other.usd_per_mtok.iter().zip(&model.usd_per_mtok))
+                    .filter(|(_, (was, now))| was != now)
+                    .map(|(kind, (was, now))| format!("{kind} {was} → {now}"))
+                    .collect();
+                if other.long_context != model.long_context {
+                    parts.push("long-context tier".into());
+                }
+                diffs.push(ModelDiff { model: model.id.clone(), change: "changed", detail: parts.join(", ") });
+            }
+            Some(_) => {}
+        }
+    }
+    for other in theirs.iter().filter(|other| !ours.iter().any(|model| model.id == other.id)) {
+        diffs.push(ModelDiff { model: other.id.clone(), change: "removed", detail: String::new() });
+    }
+    diffs
+}
+
+/// Validates `json` as `agent`'s table exactly as a file in the directory would be, then
+/// writes it there (to a temporary file renamed into place, so a reader never sees half
+/// of it). Nothing is written when it does not validate.
+pub fn store(data_dir: &Path, agent: AgentType, json: &str) -> Result<PriceTable, PricingError> {
+    let dir = overrides_dir(data_dir);
+    let path = dir.join(file_name(agent));
+    let label = path.display().to_string();
+    let mut table = PriceTable::parse_sharing(agent, json, label, &mut Vec::new())?;
+    std::fs::create_dir_all(&dir).map_err(|err| io_error(&dir, &err))?;
+    let temporary = dir.join(format!(".{}.uploading", file_name(agent)));
+    std::fs::write(&temporary, json).map_err(|err| io_error(&temporary, &err))?;
+    std::fs::rename(&temporary, &path).map_err(|err| io_error(&path, &err))?;
+    table.source = Some(path);
+    Ok(table)
+}

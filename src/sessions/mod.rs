@@ -12,6 +12,7 @@
 //! transcripts depend on this module: the table's owner must sit below the state.
 
 pub mod abandon;
+pub mod adapters;
 pub mod fold;
 pub mod git;
 pub mod listing;

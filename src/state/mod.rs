@@ -46,6 +46,10 @@ pub struct AppState {
     pub web_origin: String,
     /// Woken by the webhook receiver when it stores a delivery for the worker.
     pub webhook_arrivals: Arc<tokio::sync::Notify>,
+    /// The address the ingest listener is bound to (its port is what `/install` shows).
+    pub ingest_addr: std::net::SocketAddr,
+    /// The service-level counts since the last flush to `sli_daily`.
+    pub slis: Arc<crate::slo::recorder::Recorder>,
 }
 
 impl AppState {

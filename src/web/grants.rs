@@ -50,7 +50,7 @@ impl From<PolicyError> for AppError {
 
 /// Runs a grant or policy operation on the writer; domain errors ride inside the
 /// committed value (a refusal writes nothing, so committing it changes nothing).
-async fn on_writer<T: Send + 'static, E: Into<AppError> + Send + 'static>(
+pub(crate) async fn on_writer<T: Send + 'static, E: Into<AppError> + Send + 'static>(
     state: &AppState,
     work: impl FnOnce(&rusqlite::Transaction<'_>) -> Result<T, E> + Send + 'static,
 ) -> Result<T, AppError> {

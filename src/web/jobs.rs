@@ -1,6 +1,7 @@
 //! The jobs over HTTP, for administrators: `GET /admin/jobs` (every job as it stands:
 //! the schedule it runs on now, last and next run, standing breach), `GET /admin/jobs/{name}/runs` (its latest runs) and
-//! `POST /admin/jobs/{name}/run` (start it now: 202 with the run id).
+//! `POST /admin/jobs/{name}/run` (start it now: 202 with the run id). A browser asking
+//! for HTML gets the console's pages instead (`web::admin::jobs`).
 //!
 //! Invariants: only an administrator gets past the door (403 otherwise, 401 without
 //! credentials); a one-shot job is never run over HTTP (403, naming the command that
@@ -10,9 +11,14 @@
 use std::sync::Arc;
 
 use axum::Json;
-use axum::extract::{Path, State};
-use axum::http::StatusCode;
+use axum::extract::{Path, Query, State};
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Redirect, Response};
 use serde_json::{Value, json};
+
+use super::admin::{self, Flash};
+use crate::audit::{self, Action, Entry};
+use crate::http::errors::PageError;
 
 use crate::db;
 use crate::http::errors::AppError;
@@ -61,33 +67,112 @@ fn describe(status: JobStatus) -> Value {
     })
 }
 
-pub async fn list(State(state): State<Arc<AppState>>, caller: Caller) -> Result<Json<Value>, AppError> {
-    admin(&caller)?;
-    let pool = state.readers.clone();
-    let now_ms = state.clock.now_ms();
-    let statuses = db::blocking(move || status::all(&*pool.get()?, now_ms)).await?;
-    Ok(Json(json!({ "jobs": statuses.into_iter().map(describe).collect::<Vec<_>>() })))
+/// `GET /admin/jobs`: the console page for a browser, the jobs as JSON otherwise.
+pub async fn list(
+    State(state): State<Arc<AppState>>,
+    headers: HeaderMap,
+    caller: Result<Caller, AppError>,
+    Query(flash): Query<Flash>,
+) -> Response {
+    if admin::wants_html(&headers) {
+        return match page_caller(caller, "/admin/jobs") {
+            Ok(caller) => admin::jobs::page(&state, &caller, flash).await.into_response(),
+            Err(response) => *response,
+        };
+    }
+    let result = async {
+        let caller = caller?;
+        admin(&caller)?;
+        let pool = state.readers.clone();
+        let now_ms = state.clock.now_ms();
+        let statuses = db::blocking(move || status::all(&*pool.get()?, now_ms)).await?;
+        Ok::<_, AppError>(Json(json!({ "jobs": statuses.into_iter().map(describe).collect::<Vec<_>>() })))
+    };
+    result.await.into_response()
 }
 
+/// `GET /admin/jobs/{name}/runs`: the job's history, as a page or as JSON.
 pub async fn history(
     State(state): State<Arc<AppState>>,
-    caller: Caller,
+    headers: HeaderMap,
+    caller: Result<Caller, AppError>,
     Path(name): Path<String>,
-) -> Result<Json<Value>, AppError> {
-    admin(&caller)?;
-    let job = job(&name)?;
-    let pool = state.readers.clone();
-    let runs = db::blocking(move || runs::history(&*pool.get()?, Some(job.name), 50)).await?;
-    Ok(Json(json!({ "job": job.name, "runs": runs })))
+) -> Response {
+    if admin::wants_html(&headers) {
+        return match page_caller(caller, &format!("/admin/jobs/{name}/runs")) {
+            Ok(caller) => admin::jobs::runs_page(&state, &caller, &name).await.into_response(),
+            Err(response) => *response,
+        };
+    }
+    let result = async {
+        let caller = caller?;
+        admin(&caller)?;
+        let job = job(&name)?;
+        let pool = state.readers.clone();
+        let runs = db::blocking(move || runs::history(&*pool.get()?, Some(job.name), 50)).await?;
+        Ok::<_, AppError>(Json(json!({ "job": job.name, "runs": runs })))
+    };
+    result.await.into_response()
 }
 
+/// The caller of a page, or the answer a browser gets without one (the login page).
+fn page_caller(caller: Result<Caller, AppError>, path: &str) -> Result<Caller, Box<Response>> {
+    match caller {
+        Ok(caller) => Ok(caller),
+        Err(AppError::Unauthorized) => {
+            Err(Box::new(Redirect::to(&format!("/login?next={}", crate::model::percent_encode(path))).into_response()))
+        }
+        Err(other) => Err(Box::new(PageError(other).into_response())),
+    }
+}
+
+/// `POST /admin/jobs/{name}/run`: 202 with the run id, or back to the console page
+/// (303) when a browser's form asked. Every request is audited (`JOB_RUN_REQUESTED`),
+/// with the run it started or why none did.
 pub async fn trigger(
     State(state): State<Arc<AppState>>,
+    headers: HeaderMap,
     caller: Caller,
     Path(name): Path<String>,
-) -> Result<(StatusCode, Json<Value>), AppError> {
-    admin(&caller)?;
-    let job = job(&name)?;
+) -> Response {
+    let from_page = admin::wants_html(&headers);
+    let outcome = start(&state, &caller, &name).await;
+    let detail = match &outcome {
+        Ok(run_id) => json!({ "run_id": run_id }),
+        Err(err) => json!({ "refused": err.status_and_message().1 }),
+    };
+    if caller.role.may_run_jobs() && registry::find(&name).is_some() {
+        let (actor, target, now_ms) = (caller.user.id.clone(), name.clone(), state.clock.now_ms());
+        let audited = state
+            .writer
+            .transact(move |tx| {
+                let entry = Entry {
+                    actor_id: Some(&actor),
+                    action: Action::JobRunRequested,
+                    subject_user_id: None,
+                    target: Some(&target),
+                    detail,
+                };
+                audit::record(tx, &entry, now_ms)
+            })
+            .await;
+        if let Err(err) = audited {
+            return AppError::from(err).into_response();
+        }
+    }
+    match (outcome, from_page) {
+        (Ok(run_id), false) => {
+            (StatusCode::ACCEPTED, Json(json!({ "job": name, "run_id": run_id, "outcome": "running" }))).into_response()
+        }
+        (Ok(run_id), true) => admin::done("/admin/jobs", &format!("{name} started (run {run_id})")).into_response(),
+        (Err(err), false) => err.into_response(),
+        (Err(err), true) => PageError(err).into_response(),
+    }
+}
+
+async fn start(state: &Arc<AppState>, caller: &Caller, name: &str) -> Result<String, AppError> {
+    admin(caller)?;
+    let job = job(name)?;
     if job.tier == Tier::OneShot {
         let message = format!("{name} is a one-shot job: run it on the server host with `sightline jobs run {name}`");
         return Err(AppError::Forbidden(message));
@@ -97,11 +182,11 @@ pub async fn trigger(
         state.writer.transact(move |tx| runs::record_refused(tx, job.name, Trigger::Http, why, now_ms)).await?;
         return Err(AppError::NotImplemented(format!("{name} cannot run in this build: {why}")));
     }
-    match scheduler::start_run(&state, job, Trigger::Http).await? {
+    match scheduler::start_run(state, job, Trigger::Http).await? {
         Started::Started(run_id) => {
             let (state, id) = (state.clone(), run_id.clone());
             tokio::spawn(async move { scheduler::finish_run(&state, job, id).await });
-            Ok((StatusCode::ACCEPTED, Json(json!({ "job": job.name, "run_id": run_id, "outcome": "running" }))))
+            Ok(run_id)
         }
         refused => Err(AppError::Conflict(refused.refusal(job.name).unwrap_or_default())),
     }

@@ -3,19 +3,21 @@
 //! listener),
 //! the developer's pages (`/` and `/me`: the overview; `/me/sessions`: the list; `/me/sessions/{id}`: one session's timeline, and its transcript; `/me/insights`, `/me/search`, `/me/prs`, `/me/settings` with its forms; `/me/grants`, `/me/settings/audit`), and the JSON API
 //! (`/api/search`, `/api/sessions/{id}…`, `/api/grants…`, `/api/me/…` including the
-//! deletion request).
+//! deletion request), the administrator's console (`/admin/*`, [`admin`]) and `/install`.
 //!
 //! Invariants: every route sits behind [`security::guard`] (CSRF on state-changing
 //! requests, security headers on all answers); every data route takes the caller
 //! from an extractor, and a read of another person's session goes through
 //! `sessions::read::authorize`, never around it.
 
+pub mod admin;
 pub mod benchmarks;
 pub mod deletion;
 pub mod device;
 pub mod github;
 pub mod grants;
 pub mod insights;
+pub mod install;
 pub mod jobs;
 pub mod login;
 pub mod me;

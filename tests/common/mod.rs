@@ -9,6 +9,7 @@ pub mod github_standin;
 pub mod inprocess;
 pub mod machine;
 pub mod proxy;
+pub mod receiver;
 pub mod results;
 pub mod secrets;
 pub mod transcript_standin;

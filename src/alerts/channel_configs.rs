@@ -1,0 +1,110 @@
+//! `alert_channel_configs` (owned here): whether each configured channel is used, and
+//! its last test-send. The channels themselves, with their credentials, come from the
+//! environment (spec §5.6, `channels::from_env`); a channel without a row is on.
+//!
+//! Invariants: switching a channel and sending a test are audited
+//! (`ALERT_CHANNEL_CHANGED`, `ALERT_CHANNEL_TESTED`) in the transaction that records
+//! them; a test notice is never written to `alert_delivery_log`, which holds real
+//! alerts' deliveries only.
+
+use std::collections::HashMap;
+
+use rusqlite::{Connection, params};
+
+use super::channels::{self, Channel};
+use crate::audit::{self, Action, Entry};
+use crate::db::DbError;
+
+/// The channels a deployment can have, by name.
+pub const NAMES: [&str; 3] = ["chat_webhook", "webhook", "email"];
+
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ChannelConfig {
+    pub enabled: bool,
+    pub last_test_at_ms: Option<i64>,
+    pub last_test_outcome: Option<String>,
+}
+
+/// Every channel's row (a channel without one is on and untested).
+pub fn all(conn: &Connection) -> Result<HashMap<String, ChannelConfig>, DbError> {
+    let mut stmt =
+        conn.prepare_cached("SELECT channel, enabled, last_test_at_ms, last_test_outcome FROM alert_channel_configs")?;
+    let rows = stmt.query_map([], |row| {
+        Ok((
+            row.get::<_, String>(0)?,
+            ChannelConfig { enabled: row.get(1)?, last_test_at_ms: row.get(2)?, last_test_outcome: row.get(3)? },
+        ))
+    })?;
+    let mut found: HashMap<String, ChannelConfig> = rows.collect::<Result<_, _>>()?;
+    for name in NAMES {
+        found.entry(name.to_string()).or_insert(ChannelConfig { enabled: true, ..ChannelConfig::default() });
+    }
+    Ok(found)
+}
+
+/// The environment's channels that are switched on: where `evaluate-alerts` delivers.
+pub fn in_use(
+    conn: &Connection,
+    get: impl Fn(&str) -> Option<String>,
+) -> Result<Result<Vec<Channel>, String>, DbError> {
+    let configs = all(conn)?;
+    Ok(channels::from_env(get).map(|found| {
+        found.into_iter().filter(|channel| configs.get(channel.name()).is_none_or(|config| config.enabled)).collect()
+    }))
+}
+
+fn ensure_row(conn: &Connection, channel: &str, now_ms: i64) -> Result<(), DbError> {
+    conn.execute(
+        "INSERT INTO alert_channel_configs (channel, enabled, updated_at_ms) VALUES (?1, 1, ?2) ON CONFLICT DO NOTHING",
+        params![channel, now_ms],
+    )?;
+    Ok(())
+}
+
+/// Switches a channel on or off.
+pub fn set_enabled(
+    conn: &Connection,
+    actor_id: &str,
+    channel: &'static str,
+    enabled: bool,
+    now_ms: i64,
+) -> Result<(), DbError> {
+    ensure_row(conn, channel, now_ms)?;
+    conn.execute(
+        "UPDATE alert_channel_configs SET enabled = ?2, updated_at_ms = ?3, updated_by = ?4 WHERE channel = ?1",
+        params![channel, enabled, now_ms, actor_id],
+    )?;
+    let entry = Entry {
+        actor_id: Some(actor_id),
+        action: Action::AlertChannelChanged,
+        subject_user_id: None,
+        target: Some(channel),
+        detail: serde_json::json!({ "enabled": enabled }),
+    };
+    audit::record(conn, &entry, now_ms)?;
+    Ok(())
+}
+
+/// Records a test-send's outcome.
+pub fn record_test(
+    conn: &Connection,
+    actor_id: &str,
+    channel: &'static str,
+    outcome: &str,
+    now_ms: i64,
+) -> Result<(), DbError> {
+    ensure_row(conn, channel, now_ms)?;
+    conn.execute(
+        "UPDATE alert_channel_configs SET last_test_at_ms = ?2, last_test_outcome = ?3 WHERE channel = ?1",
+        params![channel, now_ms, outcome],
+    )?;
+    let entry = Entry {
+        actor_id: Some(actor_id),
+        action: Action::AlertChannelTested,
+        subject_user_id: None,
+        target: Some(channel),
+        detail: serde_json::json!({ "outcome": outcome }),
+    };
+    audit::record(conn, &entry, now_ms)?;
+    Ok(())
+}

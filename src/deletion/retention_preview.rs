@@ -1,0 +1,95 @@
+//! What the next `sweep-retention` would remove, without removing anything: for each
+//! retention in force (the organisation's, and each distinct team override), its cutoff,
+//! the raw events and partition files past it, and the transcripts that would go.
+//!
+//! Invariants: reads only (partition files opened read-only, main.db through the
+//! caller's reader); it opens only the files older than the latest cutoff, which are the
+//! ones the sweep would touch, so it costs what the sweep's own scan costs.
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::Path;
+
+use rusqlite::{Connection, params};
+
+use crate::db::DbError;
+use crate::events::partitions;
+use crate::transcripts::store;
+
+const DAY_MS: i64 = 86_400_000;
+
+/// One retention in force and what the next sweep would remove under it.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct PreviewLine {
+    pub days: i64,
+    /// The teams that set it; empty for the organisation's.
+    pub teams: Vec<String>,
+    pub people: i64,
+    pub cutoff_ms: i64,
+    pub events: i64,
+    /// Partition files (one per UTC day) holding some of those events.
+    pub partitions: i64,
+    pub transcripts: i64,
+}
+
+/// The preview at `now_ms` under the organisation's `retention_days` and the teams'.
+pub fn preview(
+    reads: &Connection,
+    data_dir: &Path,
+    retention_days: i64,
+    now_ms: i64,
+) -> Result<Vec<PreviewLine>, DbError> {
+    let by_user = crate::access::teams::retention_overrides(reads)?;
+    let mut lines: BTreeMap<i64, PreviewLine> = BTreeMap::new();
+    let line = |days: i64| -> PreviewLine {
+        PreviewLine { days, cutoff_ms: now_ms - days * DAY_MS, ..PreviewLine::default() }
+    };
+    lines.insert(retention_days, line(retention_days));
+    for (slug, days) in crate::access::teams::retention_settings(reads)? {
+        lines.entry(days).or_insert_with(|| line(days)).teams.push(slug);
+    }
+    for days in by_user.values() {
+        lines.entry(*days).or_insert_with(|| line(*days)).people += 1;
+    }
+    let people: i64 = reads.query_row("SELECT count(*) FROM users", [], |row| row.get(0))?;
+    let overridden = by_user.len() as i64;
+    if let Some(default) = lines.get_mut(&retention_days) {
+        default.people += people - overridden;
+    }
+    let cutoff_of = |user: &str| now_ms - by_user.get(user).copied().unwrap_or(retention_days) * DAY_MS;
+    let days_of = |user: &str| by_user.get(user).copied().unwrap_or(retention_days);
+    let latest = lines.values().map(|line| line.cutoff_ms).max().unwrap_or(now_ms);
+
+    for day in partitions::list_days(data_dir)? {
+        if day.start_ms() >= latest {
+            break;
+        }
+        let Some(conn) = partitions::open_for_read(data_dir, day)? else { continue };
+        let mut owners = conn.prepare("SELECT DISTINCT user_id FROM events")?;
+        let users: Vec<String> = owners.query_map([], |row| row.get(0))?.collect::<Result<_, _>>()?;
+        let mut count = conn.prepare("SELECT count(*) FROM events WHERE user_id = ?1 AND ts_ms < ?2")?;
+        let mut touched: HashMap<i64, bool> = HashMap::new();
+        for user in users {
+            let past: i64 = count.query_row(params![user, cutoff_of(&user)], |row| row.get(0))?;
+            if past > 0 {
+                let days = days_of(&user);
+                if let Some(line) = lines.get_mut(&days) {
+                    line.events += past;
+                }
+                touched.insert(days, true);
+            }
+        }
+        for days in touched.keys() {
+            if let Some(line) = lines.get_mut(days) {
+                line.partitions += 1;
+            }
+        }
+    }
+    for (_, user_id, last_event_ms) in store::stored_before(reads, latest)? {
+        if last_event_ms < cutoff_of(&user_id)
+            && let Some(line) = lines.get_mut(&days_of(&user_id))
+        {
+            line.transcripts += 1;
+        }
+    }
+    Ok(lines.into_values().collect())
+}

@@ -1,0 +1,117 @@
+//! Which adapters report, read from the sessions table for the administrator's
+//! `/admin/adapters`: each agent and hook version with its sessions, people and machines;
+//! each machine's last report; and the people whose telemetry went quiet (reported in
+//! the 30 days before the last 7 and not since) or arrives without usage (events but
+//! no tokens, so spend is invisible).
+//!
+//! Invariants: reads session rows only, never raw events; every list is bounded.
+
+use rusqlite::{Connection, params};
+
+use crate::db::DbError;
+
+const DAY_MS: i64 = 86_400_000;
+
+/// One agent and hook version in the last 30 days.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct VersionLine {
+    pub agent_type: String,
+    pub cli_version: String,
+    pub sessions: i64,
+    pub people: i64,
+    pub machines: i64,
+    pub last_seen_ms: i64,
+}
+
+/// One machine's latest report.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MachineLine {
+    pub machine_id: String,
+    pub email: String,
+    pub agent_type: String,
+    pub cli_version: String,
+    pub os: String,
+    pub last_seen_ms: i64,
+}
+
+/// A person whose telemetry has a gap.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct GapLine {
+    pub email: String,
+    pub agents: String,
+    pub last_seen_ms: i64,
+    pub sessions: i64,
+}
+
+pub fn versions(conn: &Connection, now_ms: i64) -> Result<Vec<VersionLine>, DbError> {
+    let mut stmt = conn.prepare(
+        "SELECT agent_type, coalesce(cli_version, '(unknown)'), count(*), count(DISTINCT user_id),
+                count(DISTINCT machine_id), max(last_event_ms)
+         FROM sessions WHERE last_event_ms >= ?1
+         GROUP BY 1, 2 ORDER BY 1, 6 DESC LIMIT 200",
+    )?;
+    let rows = stmt.query_map([now_ms - 30 * DAY_MS], |row| {
+        Ok(VersionLine {
+            agent_type: row.get(0)?,
+            cli_version: row.get(1)?,
+            sessions: row.get(2)?,
+            people: row.get(3)?,
+            machines: row.get(4)?,
+            last_seen_ms: row.get(5)?,
+        })
+    })?;
+    Ok(rows.collect::<Result<_, _>>()?)
+}
+
+/// The machines that reported in the last 90 days, latest first (at most 500).
+pub fn machines(conn: &Connection, now_ms: i64) -> Result<Vec<MachineLine>, DbError> {
+    let mut stmt = conn.prepare(
+        "SELECT s.machine_id, u.email, s.agent_type, coalesce(s.cli_version, ''), coalesce(s.os, ''), max(s.last_event_ms)
+         FROM sessions s JOIN users u ON u.id = s.user_id
+         WHERE s.last_event_ms >= ?1 AND s.machine_id IS NOT NULL
+         GROUP BY s.machine_id, s.user_id, s.agent_type ORDER BY 6 DESC LIMIT 500",
+    )?;
+    let rows = stmt.query_map([now_ms - 90 * DAY_MS], |row| {
+        Ok(MachineLine {
+            machine_id: row.get(0)?,
+            email: row.get(1)?,
+            agent_type: row.get(2)?,
+            cli_version: row.get(3)?,
+            os: row.get(4)?,
+            last_seen_ms: row.get(5)?,
+        })
+    })?;
+    Ok(rows.collect::<Result<_, _>>()?)
+}
+
+/// People who reported in the 30 days before the last 7 and not in the last 7.
+pub fn stopped_reporting(conn: &Connection, now_ms: i64) -> Result<Vec<GapLine>, DbError> {
+    let mut stmt = conn.prepare(
+        "SELECT u.email, group_concat(DISTINCT s.agent_type), max(s.last_event_ms), count(*)
+         FROM sessions s JOIN users u ON u.id = s.user_id
+         WHERE s.last_event_ms >= ?1 AND u.disabled_at_ms IS NULL
+         GROUP BY s.user_id HAVING max(s.last_event_ms) < ?2
+         ORDER BY 3 LIMIT 500",
+    )?;
+    let rows = stmt.query_map(params![now_ms - 37 * DAY_MS, now_ms - 7 * DAY_MS], gap)?;
+    Ok(rows.collect::<Result<_, _>>()?)
+}
+
+/// People whose sessions of the last 30 days carried events but not one token.
+pub fn without_usage(conn: &Connection, now_ms: i64) -> Result<Vec<GapLine>, DbError> {
+    let mut stmt = conn.prepare(
+        "SELECT u.email, group_concat(DISTINCT s.agent_type), max(s.last_event_ms), count(*)
+         FROM sessions s JOIN users u ON u.id = s.user_id
+         WHERE s.last_event_ms >= ?1
+         GROUP BY s.user_id
+         HAVING sum(s.input_tokens + s.output_tokens + s.cache_read_tokens + s.cache_write_5m_tokens
+                    + s.cache_write_1h_tokens + s.reasoning_tokens) = 0 AND sum(s.event_count) > 0
+         ORDER BY 3 DESC LIMIT 500",
+    )?;
+    let rows = stmt.query_map([now_ms - 30 * DAY_MS], gap)?;
+    Ok(rows.collect::<Result<_, _>>()?)
+}
+
+fn gap(row: &rusqlite::Row<'_>) -> rusqlite::Result<GapLine> {
+    Ok(GapLine { email: row.get(0)?, agents: row.get(1)?, last_seen_ms: row.get(2)?, sessions: row.get(3)? })
+}

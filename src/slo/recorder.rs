@@ -1,0 +1,62 @@
+//! The server's counts since the last flush: every request by listener and matched
+//! route (good unless a 5xx, timed), every event-write batch (good when written within
+//! 5 minutes of receipt), and every aggregate-lag sample (good under 2 hours).
+//!
+//! Invariant: recording never blocks on storage; [`Recorder::take`] hands the counts
+//! over and starts afresh, so nothing is counted twice.
+
+use std::collections::HashMap;
+use std::sync::Mutex;
+
+use super::Tally;
+
+/// Written within this long of receipt, an event counts as not lost (spec §8).
+pub const EVENT_WRITE_LIMIT_MS: i64 = 5 * 60_000;
+/// Aggregates behind by less than this are on time (spec §8).
+pub const AGGREGATE_LAG_LIMIT_MS: i64 = 2 * 3_600_000;
+
+/// The key of an indicator's tally: `(indicator, key)`.
+pub type Key = (&'static str, String);
+
+#[derive(Default)]
+pub struct Recorder {
+    tallies: Mutex<HashMap<Key, Tally>>,
+}
+
+impl Recorder {
+    fn add(&self, indicator: &'static str, key: String, good: bool, ms: Option<i64>, times: i64) {
+        let mut tallies = self.tallies.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        let tally = tallies.entry((indicator, key)).or_default();
+        if ms.is_some() {
+            tally.add(good, ms);
+        } else {
+            tally.total += times;
+            tally.good += if good { times } else { 0 };
+        }
+    }
+
+    /// One request on `listener`'s `route` (its matched pattern).
+    pub fn request(&self, listener: &'static str, route: &str, status: u16, seconds: f64) {
+        let ms = (seconds * 1000.0).round() as i64;
+        self.add("route", format!("{listener} {route}"), status < 500, Some(ms), 1);
+    }
+
+    /// A batch of `events` valid events that took `ms` from receipt to commit, or failed
+    /// to be written (`written` false).
+    pub fn event_write(&self, events: usize, written: bool, ms: i64) {
+        if events > 0 {
+            self.add("event_write", String::new(), written && ms <= EVENT_WRITE_LIMIT_MS, None, events as i64);
+        }
+    }
+
+    /// One sample of how far the aggregates are behind.
+    pub fn aggregate_lag(&self, lag_ms: i64) {
+        self.add("aggregate_lag", String::new(), lag_ms < AGGREGATE_LAG_LIMIT_MS, None, 1);
+    }
+
+    /// The counts so far; the recorder starts again from nothing.
+    pub fn take(&self) -> HashMap<Key, Tally> {
+        let mut tallies = self.tallies.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        std::mem::take(&mut *tallies)
+    }
+}

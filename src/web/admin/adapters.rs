@@ -1,0 +1,109 @@
+//! `/admin/adapters`: which agents and hook versions are reporting, from which machines
+//! and when last, and the silent gaps: people who stopped reporting, and people whose
+//! adapter sends events without usage. Read from `sessions::adapters`.
+//!
+//! Invariant: read-only; the page links each gap to the install page a person would
+//! use to fix it.
+
+use std::sync::Arc;
+
+use axum::extract::{Query, State};
+use axum::response::Response;
+
+use super::{AdminPage, Flash, Row, Section, admin_only, when};
+use crate::db::{self, DbError};
+use crate::http::errors::{AppError, PageError};
+use crate::sessions::adapters::{self, GapLine};
+use crate::state::AppState;
+use crate::state::caller::PageCaller;
+use crate::web::report::Cell;
+
+const PATH: &str = "/admin/adapters";
+
+fn gap_rows(lines: Vec<GapLine>) -> Vec<Row> {
+    lines
+        .into_iter()
+        .map(|line| {
+            Row::new(vec![
+                Cell::text(line.email),
+                Cell::text(line.agents),
+                when(Some(line.last_seen_ms)),
+                Cell::count(line.sessions),
+            ])
+        })
+        .collect()
+}
+
+pub async fn page(
+    State(state): State<Arc<AppState>>,
+    PageCaller(caller): PageCaller,
+    Query(flash): Query<Flash>,
+) -> Result<Response, PageError> {
+    admin_only(&caller)?;
+    let (pool, now_ms) = (state.readers.clone(), state.clock.now_ms());
+    let (versions, machines, stopped, without_usage) = db::blocking(move || {
+        let conn = pool.get()?;
+        Ok::<_, DbError>((
+            adapters::versions(&conn, now_ms)?,
+            adapters::machines(&conn, now_ms)?,
+            adapters::stopped_reporting(&conn, now_ms)?,
+            adapters::without_usage(&conn, now_ms)?,
+        ))
+    })
+    .await
+    .map_err(AppError::from)?;
+
+    let mut by_version = Section::new("versions", "Agents and hook versions (last 30 days)")
+        .columns(vec!["Agent", "Hook version", "Sessions", "People", "Machines", "Last seen"])
+        .empty("Nothing has reported in the last 30 days. Send people to /install.");
+    by_version.rows = versions
+        .into_iter()
+        .map(|line| {
+            Row::new(vec![
+                Cell::text(line.agent_type),
+                Cell::text(line.cli_version),
+                Cell::count(line.sessions),
+                Cell::count(line.people),
+                Cell::count(line.machines),
+                when(Some(line.last_seen_ms)),
+            ])
+        })
+        .collect();
+    let mut stopped_section = Section::new("stopped", "Stopped reporting")
+        .intro("Reported in the 30 days before the last 7, and nothing since: a broken hook, a new machine without it, or a holiday.")
+        .columns(vec!["Person", "Agents", "Last seen", "Sessions (37 days)"])
+        .empty("Everyone who reported before still does.");
+    stopped_section.rows = gap_rows(stopped);
+    let mut no_usage = Section::new("without-usage", "Reporting without usage")
+        .intro("Events arrived in the last 30 days but not one token: the adapter does not see usage, so their spend is missing from every figure.")
+        .columns(vec!["Person", "Agents", "Last seen", "Sessions (30 days)"])
+        .empty("Every reporting adapter sends usage.");
+    no_usage.rows = gap_rows(without_usage);
+    let mut by_machine = Section::new("machines", "Machines (last 90 days, latest first)")
+        .columns(vec!["Machine", "Person", "Agent", "Hook version", "OS", "Last seen"])
+        .empty("No machine has reported.");
+    by_machine.rows = machines
+        .into_iter()
+        .map(|line| {
+            Row::new(vec![
+                Cell::text(line.machine_id),
+                Cell::text(line.email),
+                Cell::text(line.agent_type),
+                Cell::text(line.cli_version),
+                Cell::text(line.os),
+                when(Some(line.last_seen_ms)),
+            ])
+        })
+        .collect();
+    Ok(AdminPage::new(
+        PATH,
+        "Adapters",
+        "Whether telemetry is arriving, and from where. Installation instructions: /install.",
+        flash,
+    )
+    .section(by_version)
+    .section(stopped_section)
+    .section(no_usage)
+    .section(by_machine)
+    .respond())
+}

@@ -1,0 +1,251 @@
+//! The administrator's console (`/admin/*`): jobs, org roles, team roles, price
+//! tables, retention, access grants, adapters, alerts and service levels. Every page
+//! is one [`AdminPage`]: sections, each a table whose rows may carry forms, and forms
+//! of its own. Every form posts to a route of the same feature, which changes one thing
+//! in one writer transaction with its audit row, then answers 303 back to the page with
+//! what it did (`?done=`), so the console works without JavaScript.
+//!
+//! Invariants: only an `ADMIN` gets past [`admin_only`] (403 for anyone else, the login
+//! page for nobody); no change commits without its audit row; a form's bad value is a
+//! 400 page naming the field, and nothing is stored.
+
+pub mod adapters;
+pub mod alerts;
+pub mod grants;
+pub mod jobs;
+pub mod prices;
+pub mod retention;
+pub mod roles;
+pub mod slo;
+
+use askama::Template;
+use axum::http::HeaderMap;
+use axum::response::Redirect;
+use serde::Deserialize;
+
+use super::report::Cell;
+use crate::access::roles::OrgRole;
+use crate::http::errors::{AppError, PageError};
+use crate::model::percent_encode;
+use crate::state::caller::Caller;
+
+/// The console's pages, in its tab order.
+pub const TABS: [(&str, &str); 9] = [
+    ("/admin/jobs", "Jobs"),
+    ("/admin/org-roles", "Org roles"),
+    ("/admin/team-roles", "Team roles"),
+    ("/admin/price-tables", "Price tables"),
+    ("/admin/retention", "Retention"),
+    ("/admin/access-grants", "Access grants"),
+    ("/admin/adapters", "Adapters"),
+    ("/admin/alerts", "Alerts"),
+    ("/admin/slo", "Service levels"),
+];
+
+/// Refuses anyone but an administrator.
+pub fn admin_only(caller: &Caller) -> Result<(), PageError> {
+    if caller.role == OrgRole::Admin {
+        Ok(())
+    } else {
+        Err(PageError(AppError::Forbidden("the administration pages are for administrators".into())))
+    }
+}
+
+/// True when the client asked for a page (a browser) rather than JSON.
+pub fn wants_html(headers: &HeaderMap) -> bool {
+    headers
+        .get(axum::http::header::ACCEPT)
+        .and_then(|value| value.to_str().ok())
+        .is_some_and(|accept| accept.contains("text/html"))
+}
+
+/// Back to `path` after a change, saying what was done.
+pub fn done(path: &str, message: &str) -> Redirect {
+    Redirect::to(&format!("{path}?done={}", percent_encode(message)))
+}
+
+/// `?done=` of a page: what the last form did.
+#[derive(Deserialize, Default)]
+pub struct Flash {
+    pub done: Option<String>,
+}
+
+/// One input of a form.
+pub struct Field {
+    pub name: &'static str,
+    pub label: String,
+    /// `text`, `number`, `hidden`, `select`, `textarea`, `checkbox` or `datetime-local`.
+    pub kind: &'static str,
+    pub value: String,
+    /// `(value, label)` of a select.
+    pub options: Vec<(String, String)>,
+}
+
+impl Field {
+    pub fn text(name: &'static str, label: impl Into<String>, value: impl Into<String>) -> Field {
+        Field { name, label: label.into(), kind: "text", value: value.into(), options: Vec::new() }
+    }
+
+    pub fn number(name: &'static str, label: impl Into<String>, value: impl Into<String>) -> Field {
+        Field { kind: "number", ..Field::text(name, label, value) }
+    }
+
+    pub fn hidden(name: &'static str, value: impl Into<String>) -> Field {
+        Field { kind: "hidden", ..Field::text(name, "", value) }
+    }
+
+    pub fn textarea(name: &'static str, label: impl Into<String>, value: impl Into<String>) -> Field {
+        Field { kind: "textarea", ..Field::text(name, label, value) }
+    }
+
+    pub fn checkbox(name: &'static str, label: impl Into<String>, on: bool) -> Field {
+        Field { kind: "checkbox", ..Field::text(name, label, if on { "on" } else { "" }) }
+    }
+
+    pub fn select(name: &'static str, label: impl Into<String>, value: impl Into<String>, options: &[&str]) -> Field {
+        Field {
+            kind: "select",
+            options: options.iter().map(|o| (o.to_string(), o.to_string())).collect(),
+            ..Field::text(name, label, value)
+        }
+    }
+}
+
+/// A form: a POST to `action` with its fields and a button.
+pub struct Form {
+    pub action: String,
+    pub submit: String,
+    pub fields: Vec<Field>,
+    /// Drawn as a warning (deny, revoke, demote).
+    pub danger: bool,
+}
+
+impl Form {
+    pub fn new(action: impl Into<String>, submit: impl Into<String>) -> Form {
+        Form { action: action.into(), submit: submit.into(), fields: Vec::new(), danger: false }
+    }
+
+    pub fn field(mut self, field: Field) -> Form {
+        self.fields.push(field);
+        self
+    }
+
+    pub fn danger(mut self) -> Form {
+        self.danger = true;
+        self
+    }
+}
+
+/// One row: its cells, then the forms that act on it.
+pub struct Row {
+    pub cells: Vec<Cell>,
+    pub actions: Vec<Form>,
+}
+
+impl Row {
+    pub fn new(cells: Vec<Cell>) -> Row {
+        Row { cells, actions: Vec::new() }
+    }
+
+    pub fn action(mut self, form: Form) -> Row {
+        self.actions.push(form);
+        self
+    }
+}
+
+/// One section of a page: a heading, what it is about, a table and forms.
+pub struct Section {
+    pub id: &'static str,
+    pub heading: String,
+    pub intro: String,
+    pub columns: Vec<&'static str>,
+    pub rows: Vec<Row>,
+    /// Said instead of an empty table (no table when there are no columns).
+    pub empty: String,
+    /// An inline SVG from the shared chart module, drawn from the same rows.
+    pub chart: Option<String>,
+    pub forms: Vec<Form>,
+}
+
+impl Section {
+    pub fn new(id: &'static str, heading: impl Into<String>) -> Section {
+        Section {
+            id,
+            heading: heading.into(),
+            intro: String::new(),
+            columns: Vec::new(),
+            rows: Vec::new(),
+            empty: "None.".into(),
+            chart: None,
+            forms: Vec::new(),
+        }
+    }
+
+    pub fn intro(mut self, intro: impl Into<String>) -> Section {
+        self.intro = intro.into();
+        self
+    }
+
+    pub fn columns(mut self, columns: Vec<&'static str>) -> Section {
+        self.columns = columns;
+        self
+    }
+
+    pub fn empty(mut self, empty: impl Into<String>) -> Section {
+        self.empty = empty.into();
+        self
+    }
+
+    pub fn form(mut self, form: Form) -> Section {
+        self.forms.push(form);
+        self
+    }
+
+    /// True when some row carries a form (the table gets an actions column).
+    pub fn has_actions(&self) -> bool {
+        self.rows.iter().any(|row| !row.actions.is_empty())
+    }
+}
+
+#[derive(Template)]
+#[template(path = "web/admin.html")]
+pub struct AdminPage {
+    pub nav_role: &'static str,
+    pub title: String,
+    pub path: &'static str,
+    pub tabs: [(&'static str, &'static str); 9],
+    pub intro: String,
+    pub flash: Option<String>,
+    pub sections: Vec<Section>,
+}
+
+impl AdminPage {
+    pub fn new(path: &'static str, title: impl Into<String>, intro: impl Into<String>, flash: Flash) -> AdminPage {
+        AdminPage {
+            nav_role: OrgRole::Admin.as_str(),
+            title: title.into(),
+            path,
+            tabs: TABS,
+            intro: intro.into(),
+            flash: flash.done.filter(|done| !done.is_empty()),
+            sections: Vec::new(),
+        }
+    }
+
+    pub fn section(mut self, section: Section) -> AdminPage {
+        self.sections.push(section);
+        self
+    }
+
+    pub fn respond(&self) -> axum::response::Response {
+        super::login::render(self)
+    }
+}
+
+/// A time for a page, `—` for none.
+pub fn when(ms: Option<i64>) -> Cell {
+    match ms {
+        Some(ms) => Cell::text(crate::model::rfc3339_ms(ms)),
+        None => Cell::text("—"),
+    }
+}

@@ -1,0 +1,195 @@
+//! `/admin/price-tables`: every agent's table in force (embedded or the operator's
+//! file), how it differs from the embedded one model by model, an upload form for an
+//! operator table, and the reprice report (`reprice-events`: what stored costs would
+//! become under the tables on disk).
+//!
+//! Invariants: an upload is validated exactly as a file in `<data_dir>/price-tables/`
+//! is at start-up and written whole or not at all (`pricing::store_operator_table`),
+//! with its `PRICE_TABLE_UPLOADED` audit row; the server prices with the tables it
+//! started with, so an upload is in force after a restart, and the page says which
+//! agents wait for one.
+
+use std::sync::Arc;
+
+use axum::Form;
+use axum::extract::{Query, State};
+use axum::response::{Redirect, Response};
+use serde::Deserialize;
+
+use super::{AdminPage, Field, Flash, Row, Section, admin_only, done, when};
+use crate::audit::{self, Action, Entry};
+use crate::db;
+use crate::http::errors::{AppError, PageError};
+use crate::jobs::runs;
+use crate::model::AgentType;
+use crate::pricing::{self, PriceBook, PriceTable};
+use crate::state::AppState;
+use crate::state::caller::PageCaller;
+use crate::web::report::Cell;
+
+const PATH: &str = "/admin/price-tables";
+
+fn source(table: &PriceTable) -> String {
+    table.source().map_or("embedded".to_string(), |path| path.display().to_string())
+}
+
+fn diff_rows(table: &PriceTable, base: &PriceTable) -> Vec<Row> {
+    pricing::diff_tables(table, base)
+        .into_iter()
+        .map(|diff| {
+            Row::new(vec![
+                Cell::text(table.agent().as_str()),
+                Cell::text(diff.model),
+                Cell::text(diff.change),
+                Cell::text(diff.detail),
+            ])
+        })
+        .collect()
+}
+
+pub async fn page(
+    State(state): State<Arc<AppState>>,
+    PageCaller(caller): PageCaller,
+    Query(flash): Query<Flash>,
+) -> Result<Response, PageError> {
+    admin_only(&caller)?;
+    let embedded = PriceBook::embedded().map_err(|err| AppError::Internal(err.to_string()))?;
+    let on_disk = PriceBook::load(&state.config.data_dir);
+    let in_force = &state.prices;
+
+    let mut tables = Section::new("in-force", "Tables in force")
+        .columns(vec!["Agent", "Source", "Revision", "Models", "ETag", "On disk"]);
+    let mut against_embedded = Section::new("diff", "Differences from the embedded tables")
+        .columns(vec!["Agent", "Model", "Change", "Prices ($ per million tokens)"])
+        .empty("Every table in force is the embedded one.");
+    let mut pending = Section::new("pending", "Uploaded, in force after a restart")
+        .columns(vec!["Agent", "Model", "Change", "Prices ($ per million tokens)"])
+        .empty("Nothing waits for a restart.");
+    for table in in_force.tables() {
+        let agent = table.agent();
+        let disk = match &on_disk {
+            Ok(book) if book.table(agent).etag() == table.etag() => "the same".to_string(),
+            Ok(book) => format!("revision {} waits for a restart", book.table(agent).revision()),
+            Err(err) => format!("unusable: {err}"),
+        };
+        tables.rows.push(Row::new(vec![
+            Cell::text(agent.as_str()),
+            Cell::text(source(table)),
+            Cell::text(table.revision()),
+            Cell::count(table.model_ids().count() as i64),
+            Cell::text(table.etag().trim_matches('"')),
+            Cell::text(disk),
+        ]));
+        against_embedded.rows.extend(diff_rows(table, embedded.table(agent)));
+        if let Ok(book) = &on_disk
+            && book.table(agent).etag() != table.etag()
+        {
+            pending.rows.extend(diff_rows(book.table(agent), table));
+        }
+    }
+    if let Err(err) = &on_disk {
+        pending.intro = format!("The server would refuse to start with the files on disk: {err}");
+    }
+
+    let agents: Vec<&str> = AgentType::ALL.iter().map(|agent| agent.as_str()).collect();
+    let upload = Section::new("upload", "Upload an operator table")
+        .intro(format!(
+            "Paste a whole price-table file (the format of `sightline prices show` and of the embedded tables, `\"format\": \"sightline.price-table.v1\"`). It is checked as at start-up and stored in {}; restart the server to price with it.",
+            pricing::overrides_dir(&state.config.data_dir).display()
+        ))
+        .form(
+            super::Form::new(PATH, "Upload")
+                .field(Field::select("agent", "Agent", "claude_code", &agents))
+                .field(Field::textarea("table", "Table (JSON)", "")),
+        );
+
+    let pool = state.readers.clone();
+    let last =
+        db::blocking(move || runs::history(&*pool.get()?, Some("reprice-events"), 5)).await.map_err(AppError::from)?;
+    let mut reprice = Section::new("reprice", "Reprice report")
+        .intro("What every stored cost would become under the tables on disk, per agent and model, without changing anything (the reprice-events job). Applying it (reprice-events-apply) runs on the server host.")
+        .columns(vec!["Started", "Outcome", "Rows that would change", "Report"])
+        .empty("No reprice report has run.")
+        .form(super::Form::new("/admin/jobs/reprice-events/run", "Run the reprice report"));
+    reprice.rows = last
+        .into_iter()
+        .map(|run| {
+            Row::new(vec![
+                when(Some(run.started_at_ms)),
+                Cell::text(run.outcome.as_str()),
+                run.rows_touched.map_or(Cell::text("—"), Cell::count),
+                Cell::text(run.error.or(run.summary).unwrap_or_default()),
+            ])
+        })
+        .collect();
+
+    Ok(AdminPage::new(
+        PATH,
+        "Price tables",
+        "The prices every event's cost is computed with, in $ per million tokens.",
+        flash,
+    )
+    .section(tables)
+    .section(against_embedded)
+    .section(pending)
+    .section(upload)
+    .section(reprice)
+    .respond())
+}
+
+#[derive(Deserialize)]
+pub struct UploadForm {
+    agent: Option<String>,
+    table: Option<String>,
+}
+
+/// `POST /admin/price-tables`: an operator table, validated and stored.
+pub async fn upload(
+    State(state): State<Arc<AppState>>,
+    PageCaller(caller): PageCaller,
+    Form(form): Form<UploadForm>,
+) -> Result<Redirect, PageError> {
+    admin_only(&caller)?;
+    let named = form.agent.unwrap_or_default();
+    let agent = AgentType::parse(&named).ok_or_else(|| {
+        let known: Vec<&str> = AgentType::ALL.iter().map(|agent| agent.as_str()).collect();
+        AppError::bad_request("agent", format!("agent must be one of {}, not {named:?}", known.join(", ")))
+    })?;
+    let json = form.table.unwrap_or_default();
+    if json.trim().is_empty() {
+        return Err(AppError::bad_request("table", "paste the table's JSON").into());
+    }
+    let data_dir = state.config.data_dir.clone();
+    let table = tokio::task::spawn_blocking(move || pricing::store_operator_table(&data_dir, agent, &json))
+        .await
+        .map_err(|err| AppError::Internal(err.to_string()))?
+        .map_err(|err| AppError::bad_request("table", err.to_string()))?;
+    let (actor, now_ms) = (caller.user.id.clone(), state.clock.now_ms());
+    let detail = serde_json::json!({
+        "agent": agent.as_str(),
+        "revision": table.revision(),
+        "models": table.model_ids().count(),
+    });
+    state
+        .writer
+        .transact(move |tx| {
+            let entry = Entry {
+                actor_id: Some(&actor),
+                action: Action::PriceTableUploaded,
+                subject_user_id: None,
+                target: Some(agent.as_str()),
+                detail,
+            };
+            audit::record(tx, &entry, now_ms)
+        })
+        .await
+        .map_err(AppError::from)?;
+    Ok(done(
+        PATH,
+        &format!(
+            "{}'s table revision {} is stored; restart the server to price with it, and run the reprice report to see what it changes",
+            agent.as_str(),
+            table.revision()
+        ),
+    ))
+}

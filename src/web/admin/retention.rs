@@ -1,0 +1,184 @@
+//! `/admin/retention`: the organisation's raw-event retention (`jobs.retention_days`,
+//! set in the configuration), each team's own (a form sets or clears it), and what the
+//! next `sweep-retention` will remove under each, with when it runs.
+//!
+//! Invariants: a team's change commits with its `RETENTION_CHANGED` audit row; the
+//! preview only reads (`deletion::retention_preview`); session rows and aggregates are
+//! never removed by retention, and the page says so.
+
+use std::sync::Arc;
+
+use axum::Form;
+use axum::extract::{Path, Query, State};
+use axum::response::{Redirect, Response};
+use serde::Deserialize;
+
+use super::{AdminPage, Field, Flash, Row, Section, admin_only, done, when};
+use crate::access::teams::{self, TeamError};
+use crate::audit::{self, Action, Entry};
+use crate::db::{self, DbError};
+use crate::deletion::retention_preview::{self, PreviewLine};
+use crate::http::errors::{AppError, PageError};
+use crate::jobs::{registry, status};
+use crate::state::AppState;
+use crate::state::caller::PageCaller;
+use crate::web::report::Cell;
+
+const PATH: &str = "/admin/retention";
+
+pub async fn page(
+    State(state): State<Arc<AppState>>,
+    PageCaller(caller): PageCaller,
+    Query(flash): Query<Flash>,
+) -> Result<Response, PageError> {
+    admin_only(&caller)?;
+    let (pool, now_ms) = (state.readers.clone(), state.clock.now_ms());
+    let (data_dir, org_days) = (state.config.data_dir.clone(), state.config.jobs.retention_days);
+    let (all_teams, preview, next_sweep) = db::blocking(move || {
+        let conn = pool.get()?;
+        let sweep = registry::find("sweep-retention").map(|job| status::one(&conn, job, now_ms)).transpose()?;
+        Ok::<_, DbError>((
+            teams::list(&conn)?,
+            retention_preview::preview(&conn, &data_dir, org_days, now_ms)?,
+            sweep.and_then(|s| if s.effective.enabled { s.next_run_ms } else { None }),
+        ))
+    })
+    .await
+    .map_err(AppError::from)?;
+
+    let mut org =
+        Section::new("organisation", "The organisation's retention").columns(vec!["Raw events kept", "Set in"]);
+    org.rows.push(Row::new(vec![
+        Cell::text(format!("{org_days} days")),
+        Cell::text("the configuration (jobs.retention_days, or SIGHTLINE_JOBS_RETENTION_DAYS); restart to change it"),
+    ]));
+
+    let mut per_team = Section::new("teams", "Teams")
+        .intro("A team's own retention applies to its members and the teams below it; a person in several teams keeps the shortest. Leave the field empty to inherit.")
+        .columns(vec!["Team", "Own retention", "In force"])
+        .empty("There is no team yet.");
+    let by_id: std::collections::HashMap<String, (Option<String>, Option<i64>)> =
+        all_teams.iter().map(|(t, _)| (t.id.clone(), (t.parent_id.clone(), t.retention_days))).collect();
+    for (team, _) in &all_teams {
+        let in_force =
+            inherited(&by_id, &team.id).map_or(format!("{org_days} days (organisation)"), |d| format!("{d} days"));
+        per_team.rows.push(
+            Row::new(vec![
+                Cell::text(format!("{} ({})", team.name, team.slug)),
+                Cell::text(team.retention_days.map_or("—".into(), |d| format!("{d} days"))),
+                Cell::text(in_force),
+            ])
+            .action(super::Form::new(format!("{PATH}/{}", team.slug), "Set").field(Field::number(
+                "days",
+                "Days",
+                team.retention_days.map(|d| d.to_string()).unwrap_or_default(),
+            ))),
+        );
+    }
+
+    let mut next = Section::new("next-sweep", "What the next sweep removes")
+        .intro(format!(
+            "Next sweep-retention run: {}. It removes raw events and transcripts past retention; sessions, pull-request links and every aggregate stay, so the history pages keep their figures.",
+            next_sweep.map_or("not scheduled (the job is off)".to_string(), crate::model::rfc3339_ms)
+        ))
+        .columns(vec!["Retention", "Set by", "People", "Removes events before", "Events", "Day files", "Transcripts"]);
+    next.rows = preview.into_iter().map(preview_row).collect();
+
+    Ok(AdminPage::new(PATH, "Retention", "How long raw events and transcripts are kept.", flash)
+        .section(org)
+        .section(per_team)
+        .section(next)
+        .respond())
+}
+
+fn preview_row(line: PreviewLine) -> Row {
+    Row::new(vec![
+        Cell::text(format!("{} days", line.days)),
+        Cell::text(if line.teams.is_empty() { "organisation".into() } else { line.teams.join(", ") }),
+        Cell::count(line.people),
+        when(Some(line.cutoff_ms)),
+        Cell::count(line.events),
+        Cell::count(line.partitions),
+        Cell::count(line.transcripts),
+    ])
+}
+
+/// A team's retention in force: its own, or its nearest ancestor's.
+fn inherited(teams: &std::collections::HashMap<String, (Option<String>, Option<i64>)>, id: &str) -> Option<i64> {
+    let mut at = Some(id.to_string());
+    let mut hops = 0;
+    while let Some(id) = at {
+        let (parent, days) = teams.get(&id)?;
+        if days.is_some() {
+            return *days;
+        }
+        at = parent.clone();
+        hops += 1;
+        if hops > 64 {
+            return None;
+        }
+    }
+    None
+}
+
+#[derive(Deserialize)]
+pub struct RetentionForm {
+    days: Option<String>,
+}
+
+/// `POST /admin/retention/{slug}`: a team's own retention, or none.
+pub async fn set_team(
+    State(state): State<Arc<AppState>>,
+    PageCaller(caller): PageCaller,
+    Path(slug): Path<String>,
+    Form(form): Form<RetentionForm>,
+) -> Result<Redirect, PageError> {
+    admin_only(&caller)?;
+    let days = match form.days.as_deref().map(str::trim).unwrap_or("") {
+        "" => None,
+        text => match text.parse::<i64>() {
+            Ok(days) if days >= 1 => Some(days),
+            _ => {
+                return Err(AppError::bad_request(
+                    "days",
+                    format!("days must be a whole number of at least 1, not {text:?}"),
+                )
+                .into());
+            }
+        },
+    };
+    let (actor, now_ms) = (caller.user.id.clone(), state.clock.now_ms());
+    let target = slug.clone();
+    let result = state
+        .writer
+        .transact(move |tx| {
+            let before = match teams::set_retention(tx, &target, days) {
+                Ok(before) => before,
+                Err(TeamError::Db(db)) => return Err(db),
+                Err(other) => return Ok(Err(other)),
+            };
+            let detail = serde_json::json!({ "team": target, "from": before, "to": days });
+            let entry = Entry {
+                actor_id: Some(&actor),
+                action: Action::RetentionChanged,
+                subject_user_id: None,
+                target: Some(&target),
+                detail,
+            };
+            audit::record(tx, &entry, now_ms)?;
+            Ok(Ok(()))
+        })
+        .await
+        .map_err(AppError::from)?;
+    match result {
+        Ok(()) => Ok(done(
+            PATH,
+            &match days {
+                Some(days) => format!("{slug} now keeps raw events {days} days"),
+                None => format!("{slug} now inherits its retention"),
+            },
+        )),
+        Err(TeamError::NotFound(_)) => Err(AppError::NotFound.into()),
+        Err(other) => Err(AppError::bad_request("days", other.to_string()).into()),
+    }
+}

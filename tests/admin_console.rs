@@ -1,0 +1,491 @@
+//! The administrator's console (issue 20) on the real server: every `/admin` route
+//! refuses everyone but an administrator (and changes nothing when it refuses); every
+//! change an administrator makes through a form lands, with its audit row, and a bad
+//! value is a 400 naming the field with nothing stored; budgets of a team and a person
+//! fire at their levels (a person's notice names the budget, not the person); acknowledge
+//! and silence act on events; a channel is tested through a loopback chat webhook and,
+//! switched off, gets nothing; the service-level indicators are recorded by the server
+//! itself and an objective's spent budget raises `slo_burn`; and a browser walks every
+//! console page and `/install` without a console error.
+
+mod common;
+
+use std::path::Path;
+use std::time::Duration;
+
+use common::receiver::Receiver;
+use common::*;
+use serde_json::{Value, json};
+
+const WAIT: Duration = Duration::from_secs(20);
+const ADMIN: &str = "ari@example.com";
+
+struct World {
+    server: TestServer,
+    chat: Receiver,
+    /// A hook token of max, a member of team web.
+    max_hook: String,
+}
+
+fn cli(data_dir: &Path, args: &[&str]) -> String {
+    let mut full = args.to_vec();
+    full.extend(["--data-dir", data_dir.to_str().unwrap()]);
+    let output = sightline(&full);
+    assert!(output.status.success(), "{args:?}: {}", stderr(&output));
+    stdout(&output)
+}
+
+fn world() -> World {
+    let chat = Receiver::start(|_, _, _| 200);
+    let server = TestServer::spawn_with_env(&[
+        ("SIGHTLINE_ALERT_CHAT_WEBHOOK_URL", &chat.url),
+        ("SIGHTLINE_SLI_FLUSH_SECS", "1"),
+    ]);
+    let data = server.data_dir.clone();
+    for (email, role) in [
+        (ADMIN, "ADMIN"),
+        ("abe@example.com", "ADMIN"),
+        ("ivy@example.com", "INVESTIGATOR"),
+        ("vera@example.com", "VIEWER_AGGREGATE"),
+        ("max@example.com", "MEMBER"),
+        ("lee@example.com", "MEMBER"),
+    ] {
+        add_user(&data, email, role);
+    }
+    cli(&data, &["team", "add", "--slug", "web", "--name", "Web"]);
+    cli(&data, &["team", "add-member", "--team", "web", "--email", "max@example.com"]);
+    cli(&data, &["team", "add-member", "--team", "web", "--email", "lee@example.com", "--role", "lead"]);
+    let max_hook = cli(&data, &["token", "create", "--user", "max@example.com", "--kind", "hook"]).trim().to_string();
+    World { server, chat, max_hook }
+}
+
+impl World {
+    fn db(&self) -> rusqlite::Connection {
+        rusqlite::Connection::open(self.server.data_dir.join("main.db")).unwrap()
+    }
+
+    fn count(&self, sql: &str) -> i64 {
+        self.db().query_row(sql, [], |r| r.get(0)).unwrap()
+    }
+
+    fn user_id(&self, email: &str) -> String {
+        self.db().query_row("SELECT id FROM users WHERE email = ?1", [email], |r| r.get(0)).unwrap()
+    }
+
+    /// A page as a browser asks for it: (status, body, Location).
+    fn page(&self, email: Option<&str>, path: &str) -> (u16, String, String) {
+        let agent = ureq::Agent::config_builder().http_status_as_error(false).max_redirects(0).build().new_agent();
+        let mut request = agent.get(format!("{}{path}", self.server.web)).header("Accept", "text/html");
+        if let Some(email) = email {
+            request = request.header("Authorization", format!("Bearer {}", access_token(&self.server, email)));
+        }
+        answer(request.call())
+    }
+
+    /// A form posted as a browser posts it: (status, body, Location).
+    fn form(&self, email: Option<&str>, path: &str, fields: &[(&str, &str)]) -> (u16, String, String) {
+        let agent = ureq::Agent::config_builder().http_status_as_error(false).max_redirects(0).build().new_agent();
+        let mut request = agent.post(format!("{}{path}", self.server.web)).header("Accept", "text/html");
+        if let Some(email) = email {
+            request = request.header("Authorization", format!("Bearer {}", access_token(&self.server, email)));
+        }
+        answer(request.send_form(fields.iter().copied()))
+    }
+
+    /// Posts as the administrator and expects the 303 back to the page; its message.
+    fn change(&self, path: &str, fields: &[(&str, &str)]) -> String {
+        let (status, body, location) = self.form(Some(ADMIN), path, fields);
+        assert_eq!(status, 303, "{path}: {body}");
+        let message = location.split_once("?done=").map(|(_, m)| m.to_string()).unwrap_or_default();
+        percent_decode(&message)
+    }
+
+    fn audited(&self, action: &str) -> i64 {
+        self.db().query_row("SELECT count(*) FROM audit_log WHERE action = ?1", [action], |r| r.get(0)).unwrap()
+    }
+
+    /// Runs `evaluate-alerts` from the console and waits for its run to end.
+    fn evaluate(&self) {
+        let runs = self.count("SELECT count(*) FROM job_runs WHERE job = 'evaluate-alerts' AND outcome <> 'running'");
+        self.change("/admin/jobs/evaluate-alerts/run", &[]);
+        wait_until(WAIT, "the evaluation", || {
+            self.count("SELECT count(*) FROM job_runs WHERE job = 'evaluate-alerts' AND outcome <> 'running'") > runs
+        });
+        let outcome: String = self
+            .db()
+            .query_row(
+                "SELECT outcome || ' ' || coalesce(error, summary, '') FROM job_runs WHERE job = 'evaluate-alerts'
+                 ORDER BY started_at_ms DESC LIMIT 1",
+                [],
+                |r| r.get(0),
+            )
+            .unwrap();
+        assert!(outcome.starts_with("succeeded"), "{outcome}");
+    }
+}
+
+fn answer(response: Result<ureq::http::Response<ureq::Body>, ureq::Error>) -> (u16, String, String) {
+    let mut response = response.unwrap();
+    let location = response.headers().get("location").map(|v| v.to_str().unwrap().to_string()).unwrap_or_default();
+    (response.status().as_u16(), response.body_mut().read_to_string().unwrap_or_default(), location)
+}
+
+fn percent_decode(text: &str) -> String {
+    form_urlencoded::parse(format!("m={text}").as_bytes())
+        .next()
+        .map(|(_, value)| value.into_owned())
+        .unwrap_or_default()
+}
+
+/// Every console page, with a word of its heading.
+const PAGES: [(&str, &str); 10] = [
+    ("/admin/jobs", "Jobs"),
+    ("/admin/jobs/sweep-retention/runs", "Job sweep-retention"),
+    ("/admin/org-roles", "Organisation roles"),
+    ("/admin/team-roles", "Team roles"),
+    ("/admin/price-tables", "Price tables"),
+    ("/admin/retention", "Retention"),
+    ("/admin/access-grants", "Access grants"),
+    ("/admin/adapters", "Adapters"),
+    ("/admin/alerts", "Alerts"),
+    ("/admin/slo", "Service levels"),
+];
+
+#[test]
+fn only_administrators_reach_the_console_and_a_refusal_changes_nothing() {
+    let world = world();
+    let max = world.user_id("max@example.com");
+    let forms: Vec<(String, Vec<(&str, &str)>)> = vec![
+        ("/admin/jobs/sweep-retention/schedule".into(), vec![("form", "schedule"), ("cron", "0 4 * * *")]),
+        ("/admin/jobs/sweep-abandoned/run".into(), vec![]),
+        (format!("/admin/org-roles/{max}"), vec![("role", "ADMIN")]),
+        ("/admin/team-roles/web".into(), vec![("email", "ivy@example.com"), ("role", "lead")]),
+        (format!("/admin/team-roles/web/{max}"), vec![("role", "lead")]),
+        ("/admin/price-tables".into(), vec![("agent", "claude_code"), ("table", "{}")]),
+        ("/admin/retention/web".into(), vec![("days", "1")]),
+        ("/admin/access-grants/some-grant/approve".into(), vec![]),
+        ("/admin/alerts/rules/spend_spike".into(), vec![("threshold", "1"), ("enabled", "on")]),
+        ("/admin/alerts/budgets".into(), vec![("scope", "team"), ("who", "web"), ("monthly_usd", "1")]),
+        ("/admin/alerts/budgets/some-budget/remove".into(), vec![]),
+        ("/admin/alerts/channels/chat_webhook".into(), vec![("form", "channel")]),
+        ("/admin/alerts/channels/chat_webhook/test".into(), vec![]),
+        ("/admin/alerts/events/some-event/acknowledge".into(), vec![]),
+    ];
+    let audit_before = world.count("SELECT count(*) FROM audit_log");
+    for who in ["ivy@example.com", "vera@example.com", "max@example.com", "lee@example.com"] {
+        for (path, _) in PAGES {
+            let (status, body, _) = world.page(Some(who), path);
+            assert_eq!(status, 403, "{who} GET {path}: {body}");
+        }
+        for (path, fields) in &forms {
+            let (status, body, _) = world.form(Some(who), path, fields);
+            assert_eq!(status, 403, "{who} POST {path}: {body}");
+        }
+        let (status, body, _) = world.page(Some(who), "/install");
+        assert_eq!(status, 200, "{who} /install");
+        assert!(body.contains(&format!("--server {}", world.server.ingest)), "the server's ingest URL is filled in");
+    }
+    for (path, _) in PAGES.iter().chain([("/install", "")].iter()) {
+        let (status, _, location) = world.page(None, path);
+        assert!(status == 303 && location.starts_with("/login?next="), "nobody GET {path}: {status} {location}");
+    }
+    for (path, fields) in &forms {
+        let (status, _, location) = world.form(None, path, fields);
+        let refused = status == 401 || (status == 303 && location.starts_with("/login"));
+        assert!(refused, "nobody POST {path}: {status} {location}");
+    }
+    assert_eq!(world.count("SELECT count(*) FROM audit_log"), audit_before, "no refused act is recorded as done");
+    assert_eq!(world.count("SELECT count(*) FROM job_config"), 0);
+    assert_eq!(world.count("SELECT count(*) FROM alert_budgets"), 0);
+    assert_eq!(world.count("SELECT count(*) FROM users WHERE org_role = 'ADMIN'"), 2);
+    for (path, heading) in PAGES {
+        let (status, body, _) = world.page(Some(ADMIN), path);
+        assert_eq!(status, 200, "admin GET {path}: {body}");
+        assert!(body.contains(&format!("<h1>{heading}")), "{path}: {heading}");
+    }
+    // A client that does not ask for HTML still gets the jobs as JSON.
+    let token = access_token(&world.server, ADMIN);
+    let (status, jobs) = read(
+        agent()
+            .get(format!("{}/admin/jobs", world.server.web))
+            .header("Authorization", format!("Bearer {token}"))
+            .call(),
+    );
+    assert_eq!(status, 200);
+    assert!(jobs["jobs"].as_array().is_some_and(|jobs| jobs.len() == 19), "{jobs}");
+}
+
+#[test]
+fn administrators_change_roles_teams_retention_schedules_prices_and_grants_with_audit() {
+    let world = world();
+    let (max, abe) = (world.user_id("max@example.com"), world.user_id("abe@example.com"));
+
+    assert_eq!(
+        world.change(&format!("/admin/org-roles/{max}"), &[("role", "INVESTIGATOR")]),
+        "max@example.com is now INVESTIGATOR (was MEMBER)"
+    );
+    assert_eq!(world.audited("USER_ROLE_CHANGED"), 1);
+    world.change(&format!("/admin/org-roles/{abe}"), &[("role", "MEMBER")]);
+    let (status, body, _) =
+        world.form(Some(ADMIN), &format!("/admin/org-roles/{}", world.user_id(ADMIN)), &[("role", "MEMBER")]);
+    assert_eq!(status, 400, "the last administrator stays");
+    assert!(body.contains("only active administrator") && body.contains("role"), "{body}");
+    let (status, body, _) = world.form(Some(ADMIN), &format!("/admin/org-roles/{max}"), &[("role", "OWNER")]);
+    assert!(status == 400 && body.contains("OWNER"), "{body}");
+    assert_eq!(world.audited("USER_ROLE_CHANGED"), 2, "refusals record nothing");
+
+    world.change(&format!("/admin/team-roles/web/{max}"), &[("role", "lead")]);
+    world.change("/admin/team-roles/web", &[("email", "ivy@example.com"), ("role", "member")]);
+    let (status, body, _) =
+        world.form(Some(ADMIN), "/admin/team-roles/web", &[("email", "nobody@example.com"), ("role", "member")]);
+    assert!(status == 400 && body.contains("nobody@example.com"), "{body}");
+    assert_eq!(world.audited("TEAM_ROLE_CHANGED"), 2);
+    assert_eq!(world.count("SELECT count(*) FROM team_members WHERE team_role = 'lead'"), 2);
+    let (_, roles, _) = world.page(Some(ADMIN), "/admin/team-roles");
+    assert!(roles.contains("ivy@example.com"), "the added member is listed");
+
+    let (status, body, _) = world.form(Some(ADMIN), "/admin/retention/web", &[("days", "zero")]);
+    assert!(status == 400 && body.contains("days"), "{body}");
+    world.change("/admin/retention/web", &[("days", "30")]);
+    assert_eq!(world.count("SELECT retention_days FROM teams WHERE slug = 'web'"), 30);
+    assert_eq!(world.audited("RETENTION_CHANGED"), 1);
+    let (_, retention, _) = world.page(Some(ADMIN), "/admin/retention");
+    assert!(retention.contains("30 days") && retention.contains("What the next sweep removes"), "{retention}");
+
+    let (status, body, _) = world.form(
+        Some(ADMIN),
+        "/admin/jobs/sweep-retention/schedule",
+        &[("form", "schedule"), ("cron", "every night")],
+    );
+    assert!(status == 400 && body.contains("every night"), "{body}");
+    let said = world.change("/admin/jobs/sweep-retention/schedule", &[("form", "schedule"), ("cron", "15 4 * * *")]);
+    assert_eq!(said, "sweep-retention now runs cron 15 4 * * * (UTC) and is off", "an unchecked box is off");
+    assert_eq!(world.audited("JOB_CONFIGURED"), 1);
+    world.change("/admin/jobs/sweep-abandoned/run", &[]);
+    assert_eq!(world.audited("JOB_RUN_REQUESTED"), 1);
+
+    // A grant asked for by the investigator, approved by the administrator.
+    let ivy = access_token(&world.server, "ivy@example.com");
+    let (status, grant) = read(
+        agent()
+            .post(format!("{}/api/grants", world.server.web))
+            .header("Authorization", format!("Bearer {ivy}"))
+            .header("Content-Type", "application/json")
+            .send(json!({"subject": "lee@example.com", "justification": "incident 42: a leaked key", "duration_hours": 2}).to_string()),
+    );
+    assert_eq!(status, 201, "{grant}");
+    let (_, queue, _) = world.page(Some(ADMIN), "/admin/access-grants");
+    assert!(queue.contains("incident 42"), "the request waits in the queue");
+    let id = grant["id"].as_str().unwrap();
+    assert!(world.change(&format!("/admin/access-grants/{id}/approve"), &[("note", "ok")]).ends_with("APPROVED"));
+    world.change(&format!("/admin/access-grants/{id}/revoke"), &[]);
+    let (status, _, _) = world.form(Some(ADMIN), &format!("/admin/access-grants/{id}/approve"), &[]);
+    assert_eq!(status, 409, "a revoked grant cannot be approved");
+
+    // A price table: a broken one is refused and nothing is written; a good one waits for a restart.
+    let (status, body, _) =
+        world.form(Some(ADMIN), "/admin/price-tables", &[("agent", "claude_code"), ("table", "{\"format\": 1}")]);
+    assert!(status == 400 && body.contains("table"), "{body}");
+    assert!(!world.server.data_dir.join("price-tables").join("price-table.claude_code.v1.json").exists());
+    let table = include_str!("../assets/price-tables/price-table.claude_code.v1.json")
+        .replace("\"revision\": \"2026-11-21\"", "\"revision\": \"2026-11-23\"");
+    world.change("/admin/price-tables", &[("agent", "claude_code"), ("table", &table)]);
+    assert_eq!(world.audited("PRICE_TABLE_UPLOADED"), 1);
+    let (_, prices, _) = world.page(Some(ADMIN), "/admin/price-tables");
+    assert!(prices.contains("revision 2026-11-23 waits for a restart"), "{prices}");
+}
+
+fn turn(session: &str, ts: i64, input_tokens: i64) -> Value {
+    let mut turn = event("turn_end", session, ts);
+    turn["model"] = json!("claude-sonnet-4-5");
+    turn["usage"] = json!({"input_tokens": input_tokens, "output_tokens": 0});
+    turn
+}
+
+#[test]
+fn budgets_fire_at_their_levels_and_events_are_acknowledged_silenced_and_channels_tested() {
+    let world = world();
+    let now = now_ms();
+    // Some dollars of spend for max this month (1,000,000 input tokens of Sonnet).
+    let mut events = session_events("budget-1", now - 60_000, 3);
+    events.push(turn("budget-1", now - 30_000, 1_000_000));
+    assert_eq!(world.server.post_events(&world.max_hook, &envelope(events)).0, 200);
+    wait_until(WAIT, "the hourly aggregate", || {
+        world.count("SELECT count(*) FROM agg_usage_hourly WHERE cost_nusd > 0") > 0
+    });
+
+    let (status, body, _) =
+        world.form(Some(ADMIN), "/admin/alerts/budgets", &[("scope", "team"), ("who", "web"), ("monthly_usd", "-1")]);
+    assert!(status == 400 && body.contains("monthly_usd"), "{body}");
+    let (status, body, _) = world.form(
+        Some(ADMIN),
+        "/admin/alerts/budgets",
+        &[("scope", "team"), ("who", "web"), ("monthly_usd", "1"), ("levels", "50,x")],
+    );
+    assert!(status == 400 && body.contains("levels"), "{body}");
+    // The team's budget is set so this month's spend is 80 % of it.
+    let spent = world.count("SELECT sum(cost_nusd) FROM agg_usage_hourly") as f64 / 1e9;
+    let budget = format!("{:.6}", spent / 0.8);
+    world.change(
+        "/admin/alerts/budgets",
+        &[("scope", "team"), ("who", "web"), ("monthly_usd", &budget), ("levels", "50,75,90,100")],
+    );
+    world.change("/admin/alerts/budgets", &[("scope", "person"), ("who", "max@example.com"), ("monthly_usd", "1000")]);
+    world.change("/admin/alerts/budgets", &[("scope", "person"), ("who", "lee@example.com"), ("monthly_usd", "1000")]);
+    assert_eq!(world.audited("ALERT_BUDGET_CHANGED"), 3);
+    world.change("/admin/alerts/rules/budget_threshold", &[("enabled", "on")]);
+    assert_eq!(world.audited("ALERT_RULE_CHANGED"), 1);
+    let (status, body, _) = world.form(Some(ADMIN), "/admin/alerts/rules/routing_waste", &[("enabled", "on")]);
+    assert!(status == 400 && body.contains("needs a threshold"), "{body}");
+
+    world.evaluate();
+    let open = |world: &World| -> Vec<String> {
+        let conn = world.db();
+        let mut stmt =
+            conn.prepare("SELECT subject FROM alert_events WHERE state <> 'resolved' ORDER BY subject").unwrap();
+        stmt.query_map([], |r| r.get(0)).unwrap().map(Result::unwrap).collect()
+    };
+    assert_eq!(open(&world), vec!["team:web@50", "team:web@75"], "80 % of the budget: past 50 and 75 %, not 90");
+    // A person's budget near its amount: the notice must not name them.
+    world.change("/admin/alerts/budgets", &[("scope", "person"), ("who", "max@example.com"), ("monthly_usd", "2")]);
+    world.evaluate();
+    let opened = open(&world);
+    assert_eq!(opened.len(), 2 + 3, "{opened:?}");
+    let texts = world.chat.bodies().join("\n");
+    assert!(texts.contains("team web"), "{texts}");
+    assert!(!texts.contains("max@example.com") && !texts.contains("Test User"), "no person named: {texts}");
+    assert!(texts.contains("personal budget"), "{texts}");
+
+    // Acknowledge one, silence another, through the console.
+    let (firing, other): (String, String) = {
+        let conn = world.db();
+        let ids: Vec<String> = conn
+            .prepare("SELECT id FROM alert_events WHERE state = 'firing' ORDER BY subject")
+            .unwrap()
+            .query_map([], |r| r.get(0))
+            .unwrap()
+            .map(Result::unwrap)
+            .collect();
+        (ids[0].clone(), ids[1].clone())
+    };
+    world.change(&format!("/admin/alerts/events/{firing}/acknowledge"), &[]);
+    let (status, _, _) = world.form(Some(ADMIN), &format!("/admin/alerts/events/{firing}/acknowledge"), &[]);
+    assert_eq!(status, 409, "an acknowledged event is not acknowledged twice");
+    let (status, body, _) =
+        world.form(Some(ADMIN), &format!("/admin/alerts/events/{other}/silence"), &[("hours", "0")]);
+    assert!(status == 400 && body.contains("hours"), "{body}");
+    world.change(&format!("/admin/alerts/events/{other}/silence"), &[("hours", "24")]);
+    assert_eq!((world.audited("ALERT_ACKNOWLEDGED"), world.audited("ALERT_SILENCED")), (1, 1));
+    assert_eq!(
+        world.count(&format!("SELECT count(*) FROM alert_events WHERE id = '{firing}' AND state = 'acknowledged'")),
+        1
+    );
+
+    // A test notice reaches the chat webhook and is recorded, not logged as a delivery.
+    let deliveries = world.count("SELECT count(*) FROM alert_delivery_log");
+    let said = world.change("/admin/alerts/channels/chat_webhook/test", &[]);
+    assert!(said.starts_with("test notice to chat_webhook: delivered on attempt 1"), "{said}");
+    assert!(world.chat.bodies().last().unwrap().contains("Sightline test notice"));
+    assert_eq!(world.count("SELECT count(*) FROM alert_delivery_log"), deliveries);
+    assert_eq!(world.audited("ALERT_CHANNEL_TESTED"), 1);
+    let (status, _, _) = world.form(Some(ADMIN), "/admin/alerts/channels/webhook/test", &[]);
+    assert_eq!(status, 409, "an unconfigured channel cannot be tested");
+
+    // Switched off, the chat channel hears nothing of what resolves next.
+    world.change("/admin/alerts/channels/chat_webhook", &[("form", "channel")]);
+    assert_eq!(world.audited("ALERT_CHANNEL_CHANGED"), 1);
+    let heard = world.chat.bodies().len();
+    let budget: String =
+        world.db().query_row("SELECT id FROM alert_budgets WHERE scope = 'team'", [], |r| r.get(0)).unwrap();
+    world.change(&format!("/admin/alerts/budgets/{budget}/remove"), &[]);
+    world.evaluate();
+    assert_eq!(open(&world).len(), 3, "the removed budget's events resolved");
+    assert_eq!(world.chat.bodies().len(), heard, "a channel switched off gets nothing");
+    let (_, page, _) = world.page(Some(ADMIN), "/admin/alerts");
+    assert!(page.contains("person max@example.com @100%"), "the console names the person to administrators");
+}
+
+#[test]
+fn the_server_records_its_service_levels_and_a_spent_budget_raises_slo_burn() {
+    let world = world();
+    let now = now_ms();
+    assert_eq!(world.server.post_events(&world.max_hook, &envelope(session_events("sli-1", now - 60_000, 4))).0, 200);
+    world.page(Some(ADMIN), "/admin/slo");
+    wait_until(WAIT, "the minute flush", || {
+        world.count("SELECT count(*) FROM sli_daily WHERE indicator = 'route' AND key = 'ingest /v1/events' AND good = total AND total > 0") == 1
+            && world.count("SELECT coalesce(sum(total), 0) FROM sli_daily WHERE indicator = 'event_write'") == 4
+            && world.count("SELECT count(*) FROM sli_daily WHERE indicator = 'aggregate_lag'") == 1
+            && world.count("SELECT count(*) FROM sli_daily WHERE key = 'web /admin/slo'") == 1
+    });
+    let (_, page, _) = world.page(Some(ADMIN), "/admin/slo");
+    assert!(page.contains("within budget"), "{page}");
+    assert!(page.contains("no observations in the window"), "the GitHub objectives have none");
+
+    // Yesterday, as a stand-in for a bad day: 1 in 20 web requests failed (budget: 1 in 100).
+    let yesterday = (now / 86_400_000 - 1) * 86_400_000;
+    world
+        .db()
+        .execute(
+            "INSERT INTO sli_daily (day_start_ms, indicator, key, total, good) VALUES (?1, 'route', 'web /me', 2000, 1900)",
+            [yesterday],
+        )
+        .unwrap();
+    world.evaluate();
+    let burning: Vec<String> = {
+        let conn = world.db();
+        let mut stmt =
+            conn.prepare("SELECT subject FROM alert_events WHERE rule_id = 'slo_burn' AND state = 'firing'").unwrap();
+        stmt.query_map([], |r| r.get(0)).unwrap().map(Result::unwrap).collect()
+    };
+    assert_eq!(burning, vec!["web-availability"]);
+    assert!(world.chat.bodies().iter().any(|text| text.contains("slo_burn") && text.contains("budget exhausted")));
+    let (_, page, _) = world.page(Some(ADMIN), "/admin/slo");
+    assert!(page.contains("budget exhausted: freeze non-critical deploys"), "{page}");
+}
+
+#[test]
+fn a_browser_walks_every_console_page_and_the_install_page() {
+    use common::webdriver::Browser;
+    let world = world();
+    let now = now_ms();
+    assert_eq!(world.server.post_events(&world.max_hook, &envelope(session_events("walk-1", now - 60_000, 4))).0, 200);
+    let web = world.server.web.clone();
+    let browser = Browser::start();
+    let artefacts = Path::new(env!("CARGO_TARGET_TMPDIR")).join("../test-artefacts");
+    for (role, email) in [("admin", ADMIN), ("member", "max@example.com")] {
+        browser.goto(&format!("{web}/login"));
+        browser.wait_for(WAIT, "the login form", |b| b.find("input[name=email]").is_some());
+        browser.type_into("input[name=email]", email);
+        browser.type_into("input[name=password]", TEST_PASSWORD);
+        browser.click("form[action='/login'] button[type=submit]");
+        browser.wait_for(WAIT, "the overview", |b| b.url().ends_with("/me"));
+        let mut pages: Vec<(&str, &str)> = vec![("/install", "Connect your agents")];
+        if role == "admin" {
+            pages.extend(PAGES);
+        }
+        for (path, heading) in pages {
+            browser.goto(&format!("{web}{path}"));
+            browser.wait_for(WAIT, heading, |b| b.text("h1").contains(heading));
+            for theme in ["light", "dark"] {
+                browser.script(&format!("document.documentElement.dataset.theme = '{theme}';"));
+                let name = path.trim_start_matches('/').replace('/', "-");
+                browser.screenshot(&artefacts.join(format!("{name}-{role}-{theme}.png")));
+            }
+        }
+        if role == "admin" {
+            // A form works without JavaScript: the test-send comes back with what it did.
+            browser.goto(&format!("{web}/admin/alerts"));
+            let test_send = "form[action='/admin/alerts/channels/chat_webhook/test'] button[type=submit]";
+            browser.wait_for(WAIT, "the test-send button", |b| b.find(test_send).is_some());
+            browser.click(test_send);
+            browser.wait_for(WAIT, "the test-send's outcome", |b| {
+                b.find("p.notice").is_some() && b.text("p.notice").contains("delivered")
+            });
+        }
+        assert_eq!(browser.console_errors(), Vec::<String>::new(), "{role}: no console error");
+        browser
+            .wait_for(WAIT, "the sign-out button", |b| b.find("form[action='/logout'] button[type=submit]").is_some());
+        browser.click("form[action='/logout'] button[type=submit]");
+        browser.wait_for(WAIT, "signed out", |b| b.find("nav a[href='/org']").is_none());
+    }
+}
