@@ -110,7 +110,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
     ("github", &["access", "config", "db", "events", "http", "model", "state"]),
     (
         "deletion",
-        &["access", "analytics", "audit", "clock", "db", "events", "model", "sessions", "state", "transcripts"],
+        &["access", "analytics", "audit", "auth", "clock", "db", "events", "model", "sessions", "state", "transcripts"],
     ),
     (
         "ingest",

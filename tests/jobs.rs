@@ -298,6 +298,15 @@ fn sweep_retention_drops_whole_days_trims_the_rest_by_owner_and_takes_the_transc
         ["old", "recent", "b-old", "b-new"].iter().map(|s| session_aggregates(&conn, s)).collect();
     assert_eq!((partition_rows(&data_dir, two_days_ago), partition_rows(&data_dir, now)), (Some(12), Some(12)));
 
+    // What the console's preview says the sweep 399 days on will remove, per retention:
+    // the organisation's (dev: the old day's 6 events and its transcript) and the team's
+    // (brief: both days' 6), which the run below removes exactly.
+    let later = now + 399 * 86_400_000;
+    let preview = sightline::deletion::retention_preview::preview(&conn, &data_dir, 400, later).unwrap();
+    let lines: Vec<(i64, Vec<String>, i64, i64, i64, i64)> =
+        preview.into_iter().map(|l| (l.days, l.teams, l.people, l.events, l.partitions, l.transcripts)).collect();
+    assert_eq!(lines, vec![(1, vec!["brief".to_string()], 1, 12, 2, 0), (400, vec![], 1, 6, 1, 1)]);
+
     // 399 days on: the organisation's 400 days end a day ago, the team's 1 day 398 days
     // ago. The 02:00 slot has passed, so the sweep runs once.
     server.clock.advance_ms(399 * 86_400_000);

@@ -1,7 +1,8 @@
 //! `sightline bench web`: latency of a running server's own pages for one signed-in
 //! person — `/me` (30 and 90 days), `/me/sessions` (pages and sorts), a session's
 //! timeline, `/me/insights`, every `/org` page (30 and 90 days), and every page of the
-//! first team the person may open (`/team/<slug>/*`, 30 and 90 days, and its roster) —
+//! first team the person may open (`/team/<slug>/*`, 30 and 90 days, and its roster),
+//! `/install`, and every `/admin` page when the person is an administrator —
 //! p50/p95/p99/max over N requests
 //! each, measured from
 //! request to full body, the way a browser would wait for them. Run it against a demo
@@ -23,6 +24,9 @@ pub struct WebBenchArgs {
     /// Requests per page.
     #[arg(long, default_value_t = 200)]
     pub requests: usize,
+    /// Only the pages whose name contains this, e.g. `/admin`.
+    #[arg(long)]
+    pub only: Option<String>,
 }
 
 type UrlFor = Box<dyn Fn(usize) -> String>;
@@ -50,7 +54,8 @@ pub fn run(args: &WebBenchArgs) -> anyhow::Result<i32> {
         .to_string();
     let fetch = |url: &str| -> anyhow::Result<(u16, String, f64)> {
         let started = Instant::now();
-        let mut response = agent.get(url).header("Authorization", format!("Bearer {token}")).call()?;
+        let mut response =
+            agent.get(url).header("Authorization", format!("Bearer {token}")).header("Accept", "text/html").call()?;
         let status = response.status().as_u16();
         let body = response.body_mut().with_config().limit(64 << 20).read_to_string()?;
         Ok((status, body, started.elapsed().as_secs_f64() * 1000.0))
@@ -151,6 +156,29 @@ pub fn run(args: &WebBenchArgs) -> anyhow::Result<i32> {
         }
         let base = base.clone();
         scenarios.push((format!("/team/{team}/roster"), Box::new(move |_| format!("{base}/team/{team}/roster"))));
+    }
+    // The console, for an administrator (anyone else is refused it), and the install page.
+    let (status, _, _) = fetch(&format!("{base}/admin/slo"))?;
+    let mut console = vec!["/install"];
+    if status == 200 {
+        console.extend([
+            "/admin/jobs",
+            "/admin/org-roles",
+            "/admin/team-roles",
+            "/admin/price-tables",
+            "/admin/retention",
+            "/admin/access-grants",
+            "/admin/adapters",
+            "/admin/alerts",
+            "/admin/slo",
+        ]);
+    }
+    for page in console {
+        let base = base.clone();
+        scenarios.push((page.to_string(), Box::new(move |_| format!("{base}{page}"))));
+    }
+    if let Some(only) = &args.only {
+        scenarios.retain(|(name, _)| name.contains(only.as_str()));
     }
     println!("{:<40} {:>9} {:>9} {:>9} {:>9} {:>10}", "page", "p50 ms", "p95 ms", "p99 ms", "max ms", "bytes");
     let mut failed = false;

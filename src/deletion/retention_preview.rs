@@ -3,8 +3,9 @@
 //! the raw events and partition files past it, and the transcripts that would go.
 //!
 //! Invariants: reads only (partition files opened read-only, main.db through the
-//! caller's reader); it opens only the files older than the latest cutoff, which are the
-//! ones the sweep would touch, so it costs what the sweep's own scan costs.
+//! caller's reader); it opens only the files older than the latest cutoff, and in each
+//! counts only the people whose cutoff falls after the file's day, by index ranges, so a
+//! page view never scans raw events.
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
@@ -50,10 +51,17 @@ pub fn preview(
     for days in by_user.values() {
         lines.entry(*days).or_insert_with(|| line(*days)).people += 1;
     }
-    let people: i64 = reads.query_row("SELECT count(*) FROM users", [], |row| row.get(0))?;
-    let overridden = by_user.len() as i64;
+    let everyone: Vec<String> = crate::auth::users::list(reads)
+        .map_err(|err| match err {
+            crate::auth::users::UserError::Db(db) => db,
+            other => DbError::Io { context: "listing people".into(), source: std::io::Error::other(other.to_string()) },
+        })?
+        .into_iter()
+        .map(|user| user.id)
+        .collect();
+    let people = everyone.len() as i64;
     if let Some(default) = lines.get_mut(&retention_days) {
-        default.people += people - overridden;
+        default.people += people - by_user.len() as i64;
     }
     let cutoff_of = |user: &str| now_ms - by_user.get(user).copied().unwrap_or(retention_days) * DAY_MS;
     let days_of = |user: &str| by_user.get(user).copied().unwrap_or(retention_days);
@@ -63,15 +71,20 @@ pub fn preview(
         if day.start_ms() >= latest {
             break;
         }
+        // Only people whose cutoff falls after the day began can have rows past it here;
+        // each is one range of the (user, …, time) index, so a day already swept costs
+        // a lookup per such person, not a scan.
+        let due: Vec<&String> = everyone.iter().filter(|user| cutoff_of(user) > day.start_ms()).collect();
+        if due.is_empty() {
+            continue;
+        }
         let Some(conn) = partitions::open_for_read(data_dir, day)? else { continue };
-        let mut owners = conn.prepare("SELECT DISTINCT user_id FROM events")?;
-        let users: Vec<String> = owners.query_map([], |row| row.get(0))?.collect::<Result<_, _>>()?;
         let mut count = conn.prepare("SELECT count(*) FROM events WHERE user_id = ?1 AND ts_ms < ?2")?;
         let mut touched: HashMap<i64, bool> = HashMap::new();
-        for user in users {
-            let past: i64 = count.query_row(params![user, cutoff_of(&user)], |row| row.get(0))?;
+        for user in due {
+            let past: i64 = count.query_row(params![user, cutoff_of(user)], |row| row.get(0))?;
             if past > 0 {
-                let days = days_of(&user);
+                let days = days_of(user);
                 if let Some(line) = lines.get_mut(&days) {
                     line.events += past;
                 }
