@@ -119,3 +119,61 @@ fn budget_and_routing_waste_wait_for_an_operator() {
     assert_eq!(fired[0].rule, Rule::BudgetThreshold);
     assert!(fired[0].detail.contains("past the 75% level"), "{}", fired[0].detail);
 }
+
+/// Routing waste, once an operator sets its threshold, fires on the share of the last 7
+/// days' interactive spend that went to questions and single edits; CI runs and older
+/// sessions do not count.
+#[test]
+fn routing_waste_fires_on_the_share_spent_on_small_sessions() {
+    let conn = db();
+    conn.execute("INSERT INTO users (id, email, name, created_at_ms) VALUES ('u1', 'u@example.com', 'U', 0)", [])
+        .unwrap();
+    let session = |id: &str, at: i64, shape: &str, usd: i64, kind: &str| {
+        conn.execute(
+            "INSERT INTO sessions (id, user_id, agent_type, agent_session_id, run_kind, first_event_ms, last_event_ms,
+                                   shape_label, cost_nusd)
+             VALUES (?1, 'u1', 'claude_code', ?1, ?5, ?2, ?2, ?3, ?4)",
+            params![id, at, shape, usd * 1_000_000_000, kind],
+        )
+        .unwrap();
+    };
+    session("q", NOW - DAY, "question", 30, "INTERACTIVE");
+    session("big", NOW - DAY, "feature", 70, "INTERACTIVE");
+    session("ci", NOW - DAY, "question", 500, "CI");
+    session("old", NOW - 10 * DAY, "question", 500, "INTERACTIVE");
+    conn.execute("UPDATE alert_rules SET enabled = 1, threshold = 0.5 WHERE id = 'routing_waste'", []).unwrap();
+    assert!(evaluate(&conn, NOW).unwrap().is_empty(), "30 % of the week's interactive spend: under 0.5");
+    conn.execute("UPDATE alert_rules SET threshold = 0.25 WHERE id = 'routing_waste'", []).unwrap();
+    let fired = evaluate(&conn, NOW).unwrap();
+    assert_eq!((fired[0].rule, fired[0].step), (Rule::RoutingWaste, Step::Open { notify: true }), "{fired:?}");
+    assert!((fired[0].value - 0.3).abs() < 1e-9, "{fired:?}");
+}
+
+/// Budgets of a team and a person: each level is its own event, a person's notice names
+/// the budget and not the person, and a removed budget's events resolve.
+#[test]
+fn team_and_person_budgets_fire_per_level_and_resolve_when_removed() {
+    let conn = db();
+    for (id, email) in [("u1", "one@example.com"), ("u2", "two@example.com")] {
+        conn.execute("INSERT INTO users (id, email, name, created_at_ms) VALUES (?1, ?2, 'Someone', 0)", [id, email])
+            .unwrap();
+    }
+    conn.execute("INSERT INTO teams (id, slug, name, created_at_ms) VALUES ('t', 'web', 'Web', 0)", []).unwrap();
+    conn.execute("INSERT INTO team_members (team_id, user_id, added_at_ms) VALUES ('t', 'u1', 0)", []).unwrap();
+    spend_at(&conn, NOW - 3_600_000, 80);
+    conn.execute("UPDATE alert_rules SET enabled = 1 WHERE id = 'budget_threshold'", []).unwrap();
+    crate::alerts::budgets::set(&conn, "team", "t", 100_000_000_000, &[50, 75, 90], "admin", NOW).unwrap();
+    let person = crate::alerts::budgets::set(&conn, "person", "u1", 50_000_000_000, &[100], "admin", NOW).unwrap();
+    let fired = evaluate(&conn, NOW).unwrap();
+    let subjects: Vec<&str> = fired.iter().map(|t| t.subject.as_str()).collect();
+    assert_eq!(subjects, vec!["team:web@50", "team:web@75", format!("person:{person}@100").as_str()], "{fired:?}");
+    assert!(fired.iter().all(|t| t.step == Step::Open { notify: true }));
+    let personal = &fired[2].detail;
+    assert!(personal.starts_with(&format!("personal budget {person} is at 160%")), "{personal}");
+    assert!(!personal.contains("one@example.com") && !personal.contains('$'), "{personal}");
+    crate::alerts::budgets::remove(&conn, &person).unwrap();
+    let after = evaluate(&conn, NOW + 60_000).unwrap();
+    let resolved: Vec<&str> =
+        after.iter().filter(|t| matches!(t.step, Step::Resolve { .. })).map(|t| t.subject.as_str()).collect();
+    assert_eq!(resolved, vec![format!("person:{person}@100").as_str()]);
+}
