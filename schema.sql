@@ -635,6 +635,7 @@ CREATE TABLE alert_delivery_log (
     detail     TEXT NOT NULL
 );
 CREATE INDEX alert_delivery_log_by_event ON alert_delivery_log(event_id, at_ms);
+CREATE INDEX alert_delivery_log_by_time ON alert_delivery_log(at_ms);
 
 -- Service-level indicators per UTC day (src/slo/, docs/slo.md), kept 12 months;
 -- latency_buckets: JSON counts per bound of slo::BOUNDS_MS, '' where not timed.
@@ -647,3 +648,4 @@ CREATE TABLE sli_daily (
     latency_buckets TEXT NOT NULL DEFAULT '',
     PRIMARY KEY (day_start_ms, indicator, key)
 ) WITHOUT ROWID;
+CREATE INDEX job_runs_by_end ON job_runs(ended_at_ms);

@@ -23,4 +23,9 @@ CREATE TABLE alert_budgets (
 ALTER TABLE alert_events ADD COLUMN subject TEXT NOT NULL DEFAULT '';
 DROP INDEX alert_events_open;
 CREATE UNIQUE INDEX alert_events_open ON alert_events(rule_id, subject) WHERE state <> 'resolved';
+-- An organisation budget event of before subjects would resolve with a notice and open
+-- again per level: it resolves here, quietly, and the next evaluation opens the levels.
+UPDATE alert_events SET state = 'resolved', resolved_at_ms = last_seen_ms
+    WHERE rule_id = 'budget_threshold' AND state <> 'resolved';
+CREATE INDEX alert_delivery_log_by_time ON alert_delivery_log(at_ms);
 INSERT INTO alert_rules (id, threshold, enabled, updated_at_ms) VALUES ('slo_burn', 0.5, 1, 0);

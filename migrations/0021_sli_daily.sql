@@ -10,3 +10,5 @@ CREATE TABLE sli_daily (
     latency_buckets TEXT NOT NULL DEFAULT '',
     PRIMARY KEY (day_start_ms, indicator, key)
 ) WITHOUT ROWID;
+-- The service levels read the job runs that ended each day.
+CREATE INDEX job_runs_by_end ON job_runs(ended_at_ms);

@@ -217,6 +217,7 @@ pub const ENV_KEYS: &[(&str, &str)] = &[
     ("SIGHTLINE_LOG", "log.level"),
     ("SIGHTLINE_LOG_FORMAT", "log.format"),
     ("SIGHTLINE_AUTH_PUBLIC_URL", "auth.public_url"),
+    ("SIGHTLINE_AUTH_INGEST_PUBLIC_URL", "auth.ingest_public_url"),
     ("SIGHTLINE_AUTH_GITHUB_CLIENT_ID", "auth.github_client_id"),
     ("SIGHTLINE_AUTH_GITHUB_CLIENT_SECRET", "auth.github_client_secret"),
     ("SIGHTLINE_AUTH_GITHUB_URL", "auth.github_url"),
@@ -329,6 +330,7 @@ impl Config {
         let auth = &self.auth;
         for (key, url) in [
             ("auth.public_url", &auth.public_url),
+            ("auth.ingest_public_url", &auth.ingest_public_url),
             ("auth.github_url", &auth.github_url),
             ("auth.github_api_url", &auth.github_api_url),
         ] {

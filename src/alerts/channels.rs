@@ -319,8 +319,8 @@ pub fn log(conn: &Connection, attempts: &[Attempt]) -> Result<(), DbError> {
 }
 
 /// A test notice to `channel`, with its retries, as an administrator's test-send: it
-/// names no rule's figures, only who sent it and when.
-pub fn test_send(channel: &Channel, sent_by: &str, now_ms: &dyn Fn() -> i64, pause: &dyn Fn(Duration)) -> Vec<Attempt> {
+/// names no rule's figures and no person (the audit log says who sent it), only when.
+pub fn test_send(channel: &Channel, now_ms: &dyn Fn() -> i64, pause: &dyn Fn(Duration)) -> Vec<Attempt> {
     let event_id = format!("test-{}", uuid::Uuid::now_v7());
     let transition = Transition {
         rule: super::rules::Rule::JobSlo,
@@ -330,7 +330,7 @@ pub fn test_send(channel: &Channel, sent_by: &str, now_ms: &dyn Fn() -> i64, pau
         value: 0.0,
         threshold: 0.0,
         detail: format!(
-            "sent by {sent_by} from /admin/alerts at {} to check this channel; no alert is open",
+            "sent by an administrator from /admin/alerts at {} to check this channel; no alert is open",
             crate::model::rfc3339_ms(now_ms())
         ),
     };

@@ -230,9 +230,10 @@ fn month_start(now_ms: i64) -> i64 {
     crate::model::parse_rfc3339_ms(&first).unwrap_or(now_ms.div_euclid(DAY_MS) * DAY_MS)
 }
 
-/// Spend against a budget at one level (0.75 = 75 %). `private` names the budget
-/// without its person or amounts, for a person's budget (its notice may reach a chat
-/// channel that must not learn one person's spend).
+/// Spend against a budget at one level (0.75 = 75 %). `private` names the budget of a
+/// team or person, whose detail then gives the share alone, never amounts (its notice
+/// may reach a chat channel that must not learn one person's spend); the
+/// organisation's budget (`private` empty) gives the amounts.
 fn budget_level(spent: i64, budget_nusd: f64, level: f64, private: &str) -> Measured {
     let value = if budget_nusd > 0.0 { spent as f64 / budget_nusd } else { 0.0 };
     let breaching = budget_nusd > 0.0 && value >= level;
@@ -288,19 +289,24 @@ pub fn measure_subjects(
                     vec![budget.subject_id.clone()]
                 };
                 let spent = spend_of(conn, &people, from, hour_end)?;
-                let private =
-                    if budget.scope == "person" { format!("personal budget {}", budget.id) } else { String::new() };
+                // Neither names a person nor gives amounts: a team of one would say as
+                // much as a personal budget, and notices may reach a chat channel.
+                let private = if budget.scope == "person" {
+                    format!("personal budget {}", budget.id)
+                } else {
+                    format!("team {}", budget.label)
+                };
                 for level in &budget.levels {
                     let level = f64::from(*level) / 100.0;
                     // A person is named by the budget's id, never their address: the
                     // subject travels with the notice.
                     let who = if budget.scope == "person" { &budget.id } else { &budget.label };
                     let subject = format!("{}:{who}@{:.0}", budget.scope, level * 100.0);
-                    let mut measured_level = budget_level(spent, budget.monthly_nusd as f64, level, &private);
-                    if private.is_empty() {
-                        measured_level.detail = format!("team {}: {}", budget.label, measured_level.detail);
-                    }
-                    measured.push(one(subject, level, measured_level));
+                    measured.push(one(
+                        subject,
+                        level,
+                        budget_level(spent, budget.monthly_nusd as f64, level, &private),
+                    ));
                 }
             }
             Ok(measured)

@@ -100,7 +100,32 @@ pub fn evaluate(conn: &Connection, now_ms: i64) -> Result<Vec<Transition>, DbErr
             }
         }
     }
+    transitions.extend(resolve_switched_off(conn, now_ms)?);
     Ok(transitions)
+}
+
+/// A rule switched off measures nothing: its unresolved events resolve, without a notice
+/// (the operator chose not to hear from it), so switching it on again starts afresh.
+fn resolve_switched_off(conn: &Connection, now_ms: i64) -> Result<Vec<Transition>, DbError> {
+    let mut stmt = conn.prepare(
+        "SELECT e.id, e.rule_id, e.subject, e.value, e.threshold, e.detail FROM alert_events e
+         JOIN alert_rules r ON r.id = e.rule_id WHERE r.enabled = 0 AND e.state <> 'resolved'",
+    )?;
+    let rows: Vec<(String, String, String, f64, f64, String)> = stmt
+        .query_map([], |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?, row.get(3)?, row.get(4)?, row.get(5)?)))?
+        .collect::<Result<_, _>>()?;
+    let mut resolved = Vec::new();
+    for (id, rule_id, subject, value, threshold, detail) in rows {
+        conn.execute(
+            "UPDATE alert_events SET state = 'resolved', resolved_at_ms = ?2, last_seen_ms = ?2 WHERE id = ?1",
+            params![id, now_ms],
+        )?;
+        if let Some(rule) = Rule::parse(&rule_id) {
+            let step = Step::Resolve { notify: false };
+            resolved.push(Transition { rule, subject, step, event_id: Some(id), value, threshold, detail });
+        }
+    }
+    Ok(resolved)
 }
 
 /// One subject through the state machine; `None` when it stays quiet.
@@ -112,9 +137,12 @@ fn step(
     now_ms: i64,
 ) -> Result<Option<Transition>, DbError> {
     let SubjectMeasured { subject, threshold, measured } = one;
+    // A silence matters to an open event, or to one about to open; a quiet subject
+    // without an event needs no lookup.
     let silenced_until = match &open {
         Some(event) => event.silenced_until_ms,
-        None => subject_silenced_until(conn, rule, &subject)?,
+        None if measured.breaching => subject_silenced_until(conn, rule, &subject)?,
+        None => None,
     };
     let silenced = silenced_until.is_some_and(|until| until > now_ms);
     let step = machine::next(open.as_ref().map(|e| e.state), measured.breaching, silenced);

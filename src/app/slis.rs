@@ -59,8 +59,12 @@ fn derive(conn: &Connection, now_ms: i64) -> Result<(), DbError> {
     let today = now_ms.div_euclid(DAY_MS) * DAY_MS;
     for day in [today - DAY_MS, today] {
         let mut deliveries = Tally::default();
-        for (_, failed, processing_ms) in crate::github::deliveries::settled_between(conn, day, day + DAY_MS)? {
-            // A failed delivery is counted but untimed: it never reached an upsert.
+        // A delivery still pending after 5 s (the upsert objective) counts as bad.
+        let stuck_before = now_ms - 5_000;
+        for (_, failed, processing_ms) in
+            crate::github::deliveries::settled_between(conn, day, day + DAY_MS, stuck_before)?
+        {
+            // A failed or stuck delivery is counted but untimed: it never reached an upsert.
             deliveries.add(!failed, processing_ms);
         }
         store::replace_day(conn, day, "github_delivery", &[(String::new(), deliveries)])?;

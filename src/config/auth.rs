@@ -11,6 +11,9 @@ use serde::Deserialize;
 #[serde(deny_unknown_fields, default)]
 pub struct Auth {
     pub public_url: String,
+    /// The ingest listener as developer machines reach it (`/install` shows it); empty:
+    /// the web app's public host with the ingest listener's port.
+    pub ingest_public_url: String,
     pub github_client_id: String,
     pub github_client_secret: Secret,
     pub github_url: String,
@@ -23,6 +26,7 @@ impl Default for Auth {
     fn default() -> Self {
         Auth {
             public_url: String::new(),
+            ingest_public_url: String::new(),
             github_client_id: String::new(),
             github_client_secret: Secret::default(),
             github_url: "https://github.com".into(),

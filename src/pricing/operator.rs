@@ -176,18 +176,37 @@ pub fn diff(table: &PriceTable, base: &PriceTable) -> Vec<ModelDiff> {
     diffs
 }
 
-/// Validates `json` as `agent`'s table exactly as a file in the directory would be, then
-/// writes it there (to a temporary file renamed into place, so a reader never sees half
-/// of it). Nothing is written when it does not validate.
-pub fn store(data_dir: &Path, agent: AgentType, json: &str) -> Result<PriceTable, PricingError> {
+/// An operator table validated and written beside its place, waiting for [`Staged::commit`].
+#[derive(Debug)]
+pub struct Staged {
+    pub table: PriceTable,
+    temporary: PathBuf,
+    path: PathBuf,
+}
+
+impl Staged {
+    /// Renames the table into place: a reader sees the old file or the new, never half.
+    pub fn commit(self) -> std::io::Result<()> {
+        std::fs::rename(&self.temporary, &self.path)
+    }
+
+    /// Removes the written file (the upload was not recorded).
+    pub fn discard(self) {
+        let _ = std::fs::remove_file(&self.temporary);
+    }
+}
+
+/// Validates `json` as `agent`'s table exactly as a file in the directory would be, and
+/// writes it to a temporary file of its own there. Nothing is written when it does not
+/// validate; `Err(Ok(_))` is an invalid table, `Err(Err(_))` a file-system failure.
+pub fn stage(data_dir: &Path, agent: AgentType, json: &str) -> Result<Staged, Result<PricingError, std::io::Error>> {
     let dir = overrides_dir(data_dir);
     let path = dir.join(file_name(agent));
     let label = path.display().to_string();
-    let mut table = PriceTable::parse_sharing(agent, json, label, &mut Vec::new())?;
-    std::fs::create_dir_all(&dir).map_err(|err| io_error(&dir, &err))?;
-    let temporary = dir.join(format!(".{}.uploading", file_name(agent)));
-    std::fs::write(&temporary, json).map_err(|err| io_error(&temporary, &err))?;
-    std::fs::rename(&temporary, &path).map_err(|err| io_error(&path, &err))?;
-    table.source = Some(path);
-    Ok(table)
+    let mut table = PriceTable::parse_sharing(agent, json, label, &mut Vec::new()).map_err(Ok)?;
+    std::fs::create_dir_all(&dir).map_err(Err)?;
+    let temporary = dir.join(format!(".{}.{}.uploading", file_name(agent), uuid::Uuid::now_v7().simple()));
+    std::fs::write(&temporary, json).map_err(Err)?;
+    table.source = Some(path.clone());
+    Ok(Staged { table, temporary, path })
 }

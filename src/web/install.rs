@@ -49,13 +49,19 @@ const AGENTS: [(&str, &str, &str); 7] = [
 struct InstallPage {
     nav_role: &'static str,
     ingest_url: String,
+    /// True when the address was derived rather than configured (the page says how to set it).
+    derived: bool,
     web_url: String,
     agents: Vec<AgentSteps>,
 }
 
-/// The ingest listener as a developer machine reaches it: the web app's public scheme
-/// and host with the ingest listener's port.
+/// The ingest listener as a developer machine reaches it: `auth.ingest_public_url`, or
+/// else the web app's public scheme and host with the ingest listener's port.
 pub fn ingest_url(state: &AppState) -> String {
+    let configured = state.config.auth.ingest_public_url.trim_end_matches('/');
+    if !configured.is_empty() {
+        return configured.to_string();
+    }
     let origin = &state.web_origin;
     let (scheme, rest) = origin.split_once("://").unwrap_or(("http", origin));
     let authority = rest.split('/').next().unwrap_or(rest);
@@ -78,5 +84,12 @@ pub async fn page(State(state): State<Arc<AppState>>, PageCaller(caller): PageCa
             command: format!("sightline login --server {ingest_url} && sightline install --agent {id}"),
         })
         .collect();
-    Ok(render(&InstallPage { nav_role: caller.role.as_str(), ingest_url, web_url: state.web_origin.clone(), agents }))
+    let derived = state.config.auth.ingest_public_url.is_empty();
+    Ok(render(&InstallPage {
+        nav_role: caller.role.as_str(),
+        ingest_url,
+        derived,
+        web_url: state.web_origin.clone(),
+        agents,
+    }))
 }

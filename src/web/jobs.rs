@@ -127,8 +127,8 @@ fn page_caller(caller: Result<Caller, AppError>, path: &str) -> Result<Caller, B
 }
 
 /// `POST /admin/jobs/{name}/run`: 202 with the run id, or back to the console page
-/// (303) when a browser's form asked. Every request is audited (`JOB_RUN_REQUESTED`),
-/// with the run it started or why none did.
+/// (303) when a browser's form asked. An administrator's request for a known job is
+/// audited (`JOB_RUN_REQUESTED`) before anything starts, so no run goes unrecorded.
 pub async fn trigger(
     State(state): State<Arc<AppState>>,
     headers: HeaderMap,
@@ -136,13 +136,11 @@ pub async fn trigger(
     Path(name): Path<String>,
 ) -> Response {
     let from_page = admin::wants_html(&headers);
-    let outcome = start(&state, &caller, &name).await;
-    let detail = match &outcome {
-        Ok(run_id) => json!({ "run_id": run_id }),
-        Err(err) => json!({ "refused": err.status_and_message().1 }),
-    };
-    if caller.role.may_run_jobs() && registry::find(&name).is_some() {
-        let (actor, target, now_ms) = (caller.user.id.clone(), name.clone(), state.clock.now_ms());
+    if caller.role.may_run_jobs()
+        && let Some(job) = registry::find(&name)
+    {
+        let (actor, now_ms) = (caller.user.id.clone(), state.clock.now_ms());
+        let via = if from_page { "console" } else { "api" };
         let audited = state
             .writer
             .transact(move |tx| {
@@ -150,17 +148,18 @@ pub async fn trigger(
                     actor_id: Some(&actor),
                     action: Action::JobRunRequested,
                     subject_user_id: None,
-                    target: Some(&target),
-                    detail,
+                    target: Some(job.name),
+                    detail: json!({ "via": via }),
                 };
                 audit::record(tx, &entry, now_ms)
             })
             .await;
         if let Err(err) = audited {
-            return AppError::from(err).into_response();
+            let err = AppError::from(err);
+            return if from_page { PageError(err).into_response() } else { err.into_response() };
         }
     }
-    match (outcome, from_page) {
+    match (start(&state, &caller, &name).await, from_page) {
         (Ok(run_id), false) => {
             (StatusCode::ACCEPTED, Json(json!({ "job": name, "run_id": run_id, "outcome": "running" }))).into_response()
         }

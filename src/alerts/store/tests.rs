@@ -176,4 +176,13 @@ fn team_and_person_budgets_fire_per_level_and_resolve_when_removed() {
     let resolved: Vec<&str> =
         after.iter().filter(|t| matches!(t.step, Step::Resolve { .. })).map(|t| t.subject.as_str()).collect();
     assert_eq!(resolved, vec![format!("person:{person}@100").as_str()]);
+    // Switched off, the rule's events resolve without a notice.
+    conn.execute("UPDATE alert_rules SET enabled = 0 WHERE id = 'budget_threshold'", []).unwrap();
+    let off = evaluate(&conn, NOW + 120_000).unwrap();
+    assert_eq!(off.len(), 2, "{off:?}");
+    assert!(off.iter().all(|t| t.step == Step::Resolve { notify: false }), "{off:?}");
+    let open: i64 =
+        conn.query_row("SELECT count(*) FROM alert_events WHERE state <> 'resolved'", [], |r| r.get(0)).unwrap();
+    assert_eq!(open, 0);
+    assert!(fired[0].detail.starts_with("team web is at 80%") && !fired[0].detail.contains('$'), "{}", fired[0].detail);
 }

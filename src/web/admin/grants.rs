@@ -129,6 +129,7 @@ pub async fn act(
         None => grants::revoke(tx, caller.actor(), &id, now_ms),
     })
     .await?;
-    let message = format!("the grant of {} on {} is now {}", grant.requester_email, grant.subject_email, grant.status);
+    // The flash travels in the URL: it names no one.
+    let message = format!("the grant is now {}", grant.status);
     Ok(done(PATH, &message))
 }

@@ -4,8 +4,9 @@
 //! become under the tables on disk).
 //!
 //! Invariants: an upload is validated exactly as a file in `<data_dir>/price-tables/`
-//! is at start-up and written whole or not at all (`pricing::store_operator_table`),
-//! with its `PRICE_TABLE_UPLOADED` audit row; the server prices with the tables it
+//! is at start-up, staged beside its place and renamed into it in the transaction that
+//! writes its `PRICE_TABLE_UPLOADED` audit row (`pricing::stage_operator_table`), so
+//! neither lands without the other; the server prices with the tables it
 //! started with, so an upload is in force after a restart, and the page says which
 //! agents wait for one.
 
@@ -53,8 +54,12 @@ pub async fn page(
     Query(flash): Query<Flash>,
 ) -> Result<Response, PageError> {
     admin_only(&caller)?;
-    let embedded = PriceBook::embedded().map_err(|err| AppError::Internal(err.to_string()))?;
-    let on_disk = PriceBook::load(&state.config.data_dir);
+    // Reading and compiling the tables is blocking work.
+    let data_dir = state.config.data_dir.clone();
+    let (embedded, on_disk) = tokio::task::spawn_blocking(move || (PriceBook::embedded(), PriceBook::load(&data_dir)))
+        .await
+        .map_err(|err| AppError::Internal(err.to_string()))?;
+    let embedded = embedded.map_err(|err| AppError::Internal(err.to_string()))?;
     let in_force = &state.prices;
 
     let mut tables = Section::new("in-force", "Tables in force")
@@ -160,17 +165,23 @@ pub async fn upload(
         return Err(AppError::bad_request("table", "paste the table's JSON").into());
     }
     let data_dir = state.config.data_dir.clone();
-    let table = tokio::task::spawn_blocking(move || pricing::store_operator_table(&data_dir, agent, &json))
+    let staged = tokio::task::spawn_blocking(move || pricing::stage_operator_table(&data_dir, agent, &json))
         .await
         .map_err(|err| AppError::Internal(err.to_string()))?
-        .map_err(|err| AppError::bad_request("table", err.to_string()))?;
+        .map_err(|err| match err {
+            Ok(invalid) => AppError::bad_request("table", invalid.to_string()),
+            Err(io) => AppError::Internal(format!("cannot write the price table: {io}")),
+        })?;
+    let revision = staged.table.revision().to_string();
     let (actor, now_ms) = (caller.user.id.clone(), state.clock.now_ms());
     let detail = serde_json::json!({
         "agent": agent.as_str(),
-        "revision": table.revision(),
-        "models": table.model_ids().count(),
+        "revision": revision,
+        "models": staged.table.model_ids().count(),
     });
-    state
+    // The audit row first, the rename last, in one transaction: a failed rename rolls the
+    // row back, and a failed row leaves the table unplaced.
+    let placed = state
         .writer
         .transact(move |tx| {
             let entry = Entry {
@@ -180,16 +191,22 @@ pub async fn upload(
                 target: Some(agent.as_str()),
                 detail,
             };
-            audit::record(tx, &entry, now_ms)
+            if let Err(err) = audit::record(tx, &entry, now_ms) {
+                staged.discard();
+                return Err(err);
+            }
+            staged
+                .commit()
+                .map_err(|source| crate::db::DbError::Io { context: "placing the uploaded price table".into(), source })
         })
-        .await
-        .map_err(AppError::from)?;
+        .await;
+    placed.map_err(AppError::from)?;
     Ok(done(
         PATH,
         &format!(
             "{}'s table revision {} is stored; restart the server to price with it, and run the reprice report to see what it changes",
             agent.as_str(),
-            table.revision()
+            revision
         ),
     ))
 }

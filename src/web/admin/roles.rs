@@ -77,7 +77,7 @@ pub struct RoleForm {
 }
 
 enum RoleChange {
-    Changed { email: String, from: String, to: String },
+    Changed { from: String, to: String },
     LastAdmin(String),
     Unknown,
 }
@@ -114,12 +114,13 @@ pub async fn set_org_role(
                 detail,
             };
             audit::record(tx, &entry, now_ms)?;
-            Ok(RoleChange::Changed { email: user.email, from: user.org_role, to: role })
+            Ok(RoleChange::Changed { from: user.org_role, to: role })
         })
         .await
         .map_err(AppError::from)?;
     match change {
-        RoleChange::Changed { email, from, to } => Ok(done(ORG_PATH, &format!("{email} is now {to} (was {from})"))),
+        // The flash travels in the URL: it names no one.
+        RoleChange::Changed { from, to } => Ok(done(ORG_PATH, &format!("the role is now {to} (was {from})"))),
         RoleChange::LastAdmin(email) => Err(AppError::bad_request(
             "role",
             format!("{email} is the only active administrator: make someone else ADMIN first"),
@@ -272,7 +273,7 @@ async fn change_team_role(
                 detail,
             };
             audit::record(tx, &entry, now_ms)?;
-            Ok(TeamChange::Done(format!("{} is now {role} of {}", user.email, team.slug)))
+            Ok(TeamChange::Done(format!("a member is now {role} of {}", team.slug)))
         })
         .await
         .map_err(AppError::from)?;
