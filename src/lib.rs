@@ -25,6 +25,7 @@ pub mod github;
 pub mod hook;
 pub mod http;
 pub mod ingest;
+pub mod jira;
 pub mod jobs;
 pub mod logging;
 pub mod memory;

@@ -104,9 +104,9 @@ fn jobs_run_records_its_run_and_refuses_what_this_build_cannot_run() {
     assert!(ran.status.success(), "{}", stderr(&ran));
     assert!(stdout(&ran).starts_with("run-deletions succeeded in "), "{}", stdout(&ran));
 
-    let refused = sightline(&["jobs", "run", "--data-dir", data_dir, "sync-jira"]);
+    let refused = sightline(&["jobs", "run", "--data-dir", data_dir, "reconcile-cost"]);
     assert_eq!(refused.status.code(), Some(2));
-    assert!(stderr(&refused).contains("sync-jira cannot run in this build: "), "{}", stderr(&refused));
+    assert!(stderr(&refused).contains("reconcile-cost cannot run in this build: "), "{}", stderr(&refused));
     let unknown = sightline(&["jobs", "run", "--data-dir", data_dir, "sweep-everything"]);
     assert_eq!(unknown.status.code(), Some(2));
     assert!(stderr(&unknown).contains("there is no job named \"sweep-everything\""), "{}", stderr(&unknown));
@@ -115,7 +115,7 @@ fn jobs_run_records_its_run_and_refuses_what_this_build_cannot_run() {
         runs(dir.path()),
         vec![
             ("run-deletions".into(), "cli".into(), "succeeded".into()),
-            ("sync-jira".into(), "cli".into(), "refused".into()),
+            ("reconcile-cost".into(), "cli".into(), "refused".into()),
         ],
         "the unknown name records nothing"
     );

@@ -228,6 +228,20 @@ fn execute(
             println!("{described}");
             return Ok((report.judged as i64, Some(described)));
         }
+        "sync-jira" => {
+            let Some(jira) = crate::jira::from_env(|name| std::env::var(name).ok()).map_err(anyhow::Error::msg)? else {
+                let why =
+                    "Jira is not configured (SIGHTLINE_JIRA_URL, _EMAIL, _API_TOKEN, _VALUE_FIELD); nothing to sync";
+                println!("{why}");
+                return Ok((0, Some(why.to_string())));
+            };
+            let keys = crate::github::pulls::issue_keys(conn)?;
+            let fetched = crate::jira::client::fetch(&jira, &keys).map_err(anyhow::Error::msg)?;
+            let stored = crate::jira::store::upsert(conn, &fetched, crate::clock::system_now_ms())?;
+            let described = stored.describe();
+            println!("{described}");
+            return Ok(((stored.found + stored.not_found) as i64, Some(described)));
+        }
         "sync-teams" => {
             if let Some(why) = crate::github::teams::not_configured(config) {
                 println!("{why}");

@@ -314,3 +314,12 @@ pub use comments::{
     clear_comments_due, comment_done, commented, comments_due, mark_comment_due, mark_person_comments_due,
 };
 pub use reads::{DecidedLink, MergedOutcome, decided_links, landed_commits, merged_outcomes, of_session, own_share};
+
+/// Every issue key pull requests name (upper case, each once), for `sync-jira`.
+pub fn issue_keys(conn: &Connection) -> Result<Vec<String>, DbError> {
+    let mut stmt = conn.prepare(
+        "SELECT DISTINCT upper(issue_key) FROM pull_requests WHERE issue_key IS NOT NULL AND issue_key <> '' ORDER BY 1",
+    )?;
+    let rows = stmt.query_map([], |row| row.get(0))?;
+    Ok(rows.collect::<Result<_, _>>()?)
+}

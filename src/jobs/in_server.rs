@@ -28,6 +28,7 @@ const KNOWN: &[&str] = &[
     "compute-subject-scores",
     "judge-sessions",
     "evaluate-alerts",
+    "sync-jira",
 ];
 
 pub fn knows(job: &str) -> bool {
@@ -64,6 +65,7 @@ pub async fn execute(state: &Arc<AppState>, job: &JobSpec) -> Result<Done, Strin
         "compute-effectiveness" | "compute-subject-scores" => outcomes(state, job.name).await,
         "judge-sessions" => judge(state).await,
         "evaluate-alerts" => alerts(state).await,
+        "sync-jira" => sync_jira(state).await,
         _ => counted(state, job).await.map(|rows| Done { rows, summary: None }),
     }
 }
@@ -202,6 +204,30 @@ async fn sync_teams(state: &Arc<AppState>) -> Result<Done, String> {
         .map_err(|err| err.to_string())?;
     let rows = (summary.teams_added + summary.teams_updated + summary.members_added + summary.members_removed) as i64;
     Ok(Done { rows: Some(rows), summary: Some(crate::github::teams::describe(&summary)) })
+}
+
+/// `sync-jira`: the issues pull requests name, read from Jira and stored with their
+/// business value; without the four `SIGHTLINE_JIRA_*` variables it says so and does
+/// nothing (docs/cost.md).
+async fn sync_jira(state: &Arc<AppState>) -> Result<Done, String> {
+    let Some(config) = crate::jira::from_env(|name| std::env::var(name).ok())? else {
+        let why = "Jira is not configured (SIGHTLINE_JIRA_URL, _EMAIL, _API_TOKEN, _VALUE_FIELD); nothing to sync";
+        tracing::warn!("sync-jira: {why}");
+        return Ok(Done { rows: Some(0), summary: Some(why.into()) });
+    };
+    let pool = state.readers.clone();
+    let keys =
+        db::blocking(move || crate::github::pulls::issue_keys(&*pool.get()?)).await.map_err(|err| err.to_string())?;
+    let fetched = tokio::task::spawn_blocking(move || crate::jira::client::fetch(&config, &keys))
+        .await
+        .map_err(|err| err.to_string())??;
+    let now_ms = state.clock.now_ms();
+    let stored = state
+        .writer
+        .transact(move |tx| crate::jira::store::upsert(tx, &fetched, now_ms))
+        .await
+        .map_err(|err| err.to_string())?;
+    Ok(Done { rows: Some((stored.found + stored.not_found) as i64), summary: Some(stored.describe()) })
 }
 
 /// `sweep-scratch`: transcript uploads abandoned for a day, device authorisations and

@@ -1,5 +1,6 @@
-//! A loopback HTTP receiver standing in for a chat or generic webhook: it keeps every
-//! request's headers and body and answers with the status its closure chooses.
+//! A loopback HTTP receiver standing in for a chat or generic webhook, or a small JSON
+//! API: it keeps every request's headers and body and answers with the status (and
+//! body) its closure chooses.
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::sync::{Arc, Mutex};
@@ -15,6 +16,11 @@ pub struct Receiver {
 
 impl Receiver {
     pub fn start(answer: impl Fn(&[(String, String)], &str, usize) -> u16 + Send + 'static) -> Receiver {
+        Self::answering(move |headers, body, seen| (answer(headers, body, seen), String::new()))
+    }
+
+    /// A receiver that answers each request with a status and a JSON body.
+    pub fn answering(answer: impl Fn(&[(String, String)], &str, usize) -> (u16, String) + Send + 'static) -> Receiver {
         let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         let url = format!("http://{}/hook", listener.local_addr().unwrap());
         let got: Arc<Mutex<Vec<Request>>> = Arc::default();
@@ -36,9 +42,13 @@ impl Receiver {
                 let mut body = vec![0; length];
                 reader.read_exact(&mut body).unwrap();
                 let body = String::from_utf8(body).unwrap();
-                let status = answer(&headers, &body, kept.lock().unwrap().len());
+                let (status, answer_body) = answer(&headers, &body, kept.lock().unwrap().len());
                 kept.lock().unwrap().push((headers, body));
-                let _ = write!(stream, "HTTP/1.1 {status} X\r\nContent-Length: 0\r\nConnection: close\r\n\r\n");
+                let _ = write!(
+                    stream,
+                    "HTTP/1.1 {status} X\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{answer_body}",
+                    answer_body.len()
+                );
             }
         });
         Receiver { url, got }

@@ -1,0 +1,72 @@
+//! `jira_issues` (owned here): each issue a pull request names, as Jira last said it was,
+//! with its business value; a key Jira did not know is kept as not found, so the ROI page
+//! can tell "no value" from "not synced".
+
+use rusqlite::{Connection, params};
+
+use super::client::Fetched;
+use crate::db::DbError;
+
+/// What a sync stored.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Stored {
+    pub found: usize,
+    pub with_value: usize,
+    pub not_found: usize,
+}
+
+impl Stored {
+    pub fn describe(&self) -> String {
+        format!(
+            "{} Jira issues synced ({} with a business value), {} keys Jira does not know",
+            self.found, self.with_value, self.not_found
+        )
+    }
+}
+
+/// Writes what a fetch found at `now_ms`.
+pub fn upsert(conn: &Connection, fetched: &Fetched, now_ms: i64) -> Result<Stored, DbError> {
+    let mut write = conn.prepare_cached(
+        "INSERT INTO jira_issues (key, found, summary, status, business_value, fetched_at_ms)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6)
+         ON CONFLICT (key) DO UPDATE SET found = excluded.found, summary = excluded.summary,
+             status = excluded.status, business_value = excluded.business_value,
+             fetched_at_ms = excluded.fetched_at_ms",
+    )?;
+    for issue in &fetched.issues {
+        write.execute(params![
+            issue.key.to_ascii_uppercase(),
+            true,
+            issue.summary,
+            issue.status,
+            issue.business_value,
+            now_ms
+        ])?;
+    }
+    for key in &fetched.not_found {
+        write.execute(params![
+            key.to_ascii_uppercase(),
+            false,
+            "",
+            Option::<String>::None,
+            Option::<f64>::None,
+            now_ms
+        ])?;
+    }
+    Ok(Stored {
+        found: fetched.issues.len(),
+        with_value: fetched.issues.iter().filter(|issue| issue.business_value.is_some()).count(),
+        not_found: fetched.not_found.len(),
+    })
+}
+
+/// An issue's business value, `None` when it has none or was never synced.
+pub fn business_value(conn: &Connection, key: &str) -> Result<Option<f64>, DbError> {
+    use rusqlite::OptionalExtension;
+    Ok(conn
+        .query_row("SELECT business_value FROM jira_issues WHERE key = ?1", [key.to_ascii_uppercase()], |row| {
+            row.get(0)
+        })
+        .optional()?
+        .flatten())
+}
