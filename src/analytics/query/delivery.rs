@@ -1,8 +1,8 @@
 //! Delivery and return on spend, from the GitHub app's tables (`pull_requests`,
 //! `pr_rollups`; read here, written only by `github`): pull requests merged in the period,
 //! those with linked interactive agent sessions beside those with CI agent runs only and
-//! those with neither, per repository or team; and cost per merged pull request and per
-//! changed line, per team or agent.
+//! those with neither, per repository or team; and cost per merged pull request, per
+//! changed line and per unit of business value (the Jira issue's), per team or agent.
 //!
 //! Invariants: a row describes the pull requests of at least `min_people` distinct
 //! authors (the fold of `groups`); within a shown row, a kind of pull request by fewer
@@ -40,12 +40,19 @@ pub struct Delivery {
     pub kinds: [Kind; 3],
 }
 
-/// Cost of the merged pull requests that had agent sessions.
+/// Cost of the merged pull requests that had agent sessions, and the business value of
+/// those whose Jira issue has one (`jira_issues`, from `sync-jira`).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Return {
     pub merged: i64,
     pub cost_nusd: i64,
     pub changed_lines: i64,
+    /// How many of them name an issue with a business value.
+    pub valued: i64,
+    /// Their business value, in thousandths of a unit (exact sums).
+    pub value_milli: i64,
+    /// The cost of those valued pull requests alone.
+    pub valued_cost_nusd: i64,
 }
 
 impl Return {
@@ -55,6 +62,11 @@ impl Return {
 
     pub fn per_changed_line(&self) -> Option<i64> {
         (self.changed_lines > 0).then(|| self.cost_nusd / self.changed_lines)
+    }
+
+    /// Cost per unit of business value, over the pull requests that have one.
+    pub fn per_unit_of_value(&self) -> Option<i64> {
+        (self.value_milli > 0).then(|| (self.valued_cost_nusd as i128 * 1000 / self.value_milli as i128) as i64)
     }
 }
 
@@ -70,6 +82,8 @@ struct Merged {
     agents: Vec<String>,
     cost_nusd: i64,
     changed_lines: i64,
+    /// The business value of its Jira issue, when it has one.
+    value: Option<f64>,
 }
 
 /// The pull requests merged in the period, of the subject's authors (a team's: those
@@ -81,8 +95,9 @@ fn merged(conn: &Connection, subject: &Subject, period: Period) -> Result<Vec<Me
         "SELECT r.full_name, coalesce(p.user_id, 'github:' || coalesce(p.author_login, '?')), p.user_id,
                 coalesce(ro.sessions, 0), coalesce(ro.ci_sessions, 0), p.merged_at_ms - p.created_at_ms,
                 p.check_failures_count, p.reverted_by_number IS NOT NULL OR coalesce(ro.reverted, 0) = 1,
-                coalesce(ro.agents, ''), coalesce(ro.cost_nusd, 0), p.additions + p.deletions
+                coalesce(ro.agents, ''), coalesce(ro.cost_nusd, 0), p.additions + p.deletions, j.business_value
          FROM pull_requests p JOIN repos r ON r.id = p.repo_id LEFT JOIN pr_rollups ro ON ro.pr_id = p.id
+         LEFT JOIN jira_issues j ON j.key = upper(p.issue_key) AND j.found = 1
          WHERE p.state = 'merged' AND {filter} AND p.merged_at_ms >= ? AND p.merged_at_ms < ?"
     );
     let mut stmt = conn.prepare(&sql)?;
@@ -106,6 +121,7 @@ fn merged(conn: &Connection, subject: &Subject, period: Period) -> Result<Vec<Me
             agents: agents.split(',').filter(|a| !a.is_empty()).map(str::to_string).collect(),
             cost_nusd: row.get(9)?,
             changed_lines: row.get(10)?,
+            value: row.get::<_, Option<f64>>(11)?.filter(|v| v.is_finite() && *v > 0.0),
         })
     })?;
     Ok(rows.collect::<Result<_, _>>()?)
@@ -261,10 +277,14 @@ fn returns(groups: BTreeMap<String, Vec<&Merged>>, min_people: i64) -> Vec<Group
     let mut rows: Vec<(String, Return, BTreeSet<String>)> = groups
         .into_iter()
         .map(|(key, prs)| {
+            let valued: Vec<&&Merged> = prs.iter().filter(|pr| pr.value.is_some()).collect();
             let figures = Return {
                 merged: prs.len() as i64,
                 cost_nusd: prs.iter().map(|pr| pr.cost_nusd).sum(),
                 changed_lines: prs.iter().map(|pr| pr.changed_lines).sum(),
+                valued: valued.len() as i64,
+                value_milli: valued.iter().map(|pr| (pr.value.unwrap_or(0.0) * 1000.0).round() as i64).sum(),
+                valued_cost_nusd: valued.iter().map(|pr| pr.cost_nusd).sum(),
             };
             (key, figures, prs.iter().map(|pr| pr.author.clone()).collect())
         })
@@ -274,6 +294,9 @@ fn returns(groups: BTreeMap<String, Vec<&Merged>>, min_people: i64) -> Vec<Group
         into.merged += more.merged;
         into.cost_nusd += more.cost_nusd;
         into.changed_lines += more.changed_lines;
+        into.valued += more.valued;
+        into.value_milli += more.value_milli;
+        into.valued_cost_nusd += more.valued_cost_nusd;
     };
     fold(rows, min_people, add, |r| r.cost_nusd)
 }
@@ -344,6 +367,7 @@ mod tests {
             agents: vec!["claude_code".into()],
             cost_nusd: 1_000,
             changed_lines: 10,
+            value: None,
         }
     }
 
@@ -372,6 +396,57 @@ mod tests {
         assert!(big.figures.kinds[2].withheld);
         assert_eq!(big.figures.kinds[2].merged, 0);
         assert!(!big.figures.kinds[1].withheld, "an empty kind is zero, not withheld");
+    }
+
+    /// Business value comes from the pull request's Jira issue when Jira knows it and
+    /// gives a value; cost per unit of value counts only those pull requests.
+    #[test]
+    fn cost_per_unit_of_value_counts_only_valued_pull_requests() {
+        let conn = Connection::open_in_memory().unwrap();
+        conn.execute_batch(crate::db::migrations::SCHEMA_SQL).unwrap();
+        conn.execute("INSERT INTO repos (id, full_name, created_at_ms) VALUES ('r', 'acme/shop', 0)", []).unwrap();
+        let values = [("PAY-1", Some(10.0), 1), ("PAY-2", Some(30.0), 1), ("PAY-3", Some(99.0), 0), ("PAY-4", None, 1)];
+        for (key, value, found) in values {
+            conn.execute(
+                "INSERT INTO jira_issues (key, found, summary, business_value, fetched_at_ms) VALUES (?1, ?2, '', ?3, 0)",
+                rusqlite::params![key, found, value],
+            )
+            .unwrap();
+        }
+        for i in 0..5_i64 {
+            let user = format!("u{i}");
+            conn.execute(
+                "INSERT INTO users (id, email, name, created_at_ms) VALUES (?1, ?1 || '@x.example', ?1, 0)",
+                [&user],
+            )
+            .unwrap();
+            let id = format!("acme/shop#{i}");
+            conn.execute(
+                "INSERT INTO pull_requests (id, repo_id, number, title, user_id, state, base_ref, head_ref,
+                                            created_at_ms, updated_at_ms, merged_at_ms, issue_key)
+                 VALUES (?1, 'r', ?2, 't', ?3, 'merged', 'main', 'b', 1000, 2000, 2000, ?4)",
+                rusqlite::params![id, i, user, format!("pay-{}", i + 1)],
+            )
+            .unwrap();
+            conn.execute(
+                "INSERT INTO pr_rollups (pr_id, computed_at_ms, sessions, people, agents, cost_nusd, tokens, ci_sessions,
+                                         ci_cost_nusd, check_failures_count, review_rounds, reverted)
+                 VALUES (?1, 0, 1, 1, 'claude_code', ?2, 0, 0, 0, 0, 0, 0)",
+                rusqlite::params![id, (i + 1) * 1_000_000_000],
+            )
+            .unwrap();
+        }
+        let merged = MergedPulls::read(&conn, &Subject::Organisation, Period { from_ms: 0, to_ms: 10_000 }).unwrap();
+        let rows = merged.return_by_agent(5);
+        let r = &rows[0].figures;
+        assert_eq!(
+            (r.merged, r.valued, r.value_milli),
+            (5, 2, 40_000),
+            "PAY-3 is unknown to Jira, PAY-4 and PAY-5 have no value"
+        );
+        assert_eq!(r.valued_cost_nusd, 3_000_000_000, "$1 and $2 of the valued two");
+        assert_eq!(r.per_unit_of_value(), Some(75_000_000), "$3 over 40 units: 7.5 cents a unit");
+        assert_eq!(Return::default().per_unit_of_value(), None);
     }
 
     #[test]

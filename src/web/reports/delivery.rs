@@ -81,6 +81,9 @@ fn return_table(id: &'static str, heading: &str, what: &'static str, rows: &[Gro
             "Changed lines",
             "Cost per merged PR",
             "Cost per changed line",
+            "With business value",
+            "Business value",
+            "Cost per unit of value",
         ],
     );
     for row in rows {
@@ -96,6 +99,12 @@ fn return_table(id: &'static str, heading: &str, what: &'static str, rows: &[Gro
                 let usd = nusd as f64 / 1e9;
                 Cell { text: format!("${usd:.4}"), raw: format!("{usd:.6}"), href: None }
             }),
+            Cell::count(r.valued),
+            {
+                let value = r.value_milli as f64 / 1000.0;
+                Cell { text: format!("{value:.1}"), raw: format!("{value:.3}"), href: None }
+            },
+            r.per_unit_of_value().map_or(Cell::text("—"), Cell::usd),
         ]);
     }
     table
@@ -108,8 +117,9 @@ pub fn roi(ctx: &Ctx<'_>) -> Result<(String, Vec<Table>), DbError> {
     Ok((
         "What merged work cost: the spend of the interactive agent sessions linked to each pull request merged in the period. No lines-generated or share-of-AI-code figures: outcomes only.".into(),
         vec![
-            return_table("teams", "Per team (by author)", "Team", &teams)
-                .note("Only pull requests with linked interactive sessions; changed lines are additions plus deletions."),
+            return_table("teams", "Per team (by author)", "Team", &teams).note(
+                "Only pull requests with linked interactive sessions; changed lines are additions plus deletions; business value is the Jira issue's (sync-jira), and cost per unit of value counts only the pull requests that have one.",
+            ),
             return_table("agents", "Per agent", "Agent", &agents)
                 .note("A pull request worked on with two agents counts under both, with its whole cost."),
         ],
