@@ -237,7 +237,9 @@ fn execute(
             };
             let keys = crate::github::pulls::issue_keys(conn)?;
             let fetched = crate::jira::client::fetch(&jira, &keys).map_err(anyhow::Error::msg)?;
-            let stored = crate::jira::store::upsert(conn, &fetched, crate::clock::system_now_ms())?;
+            let tx = rusqlite::Transaction::new_unchecked(conn, rusqlite::TransactionBehavior::Immediate)?;
+            let stored = crate::jira::store::upsert(&tx, &fetched, crate::clock::system_now_ms())?;
+            tx.commit()?;
             let described = stored.describe();
             println!("{described}");
             return Ok(((stored.found + stored.not_found) as i64, Some(described)));

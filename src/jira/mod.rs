@@ -50,8 +50,14 @@ pub fn from_env(get: impl Fn(&str) -> Option<String>) -> Result<Option<JiraConfi
         return Err(format!("Jira needs {} too (all four SIGHTLINE_JIRA_* or none)", missing.join(", ")));
     }
     let [base_url, email, api_token, value_field] = [0, 1, 2, 3].map(|i| values[i].clone().unwrap_or_default());
-    if !(base_url.starts_with("https://") || base_url.starts_with("http://")) {
-        return Err(format!("SIGHTLINE_JIRA_URL must be an http:// or https:// URL, not {base_url:?}"));
+    // The API token travels in every request: plain HTTP only to this machine.
+    let loopback = ["http://127.0.0.1", "http://localhost", "http://[::1]"].iter().any(|prefix| {
+        base_url.strip_prefix(prefix).is_some_and(|rest| rest.is_empty() || rest.starts_with([':', '/']))
+    });
+    if !(base_url.starts_with("https://") || loopback) || base_url.contains('@') {
+        return Err(format!(
+            "SIGHTLINE_JIRA_URL must be an https:// URL without credentials (http:// only on loopback), not {base_url:?}"
+        ));
     }
     if !value_field.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_') {
         return Err(format!(
@@ -92,5 +98,13 @@ mod tests {
         ]))
         .unwrap_err();
         assert!(bad.contains("customfield_10050"), "{bad}");
+        let plain = from_env(env(&[
+            ("SIGHTLINE_JIRA_URL", "http://jira.example.com"),
+            ("SIGHTLINE_JIRA_EMAIL", "bot@example.com"),
+            ("SIGHTLINE_JIRA_API_TOKEN", "t0ken"),
+            ("SIGHTLINE_JIRA_VALUE_FIELD", "customfield_10050"),
+        ]))
+        .unwrap_err();
+        assert!(plain.contains("https://"), "{plain}");
     }
 }

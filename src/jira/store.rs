@@ -43,15 +43,14 @@ pub fn upsert(conn: &Connection, fetched: &Fetched, now_ms: i64) -> Result<Store
             now_ms
         ])?;
     }
+    // A key Jira no longer knows keeps what was last read of it, marked not found (the
+    // ROI page counts only found issues).
+    let mut missing = conn.prepare_cached(
+        "INSERT INTO jira_issues (key, found, summary, fetched_at_ms) VALUES (?1, 0, '', ?2)
+         ON CONFLICT (key) DO UPDATE SET found = 0, fetched_at_ms = excluded.fetched_at_ms",
+    )?;
     for key in &fetched.not_found {
-        write.execute(params![
-            key.to_ascii_uppercase(),
-            false,
-            "",
-            Option::<String>::None,
-            Option::<f64>::None,
-            now_ms
-        ])?;
+        missing.execute(params![key.to_ascii_uppercase(), now_ms])?;
     }
     Ok(Stored {
         found: fetched.issues.len(),

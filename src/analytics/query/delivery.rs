@@ -53,6 +53,11 @@ pub struct Return {
     pub value_milli: i64,
     /// The cost of those valued pull requests alone.
     pub valued_cost_nusd: i64,
+    /// The authors of the valued pull requests (never shown; the minimum group size).
+    pub valued_authors: BTreeSet<String>,
+    /// True when fewer authors than the minimum have valued pull requests in the row: the
+    /// three value figures are zero and must be shown as withheld.
+    pub value_withheld: bool,
 }
 
 impl Return {
@@ -285,6 +290,8 @@ fn returns(groups: BTreeMap<String, Vec<&Merged>>, min_people: i64) -> Vec<Group
                 valued: valued.len() as i64,
                 value_milli: valued.iter().map(|pr| (pr.value.unwrap_or(0.0) * 1000.0).round() as i64).sum(),
                 valued_cost_nusd: valued.iter().map(|pr| pr.cost_nusd).sum(),
+                valued_authors: valued.iter().map(|pr| pr.author.clone()).collect(),
+                value_withheld: false,
             };
             (key, figures, prs.iter().map(|pr| pr.author.clone()).collect())
         })
@@ -297,8 +304,21 @@ fn returns(groups: BTreeMap<String, Vec<&Merged>>, min_people: i64) -> Vec<Group
         into.valued += more.valued;
         into.value_milli += more.value_milli;
         into.valued_cost_nusd += more.valued_cost_nusd;
+        into.valued_authors.extend(more.valued_authors.iter().cloned());
     };
-    fold(rows, min_people, add, |r| r.cost_nusd)
+    let mut folded = fold(rows, min_people, add, |r| r.cost_nusd);
+    // Value of fewer authors than the minimum would give one author's cost away (value
+    // times cost per unit), so it is withheld inside a shown row.
+    for row in &mut folded {
+        let r = &mut row.figures;
+        if r.valued > 0 && (r.valued_authors.len() as i64) < min_people {
+            r.value_withheld = true;
+            r.valued = 0;
+            r.value_milli = 0;
+            r.valued_cost_nusd = 0;
+        }
+    }
+    folded
 }
 
 /// One pull request of a list.
@@ -437,7 +457,8 @@ mod tests {
             .unwrap();
         }
         let merged = MergedPulls::read(&conn, &Subject::Organisation, Period { from_ms: 0, to_ms: 10_000 }).unwrap();
-        let rows = merged.return_by_agent(5);
+        // A minimum of two: the two valued authors may be shown.
+        let rows = merged.return_by_agent(2);
         let r = &rows[0].figures;
         assert_eq!(
             (r.merged, r.valued, r.value_milli),
@@ -447,6 +468,10 @@ mod tests {
         assert_eq!(r.valued_cost_nusd, 3_000_000_000, "$1 and $2 of the valued two");
         assert_eq!(r.per_unit_of_value(), Some(75_000_000), "$3 over 40 units: 7.5 cents a unit");
         assert_eq!(Return::default().per_unit_of_value(), None);
+        // Two valued authors are fewer than a minimum of three: the value is withheld.
+        let withheld = &merged.return_by_agent(3)[0].figures;
+        assert!(withheld.value_withheld && withheld.value_milli == 0 && withheld.valued_cost_nusd == 0);
+        assert_eq!((withheld.merged, withheld.cost_nusd), (5, 15_000_000_000), "the row's other figures stay");
     }
 
     #[test]

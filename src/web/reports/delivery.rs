@@ -99,12 +99,21 @@ fn return_table(id: &'static str, heading: &str, what: &'static str, rows: &[Gro
                 let usd = nusd as f64 / 1e9;
                 Cell { text: format!("${usd:.4}"), raw: format!("{usd:.6}"), href: None }
             }),
-            Cell::count(r.valued),
-            {
+            if r.value_withheld { Cell::text("withheld") } else { Cell::count(r.valued) },
+            if r.value_withheld {
+                Cell::text("withheld")
+            } else {
                 let value = r.value_milli as f64 / 1000.0;
                 Cell { text: format!("{value:.1}"), raw: format!("{value:.3}"), href: None }
             },
-            r.per_unit_of_value().map_or(Cell::text("—"), Cell::usd),
+            match (r.value_withheld, r.per_unit_of_value()) {
+                (true, _) => Cell::text("withheld"),
+                (false, None) => Cell::text("—"),
+                (false, Some(nusd)) => {
+                    let usd = nusd as f64 / 1e9;
+                    Cell { text: format!("${usd:.4}"), raw: format!("{usd:.6}"), href: None }
+                }
+            },
         ]);
     }
     table
@@ -118,7 +127,7 @@ pub fn roi(ctx: &Ctx<'_>) -> Result<(String, Vec<Table>), DbError> {
         "What merged work cost: the spend of the interactive agent sessions linked to each pull request merged in the period. No lines-generated or share-of-AI-code figures: outcomes only.".into(),
         vec![
             return_table("teams", "Per team (by author)", "Team", &teams).note(
-                "Only pull requests with linked interactive sessions; changed lines are additions plus deletions; business value is the Jira issue's (sync-jira), and cost per unit of value counts only the pull requests that have one.",
+                "Only pull requests with linked interactive sessions; changed lines are additions plus deletions; business value is the Jira issue's (sync-jira), cost per unit of value counts only the pull requests that have one, and both are withheld where fewer than the minimum number of authors have valued pull requests.",
             ),
             return_table("agents", "Per agent", "Agent", &agents)
                 .note("A pull request worked on with two agents counts under both, with its whole cost."),
