@@ -385,13 +385,3 @@ pub fn retention_settings(conn: &Connection) -> Result<Vec<(String, i64)>, DbErr
     let rows = stmt.query_map([], |row| Ok((row.get(0)?, row.get(1)?)))?;
     Ok(rows.collect::<Result<_, _>>()?)
 }
-
-/// The ids of the people in `team_id` and every team below it.
-pub fn tree_member_ids(conn: &Connection, team_id: &str) -> Result<Vec<String>, DbError> {
-    let mut stmt = conn.prepare_cached(
-        "WITH RECURSIVE tree(id) AS (SELECT ?1 UNION SELECT t.id FROM teams t JOIN tree ON t.parent_id = tree.id)
-         SELECT DISTINCT m.user_id FROM team_members m JOIN tree ON m.team_id = tree.id",
-    )?;
-    let rows = stmt.query_map([team_id], |row| row.get(0))?;
-    Ok(rows.collect::<Result<_, _>>()?)
-}

@@ -6,7 +6,7 @@
 //! Invariants: one budget per team or person; an amount is positive; levels are 1 to
 //! 5 whole percentages between 1 and 1000, kept sorted.
 
-use rusqlite::{Connection, params};
+use rusqlite::{Connection, OptionalExtension, params};
 
 use crate::db::DbError;
 
@@ -88,25 +88,22 @@ pub fn set(
     now_ms: i64,
 ) -> Result<String, DbError> {
     let id = uuid::Uuid::now_v7().to_string();
-    conn.execute(
+    Ok(conn.query_row(
         "INSERT INTO alert_budgets (id, scope, subject_id, monthly_nusd, levels, created_at_ms, created_by)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
          ON CONFLICT (scope, subject_id) DO UPDATE SET monthly_nusd = excluded.monthly_nusd,
-             levels = excluded.levels, created_at_ms = excluded.created_at_ms, created_by = excluded.created_by",
+             levels = excluded.levels, created_at_ms = excluded.created_at_ms, created_by = excluded.created_by
+         RETURNING id",
         params![id, scope, subject_id, monthly_nusd, join_levels(levels), now_ms, actor_id],
-    )?;
-    Ok(conn.query_row(
-        "SELECT id FROM alert_budgets WHERE scope = ?1 AND subject_id = ?2",
-        params![scope, subject_id],
         |row| row.get(0),
     )?)
 }
 
-/// Removes a budget; what it was, `None` when there is no such budget.
-pub fn remove(conn: &Connection, id: &str) -> Result<Option<Budget>, DbError> {
-    let found = list(conn)?.into_iter().find(|budget| budget.id == id);
-    if found.is_some() {
-        conn.execute("DELETE FROM alert_budgets WHERE id = ?1", [id])?;
-    }
-    Ok(found)
+/// Removes a budget; its scope and subject, `None` when there is no such budget.
+pub fn remove(conn: &Connection, id: &str) -> Result<Option<(String, String)>, DbError> {
+    Ok(conn
+        .query_row("DELETE FROM alert_budgets WHERE id = ?1 RETURNING scope, subject_id", [id], |row| {
+            Ok((row.get(0)?, row.get(1)?))
+        })
+        .optional()?)
 }

@@ -53,11 +53,16 @@ pub fn in_use(
     }))
 }
 
-fn ensure_row(conn: &Connection, channel: &str, now_ms: i64) -> Result<(), DbError> {
-    conn.execute(
-        "INSERT INTO alert_channel_configs (channel, enabled, updated_at_ms) VALUES (?1, 1, ?2) ON CONFLICT DO NOTHING",
-        params![channel, now_ms],
-    )?;
+fn audit_channel(
+    conn: &Connection,
+    actor_id: &str,
+    action: Action,
+    channel: &str,
+    detail: serde_json::Value,
+    now_ms: i64,
+) -> Result<(), DbError> {
+    let entry = Entry { actor_id: Some(actor_id), action, subject_user_id: None, target: Some(channel), detail };
+    audit::record(conn, &entry, now_ms)?;
     Ok(())
 }
 
@@ -69,20 +74,20 @@ pub fn set_enabled(
     enabled: bool,
     now_ms: i64,
 ) -> Result<(), DbError> {
-    ensure_row(conn, channel, now_ms)?;
     conn.execute(
-        "UPDATE alert_channel_configs SET enabled = ?2, updated_at_ms = ?3, updated_by = ?4 WHERE channel = ?1",
+        "INSERT INTO alert_channel_configs (channel, enabled, updated_at_ms, updated_by) VALUES (?1, ?2, ?3, ?4)
+         ON CONFLICT (channel) DO UPDATE SET enabled = excluded.enabled, updated_at_ms = excluded.updated_at_ms,
+             updated_by = excluded.updated_by",
         params![channel, enabled, now_ms, actor_id],
     )?;
-    let entry = Entry {
-        actor_id: Some(actor_id),
-        action: Action::AlertChannelChanged,
-        subject_user_id: None,
-        target: Some(channel),
-        detail: serde_json::json!({ "enabled": enabled }),
-    };
-    audit::record(conn, &entry, now_ms)?;
-    Ok(())
+    audit_channel(
+        conn,
+        actor_id,
+        Action::AlertChannelChanged,
+        channel,
+        serde_json::json!({ "enabled": enabled }),
+        now_ms,
+    )
 }
 
 /// Records a test-send's outcome.
@@ -93,18 +98,19 @@ pub fn record_test(
     outcome: &str,
     now_ms: i64,
 ) -> Result<(), DbError> {
-    ensure_row(conn, channel, now_ms)?;
     conn.execute(
-        "UPDATE alert_channel_configs SET last_test_at_ms = ?2, last_test_outcome = ?3 WHERE channel = ?1",
+        "INSERT INTO alert_channel_configs (channel, enabled, updated_at_ms, last_test_at_ms, last_test_outcome)
+         VALUES (?1, 1, ?2, ?2, ?3)
+         ON CONFLICT (channel) DO UPDATE SET last_test_at_ms = excluded.last_test_at_ms,
+             last_test_outcome = excluded.last_test_outcome",
         params![channel, now_ms, outcome],
     )?;
-    let entry = Entry {
-        actor_id: Some(actor_id),
-        action: Action::AlertChannelTested,
-        subject_user_id: None,
-        target: Some(channel),
-        detail: serde_json::json!({ "outcome": outcome }),
-    };
-    audit::record(conn, &entry, now_ms)?;
-    Ok(())
+    audit_channel(
+        conn,
+        actor_id,
+        Action::AlertChannelTested,
+        channel,
+        serde_json::json!({ "outcome": outcome }),
+        now_ms,
+    )
 }

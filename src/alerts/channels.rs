@@ -373,6 +373,20 @@ pub fn recent(conn: &Connection, limit: usize) -> Result<Vec<LoggedAttempt>, DbE
     Ok(rows.collect::<Result<_, _>>()?)
 }
 
+/// Tells the channels of the transitions worth telling, each with its retries; returns
+/// every attempt and the run's summary (what changed, then what was delivered). The same
+/// for the server's run and `sightline jobs run`.
+pub fn notify(
+    channels: &[Channel],
+    transitions: &[Transition],
+    now_ms: &dyn Fn() -> i64,
+    pause: &dyn Fn(Duration),
+) -> (Vec<Attempt>, String) {
+    let attempts = deliver(channels, &notices(transitions), now_ms, pause);
+    let summary = format!("{}; {}", super::store::describe(transitions), describe(&attempts));
+    (attempts, summary)
+}
+
 /// One line on the deliveries, for the job's summary.
 pub fn describe(attempts: &[Attempt]) -> String {
     let delivered = attempts.iter().filter(|a| a.delivered).count();

@@ -7,6 +7,7 @@
 
 use rusqlite::{Connection, params};
 
+use crate::analytics::query::{Period, Subject, security, totals};
 use crate::db::DbError;
 use crate::model::usd;
 
@@ -94,12 +95,9 @@ pub struct Measured {
     pub detail: String,
 }
 
-fn spend(conn: &Connection, from_ms: i64, to_ms: i64) -> Result<i64, DbError> {
-    Ok(conn.query_row(
-        "SELECT coalesce(sum(cost_nusd), 0) FROM agg_usage_hourly WHERE bucket_start_ms >= ?1 AND bucket_start_ms < ?2",
-        params![from_ms, to_ms],
-        |row| row.get(0),
-    )?)
+/// Interactive spend of `subject` in `[from_ms, to_ms)`, from the hourly aggregate.
+fn spend(conn: &Connection, subject: &Subject, from_ms: i64, to_ms: i64) -> Result<i64, DbError> {
+    Ok(totals(conn, subject, Period { from_ms, to_ms })?.cost_nusd)
 }
 
 /// Measures a rule of one subject against `threshold` at `now_ms` (`measure_subjects`
@@ -109,8 +107,8 @@ fn measure(conn: &Connection, rule: Rule, threshold: f64, now_ms: i64) -> Result
     let day_start = now_ms.div_euclid(DAY_MS) * DAY_MS;
     Ok(match rule {
         Rule::SpendSpike => {
-            let last = spend(conn, hour_end - DAY_MS, hour_end)?;
-            let before = spend(conn, hour_end - 8 * DAY_MS, hour_end - DAY_MS)?;
+            let last = spend(conn, &Subject::Organisation, hour_end - DAY_MS, hour_end)?;
+            let before = spend(conn, &Subject::Organisation, hour_end - 8 * DAY_MS, hour_end - DAY_MS)?;
             let mean = before as f64 / 7.0;
             let value = if mean > 0.0 { last as f64 / mean } else { 0.0 };
             Measured {
@@ -151,18 +149,11 @@ fn measure(conn: &Connection, rule: Rule, threshold: f64, now_ms: i64) -> Result
             }
         }
         Rule::AutonomySurge => {
-            let share = |from: i64, to: i64| -> Result<(i64, i64), DbError> {
-                Ok(conn.query_row(
-                    "SELECT coalesce(sum(mode_bypass + mode_auto), 0),
-                            coalesce(sum(mode_normal + mode_plan + mode_accept_edits + mode_auto + mode_dont_ask + mode_bypass), 0)
-                     FROM (SELECT max(mode_normal) AS mode_normal, max(mode_plan) AS mode_plan,
-                                  max(mode_accept_edits) AS mode_accept_edits, max(mode_auto) AS mode_auto,
-                                  max(mode_dont_ask) AS mode_dont_ask, max(mode_bypass) AS mode_bypass
-                           FROM agg_sessions_daily WHERE day_start_ms >= ?1 AND day_start_ms < ?2
-                           GROUP BY day_start_ms, user_id)",
-                    params![from, to],
-                    |row| Ok((row.get(0)?, row.get(1)?)),
-                )?)
+            // Each person's day once, as the security page counts modes.
+            let share = |from_ms: i64, to_ms: i64| -> Result<(i64, i64), DbError> {
+                let modes = security::modes(conn, &Subject::Organisation, Period { from_ms, to_ms }, 0)?;
+                let unattended = modes.events[3] + modes.events[5];
+                Ok((unattended, modes.events.iter().sum()))
             };
             let (unattended, all) = share(day_start - DAY_MS, day_start + DAY_MS)?;
             let (unattended_before, all_before) = share(day_start - 8 * DAY_MS, day_start - DAY_MS)?;
@@ -225,9 +216,10 @@ fn measure(conn: &Connection, rule: Rule, threshold: f64, now_ms: i64) -> Result
 
 /// The first millisecond of the UTC month of `now_ms`.
 fn month_start(now_ms: i64) -> i64 {
-    let date = crate::model::rfc3339_ms(now_ms);
-    let first = format!("{}-01T00:00:00Z", &date[..7]);
-    crate::model::parse_rfc3339_ms(&first).unwrap_or(now_ms.div_euclid(DAY_MS) * DAY_MS)
+    use chrono::{Datelike, TimeZone, Utc};
+    let now = Utc.timestamp_millis_opt(now_ms).single().unwrap_or_default();
+    let first = Utc.with_ymd_and_hms(now.year(), now.month(), 1, 0, 0, 0).single().unwrap_or(now);
+    first.timestamp_millis()
 }
 
 /// Spend against a budget at one level (0.75 = 75 %). `private` names the budget of a
@@ -275,7 +267,7 @@ pub fn measure_subjects(
             let from = month_start(now_ms);
             let mut measured = Vec::new();
             if let Some(budget) = threshold.filter(|budget| *budget > 0.0) {
-                let spent = spend(conn, from, hour_end)?;
+                let spent = spend(conn, &Subject::Organisation, from, hour_end)?;
                 for level in super::budgets::DEFAULT_LEVELS {
                     let level = f64::from(level) / 100.0;
                     let subject = format!("organisation@{:.0}", level * 100.0);
@@ -283,12 +275,12 @@ pub fn measure_subjects(
                 }
             }
             for budget in super::budgets::list(conn)? {
-                let people = if budget.scope == "team" {
-                    crate::access::teams::tree_member_ids(conn, &budget.subject_id)?
+                let subject = if budget.scope == "team" {
+                    Subject::Team(budget.subject_id.clone())
                 } else {
-                    vec![budget.subject_id.clone()]
+                    Subject::Person(budget.subject_id.clone())
                 };
-                let spent = spend_of(conn, &people, from, hour_end)?;
+                let spent = spend(conn, &subject, from, hour_end)?;
                 // Neither names a person nor gives amounts: a team of one would say as
                 // much as a personal budget, and notices may reach a chat channel.
                 let private = if budget.scope == "person" {
@@ -340,17 +332,4 @@ pub fn measure_subjects(
             None => Ok(Vec::new()),
         },
     }
-}
-
-/// Spend of `people` in `[from_ms, to_ms)`.
-fn spend_of(conn: &Connection, people: &[String], from_ms: i64, to_ms: i64) -> Result<i64, DbError> {
-    let mut stmt = conn.prepare_cached(
-        "SELECT coalesce(sum(cost_nusd), 0) FROM agg_usage_hourly
-         WHERE user_id = ?1 AND bucket_start_ms >= ?2 AND bucket_start_ms < ?3",
-    )?;
-    let mut total = 0;
-    for person in people {
-        total += stmt.query_row(params![person, from_ms, to_ms], |row| row.get::<_, i64>(0))?;
-    }
-    Ok(total)
 }

@@ -5,7 +5,7 @@
 //! measurement agree; acknowledge and silence are audited (`ALERT_ACKNOWLEDGED`,
 //! `ALERT_SILENCED`) in the transaction that makes them; a silence has an expiry.
 
-use rusqlite::{Connection, params};
+use rusqlite::{Connection, OptionalExtension, params};
 
 use super::machine::{self, Open, Step};
 use super::rules::{self, Measured, Rule, SubjectMeasured};
@@ -311,7 +311,11 @@ pub fn set_rule(
     if enabled && threshold.is_none() && rule != Rule::BudgetThreshold {
         return Ok(Err(RuleError::NoThreshold(rule.id())));
     }
-    let before = rule_settings(conn)?.into_iter().find(|setting| setting.rule == rule);
+    let before: Option<(Option<f64>, bool)> = conn
+        .query_row("SELECT threshold, enabled FROM alert_rules WHERE id = ?1", [rule.id()], |row| {
+            Ok((row.get(0)?, row.get(1)?))
+        })
+        .optional()?;
     conn.execute(
         "UPDATE alert_rules SET threshold = ?2, enabled = ?3, updated_at_ms = ?4, updated_by = ?5 WHERE id = ?1",
         params![rule.id(), threshold, enabled, now_ms, actor_id],
@@ -322,7 +326,7 @@ pub fn set_rule(
         subject_user_id: None,
         target: Some(rule.id()),
         detail: serde_json::json!({
-            "from": before.map(|b| serde_json::json!({ "threshold": b.threshold, "enabled": b.enabled })),
+            "from": before.map(|(threshold, enabled)| serde_json::json!({ "threshold": threshold, "enabled": enabled })),
             "to": { "threshold": threshold, "enabled": enabled },
         }),
     };

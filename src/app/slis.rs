@@ -57,11 +57,11 @@ pub async fn flush(state: &Arc<AppState>) {
 /// when it succeeded within its target duration.
 fn derive(conn: &Connection, now_ms: i64) -> Result<(), DbError> {
     let today = now_ms.div_euclid(DAY_MS) * DAY_MS;
+    // A delivery still pending after 5 s (the upsert objective) counts as bad.
+    let stuck_before = now_ms - 5_000;
     for day in [today - DAY_MS, today] {
         let mut deliveries = Tally::default();
-        // A delivery still pending after 5 s (the upsert objective) counts as bad.
-        let stuck_before = now_ms - 5_000;
-        for (_, failed, processing_ms) in
+        for (failed, processing_ms) in
             crate::github::deliveries::settled_between(conn, day, day + DAY_MS, stuck_before)?
         {
             // A failed or stuck delivery is counted but untimed: it never reached an upsert.

@@ -200,19 +200,13 @@ fn execute(
             tx.commit()?;
             let channels = crate::alerts::channel_configs::in_use(conn, |name| std::env::var(name).ok())?
                 .map_err(anyhow::Error::msg)?;
-            let notices = crate::alerts::channels::notices(&transitions);
-            let attempts = crate::alerts::channels::deliver(
+            let (attempts, described) = crate::alerts::channels::notify(
                 &channels,
-                &notices,
+                &transitions,
                 &crate::clock::system_now_ms,
                 &std::thread::sleep,
             );
             crate::alerts::channels::log(conn, &attempts)?;
-            let described = format!(
-                "{}; {}",
-                crate::alerts::store::describe(&transitions),
-                crate::alerts::channels::describe(&attempts)
-            );
             println!("{described}");
             return Ok((transitions.len() as i64, Some(described)));
         }
@@ -230,10 +224,8 @@ fn execute(
         }
         "sync-jira" => {
             let Some(jira) = crate::jira::from_env(|name| std::env::var(name).ok()).map_err(anyhow::Error::msg)? else {
-                let why =
-                    "Jira is not configured (SIGHTLINE_JIRA_URL, _EMAIL, _API_TOKEN, _VALUE_FIELD); nothing to sync";
-                println!("{why}");
-                return Ok((0, Some(why.to_string())));
+                println!("{}", crate::jira::NOT_CONFIGURED);
+                return Ok((0, Some(crate::jira::NOT_CONFIGURED.to_string())));
             };
             let keys = crate::github::pulls::issue_keys(conn)?;
             let fetched = crate::jira::client::fetch(&jira, &keys).map_err(anyhow::Error::msg)?;
@@ -242,7 +234,7 @@ fn execute(
             tx.commit()?;
             let described = stored.describe();
             println!("{described}");
-            return Ok(((stored.found + stored.not_found) as i64, Some(described)));
+            return Ok((stored.rows(), Some(described)));
         }
         "sync-teams" => {
             if let Some(why) = crate::github::teams::not_configured(config) {

@@ -202,19 +202,18 @@ pub fn processing_times(conn: &Connection, since_ms: i64) -> Result<Vec<i64>, Db
 }
 
 /// The deliveries received in `[from_ms, to_ms)` that have settled, or have waited
-/// since before `stuck_before_ms`: when each arrived, whether it failed or is stuck,
-/// and receipt to processing in milliseconds (for the service-level indicators).
+/// since before `stuck_before_ms`: whether each failed or is stuck, and receipt to
+/// processing in milliseconds (for the service-level indicators).
 pub fn settled_between(
     conn: &Connection,
     from_ms: i64,
     to_ms: i64,
     stuck_before_ms: i64,
-) -> Result<Vec<(i64, bool, Option<i64>)>, DbError> {
+) -> Result<Vec<(bool, Option<i64>)>, DbError> {
     let mut stmt = conn.prepare_cached(
-        "SELECT received_at_ms, outcome IN ('failed', 'pending'), processing_ms FROM webhook_deliveries
+        "SELECT outcome IN ('failed', 'pending'), processing_ms FROM webhook_deliveries
          WHERE received_at_ms >= ?1 AND received_at_ms < ?2 AND (outcome <> 'pending' OR received_at_ms < ?3)",
     )?;
-    let rows =
-        stmt.query_map(rusqlite::params![from_ms, to_ms, stuck_before_ms], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?;
+    let rows = stmt.query_map(rusqlite::params![from_ms, to_ms, stuck_before_ms], |r| Ok((r.get(0)?, r.get(1)?)))?;
     Ok(rows.collect::<Result<_, _>>()?)
 }

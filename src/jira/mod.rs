@@ -34,6 +34,10 @@ impl std::fmt::Debug for JiraConfig {
     }
 }
 
+/// What a run says, and logs, without configuration.
+pub const NOT_CONFIGURED: &str =
+    "Jira is not configured (SIGHTLINE_JIRA_URL, _EMAIL, _API_TOKEN, _VALUE_FIELD); nothing to sync";
+
 const VARIABLES: [&str; 4] =
     ["SIGHTLINE_JIRA_URL", "SIGHTLINE_JIRA_EMAIL", "SIGHTLINE_JIRA_API_TOKEN", "SIGHTLINE_JIRA_VALUE_FIELD"];
 

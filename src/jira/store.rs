@@ -16,6 +16,11 @@ pub struct Stored {
 }
 
 impl Stored {
+    /// The keys written, for `job_runs`.
+    pub fn rows(&self) -> i64 {
+        (self.found + self.not_found) as i64
+    }
+
     pub fn describe(&self) -> String {
         format!(
             "{} Jira issues synced ({} with a business value), {} keys Jira does not know",
@@ -57,15 +62,4 @@ pub fn upsert(conn: &Connection, fetched: &Fetched, now_ms: i64) -> Result<Store
         with_value: fetched.issues.iter().filter(|issue| issue.business_value.is_some()).count(),
         not_found: fetched.not_found.len(),
     })
-}
-
-/// An issue's business value, `None` when it has none or was never synced.
-pub fn business_value(conn: &Connection, key: &str) -> Result<Option<f64>, DbError> {
-    use rusqlite::OptionalExtension;
-    Ok(conn
-        .query_row("SELECT business_value FROM jira_issues WHERE key = ?1", [key.to_ascii_uppercase()], |row| {
-            row.get(0)
-        })
-        .optional()?
-        .flatten())
 }

@@ -113,17 +113,14 @@ async fn alerts(state: &Arc<AppState>) -> Result<Done, String> {
             .await
             .map_err(|err| err.to_string())?
             .map_err(|err| format!("{described}; notifications not sent: {err}"))?;
-    let clock = state.clock.clone();
-    let (attempts, transitions) = tokio::task::spawn_blocking(move || {
-        let notices = channels::notices(&transitions);
-        let attempts = channels::deliver(&configured, &notices, &|| clock.now_ms(), &std::thread::sleep);
-        (attempts, transitions)
+    let (clock, rows) = (state.clock.clone(), transitions.len() as i64);
+    let (attempts, summary) = tokio::task::spawn_blocking(move || {
+        channels::notify(&configured, &transitions, &|| clock.now_ms(), &std::thread::sleep)
     })
     .await
     .map_err(|err| err.to_string())?;
-    let delivered = channels::describe(&attempts);
     state.writer.transact(move |tx| channels::log(tx, &attempts)).await.map_err(|err| err.to_string())?;
-    Ok(Done { rows: Some(transitions.len() as i64), summary: Some(format!("{described}; {delivered}")) })
+    Ok(Done { rows: Some(rows), summary: Some(summary) })
 }
 
 /// `compute-trajectory-scores`: the due sessions' trajectory scores, written through the
@@ -211,9 +208,8 @@ async fn sync_teams(state: &Arc<AppState>) -> Result<Done, String> {
 /// nothing (docs/cost.md).
 async fn sync_jira(state: &Arc<AppState>) -> Result<Done, String> {
     let Some(config) = crate::jira::from_env(|name| std::env::var(name).ok())? else {
-        let why = "Jira is not configured (SIGHTLINE_JIRA_URL, _EMAIL, _API_TOKEN, _VALUE_FIELD); nothing to sync";
-        tracing::warn!("sync-jira: {why}");
-        return Ok(Done { rows: Some(0), summary: Some(why.into()) });
+        tracing::warn!("sync-jira: {}", crate::jira::NOT_CONFIGURED);
+        return Ok(Done { rows: Some(0), summary: Some(crate::jira::NOT_CONFIGURED.into()) });
     };
     let pool = state.readers.clone();
     let keys =
@@ -227,7 +223,7 @@ async fn sync_jira(state: &Arc<AppState>) -> Result<Done, String> {
         .transact(move |tx| crate::jira::store::upsert(tx, &fetched, now_ms))
         .await
         .map_err(|err| err.to_string())?;
-    Ok(Done { rows: Some((stored.found + stored.not_found) as i64), summary: Some(stored.describe()) })
+    Ok(Done { rows: Some(stored.rows()), summary: Some(stored.describe()) })
 }
 
 /// `sweep-scratch`: transcript uploads abandoned for a day, device authorisations and

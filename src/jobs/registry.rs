@@ -197,7 +197,7 @@ pub const JOBS: [JobSpec; 19] = [
         alert: ANY_FAILURE,
         excludes: &[],
         availability: Availability::Available,
-        what: "evaluates the alert rules, opening and resolving alert events (notification channels: not yet)",
+        what: "evaluates the alert rules, opening and resolving alert events and notifying the channels",
     },
     JobSpec {
         name: "judge-sessions",

@@ -29,28 +29,35 @@ pub struct Tally {
 impl Tally {
     /// Adds one observation; `ms` is its latency when the indicator is timed.
     pub fn add(&mut self, good: bool, ms: Option<i64>) {
-        self.total += 1;
-        self.good += i64::from(good);
+        self.add_n(good, 1);
         if let Some(ms) = ms {
-            if self.buckets.is_empty() {
-                self.buckets = vec![0; BOUNDS_MS.len() + 1];
-            }
             let at = BOUNDS_MS.iter().position(|bound| ms <= *bound).unwrap_or(BOUNDS_MS.len());
-            self.buckets[at] += 1;
+            self.buckets_mut()[at] += 1;
         }
+    }
+
+    /// Adds `n` untimed observations, all good or all bad.
+    pub fn add_n(&mut self, good: bool, n: i64) {
+        self.total += n;
+        self.good += if good { n } else { 0 };
     }
 
     pub fn merge(&mut self, other: &Tally) {
         self.total += other.total;
         self.good += other.good;
         if !other.buckets.is_empty() {
-            if self.buckets.is_empty() {
-                self.buckets = vec![0; BOUNDS_MS.len() + 1];
-            }
-            for (mine, theirs) in self.buckets.iter_mut().zip(&other.buckets) {
+            for (mine, theirs) in self.buckets_mut().iter_mut().zip(&other.buckets) {
                 *mine += theirs;
             }
         }
+    }
+
+    /// The buckets, made on first use.
+    fn buckets_mut(&mut self) -> &mut Vec<i64> {
+        if self.buckets.is_empty() {
+            self.buckets = vec![0; BOUNDS_MS.len() + 1];
+        }
+        &mut self.buckets
     }
 
     /// How many timed observations took at most `bound_ms` (a bound of [`BOUNDS_MS`]).

@@ -232,10 +232,20 @@ fn spent_of(bad: i64, budget: f64) -> f64 {
 
 /// Every objective over the 30 days before `now_ms` (today included).
 pub fn statuses(conn: &Connection, now_ms: i64) -> Result<Vec<Status>, DbError> {
+    Ok(statuses_of(&window_rows(conn, now_ms)?, now_ms))
+}
+
+/// The `sli_daily` rows of the window ending with the day of `now_ms`.
+pub fn window_rows(conn: &Connection, now_ms: i64) -> Result<Vec<DayRow>, DbError> {
+    let today = now_ms.div_euclid(DAY_MS) * DAY_MS;
+    store::rows(conn, today - (WINDOW_DAYS - 1) * DAY_MS, today + DAY_MS)
+}
+
+/// Every objective over the window's rows (as [`window_rows`] reads them).
+pub fn statuses_of(rows: &[DayRow], now_ms: i64) -> Vec<Status> {
     let today = now_ms.div_euclid(DAY_MS) * DAY_MS;
     let from = today - (WINDOW_DAYS - 1) * DAY_MS;
-    let rows = store::rows(conn, from, today + DAY_MS)?;
-    Ok(OBJECTIVES.iter().map(|objective| status(*objective, &rows, from, today)).collect())
+    OBJECTIVES.iter().map(|objective| status(*objective, rows, from, today)).collect()
 }
 
 fn status(objective: Objective, rows: &[DayRow], from: i64, today: i64) -> Status {

@@ -24,34 +24,29 @@ pub struct Recorder {
 }
 
 impl Recorder {
-    fn add(&self, indicator: &'static str, key: String, good: bool, ms: Option<i64>, times: i64) {
+    fn tally(&self, indicator: &'static str, key: String, record: impl FnOnce(&mut Tally)) {
         let mut tallies = self.tallies.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-        let tally = tallies.entry((indicator, key)).or_default();
-        if ms.is_some() {
-            tally.add(good, ms);
-        } else {
-            tally.total += times;
-            tally.good += if good { times } else { 0 };
-        }
+        record(tallies.entry((indicator, key)).or_default());
     }
 
     /// One request on `listener`'s `route` (its matched pattern).
     pub fn request(&self, listener: &'static str, route: &str, status: u16, seconds: f64) {
         let ms = (seconds * 1000.0).round() as i64;
-        self.add("route", format!("{listener} {route}"), status < 500, Some(ms), 1);
+        self.tally("route", format!("{listener} {route}"), |tally| tally.add(status < 500, Some(ms)));
     }
 
     /// A batch of `events` valid events that took `ms` from receipt to commit, or failed
     /// to be written (`written` false).
     pub fn event_write(&self, events: usize, written: bool, ms: i64) {
         if events > 0 {
-            self.add("event_write", String::new(), written && ms <= EVENT_WRITE_LIMIT_MS, None, events as i64);
+            let good = written && ms <= EVENT_WRITE_LIMIT_MS;
+            self.tally("event_write", String::new(), |tally| tally.add_n(good, events as i64));
         }
     }
 
     /// One sample of how far the aggregates are behind.
     pub fn aggregate_lag(&self, lag_ms: i64) {
-        self.add("aggregate_lag", String::new(), lag_ms < AGGREGATE_LAG_LIMIT_MS, None, 1);
+        self.tally("aggregate_lag", String::new(), |tally| tally.add(lag_ms < AGGREGATE_LAG_LIMIT_MS, None));
     }
 
     /// The counts so far; the recorder starts again from nothing.

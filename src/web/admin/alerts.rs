@@ -332,22 +332,22 @@ pub async fn remove_budget(
     let removed = state
         .writer
         .transact(move |tx| {
-            let Some(budget) = budgets::remove(tx, &id)? else { return Ok(None) };
+            let Some((scope, subject_id)) = budgets::remove(tx, &id)? else { return Ok(false) };
             let entry = crate::audit::Entry {
                 actor_id: Some(&actor),
                 action: crate::audit::Action::AlertBudgetChanged,
-                subject_user_id: (budget.scope == "person").then_some(budget.subject_id.as_str()),
-                target: Some(&budget.id),
-                detail: serde_json::json!({ "scope": budget.scope, "removed": true }),
+                subject_user_id: (scope == "person").then_some(subject_id.as_str()),
+                target: Some(&id),
+                detail: serde_json::json!({ "scope": scope, "removed": true }),
             };
             crate::audit::record(tx, &entry, now_ms)?;
-            Ok(Some(budget.label))
+            Ok(true)
         })
         .await
         .map_err(AppError::from)?;
     match removed {
-        Some(_) => Ok(done(PATH, "the budget is removed")),
-        None => Err(AppError::NotFound.into()),
+        true => Ok(done(PATH, "the budget is removed")),
+        false => Err(AppError::NotFound.into()),
     }
 }
 

@@ -14,10 +14,9 @@ use axum::response::Response;
 
 use super::{AdminPage, Flash, Row, Section, admin_only};
 use crate::charts::Bar;
-use crate::db::{self, DbError};
+use crate::db;
 use crate::http::errors::{AppError, PageError};
-use crate::slo::objectives::{self, Policy, Status, WINDOW_DAYS};
-use crate::slo::store::{self, DAY_MS};
+use crate::slo::objectives::{self, Policy, Status};
 use crate::slo::{BOUNDS_MS, Tally};
 use crate::state::AppState;
 use crate::state::caller::PageCaller;
@@ -55,16 +54,8 @@ pub async fn page(
 ) -> Result<Response, PageError> {
     admin_only(&caller)?;
     let (pool, now_ms) = (state.readers.clone(), state.clock.now_ms());
-    let today = now_ms.div_euclid(DAY_MS) * DAY_MS;
-    let (statuses, rows) = db::blocking(move || {
-        let conn = pool.get()?;
-        Ok::<_, DbError>((
-            objectives::statuses(&conn, now_ms)?,
-            store::rows(&conn, today - (WINDOW_DAYS - 1) * DAY_MS, today + DAY_MS)?,
-        ))
-    })
-    .await
-    .map_err(AppError::from)?;
+    let rows = db::blocking(move || objectives::window_rows(&*pool.get()?, now_ms)).await.map_err(AppError::from)?;
+    let statuses = objectives::statuses_of(&rows, now_ms);
 
     let mut objectives_section = Section::new("objectives", "Objectives over the last 30 days")
         .intro("Budget spent is the bad observations over those the target allows in the window; burn is the last day's bad share over the allowed share (1× spends the budget in exactly 30 days).")
