@@ -203,6 +203,24 @@ pub fn leads_over(conn: &Connection, lead_id: &str, member_id: &str) -> Result<b
     Ok(stmt.query_row(params![lead_id, member_id], |row| row.get(0))?)
 }
 
+/// Teams by id: their parent and own `retention_days`.
+pub type RetentionTree = std::collections::HashMap<String, (Option<String>, Option<i64>)>;
+
+/// A team's retention in force: its own `retention_days`, or else its nearest
+/// ancestor's; `None` when none of them sets one.
+pub fn retention_in_force(teams: &RetentionTree, team: &str) -> Option<i64> {
+    let mut current = Some(team.to_string());
+    // At most one step per team: a parent cycle cannot loop forever.
+    for _ in 0..=teams.len() {
+        let (parent, days) = teams.get(current.as_deref()?)?;
+        if days.is_some() {
+            return *days;
+        }
+        current = parent.clone();
+    }
+    None
+}
+
 /// Each team member's raw-event retention in days, where a team says so: a team's
 /// `retention_days`, or else its nearest ancestor's; a member of several such teams
 /// keeps the shortest (data kept for less time is the promise a team made). Members of
@@ -210,25 +228,13 @@ pub fn leads_over(conn: &Connection, lead_id: &str, member_id: &str) -> Result<b
 pub fn retention_overrides(conn: &Connection) -> Result<std::collections::HashMap<String, i64>, DbError> {
     use std::collections::HashMap;
     let mut stmt = conn.prepare("SELECT id, parent_id, retention_days FROM teams")?;
-    let teams: HashMap<String, (Option<String>, Option<i64>)> =
+    let teams: RetentionTree =
         stmt.query_map([], |row| Ok((row.get(0)?, (row.get(1)?, row.get(2)?))))?.collect::<Result<_, _>>()?;
-    let effective = |team: &str| {
-        let mut current = Some(team.to_string());
-        // At most one step per team: a parent cycle cannot loop forever.
-        for _ in 0..=teams.len() {
-            let (parent, days) = teams.get(current.as_deref()?)?;
-            if days.is_some() {
-                return *days;
-            }
-            current = parent.clone();
-        }
-        None
-    };
     let mut stmt = conn.prepare("SELECT user_id, team_id FROM team_members")?;
     let mut overrides: HashMap<String, i64> = HashMap::new();
     for member in stmt.query_map([], |row| Ok((row.get::<_, String>(0)?, row.get::<_, String>(1)?)))? {
         let (user, team) = member?;
-        if let Some(days) = effective(&team) {
+        if let Some(days) = retention_in_force(&teams, &team) {
             overrides.entry(user).and_modify(|kept| *kept = (*kept).min(days)).or_insert(days);
         }
     }
@@ -376,12 +382,4 @@ pub fn set_retention(conn: &Connection, slug: &str, days: Option<i64>) -> Result
     let team = by_slug(conn, slug)?;
     conn.execute("UPDATE teams SET retention_days = ?2 WHERE id = ?1", params![team.id, days])?;
     Ok(team.retention_days)
-}
-
-/// The teams that set their own retention, with it.
-pub fn retention_settings(conn: &Connection) -> Result<Vec<(String, i64)>, DbError> {
-    let mut stmt =
-        conn.prepare("SELECT slug, retention_days FROM teams WHERE retention_days IS NOT NULL ORDER BY slug")?;
-    let rows = stmt.query_map([], |row| Ok((row.get(0)?, row.get(1)?)))?;
-    Ok(rows.collect::<Result<_, _>>()?)
 }

@@ -196,6 +196,13 @@ pub fn list(conn: &Connection) -> Result<Vec<User>, UserError> {
     Ok(rows.collect::<Result<_, _>>()?)
 }
 
+/// Every person's id.
+pub fn ids(conn: &Connection) -> Result<Vec<String>, DbError> {
+    let mut stmt = conn.prepare("SELECT id FROM users")?;
+    let rows = stmt.query_map([], |row| row.get(0))?;
+    Ok(rows.collect::<Result<_, _>>()?)
+}
+
 /// How many enabled administrators there are (the console never removes the last).
 pub fn active_admins(conn: &Connection) -> Result<i64, DbError> {
     Ok(conn.query_row("SELECT count(*) FROM users WHERE org_role = 'ADMIN' AND disabled_at_ms IS NULL", [], |row| {

@@ -42,20 +42,35 @@ impl RetentionReport {
     }
 }
 
-/// When each person's raw events stop being kept.
-struct Cutoffs {
-    default_ms: i64,
-    by_user: HashMap<String, i64>,
+/// When each person's raw events stop being kept: the organisation's retention, or the
+/// one their teams set (`access::teams::retention_overrides`). The sweep and its preview
+/// (`retention_preview`) both decide by it.
+pub(super) struct Cutoffs {
+    now_ms: i64,
+    default_days: i64,
+    /// Days per person whose teams set their own.
+    pub(super) by_user: HashMap<String, i64>,
 }
 
 impl Cutoffs {
-    fn of(&self, user: &str) -> i64 {
-        self.by_user.get(user).copied().unwrap_or(self.default_ms)
+    pub(super) fn at(reads: &Connection, retention_days: i64, now_ms: i64) -> Result<Cutoffs, DbError> {
+        let by_user = crate::access::teams::retention_overrides(reads)?;
+        Ok(Cutoffs { now_ms, default_days: retention_days, by_user })
+    }
+
+    /// How many days `user`'s raw events are kept.
+    pub(super) fn days_of(&self, user: &str) -> i64 {
+        self.by_user.get(user).copied().unwrap_or(self.default_days)
+    }
+
+    pub(super) fn of(&self, user: &str) -> i64 {
+        self.now_ms - self.days_of(user) * DAY_MS
     }
 
     /// No row at or after this time is past anyone's retention.
-    fn latest(&self) -> i64 {
-        self.by_user.values().copied().fold(self.default_ms, i64::max)
+    pub(super) fn latest(&self) -> i64 {
+        let shortest = self.by_user.values().copied().fold(self.default_days, i64::min);
+        self.now_ms - shortest * DAY_MS
     }
 }
 
@@ -68,13 +83,7 @@ pub fn sweep(
     retention_days: i64,
 ) -> Result<RetentionReport, DeletionError> {
     let now_ms = target.now_ms();
-    let cutoffs = Cutoffs {
-        default_ms: now_ms - retention_days * DAY_MS,
-        by_user: crate::access::teams::retention_overrides(reads)?
-            .into_iter()
-            .map(|(user, days)| (user, now_ms - days * DAY_MS))
-            .collect(),
-    };
+    let cutoffs = Cutoffs::at(reads, retention_days, now_ms)?;
     let mut report = RetentionReport::default();
     let mut trimmed_compacted = BTreeSet::new();
     for day in partitions::list_days(data_dir)? {

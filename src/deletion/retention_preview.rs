@@ -7,7 +7,9 @@
 //! counts only the people whose cutoff falls after the file's day, by index ranges, so a
 //! page view never scans raw events.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet};
+
+use super::retention::Cutoffs;
 use std::path::Path;
 
 use rusqlite::{Connection, params};
@@ -39,33 +41,22 @@ pub fn preview(
     retention_days: i64,
     now_ms: i64,
 ) -> Result<Vec<PreviewLine>, DbError> {
-    let by_user = crate::access::teams::retention_overrides(reads)?;
+    let cutoffs = Cutoffs::at(reads, retention_days, now_ms)?;
     let mut lines: BTreeMap<i64, PreviewLine> = BTreeMap::new();
     let line = |days: i64| -> PreviewLine {
         PreviewLine { days, cutoff_ms: now_ms - days * DAY_MS, ..PreviewLine::default() }
     };
     lines.insert(retention_days, line(retention_days));
-    for (slug, days) in crate::access::teams::retention_settings(reads)? {
-        lines.entry(days).or_insert_with(|| line(days)).teams.push(slug);
+    for (team, _) in crate::access::teams::list(reads)? {
+        if let Some(days) = team.retention_days {
+            lines.entry(days).or_insert_with(|| line(days)).teams.push(team.slug);
+        }
     }
-    for days in by_user.values() {
-        lines.entry(*days).or_insert_with(|| line(*days)).people += 1;
+    let everyone = crate::auth::users::ids(reads)?;
+    for user in &everyone {
+        lines.entry(cutoffs.days_of(user)).or_insert_with(|| line(cutoffs.days_of(user))).people += 1;
     }
-    let everyone: Vec<String> = crate::auth::users::list(reads)
-        .map_err(|err| match err {
-            crate::auth::users::UserError::Db(db) => db,
-            other => DbError::Io { context: "listing people".into(), source: std::io::Error::other(other.to_string()) },
-        })?
-        .into_iter()
-        .map(|user| user.id)
-        .collect();
-    let people = everyone.len() as i64;
-    if let Some(default) = lines.get_mut(&retention_days) {
-        default.people += people - by_user.len() as i64;
-    }
-    let cutoff_of = |user: &str| now_ms - by_user.get(user).copied().unwrap_or(retention_days) * DAY_MS;
-    let days_of = |user: &str| by_user.get(user).copied().unwrap_or(retention_days);
-    let latest = lines.values().map(|line| line.cutoff_ms).max().unwrap_or(now_ms);
+    let latest = cutoffs.latest();
 
     for day in partitions::list_days(data_dir)? {
         if day.start_ms() >= latest {
@@ -74,32 +65,32 @@ pub fn preview(
         // Only people whose cutoff falls after the day began can have rows past it here;
         // each is one range of the (user, …, time) index, so a day already swept costs
         // a lookup per such person, not a scan.
-        let due: Vec<&String> = everyone.iter().filter(|user| cutoff_of(user) > day.start_ms()).collect();
+        let due: Vec<&String> = everyone.iter().filter(|user| cutoffs.of(user) > day.start_ms()).collect();
         if due.is_empty() {
             continue;
         }
         let Some(conn) = partitions::open_for_read(data_dir, day)? else { continue };
         let mut count = conn.prepare("SELECT count(*) FROM events WHERE user_id = ?1 AND ts_ms < ?2")?;
-        let mut touched: HashMap<i64, bool> = HashMap::new();
+        let mut touched: BTreeSet<i64> = BTreeSet::new();
         for user in due {
-            let past: i64 = count.query_row(params![user, cutoff_of(user)], |row| row.get(0))?;
+            let past: i64 = count.query_row(params![user, cutoffs.of(user)], |row| row.get(0))?;
             if past > 0 {
-                let days = days_of(user);
+                let days = cutoffs.days_of(user);
                 if let Some(line) = lines.get_mut(&days) {
                     line.events += past;
                 }
-                touched.insert(days, true);
+                touched.insert(days);
             }
         }
-        for days in touched.keys() {
+        for days in &touched {
             if let Some(line) = lines.get_mut(days) {
                 line.partitions += 1;
             }
         }
     }
     for (_, user_id, last_event_ms) in store::stored_before(reads, latest)? {
-        if last_event_ms < cutoff_of(&user_id)
-            && let Some(line) = lines.get_mut(&days_of(&user_id))
+        if last_event_ms < cutoffs.of(&user_id)
+            && let Some(line) = lines.get_mut(&cutoffs.days_of(&user_id))
         {
             line.transcripts += 1;
         }

@@ -34,8 +34,8 @@ use crate::model::{AgentType, Usage};
 mod operator;
 mod parse;
 pub use operator::{
-    ModelDiff, ModelPrices, OperatorTable, Staged, check as operator_check, diff as diff_tables, overrides_dir,
-    stage as stage_operator_table,
+    ModelDiff, ModelPrices, OperatorTable, Staged, check as operator_check, diff as diff_tables, operator_tables,
+    overrides_dir, stage as stage_operator_table,
 };
 use parse::{check_fields, is_date, parse_model};
 

@@ -73,13 +73,18 @@ pub fn check(data_dir: &Path) -> Result<Vec<OperatorTable>, PricingError> {
         .collect())
 }
 
+/// The operator's usable tables in `<data_dir>/price-tables/`, or the first unusable
+/// file's error (what [`PriceBook::load`] lays over the embedded tables).
+pub fn operator_tables(data_dir: &Path) -> Result<Vec<PriceTable>, PricingError> {
+    check(data_dir)?.into_iter().map(|found| found.table).collect()
+}
+
 impl PriceBook {
     /// The embedded tables, each replaced by the operator's file for its agent where
     /// `<data_dir>/price-tables/` has one. The first unusable file fails the load.
     pub fn load(data_dir: &Path) -> Result<PriceBook, PricingError> {
         let mut book = PriceBook::embedded()?;
-        for found in check(data_dir)? {
-            let table = found.table?;
+        for table in operator_tables(data_dir)? {
             let at = table.agent() as usize;
             book.tables[at] = table;
         }

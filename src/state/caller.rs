@@ -113,11 +113,14 @@ impl FromRequestParts<Arc<AppState>> for PageCaller {
         match Caller::from_request_parts(parts, state).await {
             Ok(caller) => Ok(PageCaller(caller)),
             Err(AppError::Unauthorized) => {
-                let wanted = parts.uri.path_and_query().map(|pq| pq.as_str()).unwrap_or("/");
-                let next = percent_encode(wanted);
-                Err(Redirect::to(&format!("/login?next={next}")).into_response())
+                Err(login_redirect(parts.uri.path_and_query().map(|pq| pq.as_str()).unwrap_or("/")))
             }
             Err(other) => Err(other.into_response()),
         }
     }
+}
+
+/// The sign-in page, coming back to `wanted` (a path, with its query) afterwards.
+pub fn login_redirect(wanted: &str) -> Response {
+    Redirect::to(&format!("/login?next={}", percent_encode(wanted))).into_response()
 }

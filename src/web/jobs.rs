@@ -13,7 +13,7 @@ use std::sync::Arc;
 use axum::Json;
 use axum::extract::{Path, Query, State};
 use axum::http::{HeaderMap, StatusCode};
-use axum::response::{IntoResponse, Redirect, Response};
+use axum::response::{IntoResponse, Response};
 use serde_json::{Value, json};
 
 use super::admin::{self, Flash};
@@ -119,9 +119,7 @@ pub async fn history(
 fn page_caller(caller: Result<Caller, AppError>, path: &str) -> Result<Caller, Box<Response>> {
     match caller {
         Ok(caller) => Ok(caller),
-        Err(AppError::Unauthorized) => {
-            Err(Box::new(Redirect::to(&format!("/login?next={}", crate::model::percent_encode(path))).into_response()))
-        }
+        Err(AppError::Unauthorized) => Err(Box::new(crate::state::caller::login_redirect(path))),
         Err(other) => Err(Box::new(PageError(other).into_response())),
     }
 }
@@ -136,30 +134,8 @@ pub async fn trigger(
     Path(name): Path<String>,
 ) -> Response {
     let from_page = admin::wants_html(&headers);
-    if caller.role.may_run_jobs()
-        && let Some(job) = registry::find(&name)
-    {
-        let (actor, now_ms) = (caller.user.id.clone(), state.clock.now_ms());
-        let via = if from_page { "console" } else { "api" };
-        let audited = state
-            .writer
-            .transact(move |tx| {
-                let entry = Entry {
-                    actor_id: Some(&actor),
-                    action: Action::JobRunRequested,
-                    subject_user_id: None,
-                    target: Some(job.name),
-                    detail: json!({ "via": via }),
-                };
-                audit::record(tx, &entry, now_ms)
-            })
-            .await;
-        if let Err(err) = audited {
-            let err = AppError::from(err);
-            return if from_page { PageError(err).into_response() } else { err.into_response() };
-        }
-    }
-    match (start(&state, &caller, &name).await, from_page) {
+    let via = if from_page { "console" } else { "api" };
+    match (start(&state, &caller, &name, via).await, from_page) {
         (Ok(run_id), false) => {
             (StatusCode::ACCEPTED, Json(json!({ "job": name, "run_id": run_id, "outcome": "running" }))).into_response()
         }
@@ -169,9 +145,25 @@ pub async fn trigger(
     }
 }
 
-async fn start(state: &Arc<AppState>, caller: &Caller, name: &str) -> Result<String, AppError> {
+/// Starts `name` for an administrator; the request is audited (`JOB_RUN_REQUESTED`,
+/// `via` the console or the API) before anything else is decided.
+async fn start(state: &Arc<AppState>, caller: &Caller, name: &str, via: &'static str) -> Result<String, AppError> {
     admin(caller)?;
     let job = job(name)?;
+    let (actor, now_ms) = (caller.user.id.clone(), state.clock.now_ms());
+    state
+        .writer
+        .transact(move |tx| {
+            let entry = Entry {
+                actor_id: Some(&actor),
+                action: Action::JobRunRequested,
+                subject_user_id: None,
+                target: Some(job.name),
+                detail: json!({ "via": via }),
+            };
+            audit::record(tx, &entry, now_ms)
+        })
+        .await?;
     if job.tier == Tier::OneShot {
         let message = format!("{name} is a one-shot job: run it on the server host with `sightline jobs run {name}`");
         return Err(AppError::Forbidden(message));

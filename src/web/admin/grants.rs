@@ -46,7 +46,6 @@ pub async fn page(
     let (pool, now_ms) = (state.readers.clone(), state.clock.now_ms());
     let actor = caller.clone();
     let all = db::blocking(move || grants::visible_to(&*pool.get()?, actor.actor())).await.map_err(AppError::from)?;
-    let hours = |ms: i64| format!("{:.1} h", ms as f64 / 3_600_000.0);
 
     let mut queue = Section::new("queue", "Waiting for a decision")
         .intro("Approving starts the grant now for the duration asked. You cannot decide a grant you asked for or one on your own data.")
@@ -61,7 +60,7 @@ pub async fn page(
     for grant in all {
         if grant.status == "REQUESTED" {
             let mut cells = who_and_what(&grant);
-            cells.extend([Cell::text(hours(grant.duration_ms)), when(Some(grant.requested_at_ms))]);
+            cells.extend([Cell::hours(Some(grant.duration_ms)), when(Some(grant.requested_at_ms))]);
             queue.rows.push(
                 Row::new(cells)
                     .action(

@@ -34,6 +34,10 @@ fn source(table: &PriceTable) -> String {
     table.source().map_or("embedded".to_string(), |path| path.display().to_string())
 }
 
+fn on_disk_table<'a>(files: &'a [PriceTable], embedded: &'a PriceBook, agent: AgentType) -> &'a PriceTable {
+    files.iter().find(|t| t.agent() == agent).unwrap_or_else(|| embedded.table(agent))
+}
+
 fn diff_rows(table: &PriceTable, base: &PriceTable) -> Vec<Row> {
     pricing::diff_tables(table, base)
         .into_iter()
@@ -56,10 +60,14 @@ pub async fn page(
     admin_only(&caller)?;
     // Reading and compiling the tables is blocking work.
     let data_dir = state.config.data_dir.clone();
-    let (embedded, on_disk) = tokio::task::spawn_blocking(move || (PriceBook::embedded(), PriceBook::load(&data_dir)))
-        .await
-        .map_err(|err| AppError::Internal(err.to_string()))?;
+    let (embedded, on_disk) =
+        tokio::task::spawn_blocking(move || (PriceBook::embedded(), pricing::operator_tables(&data_dir)))
+            .await
+            .map_err(|err| AppError::Internal(err.to_string()))?;
     let embedded = embedded.map_err(|err| AppError::Internal(err.to_string()))?;
+    // An agent's table on disk: the operator's file laid over the embedded table, as the
+    // next start-up loads it (the embedded tables compiled once, not twice).
+    let disk_table = |files, agent| on_disk_table(files, &embedded, agent);
     let in_force = &state.prices;
 
     let mut tables = Section::new("in-force", "Tables in force")
@@ -73,8 +81,8 @@ pub async fn page(
     for table in in_force.tables() {
         let agent = table.agent();
         let disk = match &on_disk {
-            Ok(book) if book.table(agent).etag() == table.etag() => "the same".to_string(),
-            Ok(book) => format!("revision {} waits for a restart", book.table(agent).revision()),
+            Ok(files) if disk_table(files, agent).etag() == table.etag() => "the same".to_string(),
+            Ok(files) => format!("revision {} waits for a restart", disk_table(files, agent).revision()),
             Err(err) => format!("unusable: {err}"),
         };
         tables.rows.push(Row::new(vec![
@@ -86,10 +94,10 @@ pub async fn page(
             Cell::text(disk),
         ]));
         against_embedded.rows.extend(diff_rows(table, embedded.table(agent)));
-        if let Ok(book) = &on_disk
-            && book.table(agent).etag() != table.etag()
+        if let Ok(files) = &on_disk
+            && disk_table(files, agent).etag() != table.etag()
         {
-            pending.rows.extend(diff_rows(book.table(agent), table));
+            pending.rows.extend(diff_rows(disk_table(files, agent), table));
         }
     }
     if let Err(err) = &on_disk {
@@ -157,8 +165,7 @@ pub async fn upload(
     admin_only(&caller)?;
     let named = form.agent.unwrap_or_default();
     let agent = AgentType::parse(&named).ok_or_else(|| {
-        let known: Vec<&str> = AgentType::ALL.iter().map(|agent| agent.as_str()).collect();
-        AppError::bad_request("agent", format!("agent must be one of {}, not {named:?}", known.join(", ")))
+        AppError::bad_request("agent", format!("agent must be one of {}, not {named:?}", AgentType::expected()))
     })?;
     let json = form.table.unwrap_or_default();
     if json.trim().is_empty() {

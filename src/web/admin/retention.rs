@@ -57,11 +57,11 @@ pub async fn page(
         .intro("A team's own retention applies to its members and the teams below it; a person in several teams keeps the shortest. Leave the field empty to inherit.")
         .columns(vec!["Team", "Own retention", "In force"])
         .empty("There is no team yet.");
-    let by_id: std::collections::HashMap<String, (Option<String>, Option<i64>)> =
+    let by_id: teams::RetentionTree =
         all_teams.iter().map(|(t, _)| (t.id.clone(), (t.parent_id.clone(), t.retention_days))).collect();
     for (team, _) in &all_teams {
-        let in_force =
-            inherited(&by_id, &team.id).map_or(format!("{org_days} days (organisation)"), |d| format!("{d} days"));
+        let in_force = teams::retention_in_force(&by_id, &team.id)
+            .map_or(format!("{org_days} days (organisation)"), |d| format!("{d} days"));
         per_team.rows.push(
             Row::new(vec![
                 Cell::text(format!("{} ({})", team.name, team.slug)),
@@ -101,24 +101,6 @@ fn preview_row(line: PreviewLine) -> Row {
         Cell::count(line.partitions),
         Cell::count(line.transcripts),
     ])
-}
-
-/// A team's retention in force: its own, or its nearest ancestor's.
-fn inherited(teams: &std::collections::HashMap<String, (Option<String>, Option<i64>)>, id: &str) -> Option<i64> {
-    let mut at = Some(id.to_string());
-    let mut hops = 0;
-    while let Some(id) = at {
-        let (parent, days) = teams.get(&id)?;
-        if days.is_some() {
-            return *days;
-        }
-        at = parent.clone();
-        hops += 1;
-        if hops > 64 {
-            return None;
-        }
-    }
-    None
 }
 
 #[derive(Deserialize)]
