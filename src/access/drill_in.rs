@@ -64,7 +64,8 @@ pub fn visible_members(
 ) -> Result<Vec<Visible>, DbError> {
     if !role.may_reach_individual_sessions() {
         // Only the caller themself, if a member.
-        let mut stmt = conn.prepare_cached(&format!("{TREE} SELECT DISTINCT u.id, u.name FROM {MEMBERS} AND u.id = ?2"))?;
+        let mut stmt =
+            conn.prepare_cached(&format!("{TREE} SELECT DISTINCT u.id, u.name FROM {MEMBERS} AND u.id = ?2"))?;
         let own = stmt.query_map(params![team_id, caller_id], |row| {
             Ok(Visible { user_id: row.get(0)?, name: Some(row.get(1)?), basis: Basis::Own })
         })?;

@@ -15,7 +15,7 @@ use axum::extract::{Path, Query, State};
 use axum::response::{Redirect, Response};
 use serde::Deserialize;
 
-use super::{AdminPage, Field, Flash, Row, Section, admin_only, done, when};
+use super::{AdminPage, Field, Flash, Row, Section, admin_only, change, done, when};
 use crate::alerts::budgets::{self, Budget};
 use crate::alerts::channel_configs::{self, NAMES};
 use crate::alerts::channels::{self, Channel};
@@ -237,17 +237,12 @@ pub async fn set_rule(
     };
     let enabled = form.enabled.is_some();
     let (actor, now_ms) = (caller.user.id.clone(), state.clock.now_ms());
-    let result = state
-        .writer
-        .transact(move |tx| store::set_rule(tx, &actor, rule, threshold, enabled, now_ms))
-        .await
-        .map_err(AppError::from)?;
-    match result {
-        Ok(()) => Ok(done(PATH, &format!("{} is {}", rule.id(), if enabled { "on" } else { "off" }))),
-        Err(err @ (RuleError::BadThreshold | RuleError::NoThreshold(_))) => {
-            Err(AppError::bad_request("threshold", err.to_string()).into())
-        }
-    }
+    change(&state, move |tx| {
+        let set = store::set_rule(tx, &actor, rule, threshold, enabled, now_ms)?;
+        Ok(set.map_err(|err: RuleError| AppError::bad_request("threshold", err.to_string())))
+    })
+    .await?;
+    Ok(done(PATH, &format!("{} is {}", rule.id(), if enabled { "on" } else { "off" })))
 }
 
 #[derive(Deserialize)]
@@ -285,40 +280,34 @@ pub async fn set_budget(
     let levels = budgets::parse_levels(form.levels.as_deref().unwrap_or(""))
         .map_err(|why| AppError::bad_request("levels", why))?;
     let (actor, now_ms) = (caller.user.id.clone(), state.clock.now_ms());
-    let named = who.clone();
-    let stored = state
-        .writer
-        .transact(move |tx| {
-            let subject_id = if scope == "team" {
-                match crate::access::teams::by_slug(tx, &who) {
-                    Ok(team) => team.id,
-                    Err(crate::access::teams::TeamError::Db(db)) => return Err(db),
-                    Err(_) => return Ok(None),
-                }
-            } else {
-                match users::find_by_email(tx, &who)? {
-                    Some(user) => user.id,
-                    None => return Ok(None),
-                }
-            };
-            let id = budgets::set(tx, scope, &subject_id, monthly_nusd, &levels, &actor, now_ms)?;
-            let entry = crate::audit::Entry {
-                actor_id: Some(&actor),
-                action: crate::audit::Action::AlertBudgetChanged,
-                subject_user_id: (scope == "person").then_some(subject_id.as_str()),
-                target: Some(&id),
-                detail: serde_json::json!({ "scope": scope, "monthly_usd": nusd_to_usd(monthly_nusd), "levels": levels }),
-            };
-            crate::audit::record(tx, &entry, now_ms)?;
-            Ok(Some(id))
-        })
-        .await
-        .map_err(AppError::from)?;
-    match stored {
-        // The flash travels in the URL: it names no one.
-        Some(_) => Ok(done(PATH, &format!("the {scope} budget is set to {} a month", usd(monthly_nusd)))),
-        None => Err(AppError::bad_request("who", format!("there is no {scope} {named:?}")).into()),
-    }
+    change(&state, move |tx| {
+        let no_subject = || AppError::bad_request("who", format!("there is no {scope} {who:?}"));
+        let subject_id = if scope == "team" {
+            match crate::access::teams::by_slug(tx, &who) {
+                Ok(team) => team.id,
+                Err(crate::access::teams::TeamError::Db(db)) => return Err(db),
+                Err(_) => return Ok(Err(no_subject())),
+            }
+        } else {
+            match users::find_by_email(tx, &who)? {
+                Some(user) => user.id,
+                None => return Ok(Err(no_subject())),
+            }
+        };
+        let id = budgets::set(tx, scope, &subject_id, monthly_nusd, &levels, &actor, now_ms)?;
+        let entry = crate::audit::Entry {
+            actor_id: Some(&actor),
+            action: crate::audit::Action::AlertBudgetChanged,
+            subject_user_id: (scope == "person").then_some(subject_id.as_str()),
+            target: Some(&id),
+            detail: serde_json::json!({ "scope": scope, "monthly_usd": nusd_to_usd(monthly_nusd), "levels": levels }),
+        };
+        crate::audit::record(tx, &entry, now_ms)?;
+        Ok(Ok(()))
+    })
+    .await?;
+    // The flash travels in the URL: it names no one.
+    Ok(done(PATH, &format!("the {scope} budget is set to {} a month", usd(monthly_nusd))))
 }
 
 /// `POST /admin/alerts/budgets/{id}/remove`.
@@ -329,26 +318,20 @@ pub async fn remove_budget(
 ) -> Result<Redirect, PageError> {
     admin_only(&caller)?;
     let (actor, now_ms) = (caller.user.id.clone(), state.clock.now_ms());
-    let removed = state
-        .writer
-        .transact(move |tx| {
-            let Some((scope, subject_id)) = budgets::remove(tx, &id)? else { return Ok(false) };
-            let entry = crate::audit::Entry {
-                actor_id: Some(&actor),
-                action: crate::audit::Action::AlertBudgetChanged,
-                subject_user_id: (scope == "person").then_some(subject_id.as_str()),
-                target: Some(&id),
-                detail: serde_json::json!({ "scope": scope, "removed": true }),
-            };
-            crate::audit::record(tx, &entry, now_ms)?;
-            Ok(true)
-        })
-        .await
-        .map_err(AppError::from)?;
-    match removed {
-        true => Ok(done(PATH, "the budget is removed")),
-        false => Err(AppError::NotFound.into()),
-    }
+    change(&state, move |tx| {
+        let Some((scope, subject_id)) = budgets::remove(tx, &id)? else { return Ok(Err(AppError::NotFound)) };
+        let entry = crate::audit::Entry {
+            actor_id: Some(&actor),
+            action: crate::audit::Action::AlertBudgetChanged,
+            subject_user_id: (scope == "person").then_some(subject_id.as_str()),
+            target: Some(&id),
+            detail: serde_json::json!({ "scope": scope, "removed": true }),
+        };
+        crate::audit::record(tx, &entry, now_ms)?;
+        Ok(Ok(()))
+    })
+    .await?;
+    Ok(done(PATH, "the budget is removed"))
 }
 
 fn channel_name(name: &str) -> Result<&'static str, PageError> {
@@ -443,29 +426,24 @@ pub async fn act_on_event(
         }
         _ => return Err(AppError::NotFound.into()),
     };
-    let result = state
-        .writer
-        .transact(move |tx| {
-            let acted = match until_ms {
-                None => store::acknowledge(tx, &actor, &id, now_ms),
-                Some(until) => store::silence(tx, &actor, &id, until, now_ms),
-            };
-            match acted {
-                Err(ActError::Db(db)) => Err(db),
-                other => Ok(other),
-            }
-        })
-        .await
-        .map_err(AppError::from)?;
-    match result {
-        Ok(()) => Ok(done(
-            PATH,
-            &match until_ms {
-                None => "the event is acknowledged".to_string(),
-                Some(until) => format!("the event is silenced until {}", crate::model::rfc3339_ms(until)),
-            },
-        )),
-        Err(err @ ActError::NotOpen(_)) => Err(AppError::Conflict(err.to_string()).into()),
-        Err(err) => Err(AppError::bad_request("hours", err.to_string()).into()),
-    }
+    change(&state, move |tx| {
+        let acted = match until_ms {
+            None => store::acknowledge(tx, &actor, &id, now_ms),
+            Some(until) => store::silence(tx, &actor, &id, until, now_ms),
+        };
+        match acted {
+            Ok(()) => Ok(Ok(())),
+            Err(ActError::Db(db)) => Err(db),
+            Err(err @ ActError::NotOpen(_)) => Ok(Err(AppError::Conflict(err.to_string()))),
+            Err(err) => Ok(Err(AppError::bad_request("hours", err.to_string()))),
+        }
+    })
+    .await?;
+    Ok(done(
+        PATH,
+        &match until_ms {
+            None => "the event is acknowledged".to_string(),
+            Some(until) => format!("the event is silenced until {}", crate::model::rfc3339_ms(until)),
+        },
+    ))
 }

@@ -14,7 +14,7 @@ use axum::extract::{Path, State};
 use axum::response::{Redirect, Response};
 use serde::Deserialize;
 
-use super::{AdminPage, Field, Flash, Row, Section, admin_only, done, when};
+use super::{AdminPage, Field, Flash, Row, Section, admin_only, change, done, when};
 use crate::audit::{self, Action, Entry};
 use crate::db;
 use crate::http::errors::{AppError, PageError};
@@ -130,42 +130,28 @@ pub async fn schedule(
     let cron = form.cron.map(|c| c.trim().to_string()).filter(|c| !c.is_empty());
     let enabled = form.enabled.is_some();
     let (actor, now_ms) = (caller.user.id.clone(), state.clock.now_ms());
-    let result = state
-        .writer
-        .transact(move |tx| {
-            let set = config::set(tx, job, cron.as_deref(), Some(enabled), now_ms);
-            if let Ok(effective) = &set {
-                let detail = serde_json::json!({
-                    "schedule": effective.schedule.describe(),
-                    "enabled": effective.enabled,
-                });
-                let entry = Entry {
-                    actor_id: Some(&actor),
-                    action: Action::JobConfigured,
-                    subject_user_id: None,
-                    target: Some(job.name),
-                    detail,
-                };
-                audit::record(tx, &entry, now_ms)?;
+    let effective = change(&state, move |tx| {
+        let effective = match config::set(tx, job, cron.as_deref(), Some(enabled), now_ms) {
+            Ok(effective) => effective,
+            Err(ConfigError::Db(db)) => return Err(db),
+            Err(ConfigError::BadCron(why)) => return Ok(Err(AppError::bad_request("cron", why))),
+            Err(ConfigError::NotConfigurable(name)) => {
+                let why = format!("{name} runs on a fixed schedule that cannot be changed");
+                return Ok(Err(AppError::bad_request("job", why)));
             }
-            Ok(set)
-        })
-        .await
-        .map_err(AppError::from)?;
-    match result {
-        Ok(effective) => Ok(done(
-            PATH,
-            &format!(
-                "{} now runs {} and is {}",
-                job.name,
-                effective.schedule.describe(),
-                if effective.enabled { "on" } else { "off" }
-            ),
-        )),
-        Err(ConfigError::BadCron(why)) => Err(AppError::bad_request("cron", why).into()),
-        Err(ConfigError::NotConfigurable(name)) => {
-            Err(AppError::bad_request("job", format!("{name} runs on a fixed schedule that cannot be changed")).into())
-        }
-        Err(ConfigError::Db(err)) => Err(AppError::from(err).into()),
-    }
+        };
+        let detail = serde_json::json!({ "schedule": effective.schedule.describe(), "enabled": effective.enabled });
+        let entry = Entry {
+            actor_id: Some(&actor),
+            action: Action::JobConfigured,
+            subject_user_id: None,
+            target: Some(job.name),
+            detail,
+        };
+        audit::record(tx, &entry, now_ms)?;
+        Ok(Ok(effective))
+    })
+    .await?;
+    let switch = if effective.enabled { "on" } else { "off" };
+    Ok(done(PATH, &format!("{} now runs {} and is {switch}", job.name, effective.schedule.describe())))
 }

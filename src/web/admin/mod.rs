@@ -25,8 +25,11 @@ use serde::Deserialize;
 
 use super::report::Cell;
 use crate::access::roles::OrgRole;
+use crate::access::teams::TeamError;
+use crate::db::DbError;
 use crate::http::errors::{AppError, PageError};
 use crate::model::percent_encode;
+use crate::state::AppState;
 use crate::state::caller::Caller;
 
 /// The console's pages, in its tab order.
@@ -57,6 +60,26 @@ pub fn wants_html(headers: &HeaderMap) -> bool {
         .get(axum::http::header::ACCEPT)
         .and_then(|value| value.to_str().ok())
         .is_some_and(|accept| accept.contains("text/html"))
+}
+
+/// One change on the writer. `work` answers a refusal as the page's error (`Ok(Err)`):
+/// it refuses before writing anything, so committing the refusal changes nothing. A
+/// storage failure (`Err`) rolls the transaction back.
+pub async fn change<T: Send + 'static>(
+    state: &AppState,
+    work: impl FnOnce(&rusqlite::Transaction<'_>) -> Result<Result<T, AppError>, DbError> + Send + 'static,
+) -> Result<T, PageError> {
+    Ok(state.writer.transact(work).await.map_err(AppError::from)??)
+}
+
+/// A team's refusal as the page's error naming `field` (a team not found is a 404); a
+/// storage failure stays one, to roll the change back.
+pub fn team_refusal(err: TeamError, field: &str) -> Result<AppError, DbError> {
+    match err {
+        TeamError::Db(db) => Err(db),
+        TeamError::NotFound(_) => Ok(AppError::NotFound),
+        other => Ok(AppError::bad_request(field, other.to_string())),
+    }
 }
 
 /// Back to `path` after a change, saying what was done.

@@ -13,8 +13,8 @@ use axum::extract::{Path, Query, State};
 use axum::response::{Redirect, Response};
 use serde::Deserialize;
 
-use super::{AdminPage, Field, Flash, Row, Section, admin_only, done, when};
-use crate::access::teams::{self, TeamError};
+use super::{AdminPage, Field, Flash, Row, Section, admin_only, change, done, team_refusal, when};
+use crate::access::teams;
 use crate::audit::{self, Action, Entry};
 use crate::db::{self, DbError};
 use crate::deletion::retention_preview::{self, PreviewLine};
@@ -131,36 +131,28 @@ pub async fn set_team(
     };
     let (actor, now_ms) = (caller.user.id.clone(), state.clock.now_ms());
     let target = slug.clone();
-    let result = state
-        .writer
-        .transact(move |tx| {
-            let before = match teams::set_retention(tx, &target, days) {
-                Ok(before) => before,
-                Err(TeamError::Db(db)) => return Err(db),
-                Err(other) => return Ok(Err(other)),
-            };
-            let detail = serde_json::json!({ "team": target, "from": before, "to": days });
-            let entry = Entry {
-                actor_id: Some(&actor),
-                action: Action::RetentionChanged,
-                subject_user_id: None,
-                target: Some(&target),
-                detail,
-            };
-            audit::record(tx, &entry, now_ms)?;
-            Ok(Ok(()))
-        })
-        .await
-        .map_err(AppError::from)?;
-    match result {
-        Ok(()) => Ok(done(
-            PATH,
-            &match days {
-                Some(days) => format!("{slug} now keeps raw events {days} days"),
-                None => format!("{slug} now inherits its retention"),
-            },
-        )),
-        Err(TeamError::NotFound(_)) => Err(AppError::NotFound.into()),
-        Err(other) => Err(AppError::bad_request("days", other.to_string()).into()),
-    }
+    change(&state, move |tx| {
+        let before = match teams::set_retention(tx, &target, days) {
+            Ok(before) => before,
+            Err(err) => return Ok(Err(team_refusal(err, "days")?)),
+        };
+        let detail = serde_json::json!({ "team": target, "from": before, "to": days });
+        let entry = Entry {
+            actor_id: Some(&actor),
+            action: Action::RetentionChanged,
+            subject_user_id: None,
+            target: Some(&target),
+            detail,
+        };
+        audit::record(tx, &entry, now_ms)?;
+        Ok(Ok(()))
+    })
+    .await?;
+    Ok(done(
+        PATH,
+        &match days {
+            Some(days) => format!("{slug} now keeps raw events {days} days"),
+            None => format!("{slug} now inherits its retention"),
+        },
+    ))
 }

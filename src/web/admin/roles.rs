@@ -14,8 +14,8 @@ use axum::extract::{Path, Query, State};
 use axum::response::{Redirect, Response};
 use serde::Deserialize;
 
-use super::{AdminPage, Field, Flash, Row, Section, admin_only, done};
-use crate::access::teams::{self, TeamError};
+use super::{AdminPage, Field, Flash, Row, Section, admin_only, change, done, team_refusal};
+use crate::access::teams;
 use crate::audit::{self, Action, Entry};
 use crate::auth::users::{self, ORG_ROLES, UserError};
 use crate::db::{self, DbError};
@@ -76,12 +76,6 @@ pub struct RoleForm {
     role: Option<String>,
 }
 
-enum RoleChange {
-    Changed { from: String, to: String },
-    LastAdmin(String),
-    Unknown,
-}
-
 /// `POST /admin/org-roles/{user}`.
 pub async fn set_org_role(
     State(state): State<Arc<AppState>>,
@@ -93,41 +87,31 @@ pub async fn set_org_role(
     let role = users::parse_role(form.role.as_deref().unwrap_or(""))
         .map_err(|err| AppError::bad_request("role", err.to_string()))?;
     let (actor, now_ms) = (caller.user.id.clone(), state.clock.now_ms());
-    let change = state
-        .writer
-        .transact(move |tx| {
-            let Some(user) = users::by_id(tx, &user_id)? else { return Ok(RoleChange::Unknown) };
-            if user.org_role == "ADMIN"
-                && role != "ADMIN"
-                && user.disabled_at_ms.is_none()
-                && users::active_admins(tx)? <= 1
-            {
-                return Ok(RoleChange::LastAdmin(user.email));
-            }
-            tx.execute("UPDATE users SET org_role = ?2 WHERE id = ?1", rusqlite::params![user.id, role])?;
-            let detail = serde_json::json!({ "from": user.org_role, "to": role });
-            let entry = Entry {
-                actor_id: Some(&actor),
-                action: Action::UserRoleChanged,
-                subject_user_id: Some(&user.id),
-                target: Some(&user.id),
-                detail,
-            };
-            audit::record(tx, &entry, now_ms)?;
-            Ok(RoleChange::Changed { from: user.org_role, to: role })
-        })
-        .await
-        .map_err(AppError::from)?;
-    match change {
-        // The flash travels in the URL: it names no one.
-        RoleChange::Changed { from, to } => Ok(done(ORG_PATH, &format!("the role is now {to} (was {from})"))),
-        RoleChange::LastAdmin(email) => Err(AppError::bad_request(
-            "role",
-            format!("{email} is the only active administrator: make someone else ADMIN first"),
-        )
-        .into()),
-        RoleChange::Unknown => Err(AppError::NotFound.into()),
-    }
+    let (from, to) = change(&state, move |tx| {
+        let Some(user) = users::by_id(tx, &user_id)? else { return Ok(Err(AppError::NotFound)) };
+        if user.org_role == "ADMIN"
+            && role != "ADMIN"
+            && user.disabled_at_ms.is_none()
+            && users::active_admins(tx)? <= 1
+        {
+            let why = format!("{} is the only active administrator: make someone else ADMIN first", user.email);
+            return Ok(Err(AppError::bad_request("role", why)));
+        }
+        tx.execute("UPDATE users SET org_role = ?2 WHERE id = ?1", rusqlite::params![user.id, role])?;
+        let detail = serde_json::json!({ "from": user.org_role, "to": role });
+        let entry = Entry {
+            actor_id: Some(&actor),
+            action: Action::UserRoleChanged,
+            subject_user_id: Some(&user.id),
+            target: Some(&user.id),
+            detail,
+        };
+        audit::record(tx, &entry, now_ms)?;
+        Ok(Ok((user.org_role, role)))
+    })
+    .await?;
+    // The flash travels in the URL: it names no one.
+    Ok(done(ORG_PATH, &format!("the role is now {to} (was {from})")))
 }
 
 pub async fn team_roles(
@@ -214,13 +198,6 @@ enum Who {
     Email(String),
 }
 
-enum TeamChange {
-    Done(String),
-    NoPerson(String),
-    NotMember,
-    Team(TeamError),
-}
-
 async fn change_team_role(
     state: &AppState,
     actor: &str,
@@ -236,52 +213,40 @@ async fn change_team_role(
         );
     }
     let (actor, now_ms) = (actor.to_string(), state.clock.now_ms());
-    let change = state
-        .writer
-        .transact(move |tx| {
-            let team = match teams::by_slug(tx, &slug) {
-                Ok(team) => team,
-                Err(TeamError::Db(db)) => return Err(db),
-                Err(other) => return Ok(TeamChange::Team(other)),
+    let message = change(state, move |tx| {
+        let team = match teams::by_slug(tx, &slug) {
+            Ok(team) => team,
+            Err(err) => return Ok(Err(team_refusal(err, "role")?)),
+        };
+        let user = match &who {
+            Who::Id(id) => users::by_id(tx, id)?,
+            Who::Email(email) => users::find_by_email(tx, email)?,
+        };
+        let Some(user) = user else {
+            let named = match who {
+                Who::Id(id) => id,
+                Who::Email(email) => email,
             };
-            let user = match &who {
-                Who::Id(id) => users::by_id(tx, id)?,
-                Who::Email(email) => users::find_by_email(tx, email)?,
-            };
-            let Some(user) = user else {
-                let named = match who {
-                    Who::Id(id) => id,
-                    Who::Email(email) => email,
-                };
-                return Ok(TeamChange::NoPerson(named));
-            };
-            let before = teams::member_role(tx, &team.id, &user.id)?;
-            if before.is_none() && !adding {
-                return Ok(TeamChange::NotMember);
-            }
-            match teams::add_member(tx, &team.id, &user.id, &role, now_ms) {
-                Ok(()) => {}
-                Err(TeamError::Db(db)) => return Err(db),
-                Err(other) => return Ok(TeamChange::Team(other)),
-            }
-            let detail = serde_json::json!({ "team": team.slug, "from": before, "to": role });
-            let entry = Entry {
-                actor_id: Some(&actor),
-                action: Action::TeamRoleChanged,
-                subject_user_id: Some(&user.id),
-                target: Some(&team.id),
-                detail,
-            };
-            audit::record(tx, &entry, now_ms)?;
-            Ok(TeamChange::Done(format!("a member is now {role} of {}", team.slug)))
-        })
-        .await
-        .map_err(AppError::from)?;
-    match change {
-        TeamChange::Done(message) => Ok(done(TEAM_PATH, &message)),
-        TeamChange::NoPerson(named) => Err(AppError::bad_request("email", format!("there is nobody {named:?}")).into()),
-        TeamChange::NotMember => Err(AppError::NotFound.into()),
-        TeamChange::Team(TeamError::NotFound(_)) => Err(AppError::NotFound.into()),
-        TeamChange::Team(other) => Err(AppError::bad_request("role", other.to_string()).into()),
-    }
+            return Ok(Err(AppError::bad_request("email", format!("there is nobody {named:?}"))));
+        };
+        let before = teams::member_role(tx, &team.id, &user.id)?;
+        if before.is_none() && !adding {
+            return Ok(Err(AppError::NotFound));
+        }
+        if let Err(err) = teams::add_member(tx, &team.id, &user.id, &role, now_ms) {
+            return Ok(Err(team_refusal(err, "role")?));
+        }
+        let detail = serde_json::json!({ "team": team.slug, "from": before, "to": role });
+        let entry = Entry {
+            actor_id: Some(&actor),
+            action: Action::TeamRoleChanged,
+            subject_user_id: Some(&user.id),
+            target: Some(&team.id),
+            detail,
+        };
+        audit::record(tx, &entry, now_ms)?;
+        Ok(Ok(format!("a member is now {role} of {}", team.slug)))
+    })
+    .await?;
+    Ok(done(TEAM_PATH, &message))
 }
