@@ -16,7 +16,7 @@ use serde_json::{Value, json};
 use super::JiraConfig;
 
 /// Keys per search.
-pub const BATCH: usize = 50;
+const BATCH: usize = 50;
 
 /// One issue as read.
 #[derive(Clone, Debug, PartialEq)]
@@ -36,7 +36,7 @@ pub struct Fetched {
 
 /// A business value as Jira gives it: a number, a numeric text, or a select option whose
 /// `value` is numeric; anything else is no value.
-pub fn value_of(field: &Value) -> Option<f64> {
+fn value_of(field: &Value) -> Option<f64> {
     match field {
         Value::Number(n) => n.as_f64(),
         Value::String(s) => s.trim().parse().ok(),
@@ -68,7 +68,7 @@ enum Search {
 const MAX_PAGES: usize = 10;
 
 /// An issue key as Jira writes them (`ABC-123`); anything else is never sent.
-pub fn is_issue_key(key: &str) -> bool {
+fn is_issue_key(key: &str) -> bool {
     let Some((project, number)) = key.rsplit_once('-') else { return false };
     let mut letters = project.bytes();
     letters.next().is_some_and(|b| b.is_ascii_uppercase())
@@ -90,10 +90,14 @@ fn named_keys(answer: &str, batch: &[String]) -> Vec<String> {
     batch.iter().filter(|key| messages.iter().any(|m| m.contains(&format!("'{key}'")))).cloned().collect()
 }
 
-fn search(agent: &ureq::Agent, config: &JiraConfig, keys: &[String]) -> Result<Search, String> {
-    let url = format!("{}/rest/api/3/search/jql", config.base_url);
-    let credentials =
-        base64::engine::general_purpose::STANDARD.encode(format!("{}:{}", config.email, config.api_token));
+/// One search of `keys` at `url`, with the `Authorization` header's value.
+fn search(
+    agent: &ureq::Agent,
+    url: &str,
+    authorization: &str,
+    config: &JiraConfig,
+    keys: &[String],
+) -> Result<Search, String> {
     // Keys are checked by `is_issue_key` and quoted besides.
     let quoted: Vec<String> = keys.iter().map(|key| format!("\"{key}\"")).collect();
     let jql = format!("key in ({}) ORDER BY key ASC", quoted.join(", "));
@@ -109,8 +113,8 @@ fn search(agent: &ureq::Agent, config: &JiraConfig, keys: &[String]) -> Result<S
             body["nextPageToken"] = json!(token);
         }
         let mut response = agent
-            .post(&url)
-            .header("Authorization", format!("Basic {credentials}"))
+            .post(url)
+            .header("Authorization", authorization)
             .header("Accept", "application/json")
             .header("Content-Type", "application/json")
             .send(body.to_string())
@@ -152,12 +156,16 @@ pub fn fetch(config: &JiraConfig, keys: &[String]) -> Result<Fetched, String> {
         .timeout_global(Some(Duration::from_secs(30)))
         .build()
         .new_agent();
+    let url = format!("{}/rest/api/3/search/jql", config.base_url);
+    let credentials =
+        base64::engine::general_purpose::STANDARD.encode(format!("{}:{}", config.email, config.api_token));
+    let authorization = format!("Basic {credentials}");
     let mut fetched = Fetched::default();
     let (valid, invalid): (Vec<String>, Vec<String>) = keys.iter().cloned().partition(|key| is_issue_key(key));
     fetched.not_found.extend(invalid);
     let mut pending: Vec<Vec<String>> = valid.chunks(BATCH).map(<[String]>::to_vec).collect();
     while let Some(batch) = pending.pop() {
-        match search(&agent, config, &batch)? {
+        match search(&agent, &url, &authorization, config, &batch)? {
             Search::Found(issues) => {
                 for key in &batch {
                     if !issues.iter().any(|issue| issue.key.eq_ignore_ascii_case(key)) {

@@ -60,7 +60,12 @@ fn read_table(path: &Path) -> Result<PriceTable, PricingError> {
             ),
         })?;
     let json = std::fs::read_to_string(path).map_err(|err| io_error(path, &err))?;
-    let mut table = PriceTable::parse_sharing(agent, &json, label, &mut Vec::new())?;
+    parse_at(agent, path, &json)
+}
+
+/// `json` as `agent`'s table, validated as the operator's file at `path` would be.
+fn parse_at(agent: AgentType, path: &Path, json: &str) -> Result<PriceTable, PricingError> {
+    let mut table = PriceTable::parse_sharing(agent, json, path.display().to_string(), &mut Vec::new())?;
     table.source = Some(path.to_path_buf());
     Ok(table)
 }
@@ -205,13 +210,11 @@ impl Staged {
 /// writes it to a temporary file of its own there. Nothing is written when it does not
 /// validate; `Err(Ok(_))` is an invalid table, `Err(Err(_))` a file-system failure.
 pub fn stage(data_dir: &Path, agent: AgentType, json: &str) -> Result<Staged, Result<PricingError, std::io::Error>> {
-    let dir = overrides_dir(data_dir);
-    let path = dir.join(file_name(agent));
-    let label = path.display().to_string();
-    let mut table = PriceTable::parse_sharing(agent, json, label, &mut Vec::new()).map_err(Ok)?;
+    let (dir, name) = (overrides_dir(data_dir), file_name(agent));
+    let path = dir.join(&name);
+    let table = parse_at(agent, &path, json).map_err(Ok)?;
     std::fs::create_dir_all(&dir).map_err(Err)?;
-    let temporary = dir.join(format!(".{}.{}.uploading", file_name(agent), uuid::Uuid::now_v7().simple()));
+    let temporary = dir.join(format!(".{name}.{}.uploading", uuid::Uuid::now_v7().simple()));
     std::fs::write(&temporary, json).map_err(Err)?;
-    table.source = Some(path.clone());
     Ok(Staged { table, temporary, path })
 }
