@@ -15,7 +15,7 @@ use serde_json::{Value, json};
 use crate::access::grants::{self, Decision, GrantError, Request};
 use crate::access::policies::{self, PolicyError, Visibility, VisibilityChange};
 use crate::auth::users;
-use crate::db;
+use crate::db::{self, DbError};
 use crate::http::errors::AppError;
 use crate::state::AppState;
 use crate::state::caller::Caller;
@@ -48,13 +48,43 @@ impl From<PolicyError> for AppError {
     }
 }
 
-/// Runs a grant or policy operation on the writer; domain errors ride inside the
-/// committed value (a refusal writes nothing, so committing it changes nothing).
-pub(crate) async fn on_writer<T: Send + 'static, E: Into<AppError> + Send + 'static>(
+/// A domain error that may be a storage failure, which must roll its transaction back
+/// (a grant's decision must not commit without its audit row).
+pub(crate) trait StorageFailure: Sized {
+    /// `Err` for a storage failure, `Ok` for a refusal.
+    fn storage(self) -> Result<Self, DbError>;
+}
+
+impl StorageFailure for GrantError {
+    fn storage(self) -> Result<Self, DbError> {
+        match self {
+            GrantError::Db(db) => Err(db),
+            refusal => Ok(refusal),
+        }
+    }
+}
+
+impl StorageFailure for PolicyError {
+    fn storage(self) -> Result<Self, DbError> {
+        match self {
+            PolicyError::Db(db) => Err(db),
+            refusal => Ok(refusal),
+        }
+    }
+}
+
+/// Runs a grant or policy operation on the writer. A refusal rides inside the committed
+/// value (it writes nothing, so committing it changes nothing); a storage failure rolls
+/// the transaction back.
+pub(crate) async fn on_writer<T: Send + 'static, E: Into<AppError> + StorageFailure + Send + 'static>(
     state: &AppState,
     work: impl FnOnce(&rusqlite::Transaction<'_>) -> Result<T, E> + Send + 'static,
 ) -> Result<T, AppError> {
-    state.writer.transact(move |tx| Ok(work(tx))).await?.map_err(Into::into)
+    let refused = move |tx: &rusqlite::Transaction<'_>| match work(tx) {
+        Ok(value) => Ok(Ok(value)),
+        Err(err) => err.storage().map(Err),
+    };
+    state.writer.transact(refused).await?.map_err(Into::into)
 }
 
 #[derive(Deserialize)]
