@@ -12,6 +12,7 @@ pub mod app;
 pub mod audit;
 pub mod auth;
 pub mod bench;
+pub mod billing;
 pub mod charts;
 pub mod cli;
 pub mod clock;

@@ -44,6 +44,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "alerts",
             "analytics",
             "auth",
+            "billing",
             "clock",
             "db",
             "deletion",
@@ -66,7 +67,9 @@ const ALLOWED: &[(&str, &[&str])] = &[
     // Service-level indicators and objectives, over their own daily table.
     ("slo", &["db"]),
     // Jira, read for the business value of pull requests.
-    ("jira", &["db"]),
+    ("jira", &["db", "model"]),
+    // Cost reconciliation: the vendors' billing beside the recomputed cost of the events.
+    ("billing", &["db", "events", "model", "pricing"]),
     ("auth", &["audit", "clock", "config", "db", "model"]),
     ("access", &["audit", "auth", "clock", "db", "model"]),
     ("sessions", &["access", "audit", "clock", "db", "events", "model", "pricing"]),
@@ -222,6 +225,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "audit",
             "auth",
             "bench",
+            "billing",
             "clock",
             "config",
             "db",

@@ -169,7 +169,11 @@ fn jobs_list_names_all_nineteen_jobs_and_jobs_set_changes_a_tier_one_schedule() 
     assert!(row("run-deletions")[7].ends_with(":00:00.000Z"), "the next 6-hour slot: {:?}", row("run-deletions"));
     assert_eq!(row("judge-sessions")[2..6], ["cron 30 6 * * * (UTC)", "no", "< 30 min", "yes"], "seeded disabled");
     assert_eq!(row("evaluate-alerts")[5], "yes");
-    assert!(row("reconcile-cost")[5].starts_with("no: "), "{:?}", row("reconcile-cost"));
+    assert_eq!(
+        row("reconcile-cost")[1..6],
+        ["one-shot", "cron 0 7 * * * (UTC)", "no", "< 15 min", "yes"],
+        "daily only when SIGHTLINE_BILLING_RECONCILIATION_ENABLED=true"
+    );
     assert_eq!(row("sync-jira")[5], "yes");
     let tiers = |tier: &str| lines.iter().filter(|line| line[1] == tier).count();
     assert_eq!((tiers("job_config"), tiers("fixed"), tiers("one-shot")), (7, 8, 4));

@@ -236,6 +236,18 @@ fn execute(
             println!("{described}");
             return Ok((stored.rows(), Some(described)));
         }
+        "reconcile-cost" => {
+            let settings =
+                crate::billing::Settings::from_env(|name| std::env::var(name).ok()).map_err(anyhow::Error::msg)?;
+            let now_ms = crate::clock::system_now_ms();
+            let book = crate::pricing::PriceBook::load(data_dir)?;
+            let today = crate::events::partitions::Day::of_ms(now_ms);
+            let run = crate::billing::run::prepare(data_dir, &book, &settings, today).map_err(anyhow::Error::msg)?;
+            let tx = rusqlite::Transaction::new_unchecked(conn, rusqlite::TransactionBehavior::Immediate)?;
+            let stored = crate::billing::store::replace(&tx, &run, now_ms)?;
+            tx.commit()?;
+            return Ok((stored.drift_rows as i64, Some(stored.summary)));
+        }
         "sync-teams" => {
             if let Some(why) = crate::github::teams::not_configured(config) {
                 println!("{why}");

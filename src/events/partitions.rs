@@ -430,8 +430,8 @@ pub fn delete_user_events(conn: &Connection, user_id: &str) -> Result<u64, DbErr
 mod scans;
 
 pub use scans::{
-    ACTIVE_GAP_CAP_MS, DailySessions, DailyTools, HourlyUsage, StepRow, daily_sessions, daily_tools,
-    for_each_interactive_step, hourly_usage,
+    ACTIVE_GAP_CAP_MS, DailyModelCost, DailySessions, DailyTools, HourlyUsage, StepRow, daily_model_costs,
+    daily_sessions, daily_tools, for_each_interactive_step, hourly_usage,
 };
 
 #[cfg(test)]

@@ -54,11 +54,7 @@ pub fn from_env(get: impl Fn(&str) -> Option<String>) -> Result<Option<JiraConfi
         return Err(format!("Jira needs {} too (all four SIGHTLINE_JIRA_* or none)", missing.join(", ")));
     }
     let [base_url, email, api_token, value_field] = [0, 1, 2, 3].map(|i| values[i].clone().unwrap_or_default());
-    // The API token travels in every request: plain HTTP only to this machine.
-    let loopback = ["http://127.0.0.1", "http://localhost", "http://[::1]"].iter().any(|prefix| {
-        base_url.strip_prefix(prefix).is_some_and(|rest| rest.is_empty() || rest.starts_with([':', '/']))
-    });
-    if !(base_url.starts_with("https://") || loopback) || base_url.contains('@') {
+    if !crate::model::is_credential_safe_url(&base_url) {
         return Err(format!(
             "SIGHTLINE_JIRA_URL must be an https:// URL without credentials (http:// only on loopback), not {base_url:?}"
         ));

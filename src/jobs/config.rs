@@ -49,7 +49,11 @@ pub fn effective(conn: &Connection, job: &JobSpec) -> Result<Effective, DbError>
             // Not reachable through `set`; a hand-edited row falls back to the default.
             Err(_) => Effective { schedule: job.schedule.schedule(), enabled, configured: true },
         },
-        None => Effective { schedule: job.schedule.schedule(), enabled: job.enabled_by_default, configured: false },
+        None => Effective {
+            schedule: job.schedule.schedule(),
+            enabled: job.enabled_by_default && super::registry::switched_on(job),
+            configured: false,
+        },
     })
 }
 

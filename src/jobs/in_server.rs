@@ -29,6 +29,7 @@ const KNOWN: &[&str] = &[
     "judge-sessions",
     "evaluate-alerts",
     "sync-jira",
+    "reconcile-cost",
 ];
 
 pub fn knows(job: &str) -> bool {
@@ -66,6 +67,7 @@ pub async fn execute(state: &Arc<AppState>, job: &JobSpec) -> Result<Done, Strin
         "judge-sessions" => judge(state).await,
         "evaluate-alerts" => alerts(state).await,
         "sync-jira" => sync_jira(state).await,
+        "reconcile-cost" => reconcile_cost(state).await,
         _ => counted(state, job).await.map(|rows| Done { rows, summary: None }),
     }
 }
@@ -224,6 +226,24 @@ async fn sync_jira(state: &Arc<AppState>) -> Result<Done, String> {
         .await
         .map_err(|err| err.to_string())?;
     Ok(Done { rows: Some(stored.rows()), summary: Some(stored.describe()) })
+}
+
+/// `reconcile-cost`: the configured vendors' bills for the last complete days beside the
+/// events' recomputed cost, stored with their drift in one writer transaction
+/// (docs/cost.md). Without credentials every source is the null source and it says so.
+async fn reconcile_cost(state: &Arc<AppState>) -> Result<Done, String> {
+    let settings = crate::billing::Settings::from_env(|name| std::env::var(name).ok())?;
+    let (data_dir, prices, now_ms) = (state.config.data_dir.clone(), state.prices.clone(), state.clock.now_ms());
+    let today = crate::events::partitions::Day::of_ms(now_ms);
+    let run = tokio::task::spawn_blocking(move || crate::billing::run::prepare(&data_dir, &prices, &settings, today))
+        .await
+        .map_err(|err| err.to_string())??;
+    let stored = state
+        .writer
+        .transact(move |tx| crate::billing::store::replace(tx, &run, now_ms))
+        .await
+        .map_err(|err| err.to_string())?;
+    Ok(Done { rows: Some(stored.drift_rows as i64), summary: Some(stored.summary) })
 }
 
 /// `sweep-scratch`: transcript uploads abandoned for a day, device authorisations and

@@ -100,6 +100,10 @@ pub struct JobSpec {
     /// apply rewrites history).
     pub excludes: &'static [&'static str],
     pub availability: Availability,
+    /// An environment variable that must be `true` for the job to be enabled: a one-shot
+    /// job with one is also scheduled by the server while it is (`reconcile-cost`, daily
+    /// when billing reconciliation is enabled, spec §8).
+    pub switch: Option<&'static str>,
     /// One line on what it does, for `jobs list` and docs/jobs.md.
     pub what: &'static str,
 }
@@ -129,8 +133,6 @@ const fn slower_than_or_failing(limit: Duration, failures: u32) -> Thresholds {
 const ANY_FAILURE: Thresholds =
     Thresholds { max_duration: None, consecutive_failures: None, any_failure: true, severity: Severity::Warning };
 
-const RECONCILIATION: &str = "cost reconciliation has not landed yet (issue 21)";
-
 /// Every job, tier 1 first, in the spec's order.
 pub const JOBS: [JobSpec; 19] = [
     JobSpec {
@@ -142,6 +144,7 @@ pub const JOBS: [JobSpec; 19] = [
         alert: Thresholds { any_failure: true, ..slower_than(minutes(30)) },
         excludes: &[],
         availability: Availability::Available,
+        switch: None,
         what: "drops raw events past their retention (global, or the team's override)",
     },
     JobSpec {
@@ -153,6 +156,7 @@ pub const JOBS: [JobSpec; 19] = [
         alert: slower_than(minutes(60)),
         excludes: &[],
         availability: Availability::Available,
+        switch: None,
         what: "indexes stored transcripts that are not searchable yet",
     },
     JobSpec {
@@ -164,6 +168,7 @@ pub const JOBS: [JobSpec; 19] = [
         alert: slower_than(minutes(45)),
         excludes: &["compute-trajectory-scores"],
         availability: Availability::Available,
+        switch: None,
         what: "computes effectiveness scores",
     },
     JobSpec {
@@ -175,6 +180,7 @@ pub const JOBS: [JobSpec; 19] = [
         alert: slower_than(minutes(60)),
         excludes: &["compute-effectiveness"],
         availability: Availability::Available,
+        switch: None,
         what: "computes trajectory scores (never while compute-effectiveness runs)",
     },
     JobSpec {
@@ -186,6 +192,7 @@ pub const JOBS: [JobSpec; 19] = [
         alert: slower_than(minutes(30)),
         excludes: &[],
         availability: Availability::Available,
+        switch: None,
         what: "computes per-subject scores",
     },
     JobSpec {
@@ -197,6 +204,7 @@ pub const JOBS: [JobSpec; 19] = [
         alert: ANY_FAILURE,
         excludes: &[],
         availability: Availability::Available,
+        switch: None,
         what: "evaluates the alert rules, opening and resolving alert events and notifying the channels",
     },
     JobSpec {
@@ -208,6 +216,7 @@ pub const JOBS: [JobSpec; 19] = [
         alert: ANY_FAILURE,
         excludes: &[],
         availability: Availability::Available,
+        switch: None,
         what: "asks the LLM judge about sessions of owners who opted in (seeded disabled)",
     },
     JobSpec {
@@ -219,6 +228,7 @@ pub const JOBS: [JobSpec; 19] = [
         alert: slower_than_or_failing(minutes(5), 2),
         excludes: &[],
         availability: Availability::Available,
+        switch: None,
         what: "syncs teams from the code-hosting service",
     },
     JobSpec {
@@ -230,6 +240,7 @@ pub const JOBS: [JobSpec; 19] = [
         alert: slower_than_or_failing(minutes(15), 2),
         excludes: &[],
         availability: Availability::Available,
+        switch: None,
         what: "reads the Jira issues pull requests name, with their business value (when SIGHTLINE_JIRA_* are set)",
     },
     JobSpec {
@@ -241,6 +252,7 @@ pub const JOBS: [JobSpec; 19] = [
         alert: slower_than_or_failing(minutes(2), 3),
         excludes: &[],
         availability: Availability::Available,
+        switch: None,
         what: "closes sessions quiet for too long as abandoned",
     },
     JobSpec {
@@ -252,6 +264,7 @@ pub const JOBS: [JobSpec; 19] = [
         alert: slower_than_or_failing(minutes(5), 2),
         excludes: &[],
         availability: Availability::Available,
+        switch: None,
         what: "removes stale upload chunks, expired device codes, refresh tokens and throttle entries",
     },
     JobSpec {
@@ -263,6 +276,7 @@ pub const JOBS: [JobSpec; 19] = [
         alert: Thresholds { severity: Severity::Critical, ..ANY_FAILURE },
         excludes: &[],
         availability: Availability::Available,
+        switch: None,
         what: "carries out the open deletion requests",
     },
     JobSpec {
@@ -274,6 +288,7 @@ pub const JOBS: [JobSpec; 19] = [
         alert: ANY_FAILURE,
         excludes: &[],
         availability: Availability::Available,
+        switch: None,
         what: "re-redacts events and transcripts stored under older rules (drains the backlog)",
     },
     JobSpec {
@@ -285,6 +300,7 @@ pub const JOBS: [JobSpec; 19] = [
         alert: ANY_FAILURE,
         excludes: &["reprice-events-apply"],
         availability: Availability::Available,
+        switch: None,
         what: "reports what the price tables in force would change (writes nothing)",
     },
     JobSpec {
@@ -296,6 +312,7 @@ pub const JOBS: [JobSpec; 19] = [
         alert: ANY_FAILURE,
         excludes: &["reprice-events"],
         availability: Availability::Available,
+        switch: None,
         what: "rewrites stored costs that differ under the price tables in force",
     },
     JobSpec {
@@ -307,6 +324,7 @@ pub const JOBS: [JobSpec; 19] = [
         alert: ANY_FAILURE,
         excludes: &[],
         availability: Availability::Available,
+        switch: None,
         what: "computes effectiveness over past history",
     },
     JobSpec {
@@ -318,6 +336,7 @@ pub const JOBS: [JobSpec; 19] = [
         alert: ANY_FAILURE,
         excludes: &[],
         availability: Availability::Available,
+        switch: None,
         what: "re-scores effectiveness after a scorer version bump",
     },
     JobSpec {
@@ -329,20 +348,30 @@ pub const JOBS: [JobSpec; 19] = [
         alert: ANY_FAILURE,
         excludes: &[],
         availability: Availability::Available,
+        switch: None,
         what: "re-scores trajectories after a scorer version bump",
     },
     JobSpec {
         name: "reconcile-cost",
         tier: Tier::OneShot,
-        schedule: DefaultSchedule::Triggered,
+        schedule: DefaultSchedule::Cron("0 7 * * *"),
         enabled_by_default: true,
         target: Some(minutes(15)),
         alert: ANY_FAILURE,
         excludes: &[],
-        availability: Availability::Unavailable(RECONCILIATION),
-        what: "compares computed cost with the vendors' billing (daily when enabled)",
+        availability: Availability::Available,
+        switch: Some("SIGHTLINE_BILLING_RECONCILIATION_ENABLED"),
+        what: "compares recomputed cost with the vendors' billing per day and model (daily when SIGHTLINE_BILLING_RECONCILIATION_ENABLED=true)",
     },
 ];
+
+/// Whether the job's environment switch is on (true for a job without one).
+pub fn switched_on(job: &JobSpec) -> bool {
+    job.switch.is_none_or(|variable| {
+        std::env::var(variable)
+            .is_ok_and(|value| matches!(value.trim().to_ascii_lowercase().as_str(), "true" | "1" | "yes"))
+    })
+}
 
 /// The job named `name` (its spec name), if there is one.
 pub fn find(name: &str) -> Option<&'static JobSpec> {

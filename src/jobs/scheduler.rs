@@ -205,7 +205,10 @@ pub async fn finish_run(state: &Arc<AppState>, job: &'static JobSpec, run_id: St
 }
 
 /// The jobs the server runs (on their schedule, or triggered over HTTP): the available
-/// ones of tiers 1 and 2 that [`super::in_server`] knows how to do.
+/// ones of tiers 1 and 2 that [`super::in_server`] knows how to do, and a one-shot job
+/// with an environment switch (scheduled only, never triggered over HTTP).
 pub fn runs_in_the_server(job: &JobSpec) -> bool {
-    job.availability == Availability::Available && job.tier != Tier::OneShot && super::in_server::knows(job.name)
+    job.availability == Availability::Available
+        && (job.tier != Tier::OneShot || job.switch.is_some())
+        && super::in_server::knows(job.name)
 }

@@ -334,6 +334,15 @@ pub fn count(n: i64) -> String {
     if n < 0 { format!("-{out}") } else { out }
 }
 
+/// Whether `url` may carry a credential: `https://`, or plain `http://` only to this
+/// machine (a stand-in on loopback), and never with credentials in the URL itself.
+pub fn is_credential_safe_url(url: &str) -> bool {
+    let loopback = ["http://127.0.0.1", "http://localhost", "http://[::1]"]
+        .iter()
+        .any(|prefix| url.strip_prefix(prefix).is_some_and(|rest| rest.is_empty() || rest.starts_with([':', '/'])));
+    (url.starts_with("https://") || loopback) && !url.contains('@')
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

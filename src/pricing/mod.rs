@@ -128,6 +128,9 @@ pub struct PriceTable {
 #[derive(Clone, Debug, PartialEq, Eq)]
 struct ModelPrice {
     id: String,
+    /// Who bills this model (`anthropic`, `openai`, `google`): how reconciliation
+    /// matches a vendor's billing lines to the events this entry prices.
+    vendor: String,
     prices: Prices,
     long_context: Option<LongContext>,
 }
@@ -268,6 +271,16 @@ impl PriceTable {
     /// Whether a model entry matches `model` (trimmed, case-insensitive).
     pub fn is_known_model(&self, model: &str) -> bool {
         self.find(model).is_some()
+    }
+
+    /// The entry `model` resolves to: its `id` and the `vendor` that bills it.
+    pub fn resolve(&self, model: &str) -> Option<(&str, &str)> {
+        self.find(model).map(|index| (self.models[index].id.as_str(), self.models[index].vendor.as_str()))
+    }
+
+    /// Whether any entry of this table is billed by `vendor`.
+    pub fn uses_vendor(&self, vendor: &str) -> bool {
+        self.models.iter().any(|model| model.vendor == vendor)
     }
 
     /// Cost of one event's usage at this table's prices; see [`PriceBook::price`].

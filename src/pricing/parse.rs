@@ -42,7 +42,7 @@ pub(super) fn parse_model(raw: &Value, index: usize) -> Result<(ModelPrice, Stri
         None => None,
         Some(tier) => Some(parse_long_context(tier).map_err(|(field, problem)| err(&field, problem))?),
     };
-    Ok((ModelPrice { id: id.to_owned(), prices, long_context }, pattern.to_owned()))
+    Ok((ModelPrice { id: id.to_owned(), vendor: vendor.to_owned(), prices, long_context }, pattern.to_owned()))
 }
 
 pub(super) fn parse_long_context(raw: &Value) -> Result<LongContext, (String, String)> {

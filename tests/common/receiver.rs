@@ -5,7 +5,8 @@
 use std::io::{BufRead, BufReader, Read, Write};
 use std::sync::{Arc, Mutex};
 
-/// A received request: its headers (names in lower case) and body.
+/// A received request: its headers (names in lower case, the request target as `:path`)
+/// and body.
 pub type Request = (Vec<(String, String)>, String);
 
 /// A loopback HTTP receiver: each request's headers and body, answered by `answer`.
@@ -29,9 +30,11 @@ impl Receiver {
             for stream in listener.incoming() {
                 let Ok(mut stream) = stream else { continue };
                 let mut reader = BufReader::new(stream.try_clone().unwrap());
-                let mut headers = Vec::new();
                 let mut line = String::new();
                 reader.read_line(&mut line).unwrap();
+                // The request target, as a pseudo-header (a GET API's query is in it).
+                let target = line.split(' ').nth(1).unwrap_or_default().to_string();
+                let mut headers = vec![(":path".to_string(), target)];
                 loop {
                     line.clear();
                     reader.read_line(&mut line).unwrap();

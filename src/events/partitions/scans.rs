@@ -226,3 +226,38 @@ pub fn for_each_interactive_step(conn: &Connection, mut each: impl FnMut(StepRow
     }
     Ok(())
 }
+
+/// One agent and model of a day, over every run kind (a vendor bills CI and EVAL runs
+/// too): what cost reconciliation compares with the vendors' billing. Model `""` when
+/// the events had none.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct DailyModelCost {
+    pub agent_type: String,
+    pub model: String,
+    pub events: i64,
+    /// Events that carried any token count: an agent whose events never do has no
+    /// captured usage, so its spend cannot be recomputed.
+    pub events_with_tokens: i64,
+    pub cost_nusd: i64,
+}
+
+/// The partition's events grouped by agent and model (the partition is one day).
+pub fn daily_model_costs(conn: &Connection) -> Result<Vec<DailyModelCost>, DbError> {
+    let mut stmt = conn.prepare(
+        "SELECT agent_type, coalesce(model, ''), count(*),
+                sum(input_tokens + output_tokens + cache_read_tokens + cache_write_5m_tokens
+                    + cache_write_1h_tokens + reasoning_tokens > 0),
+                sum(cost_nusd)
+         FROM events GROUP BY agent_type, coalesce(model, '') ORDER BY 1, 2",
+    )?;
+    let rows = stmt.query_map([], |row| {
+        Ok(DailyModelCost {
+            agent_type: row.get(0)?,
+            model: row.get(1)?,
+            events: row.get(2)?,
+            events_with_tokens: row.get(3)?,
+            cost_nusd: row.get(4)?,
+        })
+    })?;
+    Ok(rows.collect::<Result<_, _>>()?)
+}
