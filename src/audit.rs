@@ -55,6 +55,10 @@ pub enum Action {
     AlertChannelChanged,
     /// An administrator sent a test notice through an alert channel.
     AlertChannelTested,
+    /// An administrator recorded a projection (a predicted saving).
+    ProjectionRecorded,
+    /// An administrator removed a projection.
+    ProjectionRemoved,
 }
 
 impl Action {
@@ -86,6 +90,8 @@ impl Action {
             Action::AlertBudgetChanged => "ALERT_BUDGET_CHANGED",
             Action::AlertChannelChanged => "ALERT_CHANNEL_CHANGED",
             Action::AlertChannelTested => "ALERT_CHANNEL_TESTED",
+            Action::ProjectionRecorded => "PROJECTION_RECORDED",
+            Action::ProjectionRemoved => "PROJECTION_REMOVED",
         }
     }
 }

@@ -33,6 +33,7 @@ pub mod memory;
 pub mod metrics;
 pub mod model;
 pub mod pricing;
+pub mod projections;
 pub mod redact;
 pub mod scoring;
 pub mod sessions;

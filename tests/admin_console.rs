@@ -138,7 +138,7 @@ fn percent_decode(text: &str) -> String {
 }
 
 /// Every console page, with a word of its heading.
-const PAGES: [(&str, &str); 10] = [
+const PAGES: [(&str, &str); 11] = [
     ("/admin/jobs", "Jobs"),
     ("/admin/jobs/sweep-retention/runs", "Job sweep-retention"),
     ("/admin/org-roles", "Organisation roles"),
@@ -149,6 +149,7 @@ const PAGES: [(&str, &str); 10] = [
     ("/admin/adapters", "Adapters"),
     ("/admin/alerts", "Alerts"),
     ("/admin/slo", "Service levels"),
+    ("/admin/projections", "Projections"),
 ];
 
 #[test]
@@ -170,6 +171,19 @@ fn only_administrators_reach_the_console_and_a_refusal_changes_nothing() {
         ("/admin/alerts/channels/chat_webhook".into(), vec![("form", "channel")]),
         ("/admin/alerts/channels/chat_webhook/test".into(), vec![]),
         ("/admin/alerts/events/some-event/acknowledge".into(), vec![]),
+        (
+            "/admin/projections".into(),
+            vec![
+                ("title", "t"),
+                ("metric", "spend_per_week"),
+                ("saving_low", "1"),
+                ("saving_high", "2"),
+                ("period_from", "2026-01-01"),
+                ("period_to", "2026-01-31"),
+                ("baseline_days", "30"),
+            ],
+        ),
+        ("/admin/projections/some-projection/remove".into(), vec![]),
     ];
     let audit_before = world.count("SELECT count(*) FROM audit_log");
     for who in ["ivy@example.com", "vera@example.com", "max@example.com", "lee@example.com"] {
@@ -197,6 +211,7 @@ fn only_administrators_reach_the_console_and_a_refusal_changes_nothing() {
     assert_eq!(world.count("SELECT count(*) FROM audit_log"), audit_before, "no refused act is recorded as done");
     assert_eq!(world.count("SELECT count(*) FROM job_config"), 0);
     assert_eq!(world.count("SELECT count(*) FROM alert_budgets"), 0);
+    assert_eq!(world.count("SELECT count(*) FROM projections"), 0);
     assert_eq!(world.count("SELECT count(*) FROM users WHERE org_role = 'ADMIN'"), 2);
     for (path, heading) in PAGES {
         let (status, body, _) = world.page(Some(ADMIN), path);

@@ -70,6 +70,8 @@ const ALLOWED: &[(&str, &[&str])] = &[
     ("jira", &["db", "model"]),
     // Cost reconciliation: the vendors' billing beside the recomputed cost of the events.
     ("billing", &["db", "events", "model", "pricing"]),
+    // Projections: predicted savings graded on the organisation's figures.
+    ("projections", &["analytics", "db"]),
     ("auth", &["audit", "clock", "config", "db", "model"]),
     ("access", &["audit", "auth", "clock", "db", "model"]),
     ("sessions", &["access", "audit", "clock", "db", "events", "model", "pricing"]),
@@ -145,6 +147,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "analytics",
             "audit",
             "auth",
+            "billing",
             "charts",
             "clock",
             "config",
@@ -157,6 +160,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "jobs",
             "model",
             "pricing",
+            "projections",
             "scoring",
             "sessions",
             "slo",

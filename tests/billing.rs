@@ -167,7 +167,9 @@ const USD: i64 = 1_000_000_000;
 
 #[test]
 fn reconcile_cost_stores_drift_per_day_and_model_as_worked_by_hand() {
-    let server = TestServer::spawn();
+    let server = TestServer::spawn_with_env(&[("SIGHTLINE_ANALYTICS_MIN_GROUP_SIZE", "2")]);
+    add_user(&server.data_dir, "ada@example.com", "ADMIN");
+    let other = user_with_token(&server.data_dir, "bo@example.com");
     let ((d1, noon1), (d2, noon2)) = (day(2), day(3));
     // Day 1: ten claude_code turns on opus-4-6 of 100k input and 10k output ($0.50 +
     // $0.25 each: $7.50), eight codex turns on gpt-5 of 100k input ($0.125 each: $1.00).
@@ -185,6 +187,9 @@ fn reconcile_cost_stores_drift_per_day_and_model_as_worked_by_hand() {
     prompt["agent_type"] = json!("cline");
     events.push(prompt);
     let (status, body) = server.post_events(&server.token, &envelope(events));
+    assert_eq!(status, 200, "{body}");
+    // A second person at work, so the organisation's report pages show (two at least).
+    let (status, body) = server.post_events(&other, &envelope(vec![event("prompt_submit", "bo-1", noon1)]));
     assert_eq!(status, 200, "{body}");
 
     let anthropic = anthropic_stand_in(BTreeMap::from([
@@ -270,6 +275,33 @@ fn reconcile_cost_stores_drift_per_day_and_model_as_worked_by_hand() {
         .query_row("SELECT sum(billed_nusd) FROM billing_lines WHERE model = ''", [], |r| r.get(0))
         .unwrap();
     assert_eq!(other, 750_000_000, "web search $0.50 and image models $0.25, outside drift");
+
+    // `/org/roi` shows reconciled spend beside recomputed, and the drift per day and model.
+    let admin = access_token(&server, "ada@example.com");
+    wait_until(std::time::Duration::from_secs(30), "the aggregates refreshed", || {
+        server
+            .main_db()
+            .query_row("SELECT count(DISTINCT user_id) FROM agg_usage_hourly", [], |r| r.get::<_, i64>(0))
+            .unwrap()
+            == 2
+    });
+    let csv = |table: &str| {
+        let response = agent()
+            .get(format!("{}/org/roi?days=7&format=csv&table={table}", server.web))
+            .header("Authorization", format!("Bearer {admin}"))
+            .call()
+            .unwrap();
+        response.into_body().read_to_string().unwrap()
+    };
+    let reconciled = csv("reconciled");
+    assert!(reconciled.contains("anthropic,2,12.50,19.50,7.00,35.9,0.50,1,1,1"), "{reconciled}");
+    assert!(reconciled.contains("openai,1,1.00,1.00,0.00,0.0,0.25,0,0,0"), "{reconciled}");
+    let drift_csv = csv("drift");
+    assert!(drift_csv.contains(&format!("{d1},anthropic,claude-opus-4-6,7.50,9.00,1.50,breach,")), "{drift_csv}");
+    assert!(
+        drift_csv.contains(&format!("{d2},anthropic,claude-opus-4-6,5.00,8.00,3.00,uncaptured,cline")),
+        "{drift_csv}"
+    );
 
     // A source that fails fails the run, and what was stored stays as it was.
     let before = drift(&server);

@@ -277,6 +277,22 @@ pub const MIN_PEOPLE_COMPARED: usize = 5;
 
 /// Where `value` stands among `values` (which include it), as a band in words, or `None`
 /// when fewer than [`MIN_PEOPLE_COMPARED`] people are compared.
+/// The mean friction of the scored interactive sessions in `period`, over everyone (a
+/// person in two teams counts once); `None` when no session was scored.
+pub fn organisation_friction(conn: &Connection, period: Period) -> Result<Option<f64>, DbError> {
+    let (sum, sessions): (Option<f64>, Option<i64>) = conn.query_row(
+        "SELECT sum(friction_sum), sum(friction_sessions) FROM (
+             SELECT DISTINCT day_start_ms, user_id, friction_sum, friction_sessions FROM agg_sessions_daily
+             WHERE day_start_ms >= ?1 AND day_start_ms < ?2)",
+        rusqlite::params![period.from_ms, period.to_ms],
+        |row| Ok((row.get(0)?, row.get(1)?)),
+    )?;
+    Ok(match (sum, sessions) {
+        (Some(sum), Some(sessions)) if sessions > 0 => Some(sum / sessions as f64),
+        _ => None,
+    })
+}
+
 pub fn band(values: &[i64], value: i64) -> Option<&'static str> {
     if values.len() < MIN_PEOPLE_COMPARED {
         return None;

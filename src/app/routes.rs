@@ -120,6 +120,8 @@ pub fn web(state: Arc<AppState>) -> Router {
         .route("/admin/alerts/channels/{channel}/test", post(admin::alerts::test_channel))
         .route("/admin/alerts/events/{id}/{act}", post(admin::alerts::act_on_event))
         .route("/admin/slo", get(admin::slo::page))
+        .route("/admin/projections", get(admin::projections::page).post(admin::projections::record))
+        .route("/admin/projections/{id}/remove", post(admin::projections::remove))
         .route("/install", get(install::page))
         .merge(token_routes())
         .layer(axum::middleware::from_fn_with_state(state.clone(), security::guard));

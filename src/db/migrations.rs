@@ -41,6 +41,7 @@ pub const MIGRATIONS: &[&str] = &[
     include_str!("../../migrations/0021_sli_daily.sql"),
     include_str!("../../migrations/0022_jira_issues.sql"),
     include_str!("../../migrations/0023_cost_reconciliation.sql"),
+    include_str!("../../migrations/0024_projections.sql"),
 ];
 
 pub fn latest_version() -> i64 {

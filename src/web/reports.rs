@@ -122,6 +122,8 @@ pub struct Ctx<'a> {
     /// organisation's top-level teams and the people in none.
     pub groups: Vec<TeamGroup>,
     pub period: Period,
+    /// Now, on the server's clock (a projection's grade is of its period so far).
+    pub now_ms: i64,
     pub days: i64,
     pub min_people: i64,
     /// Every team (for the organisation's team list).
@@ -198,7 +200,8 @@ pub async fn team_report(
     Query(params): Query<ScopeParams>,
 ) -> Result<Response, PageError> {
     let Some(report) = Report::parse(&segment, &Report::TEAM) else { return Err(PageError(AppError::NotFound)) };
-    let (days, period) = scope::period_param(params.days.as_deref(), state.clock.now_ms())?;
+    let now_ms = state.clock.now_ms();
+    let (days, period) = scope::period_param(params.days.as_deref(), now_ms)?;
     let min_people = state.config.analytics.min_group_size;
     let (team, read) = read_team(&state, &caller, &slug, move |conn, team, children| {
         let ctx = Ctx {
@@ -206,6 +209,7 @@ pub async fn team_report(
             subject: Subject::Team(team.id.clone()),
             groups: team_groups(&team, children),
             period,
+            now_ms,
             days,
             min_people,
             all_teams: Vec::new(),
@@ -227,7 +231,8 @@ pub async fn org_report(
     Query(params): Query<ScopeParams>,
 ) -> Result<Response, PageError> {
     let Some(report) = Report::parse(&segment, &Report::ORG) else { return Err(PageError(AppError::NotFound)) };
-    let (days, period) = scope::period_param(params.days.as_deref(), state.clock.now_ms())?;
+    let now_ms = state.clock.now_ms();
+    let (days, period) = scope::period_param(params.days.as_deref(), now_ms)?;
     let min_people = state.config.analytics.min_group_size;
     let pool = state.readers.clone();
     let read = db::blocking(move || {
@@ -238,6 +243,7 @@ pub async fn org_report(
             subject: Subject::Organisation,
             groups: org_groups(&all_teams),
             period,
+            now_ms,
             days,
             min_people,
             all_teams,

@@ -278,6 +278,34 @@ impl MergedPulls {
     }
 }
 
+/// The organisation's merged pull requests with interactive agent sessions, summed:
+/// what a projection is graded on (never shown per person).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Outcome {
+    pub merged: i64,
+    pub reverted: i64,
+    pub cost_nusd: i64,
+    pub value_milli: i64,
+    pub valued_cost_nusd: i64,
+}
+
+impl MergedPulls {
+    /// All of them together, the pull requests with agent sessions only.
+    pub fn outcome(&self) -> Outcome {
+        let mut outcome = Outcome::default();
+        for pr in self.0.iter().filter(|pr| pr.kind == 0) {
+            outcome.merged += 1;
+            outcome.reverted += i64::from(pr.reverted);
+            outcome.cost_nusd += pr.cost_nusd;
+            if let Some(value) = pr.value {
+                outcome.value_milli += (value * 1000.0).round() as i64;
+                outcome.valued_cost_nusd += pr.cost_nusd;
+            }
+        }
+        outcome
+    }
+}
+
 fn returns(groups: BTreeMap<String, Vec<&Merged>>, min_people: i64) -> Vec<GroupRow<Return>> {
     let mut rows: Vec<(String, Return, BTreeSet<String>)> = groups
         .into_iter()

@@ -14,6 +14,7 @@ pub mod alerts;
 pub mod grants;
 pub mod jobs;
 pub mod prices;
+pub mod projections;
 pub mod retention;
 pub mod roles;
 pub mod slo;
@@ -33,7 +34,7 @@ use crate::state::AppState;
 use crate::state::caller::Caller;
 
 /// The console's pages, in its tab order.
-pub const TABS: [(&str, &str); 9] = [
+pub const TABS: [(&str, &str); 10] = [
     ("/admin/jobs", "Jobs"),
     ("/admin/org-roles", "Org roles"),
     ("/admin/team-roles", "Team roles"),
@@ -43,6 +44,7 @@ pub const TABS: [(&str, &str); 9] = [
     ("/admin/adapters", "Adapters"),
     ("/admin/alerts", "Alerts"),
     ("/admin/slo", "Service levels"),
+    ("/admin/projections", "Projections"),
 ];
 
 /// Refuses anyone but an administrator.
@@ -236,7 +238,7 @@ pub struct AdminPage {
     pub nav_role: &'static str,
     pub title: String,
     pub path: &'static str,
-    pub tabs: [(&'static str, &'static str); 9],
+    pub tabs: [(&'static str, &'static str); 10],
     pub intro: String,
     pub flash: Option<String>,
     pub sections: Vec<Section>,

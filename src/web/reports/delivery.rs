@@ -123,14 +123,106 @@ pub fn roi(ctx: &Ctx<'_>) -> Result<(String, Vec<Table>), DbError> {
     let merged = MergedPulls::read(ctx.conn, &ctx.subject, ctx.period)?;
     let teams = merged.return_by_team(ctx.conn, &ctx.groups, ctx.min_people)?;
     let agents = merged.return_by_agent(ctx.min_people);
+    let mut tables = vec![
+        return_table("teams", "Per team (by author)", "Team", &teams).note(
+            "Only pull requests with linked interactive sessions; changed lines are additions plus deletions; business value is the Jira issue's (sync-jira), cost per unit of value counts only the pull requests that have one, and both are withheld where fewer than the minimum number of authors have valued pull requests.",
+        ),
+        return_table("agents", "Per agent", "Agent", &agents)
+            .note("A pull request worked on with two agents counts under both, with its whole cost."),
+    ];
+    if matches!(ctx.subject, crate::analytics::query::Subject::Organisation) {
+        tables.extend(reconciliation_tables(ctx)?);
+        tables.push(projections_table(ctx)?);
+    }
     Ok((
-        "What merged work cost: the spend of the interactive agent sessions linked to each pull request merged in the period. No lines-generated or share-of-AI-code figures: outcomes only.".into(),
-        vec![
-            return_table("teams", "Per team (by author)", "Team", &teams).note(
-                "Only pull requests with linked interactive sessions; changed lines are additions plus deletions; business value is the Jira issue's (sync-jira), cost per unit of value counts only the pull requests that have one, and both are withheld where fewer than the minimum number of authors have valued pull requests.",
-            ),
-            return_table("agents", "Per agent", "Agent", &agents)
-                .note("A pull request worked on with two agents counts under both, with its whole cost."),
-        ],
+        "What merged work cost: the spend of the interactive agent sessions linked to each pull request merged in the period, the spend the server recomputed beside what the vendors billed, and the predicted savings graded. No lines-generated or share-of-AI-code figures: outcomes only.".into(),
+        tables,
     ))
+}
+
+fn usd_signed(nusd: i64) -> Cell {
+    let usd = nusd as f64 / 1e9;
+    Cell {
+        text: if nusd < 0 { format!("−${:.2}", -usd) } else { format!("${usd:.2}") },
+        raw: format!("{usd:.2}"),
+        href: None,
+    }
+}
+
+/// Reconciled spend beside recomputed spend, per vendor, and the drift per day and model
+/// (`reconcile-cost`): organisation-level figures, every run kind, as billed.
+fn reconciliation_tables(ctx: &Ctx<'_>) -> Result<Vec<Table>, DbError> {
+    use crate::events::partitions::Day;
+    let (from_day, to_day) = (Day::of_ms(ctx.period.from_ms).to_string(), Day::of_ms(ctx.period.to_ms).to_string());
+    let totals = crate::billing::store::totals(ctx.conn, &from_day, &to_day)?;
+    let mut spend = Table::new(
+        "reconciled",
+        "Reconciled spend (vendors' billing)",
+        vec![
+            "Vendor",
+            "Days reconciled",
+            "Recomputed",
+            "Billed for tokens",
+            "Drift",
+            "Drift share",
+            "Billed besides tokens",
+            "Pricing breaches",
+            "Days × models uncaptured",
+            "Unattributed",
+        ],
+    );
+    for t in &totals {
+        let drift = t.billed_tokens_nusd - t.recomputed_nusd;
+        spend.rows.push(vec![
+            Cell::text(t.vendor.clone()),
+            Cell::count(t.days),
+            Cell::usd(t.recomputed_nusd),
+            Cell::usd(t.billed_tokens_nusd),
+            usd_signed(drift),
+            if t.billed_tokens_nusd != 0 { Cell::share(drift, t.billed_tokens_nusd) } else { Cell::text("—") },
+            Cell::usd(t.billed_other_nusd),
+            Cell::count(t.breaches),
+            Cell::count(t.uncaptured),
+            Cell::count(t.unattributed),
+        ]);
+    }
+    let sources = crate::billing::store::sources(ctx.conn)?;
+    spend = spend.note(if sources.is_empty() {
+        "No vendor's billing has been reconciled: reconcile-cost runs daily once SIGHTLINE_BILLING_RECONCILIATION_ENABLED=true and a vendor's admin key is set; without credentials a vendor is the null source and nothing is claimed for it (docs/cost.md)."
+            .to_string()
+    } else {
+        format!(
+            "Recomputed: the server's price tables over every run kind of the agents billed through the vendor's keys. Drift: billed minus recomputed. Last reconciled: {}.",
+            sources.iter().map(|(vendor, from, to, _)| format!("{vendor} {from} to {to} (exclusive)")).collect::<Vec<_>>().join("; ")
+        )
+    });
+    let mut drift = Table::new(
+        "drift",
+        "Drift per day and model",
+        vec!["Day", "Vendor", "Model", "Recomputed", "Billed", "Drift", "Status", "Agents without tokens"],
+    );
+    for row in crate::billing::store::drift_rows(ctx.conn, &from_day, &to_day)? {
+        drift.rows.push(vec![
+            Cell::text(row.day),
+            Cell::text(row.vendor.as_str()),
+            Cell::text(row.model),
+            Cell::usd(row.recomputed_nusd),
+            Cell::usd(row.billed_nusd),
+            usd_signed(row.drift_nusd),
+            Cell::text(row.status.as_str()),
+            Cell::text(if row.uncaptured_agents.is_empty() { "—".to_string() } else { row.uncaptured_agents }),
+        ]);
+    }
+    drift = drift.note("within: inside tolerance (5 % of the larger figure, at least $1, by default); uncaptured: an agent billed through the vendor sent events without tokens that day, so the drift is recorded and never counted as a pricing breach; unattributed: billed for a model none of the agents' priced events used; breach: prices or token counts disagree with the vendor's.");
+    Ok(vec![spend, drift])
+}
+
+/// The projections, graded on what happened in their periods so far.
+fn projections_table(ctx: &Ctx<'_>) -> Result<Table, DbError> {
+    use crate::web::admin::projections::{COLUMNS, cells};
+    let mut table = Table::new("projections", "Projections and their grades", COLUMNS.to_vec());
+    for graded in crate::projections::measure::graded(ctx.conn, ctx.now_ms)? {
+        table.rows.push(cells(&graded));
+    }
+    Ok(table.note("Recorded by an administrator (/admin/projections): a predicted saving over a period, graded against the baseline measured before it; flagged when the gain came with rising friction or reverts. Organisation-level figures."))
 }
