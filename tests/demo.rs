@@ -88,6 +88,13 @@ fn the_demo_fills_an_empty_directory_through_the_product_and_says_how_to_sign_in
         0
     );
 
+    // Vendors' bills reconciled, with one breach; two projections recorded and audited.
+    assert!(count(&conn, "SELECT count(DISTINCT vendor) FROM cost_drift") == 2, "both vendors reconciled");
+    assert_eq!(count(&conn, "SELECT count(*) FROM cost_drift WHERE status = 'breach'"), 2, "one per vendor");
+    assert!(count(&conn, "SELECT count(*) FROM billing_lines WHERE model = ''") > 0, "web search besides tokens");
+    assert_eq!(count(&conn, "SELECT count(*) FROM projections"), 2);
+    assert_eq!(count(&conn, "SELECT count(*) FROM audit_log WHERE action = 'PROJECTION_RECORDED'"), 2);
+
     // A directory with people is refused, and nothing is added.
     let again = demo(dir.path());
     assert_eq!(again.status.code(), Some(2));

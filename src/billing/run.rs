@@ -44,11 +44,22 @@ pub fn window(today: Day, days: u32) -> (Day, Day) {
 /// Gathers a run (blocking: HTTP to the configured vendors, then the partitions).
 pub fn prepare(data_dir: &Path, book: &PriceBook, settings: &Settings, today: Day) -> Result<Reconciliation, String> {
     let (from, to) = window(today, settings.days);
-    let (from_day, to_day) = (from.to_string(), to.to_string());
     let mut bills = Vec::new();
     for source in &settings.sources {
-        bills.push((source, fetch_from_vendor(source, &from_day, &to_day)?));
+        bills.push((source, fetch_from_vendor(source, &from.to_string(), &to.to_string())?));
     }
+    compare_bills(data_dir, book, settings, (from, to), bills)
+}
+
+/// Compares bills already in hand (`prepare`'s, or the demo's) with the events of the
+/// window `[from, to)`.
+pub fn compare_bills(
+    data_dir: &Path,
+    book: &PriceBook,
+    settings: &Settings,
+    (from, to): (Day, Day),
+    bills: Vec<(&SourceConfig, Vec<BillingLine>)>,
+) -> Result<Reconciliation, String> {
     let costs = day_costs(data_dir, from, to).map_err(|err| format!("reading the events: {err}"))?;
     let vendors = bills
         .into_iter()
@@ -62,7 +73,24 @@ pub fn prepare(data_dir: &Path, book: &PriceBook, settings: &Settings, today: Da
             }
         })
         .collect();
-    Ok(Reconciliation { from_day, to_day, vendors, null_sources: settings.null_sources() })
+    Ok(Reconciliation {
+        from_day: from.to_string(),
+        to_day: to.to_string(),
+        vendors,
+        null_sources: settings.null_sources(),
+    })
+}
+
+/// What the events of `[from, to)` cost per day and model as `source` bills them: the
+/// demo's starting point for a plausible bill.
+pub fn recomputed(
+    data_dir: &Path,
+    book: &PriceBook,
+    source: &SourceConfig,
+    (from, to): (Day, Day),
+) -> Result<BTreeMap<(String, String), i64>, String> {
+    let costs = day_costs(data_dir, from, to).map_err(|err| format!("reading the events: {err}"))?;
+    Ok(sides(book, source, &costs, &[]).recomputed)
 }
 
 /// One source's bill of `[from_day, to_day)`, from the vendor's own API.

@@ -432,3 +432,17 @@ fn leaked_secret(rng: &mut fastrand::Rng) -> Value {
         _ => json!({"output": "GITHUB_TOKEN=[REDACTED:code_hosting_token]"}),
     }
 }
+
+/// Whether a successful shell call follows the session's last successful edit: the calls
+/// "tests before merge" judges, by their command lines when the transcript is kept.
+pub fn runs_commands_after_last_edit(session: &Session) -> bool {
+    let ended: Vec<(&str, &str)> = session
+        .events
+        .iter()
+        .filter(|event| event["type"] == "tool_end")
+        .map(|event| (event["tool"]["action"].as_str().unwrap_or(""), event["tool"]["status"].as_str().unwrap_or("")))
+        .collect();
+    let last_edit =
+        ended.iter().rposition(|(action, status)| matches!(*action, "edit" | "write") && *status == "success");
+    last_edit.is_some_and(|at| ended[at + 1..].iter().any(|(action, status)| *action == "exec" && *status == "success"))
+}

@@ -11,7 +11,14 @@ use super::Server;
 use super::people::Person;
 
 /// Posts a console form as the administrator; the console answers 303 to a change.
-fn form(agent: &ureq::Agent, server: &Server, token: &str, path: &str, fields: &[(&str, &str)]) -> anyhow::Result<()> {
+pub fn form(server: &Server, token: &str, path: &str, fields: &[(&str, &str)]) -> anyhow::Result<()> {
+    // The console answers a form with a redirect, which is what the demo checks.
+    let agent = ureq::Agent::config_builder()
+        .http_status_as_error(false)
+        .max_redirects(0)
+        .timeout_global(Some(Duration::from_secs(60)))
+        .build()
+        .new_agent();
     let mut response = agent
         .post(format!("{}{path}", server.web))
         .header("Authorization", format!("Bearer {token}"))
@@ -24,18 +31,10 @@ fn form(agent: &ureq::Agent, server: &Server, token: &str, path: &str, fields: &
 
 pub fn set_up(server: &Server, people: &[Person], password: &str) -> anyhow::Result<()> {
     let admin = server.sign_in("admin@demo.example", password)?;
-    // The console answers a form with a redirect, which is what the demo checks.
-    let agent = ureq::Agent::config_builder()
-        .http_status_as_error(false)
-        .max_redirects(0)
-        .timeout_global(Some(Duration::from_secs(60)))
-        .build()
-        .new_agent();
     let budgets: [(&str, &str, &str, &str); 2] =
         [("team", "platform", "400", "50,75,90,100"), ("team", "research", "50000", "75,90,100")];
     for (scope, who, usd, levels) in budgets {
         form(
-            &agent,
             server,
             &admin,
             "/admin/alerts/budgets",
@@ -44,12 +43,11 @@ pub fn set_up(server: &Server, people: &[Person], password: &str) -> anyhow::Res
     }
     let developer = people.iter().find(|p| p.team.is_some() && !p.lead).context("the demo has no developer")?;
     form(
-        &agent,
         server,
         &admin,
         "/admin/alerts/budgets",
         &[("scope", "person"), ("who", &developer.email), ("monthly_usd", "25"), ("levels", "")],
     )?;
-    form(&agent, server, &admin, "/admin/alerts/rules/budget_threshold", &[("threshold", "20000"), ("enabled", "on")])?;
+    form(server, &admin, "/admin/alerts/rules/budget_threshold", &[("threshold", "20000"), ("enabled", "on")])?;
     server.run_job(&admin, "evaluate-alerts")
 }

@@ -12,6 +12,7 @@
 
 mod activity;
 mod alerting;
+mod cost;
 mod people;
 mod pulls;
 
@@ -83,7 +84,9 @@ pub fn run(config: &Config, options: &Options) -> anyhow::Result<()> {
     // refresh carries the friction into the daily aggregate before it stops.
     let scored = score_sessions(config, now_ms)?;
     eprintln!("{}", crate::scoring::run::describe(&scored));
+    eprintln!("vendors' bills reconciled: {}", cost::reconcile(config, options.days, now_ms)?);
     server.wait_for_aggregates(Duration::from_secs(600))?;
+    cost::projections(&server, &options.password, options.days, now_ms)?;
     server.stop();
     // Evaluation results beside it, for /org/benchmarks and the eval dashboard.
     let results = config.data_dir.join("results.db");
@@ -297,7 +300,15 @@ fn send_history(server: &Server, people: &[Person], days: i64, now_ms: i64) -> a
                 let session = activity::session(habit, start, kind, &branch);
                 sent.sessions += 1;
                 sent.events += session.events.len();
-                let transcript = (kind == "INTERACTIVE" && fastrand::u32(0..TRANSCRIPT_EVERY) == 0)
+                // One interactive session in TRANSCRIPT_EVERY keeps its transcript, and so do
+                // the first whose shell calls follow their last edit, so even a small demo,
+                // on any day, has test runs that scoring reads from a transcript.
+                let lucky = kind == "INTERACTIVE" && fastrand::u32(0..TRANSCRIPT_EVERY) == 0;
+                let early = kind == "INTERACTIVE"
+                    && matches!(session.agent, "claude_code" | "codex")
+                    && sent.transcripts < 12
+                    && activity::runs_commands_after_last_edit(&session);
+                let transcript = (lucky || early)
                     .then(|| activity::transcript(&session, start))
                     .flatten()
                     .map(|text| (session.agent.to_string(), session.session_id.clone(), text));
