@@ -219,7 +219,13 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "transcripts",
         ],
     ),
-    ("demo", &["access", "app", "auth", "clock", "config", "db", "evals", "events", "github", "model", "scoring"]),
+    (
+        "demo",
+        &[
+            "access", "app", "auth", "billing", "clock", "config", "db", "evals", "events", "github", "model",
+            "pricing", "scoring",
+        ],
+    ),
     (
         "cli",
         &[

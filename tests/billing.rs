@@ -302,6 +302,21 @@ fn reconcile_cost_stores_drift_per_day_and_model_as_worked_by_hand() {
         drift_csv.contains(&format!("{d2},anthropic,claude-opus-4-6,5.00,8.00,3.00,uncaptured,cline")),
         "{drift_csv}"
     );
+    // Anyone else reads that they are for administrators: a quiet day's bill per model
+    // could describe one person's spend.
+    add_user(&server.data_dir, "vi@example.com", "VIEWER_AGGREGATE");
+    let viewer = access_token(&server, "vi@example.com");
+    let page = agent()
+        .get(format!("{}/org/roi?days=7", server.web))
+        .header("Authorization", format!("Bearer {viewer}"))
+        .header("Accept", "text/html")
+        .call()
+        .unwrap()
+        .into_body()
+        .read_to_string()
+        .unwrap();
+    assert!(page.contains("Shown to administrators only"), "{page}");
+    assert!(!page.contains("claude-opus-4-6") && !page.contains("uncaptured"), "{page}");
 
     // A source that fails fails the run, and what was stored stays as it was.
     let before = drift(&server);

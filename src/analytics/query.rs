@@ -275,8 +275,6 @@ pub fn per_person(conn: &Connection, period: Period, measure: Measure) -> Result
 /// The fewest people a comparison may cover: below it, a band could point at someone.
 pub const MIN_PEOPLE_COMPARED: usize = 5;
 
-/// Where `value` stands among `values` (which include it), as a band in words, or `None`
-/// when fewer than [`MIN_PEOPLE_COMPARED`] people are compared.
 /// The mean friction of the scored interactive sessions in `period`, over everyone (a
 /// person in two teams counts once); `None` when no session was scored.
 pub fn organisation_friction(conn: &Connection, period: Period) -> Result<Option<f64>, DbError> {
@@ -293,6 +291,8 @@ pub fn organisation_friction(conn: &Connection, period: Period) -> Result<Option
     })
 }
 
+/// Where `value` stands among `values` (which include it), as a band in words, or `None`
+/// when fewer than [`MIN_PEOPLE_COMPARED`] people are compared.
 pub fn band(values: &[i64], value: i64) -> Option<&'static str> {
     if values.len() < MIN_PEOPLE_COMPARED {
         return None;

@@ -40,12 +40,16 @@ pub fn fetch(config: &SourceConfig, from_day: &str, to_day: &str) -> Result<Vec<
         let report: Value = serde_json::from_str(&text)
             .map_err(|err| format!("Anthropic cost report answered with something not JSON: {err}"))?;
         for bucket in report.get("data").and_then(Value::as_array).into_iter().flatten() {
-            lines.extend(bucket_lines(bucket, config)?);
+            lines.extend(bucket_lines(bucket, config, (from_day, to_day))?);
         }
         let next = report.get("next_page").and_then(Value::as_str).map(str::to_string);
         let more = report.get("has_more").and_then(Value::as_bool).unwrap_or(false);
-        if !more || next.is_none() || next == page {
+        if !more {
             return Ok(lines);
+        }
+        if next.is_none() || next == page {
+            // A partial bill would be stored as the whole one and show as drift.
+            return Err("Anthropic cost report said has_more without a new next_page: the bill is incomplete".into());
         }
         page = next;
     }
@@ -53,10 +57,19 @@ pub fn fetch(config: &SourceConfig, from_day: &str, to_day: &str) -> Result<Vec<
 }
 
 /// The lines of one daily bucket that fall in the configured workspaces.
-fn bucket_lines(bucket: &Value, config: &SourceConfig) -> Result<Vec<BillingLine>, String> {
+fn bucket_lines(
+    bucket: &Value,
+    config: &SourceConfig,
+    (from_day, to_day): (&str, &str),
+) -> Result<Vec<BillingLine>, String> {
     let starting_at = bucket.get("starting_at").and_then(Value::as_str).unwrap_or_default();
     let day = utc_day(starting_at)
         .ok_or_else(|| format!("Anthropic cost report: bucket starting_at {starting_at:?} is not an RFC 3339 time"))?;
+    if day.as_str() < from_day || day.as_str() >= to_day {
+        return Err(format!(
+            "Anthropic cost report: a bucket of {day}, outside the days asked ({from_day} to {to_day})"
+        ));
+    }
     let mut lines = Vec::new();
     for result in bucket.get("results").and_then(Value::as_array).into_iter().flatten() {
         let text = |field: &str| result.get(field).and_then(Value::as_str).map(str::to_string);

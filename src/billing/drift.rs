@@ -3,9 +3,9 @@
 //!
 //! A difference within tolerance (the larger of [`Settings::tolerance_pct`] of the
 //! larger figure and [`FLOOR_NUSD`]) is `within`. Beyond it, the cause decides:
-//! - `uncaptured`: an agent billed through the vendor reported events without token
-//!   counts that day, so its spend could not be recomputed; recorded, never a breach
-//!   (spec §6.5);
+//! - `uncaptured`: the vendor billed more on a day an agent billed through it reported
+//!   events without token counts, so its spend could not be recomputed; recorded, never a
+//!   breach (spec §6.5);
 //! - `unattributed`: the vendor billed a model none of the agents' priced events used
 //!   (traffic outside the coding agents on the same keys, or a model no table knows);
 //! - `breach`: the prices or the token counts disagree with the vendor's: a pricing
@@ -86,7 +86,9 @@ pub fn compare(vendor: Vendor, sides: &Sides, tolerance_pct: f64) -> Vec<DriftRo
             let tolerance = ((larger * tolerance_pct / 100.0).round() as i64).max(FLOOR_NUSD);
             let status = if drift_nusd.abs() <= tolerance {
                 Status::Within
-            } else if !uncaptured.is_empty() {
+            } else if drift_nusd > 0 && !uncaptured.is_empty() {
+                // Missing tokens only make the recomputed figure too low: a vendor that
+                // billed less than we priced is a breach whatever else happened that day.
                 Status::Uncaptured
             } else if recomputed_nusd == 0 {
                 Status::Unattributed

@@ -7,9 +7,13 @@
 pub const NUSD_PER_CENT: i64 = 10_000_000;
 pub const NUSD_PER_USD: i64 = 1_000_000_000;
 
+/// No single line of a bill is above this ($100 million): larger is a broken answer, and
+/// sums of many lines stay far inside an `i64`.
+pub const MAX_LINE_NUSD: i64 = 100_000_000 * NUSD_PER_USD;
+
 /// `text` (a decimal such as `"-12.5"`, `"0.06"` or `"1e-7"`) times `unit_nusd`,
 /// rounded half away from zero to a whole nano-dollar; `None` for anything that is not
-/// a finite decimal or does not fit.
+/// a finite decimal or is beyond [`MAX_LINE_NUSD`] either way.
 pub fn decimal_to_nusd(text: &str, unit_nusd: i64) -> Option<i64> {
     let text = text.trim();
     let (negative, body) = match text.strip_prefix('-') {
@@ -36,10 +40,11 @@ pub fn decimal_to_nusd(text: &str, unit_nusd: i64) -> Option<i64> {
         scale -= 1;
     }
     if scale < 0 {
-        let divisor = 10i128.checked_pow(scale.unsigned_abs())?;
+        // Beyond 10^38 the value rounds to nothing.
+        let Some(divisor) = 10i128.checked_pow(scale.unsigned_abs()) else { return Some(0) };
         value = (value + divisor / 2) / divisor;
     }
-    let value = i64::try_from(value).ok()?;
+    let value = i64::try_from(value).ok().filter(|v| *v <= MAX_LINE_NUSD)?;
     Some(if negative { -value } else { value })
 }
 
@@ -57,7 +62,10 @@ mod tests {
         assert_eq!(decimal_to_nusd("2.5E2", NUSD_PER_USD), Some(250 * NUSD_PER_USD));
         assert_eq!(decimal_to_nusd("-1.5", NUSD_PER_USD), Some(-1_500_000_000), "a credit");
         assert_eq!(decimal_to_nusd("7", NUSD_PER_CENT), Some(70_000_000));
-        for bad in ["", ".", "1.2.3", "12a", "NaN", "inf", "1e400", "99999999999999999999999999999"] {
+        assert_eq!(decimal_to_nusd("1e-35", NUSD_PER_USD), Some(0), "vanishingly small is nothing");
+        assert_eq!(decimal_to_nusd("100000000", NUSD_PER_USD), Some(MAX_LINE_NUSD));
+        assert_eq!(decimal_to_nusd("-100000000.01", NUSD_PER_USD), None, "beyond $100 million a line");
+        for bad in ["", ".", "1.2.3", "12a", "NaN", "inf", "1e400", "1e9", "99999999999999999999999999999"] {
             assert_eq!(decimal_to_nusd(bad, NUSD_PER_USD), None, "{bad}");
         }
     }

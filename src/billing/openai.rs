@@ -49,23 +49,31 @@ pub fn fetch(config: &SourceConfig, from_day: &str, to_day: &str) -> Result<Vec<
         let answer: Value = serde_json::from_str(&text)
             .map_err(|err| format!("OpenAI costs answered with something not JSON: {err}"))?;
         for bucket in answer.get("data").and_then(Value::as_array).into_iter().flatten() {
-            lines.extend(bucket_lines(bucket)?);
+            lines.extend(bucket_lines(bucket, (from_day, to_day))?);
         }
         let next = answer.get("next_page").and_then(Value::as_str).map(str::to_string);
         let more = answer.get("has_more").and_then(Value::as_bool).unwrap_or(false);
-        if !more || next.is_none() || next == page {
+        if !more {
             return Ok(lines);
+        }
+        if next.is_none() || next == page {
+            // A partial bill would be stored as the whole one and show as drift.
+            return Err("OpenAI costs said has_more without a new next_page: the bill is incomplete".into());
         }
         page = next;
     }
     Err(format!("OpenAI costs did not end within {MAX_PAGES} pages"))
 }
 
-fn bucket_lines(bucket: &Value) -> Result<Vec<BillingLine>, String> {
+fn bucket_lines(bucket: &Value, (from_day, to_day): (&str, &str)) -> Result<Vec<BillingLine>, String> {
     let start = bucket.get("start_time").and_then(Value::as_i64);
     let day = start
-        .map(|seconds| Day::of_ms(seconds * 1000).to_string())
+        .and_then(|seconds| seconds.checked_mul(1000))
+        .map(|ms| Day::of_ms(ms).to_string())
         .ok_or_else(|| format!("OpenAI costs: bucket start_time {:?} is not Unix seconds", bucket.get("start_time")))?;
+    if day.as_str() < from_day || day.as_str() >= to_day {
+        return Err(format!("OpenAI costs: a bucket of {day}, outside the days asked ({from_day} to {to_day})"));
+    }
     // The reference names the list `results`; some of its examples `result`.
     let results = bucket.get("results").or_else(|| bucket.get("result"));
     let mut lines = Vec::new();

@@ -77,7 +77,8 @@ fn drift_is_classified_as_worked_by_hand() {
     // 21st, opus: $40 vs $60: drift $20 beyond $3 → uncaptured, never a breach.
     sides.recomputed.insert(key("2026-11-21", "claude-opus-4-6"), 40 * USD);
     sides.billed.insert(key("2026-11-21", "claude-opus-4-6"), 60 * USD);
-    // 21st, sonnet: $30 recomputed, nothing billed: drift −$30 → uncaptured too (that day).
+    // 21st, sonnet: $30 recomputed, nothing billed: drift −$30. Missing tokens cannot
+    // explain a bill lower than our figure → breach, even that day.
     sides.recomputed.insert(key("2026-11-21", "claude-sonnet-4-5"), 30 * USD);
     // 22nd, haiku: $3 billed, nothing recomputed, every agent captured → unattributed.
     sides.billed.insert(key("2026-11-22", "claude-haiku-4-5"), 3 * USD);
@@ -93,7 +94,7 @@ fn drift_is_classified_as_worked_by_hand() {
             ("2026-11-20", "claude-opus-4-6", 12_500_000_000, Status::Breach, ""),
             ("2026-11-20", "claude-sonnet-4-5", 400_000_000, Status::Within, ""),
             ("2026-11-21", "claude-opus-4-6", 20 * USD, Status::Uncaptured, "cline"),
-            ("2026-11-21", "claude-sonnet-4-5", -30 * USD, Status::Uncaptured, "cline"),
+            ("2026-11-21", "claude-sonnet-4-5", -30 * USD, Status::Breach, "cline"),
             ("2026-11-22", "claude-haiku-4-5", 3 * USD, Status::Unattributed, ""),
         ]
     );

@@ -19,8 +19,9 @@ pub fn measure(conn: &Connection, metric: Metric, period: Period) -> Result<Meas
             (outcome.merged > 0).then(|| outcome.cost_nusd as f64 / NUSD_PER_USD / outcome.merged as f64)
         }
         Metric::SpendPerWeek => {
-            let spend = query::totals(conn, &Subject::Organisation, period)?.cost_nusd as f64 / NUSD_PER_USD;
-            Some(spend / ((period.to_ms - period.from_ms) as f64 / WEEK_MS))
+            let totals = query::totals(conn, &Subject::Organisation, period)?;
+            let weeks = (period.to_ms - period.from_ms) as f64 / WEEK_MS;
+            (totals.events > 0).then(|| totals.cost_nusd as f64 / NUSD_PER_USD / weeks)
         }
         Metric::CostPerValueUnit => (outcome.value_milli > 0)
             .then(|| outcome.valued_cost_nusd as f64 / NUSD_PER_USD / (outcome.value_milli as f64 / 1000.0)),

@@ -124,6 +124,9 @@ pub struct Ctx<'a> {
     pub period: Period,
     /// Now, on the server's clock (a projection's grade is of its period so far).
     pub now_ms: i64,
+    /// Whether the reader is an administrator: reconciliation per day and model can
+    /// describe one person's spend on a quiet day, so only they see it.
+    pub reader_is_admin: bool,
     pub days: i64,
     pub min_people: i64,
     /// Every team (for the organisation's team list).
@@ -210,6 +213,7 @@ pub async fn team_report(
             groups: team_groups(&team, children),
             period,
             now_ms,
+            reader_is_admin: false,
             days,
             min_people,
             all_teams: Vec::new(),
@@ -234,6 +238,7 @@ pub async fn org_report(
     let now_ms = state.clock.now_ms();
     let (days, period) = scope::period_param(params.days.as_deref(), now_ms)?;
     let min_people = state.config.analytics.min_group_size;
+    let reader_is_admin = caller.role == crate::access::roles::OrgRole::Admin;
     let pool = state.readers.clone();
     let read = db::blocking(move || {
         let conn = pool.get()?;
@@ -244,6 +249,7 @@ pub async fn org_report(
             groups: org_groups(&all_teams),
             period,
             now_ms,
+            reader_is_admin,
             days,
             min_people,
             all_teams,

@@ -113,7 +113,7 @@ pub async fn page(
         .field(Field::text("period_to", "Period to, inclusive", ""))
         .field(Field::number("baseline_days", "Baseline: days before the period", "30"));
     let recording = Section::new("record", "Record a projection")
-        .intro("Units: cost_per_merged_pr is USD per merged pull request with agent sessions; spend_per_week is USD of interactive agent spend per week; cost_per_value_unit is USD per unit of Jira business value. The baseline is measured now, over the days before the period (ending today at the latest), with its friction and reverted share, and the price tables and scorers in force are stamped on the projection.")
+        .intro("Units: cost_per_merged_pr is USD per merged pull request with agent sessions; spend_per_week is USD of interactive agent spend per week; cost_per_value_unit is USD per unit of Jira business value. The baseline is measured now, over the whole days before the period (ending yesterday at the latest), with its friction and reverted share, and the price tables and scorers in force are stamped on the projection.")
         .form(record);
     let page = AdminPage::new(PATH, "Projections", "Predicted savings, graded against what happened.", flash)
         .section(section)
@@ -185,7 +185,8 @@ pub async fn record(
         AppError::bad_request("baseline_days", format!("baseline_days must be 7 to 365, not {days_text:?}"))
     })?;
     let now_ms = state.clock.now_ms();
-    let baseline_to_ms = period_from_ms.min(Day::of_ms(now_ms).next().start_ms());
+    // Whole days only: the baseline ends where the period starts, and yesterday at the latest.
+    let baseline_to_ms = period_from_ms.min(Day::of_ms(now_ms).start_ms());
     let baseline = Period { from_ms: baseline_to_ms - baseline_days * DAY_MS, to_ms: baseline_to_ms };
     let price_tables = state
         .prices

@@ -131,7 +131,13 @@ pub fn roi(ctx: &Ctx<'_>) -> Result<(String, Vec<Table>), DbError> {
             .note("A pull request worked on with two agents counts under both, with its whole cost."),
     ];
     if matches!(ctx.subject, crate::analytics::query::Subject::Organisation) {
-        tables.extend(reconciliation_tables(ctx)?);
+        if ctx.reader_is_admin {
+            tables.extend(reconciliation_tables(ctx)?);
+        } else {
+            tables.push(Table::new("reconciled", "Reconciled spend (vendors' billing)", vec!["Vendor"]).note(
+                "Shown to administrators only: a vendor's bill per day and model is not folded by the minimum group size, and on a quiet day it can describe one person's spend.",
+            ));
+        }
         tables.push(projections_table(ctx)?);
     }
     Ok((
