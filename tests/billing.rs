@@ -355,3 +355,25 @@ fn the_server_schedules_reconcile_cost_daily_only_when_enabled() {
     let off = list("false");
     assert_eq!((off[3].as_str(), off[7].as_str()), ("no", "—"), "{off:?}");
 }
+
+/// A vendor that says there is more but gives no page to ask for has not given the whole
+/// bill: the run fails and stores nothing, rather than record a partial bill as drift.
+#[test]
+fn a_bill_that_does_not_page_as_documented_fails_the_run_and_stores_nothing() {
+    let server = TestServer::spawn();
+    let stalled = Receiver::answering(|_, _, _| {
+        let (d, _) = day(2);
+        (200, json!({"data": [{"starting_at": format!("{d}T00:00:00Z"), "ending_at": format!("{d}T23:59:59Z"), "results": [tokens("w", "claude-opus-4-6", "output_tokens", "100")]}],
+                     "has_more": true, "next_page": null}).to_string())
+    });
+    let url = stalled.url.trim_end_matches("/hook").to_string();
+    let failed = reconcile(
+        &server,
+        &[("SIGHTLINE_BILLING_ANTHROPIC_ADMIN_KEY", "sk-ant-admin01-test"), ("SIGHTLINE_BILLING_ANTHROPIC_URL", &url)],
+    );
+    assert_eq!(failed.status.code(), Some(2), "{}", stdout(&failed));
+    assert!(stderr(&failed).contains("has_more without a new next_page"), "{}", stderr(&failed));
+    assert!(drift(&server).is_empty());
+    let lines: i64 = server.main_db().query_row("SELECT count(*) FROM billing_lines", [], |r| r.get(0)).unwrap();
+    assert_eq!(lines, 0);
+}
