@@ -26,8 +26,7 @@
 use std::collections::HashMap;
 use std::sync::{PoisonError, RwLock};
 
-use regex::{RegexBuilder, RegexSet, RegexSetBuilder};
-use serde_json::Value;
+use regex::RegexSet;
 
 use crate::model::{AgentType, Usage};
 
@@ -37,7 +36,6 @@ pub use operator::{
     ModelDiff, ModelPrices, OperatorTable, Staged, check as operator_check, diff as diff_tables, operator_tables,
     overrides_dir, stage as stage_operator_table,
 };
-use parse::{check_fields, is_date, parse_model};
 
 /// The `format` every v1 table declares.
 pub const FORMAT_V1: &str = "sightline.price-table.v1";
@@ -331,142 +329,6 @@ impl PriceTable {
     /// The operator's file this table was read from; `None` for the embedded table.
     pub fn source(&self) -> Option<&std::path::Path> {
         self.source.as_deref()
-    }
-
-    /// [`parse`](Self::parse), reusing a `RegexSet` already compiled from the same
-    /// patterns (a clone shares the compiled program).
-    /// `file` names the table in errors.
-    fn parse_sharing(
-        agent: AgentType,
-        json: &str,
-        file: String,
-        compiled: &mut Vec<(Vec<String>, RegexSet)>,
-    ) -> Result<PriceTable, PricingError> {
-        let root: Value =
-            serde_json::from_str(json).map_err(|source| PricingError::Json { file: file.clone(), source })?;
-        let table_err =
-            |field: &str, problem: String| PricingError::Table { file: file.clone(), field: field.to_owned(), problem };
-        let root = root.as_object().ok_or_else(|| table_err("(root)", "must be a JSON object".into()))?;
-        check_fields(
-            root,
-            &["format", "agent", "revision", "currency", "unit", "sources", "notes", "models"],
-            &["notes"],
-        )
-        .map_err(|(field, problem)| table_err(&field, problem))?;
-
-        let text = |field: &str| -> Result<&str, PricingError> {
-            root[field].as_str().ok_or_else(|| table_err(field, "must be a string".into()))
-        };
-        let expect = |field: &str, wanted: &str| -> Result<(), PricingError> {
-            let got = text(field)?;
-            if got == wanted { Ok(()) } else { Err(table_err(field, format!("is {got:?}, must be {wanted:?}"))) }
-        };
-        expect("format", FORMAT_V1)?;
-        expect("agent", agent.as_str())?;
-        expect("currency", "USD")?;
-        expect("unit", "per_million_tokens")?;
-        let revision = text("revision")?;
-        if !is_date(revision) {
-            return Err(table_err("revision", format!("{revision:?} is not a date YYYY-MM-DD")));
-        }
-        if root.contains_key("notes") {
-            text("notes")?;
-        }
-        let sources =
-            root["sources"].as_array().ok_or_else(|| table_err("sources", "must be an array of URLs".into()))?;
-        if sources.is_empty() {
-            return Err(table_err("sources", "must name at least one source".into()));
-        }
-        for (i, source) in sources.iter().enumerate() {
-            match source.as_str() {
-                Some(url) if url.starts_with("https://") && !url.contains(char::is_whitespace) => {}
-                _ => {
-                    return Err(table_err(&format!("sources[{i}]"), "must be an https:// URL".into()));
-                }
-            }
-        }
-        let raw_models = root["models"].as_array().ok_or_else(|| table_err("models", "must be an array".into()))?;
-        if raw_models.is_empty() {
-            return Err(table_err("models", "must list at least one model".into()));
-        }
-
-        let mut models = Vec::with_capacity(raw_models.len());
-        let mut patterns = Vec::with_capacity(raw_models.len());
-        for (i, raw) in raw_models.iter().enumerate() {
-            let (model, pattern) = parse_model(raw, i).map_err(|(label, field, problem)| PricingError::Model {
-                file: file.clone(),
-                model: label,
-                field,
-                problem,
-            })?;
-            if let Some(first) = models.iter().position(|m: &ModelPrice| m.id == model.id) {
-                return Err(PricingError::Model {
-                    file: file.clone(),
-                    model: model.id,
-                    field: "id".into(),
-                    problem: format!("duplicate id (also models[{first}])"),
-                });
-            }
-            models.push(model);
-            patterns.push(pattern);
-        }
-
-        let model_err = |i: usize, field: &str, problem: String| PricingError::Model {
-            file: file.clone(),
-            model: models[i].id.clone(),
-            field: field.to_owned(),
-            problem,
-        };
-        let set = match compiled.iter().find(|(known, _)| *known == patterns) {
-            Some((_, set)) => set.clone(),
-            None => match RegexSetBuilder::new(&patterns).case_insensitive(true).build() {
-                Ok(set) => {
-                    compiled.push((patterns.clone(), set.clone()));
-                    set
-                }
-                Err(set_error) => {
-                    // Name the pattern at fault; if each compiles alone, the set is too big.
-                    for (i, pattern) in patterns.iter().enumerate() {
-                        if let Err(e) = RegexBuilder::new(pattern).case_insensitive(true).build() {
-                            return Err(model_err(i, "match", format!("invalid regex: {e}")));
-                        }
-                    }
-                    return Err(table_err("models", format!("the patterns together do not compile: {set_error}")));
-                }
-            },
-        };
-        if let Some(i) = first_match(&set, "") {
-            return Err(model_err(i, "match", "matches the empty string, so it would price every model name".into()));
-        }
-        // Each id is a real model name; it must be priced by its own entry, which
-        // catches an entry shadowed by a more general one listed before it.
-        for (i, model) in models.iter().enumerate() {
-            match first_match(&set, &model.id) {
-                Some(j) if j == i => {}
-                Some(j) => {
-                    let problem = format!(
-                        "the id is matched first by model `{}` (models[{j}]); list the more specific model first",
-                        models[j].id
-                    );
-                    return Err(model_err(i, "match", problem));
-                }
-                None => {
-                    return Err(model_err(i, "match", "does not match the model's own id".into()));
-                }
-            }
-        }
-
-        let digest = ring::digest::digest(&ring::digest::SHA256, json.as_bytes());
-        Ok(PriceTable {
-            agent,
-            revision: revision.to_owned(),
-            models,
-            patterns: set,
-            memo: RwLock::new(HashMap::new()),
-            json: json.to_owned(),
-            etag: format!("\"{}\"", hex::encode(digest.as_ref())),
-            source: None,
-        })
     }
 }
 

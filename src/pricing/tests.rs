@@ -7,7 +7,7 @@ use std::sync::OnceLock;
 
 use serde_json::{Value, json};
 
-use super::parse::parse_usd_per_mtok;
+use super::parse::{is_date, parse_usd_per_mtok};
 use super::tests_invalid::{assert_mentions, model_json, table_json};
 use super::*;
 
