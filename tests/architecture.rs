@@ -51,6 +51,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "events",
             "github",
             "jira",
+            "model",
             "pricing",
             "scoring",
             "sessions",

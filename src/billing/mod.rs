@@ -40,6 +40,10 @@ impl Vendor {
         }
     }
 
+    pub fn parse(text: &str) -> Option<Vendor> {
+        Vendor::ALL.into_iter().find(|vendor| vendor.as_str() == text)
+    }
+
     fn prefix(self) -> &'static str {
         match self {
             Vendor::Anthropic => "SIGHTLINE_BILLING_ANTHROPIC",
@@ -107,10 +111,10 @@ pub struct Settings {
 
 pub const ENABLED_VARIABLE: &str = "SIGHTLINE_BILLING_RECONCILIATION_ENABLED";
 
-/// Whether the server schedules `reconcile-cost` (read when the scheduler looks).
-pub fn enabled(get: impl Fn(&str) -> Option<String>) -> bool {
-    get(ENABLED_VARIABLE)
-        .is_some_and(|value| matches!(value.trim().to_ascii_lowercase().as_str(), "true" | "1" | "yes"))
+/// Whether the environment `get` reads turns daily reconciliation on (the scheduler
+/// reads the same switch through `jobs::registry::switched_on`).
+fn enabled(get: impl Fn(&str) -> Option<String>) -> bool {
+    get(ENABLED_VARIABLE).is_some_and(|value| crate::model::is_switched_on(&value))
 }
 
 impl Settings {
@@ -228,7 +232,71 @@ pub(crate) fn agent() -> ureq::Agent {
 }
 
 /// Pages a fetch may take before it stops rather than loop on a vendor that pages badly.
-pub(crate) const MAX_PAGES: usize = 100;
+const MAX_PAGES: usize = 100;
+
+/// Both vendors' paging: asks `request(page)` (no page token first), hands each answer's
+/// `data` buckets to `each`, and follows `next_page` while `has_more`. `what` names the
+/// API in every error. A partial bill is never returned: `has_more` without a new
+/// `next_page`, or more than [`MAX_PAGES`], is an error.
+fn fetch_pages(
+    what: &str,
+    url: &str,
+    request: &dyn Fn(Option<&str>) -> ureq::RequestBuilder<ureq::typestate::WithoutBody>,
+    each: &mut dyn FnMut(&serde_json::Value) -> Result<(), String>,
+) -> Result<(), String> {
+    use serde_json::Value;
+    let mut page: Option<String> = None;
+    for _ in 0..MAX_PAGES {
+        let mut response = request(page.as_deref()).call().map_err(|err| format!("{what} at {url}: {err}"))?;
+        let status = response.status().as_u16();
+        let text = response.body_mut().read_to_string().unwrap_or_default();
+        if status != 200 {
+            return Err(format!("{what} answered {status}: {}", error_message(&text)));
+        }
+        let answer: Value =
+            serde_json::from_str(&text).map_err(|err| format!("{what} answered with something not JSON: {err}"))?;
+        for bucket in answer.get("data").and_then(Value::as_array).into_iter().flatten() {
+            each(bucket)?;
+        }
+        let next = answer.get("next_page").and_then(Value::as_str).map(str::to_string);
+        if !answer.get("has_more").and_then(Value::as_bool).unwrap_or(false) {
+            return Ok(());
+        }
+        if next.is_none() || next == page {
+            // A partial bill would be stored as the whole one and show as drift.
+            return Err(format!("{what} said has_more without a new next_page: the bill is incomplete"));
+        }
+        page = next;
+    }
+    Err(format!("{what} did not end within {MAX_PAGES} pages"))
+}
+
+/// The `error.message` of an error answer (both vendors' shape), or its first 300
+/// characters.
+fn error_message(text: &str) -> String {
+    serde_json::from_str::<serde_json::Value>(text)
+        .ok()
+        .and_then(|v| v.pointer("/error/message").and_then(serde_json::Value::as_str).map(str::to_string))
+        .unwrap_or_else(|| text.chars().take(300).collect())
+}
+
+/// Refuses a bucket of a day outside `[from_day, to_day)`: its lines would escape the
+/// window a run replaces.
+fn in_window(what: &str, day: &str, (from_day, to_day): (&str, &str)) -> Result<(), String> {
+    if day < from_day || day >= to_day {
+        return Err(format!("{what}: a bucket of {day}, outside the days asked ({from_day} to {to_day})"));
+    }
+    Ok(())
+}
+
+/// An amount as decimal text, whether the vendor wrote a string or a JSON number.
+fn decimal_text(value: Option<&serde_json::Value>) -> Option<String> {
+    match value {
+        Some(serde_json::Value::String(text)) => Some(text.clone()),
+        Some(serde_json::Value::Number(number)) => Some(number.to_string()),
+        _ => None,
+    }
+}
 
 #[cfg(test)]
 mod tests;

@@ -3,9 +3,10 @@
 //! Parsed from the decimal text, never through a float, so a hand-worked fixture and
 //! the stored figure agree to the nano-dollar.
 
-/// Nano-dollars in one cent and in one dollar.
-pub const NUSD_PER_CENT: i64 = 10_000_000;
-pub const NUSD_PER_USD: i64 = 1_000_000_000;
+pub use crate::model::NUSD_PER_USD;
+
+/// Nano-dollars in one cent.
+pub const NUSD_PER_CENT: i64 = NUSD_PER_USD / 100;
 
 /// No single line of a bill is above this ($100 million): larger is a broken answer, and
 /// sums of many lines stay far inside an `i64`.

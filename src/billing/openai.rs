@@ -8,11 +8,14 @@
 use serde_json::Value;
 
 use super::money::{NUSD_PER_USD, decimal_to_nusd};
-use super::{BillingLine, MAX_PAGES, SourceConfig, Vendor};
+use super::{BillingLine, SourceConfig, Vendor};
 use crate::events::partitions::Day;
 
 /// Buckets per page: the API's maximum.
 const PAGE_BUCKETS: &str = "180";
+
+/// How errors name this API.
+const WHAT: &str = "OpenAI costs";
 
 /// The bill of the UTC days `[from_day, to_day)` (`YYYY-MM-DD`), blocking.
 pub fn fetch(config: &SourceConfig, from_day: &str, to_day: &str) -> Result<Vec<BillingLine>, String> {
@@ -22,9 +25,7 @@ pub fn fetch(config: &SourceConfig, from_day: &str, to_day: &str) -> Result<Vec<
     let agent = super::agent();
     let url = format!("{}/v1/organization/costs", config.base_url);
     let authorization = format!("Bearer {}", config.admin_key);
-    let mut lines = Vec::new();
-    let mut page: Option<String> = None;
-    for _ in 0..MAX_PAGES {
+    let request = |page: Option<&str>| {
         let mut request = agent
             .get(&url)
             .header("Authorization", &authorization)
@@ -37,32 +38,17 @@ pub fn fetch(config: &SourceConfig, from_day: &str, to_day: &str) -> Result<Vec<
         for project in &config.scope {
             request = request.query("project_ids", project);
         }
-        if let Some(token) = &page {
-            request = request.query("page", token);
+        match page {
+            Some(token) => request.query("page", token),
+            None => request,
         }
-        let mut response = request.call().map_err(|err| format!("OpenAI costs at {url}: {err}"))?;
-        let status = response.status().as_u16();
-        let text = response.body_mut().read_to_string().unwrap_or_default();
-        if status != 200 {
-            return Err(format!("OpenAI costs answered {status}: {}", super::anthropic::error_message(&text)));
-        }
-        let answer: Value = serde_json::from_str(&text)
-            .map_err(|err| format!("OpenAI costs answered with something not JSON: {err}"))?;
-        for bucket in answer.get("data").and_then(Value::as_array).into_iter().flatten() {
-            lines.extend(bucket_lines(bucket, (from_day, to_day))?);
-        }
-        let next = answer.get("next_page").and_then(Value::as_str).map(str::to_string);
-        let more = answer.get("has_more").and_then(Value::as_bool).unwrap_or(false);
-        if !more {
-            return Ok(lines);
-        }
-        if next.is_none() || next == page {
-            // A partial bill would be stored as the whole one and show as drift.
-            return Err("OpenAI costs said has_more without a new next_page: the bill is incomplete".into());
-        }
-        page = next;
-    }
-    Err(format!("OpenAI costs did not end within {MAX_PAGES} pages"))
+    };
+    let mut lines = Vec::new();
+    super::fetch_pages(WHAT, &url, &request, &mut |bucket| {
+        lines.extend(bucket_lines(bucket, (from_day, to_day))?);
+        Ok(())
+    })?;
+    Ok(lines)
 }
 
 fn bucket_lines(bucket: &Value, (from_day, to_day): (&str, &str)) -> Result<Vec<BillingLine>, String> {
@@ -71,9 +57,7 @@ fn bucket_lines(bucket: &Value, (from_day, to_day): (&str, &str)) -> Result<Vec<
         .and_then(|seconds| seconds.checked_mul(1000))
         .map(|ms| Day::of_ms(ms).to_string())
         .ok_or_else(|| format!("OpenAI costs: bucket start_time {:?} is not Unix seconds", bucket.get("start_time")))?;
-    if day.as_str() < from_day || day.as_str() >= to_day {
-        return Err(format!("OpenAI costs: a bucket of {day}, outside the days asked ({from_day} to {to_day})"));
-    }
+    super::in_window(WHAT, &day, (from_day, to_day))?;
     // The reference names the list `results`; some of its examples `result`.
     let results = bucket.get("results").or_else(|| bucket.get("result"));
     let mut lines = Vec::new();
@@ -83,11 +67,8 @@ fn bucket_lines(bucket: &Value, (from_day, to_day): (&str, &str)) -> Result<Vec<
         if !currency.eq_ignore_ascii_case("usd") {
             return Err(format!("OpenAI costs: a {currency} amount on {day}; only USD is reconciled"));
         }
-        let value = match amount.get("value") {
-            Some(Value::Number(number)) => number.to_string(),
-            Some(Value::String(text)) => text.clone(),
-            other => return Err(format!("OpenAI costs: amount value {other:?} on {day} is not a number")),
-        };
+        let value = super::decimal_text(amount.get("value"))
+            .ok_or_else(|| format!("OpenAI costs: amount value {:?} on {day} is not a number", amount.get("value")))?;
         let billed_nusd = decimal_to_nusd(&value, NUSD_PER_USD)
             .ok_or_else(|| format!("OpenAI costs: amount value {value:?} on {day} is not a number"))?;
         let line_item = result.get("line_item").and_then(Value::as_str).unwrap_or("(no line item)").to_string();

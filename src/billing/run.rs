@@ -48,24 +48,23 @@ pub fn prepare(data_dir: &Path, book: &PriceBook, settings: &Settings, today: Da
     for source in &settings.sources {
         bills.push((source, fetch_from_vendor(source, &from.to_string(), &to.to_string())?));
     }
-    compare_bills(data_dir, book, settings, (from, to), bills)
+    let costs = DayCosts::read(data_dir, (from, to))?;
+    Ok(compare_bills(book, settings, &costs, bills))
 }
 
-/// Compares bills already in hand (`prepare`'s, or the demo's) with the events of the
-/// window `[from, to)`.
+/// Compares bills already in hand (`prepare`'s, or the demo's) with the events' cost of
+/// the same window.
 pub fn compare_bills(
-    data_dir: &Path,
     book: &PriceBook,
     settings: &Settings,
-    (from, to): (Day, Day),
+    costs: &DayCosts,
     bills: Vec<(&SourceConfig, Vec<BillingLine>)>,
-) -> Result<Reconciliation, String> {
-    let costs = day_costs(data_dir, from, to).map_err(|err| format!("reading the events: {err}"))?;
+) -> Reconciliation {
     let vendors = bills
         .into_iter()
         .map(|(source, lines)| {
             let lines = canonical_lines(book, source, lines);
-            let sides = sides(book, source, &costs, &lines);
+            let sides = sides(book, source, &costs.days, &lines);
             VendorRun {
                 vendor: source.vendor,
                 drift: drift::compare(source.vendor, &sides, settings.tolerance_pct),
@@ -73,45 +72,45 @@ pub fn compare_bills(
             }
         })
         .collect();
-    Ok(Reconciliation {
-        from_day: from.to_string(),
-        to_day: to.to_string(),
-        vendors,
-        null_sources: settings.null_sources(),
-    })
+    let (from_day, to_day) = (costs.window.0.to_string(), costs.window.1.to_string());
+    Reconciliation { from_day, to_day, vendors, null_sources: settings.null_sources() }
 }
 
-/// What the events of `[from, to)` cost per day and model as `source` bills them: the
+/// What the events of `costs`' window cost per day and model as `source` bills them: the
 /// demo's starting point for a plausible bill.
-pub fn recomputed(
-    data_dir: &Path,
-    book: &PriceBook,
-    source: &SourceConfig,
-    (from, to): (Day, Day),
-) -> Result<BTreeMap<(String, String), i64>, String> {
-    let costs = day_costs(data_dir, from, to).map_err(|err| format!("reading the events: {err}"))?;
-    Ok(sides(book, source, &costs, &[]).recomputed)
+pub fn recomputed(book: &PriceBook, source: &SourceConfig, costs: &DayCosts) -> BTreeMap<(String, String), i64> {
+    sides(book, source, &costs.days, &[]).recomputed
 }
 
 /// One source's bill of `[from_day, to_day)`, from the vendor's own API.
-pub fn fetch_from_vendor(source: &SourceConfig, from_day: &str, to_day: &str) -> Result<Vec<BillingLine>, String> {
+fn fetch_from_vendor(source: &SourceConfig, from_day: &str, to_day: &str) -> Result<Vec<BillingLine>, String> {
     match source.vendor {
         Vendor::Anthropic => anthropic::fetch(source, from_day, to_day),
         Vendor::OpenAi => openai::fetch(source, from_day, to_day),
     }
 }
 
-/// Each day's events by agent and model.
-fn day_costs(data_dir: &Path, from: Day, to: Day) -> Result<Vec<(String, Vec<partitions::DailyModelCost>)>, DbError> {
-    let mut days = Vec::new();
-    let mut day = from;
-    while day < to {
-        if let Some(conn) = partitions::open_for_read(data_dir, day)? {
-            days.push((day.to_string(), partitions::daily_model_costs(&conn)?));
-        }
-        day = day.next();
+/// Each day's events by agent and model over a window `[from, to)`: read once a run.
+pub struct DayCosts {
+    window: (Day, Day),
+    days: Vec<(String, Vec<partitions::DailyModelCost>)>,
+}
+
+impl DayCosts {
+    pub fn read(data_dir: &Path, (from, to): (Day, Day)) -> Result<DayCosts, String> {
+        let scan = || -> Result<_, DbError> {
+            let mut days = Vec::new();
+            let mut day = from;
+            while day < to {
+                if let Some(conn) = partitions::open_for_read(data_dir, day)? {
+                    days.push((day.to_string(), partitions::daily_model_costs(&conn)?));
+                }
+                day = day.next();
+            }
+            Ok(days)
+        };
+        Ok(DayCosts { window: (from, to), days: scan().map_err(|err| format!("reading the events: {err}"))? })
     }
-    Ok(days)
 }
 
 /// A model name as the price tables of the source's agents name it (then any table's

@@ -87,7 +87,7 @@ pub fn drift_rows(conn: &Connection, from_day: &str, to_day: &str) -> Result<Vec
         let status: String = row.get(6)?;
         Ok(DriftRow {
             day: row.get(0)?,
-            vendor: if vendor == "openai" { Vendor::OpenAi } else { Vendor::Anthropic },
+            vendor: Vendor::parse(&vendor).unwrap_or(Vendor::Anthropic),
             model: row.get(2)?,
             recomputed_nusd: row.get(3)?,
             billed_nusd: row.get(4)?,
@@ -135,16 +135,6 @@ pub fn totals(conn: &Connection, from_day: &str, to_day: &str) -> Result<Vec<Ven
             billed_other_nusd: row.get(7)?,
         })
     })?;
-    Ok(rows.collect::<Result<_, _>>()?)
-}
-
-/// The charges that are not for tokens over a window, per vendor and description.
-pub fn other_charges(conn: &Connection, from_day: &str, to_day: &str) -> Result<Vec<(String, String, i64)>, DbError> {
-    let mut stmt = conn.prepare_cached(
-        "SELECT vendor, description, sum(billed_nusd) FROM billing_lines
-         WHERE model = '' AND day >= ?1 AND day < ?2 GROUP BY vendor, description ORDER BY 3 DESC LIMIT 100",
-    )?;
-    let rows = stmt.query_map(params![from_day, to_day], |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?)))?;
     Ok(rows.collect::<Result<_, _>>()?)
 }
 

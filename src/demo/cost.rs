@@ -28,10 +28,11 @@ pub fn reconcile(config: &Config, days: i64, now_ms: i64) -> anyhow::Result<Stri
     let settings =
         Settings { enabled: true, sources: sources.to_vec(), days: days.clamp(1, 30) as u32, tolerance_pct: 5.0 };
     let book = crate::pricing::PriceBook::load(&config.data_dir)?;
-    let window = run::window(Day::of_ms(now_ms), settings.days);
+    let costs = run::DayCosts::read(&config.data_dir, run::window(Day::of_ms(now_ms), settings.days))
+        .map_err(anyhow::Error::msg)?;
     let mut bills = Vec::new();
     for source in &settings.sources {
-        let recomputed = run::recomputed(&config.data_dir, &book, source, window).map_err(anyhow::Error::msg)?;
+        let recomputed = run::recomputed(&book, source, &costs);
         let busiest = recomputed.iter().max_by_key(|(_, cost)| **cost).map(|(key, _)| key.clone());
         let mut lines = Vec::new();
         for ((day, model), cost) in &recomputed {
@@ -65,8 +66,7 @@ pub fn reconcile(config: &Config, days: i64, now_ms: i64) -> anyhow::Result<Stri
         }
         bills.push((source, lines));
     }
-    let reconciliation =
-        run::compare_bills(&config.data_dir, &book, &settings, window, bills).map_err(anyhow::Error::msg)?;
+    let reconciliation = run::compare_bills(&book, &settings, &costs, bills);
     let conn =
         crate::db::open(&config.main_db_path(), crate::db::Durability::PowerSafe, crate::db::Checkpointing::Automatic)?;
     let tx = rusqlite::Transaction::new_unchecked(&conn, rusqlite::TransactionBehavior::Immediate)?;
@@ -78,7 +78,7 @@ pub fn reconcile(config: &Config, days: i64, now_ms: i64) -> anyhow::Result<Stri
 /// Two projections, recorded on the console as an administrator would.
 pub fn projections(server: &Server, password: &str, days: i64, now_ms: i64) -> anyhow::Result<()> {
     let admin = server.sign_in("admin@demo.example", password)?;
-    let day = |back: i64| Day::of_ms(now_ms - back * 86_400_000).to_string();
+    let day = |back: i64| Day::of_ms(now_ms - back * super::DAY_MS).to_string();
     let half = (days / 2).max(7);
     let baseline = half.min(30).to_string();
     let projected: [(&str, &str, &str, &str, String, String); 2] = [

@@ -43,18 +43,16 @@ pub fn effective(conn: &Connection, job: &JobSpec) -> Result<Effective, DbError>
             Ok((row.get(0)?, row.get(1)?))
         })
         .optional()?;
-    Ok(match stored {
+    let effective = match stored {
         Some((pattern, enabled)) => match Schedule::cron(&pattern) {
             Ok(schedule) => Effective { schedule, enabled, configured: true },
             // Not reachable through `set`; a hand-edited row falls back to the default.
             Err(_) => Effective { schedule: job.schedule.schedule(), enabled, configured: true },
         },
-        None => Effective {
-            schedule: job.schedule.schedule(),
-            enabled: job.enabled_by_default && super::registry::switched_on(job),
-            configured: false,
-        },
-    })
+        None => Effective { schedule: job.schedule.schedule(), enabled: job.enabled_by_default, configured: false },
+    };
+    // An environment switch that is off holds the job whatever is stored.
+    Ok(Effective { enabled: effective.enabled && super::registry::switched_on(job), ..effective })
 }
 
 /// Sets a tier-1 job's cron pattern and/or enabled flag (what is not given keeps its

@@ -360,17 +360,14 @@ pub const JOBS: [JobSpec; 19] = [
         alert: ANY_FAILURE,
         excludes: &[],
         availability: Availability::Available,
-        switch: Some("SIGHTLINE_BILLING_RECONCILIATION_ENABLED"),
+        switch: Some(crate::billing::ENABLED_VARIABLE),
         what: "compares recomputed cost with the vendors' billing per day and model (daily when SIGHTLINE_BILLING_RECONCILIATION_ENABLED=true)",
     },
 ];
 
 /// Whether the job's environment switch is on (true for a job without one).
 pub fn switched_on(job: &JobSpec) -> bool {
-    job.switch.is_none_or(|variable| {
-        std::env::var(variable)
-            .is_ok_and(|value| matches!(value.trim().to_ascii_lowercase().as_str(), "true" | "1" | "yes"))
-    })
+    job.switch.is_none_or(|variable| std::env::var(variable).is_ok_and(|value| crate::model::is_switched_on(&value)))
 }
 
 /// The job named `name` (its spec name), if there is one.
