@@ -77,7 +77,8 @@ pub fn list(conn: &Connection) -> Result<Vec<Budget>, DbError> {
     Ok(rows.collect::<Result<_, _>>()?)
 }
 
-/// Sets the budget of a team or person (replacing theirs); returns its id.
+/// Sets the budget of a team or person (replacing theirs), with its audit row
+/// (`ALERT_BUDGET_CHANGED`, the person as subject of a personal budget); returns its id.
 pub fn set(
     conn: &Connection,
     scope: &str,
@@ -87,23 +88,60 @@ pub fn set(
     actor_id: &str,
     now_ms: i64,
 ) -> Result<String, DbError> {
-    let id = uuid::Uuid::now_v7().to_string();
-    Ok(conn.query_row(
+    let id: String = conn.query_row(
         "INSERT INTO alert_budgets (id, scope, subject_id, monthly_nusd, levels, created_at_ms, created_by)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
          ON CONFLICT (scope, subject_id) DO UPDATE SET monthly_nusd = excluded.monthly_nusd,
              levels = excluded.levels, created_at_ms = excluded.created_at_ms, created_by = excluded.created_by
          RETURNING id",
-        params![id, scope, subject_id, monthly_nusd, join_levels(levels), now_ms, actor_id],
+        params![
+            uuid::Uuid::now_v7().to_string(),
+            scope,
+            subject_id,
+            monthly_nusd,
+            join_levels(levels),
+            now_ms,
+            actor_id
+        ],
         |row| row.get(0),
-    )?)
+    )?;
+    let detail =
+        serde_json::json!({ "scope": scope, "monthly_usd": crate::model::nusd_to_usd(monthly_nusd), "levels": levels });
+    audit_change(conn, actor_id, scope, subject_id, &id, detail, now_ms)?;
+    Ok(id)
+}
+
+/// The audit row of a budget set or removed.
+fn audit_change(
+    conn: &Connection,
+    actor_id: &str,
+    scope: &str,
+    subject_id: &str,
+    id: &str,
+    detail: serde_json::Value,
+    now_ms: i64,
+) -> Result<(), DbError> {
+    let entry = crate::audit::Entry {
+        actor_id: Some(actor_id),
+        action: crate::audit::Action::AlertBudgetChanged,
+        subject_user_id: (scope == "person").then_some(subject_id),
+        target: Some(id),
+        detail,
+    };
+    crate::audit::record(conn, &entry, now_ms)?;
+    Ok(())
 }
 
 /// Removes a budget; its scope and subject, `None` when there is no such budget.
-pub fn remove(conn: &Connection, id: &str) -> Result<Option<(String, String)>, DbError> {
-    Ok(conn
+pub fn remove(conn: &Connection, id: &str, actor_id: &str, now_ms: i64) -> Result<Option<(String, String)>, DbError> {
+    let removed: Option<(String, String)> = conn
         .query_row("DELETE FROM alert_budgets WHERE id = ?1 RETURNING scope, subject_id", [id], |row| {
             Ok((row.get(0)?, row.get(1)?))
         })
-        .optional()?)
+        .optional()?;
+    if let Some((scope, subject_id)) = &removed {
+        let detail = serde_json::json!({ "scope": scope, "removed": true });
+        audit_change(conn, actor_id, scope, subject_id, id, detail, now_ms)?;
+    }
+    Ok(removed)
 }

@@ -171,7 +171,7 @@ fn team_and_person_budgets_fire_per_level_and_resolve_when_removed() {
     let personal = &fired[2].detail;
     assert!(personal.starts_with(&format!("personal budget {person} is at 160%")), "{personal}");
     assert!(!personal.contains("one@example.com") && !personal.contains('$'), "{personal}");
-    crate::alerts::budgets::remove(&conn, &person).unwrap();
+    crate::alerts::budgets::remove(&conn, &person, "admin", NOW).unwrap();
     let after = evaluate(&conn, NOW + 60_000).unwrap();
     let resolved: Vec<&str> =
         after.iter().filter(|t| matches!(t.step, Step::Resolve { .. })).map(|t| t.subject.as_str()).collect();

@@ -15,7 +15,7 @@ use axum::extract::{Path, Query, State};
 use axum::response::{Redirect, Response};
 use serde::Deserialize;
 
-use super::{AdminPage, Field, Flash, Row, Section, admin_only, change, done, when};
+use super::{AdminPage, Field, Flash, Row, Section, admin_only, change, done, required, when};
 use crate::alerts::budgets::{self, Budget};
 use crate::alerts::channel_configs::{self, NAMES};
 use crate::alerts::channels::{self, Channel};
@@ -24,7 +24,7 @@ use crate::alerts::store::{self, ActError, RuleError};
 use crate::auth::users;
 use crate::db::{self, DbError};
 use crate::http::errors::{AppError, PageError};
-use crate::model::{nusd_to_usd, usd};
+use crate::model::usd;
 use crate::state::AppState;
 use crate::state::caller::PageCaller;
 use crate::web::report::Cell;
@@ -268,14 +268,9 @@ pub async fn set_budget(
         }
     };
     let who = form.who.unwrap_or_default().trim().to_string();
-    let amount_text = form.monthly_usd.unwrap_or_default();
-    let amount =
-        amount_text.trim().parse::<f64>().ok().filter(|usd| usd.is_finite() && *usd > 0.0).ok_or_else(|| {
-            AppError::bad_request(
-                "monthly_usd",
-                format!("monthly_usd (the monthly budget) must be a number of dollars above 0, not {amount_text:?}"),
-            )
-        })?;
+    let dollars = |t: &str| t.parse::<f64>().ok().filter(|usd| usd.is_finite() && *usd > 0.0);
+    let must = "monthly_usd (the monthly budget) must be a number of dollars above 0";
+    let amount = required("monthly_usd", form.monthly_usd, dollars, must)?;
     let monthly_nusd = (amount * 1e9).round() as i64;
     let levels = budgets::parse_levels(form.levels.as_deref().unwrap_or(""))
         .map_err(|why| AppError::bad_request("levels", why))?;
@@ -294,15 +289,7 @@ pub async fn set_budget(
                 None => return Ok(Err(no_subject())),
             }
         };
-        let id = budgets::set(tx, scope, &subject_id, monthly_nusd, &levels, &actor, now_ms)?;
-        let entry = crate::audit::Entry {
-            actor_id: Some(&actor),
-            action: crate::audit::Action::AlertBudgetChanged,
-            subject_user_id: (scope == "person").then_some(subject_id.as_str()),
-            target: Some(&id),
-            detail: serde_json::json!({ "scope": scope, "monthly_usd": nusd_to_usd(monthly_nusd), "levels": levels }),
-        };
-        crate::audit::record(tx, &entry, now_ms)?;
+        budgets::set(tx, scope, &subject_id, monthly_nusd, &levels, &actor, now_ms)?;
         Ok(Ok(()))
     })
     .await?;
@@ -318,17 +305,9 @@ pub async fn remove_budget(
 ) -> Result<Redirect, PageError> {
     admin_only(&caller)?;
     let (actor, now_ms) = (caller.user.id.clone(), state.clock.now_ms());
-    change(&state, move |tx| {
-        let Some((scope, subject_id)) = budgets::remove(tx, &id)? else { return Ok(Err(AppError::NotFound)) };
-        let entry = crate::audit::Entry {
-            actor_id: Some(&actor),
-            action: crate::audit::Action::AlertBudgetChanged,
-            subject_user_id: (scope == "person").then_some(subject_id.as_str()),
-            target: Some(&id),
-            detail: serde_json::json!({ "scope": scope, "removed": true }),
-        };
-        crate::audit::record(tx, &entry, now_ms)?;
-        Ok(Ok(()))
+    change(&state, move |tx| match budgets::remove(tx, &id, &actor, now_ms)? {
+        Some(_) => Ok(Ok(())),
+        None => Ok(Err(AppError::NotFound)),
     })
     .await?;
     Ok(done(PATH, "the budget is removed"))
@@ -414,14 +393,9 @@ pub async fn act_on_event(
     let until_ms = match act.as_str() {
         "acknowledge" => None,
         "silence" => {
-            let text = form.hours.unwrap_or_default();
-            let hours = text.trim().parse::<f64>().ok().filter(|h| h.is_finite() && *h > 0.0 && *h <= 24.0 * 90.0);
-            let hours = hours.ok_or_else(|| {
-                AppError::bad_request(
-                    "hours",
-                    format!("silence for a number of hours above 0 and up to 90 days, not {text:?}"),
-                )
-            })?;
+            let within = |t: &str| t.parse::<f64>().ok().filter(|h| h.is_finite() && *h > 0.0 && *h <= 24.0 * 90.0);
+            let must = "silence for a number of hours above 0 and up to 90 days";
+            let hours = required("hours", form.hours, within, must)?;
             Some(now_ms + (hours * 3_600_000.0).round() as i64)
         }
         _ => return Err(AppError::NotFound.into()),

@@ -64,6 +64,18 @@ pub fn wants_html(headers: &HeaderMap) -> bool {
         .is_some_and(|accept| accept.contains("text/html"))
 }
 
+/// A form's value that must parse: trimmed and parsed by `parse`, else a 400 naming
+/// `field` that says what it `must` be and quotes what came.
+pub fn required<T>(
+    field: &'static str,
+    text: Option<String>,
+    parse: impl FnOnce(&str) -> Option<T>,
+    must: impl std::fmt::Display,
+) -> Result<T, AppError> {
+    let text = text.unwrap_or_default();
+    parse(text.trim()).ok_or_else(|| AppError::bad_request(field, format!("{must}, not {text:?}")))
+}
+
 /// One change on the writer. `work` answers a refusal as the page's error (`Ok(Err)`):
 /// it refuses before writing anything, so committing the refusal changes nothing. A
 /// storage failure (`Err`) rolls the transaction back.
