@@ -86,21 +86,21 @@ pub fn projections(server: &Server, password: &str, days: i64, now_ms: i64) -> a
         ("Smaller model for routine edits", "cost_per_merged_pr", "0.5", "2", day(half), day(1)),
     ];
     for (title, metric, low, high, from, to) in projected {
-        super::alerting::form(
-            server,
-            &admin,
-            "/admin/projections",
-            &[
-                ("title", title),
-                ("metric", metric),
-                ("saving_low", low),
-                ("saving_high", high),
-                ("period_from", &from),
-                ("period_to", &to),
-                ("baseline_days", &baseline),
-            ],
-        )
-        .with_context(|| format!("recording the projection {title:?}"))?;
+        server
+            .form(
+                &admin,
+                "/admin/projections",
+                &[
+                    ("title", title),
+                    ("metric", metric),
+                    ("saving_low", low),
+                    ("saving_high", high),
+                    ("period_from", &from),
+                    ("period_to", &to),
+                    ("baseline_days", &baseline),
+                ],
+            )
+            .with_context(|| format!("recording the projection {title:?}"))?;
     }
     Ok(())
 }

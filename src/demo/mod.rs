@@ -120,6 +120,9 @@ struct Server {
     stop: Option<tokio::sync::oneshot::Sender<()>>,
     thread: Option<std::thread::JoinHandle<anyhow::Result<()>>>,
     data_dir: PathBuf,
+    /// For the console's forms: it answers a change with a redirect, which is what the
+    /// demo checks, so redirects are not followed.
+    console: ureq::Agent,
 }
 
 impl Server {
@@ -155,6 +158,12 @@ impl Server {
         };
         let address = |listener: &str| format!("http://{}", bound[listener].as_str().unwrap_or_default());
         Ok(Server {
+            console: ureq::Agent::config_builder()
+                .http_status_as_error(false)
+                .max_redirects(0)
+                .timeout_global(Some(Duration::from_secs(60)))
+                .build()
+                .new_agent(),
             ingest: address("ingest"),
             web: address("web"),
             github: address("github"),
@@ -182,6 +191,20 @@ impl Server {
         ])?;
         let answer: Value = serde_json::from_str(&response.body_mut().read_to_string()?)?;
         answer["access_token"].as_str().map(str::to_string).with_context(|| format!("sign-in of {email}: {answer}"))
+    }
+
+    /// Posts a console form as the administrator (`token`); the console answers 303 to a
+    /// change.
+    fn form(&self, token: &str, path: &str, fields: &[(&str, &str)]) -> anyhow::Result<()> {
+        let mut response = self
+            .console
+            .post(format!("{}{path}", self.web))
+            .header("Authorization", format!("Bearer {token}"))
+            .header("Accept", "text/html")
+            .send_form(fields.iter().copied())?;
+        let status = response.status().as_u16();
+        anyhow::ensure!(status == 303, "{path} answered {status}: {}", response.body_mut().read_to_string()?);
+        Ok(())
     }
 
     /// Starts `job` as the administrator (`token`) and waits up to 5 minutes for it to succeed.

@@ -14,14 +14,14 @@ use axum::extract::{Path, Query, State};
 use axum::response::{Redirect, Response};
 use serde::Deserialize;
 
-use super::{AdminPage, Field, Flash, Row, Section, admin_only, change, done};
+use super::{AdminPage, Field, Flash, Row, Section, admin_only, change, done, required};
 use crate::analytics::query::Period;
 use crate::db;
 use crate::events::partitions::Day;
 use crate::http::errors::{AppError, PageError};
+use crate::projections::Metric;
 use crate::projections::measure::{Graded, graded, measure};
 use crate::projections::store::{self, Projection};
-use crate::projections::{Measured, Metric};
 use crate::state::AppState;
 use crate::state::caller::PageCaller;
 use crate::web::report::Cell;
@@ -59,9 +59,10 @@ fn day(ms: i64) -> String {
 /// One graded projection as table cells.
 pub fn cells(g: &Graded) -> Vec<Cell> {
     let p = &g.projection;
-    let grade = match (g.complete, g.flags.is_empty()) {
-        (false, _) if g.grade != crate::projections::Grade::Pending => format!("{} so far", g.grade.as_str()),
-        _ => g.grade.as_str().to_string(),
+    let grade = if !g.complete && g.grade != crate::projections::Grade::Pending {
+        format!("{} so far", g.grade.as_str())
+    } else {
+        g.grade.as_str().to_string()
     };
     let grade = if g.flags.is_empty() { grade } else { format!("{grade}; flagged: rising {}", g.flags.join(" and ")) };
     vec![
@@ -133,18 +134,12 @@ pub struct RecordForm {
 }
 
 fn number(field: &'static str, text: Option<String>) -> Result<f64, AppError> {
-    let text = text.unwrap_or_default();
-    text.trim()
-        .parse::<f64>()
-        .ok()
-        .filter(|v| v.is_finite() && v.abs() < 1e12)
-        .ok_or_else(|| AppError::bad_request(field, format!("{field} must be a number, not {text:?}")))
+    let parse = |t: &str| t.parse::<f64>().ok().filter(|v| v.is_finite() && v.abs() < 1e12);
+    required(field, text, parse, format!("{field} must be a number"))
 }
 
 fn date(field: &'static str, text: Option<String>) -> Result<Day, AppError> {
-    let text = text.unwrap_or_default();
-    Day::parse(text.trim())
-        .ok_or_else(|| AppError::bad_request(field, format!("{field} must be a date as YYYY-MM-DD, not {text:?}")))
+    required(field, text, Day::parse, format!("{field} must be a date as YYYY-MM-DD"))
 }
 
 /// `POST /admin/projections`.
@@ -160,15 +155,8 @@ pub async fn record(
             AppError::bad_request("title", "title must say what is predicted, in at most 200 characters").into()
         );
     }
-    let metric_text = form.metric.unwrap_or_default();
-    let metric = Metric::parse(metric_text.trim()).ok_or_else(|| {
-        AppError::bad_request(
-            "metric",
-            format!(
-                "metric must be one of cost_per_merged_pr, spend_per_week, cost_per_value_unit, not {metric_text:?}"
-            ),
-        )
-    })?;
+    let metric_names = Metric::ALL.map(Metric::as_str).join(", ");
+    let metric = required("metric", form.metric, Metric::parse, format!("metric must be one of {metric_names}"))?;
     let (low, high) = (number("saving_low", form.saving_low)?, number("saving_high", form.saving_high)?);
     if low > high {
         return Err(
@@ -180,10 +168,8 @@ pub async fn record(
     if period_to_ms <= period_from_ms {
         return Err(AppError::bad_request("period_to", "period_to must be on or after period_from").into());
     }
-    let days_text = form.baseline_days.unwrap_or_default();
-    let baseline_days = days_text.trim().parse::<i64>().ok().filter(|d| (7..=365).contains(d)).ok_or_else(|| {
-        AppError::bad_request("baseline_days", format!("baseline_days must be 7 to 365, not {days_text:?}"))
-    })?;
+    let days = |t: &str| t.parse::<i64>().ok().filter(|d| (7..=365).contains(d));
+    let baseline_days = required("baseline_days", form.baseline_days, days, "baseline_days must be 7 to 365")?;
     let now_ms = state.clock.now_ms();
     // Whole days only: the baseline ends where the period starts, and yesterday at the latest.
     let baseline_to_ms = period_from_ms.min(Day::of_ms(now_ms).start_ms());
@@ -201,11 +187,14 @@ pub async fn record(
         .map(|s| format!("{}@{}", s.name, s.version))
         .collect::<Vec<_>>()
         .join(", ");
+    // Measured on a reader, not inside the writer's transaction: the baseline is whole
+    // past days, which no write changes meanwhile.
+    let pool = state.readers.clone();
+    let measured = db::blocking(move || measure(&*pool.get()?, metric, baseline)).await.map_err(AppError::from)?;
     let actor = caller.user.id.clone();
     let id = uuid::Uuid::now_v7().to_string();
     let said = format!("the projection “{title}” is recorded");
     change(&state, move |tx| {
-        let measured: Measured = measure(tx, metric, baseline)?;
         let projection = Projection {
             id: id.clone(),
             title,

@@ -95,10 +95,7 @@ fn return_table(id: &'static str, heading: &str, what: &'static str, rows: &[Gro
             Cell::usd(r.cost_nusd),
             Cell::count(r.changed_lines),
             r.per_pull_request().map_or(Cell::text("—"), Cell::usd),
-            r.per_changed_line().map_or(Cell::text("—"), |nusd| {
-                let usd = nusd as f64 / 1e9;
-                Cell { text: format!("${usd:.4}"), raw: format!("{usd:.6}"), href: None }
-            }),
+            r.per_changed_line().map_or(Cell::text("—"), usd_fine),
             if r.value_withheld { Cell::text("withheld") } else { Cell::count(r.valued) },
             if r.value_withheld {
                 Cell::text("withheld")
@@ -109,10 +106,7 @@ fn return_table(id: &'static str, heading: &str, what: &'static str, rows: &[Gro
             match (r.value_withheld, r.per_unit_of_value()) {
                 (true, _) => Cell::text("withheld"),
                 (false, None) => Cell::text("—"),
-                (false, Some(nusd)) => {
-                    let usd = nusd as f64 / 1e9;
-                    Cell { text: format!("${usd:.4}"), raw: format!("{usd:.6}"), href: None }
-                }
+                (false, Some(nusd)) => usd_fine(nusd),
             },
         ]);
     }
@@ -146,8 +140,15 @@ pub fn roi(ctx: &Ctx<'_>) -> Result<(String, Vec<Table>), DbError> {
     ))
 }
 
+/// Dollars to four places (a cost per line or per unit of value is often under a cent).
+fn usd_fine(nusd: i64) -> Cell {
+    let usd = crate::model::nusd_to_usd(nusd);
+    Cell { text: format!("${usd:.4}"), raw: format!("{usd:.6}"), href: None }
+}
+
+/// Dollars to two places with a sign (drift is either way).
 fn usd_signed(nusd: i64) -> Cell {
-    let usd = nusd as f64 / 1e9;
+    let usd = crate::model::nusd_to_usd(nusd);
     Cell {
         text: if nusd < 0 { format!("−${:.2}", -usd) } else { format!("${usd:.2}") },
         raw: format!("{usd:.2}"),
@@ -185,7 +186,7 @@ fn reconciliation_tables(ctx: &Ctx<'_>) -> Result<Vec<Table>, DbError> {
             Cell::usd(t.recomputed_nusd),
             Cell::usd(t.billed_tokens_nusd),
             usd_signed(drift),
-            if t.billed_tokens_nusd != 0 { Cell::share(drift, t.billed_tokens_nusd) } else { Cell::text("—") },
+            Cell::share(drift, t.billed_tokens_nusd),
             Cell::usd(t.billed_other_nusd),
             Cell::count(t.breaches),
             Cell::count(t.uncaptured),
