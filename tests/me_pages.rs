@@ -106,9 +106,13 @@ fn me_shows_my_interactive_usage_and_the_root_sends_me_there() {
     let (status, html, _) = page(&format!("{web}/me/sessions/{id}?after=nonsense"), Some(&access));
     assert!(status == 400 && html.contains("after must be a cursor"), "{html}");
 
-    for (query, field) in
-        [("sort=price", "sort"), ("outcome=won", "outcome"), ("from=yesterday", "from"), ("page=0", "page")]
-    {
+    for (query, field) in [
+        ("sort=price", "sort"),
+        ("outcome=won", "outcome"),
+        ("from=yesterday", "from"),
+        ("page=0", "page"),
+        ("colour=red", "colour"),
+    ] {
         let (status, html, _) = page(&format!("{web}/me/sessions?{query}"), Some(&access));
         assert_eq!(status, 400, "{query}");
         assert!(html.contains(&format!("{field} must be")), "{query}: {html}");
@@ -180,6 +184,13 @@ fn me_shows_my_interactive_usage_and_the_root_sends_me_there() {
         html.contains("days must be 7, 30 or 90, not &quot;12&quot;") || html.contains("days must be 7, 30 or 90"),
         "{html}"
     );
+
+    // Text a developer controls never reaches a spreadsheet as a formula.
+    let formula = r#"=HYPERLINK("http://x.example","open")"#;
+    assert_eq!(server.server.post_events(&hook, &envelope(session_events(formula, server.clock.now_ms(), 2))).0, 200);
+    let (_, csv, _) = page(&format!("{web}/me/sessions?format=csv"), Some(&access));
+    assert!(csv.contains(r#","'=HYPERLINK(""http://x.example"",""open"")",INTERACTIVE,"#), "{csv}");
+    assert!(!csv.lines().any(|line| line.contains(",=")), "no cell begins a formula: {csv}");
 }
 
 #[test]
@@ -376,4 +387,50 @@ fn the_owner_switches_one_sessions_transcript_on_and_off_for_their_team_lead() {
     // Only the owner flips it; nonsense is refused.
     assert_eq!(post_form(&format!("{web}/me/sessions/{id}/sharing"), &lead, "transcript=share").0, 404);
     assert_eq!(switch("everyone").0, 400);
+}
+
+/// A transcript is read a window at a time: the API pages like the events API (offset,
+/// limit, total, next offset; a bad value is a 400 naming it), the page shows its 200
+/// messages and counts them all, and `find` counts every match while listing the first.
+#[test]
+fn a_transcript_is_read_a_window_at_a_time() {
+    let server = TestServer::spawn();
+    let (web, hook) = (server.web.clone(), server.token.clone());
+    let words: Vec<String> = (0..450).map(|i| format!("prompt number {i}")).collect();
+    let turns: Vec<common::transcripts::Turn<'_>> =
+        words.iter().map(|text| common::transcripts::Turn::User(text.as_str())).collect();
+    let transcript = common::transcripts::Transcript {
+        agent: "claude_code",
+        session: "long",
+        model: "claude-sonnet-4-5-20250929",
+        start_ms: now_ms(),
+        turns: &turns,
+    };
+    let id = common::transcripts::session_with_transcript(&server, &hook, &transcript);
+    let owner = access_token(&server, "dev@example.com");
+    let api = |query: &str| get_auth(&format!("{web}/api/sessions/{id}/transcript{query}"), &owner);
+
+    let (status, first) = api("");
+    assert_eq!(status, 200, "{first}");
+    assert_eq!((first["offset"].clone(), first["total"].clone()), (json!(0), json!(450)));
+    assert_eq!(first["messages"].as_array().unwrap().len(), 200, "the default window");
+    assert_eq!(first["next_offset"], json!(200));
+    assert_eq!(first["messages"][0]["text"], json!("prompt number 0"));
+    let (_, last) = api("?offset=400&limit=100");
+    let positions: Vec<u64> =
+        last["messages"].as_array().unwrap().iter().map(|m| m["position"].as_u64().unwrap()).collect();
+    assert_eq!(positions, (400..450).collect::<Vec<u64>>());
+    assert_eq!(last["next_offset"], json!(null), "nothing after the last window");
+    assert_eq!(last["messages"][49]["text"], json!("prompt number 449"));
+    for (query, field) in [("?limit=501", "limit"), ("?limit=0", "limit"), ("?offset=x", "offset")] {
+        let (status, body) = api(query);
+        assert_eq!((status, body["error"]["field"].as_str()), (400, Some(field)), "{query}: {body}");
+    }
+
+    let (status, html, _) = page(&format!("{web}/me/sessions/{id}/transcript?page=3"), Some(&owner));
+    assert_eq!(status, 200);
+    assert!(html.contains("450 messages, page 3 of 3"), "{html}");
+    assert!(html.contains("prompt number 400") && !html.contains("prompt number 399<"), "only page 3's messages");
+    let (_, html, _) = page(&format!("{web}/me/sessions/{id}/transcript?find=PROMPT"), Some(&owner));
+    assert!(html.contains("450 messages contain “PROMPT”; the first 200 are listed."), "{html}");
 }

@@ -4,7 +4,10 @@
 //! two-byte lines) is compressed as the shipper does, cut into its 1 MiB chunks, then
 //! received through `upload::receive` (digest, decompression, redaction, storage) and
 //! indexed through `indexing::drain` with the server indexer's writer (one thread,
-//! 50 MB), in this process. Peak resident memory is read from the kernel (`VmHWM`,
+//! 50 MB), then read as people read it (`transcripts::pages`): the transcript page's
+//! window of 200 messages in the middle, the API's largest window (500) at the end,
+//! and `find` over every message; `--whole` also measures parsing the whole file, as
+//! reads did before they were paged. All in this process. Peak resident memory is read from the kernel (`VmHWM`,
 //! reset through `/proc/self/clear_refs` before each phase), and the resident memory
 //! after each phase (`VmRSS`) shows what is given back (the server's indexer releases its
 //! writer and returns freed memory after each drain, as this does).
@@ -29,8 +32,9 @@ pub enum Shape {
 
 #[derive(Debug, Args)]
 pub struct TranscriptMemoryArgs {
-    /// Size of the transcript, decompressed, in MiB (the accepted maximum is 512).
-    #[arg(long, default_value_t = 512)]
+    /// Size of the transcript, decompressed, in MiB (the accepted maximum is 128; a
+    /// transcript also stops at the accepted maximum of lines).
+    #[arg(long, default_value_t = 128)]
     pub mib: u64,
     /// What its lines look like.
     #[arg(long, value_enum, default_value = "realistic")]
@@ -42,6 +46,10 @@ pub struct TranscriptMemoryArgs {
     /// Print the result as JSON.
     #[arg(long)]
     pub json: bool,
+    /// Also measure reading the whole transcript parsed at once (what every read did
+    /// before reads were paged), for comparison.
+    #[arg(long)]
+    pub whole: bool,
 }
 
 /// Resident and peak resident memory of this process, in bytes (`/proc/self/status`).
@@ -105,8 +113,8 @@ fn generate(mib: u64, shape: Shape) -> anyhow::Result<Vec<u8>> {
                 )
             }
         };
-        // Stay within the size given: the largest accepted transcript is exactly 512 MiB.
-        if written + line.len() as u64 > target {
+        // Stay within the size given and the lines an upload accepts.
+        if written + line.len() as u64 > target || n >= upload::MAX_TRANSCRIPT_LINES {
             break;
         }
         encoder.write_all(line.as_bytes())?;
@@ -154,6 +162,18 @@ pub fn run(args: &TranscriptMemoryArgs) -> anyhow::Result<i32> {
             mib(&round["rss_released"]),
             round["indexed_messages"]
         );
+        for read in round["reads"].as_array().into_iter().flatten() {
+            println!(
+                "round {} read {:<34} peak {:.1} MiB above idle ({:.0} MiB idle), {} messages kept of {}, {:.2} s",
+                round["round"],
+                read["read"].as_str().unwrap_or(""),
+                mib(&read["peak_over_idle"]),
+                mib(&read["rss_idle"]),
+                read["kept"],
+                read["total"],
+                read["seconds"].as_f64().unwrap_or(0.0)
+            );
+        }
     }
     Ok(0)
 }
@@ -236,6 +256,46 @@ fn index_once(
     ))
 }
 
+/// One read as people read, measured from idle; `read` answers (messages kept, total).
+fn read_once(label: &str, read: impl FnOnce() -> anyhow::Result<(usize, usize)>) -> anyhow::Result<serde_json::Value> {
+    crate::memory::return_freed_memory();
+    reset_peak()?;
+    let (idle, _) = memory();
+    let started = Instant::now();
+    let (kept, total) = read()?;
+    let seconds = started.elapsed().as_secs_f64();
+    let (_, peak) = memory();
+    Ok(serde_json::json!({
+        "read": label, "rss_idle": idle, "peak_over_idle": peak.saturating_sub(idle),
+        "kept": kept, "total": total, "seconds": seconds,
+    }))
+}
+
+/// The reads people make of a stored transcript, each measured on its own.
+fn reads(data_dir: &std::path::Path, relative_path: &str, whole: bool) -> anyhow::Result<Vec<serde_json::Value>> {
+    use crate::transcripts::pages::{self, Wanted};
+    let paged = |wanted: Wanted<'_>| -> anyhow::Result<(usize, usize)> {
+        let page = pages::read_file(data_dir, relative_path, "claude_code", wanted)?;
+        Ok((page.messages.len(), page.total))
+    };
+    let total = paged(Wanted::Window { offset: usize::MAX, limit: 1 })?.1;
+    let mut figures = vec![
+        read_once("page (200 messages, middle)", || paged(Wanted::Window { offset: total / 2, limit: 200 }))?,
+        read_once("API (500 messages, last window)", || {
+            paged(Wanted::Window { offset: total.saturating_sub(500), limit: pages::MAX_PAGE_MESSAGES })
+        })?,
+        read_once("find (every message matches)", || paged(Wanted::Containing { needle: "the", limit: 200 }))?,
+    ];
+    if whole {
+        figures.push(read_once("whole file parsed (before paging)", || {
+            let text = crate::transcripts::store::read(data_dir, relative_path)?;
+            let messages = crate::transcripts::parse::parse("claude_code", &text);
+            Ok((messages.len(), messages.len()))
+        })?);
+    }
+    Ok(figures)
+}
+
 fn measure(args: &TranscriptMemoryArgs, data_dir: &std::path::Path) -> anyhow::Result<serde_json::Value> {
     let compressed = generate(args.mib, args.shape)?;
     let (rss_before, _) = memory();
@@ -243,10 +303,11 @@ fn measure(args: &TranscriptMemoryArgs, data_dir: &std::path::Path) -> anyhow::R
     for round in 1..=args.rounds.max(1) {
         let session = format!("bench-session-{round}");
         let (relative_path, upload) = upload_once(data_dir, &session, &compressed)?;
-        let (indexed_messages, index, released) = index_once(data_dir, &session, relative_path)?;
+        let (indexed_messages, index, released) = index_once(data_dir, &session, relative_path.clone())?;
+        let reads = reads(data_dir, &relative_path, args.whole)?;
         rounds.push(serde_json::json!({
             "round": round, "upload": upload, "index": index,
-            "rss_released": released, "indexed_messages": indexed_messages,
+            "rss_released": released, "indexed_messages": indexed_messages, "reads": reads,
         }));
     }
     Ok(serde_json::json!({

@@ -27,7 +27,7 @@ pub const CHUNK_BYTES: usize = 1 << 20;
 /// A session with no turn end for this long is taken as over.
 pub const QUIET_MS: i64 = 30 * 60 * 1000;
 /// Transcripts larger than this are not uploaded (logged instead).
-const MAX_TRANSCRIPT_BYTES: u64 = 256 << 20;
+const MAX_TRANSCRIPT_BYTES: u64 = 128 << 20;
 
 /// Uploads one transcript, resuming from what the server already holds. Returns the
 /// transcript's size in bytes as shipped.

@@ -1,8 +1,9 @@
 //! Transcripts on the server: the chunked upload the hook CLI's shipper sends
 //! ([`upload`]), the stored, redacted, zstd-compressed file per session and its row in
 //! `transcript_index` ([`store`]), each agent's format read into the normalised
-//! [`model`] ([`parse`]), the full-text [`index`] kept by [`indexing`], [`search`] over
-//! it, and re-redaction under newer rules ([`backfill`]).
+//! [`model`] ([`parse`]), read a segment at a time ([`segments`]) by people a page at a
+//! time ([`pages`]), the full-text [`index`] kept by [`indexing`], [`search`] over it,
+//! and re-redaction under newer rules ([`backfill`]).
 //!
 //! Invariants: a transcript is stored only whole (every chunk present and the whole
 //! digest checked) and only redacted again here with the current rules, whatever the
@@ -15,7 +16,9 @@ pub mod index;
 pub mod indexing;
 pub mod model;
 pub mod offline;
+pub mod pages;
 pub mod parse;
 pub mod search;
+pub mod segments;
 pub mod store;
 pub mod upload;

@@ -80,6 +80,10 @@ pub struct Message {
     pub ts_ms: Option<i64>,
     pub model: Option<String>,
     pub usage: Option<Usage>,
+    /// Set when a reader was given `text` cut short (`super::pages`): the length of the
+    /// whole text, in bytes.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub whole_text_bytes: Option<usize>,
 }
 
 impl Message {
@@ -95,6 +99,7 @@ impl Message {
             ts_ms: None,
             model: None,
             usage: None,
+            whole_text_bytes: None,
         }
     }
 

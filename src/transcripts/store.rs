@@ -30,8 +30,10 @@ pub fn io_error(context: String) -> impl FnOnce(std::io::Error) -> DbError {
     move |source| DbError::Io { context, source }
 }
 
-/// Largest transcript text, decompressed (uploads and stored files alike).
-pub const MAX_TRANSCRIPT_BYTES: u64 = 512 << 20;
+/// Largest transcript text, decompressed (uploads and stored files alike): room for a
+/// long session with its tool output, and a bound on what a job that reads a transcript
+/// whole (the judge, re-redaction) holds.
+pub const MAX_TRANSCRIPT_BYTES: u64 = 128 << 20;
 /// Largest zstd window a transcript may need to be decompressed: 2^25 = 32 MiB. zstd's
 /// own limit is 2^27; every compression level up to 19 stays within 2^23.
 pub const MAX_WINDOW_LOG: u32 = 25;

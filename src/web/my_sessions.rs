@@ -9,7 +9,7 @@
 use std::sync::Arc;
 
 use askama::Template;
-use axum::extract::{Query, State};
+use axum::extract::State;
 use axum::http::header;
 use axum::response::{IntoResponse, Response};
 use serde::Deserialize;
@@ -17,6 +17,7 @@ use serde::Deserialize;
 use super::login::render;
 use crate::db;
 use crate::http::errors::{AppError, PageError};
+use crate::http::query::StrictPageQuery;
 use crate::sessions::listing::{self, Filter, OUTCOMES, RUN_KINDS, SHAPES, SORTS, SessionRow};
 use crate::state::AppState;
 use crate::state::caller::PageCaller;
@@ -27,6 +28,7 @@ const PAGE_ROWS: usize = 50;
 const CSV_ROWS: usize = 100_000;
 
 #[derive(Deserialize, Default, Clone)]
+#[serde(deny_unknown_fields)]
 pub struct ListParams {
     #[serde(default)]
     agent: String,
@@ -127,7 +129,7 @@ fn link(params: &ListParams, changes: &[(&str, String)]) -> String {
 pub async fn page(
     State(state): State<Arc<AppState>>,
     PageCaller(caller): PageCaller,
-    Query(params): Query<ListParams>,
+    StrictPageQuery(params): StrictPageQuery<ListParams>,
 ) -> Result<Response, PageError> {
     let filter = Filter {
         agent: params.agent.trim().to_string(),
@@ -199,7 +201,7 @@ pub async fn page(
 
 fn csv_response(rows: &[SessionRow]) -> Response {
     let mut writer = csv::Writer::from_writer(Vec::new());
-    let _ = writer.write_record([
+    let _ = writer.write_record(crate::model::csv_cells::record([
         "id",
         "agent",
         "session",
@@ -214,9 +216,9 @@ fn csv_response(rows: &[SessionRow]) -> Response {
         "repo",
         "branch",
         "outcome",
-    ]);
+    ]));
     for row in rows {
-        let _ = writer.write_record([
+        let _ = writer.write_record(crate::model::csv_cells::record([
             row.id.clone(),
             row.agent_type.clone(),
             row.agent_session_id.clone(),
@@ -231,7 +233,7 @@ fn csv_response(rows: &[SessionRow]) -> Response {
             row.repo.clone().unwrap_or_default(),
             row.branch.clone().unwrap_or_default(),
             row.outcome.clone(),
-        ]);
+        ]));
     }
     let body = writer.into_inner().unwrap_or_default();
     (

@@ -14,12 +14,13 @@ use serde_json::{Value, json};
 use crate::db::{self, DbError};
 use crate::events::reads;
 use crate::http::errors::AppError;
+use crate::http::query::StrictQuery;
 use crate::model::event_json::event_to_json;
 use crate::sessions::read::{self, Basis, Reading, SessionRead};
 use crate::sessions::views;
 use crate::state::AppState;
 use crate::state::caller::Caller;
-use crate::transcripts::store;
+use crate::transcripts::pages;
 
 /// The proof for `session_id`, or 404.
 async fn authorize(
@@ -76,15 +77,35 @@ pub async fn events(
     Ok(Json(json!({ "events": events, "next_cursor": page.next_cursor, "access": basis })))
 }
 
+/// One window of the transcript (`?offset=&limit=`, as the events API pages): the
+/// messages with their positions, the transcript's total and where the next window starts.
 pub async fn transcript(
     State(state): State<Arc<AppState>>,
     caller: Caller,
     Path(session_id): Path<String>,
+    StrictQuery(query): StrictQuery<pages::PageQuery>,
 ) -> Result<Json<Value>, AppError> {
+    let (offset, limit) = query.window()?;
     let (proof, basis) = authorize(&state, &caller, &session_id, Reading::Transcript).await?;
     let pool = state.readers.clone();
     let data_dir = state.config.data_dir.clone();
-    let messages =
-        db::blocking(move || store::read_for(&*pool.get()?, &data_dir, &proof)).await?.ok_or(AppError::NotFound)?;
-    Ok(Json(json!({ "messages": messages, "access": basis })))
+    let page =
+        db::blocking(move || pages::read(&*pool.get()?, &data_dir, &proof, pages::Wanted::Window { offset, limit }))
+            .await?
+            .ok_or(AppError::NotFound)?;
+    let next_offset = page.messages.last().map(|(position, _)| position + 1).filter(|next| *next < page.total);
+    let messages: Vec<Value> = page
+        .messages
+        .into_iter()
+        .map(|(position, message)| {
+            let mut value = serde_json::to_value(message).unwrap_or(Value::Null);
+            if let Value::Object(fields) = &mut value {
+                fields.insert("position".into(), position.into());
+            }
+            value
+        })
+        .collect();
+    Ok(Json(json!({
+        "messages": messages, "offset": offset, "total": page.total, "next_offset": next_offset, "access": basis,
+    })))
 }

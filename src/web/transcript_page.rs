@@ -1,10 +1,12 @@
 //! `/me/sessions/{id}/transcript`: one of my own sessions' transcript, as stored (redacted),
 //! rendered: messages by role, tool calls and their results folded with their input and
 //! output, reasoning folded, redaction markers visible, 200 messages a page (`?page=`);
-//! `?find=` lists the messages that contain the words, each linked to its page.
+//! `?find=` lists the first 200 messages that contain the words, each linked to its page.
 //!
 //! Invariants: only the owner's own transcript is shown here (anyone else's is a 404);
-//! every piece of transcript text is escaped before the page marks anything in it.
+//! every piece of transcript text is escaped before the page marks anything in it; the
+//! transcript is read through `transcripts::pages`, so a view holds one page, never the
+//! file.
 
 use std::sync::Arc;
 
@@ -21,11 +23,11 @@ use crate::sessions::read::{self, Reading};
 use crate::state::AppState;
 use crate::state::caller::PageCaller;
 use crate::transcripts::model::{Message, Role};
-use crate::transcripts::store;
+use crate::transcripts::pages::{self, Wanted};
 
 const PAGE_MESSAGES: usize = 200;
-/// Most matches `find` lists.
-const MAX_FOUND: usize = 500;
+/// Most matches `find` lists (the page says how many there are in all).
+const MAX_FOUND: usize = 200;
 
 #[derive(Deserialize, Default)]
 pub struct TranscriptParams {
@@ -47,6 +49,8 @@ pub struct Shown {
     pub html: String,
     pub calls: Vec<(String, String)>,
     pub error: bool,
+    /// The whole text's length when what is shown was cut.
+    pub whole_bytes: Option<usize>,
 }
 
 #[derive(Template)]
@@ -61,6 +65,8 @@ struct TranscriptPage {
     find: String,
     messages: Vec<Shown>,
     found: Option<usize>,
+    /// More messages matched than are listed.
+    more_found: bool,
 }
 
 /// Escapes `text`, then marks the redaction labels and (case-insensitively) `find`.
@@ -130,6 +136,7 @@ fn shown(position: usize, message: &Message, find: &str) -> Shown {
         html: marked(&message.text, find),
         calls: message.tool_calls.iter().map(|call| (escape_markup(&call.name), marked(&call.input, find))).collect(),
         error: message.is_error,
+        whole_bytes: message.whole_text_bytes,
     }
 }
 
@@ -145,38 +152,26 @@ pub async fn page(
             PageError(AppError::bad_request("page", format!("page must be a number from 1, not {text:?}")))
         })?,
     };
+    let find = params.find.trim().to_string();
+    let needle = find.to_lowercase();
     let (pool, data_dir, user_id, id) =
         (state.readers.clone(), state.config.data_dir.clone(), caller.user.id.clone(), session_id.clone());
-    let messages = db::blocking(move || {
+    let read_page = db::blocking(move || {
         let conn = pool.get()?;
         let Some(proof) = read::own(&conn, &user_id, &id, Reading::Transcript)? else { return Ok(None) };
-        store::read_for(&conn, &data_dir, &proof)
+        let wanted = match needle.as_str() {
+            "" => Wanted::Window { offset: (page - 1).saturating_mul(PAGE_MESSAGES), limit: PAGE_MESSAGES },
+            needle => Wanted::Containing { needle, limit: MAX_FOUND },
+        };
+        pages::read(&conn, &data_dir, &proof, wanted)
     })
     .await
     .map_err(|err: DbError| AppError::from(err))?
     .ok_or(PageError(AppError::NotFound))?;
-    let find = params.find.trim().to_string();
-    let total = messages.len();
+    let total = read_page.total;
     let pages = total.div_ceil(PAGE_MESSAGES).max(1);
-    let (shown_messages, found) = if find.is_empty() {
-        let start = (page - 1) * PAGE_MESSAGES;
-        let on_page = messages.iter().enumerate().skip(start).take(PAGE_MESSAGES);
-        (on_page.map(|(i, m)| shown(i, m, "")).collect(), None)
-    } else {
-        let needle = find.to_lowercase();
-        let matching: Vec<Shown> = messages
-            .iter()
-            .enumerate()
-            .filter(|(_, m)| {
-                m.text.to_lowercase().contains(&needle)
-                    || m.tool_calls.iter().any(|call| call.input.to_lowercase().contains(&needle))
-            })
-            .take(MAX_FOUND)
-            .map(|(i, m)| shown(i, m, &find))
-            .collect();
-        let count = matching.len();
-        (matching, Some(count))
-    };
+    let found = (!find.is_empty()).then_some(read_page.matched);
+    let shown_messages = read_page.messages.iter().map(|(position, m)| shown(*position, m, &find)).collect();
     Ok(render(&TranscriptPage {
         nav_role: caller.role.as_str(),
         session_id,
@@ -184,6 +179,7 @@ pub async fn page(
         page,
         pages,
         find,
+        more_found: read_page.matched > read_page.messages.len(),
         messages: shown_messages,
         found,
     }))

@@ -31,6 +31,10 @@ pub const MAX_UPLOAD_BYTES: u64 = 256 << 20;
 pub const MAX_CHUNKS: u32 = 4096;
 /// Largest transcript once decompressed.
 pub const MAX_TRANSCRIPT_BYTES: u64 = store::MAX_TRANSCRIPT_BYTES;
+/// Most lines (not counting blank ones) of a transcript: far more than a person reads
+/// (200 messages a page), and a bound on what a small upload of tiny lines can make
+/// every later read parse.
+pub const MAX_TRANSCRIPT_LINES: u64 = 100_000;
 /// Longest line of a transcript once decompressed (a JSON line is parsed whole to be
 /// redacted, so this bounds the memory one upload takes).
 pub const MAX_LINE_BYTES: usize = 16 << 20;
@@ -376,7 +380,7 @@ fn assemble(data_dir: &Path, session_id: &str, chunk: &Chunk, folder: &Path) -> 
         }
     };
     let mut text = store::decompress(chunks(folder, chunk.total)).map_err(not_zstd)?;
-    let (mut line, mut redacted, mut bytes) = (Vec::new(), String::new(), 0i64);
+    let (mut line, mut redacted, mut bytes, mut lines) = (Vec::new(), String::new(), 0i64, 0u64);
     let relative_path = store::write_with(data_dir, session_id, |out| -> Result<(), UploadError> {
         loop {
             line.clear();
@@ -392,6 +396,14 @@ fn assemble(data_dir: &Path, session_id: &str, chunk: &Chunk, folder: &Path) -> 
             // As `str::lines` ends a line: at `\n`, and a `\r` before it.
             let end = line.strip_suffix(b"\n").unwrap_or(&line);
             let end = end.strip_suffix(b"\r").unwrap_or(end);
+            if !end.trim_ascii().is_empty() {
+                lines += 1;
+                if lines > MAX_TRANSCRIPT_LINES {
+                    return Err(UploadError::TooLarge(format!(
+                        "a transcript may hold at most {MAX_TRANSCRIPT_LINES} lines (blank lines aside)"
+                    )));
+                }
+            }
             redacted.clear();
             crate::redact::redact_transcript_line(&String::from_utf8_lossy(end), &mut redacted);
             out.write_all(redacted.as_bytes())

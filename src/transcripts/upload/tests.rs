@@ -119,8 +119,8 @@ fn a_decompression_bomb_is_refused_without_being_held_in_memory() {
     let dir = tempfile::tempdir().unwrap();
     // 600 MiB of one repeated line compresses to a few hundred KB.
     let mut encoder = zstd::stream::write::Encoder::new(Vec::new(), 19).unwrap();
-    let line = format!("{}\n", "A".repeat(1023));
-    for _ in 0..(600 << 10) {
+    let line = format!("{}\n", "A".repeat(4095));
+    for _ in 0..(150 << 10) {
         std::io::Write::write_all(&mut encoder, line.as_bytes()).unwrap();
     }
     let compressed = encoder.finish().unwrap();
@@ -132,6 +132,31 @@ fn a_decompression_bomb_is_refused_without_being_held_in_memory() {
     let leftovers: Vec<_> =
         std::fs::read_dir(store::dir(dir.path())).unwrap().flatten().map(|e| e.file_name()).collect();
     assert!(leftovers.iter().all(|name| name == "incoming"), "no temporary file left: {leftovers:?}");
+}
+
+/// Four million short lines compress to well under a megabyte and would make every
+/// later read parse four million messages: the upload refuses them.
+#[test]
+fn a_transcript_of_more_lines_than_a_person_reads_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut encoder = zstd::stream::write::Encoder::new(Vec::new(), 19).unwrap();
+    for _ in 0..4_000_000 {
+        std::io::Write::write_all(&mut encoder, b"x\n").unwrap();
+    }
+    let compressed = encoder.finish().unwrap();
+    assert!(compressed.len() < 1 << 20, "{} bytes", compressed.len());
+    let (_, chunks) = cut(&compressed, 1 << 20);
+    let refused = send_all(&Limits::default(), dir.path(), "ada", "tiny", &chunks);
+    assert!(
+        matches!(refused, Err(UploadError::TooLarge(ref m)) if m.contains(&format!("at most {MAX_TRANSCRIPT_LINES} lines"))),
+        "{refused:?}"
+    );
+    assert!(!dir.path().join(store::relative_path("tiny")).exists(), "nothing stored");
+
+    // Exactly the limit, with blank lines between, is kept.
+    let text: String = (0..MAX_TRANSCRIPT_LINES).map(|i| format!("{i}\n\n")).collect();
+    let (_, chunks) = chunked(text.as_bytes(), 1 << 20);
+    assert!(send_all(&Limits::default(), dir.path(), "ada", "full", &chunks).unwrap().is_some());
 }
 
 #[test]
