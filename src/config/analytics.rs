@@ -14,7 +14,7 @@ pub struct Analytics {
     pub min_group_size: i64,
     /// A harness's `results.db` whose runs `/org/benchmarks` lists; empty for none.
     pub results_db: String,
-    /// Where `sightline evals serve` answers for that file (its runs link there); empty
+    /// Where `sightline dashboard` answers for that file (its runs link there); empty
     /// for no links.
     pub eval_dashboard_url: String,
 }

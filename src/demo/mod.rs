@@ -509,7 +509,7 @@ fn print_sign_in(people: &[Person], options: &Options, config: &Config, ran: Ran
     writeln!(
         out,
         "Evaluation results are in {0}: serve with SIGHTLINE_ANALYTICS_RESULTS_DB={0} (and \
-         SIGHTLINE_ANALYTICS_EVAL_DASHBOARD_URL=http://127.0.0.1:8090 beside `sightline evals serve --db {0}`) \
+         SIGHTLINE_ANALYTICS_EVAL_DASHBOARD_URL=http://127.0.0.1:8700 beside `sightline dashboard --db {0}`) \
          to see them on /org/benchmarks.",
         results.display()
     )?;

@@ -70,12 +70,12 @@ pub fn render_run(rows: &[TableRow], format: Format, layout: Layout) -> Result<S
         Format::Csv => {
             let mut writer = csv::Writer::from_writer(Vec::new());
             let io = |e: csv::Error| EvalsError::Io { context: "csv".into(), source: std::io::Error::other(e) };
-            writer.write_record(HEADERS).map_err(io)?;
+            writer.write_record(crate::model::csv_cells::record(HEADERS)).map_err(io)?;
             let text = |v: &Option<String>| v.clone().unwrap_or_default();
             let number = |v: Option<String>| v.unwrap_or_default();
             for r in rows {
                 writer
-                    .write_record([
+                    .write_record(crate::model::csv_cells::record([
                         text(&r.harness),
                         text(&r.model),
                         text(&r.task_id),
@@ -86,7 +86,7 @@ pub fn render_run(rows: &[TableRow], format: Format, layout: Layout) -> Result<S
                         number(r.latency_ms.map(|ms| (ms as f64 / 1000.0).to_string())),
                         text(&r.error_class),
                         text(&r.error_message),
-                    ])
+                    ]))
                     .map_err(io)?;
             }
             let bytes =
@@ -278,7 +278,7 @@ pub fn render_runs(runs: &[RunSummary], format: Format, layout: Layout) -> Resul
             for r in runs {
                 writer
                     .serialize((
-                        &r.run_name,
+                        crate::model::csv_cells::cell(&r.run_name),
                         r.total_cells.max(r.planned_cells),
                         r.total_cells,
                         r.failed,

@@ -210,10 +210,10 @@ fn write_json_and_csv(
     write!(json.writer, "{head},\n  \"results\": [").map_err(json_io)?;
     let Partial { temp: csv_temp, writer: csv_writer } = csv_file;
     let mut csv = csv::Writer::from_writer(csv_writer);
-    csv.write_record(db::COLUMNS).map_err(csv_io)?;
+    csv.write_record(crate::model::csv_cells::record(db::COLUMNS)).map_err(csv_io)?;
     let mut first = true;
     db::for_each_row(conn, &summary.run_name, &Filters::default(), Sort::default(), true, |mut row| {
-        csv.write_record(csv_fields(&row)).map_err(csv_io)?;
+        csv.write_record(crate::model::csv_cells::record(csv_fields(&row))).map_err(csv_io)?;
         row.bulk = None;
         json.writer.write_all(if first { b"\n    " } else { b",\n    " }).map_err(json_io)?;
         first = false;

@@ -7,6 +7,7 @@
 //! `AgentType::parse_lenient` also takes `claude-code`), so a value read back from
 //! storage always parses.
 
+pub mod csv_cells;
 pub mod event_json;
 pub mod oauth;
 pub mod wire;

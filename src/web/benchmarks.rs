@@ -1,6 +1,6 @@
 //! `/org/benchmarks`: the evaluation runs of the `results.db` named by
 //! `analytics.results_db`, newest activity first, each linking into the eval dashboard
-//! (`analytics.eval_dashboard_url`, where `sightline evals serve` answers for that file).
+//! (`analytics.eval_dashboard_url`, where `sightline dashboard` answers for that file).
 //!
 //! Invariants: the file is opened read-only (`evals::db::open`), per request, so a
 //! harness writing it meanwhile is never blocked; runs are about agents and models, not

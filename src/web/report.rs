@@ -184,9 +184,9 @@ pub fn respond(page: ReportPage, params: &ScopeParams, file: &str) -> Result<Res
 fn csv(table: &Table, file: &str) -> Response {
     let mut writer = csv::Writer::from_writer(Vec::new());
     // Writing to a Vec cannot fail.
-    let _ = writer.write_record(&table.columns);
+    let _ = writer.write_record(crate::model::csv_cells::record(&table.columns));
     for row in &table.rows {
-        let _ = writer.write_record(row.iter().map(|cell| cell.raw.as_str()));
+        let _ = writer.write_record(crate::model::csv_cells::record(row.iter().map(|cell| cell.raw.as_str())));
     }
     let body = writer.into_inner().unwrap_or_default();
     (

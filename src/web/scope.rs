@@ -199,40 +199,50 @@ pub fn shown(read: &Read, days: i64, period: Period) -> Shown {
 pub fn csv(shown: &Shown, table: &str, file: &str) -> Result<Response, PageError> {
     let mut writer = csv::Writer::from_writer(Vec::new());
     let line_rows = |writer: &mut csv::Writer<Vec<u8>>, what: &str, lines: &[Line]| {
-        let _ = writer.write_record([what, "spend_usd", "share", "tokens", "sessions", "people"]);
+        let _ = writer.write_record(crate::model::csv_cells::record([
+            what,
+            "spend_usd",
+            "share",
+            "tokens",
+            "sessions",
+            "people",
+        ]));
         for l in lines {
             let cost = l.cost.replace(['$', ','], "");
-            let _ = writer.write_record([
+            let _ = writer.write_record(crate::model::csv_cells::record([
                 l.name.as_str(),
                 &cost,
                 &l.share,
                 &l.tokens.replace(',', ""),
                 &l.sessions.to_string(),
                 &l.people.to_string(),
-            ]);
+            ]));
         }
     };
     match table {
         "days" => {
-            let _ = writer.write_record(["day", "spend_usd"]);
+            let _ = writer.write_record(crate::model::csv_cells::record(["day", "spend_usd"]));
             for (day, cost) in &shown.per_day {
-                let _ = writer.write_record([day.as_str(), &cost.replace(['$', ','], "")]);
+                let _ =
+                    writer.write_record(crate::model::csv_cells::record([day.as_str(), &cost.replace(['$', ','], "")]));
             }
         }
         "agents" => line_rows(&mut writer, "agent", &shown.agents),
         "models" => line_rows(&mut writer, "model", &shown.models),
         "teams" => line_rows(&mut writer, "team", &shown.teams),
         "tools" => {
-            let _ = writer.write_record(["tool", "server", "calls", "errors", "denials", "people"]);
+            let _ = writer.write_record(crate::model::csv_cells::record([
+                "tool", "server", "calls", "errors", "denials", "people",
+            ]));
             for t in &shown.tools {
-                let _ = writer.write_record([
+                let _ = writer.write_record(crate::model::csv_cells::record([
                     t.tool.as_str(),
                     &t.server,
                     &t.calls.to_string(),
                     &t.errors.to_string(),
                     &t.denials.to_string(),
                     &t.people.to_string(),
-                ]);
+                ]));
             }
         }
         other => {

@@ -240,7 +240,7 @@ fn stream_rows(
         let mut buffer = Vec::with_capacity(CHUNK_BYTES * 2);
         let write = |buffer: &mut Vec<u8>, fields: &[String]| -> Result<(), EvalsError> {
             let mut writer = csv::WriterBuilder::new().has_headers(false).buffer_capacity(8192).from_writer(buffer);
-            writer.write_record(fields).map_err(|e| failed(e.to_string()))?;
+            writer.write_record(crate::model::csv_cells::record(fields)).map_err(|e| failed(e.to_string()))?;
             writer.flush().map_err(|e| failed(e.to_string()))
         };
         let header: Vec<String> = db::COLUMNS.iter().map(|c| c.to_string()).collect();
