@@ -98,14 +98,14 @@ fn groups_of_fewer_than_five_people_are_never_shown() {
     let world = world();
 
     // The organisation: 13 active people. Ops (2) cannot be shown alone, nor had by
-    // subtraction: the smallest shown team (data) joins it in "other".
+    // subtraction (13 − web − data): data, the smaller, is withheld too, and there is no
+    // "other" row over teams.
     let (status, html, _) = world.get("ari@example.com", "/org");
     assert_eq!(status, 200, "{html}");
     assert!(html.contains("<div class=\"label\">Active people</div><div class=\"value\">13</div>"), "{html}");
     let teams = html.split("<h2>Teams</h2>").nth(1).unwrap().split("</table>").next().unwrap();
     assert!(teams.contains("<tr><td>web</td><td>6</td>"), "{teams}");
-    assert!(teams.contains("<tr><td>other (groups too small to show alone)</td><td>7</td>"), "{teams}");
-    assert!(!teams.contains(">ops<") && !teams.contains(">data<"), "{teams}");
+    assert!(!teams.contains("other") && !teams.contains(">ops<") && !teams.contains(">data<"), "{teams}");
 
     // A team of two: nothing but why, for everyone; its CSV is refused.
     for email in ["ari@example.com", "vera@example.com"] {
@@ -289,7 +289,7 @@ fn team_and_organisation_reports_keep_the_minimum_group_size() {
     assert_eq!(status, 200, "{html}");
     let top = html.split("Top-level teams</h2>").nth(1).unwrap().split("</table>").next().unwrap();
     assert!(top.contains("<td>web</td><td>6</td>"), "{top}");
-    assert!(top.contains("<td>other (groups too small to show alone)</td><td>7</td>"), "{top}");
+    assert!(!top.contains("other") && !top.contains("<td>data</td>"), "13 − web − data would be ops: {top}");
     for (path, table) in [
         ("/org/teams", "teams"),
         ("/org/teams", "all-teams"),

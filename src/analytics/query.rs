@@ -310,10 +310,13 @@ pub fn band(values: &[i64], value: i64) -> Option<&'static str> {
 
 pub mod adoption;
 pub mod delivery;
+pub mod disclosure;
 pub mod governance;
 pub mod groups;
 pub mod knowledge;
 pub mod security;
 
+#[cfg(test)]
+mod disclosure_tests;
 #[cfg(test)]
 mod tests;

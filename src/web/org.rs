@@ -50,7 +50,7 @@ pub async fn dashboard(
         path: "/org".into(),
         days,
         periods: PERIODS,
-        too_few: None,
+        withheld: None,
         shown: None,
         teams_heading: "Teams",
         tabs: org_tabs(),

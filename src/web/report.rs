@@ -154,6 +154,18 @@ pub fn too_few_notice(people: i64, min_people: i64) -> String {
     )
 }
 
+/// Why a group's figures are not shown (`Guarded`'s refusals), in words.
+pub fn withheld_notice<T>(read: &crate::analytics::query::groups::Guarded<T>) -> Option<String> {
+    use crate::analytics::query::groups::Guarded;
+    match read {
+        Guarded::Shown(_) => None,
+        Guarded::TooFew { people, min_people } => Some(too_few_notice(*people, *min_people)),
+        Guarded::Withheld { min_people } => Some(format!(
+            "This team's figures are withheld in this period: with the figures of the teams around it, they would give away those of a group of fewer than {min_people} people."
+        )),
+    }
+}
+
 /// The page as HTML, or one of its tables as CSV (`?format=csv&table=`); a 400 names a
 /// wrong `format` or `table`, a 403 refuses the CSV of a page that shows no figures.
 pub fn respond(page: ReportPage, params: &ScopeParams, file: &str) -> Result<Response, PageError> {

@@ -13,7 +13,7 @@ use std::sync::Arc;
 use axum::extract::{Path, Query, State};
 use axum::response::Response;
 
-use super::report::{ReportPage, Table, respond, too_few_notice};
+use super::report::{ReportPage, Table, respond};
 use super::scope;
 use super::teams::{ScopeParams, read_team, team_tabs};
 use crate::access::teams::{self, Team};
@@ -191,7 +191,7 @@ fn page(
     let mut page = ReportPage::new(nav_role, title, path, Some(days), tabs);
     match read {
         Guarded::Shown((intro, tables)) => (page.intro, page.tables) = (intro, tables),
-        Guarded::TooFew { people, min_people } => page.notice = Some(too_few_notice(people, min_people)),
+        refused => page.notice = super::report::withheld_notice(&refused),
     }
     page
 }

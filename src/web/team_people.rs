@@ -14,7 +14,7 @@ use std::sync::Arc;
 use axum::extract::{Path, Query, State};
 use axum::response::Response;
 
-use super::report::{Cell, ReportPage, Table, respond, too_few_notice};
+use super::report::{Cell, ReportPage, Table, respond};
 use super::reports::delivery_table;
 use super::scope;
 use super::teams::{ScopeParams, read_team, team_tabs};
@@ -235,7 +235,7 @@ pub async fn pulls(
         Guarded::Shown(rows) => {
             page.tables.push(delivery_table("repositories", "Merged, per repository", "Repository", &rows))
         }
-        Guarded::TooFew { people, min_people } => page.notice = Some(too_few_notice(people, min_people)),
+        refused => page.notice = super::report::withheld_notice(&refused),
     }
     if caller.role.may_reach_individual_sessions() {
         page.tables.push(pulls_table(&lines, &slug, &visible));

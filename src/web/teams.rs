@@ -106,7 +106,8 @@ pub struct ScopePage {
     pub path: String,
     pub days: i64,
     pub periods: [i64; 3],
-    pub too_few: Option<(i64, i64)>,
+    /// Why the figures are not shown, when they are not.
+    pub withheld: Option<String>,
     pub shown: Option<scope::Shown>,
     pub teams_heading: &'static str,
     /// Links of the pages beside this one: (path, label).
@@ -135,14 +136,14 @@ pub fn overview_response(
 ) -> Result<Response, PageError> {
     let shown = match &read {
         Guarded::Shown(read) => Some(scope::shown(read, page.days, period)),
-        Guarded::TooFew { .. } => None,
+        Guarded::TooFew { .. } | Guarded::Withheld { .. } => None,
     };
     match params.format.as_deref() {
         None | Some("") | Some("html") => {}
         Some("csv") => {
             let Some(shown) = &shown else {
                 return Err(PageError(AppError::Forbidden(
-                    "this group has too few active people in the period for its figures to be exported".into(),
+                    "this group's figures are not shown in the period, so they cannot be exported".into(),
                 )));
             };
             return scope::csv(shown, params.table.as_deref().unwrap_or(""), file);
@@ -154,11 +155,8 @@ pub fn overview_response(
             )));
         }
     }
-    let too_few = match read {
-        Guarded::TooFew { people, min_people } => Some((people, min_people)),
-        Guarded::Shown(_) => None,
-    };
-    Ok(render(&ScopePage { too_few, shown, ..page }))
+    let withheld = super::report::withheld_notice(&read);
+    Ok(render(&ScopePage { withheld, shown, ..page }))
 }
 
 pub async fn overview(
@@ -181,7 +179,7 @@ pub async fn overview(
         path: format!("/team/{slug}"),
         days,
         periods: PERIODS,
-        too_few: None,
+        withheld: None,
         shown: None,
         teams_heading: "Sub-teams",
         tabs: team_tabs(&slug),

@@ -20,6 +20,8 @@ pub enum PeopleCount {
     Shown(i64),
     /// Fewer than this many (but possibly none).
     FewerThan(i64),
+    /// Not small itself, but withheld beside one that is (see [`partition`]).
+    Withheld,
 }
 
 impl PeopleCount {
@@ -49,6 +51,35 @@ pub struct Adoption {
     pub steady: PeopleCount,
     /// People by how many agents they used: one, two, three or more.
     pub by_agent_count: [PeopleCount; 3],
+}
+
+/// Counts of people that split one shown whole (each person in exactly one): a count of
+/// fewer than `min_people` is withheld, and so are the smallest shown ones until what is
+/// withheld together is none or at least `min_people`, so the whole minus the shown counts
+/// never gives a small one away.
+pub fn partition<const N: usize>(counts: [i64; N], min_people: i64) -> [PeopleCount; N] {
+    // None is withheld too (as `PeopleCount::of` does), though it isolates nobody.
+    let mut withheld: [bool; N] = counts.map(|people| people < min_people);
+    loop {
+        let hidden: i64 = counts.iter().zip(&withheld).filter(|(_, w)| **w).map(|(c, _)| c).sum();
+        if hidden == 0 || hidden >= min_people {
+            break;
+        }
+        let smallest_shown = (0..N).filter(|&i| !withheld[i] && counts[i] > 0).min_by_key(|&i| (counts[i], i));
+        match smallest_shown {
+            Some(i) => withheld[i] = true,
+            None => break,
+        }
+    }
+    std::array::from_fn(|i| {
+        if !withheld[i] {
+            PeopleCount::Shown(counts[i])
+        } else if counts[i] < min_people {
+            PeopleCount::FewerThan(min_people)
+        } else {
+            PeopleCount::Withheld
+        }
+    })
 }
 
 /// Who is in the subject: its members' count.
@@ -121,6 +152,43 @@ pub fn read(conn: &Connection, subject: &Subject, period: Period, min_people: i6
         weeks,
         newcomers: PeopleCount::of(newcomers, min_people),
         steady: PeopleCount::of(steady, min_people),
-        by_agent_count: by_agents.map(|people| PeopleCount::of(people, min_people)),
+        by_agent_count: partition(by_agents, min_people),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_small_count_beside_shown_ones_takes_the_smallest_shown_with_it() {
+        use PeopleCount::*;
+        // 40 people: 30 + 8 + 2. The 2 alone would be 40 − 30 − 8.
+        assert_eq!(partition([30, 8, 2], 5), [Shown(30), Withheld, FewerThan(5)]);
+        // Two small ones together are enough on their own.
+        assert_eq!(partition([30, 3, 3], 5), [Shown(30), FewerThan(5), FewerThan(5)]);
+        assert_eq!(partition([30, 8, 0], 5), [Shown(30), Shown(8), FewerThan(5)], "none isolates nobody");
+        assert_eq!(partition([3, 0, 0], 5), [FewerThan(5), FewerThan(5), FewerThan(5)]);
+    }
+
+    proptest::proptest! {
+        /// The whole minus the shown counts is none or at least the minimum.
+        #[test]
+        fn the_whole_minus_what_is_shown_never_isolates_a_small_count(
+            counts in proptest::array::uniform3(0i64..20),
+            min in 2i64..7,
+        ) {
+            // A whole of fewer is itself withheld on the page.
+            proptest::prop_assume!(counts.iter().sum::<i64>() >= min);
+            let shown = partition(counts, min);
+            let visible: i64 = shown.iter().map(|c| if let PeopleCount::Shown(n) = c { *n } else { 0 }).sum();
+            let left = counts.iter().sum::<i64>() - visible;
+            proptest::prop_assert!(left == 0 || left >= min, "{:?} -> {:?}", counts, shown);
+            for (count, shown) in counts.iter().zip(shown) {
+                if let PeopleCount::Shown(n) = shown {
+                    proptest::prop_assert!(n == *count && n >= min);
+                }
+            }
+        }
+    }
 }

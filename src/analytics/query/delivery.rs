@@ -15,6 +15,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use rusqlite::{Connection, params_from_iter};
 
+use super::disclosure::Disclosure;
 use super::groups::{GroupRow, TeamGroup, fold, members_of};
 use super::{Period, Subject, parameters, subject_filter};
 use crate::db::DbError;
@@ -185,18 +186,23 @@ impl MergedPulls {
 
     /// Per team group, the pull requests of its members (a person in two groups counts
     /// in both; authors without a Sightline account are in none); only those with agent
-    /// sessions when `with_sessions_only`.
+    /// sessions when `with_sessions_only`. Only the groups `disclosure` lets be shown for
+    /// these authors are there, so the breakdown needs no "other" row.
     fn per_team(
         &self,
         conn: &Connection,
         teams: &[TeamGroup],
         with_sessions_only: bool,
+        min_people: i64,
     ) -> Result<BTreeMap<String, Vec<&Merged>>, DbError> {
         let members = members_of(conn, teams)?;
+        let counted: Vec<&Merged> = self.0.iter().filter(|pr| !with_sessions_only || pr.kind == 0).collect();
+        let authors: BTreeSet<String> = counted.iter().filter_map(|pr| pr.user_id.clone()).collect();
+        let disclosure = Disclosure::of_people(conn, &authors, min_people)?;
         let mut groups: BTreeMap<String, Vec<&Merged>> = BTreeMap::new();
-        for pr in self.0.iter().filter(|pr| !with_sessions_only || pr.kind == 0) {
-            for (label, ids) in &members {
-                if pr.user_id.as_ref().is_some_and(|id| ids.contains(id)) {
+        for pr in counted {
+            for (group, (label, ids)) in teams.iter().zip(&members) {
+                if disclosure.allows_group(group) && pr.user_id.as_ref().is_some_and(|id| ids.contains(id)) {
                     groups.entry(label.clone()).or_default().push(pr);
                 }
             }
@@ -220,7 +226,7 @@ impl MergedPulls {
         teams: &[TeamGroup],
         min_people: i64,
     ) -> Result<Vec<GroupRow<Delivery>>, DbError> {
-        Ok(deliveries(self.per_team(conn, teams, false)?, min_people))
+        Ok(deliveries(self.per_team(conn, teams, false, min_people)?, min_people))
     }
 }
 

@@ -12,6 +12,7 @@ use std::collections::BTreeSet;
 
 use rusqlite::{Connection, params_from_iter};
 
+use super::disclosure::{Disclosure, GroupKey};
 use super::{By, Figures, Period, Subject, ToolFigures, parameters, read_figures, subject_filter};
 use crate::db::DbError;
 
@@ -24,13 +25,18 @@ pub enum Guarded<T> {
         people: i64,
         min_people: i64,
     },
+    /// Enough people, but showing them would let a smaller team's figures be had by
+    /// subtraction (`disclosure`): nothing is shown.
+    Withheld {
+        min_people: i64,
+    },
 }
 
 impl<T> Guarded<T> {
     pub fn shown(&self) -> Option<&T> {
         match self {
             Guarded::Shown(value) => Some(value),
-            Guarded::TooFew { .. } => None,
+            Guarded::TooFew { .. } | Guarded::Withheld { .. } => None,
         }
     }
 }
@@ -45,6 +51,15 @@ pub fn people(conn: &Connection, subject: &Subject, period: Period) -> Result<i6
     Ok(conn.query_row(&sql, params_from_iter(parameters(values, period)), |row| row.get(0))?)
 }
 
+/// Whether a team's usage figures may be shown at all (`disclosure`); a person's and the
+/// organisation's always may (their size is checked on its own).
+pub fn disclosed(conn: &Connection, subject: &Subject, period: Period, min_people: i64) -> Result<bool, DbError> {
+    match subject {
+        Subject::Team(_) => Ok(Disclosure::of_usage(conn, period, min_people)?.allows_subject(subject)),
+        Subject::Person(_) | Subject::Organisation => Ok(true),
+    }
+}
+
 /// Reads the subject's figures with `read` only when at least `min_people` were active.
 pub fn guarded<T>(
     conn: &Connection,
@@ -56,6 +71,9 @@ pub fn guarded<T>(
     let people = people(conn, subject, period)?;
     if people < min_people {
         return Ok(Guarded::TooFew { people, min_people });
+    }
+    if !disclosed(conn, subject, period, min_people)? {
+        return Ok(Guarded::Withheld { min_people });
     }
     Ok(Guarded::Shown(read(conn)?))
 }
@@ -270,10 +288,9 @@ pub enum TeamGroup {
     Rest { team_id: Option<String>, label: String },
 }
 
-/// Usage per team group, costliest first, the groups of fewer than `min_people` folded
-/// into the last row. The groups should cover the parent (every top-level team and the
-/// people in none; or a team's sub-teams and its direct members), so the folded row
-/// cannot be had by subtraction either.
+/// Usage per team group, costliest first: only the groups `disclosure` lets be shown
+/// for usage in the period, and no "other" row (team groups overlap, so a folded row
+/// could be had by subtraction, or be the whole organisation).
 pub fn per_team(
     conn: &Connection,
     groups: &[TeamGroup],
@@ -290,11 +307,12 @@ pub fn per_team(
         let user: String = row.get(0)?;
         teams.add(&read_figures(row, 1)?, &user);
     }
-    Ok(teams.rows(min_people))
+    Ok(teams.rows(&Disclosure::of_usage(conn, period, min_people)?))
 }
 
 /// Figures per team group as rows are read: each row goes to every group its person is in.
 struct TeamTallies {
+    keys: Vec<GroupKey>,
     members: Vec<(String, BTreeSet<String>)>,
     tallies: Vec<Tally>,
 }
@@ -303,7 +321,7 @@ impl TeamTallies {
     fn of(conn: &Connection, groups: &[TeamGroup]) -> Result<TeamTallies, DbError> {
         let members = members_of(conn, groups)?;
         let tallies = members.iter().map(|_| Tally::default()).collect();
-        Ok(TeamTallies { members, tallies })
+        Ok(TeamTallies { keys: groups.iter().map(GroupKey::of).collect(), members, tallies })
     }
 
     fn add(&mut self, figures: &Figures, user: &str) {
@@ -314,15 +332,22 @@ impl TeamTallies {
         }
     }
 
-    /// The groups with anyone active, costliest first, folded.
-    fn rows(self, min_people: i64) -> Vec<GroupRow<Figures>> {
-        let active = self
-            .members
+    /// The groups with anyone active that `disclosure` lets be shown, costliest first.
+    fn rows(self, disclosure: &Disclosure) -> Vec<GroupRow<Figures>> {
+        let mut rows: Vec<GroupRow<Figures>> = self
+            .keys
             .into_iter()
+            .zip(self.members)
             .zip(self.tallies)
-            .filter(|(_, tally)| !tally.people.is_empty())
-            .map(|((label, _), tally)| (label, tally));
-        costliest_first(active, min_people)
+            .filter(|((key, _), tally)| !tally.people.is_empty() && disclosure.allows(key))
+            .map(|((_, (label, _)), tally)| GroupRow {
+                key: Some(label),
+                people: tally.people.len() as i64,
+                figures: tally.figures,
+            })
+            .collect();
+        rows.sort_by(|a, b| b.figures.cost_nusd.cmp(&a.figures.cost_nusd).then_with(|| a.key.cmp(&b.key)));
+        rows
     }
 }
 
@@ -378,8 +403,8 @@ impl Tally {
     }
 }
 
-/// The subject's people, totals, and its breakdowns by day, agent, model and team group
-/// (each folded like [`breakdown`] and [`per_team`]), from one read of the period's rows:
+/// The subject's people, totals, and its breakdowns by day, agent, model (each folded
+/// like [`breakdown`]) and team group (disclosed like [`per_team`]), from one read of the period's rows:
 /// the same figures as those functions, for the price of one scan instead of six.
 pub fn overview(
     conn: &Connection,
@@ -416,7 +441,7 @@ pub fn overview(
         by_day: fold(by_day, min_people, add_figures, |f| f.cost_nusd),
         agents: costliest_first(agents, min_people),
         models: costliest_first(models, min_people),
-        teams: per_team.rows(min_people),
+        teams: per_team.rows(&Disclosure::of_usage(conn, period, min_people)?),
     })
 }
 

@@ -13,6 +13,7 @@ use std::collections::BTreeSet;
 use rusqlite::{Connection, params_from_iter};
 
 use super::adoption::PeopleCount;
+use super::disclosure::Disclosure;
 use super::groups::{GroupRow, TeamGroup, fold, members_of};
 use super::{Period, Subject, parameters, subject_filter};
 use crate::db::DbError;
@@ -60,8 +61,8 @@ pub fn modes(conn: &Connection, subject: &Subject, period: Period, min_people: i
     })?)
 }
 
-/// Events in each mode per team group, groups of fewer than `min_people` active people
-/// folded into the last row.
+/// Events in each mode per team group, the most first: only the groups `disclosure`
+/// lets be shown for the people with mode events in the period, and no "other" row.
 pub fn modes_per_team(
     conn: &Connection,
     groups: &[TeamGroup],
@@ -70,6 +71,7 @@ pub fn modes_per_team(
 ) -> Result<Vec<GroupRow<[i64; 6]>>, DbError> {
     let members = members_of(conn, groups)?;
     let mut tallies: Vec<([i64; 6], BTreeSet<String>)> = members.iter().map(|_| Default::default()).collect();
+    let mut active = BTreeSet::new();
     let sql = format!("SELECT user_id, m0, m1, m2, m3, m4, m5 FROM ({})", per_person_day("1 = 1"));
     let mut stmt = conn.prepare(&sql)?;
     let mut found = stmt.query(params_from_iter(parameters(Vec::new(), period)))?;
@@ -85,20 +87,24 @@ pub fn modes_per_team(
                 people.insert(user.clone());
             }
         }
+        active.insert(user);
     }
-    let mut rows: Vec<(String, [i64; 6], BTreeSet<String>)> = members
-        .into_iter()
+    let disclosure = Disclosure::of_people(conn, &active, min_people)?;
+    let mut rows: Vec<GroupRow<[i64; 6]>> = groups
+        .iter()
+        .zip(members)
         .zip(tallies)
-        .filter(|(_, (_, people))| !people.is_empty())
-        .map(|((label, _), (events, people))| (label, events, people))
+        .filter(|((group, _), (_, people))| !people.is_empty() && disclosure.allows_group(group))
+        .map(|((_, (label, _)), (events, people))| GroupRow {
+            key: Some(label),
+            figures: events,
+            people: people.len() as i64,
+        })
         .collect();
-    rows.sort_by(|a, b| b.1.iter().sum::<i64>().cmp(&a.1.iter().sum::<i64>()).then_with(|| a.0.cmp(&b.0)));
-    let add = |into: &mut [i64; 6], more: &[i64; 6]| {
-        for (into, more) in into.iter_mut().zip(more) {
-            *into += more;
-        }
-    };
-    Ok(fold(rows, min_people, add, |events| events.iter().sum()))
+    rows.sort_by(|a, b| {
+        b.figures.iter().sum::<i64>().cmp(&a.figures.iter().sum::<i64>()).then_with(|| a.key.cmp(&b.key))
+    });
+    Ok(rows)
 }
 
 /// Secrets redacted by rule: (caught at the hook, caught at ingest), the most first,

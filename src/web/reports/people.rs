@@ -14,13 +14,14 @@ fn people(count: PeopleCount) -> Cell {
     match count {
         PeopleCount::Shown(n) => Cell::count(n),
         PeopleCount::FewerThan(min) => Cell::text(format!("fewer than {min}")),
+        PeopleCount::Withheld => Cell::text("withheld"),
     }
 }
 
 fn people_share(count: PeopleCount, whole: i64) -> Cell {
     match count {
         PeopleCount::Shown(n) => Cell::share(n, whole),
-        PeopleCount::FewerThan(_) => Cell::text("—"),
+        PeopleCount::FewerThan(_) | PeopleCount::Withheld => Cell::text("—"),
     }
 }
 
@@ -74,10 +75,11 @@ pub fn adoption(ctx: &Ctx<'_>) -> Result<(String, Vec<Table>), DbError> {
                 PeopleCount::FewerThan(min) => {
                     format!("week from {}: fewer than {min} active people", day(week.start_ms))
                 }
+                PeopleCount::Withheld => format!("week from {}: withheld", day(week.start_ms)),
             },
             value: match week.people {
                 PeopleCount::Shown(n) => n as f64,
-                PeopleCount::FewerThan(_) => 0.0,
+                PeopleCount::FewerThan(_) | PeopleCount::Withheld => 0.0,
             },
         });
     }

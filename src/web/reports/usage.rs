@@ -167,14 +167,18 @@ pub fn models(ctx: &Ctx<'_>) -> Result<(String, Vec<Table>), DbError> {
     ))
 }
 
+/// What a team table says of the teams it leaves out (`analytics::query::disclosure`).
+pub const WITHHELD_TEAMS: &str = "Teams too small to show are not listed, and neither is a team whose figures, taken from the others', would give a small one away.";
+
 pub fn teams(ctx: &Ctx<'_>) -> Result<(String, Vec<Table>), DbError> {
     let total = crate::analytics::query::totals(ctx.conn, &ctx.subject, ctx.period)?.cost_nusd;
     let top = groups::per_team(ctx.conn, &ctx.groups, ctx.period, ctx.min_people)?;
     let every: Vec<TeamGroup> =
         ctx.all_teams.iter().map(|team| TeamGroup::Team { id: team.id.clone(), label: team.slug.clone() }).collect();
     let all = groups::per_team(ctx.conn, &every, ctx.period, ctx.min_people)?;
-    let mut each = usage_table("all-teams", "Every team (with the teams below it)", "Team", &all, total)
-        .note("A team includes its sub-teams, so these rows overlap and do not add up to the organisation.");
+    let mut each = usage_table("all-teams", "Every team (with the teams below it)", "Team", &all, total).note(format!(
+        "A team includes its sub-teams, so these rows overlap and do not add up to the organisation. {WITHHELD_TEAMS}"
+    ));
     for (row, group) in each.rows.iter_mut().zip(&all) {
         if let Some(slug) = &group.key {
             let cell = std::mem::replace(&mut row[0], Cell::text(""));
@@ -183,7 +187,7 @@ pub fn teams(ctx: &Ctx<'_>) -> Result<(String, Vec<Table>), DbError> {
     }
     Ok((
         "Usage per team. A person in several teams counts in each.".into(),
-        vec![usage_table("teams", "Top-level teams", "Team", &top, total), each],
+        vec![usage_table("teams", "Top-level teams", "Team", &top, total).note(WITHHELD_TEAMS), each],
     ))
 }
 

@@ -58,7 +58,7 @@ impl MergedPulls {
         teams: &[TeamGroup],
         min_people: i64,
     ) -> Result<Vec<GroupRow<Return>>, DbError> {
-        Ok(returns(self.per_team(conn, teams, true)?, min_people))
+        Ok(returns(self.per_team(conn, teams, true, min_people)?, min_people))
     }
 
     /// Cost per merged pull request with agent sessions, per agent (a pull request worked
