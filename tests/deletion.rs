@@ -91,7 +91,49 @@ fn person(server: &TestServer, token: &str, email: &str, name: &str, words: &str
         )
         .unwrap();
     }
+    // The judge's words on the transcript, as `judge-sessions` stores them, and a file
+    // an older judge version left.
+    let verdict = sightline::scoring::judge::Verdict {
+        score: 4,
+        rationale: format!("{name} judged: {words}"),
+        input_tokens: 10,
+        output_tokens: 5,
+    };
+    sightline::scoring::judge::store(&conn, &server.data_dir, &rows[2], &verdict, 1, now).unwrap();
+    std::fs::write(server.data_dir.join(format!("judge/{}-v0.txt", rows[2])), format!("{name} judged before")).unwrap();
     rows
+}
+
+/// Every file under the data directory, with its path relative to it.
+fn every_file(data_dir: &Path) -> Vec<(String, Vec<u8>)> {
+    let mut files = Vec::new();
+    let mut folders = vec![data_dir.to_path_buf()];
+    while let Some(folder) = folders.pop() {
+        for entry in std::fs::read_dir(&folder).unwrap().flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                folders.push(path);
+            } else {
+                let relative = path.strip_prefix(data_dir).unwrap().to_string_lossy().into_owned();
+                files.push((relative, std::fs::read(&path).unwrap_or_default()));
+            }
+        }
+    }
+    files.sort();
+    files
+}
+
+/// The files that name or hold any of `marks` (in their path or their bytes).
+fn files_with(files: &[(String, Vec<u8>)], marks: &[String]) -> Vec<String> {
+    files
+        .iter()
+        .filter(|(path, bytes)| {
+            marks
+                .iter()
+                .any(|mark| path.contains(mark.as_str()) || bytes.windows(mark.len()).any(|w| w == mark.as_bytes()))
+        })
+        .map(|(path, _)| path.clone())
+        .collect()
 }
 
 /// An event of `user_id` in today's partition with no session row, as a crash between
@@ -225,8 +267,25 @@ fn run_deletions_removes_every_trace_of_the_person_and_nothing_of_anyone_else() 
     std::fs::create_dir_all(&staged).unwrap();
     std::fs::write(staged.join("0"), b"walrus chunk").unwrap();
 
+    // Every place the data directory holds a person's content: before, Ada's marks are
+    // in files; after, in none (Bo's stay).
+    let ada_marks: Vec<String> =
+        world.ada_rows.iter().cloned().chain(["walrus".to_string(), "ada judged".to_string()]).collect();
+    let bo_marks: Vec<String> =
+        world.bo_rows.iter().cloned().chain(["narwhal".to_string(), "bo judged".to_string()]).collect();
+    let before = every_file(&data_dir);
+    let ada_files = files_with(&before, &ada_marks);
+    for place in ["main.db", "judge/", "transcripts/"] {
+        assert!(ada_files.iter().any(|f| f.starts_with(place)), "Ada's content is in {place} before: {ada_files:?}");
+    }
+
     let ran = cli(&data_dir, &["run-deletions"]);
     assert!(ran.contains("completed 1 deletion requests: 3 sessions, 31 events, 1 transcripts removed"), "{ran}");
+    let after = every_file(&data_dir);
+    let listing: Vec<&String> = after.iter().map(|(path, _)| path).collect();
+    assert_eq!(files_with(&after, &ada_marks), Vec::<String>::new(), "nothing of Ada's remains in {listing:?}");
+    let bo_files = files_with(&after, &bo_marks);
+    assert!(bo_files.iter().any(|f| f.starts_with("judge/")), "Bo's rationale stays: {bo_files:?}");
     assert!(!staged.exists(), "uploads in progress go too");
     assert_eq!(traces(&data_dir, &world.ada, &world.ada_rows, "walrus"), nothing());
     assert_eq!(traces(&data_dir, &world.bo, &world.bo_rows, "narwhal"), bo_before, "Bo's data is untouched");
@@ -461,6 +520,18 @@ fn a_retention_sweep_stopped_midway_is_finished_by_the_next_and_loses_nothing_ke
     let figures_before: Vec<Vec<i64>> =
         ["old-1", "old-2", "recent"].iter().map(|s| session_aggregates(&server.main_db(), s)).collect();
     server.terminate();
+    // The judge's words on an old transcript and on the kept one.
+    for row in [&rows[1], &rows[2]] {
+        let verdict = sightline::scoring::judge::Verdict {
+            score: 3,
+            rationale: "judged".into(),
+            input_tokens: 1,
+            output_tokens: 1,
+        };
+        sightline::scoring::judge::store(&server.main_db(), &data_dir, row, &verdict, 1, now).unwrap();
+    }
+    let rationale =
+        |row: &String| data_dir.join(format!("judge/{row}-v{}.txt", sightline::scoring::registry::JUDGE.version));
 
     let conn = sightline::db::open(
         &data_dir.join("main.db"),
@@ -485,6 +556,12 @@ fn a_retention_sweep_stopped_midway_is_finished_by_the_next_and_loses_nothing_ke
         .map(|id| conn.query_row("SELECT transcript_path FROM sessions WHERE id = ?1", [id], |r| r.get(0)).unwrap())
         .collect();
     assert_eq!((pointers[0].is_none(), pointers[1].is_none(), pointers[2].is_some()), (true, true, true));
+    assert!(!rationale(&rows[1]).exists() && rationale(&rows[2]).exists(), "the judge's words go with the transcript");
+    let refs: Vec<Option<String>> = [&rows[1], &rows[2]]
+        .iter()
+        .map(|id| conn.query_row("SELECT rationale_ref FROM scores WHERE subject_id = ?1", [id], |r| r.get(0)).unwrap())
+        .collect();
+    assert_eq!((refs[0].is_none(), refs[1].is_some()), (true, true), "no score points at a removed rationale");
     let owner = user_id(&data_dir, ADA);
     assert!(
         library_hits(&data_dir, &owner, "zanzibar").is_empty() && library_hits(&data_dir, &owner, "walrus").is_empty()

@@ -124,7 +124,12 @@ pub fn sweep(
         target
             .forget_transcript(&session_id)
             .map_err(|message| DeletionError::Transcript { session_id: session_id.clone(), message })?;
-        target.change_main(Box::new(move |tx| store::forget_stored(tx, &session_id)))?;
+        // What the judge said about the transcript goes with it.
+        crate::scoring::judge::forget_rationales(data_dir, &session_id)?;
+        target.change_main(Box::new(move |tx| {
+            store::forget_stored(tx, &session_id)?;
+            crate::scoring::judge::forget_rationale_refs(tx, &session_id)
+        }))?;
         report.transcripts_removed += 1;
     }
     Ok(report)

@@ -244,6 +244,8 @@ fn delete_sessions(
                 .map_err(|message| DeletionError::Transcript { session_id: session.id.clone(), message })?;
             report.transcripts_removed += 1;
         }
+        // What the judge wrote about the session, every version of it.
+        crate::scoring::judge::forget_rationales(data_dir, &session.id)?;
         // (c) The rows, and the counts.
         let deleted_events = events.get(session.id.as_str()).copied().unwrap_or(0);
         let (request_id, session_id, now_ms) = (request.id.clone(), session.id.clone(), target.now_ms());

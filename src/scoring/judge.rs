@@ -180,6 +180,45 @@ pub fn read_as_owner(
     Ok(Some(text.chars().take(MAX_CHARS).collect()))
 }
 
+/// The folder of rationale files.
+const RATIONALES: &str = "judge";
+
+/// Removes every rationale file of a session, of every judge version (absent is fine:
+/// re-runnable). Deletion requests and retention call it with the transcript it is about.
+pub fn forget_rationales(data_dir: &Path, session_id: &str) -> Result<usize, DbError> {
+    let folder = data_dir.join(RATIONALES);
+    let entries = match std::fs::read_dir(&folder) {
+        Ok(entries) => entries,
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(0),
+        Err(source) => return Err(DbError::Io { context: format!("listing {}", folder.display()), source }),
+    };
+    let prefix = format!("{session_id}-v");
+    let mut removed = 0;
+    for entry in entries.flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let version = name.strip_prefix(&prefix).and_then(|rest| rest.strip_suffix(".txt"));
+        if version.is_some_and(|v| !v.is_empty() && v.bytes().all(|b| b.is_ascii_digit())) {
+            match std::fs::remove_file(entry.path()) {
+                Ok(()) => removed += 1,
+                Err(err) if err.kind() == std::io::ErrorKind::NotFound => {}
+                Err(source) => {
+                    return Err(DbError::Io { context: format!("removing {}", entry.path().display()), source });
+                }
+            }
+        }
+    }
+    Ok(removed)
+}
+
+/// Forgets that a session's judge scores have a rationale (its files are gone).
+pub fn forget_rationale_refs(conn: &Connection, session_id: &str) -> Result<(), DbError> {
+    conn.execute(
+        "UPDATE scores SET rationale_ref = NULL WHERE subject_type = 'session' AND subject_id = ?1 AND rationale_ref IS NOT NULL",
+        [session_id],
+    )?;
+    Ok(())
+}
+
 /// Stores a verdict: the rationale (redacted) in a file, the score with its spend and
 /// the file's reference.
 pub fn store(
@@ -190,9 +229,9 @@ pub fn store(
     cost_nusd: i64,
     now_ms: i64,
 ) -> Result<(), DbError> {
-    let relative = format!("judge/{session_id}-v{}.txt", registry::JUDGE.version);
+    let relative = format!("{RATIONALES}/{session_id}-v{}.txt", registry::JUDGE.version);
     let path = data_dir.join(&relative);
-    crate::db::ensure_dir(&data_dir.join("judge"))?;
+    crate::db::ensure_dir(&data_dir.join(RATIONALES))?;
     let rationale = crate::redact::redact_text(&verdict.rationale).into_owned();
     std::fs::write(&path, rationale)
         .map_err(|source| DbError::Io { context: format!("writing {}", path.display()), source })?;
