@@ -6,7 +6,7 @@
 //! unknown keys in the file and malformed environment values are errors that name
 //! the key; a [`Config`] that exists has passed [`Config::validate`].
 
-use std::net::SocketAddr;
+use std::net::{IpAddr, SocketAddr};
 use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
@@ -42,6 +42,14 @@ pub struct Listen {
     pub ingest: SocketAddr,
     pub web: SocketAddr,
     pub github: SocketAddr,
+    /// Reverse proxies whose `X-Forwarded-For` is believed (the client address for
+    /// throttling); from any other peer the header is ignored.
+    pub trusted_proxies: Vec<IpAddr>,
+    /// Connections each listener holds at once; more wait in the kernel's backlog.
+    pub max_connections: usize,
+    /// Seconds a client has to send a request's headers, from when the connection opens
+    /// or falls idle after an answer.
+    pub header_timeout_secs: u64,
 }
 
 #[derive(Clone, Debug, PartialEq, Deserialize)]
@@ -122,6 +130,9 @@ impl Default for Listen {
             ingest: SocketAddr::from(([127, 0, 0, 1], 4000)),
             web: SocketAddr::from(([127, 0, 0, 1], 3000)),
             github: SocketAddr::from(([127, 0, 0, 1], 4001)),
+            trusted_proxies: Vec::new(),
+            max_connections: 1024,
+            header_timeout_secs: 10,
         }
     }
 }
@@ -198,6 +209,9 @@ pub const ENV_KEYS: &[(&str, &str)] = &[
     ("SIGHTLINE_INGEST_ADDR", "listen.ingest"),
     ("SIGHTLINE_WEB_ADDR", "listen.web"),
     ("SIGHTLINE_GITHUB_ADDR", "listen.github"),
+    ("SIGHTLINE_LISTEN_TRUSTED_PROXIES", "listen.trusted_proxies"),
+    ("SIGHTLINE_LISTEN_MAX_CONNECTIONS", "listen.max_connections"),
+    ("SIGHTLINE_LISTEN_HEADER_TIMEOUT_SECS", "listen.header_timeout_secs"),
     ("SIGHTLINE_INGEST_MAX_BODY_BYTES", "ingest.max_body_bytes"),
     ("SIGHTLINE_INGEST_MAX_DECODED_BYTES", "ingest.max_decoded_bytes"),
     ("SIGHTLINE_INGEST_MAX_EVENTS_PER_BATCH", "ingest.max_events_per_batch"),
@@ -296,6 +310,11 @@ impl Config {
                 }
             }
         }
+        if self.listen.max_connections < 1 || !(1..=3600).contains(&self.listen.header_timeout_secs) {
+            return invalid(
+                "listen.max_connections must be >= 1 and listen.header_timeout_secs between 1 and 3600".into(),
+            );
+        }
         let ingest = &self.ingest;
         if ingest.max_body_bytes < 1024 || ingest.max_decoded_bytes < ingest.max_body_bytes {
             return invalid("ingest.max_body_bytes must be at least 1024 and at most ingest.max_decoded_bytes".into());
@@ -382,7 +401,18 @@ impl Config {
 /// the error names the variable, then handed to TOML typed.
 fn env_value(key: &str, raw: &str) -> Result<toml::Value, String> {
     let raw = raw.trim();
-    if key.starts_with("listen.") {
+    if key == "listen.trusted_proxies" {
+        let addresses = raw.split(',').map(str::trim).filter(|a| !a.is_empty());
+        let parsed: Result<Vec<toml::Value>, String> = addresses
+            .map(|a| {
+                a.parse::<IpAddr>()
+                    .map(|_| toml::Value::String(a.to_string()))
+                    .map_err(|_| format!("{a:?} is not an IP address such as 127.0.0.1"))
+            })
+            .collect();
+        return parsed.map(toml::Value::Array);
+    }
+    if matches!(key, "listen.ingest" | "listen.web" | "listen.github") {
         raw.parse::<SocketAddr>().map_err(|_| format!("{raw:?} is not an address such as 127.0.0.1:4000"))?;
         return Ok(toml::Value::String(raw.to_string()));
     }

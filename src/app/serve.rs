@@ -19,6 +19,7 @@ use serde::{Deserialize, Serialize};
 use tokio::net::TcpListener;
 
 use super::routes;
+use crate::auth::code_throttle::CodeThrottle;
 use crate::auth::jwt::SigningKeys;
 use crate::auth::throttle::LoginThrottle;
 use crate::clock::Clock;
@@ -142,7 +143,7 @@ pub async fn serve_with_clock(
         keys,
         clock,
         login_throttle: LoginThrottle::default(),
-        device_throttle: LoginThrottle::default(),
+        device_throttle: CodeThrottle::default(),
         web_origin,
         webhook_arrivals: Arc::new(tokio::sync::Notify::new()),
         ingest_addr: ingest.local_addr()?,
@@ -172,15 +173,15 @@ pub async fn serve_with_clock(
         (github, routes::github(state.clone())),
     ];
     let mut servers = Vec::new();
+    let limits = crate::http::serve::Limits {
+        max_connections: config.listen.max_connections,
+        header_timeout: Duration::from_secs(config.listen.header_timeout_secs),
+    };
     for (listener, router) in routers {
         let mut stop = stop_rx.clone();
-        servers.push(tokio::spawn(async move {
-            axum::serve(listener, router.into_make_service_with_connect_info::<SocketAddr>())
-                .with_graceful_shutdown(async move {
-                    let _ = stop.wait_for(|stopped| *stopped).await;
-                })
-                .await
-        }));
+        servers.push(tokio::spawn(crate::http::serve::serve(listener, router, limits, async move {
+            let _ = stop.wait_for(|stopped| *stopped).await;
+        })));
     }
     let mut stop = stop_rx.clone();
     let _ = stop.wait_for(|stopped| *stopped).await;
@@ -241,7 +242,8 @@ pub async fn dashboard(db: &Path, host: &str, port: u16, token: Option<&str>) ->
     let shown = if ip.is_unspecified() { format!("127.0.0.1:{}", bound.port()) } else { bound.to_string() };
     let auth = if token.is_some() { "token required" } else { "no authentication" };
     let _ = writeln!(std::io::stdout(), "dashboard: http://{shown}/ ({auth})");
-    axum::serve(listener, routes::dashboard(state)).with_graceful_shutdown(shutdown_signal()).await?;
+    let limits = crate::http::serve::Limits { max_connections: 256, header_timeout: Duration::from_secs(10) };
+    crate::http::serve::serve(listener, routes::dashboard(state), limits, shutdown_signal()).await?;
     Ok(())
 }
 

@@ -7,6 +7,7 @@
 //! and API, refresh tokens (opaque, 90 d, rotated) only at `/oauth/token`, hook tokens
 //! (opaque, 365 d) only on ingest routes.
 
+pub mod code_throttle;
 pub mod device;
 pub mod jwt;
 pub mod passwords;

@@ -1,24 +1,70 @@
-//! Sign-in throttling: failed attempts are counted per account and per client
-//! address in a fixed window; past the limit, attempts are refused with 429 and a
-//! `Retry-After` until the window ends — even with the right password, so guessing
-//! gains nothing by continuing.
+//! Sign-in throttling by account and address together, with growing delays, as the
+//! identity providers do ("smart lockout"): a password guesser slows down, and the
+//! rightful owner from their usual address still gets in.
 //!
-//! Invariants: only failures count and a success clears the account's count; the
-//! table is in memory (one process serves the organisation; a restart forgets, which
-//! costs an attacker a restart they cannot cause) and is pruned so it cannot grow
-//! without bound.
+//! Three counts of failures, each forgotten [`QUIET_MS`] after its last failure:
+//! - **this account from this address**: after [`PAIR_FREE`] failures, each further
+//!   attempt waits 1 s, then 2 s, 4 s, … up to [`MAX_DELAY_MS`] after the last failure;
+//! - **this account from every unfamiliar address together**: after [`ACCOUNT_FREE`]
+//!   failures the same growing delay applies to attempts from any address the account
+//!   has not signed in from in [`FAMILIAR_MS`]; an address it has signed in from is
+//!   exempt, so guesses from elsewhere never lock the owner out;
+//! - **this address, whatever the account**: [`ADDRESS_LIMIT`] failures in
+//!   [`WINDOW_MS`] refuse it until the window ends (one client spraying many accounts).
+//!
+//! Invariants: only failures count; a success clears that account's counts and makes its
+//! address familiar; the table is in memory (one process serves the organisation; a
+//! restart forgets, which costs an attacker a restart they cannot cause) and is pruned so
+//! it cannot grow without bound.
 
 use std::collections::HashMap;
 use std::net::IpAddr;
 use std::sync::Mutex;
 
+/// The address-wide window.
 pub const WINDOW_MS: i64 = 15 * 60_000;
-/// Failures per account per window.
-pub const ACCOUNT_LIMIT: u32 = 5;
-/// Failures per client address per window (an office behind one address has
-/// several people mistyping).
+/// Failures per client address per window (an office behind one address has several
+/// people mistyping).
 pub const ADDRESS_LIMIT: u32 = 20;
+/// Failures of one account from one address before delays begin.
+pub const PAIR_FREE: u32 = 3;
+/// Failures of one account from unfamiliar addresses together before delays begin.
+pub const ACCOUNT_FREE: u32 = 10;
+/// The longest delay.
+pub const MAX_DELAY_MS: i64 = 15 * 60_000;
+/// Failures are forgotten this long after the last one.
+pub const QUIET_MS: i64 = 60 * 60_000;
+/// An address an account signed in from stays familiar this long.
+pub const FAMILIAR_MS: i64 = 30 * 86_400_000;
 const PRUNE_ABOVE: usize = 10_000;
+
+/// Failures counted since the count was last clear, and when the last one was.
+#[derive(Clone, Copy, Default)]
+struct Failures {
+    count: u32,
+    last_ms: i64,
+}
+
+impl Failures {
+    fn live(self, now_ms: i64) -> u32 {
+        if now_ms - self.last_ms < QUIET_MS { self.count } else { 0 }
+    }
+
+    /// How long from `now_ms` an attempt must wait, with `free` failures allowed.
+    fn wait_ms(self, free: u32, now_ms: i64) -> i64 {
+        let count = self.live(now_ms);
+        if count < free {
+            return 0;
+        }
+        let delay = (1000i64 << (count - free).min(20)).min(MAX_DELAY_MS);
+        (self.last_ms + delay - now_ms).max(0)
+    }
+
+    fn add(&mut self, now_ms: i64) {
+        self.count = self.live(now_ms) + 1;
+        self.last_ms = now_ms;
+    }
+}
 
 #[derive(Clone, Copy)]
 struct Window {
@@ -27,99 +73,163 @@ struct Window {
 }
 
 #[derive(Default)]
+struct Counts {
+    pairs: HashMap<(String, IpAddr), Failures>,
+    accounts: HashMap<String, Failures>,
+    addresses: HashMap<IpAddr, Window>,
+    /// When each account last signed in from each address.
+    familiar: HashMap<(String, IpAddr), i64>,
+}
+
+#[derive(Default)]
 pub struct LoginThrottle {
-    windows: Mutex<HashMap<String, Window>>,
+    counts: Mutex<Counts>,
+}
+
+fn account_key(account: &str) -> String {
+    account.trim().to_lowercase()
 }
 
 impl LoginThrottle {
-    fn keys(account: &str, address: IpAddr) -> [(String, u32); 2] {
-        [
-            (format!("account:{}", account.trim().to_lowercase()), ACCOUNT_LIMIT),
-            (format!("address:{address}"), ADDRESS_LIMIT),
-        ]
-    }
-
-    /// `Err(seconds)` to wait if this account or address is over its limit.
+    /// `Err(seconds)` to wait before this account may be tried from this address.
     pub fn check(&self, account: &str, address: IpAddr, now_ms: i64) -> Result<(), u64> {
-        let Ok(windows) = self.windows.lock() else { return Ok(()) };
-        let mut wait_ms = 0;
-        for (key, limit) in Self::keys(account, address) {
-            if let Some(window) = windows.get(&key)
-                && now_ms - window.started_ms < WINDOW_MS
-                && window.failures >= limit
-            {
-                wait_ms = wait_ms.max(window.started_ms + WINDOW_MS - now_ms);
-            }
+        let Ok(counts) = self.counts.lock() else { return Ok(()) };
+        let account = account_key(account);
+        let pair = counts.pairs.get(&(account.clone(), address)).copied().unwrap_or_default();
+        let mut wait_ms = pair.wait_ms(PAIR_FREE, now_ms);
+        let familiar = counts
+            .familiar
+            .get(&(account.clone(), address))
+            .is_some_and(|signed_in_ms| now_ms - signed_in_ms < FAMILIAR_MS);
+        if !familiar {
+            let everywhere = counts.accounts.get(&account).copied().unwrap_or_default();
+            wait_ms = wait_ms.max(everywhere.wait_ms(ACCOUNT_FREE, now_ms));
+        }
+        if let Some(window) = counts.addresses.get(&address)
+            && now_ms - window.started_ms < WINDOW_MS
+            && window.failures >= ADDRESS_LIMIT
+        {
+            wait_ms = wait_ms.max(window.started_ms + WINDOW_MS - now_ms);
         }
         if wait_ms > 0 { Err((wait_ms as u64).div_ceil(1000)) } else { Ok(()) }
     }
 
-    /// Forgets windows that have ended (`sweep-scratch`); returns how many.
+    /// Forgets counts that have gone quiet and familiar addresses that have aged
+    /// (`sweep-scratch`); returns how many.
     pub fn prune(&self, now_ms: i64) -> usize {
-        let Ok(mut windows) = self.windows.lock() else { return 0 };
-        drop_ended(&mut windows, now_ms)
+        let Ok(mut counts) = self.counts.lock() else { return 0 };
+        drop_ended(&mut counts, now_ms)
     }
 
     pub fn failed(&self, account: &str, address: IpAddr, now_ms: i64) {
-        let Ok(mut windows) = self.windows.lock() else { return };
-        if windows.len() > PRUNE_ABOVE {
-            drop_ended(&mut windows, now_ms);
+        let Ok(mut counts) = self.counts.lock() else { return };
+        if counts.pairs.len() + counts.addresses.len() + counts.familiar.len() > PRUNE_ABOVE {
+            drop_ended(&mut counts, now_ms);
         }
-        for (key, _) in Self::keys(account, address) {
-            let window = windows.entry(key).or_insert(Window { started_ms: now_ms, failures: 0 });
-            if now_ms - window.started_ms >= WINDOW_MS {
-                *window = Window { started_ms: now_ms, failures: 0 };
-            }
-            window.failures += 1;
+        let account = account_key(account);
+        counts.pairs.entry((account.clone(), address)).or_default().add(now_ms);
+        let familiar = counts
+            .familiar
+            .get(&(account.clone(), address))
+            .is_some_and(|signed_in_ms| now_ms - signed_in_ms < FAMILIAR_MS);
+        if !familiar {
+            counts.accounts.entry(account).or_default().add(now_ms);
         }
+        let window = counts.addresses.entry(address).or_insert(Window { started_ms: now_ms, failures: 0 });
+        if now_ms - window.started_ms >= WINDOW_MS {
+            *window = Window { started_ms: now_ms, failures: 0 };
+        }
+        window.failures += 1;
     }
 
-    pub fn succeeded(&self, account: &str) {
-        if let Ok(mut windows) = self.windows.lock() {
-            windows.remove(&format!("account:{}", account.trim().to_lowercase()));
+    /// The account signed in from this address: its counts clear, the address is familiar.
+    pub fn succeeded(&self, account: &str, address: IpAddr, now_ms: i64) {
+        if let Ok(mut counts) = self.counts.lock() {
+            let account = account_key(account);
+            counts.pairs.retain(|(known, _), _| *known != account);
+            counts.accounts.remove(&account);
+            counts.familiar.insert((account, address), now_ms);
         }
     }
 }
 
-/// Drops the windows that have ended; returns how many.
-fn drop_ended(windows: &mut HashMap<String, Window>, now_ms: i64) -> usize {
-    let before = windows.len();
-    windows.retain(|_, window| now_ms - window.started_ms < WINDOW_MS);
-    before - windows.len()
+/// Drops what no longer counts; returns how many entries went.
+fn drop_ended(counts: &mut Counts, now_ms: i64) -> usize {
+    let before = counts.pairs.len() + counts.accounts.len() + counts.addresses.len() + counts.familiar.len();
+    counts.pairs.retain(|_, failures| failures.live(now_ms) > 0);
+    counts.accounts.retain(|_, failures| failures.live(now_ms) > 0);
+    counts.addresses.retain(|_, window| now_ms - window.started_ms < WINDOW_MS);
+    counts.familiar.retain(|_, signed_in_ms| now_ms - *signed_in_ms < FAMILIAR_MS);
+    before - (counts.pairs.len() + counts.accounts.len() + counts.addresses.len() + counts.familiar.len())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    const HERE: IpAddr = IpAddr::V4(std::net::Ipv4Addr::new(10, 0, 0, 1));
+    const HOME: IpAddr = IpAddr::V4(std::net::Ipv4Addr::new(10, 0, 0, 1));
+    const ATTACKER: IpAddr = IpAddr::V4(std::net::Ipv4Addr::new(192, 0, 2, 66));
 
     #[test]
-    fn an_account_locks_after_its_limit_until_the_window_ends() {
+    fn guesses_from_one_address_wait_longer_and_longer() {
         let throttle = LoginThrottle::default();
-        for _ in 0..ACCOUNT_LIMIT {
-            assert!(throttle.check("Ada@example.com", HERE, 1_000).is_ok());
-            throttle.failed("ada@example.com", HERE, 1_000);
+        let mut now = 1_000;
+        for _ in 0..PAIR_FREE {
+            assert!(throttle.check("Ada@example.com", ATTACKER, now).is_ok());
+            throttle.failed("ada@example.com", ATTACKER, now);
         }
-        assert_eq!(throttle.check("ada@example.com", HERE, 1_000), Err(900));
-        assert_eq!(throttle.check("ADA@example.com", HERE, 1_000 + WINDOW_MS - 1_500), Err(2));
-        assert!(throttle.check("ada@example.com", HERE, 1_000 + WINDOW_MS).is_ok());
-        assert!(throttle.check("bob@example.com", HERE, 1_000).is_ok(), "other accounts unaffected");
+        assert_eq!(throttle.check("ADA@example.com", ATTACKER, now), Err(1), "the fourth waits a second");
+        now += 1_000;
+        throttle.failed("ada@example.com", ATTACKER, now);
+        assert_eq!(throttle.check("ada@example.com", ATTACKER, now), Err(2));
+        now += 2_000;
+        throttle.failed("ada@example.com", ATTACKER, now);
+        assert_eq!(throttle.check("ada@example.com", ATTACKER, now), Err(4), "doubling");
+        for _ in 0..30 {
+            throttle.failed("ada@example.com", ATTACKER, now);
+        }
+        assert_eq!(throttle.check("ada@example.com", ATTACKER, now), Err((MAX_DELAY_MS / 1000) as u64), "capped");
+        assert!(throttle.check("ada@example.com", ATTACKER, now + QUIET_MS).is_ok(), "forgotten when quiet");
+        assert!(throttle.check("bob@example.com", HOME, now).is_ok(), "other accounts unaffected");
+    }
+
+    /// One client guessing the only administrator's password from its own address never
+    /// keeps the administrator out at their usual address.
+    #[test]
+    fn the_owner_from_a_familiar_address_gets_in_while_someone_else_guesses() {
+        let throttle = LoginThrottle::default();
+        throttle.succeeded("admin@example.com", HOME, 0);
+        let mut now = 60_000;
+        for round in 0..200u32 {
+            // The attacker rotates addresses: every count but the account-wide one is fresh.
+            let address = IpAddr::V4(std::net::Ipv4Addr::new(198, 51, (round / 250) as u8, (round % 250) as u8));
+            throttle.failed("admin@example.com", address, now);
+            now += 100;
+        }
+        assert!(throttle.check("admin@example.com", ATTACKER, now).is_err(), "an unfamiliar address waits");
+        assert!(throttle.check("admin@example.com", HOME, now).is_ok(), "the usual address gets straight in");
+        // A mistake at home counts only there, and a success clears it all.
+        throttle.failed("admin@example.com", HOME, now);
+        assert!(throttle.check("admin@example.com", HOME, now).is_ok());
+        throttle.succeeded("admin@example.com", HOME, now);
+        assert!(throttle.check("admin@example.com", ATTACKER, now).is_ok());
+        // Familiarity ages out: a month later home is an address like any other.
+        let later = now + FAMILIAR_MS;
+        throttle.prune(later);
+        for _ in 0..ACCOUNT_FREE {
+            throttle.failed("admin@example.com", ATTACKER, later);
+        }
+        assert!(throttle.check("admin@example.com", HOME, later).is_err());
     }
 
     #[test]
-    fn an_address_locks_across_accounts_and_success_clears_only_the_account() {
+    fn an_address_spraying_many_accounts_is_refused_until_its_window_ends() {
         let throttle = LoginThrottle::default();
         for i in 0..ADDRESS_LIMIT {
-            throttle.failed(&format!("user{i}@example.com"), HERE, 0);
+            throttle.failed(&format!("user{i}@example.com"), ATTACKER, 0);
         }
-        assert!(throttle.check("new@example.com", HERE, 0).is_err());
-        let elsewhere: IpAddr = "10.0.0.2".parse().unwrap();
-        assert!(throttle.check("new@example.com", elsewhere, 0).is_ok());
-        for _ in 0..ACCOUNT_LIMIT {
-            throttle.failed("eve@example.com", elsewhere, 0);
-        }
-        throttle.succeeded("eve@example.com");
-        assert!(throttle.check("eve@example.com", elsewhere, 0).is_ok());
+        assert_eq!(throttle.check("new@example.com", ATTACKER, 0), Err((WINDOW_MS / 1000) as u64));
+        assert!(throttle.check("new@example.com", HOME, 0).is_ok());
+        assert!(throttle.check("new@example.com", ATTACKER, WINDOW_MS).is_ok());
     }
 }

@@ -1,6 +1,6 @@
 //! HTTP plumbing shared by the platform's listeners and the eval dashboard: the
 //! error family (`errors`), credentials in requests (`cookies`: bearer tokens and
-//! cookies), conditional requests (`conditional`), strict query strings (`query`), security headers and the CSRF decision (`security`), and safe redirect
+//! cookies), conditional requests (`conditional`), strict query strings (`query`), serving a router with connection limits and timeouts (`serve`), security headers and the CSRF decision (`security`), and safe redirect
 //! targets (`redirect`).
 //!
 //! Invariant: this module knows no feature. It decides nothing about who may do what;
@@ -13,3 +13,4 @@ pub mod errors;
 pub mod query;
 pub mod redirect;
 pub mod security;
+pub mod serve;

@@ -70,10 +70,12 @@ pub fn set_security_headers(headers: &mut HeaderMap, https: bool) {
     }
 }
 
-/// The client's address for throttling: the TCP peer, or — when the peer is a reverse
-/// proxy on this host — the last address it appended to `X-Forwarded-For`.
-pub fn client_ip(headers: &HeaderMap, peer: SocketAddr) -> IpAddr {
-    if peer.ip().is_loopback()
+/// The client's address for throttling: the TCP peer, or — when the peer is one of the
+/// configured trusted proxies (`listen.trusted_proxies`) — the last address it appended
+/// to `X-Forwarded-For`. From anyone else the header is ignored: a client could name any
+/// address there.
+pub fn client_ip(headers: &HeaderMap, peer: SocketAddr, trusted_proxies: &[IpAddr]) -> IpAddr {
+    if trusted_proxies.contains(&peer.ip())
         && let Some(forwarded) = header_text(headers, &header::HeaderName::from_static("x-forwarded-for"))
         && let Some(last) = forwarded.rsplit(',').next()
         && let Ok(ip) = last.trim().parse::<IpAddr>()
@@ -132,9 +134,11 @@ mod tests {
     }
 
     #[test]
-    fn client_ip_trusts_forwarded_for_only_from_a_local_proxy() {
+    fn client_ip_trusts_forwarded_for_only_from_a_configured_proxy() {
         let forwarded = headers(&[("x-forwarded-for", "203.0.113.9, 198.51.100.7")]);
-        assert_eq!(client_ip(&forwarded, "127.0.0.1:5000".parse().unwrap()).to_string(), "198.51.100.7");
-        assert_eq!(client_ip(&forwarded, "192.0.2.1:5000".parse().unwrap()).to_string(), "192.0.2.1");
+        let proxy: IpAddr = "127.0.0.1".parse().unwrap();
+        assert_eq!(client_ip(&forwarded, "127.0.0.1:5000".parse().unwrap(), &[proxy]).to_string(), "198.51.100.7");
+        assert_eq!(client_ip(&forwarded, "127.0.0.1:5000".parse().unwrap(), &[]).to_string(), "127.0.0.1");
+        assert_eq!(client_ip(&forwarded, "192.0.2.1:5000".parse().unwrap(), &[proxy]).to_string(), "192.0.2.1");
     }
 }

@@ -10,6 +10,7 @@ pub mod caller;
 
 use std::sync::Arc;
 
+use crate::auth::code_throttle::CodeThrottle;
 use crate::auth::jwt::SigningKeys;
 use crate::auth::throttle::LoginThrottle;
 use crate::clock::Clock;
@@ -41,7 +42,7 @@ pub struct AppState {
     pub login_throttle: LoginThrottle,
     /// Wrong codes entered at `/device` (RFC 8628 §5.1), apart from password failures
     /// so a mistyped code never locks anyone out of signing in.
-    pub device_throttle: LoginThrottle,
+    pub device_throttle: CodeThrottle,
     /// The web app's public origin (`auth.public_url`, or the bound web address).
     pub web_origin: String,
     /// Woken by the webhook receiver when it stores a delivery for the worker.

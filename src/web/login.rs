@@ -98,7 +98,14 @@ pub async fn submit(
     if email.trim().is_empty() || password.is_empty() {
         return login_page(&state, StatusCode::BAD_REQUEST, Some("Enter your e-mail and password."), &email, &next);
     }
-    match verify_password_sign_in(&state, &email, password, client_ip(&headers, peer)).await {
+    match verify_password_sign_in(
+        &state,
+        &email,
+        password,
+        client_ip(&headers, peer, &state.config.listen.trusted_proxies),
+    )
+    .await
+    {
         Ok(user_id) => sign_in_response(&state, &user_id, Method::Password, &next).await,
         Err(PasswordFailure::Throttled { retry_after_secs }) => {
             let message = format!("Too many failed sign-ins. Try again in {} minutes.", retry_after_secs.div_ceil(60));

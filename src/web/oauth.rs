@@ -111,7 +111,14 @@ pub async fn token(
             let (Some(email), Some(password)) = (form.username, form.password) else {
                 return oauth_error(StatusCode::BAD_REQUEST, "invalid_request", "username and password are required");
             };
-            match check_password(&state, &email, password, client_ip(&headers, peer)).await {
+            match check_password(
+                &state,
+                &email,
+                password,
+                client_ip(&headers, peer, &state.config.listen.trusted_proxies),
+            )
+            .await
+            {
                 Ok(user_id) => issue_cli_tokens(&state, user_id, Method::Password).await,
                 Err(response) => response,
             }
@@ -174,7 +181,7 @@ pub async fn verify_password_sign_in(
     let matches = passwords::verify_async(password, stored).await;
     match (matches, user_id) {
         (true, Some(user_id)) => {
-            state.login_throttle.succeeded(email);
+            state.login_throttle.succeeded(email, address, now_ms);
             Ok(user_id)
         }
         _ => {

@@ -1,0 +1,127 @@
+//! Throttling of one-time codes typed by a signed-in person (`/device`, RFC 8628 §5.1):
+//! wrong codes are counted per person and per client address in a fixed window; past
+//! the limit, attempts are refused with 429 and a `Retry-After` until the window ends —
+//! even with the right code, so guessing gains nothing by continuing. The person is
+//! already signed in, so this can lock no one out of their account (passwords have
+//! their own, `super::throttle`).
+//!
+//! Invariants: only failures count and a success clears the account's count; the
+//! table is in memory (one process serves the organisation; a restart forgets, which
+//! costs an attacker a restart they cannot cause) and is pruned so it cannot grow
+//! without bound.
+
+use std::collections::HashMap;
+use std::net::IpAddr;
+use std::sync::Mutex;
+
+pub const WINDOW_MS: i64 = 15 * 60_000;
+/// Failures per account per window.
+pub const ACCOUNT_LIMIT: u32 = 5;
+/// Failures per client address per window (an office behind one address has
+/// several people mistyping).
+pub const ADDRESS_LIMIT: u32 = 20;
+const PRUNE_ABOVE: usize = 10_000;
+
+#[derive(Clone, Copy)]
+struct Window {
+    started_ms: i64,
+    failures: u32,
+}
+
+#[derive(Default)]
+pub struct CodeThrottle {
+    windows: Mutex<HashMap<String, Window>>,
+}
+
+impl CodeThrottle {
+    fn keys(account: &str, address: IpAddr) -> [(String, u32); 2] {
+        [
+            (format!("account:{}", account.trim().to_lowercase()), ACCOUNT_LIMIT),
+            (format!("address:{address}"), ADDRESS_LIMIT),
+        ]
+    }
+
+    /// `Err(seconds)` to wait if this account or address is over its limit.
+    pub fn check(&self, account: &str, address: IpAddr, now_ms: i64) -> Result<(), u64> {
+        let Ok(windows) = self.windows.lock() else { return Ok(()) };
+        let mut wait_ms = 0;
+        for (key, limit) in Self::keys(account, address) {
+            if let Some(window) = windows.get(&key)
+                && now_ms - window.started_ms < WINDOW_MS
+                && window.failures >= limit
+            {
+                wait_ms = wait_ms.max(window.started_ms + WINDOW_MS - now_ms);
+            }
+        }
+        if wait_ms > 0 { Err((wait_ms as u64).div_ceil(1000)) } else { Ok(()) }
+    }
+
+    /// Forgets windows that have ended (`sweep-scratch`); returns how many.
+    pub fn prune(&self, now_ms: i64) -> usize {
+        let Ok(mut windows) = self.windows.lock() else { return 0 };
+        drop_ended(&mut windows, now_ms)
+    }
+
+    pub fn failed(&self, account: &str, address: IpAddr, now_ms: i64) {
+        let Ok(mut windows) = self.windows.lock() else { return };
+        if windows.len() > PRUNE_ABOVE {
+            drop_ended(&mut windows, now_ms);
+        }
+        for (key, _) in Self::keys(account, address) {
+            let window = windows.entry(key).or_insert(Window { started_ms: now_ms, failures: 0 });
+            if now_ms - window.started_ms >= WINDOW_MS {
+                *window = Window { started_ms: now_ms, failures: 0 };
+            }
+            window.failures += 1;
+        }
+    }
+
+    pub fn succeeded(&self, account: &str) {
+        if let Ok(mut windows) = self.windows.lock() {
+            windows.remove(&format!("account:{}", account.trim().to_lowercase()));
+        }
+    }
+}
+
+/// Drops the windows that have ended; returns how many.
+fn drop_ended(windows: &mut HashMap<String, Window>, now_ms: i64) -> usize {
+    let before = windows.len();
+    windows.retain(|_, window| now_ms - window.started_ms < WINDOW_MS);
+    before - windows.len()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const HERE: IpAddr = IpAddr::V4(std::net::Ipv4Addr::new(10, 0, 0, 1));
+
+    #[test]
+    fn an_account_locks_after_its_limit_until_the_window_ends() {
+        let throttle = CodeThrottle::default();
+        for _ in 0..ACCOUNT_LIMIT {
+            assert!(throttle.check("Ada@example.com", HERE, 1_000).is_ok());
+            throttle.failed("ada@example.com", HERE, 1_000);
+        }
+        assert_eq!(throttle.check("ada@example.com", HERE, 1_000), Err(900));
+        assert_eq!(throttle.check("ADA@example.com", HERE, 1_000 + WINDOW_MS - 1_500), Err(2));
+        assert!(throttle.check("ada@example.com", HERE, 1_000 + WINDOW_MS).is_ok());
+        assert!(throttle.check("bob@example.com", HERE, 1_000).is_ok(), "other accounts unaffected");
+    }
+
+    #[test]
+    fn an_address_locks_across_accounts_and_success_clears_only_the_account() {
+        let throttle = CodeThrottle::default();
+        for i in 0..ADDRESS_LIMIT {
+            throttle.failed(&format!("user{i}@example.com"), HERE, 0);
+        }
+        assert!(throttle.check("new@example.com", HERE, 0).is_err());
+        let elsewhere: IpAddr = "10.0.0.2".parse().unwrap();
+        assert!(throttle.check("new@example.com", elsewhere, 0).is_ok());
+        for _ in 0..ACCOUNT_LIMIT {
+            throttle.failed("eve@example.com", elsewhere, 0);
+        }
+        throttle.succeeded("eve@example.com");
+        assert!(throttle.check("eve@example.com", elsewhere, 0).is_ok());
+    }
+}
