@@ -6,7 +6,9 @@ use crate::config::{Log, LogFormat};
 
 pub fn init(log: &Log) {
     let filter = tracing_subscriber::EnvFilter::try_new(&log.level).unwrap_or_else(|_| "info".into());
-    let builder = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr);
+    // Colours only for a person at a terminal: a file or journald would keep the codes.
+    let colour = std::io::IsTerminal::is_terminal(&std::io::stderr());
+    let builder = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).with_ansi(colour);
     // A second init (tests) keeps the first subscriber.
     let _ = match log.format {
         LogFormat::Text => builder.try_init(),

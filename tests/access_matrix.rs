@@ -197,6 +197,16 @@ fn every_role_against_every_route_for_own_other_granted_and_expired() {
             ("team_lead", [200, 200, 404]),
         ],
     );
+    // What the subject's settings page promises is what just happened, and what follows.
+    let (_, settings) = get_as(&format!("{}/me/settings", world.web()), &world.subject);
+    let settings = settings.as_str().map(str::to_string).unwrap_or_else(|| settings.to_string());
+    for promise in [
+        "not your team lead, not an investigator or administrator even with a grant",
+        "(your team lead, while you let them; someone holding a grant on your data",
+        "Your team lead may open your sessions&#39; metadata (never transcripts unless shared)",
+    ] {
+        assert!(settings.contains(promise), "the settings page says {promise:?}: {settings}");
+    }
 
     // The subject shares transcripts: grant holders and the lead may now read them.
     let (status, _) = read(

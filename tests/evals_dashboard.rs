@@ -198,6 +198,18 @@ fn compare_reports_wins_losses_and_regressions() {
         text_of(get(&format!("{}/compare?a=plain-run&b=plain-run&a_harness=alpha&b_harness=beta", d.base)));
     assert_eq!(status, 200);
     assert!(page.contains("Shared tasks") && page.contains("McNemar"));
+    // The page offers the names that exist, and picks the chosen ones.
+    assert!(page.contains(r#"<option value="alpha" selected>alpha</option>"#), "{page}");
+    assert!(page.contains(r#"<option value="m-one">m-one</option>"#), "{page}");
+
+    // A name that matches nothing is refused with the names that exist, never "+0.0 pts".
+    let (status, body) = get(&format!("{}/api/compare?a=plain-run&a_harness=gamma&b=plain-run", d.base));
+    assert_eq!((status, body["error"]["parameter"].as_str()), (422, Some("a_harness")), "{body}");
+    assert!(body["error"]["message"].as_str().unwrap().contains("alpha, beta"), "{body}");
+    let (status, page) = text_of(get(&format!("{}/compare?a=plain-run&b=plain-run&b_model=m-nine", d.base)));
+    assert_eq!(status, 200, "the form comes back with why");
+    assert!(page.contains("has no model") && page.contains("m-nine") && page.contains("m-one, m-two"), "{page}");
+    assert!(!page.contains("McNemar"), "no statistics without a comparison: {page}");
 }
 
 #[test]

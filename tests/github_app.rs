@@ -363,6 +363,7 @@ fn links(server: &TestServer) -> Vec<(String, String)> {
 fn sessions_link_on_exact_evidence_and_the_merge_rollup_keeps_ci_apart() {
     let server = server(&[]);
     let token = server.token.clone();
+    is_the_author(&server, "dev@example.com");
     let t0 = now_ms() - 3_600_000;
     let remote = "git@github.com:Acme/API.git";
     let branch = "feat/PAY-7-rounding";
@@ -418,6 +419,17 @@ fn sessions_link_on_exact_evidence_and_the_merge_rollup_keeps_ci_apart() {
         t0 + 60_000,
     ));
     assert_eq!(server.post_events(&token, &envelope(events)).0, 200);
+    // Someone else on a branch of the same name: neither author nor committer of it.
+    let stranger = common::user_with_token(&server.data_dir, "bo@example.com");
+    let theirs = session(
+        "s-stranger",
+        "INTERACTIVE",
+        json!({"remote": remote, "branch": branch, "commit": "b0".repeat(20)}),
+        Value::Null,
+        Value::Null,
+        t0 + 5_000,
+    );
+    assert_eq!(server.post_events(&stranger, &envelope(theirs)).0, 200);
 
     let mut pr = Pr::new(7, "Fix rounding", branch, &"a1".repeat(20));
     assert_eq!(deliver(&server, "pull_request", &gh::pull_request_event("opened", &pr)).0, 202);
@@ -425,7 +437,7 @@ fn sessions_link_on_exact_evidence_and_the_merge_rollup_keeps_ci_apart() {
     assert_eq!(
         links(&server),
         [("s-branch".into(), "branch".into()), ("s-ci".into(), "named".into()), ("s-eval".into(), "branch".into())],
-        "backfilled on the pull request's event; other repository, default branch and time alone never link"
+        "backfilled on the pull request's event; other repository, default branch, time alone and another person's session on the same branch never link"
     );
     let push = gh::push_event(branch, &"a1".repeat(20), &[(&c1, "Round half away from zero")]);
     assert_eq!(deliver(&server, "push", &push).0, 202);
@@ -536,6 +548,15 @@ fn sessions_link_on_exact_evidence_and_the_merge_rollup_keeps_ci_apart() {
     assert!(html.contains(&format!("Landed on the default branch: acme/api <code>{c0}</code>")), "{html}");
 }
 
+/// Makes `email` the GitHub account `ada-l`, who authors the test's pull requests.
+fn is_the_author(server: &TestServer, email: &str) {
+    let id = user_id(server, email);
+    server
+        .main_db()
+        .execute("UPDATE users SET github_id = 583231, github_login = 'ada-l' WHERE id = ?1", [&id])
+        .unwrap();
+}
+
 fn user_id(server: &TestServer, email: &str) -> String {
     server.main_db().query_row("SELECT id FROM users WHERE email = ?1", [email], |r| r.get(0)).unwrap()
 }
@@ -563,6 +584,7 @@ fn the_bot_comment_is_posted_as_the_app_edited_in_place_and_respects_privacy_and
         ("SIGHTLINE_GITHUB_ORGANISATION", gh::OWNER),
     ];
     let server = server(&app_env);
+    is_the_author(&server, "dev@example.com");
     standin
         .hub
         .lock()

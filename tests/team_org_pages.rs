@@ -143,6 +143,26 @@ fn members_see_their_own_teams_and_the_roster_names_only_who_allows_it() {
     assert!(html.contains("href=\"/team/web\"") && !html.contains("href=\"/team/ops\""), "{html}");
     assert_eq!(world.get("web0@example.com", "/team/ops").0, 404);
     assert_eq!(world.get("web0@example.com", "/team/nowhere").0, 404);
+    // No link on the list leads to a page the caller may not open: a parent team the
+    // member is not in is named, not linked.
+    let data = world.server.server.data_dir.clone();
+    cli(&data, &["team", "add", "--slug", "eng", "--name", "Engineering"]);
+    cli(&data, &["team", "add", "--slug", "mobile", "--name", "Mobile", "--parent", "eng"]);
+    cli(&data, &["team", "add-member", "--team", "mobile", "--email", "web0@example.com"]);
+    let (_, html, _) = world.get("web0@example.com", "/team");
+    assert!(html.contains("<td>eng</td>") && !html.contains("href=\"/team/eng\""), "named, not linked: {html}");
+    for email in ["web0@example.com", "lee@example.com", "vera@example.com"] {
+        let (_, html, _) = world.get(email, "/team");
+        for link in html.split("href=\"/team/").skip(1).filter_map(|rest| rest.split('"').next()) {
+            assert_eq!(world.get(email, &format!("/team/{link}")).0, 200, "{email}: /team/{link} is linked");
+        }
+    }
+    // An address no route serves answers the product's error page, not an empty body.
+    let (status, html, kind) = world.get("web0@example.com", "/no/such/page");
+    assert_eq!((status, kind.as_str()), (404, "text/html; charset=utf-8"));
+    assert!(html.contains("Not Found") && html.contains("<html"), "{html}");
+    let (status, json, kind) = world.get("web0@example.com", "/api/no/such/route");
+    assert_eq!((status, kind.as_str()), (404, "application/json"), "{json}");
     let (_, html, _) = world.get("max@example.com", "/team");
     assert!(html.contains("You are in no team yet"), "{html}");
     assert_eq!(world.get("max@example.com", "/team/web").0, 404);

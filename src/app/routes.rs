@@ -43,7 +43,8 @@ pub fn ingest(state: Arc<AppState>) -> Router {
         .route("/v1/me/sessions/{agent_type}/{session_id}", get(ingest::me::session))
         .route("/v1/me/sessions/{agent_type}/{session_id}/events", get(ingest::me::session_events))
         // Behind the same CSRF guard and headers as on the web listener.
-        .merge(token_routes().layer(axum::middleware::from_fn_with_state(state.clone(), security::guard)));
+        .merge(token_routes().layer(axum::middleware::from_fn_with_state(state.clone(), security::guard)))
+        .fallback(|| async { crate::http::errors::AppError::NotFound });
     listener_router(state, "ingest", routes, true)
 }
 
@@ -124,6 +125,7 @@ pub fn web(state: Arc<AppState>) -> Router {
         .route("/admin/projections/{id}/remove", post(admin::projections::remove))
         .route("/install", get(install::page))
         .merge(token_routes())
+        .fallback(crate::web::not_found)
         .layer(axum::middleware::from_fn_with_state(state.clone(), security::guard));
     listener_router(state, "web", routes, false)
 }
@@ -131,7 +133,8 @@ pub fn web(state: Arc<AppState>) -> Router {
 pub fn github(state: Arc<AppState>) -> Router {
     let routes = Router::new()
         .route("/github/webhooks", post(crate::github::receiver::receive))
-        .layer(axum::extract::DefaultBodyLimit::max(crate::github::receiver::MAX_BODY_BYTES));
+        .layer(axum::extract::DefaultBodyLimit::max(crate::github::receiver::MAX_BODY_BYTES))
+        .fallback(|| async { crate::http::errors::AppError::NotFound });
     listener_router(state, "github", routes, false)
 }
 

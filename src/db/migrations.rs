@@ -42,6 +42,7 @@ pub const MIGRATIONS: &[&str] = &[
     include_str!("../../migrations/0022_jira_issues.sql"),
     include_str!("../../migrations/0023_cost_reconciliation.sql"),
     include_str!("../../migrations/0024_projections.sql"),
+    include_str!("../../migrations/0025_branch_links_need_a_contributor.sql"),
 ];
 
 pub fn latest_version() -> i64 {

@@ -91,10 +91,44 @@ fn task_scores(conn: &Connection, side: &Side) -> Result<Vec<TaskScore>, EvalsEr
     Ok(by_task.into_values().collect())
 }
 
+/// A harness or model the side names must be one its run has: a name that matches
+/// nothing is a 400 that lists the run's names, never an empty comparison.
+fn check_names(
+    conn: &Connection,
+    side: &Side,
+    model_key: &'static str,
+    harness_key: &'static str,
+) -> Result<(), EvalsError> {
+    db::require_run(conn, &side.run)?;
+    for (wanted, column, key) in [(&side.model, "model", model_key), (&side.harness, "harness", harness_key)] {
+        let Some(wanted) = wanted else { continue };
+        let known = super::records::distinct(conn, &side.run, column)?;
+        if !known.iter().any(|name| name == wanted) {
+            return Err(EvalsError::bad(
+                key,
+                format!("run {:?} has no {column} {wanted:?}; its {column} names are: {}", side.run, known.join(", ")),
+            ));
+        }
+    }
+    Ok(())
+}
+
 pub fn compare(conn: &Connection, selection: &Selection) -> Result<Comparison, EvalsError> {
+    check_names(conn, &selection.a, "a_model", "a_harness")?;
+    check_names(conn, &selection.b, "b_model", "b_harness")?;
     let a = task_scores(conn, &selection.a)?;
     let b = task_scores(conn, &selection.b)?;
     let paired = stats::compare(&a, &b);
+    if paired.shared_tasks == 0 {
+        return Err(EvalsError::bad(
+            "b",
+            format!(
+                "A and B share no task, so there is nothing to compare (A attempted {} tasks, B {}); choose runs, harnesses or models that attempted the same tasks",
+                a.len(),
+                b.len()
+            ),
+        ));
+    }
     let b_by_task: HashMap<&str, f64> = b.iter().map(|t| (t.task_id.as_str(), t.mean)).collect();
     let tasks = a
         .iter()

@@ -39,3 +39,15 @@ pub mod shown;
 pub mod team_people;
 pub mod teams;
 pub mod transcript_page;
+
+/// What the web listener answers for a path it has no route for: the product's HTML
+/// error page for a person, JSON for an API client (`/api/`, `/oauth/`, `/v1/`).
+pub async fn not_found(uri: axum::http::Uri) -> axum::response::Response {
+    use axum::response::IntoResponse;
+    let path = uri.path();
+    if ["/api/", "/oauth/", "/v1/"].iter().any(|prefix| path.starts_with(prefix)) {
+        crate::http::errors::AppError::NotFound.into_response()
+    } else {
+        crate::http::errors::PageError(crate::http::errors::AppError::NotFound).into_response()
+    }
+}

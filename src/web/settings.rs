@@ -41,7 +41,7 @@ fn flags(visibility: &Visibility) -> Vec<Flag> {
             name: "share_transcripts",
             on: visibility.share_transcripts,
             title: "Share my transcripts",
-            explained: "Off: nobody but you reads your conversations, except an investigator with a grant you are told about. On: your organisation's search may find your transcripts.",
+            explained: "Off: nobody but you reads your conversations: not your team lead, not an investigator or administrator even with a grant, and search finds them for no one else. On: whoever may open your sessions (your team lead, while you let them; someone holding a grant on your data, which you see under \"Grants on me\") may read their transcripts too and find them in search, and every such read is listed under \"Who read my data\". One session can be set apart on its own page.",
         },
         Flag {
             name: "team_drill_in",

@@ -69,8 +69,8 @@ pub async fn read_team<T: Send + 'static>(
 #[template(path = "web/teams.html")]
 struct TeamsPage {
     nav_role: &'static str,
-    /// (slug, name, parent slug, direct members)
-    teams: Vec<(String, String, String, i64)>,
+    /// (slug, name, parent slug, whether the caller may open the parent, direct members)
+    teams: Vec<(String, String, String, bool, i64)>,
     sees_all: bool,
 }
 
@@ -87,11 +87,14 @@ pub async fn index(State(state): State<Arc<AppState>>, PageCaller(caller): PageC
     .map_err(AppError::from)?;
     let (all, visible) = visible;
     let slug_of = |id: &str| all.iter().find(|(t, _)| t.id == id).map(|(t, _)| t.slug.clone()).unwrap_or_default();
+    // A parent the caller may not open is named, never linked (its page would be a 404).
+    let opens: std::collections::HashSet<String> = visible.iter().map(|(team, _)| team.id.clone()).collect();
     let rows = visible
         .into_iter()
         .map(|(team, members)| {
             let parent = team.parent_id.as_deref().map(slug_of).unwrap_or_default();
-            (team.slug, team.name, parent, members)
+            let parent_opens = team.parent_id.as_ref().is_some_and(|id| opens.contains(id));
+            (team.slug, team.name, parent, parent_opens, members)
         })
         .collect();
     Ok(render(&TeamsPage { nav_role: caller.role.as_str(), teams: rows, sees_all: caller.role.sees_every_team() }))

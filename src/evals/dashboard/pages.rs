@@ -16,6 +16,7 @@ use super::params::{self, ResultsQuery, encode};
 use super::{DashState, auth, cache, diff};
 use crate::evals::compare::{self, Comparison, Selection};
 use crate::evals::db::{self, EvalsError, Phase, Reconciliation, ResultRecord, RunSummary, StateCounts};
+use crate::evals::records;
 use crate::evals::text::{clean_output, one_line, strip_control};
 
 /// A page failure: 404 for an unknown run or cell, 422 for a bad parameter.
@@ -276,19 +277,59 @@ struct ComparePage {
     runs: Vec<String>,
     selection: Option<Selection>,
     result: Option<Comparison>,
+    /// Why there is no comparison for the selection (a name that matches nothing, no
+    /// shared task), shown above the form.
+    refusal: Option<String>,
+    /// The harnesses and models of A's and B's runs (the first run before any choice).
+    a_harnesses: Vec<String>,
+    a_models: Vec<String>,
+    b_harnesses: Vec<String>,
+    b_models: Vec<String>,
 }
 
 pub async fn compare(State(state): State<Arc<DashState>>, Query(raw): Query<HashMap<String, String>>) -> PageResult {
     let selection = if raw.get("a").is_some_and(|a| !a.is_empty()) { Some(Selection::from_query(&raw)?) } else { None };
     let wanted = selection.clone();
-    let (runs, result) = state
+    let (runs, result, names) = state
         .query(move |conn| {
-            let runs = db::runs(conn)?.into_iter().map(|r| r.run_name).collect();
-            let result = wanted.map(|s| compare::compare(conn, &s)).transpose()?;
-            Ok((runs, result))
+            let runs: Vec<String> = db::runs(conn)?.into_iter().map(|r| r.run_name).collect();
+            let first = runs.first().cloned().unwrap_or_default();
+            let (a_run, b_run) = match &wanted {
+                Some(s) => (s.a.run.clone(), s.b.run.clone()),
+                None => (first.clone(), first),
+            };
+            let names_of = |run: &str| -> Result<(Vec<String>, Vec<String>), EvalsError> {
+                if !runs.iter().any(|r| r == run) {
+                    return Ok(Default::default());
+                }
+                Ok((records::distinct(conn, run, "harness")?, records::distinct(conn, run, "model")?))
+            };
+            let names = (names_of(&a_run)?, names_of(&b_run)?);
+            let result = match wanted.map(|s| compare::compare(conn, &s)).transpose() {
+                Ok(result) => Ok(result),
+                Err(EvalsError::BadParameter { message, .. }) => Err(message),
+                Err(EvalsError::UnknownRun(run)) => Err(format!("there is no run {run:?}")),
+                Err(other) => return Err(other),
+            };
+            Ok((runs, result, names))
         })
         .await?;
-    html(ComparePage { auth: state.auth.is_some(), runs, selection, result })
+    let ((a_harnesses, a_models), (b_harnesses, b_models)) = names;
+    let (result, refusal) = match result {
+        Ok(result) => (result, None),
+        Err(message) => (None, Some(message)),
+    };
+    html(ComparePage {
+        auth: state.auth.is_some(),
+        runs,
+        selection,
+        result,
+        refusal,
+        a_harnesses,
+        a_models,
+        b_harnesses,
+        b_models,
+    })
 }
 
 #[derive(Template, WebTemplate)]
