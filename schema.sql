@@ -81,11 +81,13 @@ CREATE TABLE sessions (
     transcript_rules_version INTEGER,
     friction_score          REAL,
     shape_label             TEXT,
-    mode                    TEXT,
     end_reason              TEXT CHECK (end_reason IN ('ended', 'abandoned')),
     transcript_shared       INTEGER CHECK (transcript_shared IN (0, 1)),
     scored_version TEXT,
     scored_event_count INTEGER,
+    mode TEXT GENERATED ALWAYS AS (CASE max_autonomy_rank
+        WHEN 0 THEN 'plan' WHEN 1 THEN 'normal' WHEN 2 THEN 'accept_edits' WHEN 3 THEN 'auto'
+        WHEN 4 THEN 'dont_ask' WHEN 5 THEN 'bypass' END) VIRTUAL,
     UNIQUE (user_id, agent_type, agent_session_id)
 );
 CREATE INDEX sessions_by_last_event ON sessions(last_event_ms);

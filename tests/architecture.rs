@@ -119,7 +119,20 @@ const ALLOWED: &[(&str, &[&str])] = &[
     ("github", &["access", "config", "db", "events", "http", "model", "state"]),
     (
         "deletion",
-        &["access", "analytics", "audit", "auth", "clock", "db", "events", "model", "sessions", "state", "transcripts"],
+        &[
+            "access",
+            "analytics",
+            "audit",
+            "auth",
+            "clock",
+            "db",
+            "events",
+            "model",
+            "scoring",
+            "sessions",
+            "state",
+            "transcripts",
+        ],
     ),
     (
         "ingest",

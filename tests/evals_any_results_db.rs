@@ -350,7 +350,15 @@ fn check_everything(db: &Path, expected: &BTreeMap<String, usize>) {
             dashboard.json(&format!("{path}/cell/{cell}"));
         }
         dashboard.ok(&format!("/compare?a={0}&b={0}", enc(run)));
-        dashboard.json(&format!("/api/compare?a={0}&b={0}", enc(run)));
+        // A run against itself: statistics over its tasks, or, when its cells name no task,
+        // a refusal that says so (never "+0.0 pts" over nothing).
+        let (status, body) = dashboard.get(&format!("/api/compare?a={0}&b={0}", enc(run)));
+        let answer: Value = serde_json::from_str(&body).unwrap();
+        match status {
+            200 => assert!(answer["shared_tasks"].as_u64().unwrap() >= 1, "{body}"),
+            422 => assert!(answer["error"]["message"].as_str().unwrap().contains("share no task"), "{body}"),
+            other => panic!("compare {run}: {other} {body}"),
+        }
     }
 }
 

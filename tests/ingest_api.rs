@@ -550,3 +550,27 @@ fn a_tool_name_of_another_agent_is_rejected() {
     assert_eq!(body["rejected"][0]["field"], "tool.name", "{body}");
     assert!(body["rejected"][0]["reason"].as_str().unwrap().contains("claude_code:"), "{body}");
 }
+
+/// `sessions.mode` (spec §2) is the session's permission mode of the highest autonomy
+/// seen, whatever order the events came in; a session reporting none has none.
+#[test]
+fn a_sessions_mode_is_its_most_autonomous_permission_mode() {
+    let server = TestServer::spawn();
+    let now = now_ms();
+    let mut events = Vec::new();
+    for (i, mode) in ["accept_edits", "bypass", "plan"].iter().enumerate() {
+        let mut e = event("tool_end", "moded", now + i as i64);
+        e["permission_mode"] = json!(mode);
+        events.push(e);
+    }
+    events.push(event("session_start", "plain", now));
+    assert_eq!(server.post_events(&server.token, &envelope(events)).0, 200);
+    let mode = |session: &str| -> Option<String> {
+        server
+            .main_db()
+            .query_row("SELECT mode FROM sessions WHERE agent_session_id = ?1", [session], |r| r.get(0))
+            .unwrap()
+    };
+    assert_eq!(mode("moded").as_deref(), Some("bypass"));
+    assert_eq!(mode("plain"), None);
+}

@@ -62,8 +62,21 @@ fn me_shows_my_interactive_usage_and_the_root_sends_me_there() {
     assert!(html.contains(r#"<div class="label">Spend</div><div class="value">$0.09</div>"#), "{html}");
     assert!(html.contains("new: nothing the previous 30 days"), "{html}");
     assert!(html.contains("<svg") && html.contains("Spend per day (USD)"), "the chart");
-    assert_eq!(html.matches("<td>$0.09</td>").count(), 3, "today's row of the table, the agent's and the model's");
-    assert!(html.contains("<td>claude_code</td>") && html.contains("claude-sonnet-4-5-20250929"), "{html}");
+    assert_eq!(
+        html.matches("<td>$0.09</td>").count(),
+        4,
+        "today's row of the table, the agent's, the model family's and its exact id's"
+    );
+    // The model is its family, with the sessions that used it (not 0), and no "(no model)"
+    // row for the events that carry none; the exact id is one click away.
+    assert!(html.contains("<td>claude_code</td>") && html.contains("<td>claude-sonnet-4-5</td>"), "{html}");
+    assert!(html.contains("<td>claude-sonnet-4-5</td><td>$0.09</td><td>100%</td><td>"), "the family's row: {html}");
+    assert!(
+        html.contains("<summary>Exact model ids</summary>") && html.contains("<td>claude-sonnet-4-5-20250929</td>")
+    );
+    assert!(!html.contains("(no model)"), "{html}");
+    let models = html.split("<h2>Models</h2>").nth(1).unwrap().split("</tr>").nth(1).unwrap();
+    assert!(models.contains("</td><td>1</td><td>"), "one session used the model: {models}");
     assert!(html.contains("<td>claude_code:Bash</td>"), "the tools: {html}");
 
     // The list: both sessions, the CI run apart under its run kind, and the CSV.

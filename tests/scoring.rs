@@ -353,3 +353,49 @@ fn a_build_after_the_last_edit_is_not_a_test_run_once_the_transcript_is_read() {
     let t = trajectory::score_with(tested, &commands);
     assert_eq!((t.tests_before_merge, t.tests_evidence), (Some(true), TestsEvidence::Transcript));
 }
+
+/// The one-shot scoring jobs on the real binary: each runs to completion, and a rescoring
+/// leaves no score of an older scorer version behind (trajectory and effectiveness alike),
+/// while people's own answers stay whatever their rubric's version.
+#[test]
+fn one_shot_rescoring_jobs_run_and_sweep_older_scorer_versions() {
+    let mut server = TestServer::spawn();
+    let now = now_ms();
+    assert_eq!(
+        server.post_events(&server.token, &envelope(debugging("one-shot", now - 3_600_000, "INTERACTIVE"))).0,
+        200
+    );
+    server.terminate();
+    let conn = server.main_db();
+    let session: String = conn.query_row("SELECT id FROM sessions LIMIT 1", [], |r| r.get(0)).unwrap();
+    for (scorer, source) in [("effectiveness", "OUTCOME"), ("friction", "HEURISTIC"), ("feedback_done", "HUMAN")] {
+        conn.execute(
+            "INSERT INTO scores (subject_type, subject_id, scorer_name, scorer_version, value, source, created_at_ms)
+             VALUES ('session', ?1, ?2, '0', 0.5, ?3, 0)",
+            [&session, scorer, source],
+        )
+        .unwrap();
+    }
+    let old = |scorer: &str| -> i64 {
+        conn.query_row("SELECT count(*) FROM scores WHERE scorer_name = ?1 AND scorer_version = '0'", [scorer], |r| {
+            r.get(0)
+        })
+        .unwrap()
+    };
+    let data_dir = server.data_dir.to_str().unwrap().to_string();
+    for job in ["compute-effectiveness-backfill", "rescore-effectiveness", "rescore-trajectory"] {
+        let output = sightline(&["jobs", "run", "--data-dir", &data_dir, job]);
+        assert!(output.status.success(), "{job}: {}", stderr(&output));
+        if job == "compute-effectiveness-backfill" {
+            assert_eq!(old("effectiveness"), 1, "a backfill is not a rescoring: nothing swept");
+        }
+    }
+    assert_eq!((old("effectiveness"), old("friction")), (0, 0), "no older version outlives a rescoring");
+    assert_eq!(old("feedback_done"), 1, "a person's answer stays");
+    let scored: i64 = conn
+        .query_row("SELECT count(*) FROM scores WHERE subject_id = ?1 AND scorer_name = 'friction'", [&session], |r| {
+            r.get(0)
+        })
+        .unwrap();
+    assert_eq!(scored, 1, "rescore-trajectory scored the session again under the current version");
+}

@@ -74,18 +74,23 @@ impl Figures {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum By {
     Agent,
+    /// Model family: snapshots and alias together, sessions counted under each model they
+    /// used, no row for events without a model (`models`).
     Model,
     /// UTC day (the key is the day's start in milliseconds, as text).
     Day,
-    /// Agent and model, as `agent<TAB>model` (a model's price depends on its agent's table).
+    /// Agent and exact model id, as `agent<TAB>model` (a model's price depends on its
+    /// agent's table); no row for events without a model, sessions as for [`By::Model`].
     AgentModel,
+    /// The exact model ids a family's row is made of (`models`).
+    ModelSnapshot,
 }
 
 impl By {
     fn column(self) -> &'static str {
         match self {
             By::Agent => "agent_type",
-            By::Model => "model",
+            By::Model | By::ModelSnapshot => "model",
             By::Day => "CAST((bucket_start_ms / 86400000) * 86400000 AS TEXT)",
             By::AgentModel => "agent_type || char(9) || model",
         }
@@ -185,7 +190,11 @@ pub fn breakdown(
     let mut stmt = conn.prepare(&sql)?;
     let rows =
         stmt.query_map(params_from_iter(parameters(values, period)), |row| Ok((row.get(0)?, read_figures(row, 1)?)))?;
-    Ok(rows.collect::<Result<_, _>>()?)
+    let rows: Vec<(String, Figures)> = rows.collect::<Result<_, _>>()?;
+    if models::is_about_models(by) {
+        return models::model_rows(conn, subject, period, by, rows);
+    }
+    Ok(rows)
 }
 
 /// The subject's most used tools over the period (whole days it covers).
@@ -314,6 +323,7 @@ pub mod disclosure;
 pub mod governance;
 pub mod groups;
 pub mod knowledge;
+pub mod models;
 pub mod security;
 
 #[cfg(test)]

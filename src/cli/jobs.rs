@@ -189,6 +189,10 @@ fn execute(
                 }
                 _ => (crate::scoring::outcomes::compute_effectiveness(&tx, now_ms)?, "sessions"),
             };
+            if name == "rescore-effectiveness" {
+                // As rescore-trajectory does: no score of an older version outlives a rescoring.
+                crate::scoring::store::sweep_old_versions_of(&tx, &[crate::scoring::registry::EFFECTIVENESS])?;
+            }
             tx.commit()?;
             let described = format!("{scored} {what} scored");
             println!("{described}");

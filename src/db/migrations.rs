@@ -43,6 +43,7 @@ pub const MIGRATIONS: &[&str] = &[
     include_str!("../../migrations/0023_cost_reconciliation.sql"),
     include_str!("../../migrations/0024_projections.sql"),
     include_str!("../../migrations/0025_branch_links_need_a_contributor.sql"),
+    include_str!("../../migrations/0026_session_mode.sql"),
 ];
 
 pub fn latest_version() -> i64 {

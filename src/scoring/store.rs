@@ -82,12 +82,19 @@ pub fn of_session(conn: &Connection, session_id: &str) -> Result<Vec<ShownScore>
 
 /// Scores of versions other than the current ones (kept after a rescoring until swept).
 pub fn sweep_old_versions(conn: &Connection) -> Result<usize, DbError> {
-    let mut removed = 0;
     // Computed scores only: people's answers stay whatever the rubric's version.
-    let computed = registry::ALL
+    let computed: Vec<registry::Scorer> = registry::ALL
         .iter()
-        .filter(|s| matches!(s.source, registry::Source::Deterministic | registry::Source::Heuristic));
-    for scorer in computed {
+        .copied()
+        .filter(|s| matches!(s.source, registry::Source::Deterministic | registry::Source::Heuristic))
+        .collect();
+    sweep_old_versions_of(conn, &computed)
+}
+
+/// Scores of `scorers` of versions other than their current ones (`rescore-*`).
+pub fn sweep_old_versions_of(conn: &Connection, scorers: &[registry::Scorer]) -> Result<usize, DbError> {
+    let mut removed = 0;
+    for scorer in scorers {
         removed += conn.execute(
             "DELETE FROM scores WHERE scorer_name = ?1 AND scorer_version <> ?2",
             params![scorer.name, scorer.version],

@@ -31,7 +31,25 @@ pub enum Keys {
     Only(&'static [&'static str]),
     /// Keys that start with this (e.g. every web route).
     Prefix(&'static str),
+    /// Keys that start with this, but none of these.
+    PrefixExcept(&'static str, &'static [&'static str]),
 }
+
+/// The web routes anyone may call without signing in (sign-in itself, the OAuth token
+/// endpoints, health, and addresses no route serves): §8's availability is of the
+/// authenticated routes.
+pub const PUBLIC_WEB_ROUTES: &[&str] = &[
+    "web /login",
+    "web /logout",
+    "web /auth/github",
+    "web /auth/github/callback",
+    "web /oauth/token",
+    "web /oauth/revoke",
+    "web /oauth/device/code",
+    "web /oauth/device/token",
+    "web /health",
+    "web unmatched",
+];
 
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Objective {
@@ -87,9 +105,9 @@ pub const OBJECTIVES: [Objective; 12] = [
     Objective {
         id: "web-availability",
         service: "web",
-        what: "availability across the web app's routes",
+        what: "availability across the web app's authenticated routes",
         indicator: "route",
-        keys: Keys::Prefix("web "),
+        keys: Keys::PrefixExcept("web ", PUBLIC_WEB_ROUTES),
         good: Good::Counted,
         target: 0.99,
     },
@@ -165,6 +183,9 @@ impl Objective {
                 Keys::All => true,
                 Keys::Only(keys) => keys.contains(&row.key.as_str()),
                 Keys::Prefix(prefix) => row.key.starts_with(prefix),
+                Keys::PrefixExcept(prefix, except) => {
+                    row.key.starts_with(prefix) && !except.contains(&row.key.as_str())
+                }
             }
     }
 
@@ -320,5 +341,15 @@ mod tests {
         let slow = status(latency, &[row(today, "ingest /v1/events", 100, 100, 90)], from, today);
         assert_eq!((slow.total, slow.good), (100, 90), "10 of 100 took up to 1 s, over 200 ms");
         assert_eq!(slow.policy, Policy::Freeze, "10 % slow against 1 % allowed");
+    }
+
+    #[test]
+    fn web_availability_counts_only_authenticated_routes() {
+        let today = 100 * DAY_MS;
+        let web = OBJECTIVES.iter().copied().find(|o| o.id == "web-availability").unwrap();
+        let rows =
+            [row(today, "web /me", 10, 9, 0), row(today, "web /login", 50, 0, 0), row(today, "web unmatched", 7, 7, 0)];
+        let counted = status(web, &rows, today - 29 * DAY_MS, today);
+        assert_eq!((counted.total, counted.good), (10, 9), "sign-in and unmatched addresses are not counted");
     }
 }

@@ -52,6 +52,8 @@ pub struct Line {
     pub share: String,
     pub tokens: String,
     pub events: i64,
+    /// Sessions started (for a model: the sessions that used it).
+    pub sessions: i64,
 }
 
 #[derive(Template)]
@@ -67,6 +69,8 @@ struct OverviewPage {
     per_day: Vec<(String, String)>,
     agents: Vec<Line>,
     models: Vec<Line>,
+    /// The exact model ids behind the model families.
+    snapshots: Vec<Line>,
     tools: Vec<ToolFigures>,
     empty: bool,
 }
@@ -79,6 +83,7 @@ struct Read {
     by_day: Vec<(String, Figures)>,
     agents: Vec<(String, Figures)>,
     models: Vec<(String, Figures)>,
+    snapshots: Vec<(String, Figures)>,
     tools: Vec<ToolFigures>,
 }
 
@@ -106,6 +111,7 @@ pub async fn page(
             by_day: query::breakdown(&conn, &subject, period, By::Day)?,
             agents: query::breakdown(&conn, &subject, period, By::Agent)?,
             models: query::breakdown(&conn, &subject, period, By::Model)?,
+            snapshots: query::breakdown(&conn, &subject, period, By::ModelSnapshot)?,
             tools: query::top_tools(&conn, &subject, period, TOP)?,
         })
     })
@@ -175,6 +181,7 @@ fn overview(nav_role: &'static str, name: String, days: i64, period: Period, rea
                 share: share(figures.cost_nusd, read.now.cost_nusd),
                 tokens: count(tokens(&figures)),
                 events: figures.events,
+                sessions: figures.sessions_started,
             })
             .collect()
     };
@@ -189,6 +196,7 @@ fn overview(nav_role: &'static str, name: String, days: i64, period: Period, rea
         empty: read.now.events == 0,
         agents: lines(read.agents),
         models: lines(read.models),
+        snapshots: lines(read.snapshots),
         tools: read.tools,
     }
 }

@@ -50,8 +50,8 @@ pub enum Report {
 impl Report {
     /// The reports of a team's pages, in tab order (after Overview, Roster, Sessions and
     /// Pull requests, which `web::team_people` serves).
-    pub const TEAM: [Report; 5] =
-        [Report::Adoption, Report::Tools, Report::ToolServers, Report::Agents, Report::Skills];
+    pub const TEAM: [Report; 6] =
+        [Report::Adoption, Report::Tools, Report::ToolServers, Report::Agents, Report::Models, Report::Skills];
     /// The reports of the organisation, in tab order.
     pub const ORG: [Report; 12] = [
         Report::Adoption,

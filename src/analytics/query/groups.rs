@@ -13,6 +13,7 @@ use std::collections::BTreeSet;
 use rusqlite::{Connection, params_from_iter};
 
 use super::disclosure::{Disclosure, GroupKey};
+use super::models;
 use super::{By, Figures, Period, Subject, ToolFigures, parameters, read_figures, subject_filter};
 use crate::db::DbError;
 
@@ -166,8 +167,13 @@ pub fn breakdown(
     let mut stmt = conn.prepare(&sql)?;
     let mut found = stmt.query(params_from_iter(parameters(values, period)))?;
     while let Some(row) = found.next()? {
-        let (key, user): (String, String) = (row.get(0)?, row.get(1)?);
+        let (raw, user): (String, String) = (row.get(0)?, row.get(1)?);
+        // Model rows are families, and events without a model make none (`models`).
+        let Some(key) = models::row_key(by, &raw) else { continue };
         groups.entry(key).or_default().add(&read_figures(row, 2)?, &user);
+    }
+    if models::is_about_models(by) {
+        return with_model_sessions(conn, subject, period, by, costliest_first(groups, min_people));
     }
     if by != By::Day {
         return Ok(costliest_first(groups, min_people));
@@ -176,6 +182,24 @@ pub fn breakdown(
         groups.into_iter().map(|(key, t)| (key, t.figures, t.people)).collect();
     days.sort_by(|a, b| a.0.cmp(&b.0));
     Ok(fold(days, min_people, add_figures, |f| f.cost_nusd))
+}
+
+/// Model rows' sessions and prompts: those of the sessions that used each model, and for
+/// "other" those of the models folded into it, each session once (`models`).
+fn with_model_sessions(
+    conn: &Connection,
+    subject: &Subject,
+    period: Period,
+    by: By,
+    mut rows: Vec<GroupRow<Figures>>,
+) -> Result<Vec<GroupRow<Figures>>, DbError> {
+    let sessions = models::ModelSessions::read(conn, subject, period, by)?;
+    let shown: BTreeSet<String> = rows.iter().filter_map(|row| row.key.clone()).collect();
+    let shown: BTreeSet<&str> = shown.iter().map(String::as_str).collect();
+    for row in &mut rows {
+        sessions.apply(row.key.as_deref(), &shown, &mut row.figures);
+    }
+    Ok(rows)
 }
 
 /// What tool calls are grouped by.
@@ -421,8 +445,11 @@ pub fn overview(
     );
     let mut per_team = TeamTallies::of(conn, teams)?;
     let mut totals = Tally::default();
-    let (mut days, mut agents, mut models): (BTreeMap<i64, Tally>, HashMap<String, Tally>, HashMap<String, Tally>) =
-        Default::default();
+    let (mut days, mut agents, mut model_families): (
+        BTreeMap<i64, Tally>,
+        HashMap<String, Tally>,
+        HashMap<String, Tally>,
+    ) = Default::default();
     let mut stmt = conn.prepare(&sql)?;
     let mut rows = stmt.query(params_from_iter(parameters(values, period)))?;
     while let Some(row) = rows.next()? {
@@ -431,7 +458,9 @@ pub fn overview(
         totals.add(&figures, &user);
         days.entry(bucket.div_euclid(86_400_000) * 86_400_000).or_default().add(&figures, &user);
         agents.entry(row.get(2)?).or_default().add(&figures, &user);
-        models.entry(row.get(3)?).or_default().add(&figures, &user);
+        if let Some(family) = models::row_key(By::Model, &row.get::<_, String>(3)?) {
+            model_families.entry(family).or_default().add(&figures, &user);
+        }
         per_team.add(&figures, &user);
     }
     let by_day = days.into_iter().map(|(day, t)| (day.to_string(), t.figures, t.people)).collect();
@@ -440,7 +469,7 @@ pub fn overview(
         totals: totals.figures,
         by_day: fold(by_day, min_people, add_figures, |f| f.cost_nusd),
         agents: costliest_first(agents, min_people),
-        models: costliest_first(models, min_people),
+        models: with_model_sessions(conn, subject, period, By::Model, costliest_first(model_families, min_people))?,
         teams: per_team.rows(&Disclosure::of_usage(conn, period, min_people)?),
     })
 }

@@ -147,7 +147,16 @@ pub fn models(ctx: &Ctx<'_>) -> Result<(String, Vec<Table>), DbError> {
     let total = crate::analytics::query::totals(ctx.conn, &ctx.subject, ctx.period)?.cost_nusd;
     let models = groups::breakdown(ctx.conn, &ctx.subject, ctx.period, By::Model, ctx.min_people)?;
     let pairs = groups::breakdown(ctx.conn, &ctx.subject, ctx.period, By::AgentModel, ctx.min_people)?;
-    let mut by_model = usage_table("models", "Spend by model", "Model", &models, total);
+    let snapshots = groups::breakdown(ctx.conn, &ctx.subject, ctx.period, By::ModelSnapshot, ctx.min_people)?;
+    let mut by_model = usage_table("models", "Spend by model", "Model", &models, total).note(
+        "A model's row holds its dated snapshots and its alias (the exact ids are in the table below). Its sessions and prompts are those of the sessions that used it: a session that used two models counts under both.",
+    );
+    for (row, group) in by_model.rows.iter_mut().zip(&models) {
+        if group.key.is_some() {
+            let cell = std::mem::replace(&mut row[0], Cell::text(""));
+            row[0] = cell.link("#model-snapshots");
+        }
+    }
     let points: Vec<Bar> = models
         .iter()
         .filter(|row| row.key.is_some())
@@ -163,7 +172,12 @@ pub fn models(ctx: &Ctx<'_>) -> Result<(String, Vec<Table>), DbError> {
     }
     Ok((
         "The models behind the agents, by spend; a model's price depends on the agent's price table.".into(),
-        vec![by_model, usage_table("agent-models", "Spend by agent and model", "Agent · model", &pairs, total)],
+        vec![
+            by_model,
+            usage_table("agent-models", "Spend by agent and model", "Agent · model", &pairs, total),
+            usage_table("model-snapshots", "Exact model ids", "Model id", &snapshots, total)
+                .note("Each exact id the agents reported, dated snapshots apart from their alias."),
+        ],
     ))
 }
 
