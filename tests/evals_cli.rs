@@ -22,11 +22,26 @@ fn results_lists_runs_and_shows_a_run_within_80_columns() {
     for needle in ["Run", "Cells", "Completed", "Failed", "Avg success", "Total cost", "plain-run"] {
         assert!(text.contains(needle), "{needle} missing:\n{text}");
     }
+    let headers =
+        ["Harness", "Model", "Task", "Exit", "Success", "Tokens", "Cost", "Time(s)", "Error Class", "Error Message"];
+    // Wide enough for one header line: every column by its whole name, in order.
+    let wide = sightline_on_terminal(&["results", "plain-run", "--db", &db], 400);
+    let header_line = wide.lines().find(|line| line.contains("Harness")).unwrap_or_default();
+    let mut from = 0;
+    for header in headers {
+        let at =
+            header_line[from..].find(header).unwrap_or_else(|| panic!("{header} after column {from}: {header_line}"));
+        from += at + header.len();
+    }
+    // At 80 columns a header may wrap, but each of its words is a whole cell word (never a
+    // prefix of another column's name).
     let table = sightline_on_terminal(&["results", "plain-run", "--db", &db], 80);
-    for header in
-        ["Harness", "Model", "Task", "Exit", "Success", "Tokens", "Cost", "Time(s)", "Error Class", "Error Message"]
-    {
-        assert!(table.replace('\n', " ").contains(header) || table.contains(&header[..4]), "{header}:\n{table}");
+    let words: std::collections::HashSet<&str> =
+        table.split(|c: char| c.is_whitespace() || "│|┆╎".contains(c)).filter(|w| !w.is_empty()).collect();
+    for header in headers {
+        for word in header.split(' ') {
+            assert!(words.contains(word), "{word} (of {header}) is a whole word of the table:\n{table}");
+        }
     }
     for line in table.lines() {
         assert!(line.chars().count() <= 80, "line wider than 80 columns: {line}");

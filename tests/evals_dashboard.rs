@@ -381,3 +381,42 @@ fn binding_every_interface_without_a_token_warns() {
     let _ = child.wait();
     assert!(line.starts_with("warning:") && line.contains("without a token"), "{line}");
 }
+
+/// Without a token the dashboard logs each request; with one the access log stays off,
+/// since a URL could carry what a token protects.
+#[test]
+fn the_access_log_is_on_only_without_a_token() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("results.db");
+    results::hostile(&db);
+    let logged = |token: Option<&str>| -> String {
+        let log = dir.path().join(format!("stderr-{}.log", token.is_some()));
+        let mut command = Command::new(BIN);
+        command
+            .args(["dashboard", "--db", db.to_str().unwrap(), "--port", "0"])
+            .env_remove("SIGHTLINE_DASHBOARD_TOKEN")
+            .env("SIGHTLINE_LOG", "info")
+            .stdout(Stdio::piped())
+            .stderr(std::fs::File::create(&log).unwrap());
+        if let Some(token) = token {
+            command.env("SIGHTLINE_DASHBOARD_TOKEN", token);
+        }
+        let mut child = command.spawn().unwrap();
+        let mut line = String::new();
+        BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
+        let base = line.split_whitespace().nth(1).unwrap().trim_end_matches('/').to_string();
+        let agent = ureq::Agent::config_builder().http_status_as_error(false).build().new_agent();
+        let mut request = agent.get(format!("{base}/api/runs"));
+        if let Some(token) = token {
+            request = request.header("Authorization", format!("Bearer {token}"));
+        }
+        assert_eq!(request.call().unwrap().status().as_u16(), 200);
+        child.kill().unwrap();
+        child.wait().unwrap();
+        std::fs::read_to_string(&log).unwrap()
+    };
+    let open = logged(None);
+    assert!(open.contains("/api/runs") && open.contains("status=200"), "the access log: {open}");
+    let guarded = logged(Some("a-long-enough-dashboard-token-0123456789"));
+    assert!(!guarded.contains("/api/runs"), "no access log with a token: {guarded}");
+}

@@ -271,3 +271,20 @@ fn round(value: f64, places: i32) -> f64 {
     let factor = 10f64.powi(places);
     (value * factor).round() / factor
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The leaderboard's classes (spec: pass from 80 %, partial from 50 %), at and around
+    /// each threshold, a rate computed in floating point included.
+    #[test]
+    fn success_classes_start_at_80_and_50_percent() {
+        let classes: Vec<SuccessClass> = [1.0, 0.8, 0.7999, 0.5, 0.4999, 0.0].map(SuccessClass::of_rate).to_vec();
+        use SuccessClass::*;
+        assert_eq!(classes, [Pass, Pass, Partial, Partial, Fail, Fail]);
+        assert_eq!(SuccessClass::of_rate(0.1 + 0.7), Pass, "0.1 + 0.7 is 0.7999…9 in binary: still 80 %");
+        assert_eq!(SuccessClass::of_rate(4.0 / 5.0), Pass);
+        assert_eq!(SuccessClass::of_rate(1.0 / 2.0), Partial);
+    }
+}
