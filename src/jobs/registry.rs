@@ -56,6 +56,11 @@ pub struct Thresholds {
     pub consecutive_failures: Option<u32>,
     /// Any failed run.
     pub any_failure: bool,
+    /// A scheduled run that had not started by its slot plus the target completion
+    /// (`jobs::slo::missed`; spec §8, `evaluate-alerts`).
+    pub missed_run: bool,
+    /// A run that stopped at its spending cap (spec §8, `judge-sessions` "on spend").
+    pub spend_cap: bool,
     pub severity: Severity,
 }
 
@@ -117,6 +122,8 @@ const fn slower_than(limit: Duration) -> Thresholds {
         max_duration: Some(limit),
         consecutive_failures: None,
         any_failure: false,
+        missed_run: false,
+        spend_cap: false,
         severity: Severity::Warning,
     }
 }
@@ -126,12 +133,20 @@ const fn slower_than_or_failing(limit: Duration, failures: u32) -> Thresholds {
         max_duration: Some(limit),
         consecutive_failures: Some(failures),
         any_failure: false,
+        missed_run: false,
+        spend_cap: false,
         severity: Severity::Warning,
     }
 }
 
-const ANY_FAILURE: Thresholds =
-    Thresholds { max_duration: None, consecutive_failures: None, any_failure: true, severity: Severity::Warning };
+const ANY_FAILURE: Thresholds = Thresholds {
+    max_duration: None,
+    consecutive_failures: None,
+    any_failure: true,
+    missed_run: false,
+    spend_cap: false,
+    severity: Severity::Warning,
+};
 
 /// Every job, tier 1 first, in the spec's order.
 pub const JOBS: [JobSpec; 19] = [
@@ -201,7 +216,7 @@ pub const JOBS: [JobSpec; 19] = [
         schedule: DefaultSchedule::Cron("0 1 * * *"),
         enabled_by_default: true,
         target: Some(minutes(5)),
-        alert: ANY_FAILURE,
+        alert: Thresholds { missed_run: true, ..ANY_FAILURE },
         excludes: &[],
         availability: Availability::Available,
         switch: None,
@@ -213,7 +228,7 @@ pub const JOBS: [JobSpec; 19] = [
         schedule: DefaultSchedule::Cron("30 6 * * *"),
         enabled_by_default: false,
         target: Some(minutes(30)),
-        alert: ANY_FAILURE,
+        alert: Thresholds { spend_cap: true, ..ANY_FAILURE },
         excludes: &[],
         availability: Availability::Available,
         switch: None,

@@ -86,6 +86,13 @@ async fn tick(
         .await?;
         let mut since = last.unwrap_or(started_ms);
         if effective.enabled && effective.schedule.is_due(last, started_ms, now_ms) {
+            // A run that should have started long ago is a breach of its own (spec §8).
+            if job.alert.missed_run
+                && let Some(slot) = effective.schedule.next_after(since)
+                && let Err(err) = state.writer.transact(move |tx| super::slo::missed(tx, job, slot, now_ms)).await
+            {
+                tracing::error!(job = job.name, error = %err, "cannot record a missed run");
+            }
             match start_run(state, job, Trigger::Schedule).await? {
                 Started::Started(run_id) => {
                     since = now_ms;

@@ -39,6 +39,9 @@ pub fn check(conn: &Connection, job: &JobSpec, run: &JobRun) -> Result<Option<Br
             ));
         }
     }
+    if job.alert.spend_cap && run.summary.as_deref().is_some_and(|s| s.contains(crate::scoring::judge::CAP_REACHED)) {
+        reasons.push("stopped at its daily spending cap".to_string());
+    }
     if let Some(limit) = job.alert.consecutive_failures {
         let streak = failures_in_a_row(conn, job.name)?;
         if streak >= limit {
@@ -48,14 +51,50 @@ pub fn check(conn: &Connection, job: &JobSpec, run: &JobRun) -> Result<Option<Br
     if reasons.is_empty() {
         return Ok(None);
     }
-    let severity = job.alert.severity.as_str();
     let breach = Breach {
         job: job.name.to_string(),
         run_id: run.id.clone(),
         at_ms: ended_ms,
-        severity,
+        severity: job.alert.severity.as_str(),
         reason: reasons.join("; "),
     };
+    store(conn, &breach)?;
+    Ok(Some(breach))
+}
+
+/// A scheduled run of `job` that had not started by its slot plus the job's target
+/// completion: a breach stored once per slot (its `run_id` is `missed-<slot>`), for jobs
+/// whose thresholds ask (`missed_run`). `slot` is the scheduled time still waiting.
+pub fn missed(conn: &Connection, job: &JobSpec, slot_ms: i64, now_ms: i64) -> Result<Option<Breach>, DbError> {
+    let grace_ms = job.target.map_or(0, |target| target.as_millis() as i64);
+    if !job.alert.missed_run || now_ms <= slot_ms + grace_ms {
+        return Ok(None);
+    }
+    let run_id = format!("missed-{slot_ms}");
+    let known: bool = conn.query_row(
+        "SELECT EXISTS (SELECT 1 FROM job_alerts WHERE job = ?1 AND run_id = ?2)",
+        params![job.name, run_id],
+        |r| r.get(0),
+    )?;
+    if known {
+        return Ok(None);
+    }
+    let breach = Breach {
+        job: job.name.to_string(),
+        reason: format!(
+            "missed its run due at {}: not started within its {} min target",
+            crate::model::rfc3339_ms(slot_ms),
+            grace_ms / 60_000
+        ),
+        run_id,
+        at_ms: now_ms,
+        severity: job.alert.severity.as_str(),
+    };
+    store(conn, &breach)?;
+    Ok(Some(breach))
+}
+
+fn store(conn: &Connection, breach: &Breach) -> Result<(), DbError> {
     conn.execute(
         "INSERT INTO job_alerts (id, job, run_id, at_ms, severity, reason) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
         params![
@@ -67,7 +106,7 @@ pub fn check(conn: &Connection, job: &JobSpec, run: &JobRun) -> Result<Option<Br
             breach.reason
         ],
     )?;
-    Ok(Some(breach))
+    Ok(())
 }
 
 /// Failed runs since the job's last run that did not fail (refusals do not count).
@@ -149,5 +188,34 @@ mod tests {
         runs::record_refused(&conn, "sweep-abandoned", Trigger::Http, "busy", 2_500_000).unwrap();
         let third = ended(&conn, "sweep-abandoned", 3_000_000, 1_000, Outcome::Failed);
         assert_eq!(check(&conn, abandoned, &third).unwrap().unwrap().reason, "3 failures in a row (the limit is 3)");
+    }
+
+    /// Spec §8: `evaluate-alerts` alerts on a missed run, `judge-sessions` on spend.
+    #[test]
+    fn a_missed_evaluation_and_a_judge_at_its_cap_are_breaches() {
+        let mut conn = Connection::open_in_memory().unwrap();
+        crate::db::migrations::migrate(&mut conn, std::path::Path::new(":memory:")).unwrap();
+        let evaluate = find("evaluate-alerts").unwrap();
+        let slot = 1_795_482_000_000; // 2026-11-24T01:00:00Z
+        assert_eq!(missed(&conn, evaluate, slot, slot + 5 * 60_000).unwrap(), None, "within its 5 min target");
+        let breach = missed(&conn, evaluate, slot, slot + 8 * 3_600_000).unwrap().unwrap();
+        assert_eq!(
+            breach.reason,
+            "missed its run due at 2026-11-24T01:00:00.000Z: not started within its 5 min target"
+        );
+        assert_eq!(missed(&conn, evaluate, slot, slot + 9 * 3_600_000).unwrap(), None, "once per slot");
+        assert_eq!(missed(&conn, find("sweep-retention").unwrap(), slot, slot + 9 * 3_600_000).unwrap(), None);
+
+        let judge = find("judge-sessions").unwrap();
+        let Started::Started(id) = runs::start(&conn, "judge-sessions", Trigger::Schedule, 0).unwrap() else {
+            panic!()
+        };
+        let summary = format!("12 sessions judged for $5.0000{}", crate::scoring::judge::CAP_REACHED);
+        runs::finish(&conn, &id, Outcome::Succeeded, None, None, 1_000).unwrap();
+        let mut run = runs::history(&conn, Some("judge-sessions"), 1).unwrap().remove(0);
+        run.summary = Some(summary);
+        assert_eq!(check(&conn, judge, &run).unwrap().unwrap().reason, "stopped at its daily spending cap");
+        run.summary = Some("3 sessions judged for $0.0100".into());
+        assert_eq!(check(&conn, judge, &run).unwrap(), None);
     }
 }

@@ -256,6 +256,9 @@ pub fn store(
     Ok(())
 }
 
+/// How a run's summary says it stopped at the daily cap (`jobs::slo` alerts on it).
+pub const CAP_REACHED: &str = "; the daily cap is reached";
+
 /// What a run did.
 #[derive(Debug, Default, PartialEq)]
 pub struct JudgeReport {
@@ -266,7 +269,7 @@ pub struct JudgeReport {
 
 impl JudgeReport {
     pub fn describe(&self) -> String {
-        let cap = if self.capped { "; the daily cap is reached" } else { "" };
+        let cap = if self.capped { CAP_REACHED } else { "" };
         format!("{} sessions judged for ${:.4}{cap}", self.judged, self.spent_nusd as f64 / 1e9)
     }
 }
