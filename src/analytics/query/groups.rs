@@ -156,6 +156,24 @@ pub fn breakdown(
     by: By,
     min_people: i64,
 ) -> Result<Vec<GroupRow<Figures>>, DbError> {
+    let sessions = if models::is_about_models(by) {
+        models::ModelSessions::read(conn, subject, period)?
+    } else {
+        models::ModelSessions::default()
+    };
+    breakdown_with(conn, subject, period, by, min_people, &sessions)
+}
+
+/// [`breakdown`] with the subject's model sessions already read (a page showing several
+/// model breakdowns reads them once).
+pub fn breakdown_with(
+    conn: &Connection,
+    subject: &Subject,
+    period: Period,
+    by: By,
+    min_people: i64,
+    sessions: &models::ModelSessions,
+) -> Result<Vec<GroupRow<Figures>>, DbError> {
     let (filter, values) = subject_filter(subject);
     // Grouped here rather than by SQL, as in `tool_groups`.
     let sql = format!(
@@ -173,7 +191,7 @@ pub fn breakdown(
         groups.entry(key).or_default().add(&read_figures(row, 2)?, &user);
     }
     if models::is_about_models(by) {
-        return with_model_sessions(conn, subject, period, by, costliest_first(groups, min_people));
+        return Ok(with_model_sessions(sessions, by, costliest_first(groups, min_people)));
     }
     if by != By::Day {
         return Ok(costliest_first(groups, min_people));
@@ -187,19 +205,17 @@ pub fn breakdown(
 /// Model rows' sessions and prompts: those of the sessions that used each model, and for
 /// "other" those of the models folded into it, each session once (`models`).
 fn with_model_sessions(
-    conn: &Connection,
-    subject: &Subject,
-    period: Period,
+    sessions: &models::ModelSessions,
     by: By,
     mut rows: Vec<GroupRow<Figures>>,
-) -> Result<Vec<GroupRow<Figures>>, DbError> {
-    let sessions = models::ModelSessions::read(conn, subject, period, by)?;
+) -> Vec<GroupRow<Figures>> {
+    let sessions = sessions.keyed(by);
     let shown: BTreeSet<String> = rows.iter().filter_map(|row| row.key.clone()).collect();
     let shown: BTreeSet<&str> = shown.iter().map(String::as_str).collect();
     for row in &mut rows {
         sessions.apply(row.key.as_deref(), &shown, &mut row.figures);
     }
-    Ok(rows)
+    rows
 }
 
 /// What tool calls are grouped by.
@@ -469,7 +485,11 @@ pub fn overview(
         totals: totals.figures,
         by_day: fold(by_day, min_people, add_figures, |f| f.cost_nusd),
         agents: costliest_first(agents, min_people),
-        models: with_model_sessions(conn, subject, period, By::Model, costliest_first(model_families, min_people))?,
+        models: with_model_sessions(
+            &models::ModelSessions::read(conn, subject, period)?,
+            By::Model,
+            costliest_first(model_families, min_people),
+        ),
         teams: per_team.rows(&Disclosure::of_usage(conn, period, min_people)?),
     })
 }

@@ -55,35 +55,48 @@ pub fn row_key(by: By, raw: &str) -> Option<String> {
     }
 }
 
-/// The sessions (with their prompts) behind each model row of a breakdown.
+/// The subject's interactive sessions that started in the period, with each model they
+/// used: read once, then keyed for as many model breakdowns as a page shows.
 #[derive(Debug, Default)]
 pub struct ModelSessions {
-    by_key: HashMap<String, BTreeMap<String, i64>>,
+    /// (session id, agent, model, the session's prompts).
+    rows: Vec<(String, String, String, i64)>,
 }
 
 impl ModelSessions {
-    /// The subject's interactive sessions that started in the period, by the row key of
-    /// each model they used.
-    pub fn read(conn: &Connection, subject: &Subject, period: Period, by: By) -> Result<ModelSessions, DbError> {
+    pub fn read(conn: &Connection, subject: &Subject, period: Period) -> Result<ModelSessions, DbError> {
         let (filter, values) = subject_filter(subject);
         let sql = format!(
             "SELECT s.id, s.agent_type, m.model, s.prompt_count FROM sessions s JOIN session_models m ON m.session_id = s.id
              WHERE {filter} AND s.run_kind = 'INTERACTIVE' AND s.first_event_ms >= ? AND s.first_event_ms < ?"
         );
         let mut stmt = conn.prepare_cached(&sql)?;
-        let mut rows = stmt.query(params_from_iter(parameters(values, period)))?;
-        let mut by_key: HashMap<String, BTreeMap<String, i64>> = HashMap::new();
-        while let Some(row) = rows.next()? {
-            let (session, agent, model, prompts): (String, String, String, i64) =
-                (row.get(0)?, row.get(1)?, row.get(2)?, row.get(3)?);
-            let raw = if by == By::AgentModel { format!("{agent}\t{model}") } else { model };
-            if let Some(key) = row_key(by, &raw) {
-                by_key.entry(key).or_default().insert(session, prompts);
-            }
-        }
-        Ok(ModelSessions { by_key })
+        let rows = stmt.query_map(params_from_iter(parameters(values, period)), |row| {
+            Ok((row.get(0)?, row.get(1)?, row.get(2)?, row.get(3)?))
+        })?;
+        Ok(ModelSessions { rows: rows.collect::<Result<_, _>>()? })
     }
 
+    /// The sessions (with their prompts) under each row key of a breakdown by `by`.
+    pub fn keyed(&self, by: By) -> KeyedSessions<'_> {
+        let mut by_key: HashMap<String, BTreeMap<&str, i64>> = HashMap::new();
+        for (session, agent, model, prompts) in &self.rows {
+            let raw = if by == By::AgentModel { format!("{agent}\t{model}") } else { model.clone() };
+            if let Some(key) = row_key(by, &raw) {
+                by_key.entry(key).or_default().insert(session.as_str(), *prompts);
+            }
+        }
+        KeyedSessions { by_key }
+    }
+}
+
+/// The sessions behind each model row of one breakdown.
+#[derive(Debug, Default)]
+pub struct KeyedSessions<'a> {
+    by_key: HashMap<String, BTreeMap<&'a str, i64>>,
+}
+
+impl KeyedSessions<'_> {
     /// Sets a row's sessions and prompts: those of its key, or for the folded "other" row
     /// (`None`), of every key not among `shown`, each session once.
     pub fn apply(&self, key: Option<&str>, shown: &BTreeSet<&str>, figures: &mut Figures) {
@@ -94,7 +107,7 @@ impl ModelSessions {
                 None => !shown.contains(row.as_str()),
             };
             if belongs {
-                sessions.extend(of_row.iter().map(|(id, prompts)| (id.as_str(), *prompts)));
+                sessions.extend(of_row.iter().map(|(id, prompts)| (*id, *prompts)));
             }
         }
         figures.sessions_started = sessions.len() as i64;
@@ -120,7 +133,8 @@ pub fn model_rows(
             into.cost_nusd += figures.cost_nusd;
         }
     }
-    let sessions = ModelSessions::read(conn, subject, period, by)?;
+    let read = ModelSessions::read(conn, subject, period)?;
+    let sessions = read.keyed(by);
     let none = BTreeSet::new();
     let mut out: Vec<(String, Figures)> = grouped
         .into_iter()

@@ -145,9 +145,10 @@ pub fn agents(ctx: &Ctx<'_>) -> Result<(String, Vec<Table>), DbError> {
 
 pub fn models(ctx: &Ctx<'_>) -> Result<(String, Vec<Table>), DbError> {
     let total = crate::analytics::query::totals(ctx.conn, &ctx.subject, ctx.period)?.cost_nusd;
-    let models = groups::breakdown(ctx.conn, &ctx.subject, ctx.period, By::Model, ctx.min_people)?;
-    let pairs = groups::breakdown(ctx.conn, &ctx.subject, ctx.period, By::AgentModel, ctx.min_people)?;
-    let snapshots = groups::breakdown(ctx.conn, &ctx.subject, ctx.period, By::ModelSnapshot, ctx.min_people)?;
+    // The sessions behind the model rows, read once for the three tables.
+    let sessions = crate::analytics::query::models::ModelSessions::read(ctx.conn, &ctx.subject, ctx.period)?;
+    let breakdown = |by| groups::breakdown_with(ctx.conn, &ctx.subject, ctx.period, by, ctx.min_people, &sessions);
+    let (models, pairs, snapshots) = (breakdown(By::Model)?, breakdown(By::AgentModel)?, breakdown(By::ModelSnapshot)?);
     let mut by_model = usage_table("models", "Spend by model", "Model", &models, total).note(
         "A model's row holds its dated snapshots and its alias (the exact ids are in the table below). Its sessions and prompts are those of the sessions that used it: a session that used two models counts under both.",
     );
