@@ -7,12 +7,18 @@
 
 mod common;
 
+use std::collections::{BTreeMap, BTreeSet};
+
+use common::inprocess::InProcess;
 use common::*;
+
+const PASSWORD: &str = "a long passphrase of the demo";
+const MIN_PEOPLE: usize = 5;
 
 fn demo(dir: &std::path::Path) -> std::process::Output {
     sightline_with_stdin(
         &["demo", "--data-dir", dir.to_str().unwrap(), "--developers", "8", "--days", "14", "--password-stdin"],
-        "a long passphrase of the demo\n",
+        &format!("{PASSWORD}\n"),
     )
 }
 
@@ -109,4 +115,184 @@ fn the_demo_fills_an_empty_directory_through_the_product_and_says_how_to_sign_in
     let a: String = conn.query_row(shape, [], |r| r.get(0)).unwrap();
     let b: String = other_conn.query_row(shape, [], |r| r.get(0)).unwrap();
     assert_eq!(a, b);
+}
+
+/// Who each team group of a page is, read from main.db: the people active in the last 30
+/// days (the pages' default period) in a team with the teams below it, in a team directly,
+/// in no team, or at all.
+struct Groups {
+    active: BTreeSet<String>,
+    subtree: BTreeMap<String, BTreeSet<String>>,
+    direct: BTreeMap<String, BTreeSet<String>>,
+    in_no_team: BTreeSet<String>,
+}
+
+impl Groups {
+    fn read(conn: &rusqlite::Connection, from_ms: i64) -> Groups {
+        let strings = |sql: &str, param: &dyn rusqlite::ToSql| -> BTreeSet<String> {
+            let mut stmt = conn.prepare(sql).unwrap();
+            stmt.query_map([param], |r| r.get(0)).unwrap().map(Result::unwrap).collect()
+        };
+        let active = strings("SELECT DISTINCT user_id FROM agg_usage_hourly WHERE bucket_start_ms >= ?1", &from_ms);
+        let slugs: Vec<(String, String)> = {
+            let mut stmt = conn.prepare("SELECT id, slug FROM teams").unwrap();
+            stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?))).unwrap().map(Result::unwrap).collect()
+        };
+        let (mut subtree, mut direct) = (BTreeMap::new(), BTreeMap::new());
+        for (id, slug) in &slugs {
+            let below = strings(
+                "WITH RECURSIVE tree(id) AS (SELECT ?1 UNION SELECT t.id FROM teams t JOIN tree ON t.parent_id = tree.id)
+                 SELECT DISTINCT m.user_id FROM team_members m JOIN tree ON m.team_id = tree.id",
+                id,
+            );
+            subtree.insert(slug.clone(), below.intersection(&active).cloned().collect());
+            let own = strings("SELECT user_id FROM team_members WHERE team_id = ?1", id);
+            direct.insert(slug.clone(), own.intersection(&active).cloned().collect());
+        }
+        let members = strings("SELECT user_id FROM team_members WHERE ?1 = ?1", &1);
+        let in_no_team = active.difference(&members).cloned().collect();
+        Groups { active, subtree, direct, in_no_team }
+    }
+
+    /// The people of a team table's row, by its label.
+    fn of(&self, label: &str) -> BTreeSet<String> {
+        if label == "(in no team)" {
+            return self.in_no_team.clone();
+        }
+        if let Some(slug) = label.strip_suffix(" (direct members)") {
+            return self.direct[slug].clone();
+        }
+        self.subtree.get(label).cloned().unwrap_or_else(|| panic!("a row of no known group: {label:?}"))
+    }
+}
+
+/// Every shown group minus every set of shown groups inside it that do not overlap leaves
+/// none or at least the minimum.
+fn check_subtractions(shown: &[(String, BTreeSet<String>)]) {
+    // The same people shown twice (a team on two pages) are one group to subtract.
+    let mut distinct: BTreeMap<&BTreeSet<String>, &String> = BTreeMap::new();
+    for (name, set) in shown {
+        distinct.entry(set).or_insert(name);
+    }
+    let shown: Vec<(String, BTreeSet<String>)> =
+        distinct.into_iter().map(|(set, name)| (name.clone(), set.clone())).collect();
+    for (name, whole) in &shown {
+        let inside: Vec<&(String, BTreeSet<String>)> = shown
+            .iter()
+            .filter(|(_, part)| !part.is_empty() && part.len() < whole.len() && part.is_subset(whole))
+            .collect();
+        assert!(inside.len() <= 16, "{name}: {} groups inside, too many to try every subtraction", inside.len());
+        for mask in 1u32..(1 << inside.len()) {
+            let family: Vec<&String> =
+                inside.iter().enumerate().filter(|(i, _)| mask & (1 << i) != 0).map(|(_, (n, _))| n).collect();
+            let mut union = BTreeSet::new();
+            let mut disjoint = true;
+            for (i, (_, part)) in inside.iter().enumerate() {
+                if mask & (1 << i) != 0 {
+                    disjoint &= part.is_disjoint(&union);
+                    union.extend(part.iter().cloned());
+                }
+            }
+            let left = whole.len() - union.len();
+            assert!(!disjoint || left == 0 || left >= MIN_PEOPLE, "{name} minus {family:?} leaves {left} people");
+        }
+    }
+}
+
+/// A demo organisation large enough for teams of several sizes (40 developers, a week).
+#[test]
+fn in_the_demo_organisation_no_role_can_subtract_its_way_to_a_small_team() {
+    let dir = tempfile::tempdir().unwrap();
+    let made = sightline_with_stdin(
+        &["demo", "--data-dir", dir.path().to_str().unwrap(), "--developers", "40", "--days", "7", "--password-stdin"],
+        &format!("{PASSWORD}\n"),
+    );
+    assert!(made.status.success(), "{}", stderr(&made));
+    no_subtraction_of_shown_team_figures_isolates_a_small_group(dir.path());
+}
+
+/// The demo organisation's team figures as each role is shown them, on every team table
+/// of the overview and report pages and their CSVs, and the totals of the teams they may
+/// open: every subtraction of shown rows and totals is tried.
+fn no_subtraction_of_shown_team_figures_isolates_a_small_group(dir: &std::path::Path) {
+    let data = dir.to_str().unwrap();
+    let token = sightline(&["token", "create", "--data-dir", data, "--user", "admin@demo.example", "--kind", "hook"]);
+    let server = InProcess::start(dir, stdout(&token).trim());
+    let conn = rusqlite::Connection::open(dir.join("main.db")).unwrap();
+    let day = 86_400_000;
+    let from_ms = (server.clock.now_ms() / day + 1) * day - 30 * day;
+    let groups = Groups::read(&conn, from_ms);
+    let lead: String = conn
+        .query_row(
+            "SELECT u.email FROM users u JOIN team_members m ON m.user_id = u.id WHERE m.team_role = 'lead' LIMIT 1",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    let member: String = conn
+        .query_row(
+            "SELECT u.email FROM users u JOIN team_members m ON m.user_id = u.id WHERE m.team_role = 'member' LIMIT 1",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    let slugs: Vec<String> = groups.subtree.keys().cloned().collect();
+    let web = server.server.web.clone();
+    let mut tried = 0;
+    for email in ["admin@demo.example", "investigator@demo.example", "finance@demo.example", &lead, &member] {
+        let (status, body) = password_grant(&server.server.ingest, email, PASSWORD);
+        assert_eq!(status, 200, "{email}: {body}");
+        let access = body["access_token"].as_str().unwrap().to_string();
+        let get = |path: &str| -> (u16, String) {
+            let mut response =
+                agent().get(format!("{web}{path}")).header("Authorization", format!("Bearer {access}")).call().unwrap();
+            (response.status().as_u16(), response.body_mut().read_to_string().unwrap_or_default())
+        };
+        let mut shown: Vec<(String, BTreeSet<String>)> = Vec::new();
+        if groups.active.len() >= MIN_PEOPLE && get("/org").0 == 200 {
+            shown.push(("the organisation".into(), groups.active.clone()));
+        }
+        let mut tables = vec!["/org?format=csv&table=teams".to_string()];
+        for table in ["teams", "all-teams"] {
+            tables.push(format!("/org/teams?format=csv&table={table}"));
+        }
+        for slug in &slugs {
+            let (status, html) = get(&format!("/team/{slug}"));
+            let marker = "<div class=\"label\">Active people</div><div class=\"value\">";
+            if status == 200
+                && let Some(at) = html.find(marker)
+            {
+                let shown_people: usize =
+                    html[at + marker.len()..].split('<').next().unwrap().replace(',', "").parse().unwrap();
+                let set = groups.subtree[slug].clone();
+                assert_eq!(shown_people, set.len(), "{email}: /team/{slug}'s total");
+                shown.push((format!("team {slug}"), set));
+                tables.push(format!("/team/{slug}?format=csv&table=teams"));
+            }
+        }
+        for table in tables {
+            let (status, csv) = get(&table);
+            if status != 200 {
+                continue;
+            }
+            let mut reader = csv::Reader::from_reader(csv.as_bytes());
+            let people_at = reader
+                .headers()
+                .unwrap()
+                .iter()
+                .position(|h| h.eq_ignore_ascii_case("people"))
+                .expect("a people column");
+            for record in reader.records() {
+                let record = record.unwrap();
+                let label = record[0].trim_start_matches('\'').to_string();
+                let set = groups.of(&label);
+                assert_eq!(record[people_at].parse::<usize>().unwrap(), set.len(), "{email} {table}: {label}");
+                assert!(set.len() >= MIN_PEOPLE, "{email} {table}: {label} has {} people", set.len());
+                shown.push((format!("{table}: {label}"), set));
+            }
+        }
+        tried += shown.len();
+        check_subtractions(&shown);
+    }
+    assert!(tried > 10, "the check saw the demo's team figures ({tried} shown)");
 }
