@@ -1,7 +1,7 @@
 -- Migration 25: branch evidence (src/github/links.rs) also needs the session's person to
 -- be the pull request's author or one of its commit authors (a person with a session
 -- linked to it by a commit), and the branch reported after the previous pull request from
--- the same head branch closed. Links made before under the looser rule that fail it are
+-- the same head branch closed (one closed before this one opened). Links made before under the looser rule that fail it are
 -- removed; the rollups they changed are recomputed by the webhook worker (their link
 -- counts no longer match: github::rollups::stale).
 DELETE FROM session_pr_links
@@ -18,5 +18,6 @@ WHERE evidence = 'branch'
       AND g.first_reported_ms > coalesce((SELECT max(coalesce(q.closed_at_ms, q.merged_at_ms))
             FROM pull_requests q JOIN repos rq ON rq.id = q.repo_id
             WHERE q.head_ref = p.head_ref AND q.id <> p.id AND q.created_at_ms < p.created_at_ms
+              AND coalesce(q.closed_at_ms, q.merged_at_ms) <= p.created_at_ms
               AND lower(coalesce(q.head_repo, rq.full_name)) = lower(coalesce(p.head_repo, r.full_name))), -1)
   );

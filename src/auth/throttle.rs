@@ -86,32 +86,40 @@ pub struct LoginThrottle {
     counts: Mutex<Counts>,
 }
 
+/// The longest account name counted (an e-mail address is at most 254 bytes); a longer
+/// one is cut, so no client can make the table hold megabytes per entry.
+const MAX_ACCOUNT_BYTES: usize = 254;
+
 fn account_key(account: &str) -> String {
-    account.trim().to_lowercase()
+    let mut key = account.trim().to_lowercase();
+    if key.len() > MAX_ACCOUNT_BYTES {
+        let mut at = MAX_ACCOUNT_BYTES;
+        while !key.is_char_boundary(at) {
+            at -= 1;
+        }
+        key.truncate(at);
+    }
+    key
 }
 
 impl LoginThrottle {
+    /// Checks and counts an attempt in one step: `Err(seconds)` to wait, or the attempt is
+    /// counted as a failure now (under the lock), so guesses sent in parallel cannot all pass
+    /// the check before any of them is counted. A right password then calls [`succeeded`],
+    /// which clears it.
+    ///
+    /// [`succeeded`]: LoginThrottle::succeeded
+    pub fn attempt(&self, account: &str, address: IpAddr, now_ms: i64) -> Result<(), u64> {
+        let Ok(mut counts) = self.counts.lock() else { return Ok(()) };
+        check_counts(&counts, account, address, now_ms)?;
+        count_failure(&mut counts, account, address, now_ms);
+        Ok(())
+    }
+
     /// `Err(seconds)` to wait before this account may be tried from this address.
     pub fn check(&self, account: &str, address: IpAddr, now_ms: i64) -> Result<(), u64> {
         let Ok(counts) = self.counts.lock() else { return Ok(()) };
-        let account = account_key(account);
-        let pair = counts.pairs.get(&(account.clone(), address)).copied().unwrap_or_default();
-        let mut wait_ms = pair.wait_ms(PAIR_FREE, now_ms);
-        let familiar = counts
-            .familiar
-            .get(&(account.clone(), address))
-            .is_some_and(|signed_in_ms| now_ms - signed_in_ms < FAMILIAR_MS);
-        if !familiar {
-            let everywhere = counts.accounts.get(&account).copied().unwrap_or_default();
-            wait_ms = wait_ms.max(everywhere.wait_ms(ACCOUNT_FREE, now_ms));
-        }
-        if let Some(window) = counts.addresses.get(&address)
-            && now_ms - window.started_ms < WINDOW_MS
-            && window.failures >= ADDRESS_LIMIT
-        {
-            wait_ms = wait_ms.max(window.started_ms + WINDOW_MS - now_ms);
-        }
-        if wait_ms > 0 { Err((wait_ms as u64).div_ceil(1000)) } else { Ok(()) }
+        check_counts(&counts, account, address, now_ms)
     }
 
     /// Forgets counts that have gone quiet and familiar addresses that have aged
@@ -122,45 +130,87 @@ impl LoginThrottle {
     }
 
     pub fn failed(&self, account: &str, address: IpAddr, now_ms: i64) {
-        let Ok(mut counts) = self.counts.lock() else { return };
-        if counts.pairs.len() + counts.addresses.len() + counts.familiar.len() > PRUNE_ABOVE {
-            drop_ended(&mut counts, now_ms);
+        if let Ok(mut counts) = self.counts.lock() {
+            count_failure(&mut counts, account, address, now_ms);
         }
-        let account = account_key(account);
-        counts.pairs.entry((account.clone(), address)).or_default().add(now_ms);
-        let familiar = counts
-            .familiar
-            .get(&(account.clone(), address))
-            .is_some_and(|signed_in_ms| now_ms - signed_in_ms < FAMILIAR_MS);
-        if !familiar {
-            counts.accounts.entry(account).or_default().add(now_ms);
-        }
-        let window = counts.addresses.entry(address).or_insert(Window { started_ms: now_ms, failures: 0 });
-        if now_ms - window.started_ms >= WINDOW_MS {
-            *window = Window { started_ms: now_ms, failures: 0 };
-        }
-        window.failures += 1;
     }
 
-    /// The account signed in from this address: its counts clear, the address is familiar.
+    /// The account signed in from this address: this address's count for the account
+    /// clears, the attempt [`attempt`] counted is taken back from the account-wide and
+    /// address counts, and the address is familiar. Other addresses' counts stay: a
+    /// guesser elsewhere keeps their delay.
+    ///
+    /// [`attempt`]: LoginThrottle::attempt
     pub fn succeeded(&self, account: &str, address: IpAddr, now_ms: i64) {
         if let Ok(mut counts) = self.counts.lock() {
             let account = account_key(account);
-            counts.pairs.retain(|(known, _), _| *known != account);
-            counts.accounts.remove(&account);
+            counts.pairs.remove(&(account.clone(), address));
+            if let Some(everywhere) = counts.accounts.get_mut(&account) {
+                everywhere.count = everywhere.count.saturating_sub(1);
+            }
+            if let Some(window) = counts.addresses.get_mut(&address) {
+                window.failures = window.failures.saturating_sub(1);
+            }
             counts.familiar.insert((account, address), now_ms);
         }
     }
 }
 
+fn entries(counts: &Counts) -> usize {
+    counts.pairs.len() + counts.accounts.len() + counts.addresses.len() + counts.familiar.len()
+}
+
+/// `Err(seconds)` to wait, from the counts as they stand.
+fn check_counts(counts: &Counts, account: &str, address: IpAddr, now_ms: i64) -> Result<(), u64> {
+    let account = account_key(account);
+    let pair = counts.pairs.get(&(account.clone(), address)).copied().unwrap_or_default();
+    let mut wait_ms = pair.wait_ms(PAIR_FREE, now_ms);
+    let familiar = counts
+        .familiar
+        .get(&(account.clone(), address))
+        .is_some_and(|signed_in_ms| now_ms - signed_in_ms < FAMILIAR_MS);
+    if !familiar {
+        let everywhere = counts.accounts.get(&account).copied().unwrap_or_default();
+        wait_ms = wait_ms.max(everywhere.wait_ms(ACCOUNT_FREE, now_ms));
+    }
+    if let Some(window) = counts.addresses.get(&address)
+        && now_ms - window.started_ms < WINDOW_MS
+        && window.failures >= ADDRESS_LIMIT
+    {
+        wait_ms = wait_ms.max(window.started_ms + WINDOW_MS - now_ms);
+    }
+    if wait_ms > 0 { Err((wait_ms as u64).div_ceil(1000)) } else { Ok(()) }
+}
+
+/// Counts one failure of the account from the address.
+fn count_failure(counts: &mut Counts, account: &str, address: IpAddr, now_ms: i64) {
+    if entries(counts) > PRUNE_ABOVE {
+        drop_ended(counts, now_ms);
+    }
+    let account = account_key(account);
+    counts.pairs.entry((account.clone(), address)).or_default().add(now_ms);
+    let familiar = counts
+        .familiar
+        .get(&(account.clone(), address))
+        .is_some_and(|signed_in_ms| now_ms - signed_in_ms < FAMILIAR_MS);
+    if !familiar {
+        counts.accounts.entry(account).or_default().add(now_ms);
+    }
+    let window = counts.addresses.entry(address).or_insert(Window { started_ms: now_ms, failures: 0 });
+    if now_ms - window.started_ms >= WINDOW_MS {
+        *window = Window { started_ms: now_ms, failures: 0 };
+    }
+    window.failures += 1;
+}
+
 /// Drops what no longer counts; returns how many entries went.
 fn drop_ended(counts: &mut Counts, now_ms: i64) -> usize {
-    let before = counts.pairs.len() + counts.accounts.len() + counts.addresses.len() + counts.familiar.len();
+    let before = entries(counts);
     counts.pairs.retain(|_, failures| failures.live(now_ms) > 0);
     counts.accounts.retain(|_, failures| failures.live(now_ms) > 0);
     counts.addresses.retain(|_, window| now_ms - window.started_ms < WINDOW_MS);
     counts.familiar.retain(|_, signed_in_ms| now_ms - *signed_in_ms < FAMILIAR_MS);
-    before - (counts.pairs.len() + counts.accounts.len() + counts.addresses.len() + counts.familiar.len())
+    before - entries(counts)
 }
 
 #[cfg(test)]
@@ -208,11 +258,11 @@ mod tests {
         }
         assert!(throttle.check("admin@example.com", ATTACKER, now).is_err(), "an unfamiliar address waits");
         assert!(throttle.check("admin@example.com", HOME, now).is_ok(), "the usual address gets straight in");
-        // A mistake at home counts only there, and a success clears it all.
+        // A mistake at home counts only there; the owner's success leaves the guesser waiting.
         throttle.failed("admin@example.com", HOME, now);
         assert!(throttle.check("admin@example.com", HOME, now).is_ok());
         throttle.succeeded("admin@example.com", HOME, now);
-        assert!(throttle.check("admin@example.com", ATTACKER, now).is_ok());
+        assert!(throttle.check("admin@example.com", ATTACKER, now).is_err());
         // Familiarity ages out: a month later home is an address like any other.
         let later = now + FAMILIAR_MS;
         throttle.prune(later);
@@ -231,5 +281,25 @@ mod tests {
         assert_eq!(throttle.check("new@example.com", ATTACKER, 0), Err((WINDOW_MS / 1000) as u64));
         assert!(throttle.check("new@example.com", HOME, 0).is_ok());
         assert!(throttle.check("new@example.com", ATTACKER, WINDOW_MS).is_ok());
+    }
+
+    /// Guesses sent at once are counted as they pass the check, not after their slow
+    /// password check: the fourth waits even before any of the first three has failed.
+    #[test]
+    fn parallel_attempts_are_counted_before_their_outcome() {
+        let throttle = LoginThrottle::default();
+        for _ in 0..PAIR_FREE {
+            assert!(throttle.attempt("ada@example.com", ATTACKER, 0).is_ok());
+        }
+        assert_eq!(throttle.attempt("ada@example.com", ATTACKER, 0), Err(1));
+        // The owner's right password at home takes back only their own attempt.
+        assert!(throttle.attempt("ada@example.com", HOME, 0).is_ok());
+        throttle.succeeded("ada@example.com", HOME, 0);
+        assert!(throttle.check("ada@example.com", ATTACKER, 0).is_err(), "the guesser still waits");
+        assert!(throttle.check("ada@example.com", HOME, 0).is_ok());
+        // An address that is megabytes long is kept as 254 bytes.
+        throttle.failed(&"x".repeat(2 << 20), ATTACKER, 0);
+        let longest = throttle.counts.lock().unwrap().pairs.keys().map(|(account, _)| account.len()).max();
+        assert_eq!(longest, Some(254));
     }
 }

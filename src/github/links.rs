@@ -28,11 +28,14 @@ const LINK_SQL: &str =
   WHERE (CASE excluded.evidence WHEN 'commit' THEN 3 WHEN 'named' THEN 2 ELSE 1 END)
       > (CASE session_pr_links.evidence WHEN 'commit' THEN 3 WHEN 'named' THEN 2 ELSE 1 END)";
 
-/// When the previous pull request from the same head branch (of `p`, in `r`) closed,
-/// or -1 when there was none: branch evidence for `p` starts after it.
+/// When the previous pull request from the same head branch (of `p`, in `r`) closed
+/// before `p` was opened, or -1 when there was none: branch evidence for `p` starts after
+/// it. One still open when `p` opened (another base branch) does not count: both took the
+/// branch's work.
 const PREVIOUS_CLOSE: &str = "coalesce((SELECT max(coalesce(q.closed_at_ms, q.merged_at_ms))
       FROM pull_requests q JOIN repos rq ON rq.id = q.repo_id
       WHERE q.head_ref = p.head_ref AND q.id <> p.id AND q.created_at_ms < p.created_at_ms
+        AND coalesce(q.closed_at_ms, q.merged_at_ms) <= p.created_at_ms
         AND lower(coalesce(q.head_repo, rq.full_name)) = lower(coalesce(p.head_repo, r.full_name))), -1)";
 
 /// Whether the person `?4` may have worked on `p`: its author, or the person of a
@@ -276,7 +279,7 @@ mod tests {
                 let reported = day * DAY + 10;
                 prs.iter().enumerate().filter(|(i, p)| {
                     let previous = prs.iter().enumerate()
-                        .filter(|(j, q)| q.1 == p.1 && j != i && q.2 < p.2)
+                        .filter(|(j, q)| q.1 == p.1 && j != i && q.2 < p.2 && q.3.is_some_and(|c| c * DAY < p.2 * DAY))
                         .filter_map(|(_, q)| q.3.map(|c| c * DAY + 1)).max().unwrap_or(-1);
                     p.0 == person && p.1 == branch && reported > previous
                         && p.3.is_none_or(|c| reported <= c * DAY + 1)

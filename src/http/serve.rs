@@ -21,6 +21,10 @@ use tokio::net::TcpListener;
 use tokio::sync::Semaphore;
 use tower_service::Service;
 
+/// The longest a stop waits for open connections to finish their request (the platform
+/// server also bounds its whole drain by `server.shutdown_grace_secs`).
+const SHUTDOWN_LIMIT: Duration = Duration::from_secs(30);
+
 /// How much of the server one listener's clients may hold.
 #[derive(Clone, Copy, Debug)]
 pub struct Limits {
@@ -74,6 +78,8 @@ pub async fn serve(
         });
     }
     drop(listener);
-    graceful.shutdown().await;
+    // Connections finish the request they are in; one that never does (a client sending
+    // a body byte by byte) does not hold the shutdown past SHUTDOWN_LIMIT.
+    let _ = tokio::time::timeout(SHUTDOWN_LIMIT, graceful.shutdown()).await;
     Ok(())
 }

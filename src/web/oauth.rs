@@ -166,7 +166,8 @@ pub async fn verify_password_sign_in(
     address: std::net::IpAddr,
 ) -> Result<String, PasswordFailure> {
     let now_ms = state.clock.now_ms();
-    if let Err(retry_after_secs) = state.login_throttle.check(email, address, now_ms) {
+    // Counted before the password is checked, so parallel guesses cannot all pass.
+    if let Err(retry_after_secs) = state.login_throttle.attempt(email, address, now_ms) {
         return Err(PasswordFailure::Throttled { retry_after_secs });
     }
     let pool = state.readers.clone();
@@ -184,10 +185,8 @@ pub async fn verify_password_sign_in(
             state.login_throttle.succeeded(email, address, now_ms);
             Ok(user_id)
         }
-        _ => {
-            state.login_throttle.failed(email, address, now_ms);
-            Err(PasswordFailure::Wrong)
-        }
+        // Already counted by `attempt`.
+        _ => Err(PasswordFailure::Wrong),
     }
 }
 
