@@ -172,6 +172,11 @@ pub fn suppress(sets: &[BTreeSet<String>], always: &[bool], min_people: i64) -> 
 /// 1 and `min` − 1 people, if there is one. When the search runs past its budget, the
 /// smallest inside set is answered, so that withholding it shrinks the search.
 fn leaking_subtraction(sets: &[BTreeSet<String>], a: usize, inside: &[usize], min: usize) -> Option<Vec<usize>> {
+    // Teams whose people are in one team each nest or keep apart: then the leftovers of
+    // every subtraction are found exactly, without trying each family one by one.
+    if let Some(found) = laminar_leak(sets, a, inside, min) {
+        return found;
+    }
     let whole = sets[a].len();
     let mut order = inside.to_vec();
     order.sort_by_key(|&b| std::cmp::Reverse(sets[b].len()));
@@ -183,6 +188,83 @@ fn leaking_subtraction(sets: &[BTreeSet<String>], a: usize, inside: &[usize], mi
         Found::Nothing => None,
         Found::OutOfBudget => order.iter().copied().min_by_key(|&b| sets[b].len()).map(|b| vec![b]),
     }
+}
+
+/// [`leaking_subtraction`] when the sets inside `sets[a]` are laminar (any two nested or
+/// apart); `None` when they are not. Bottom up over the nesting, each set's reachable
+/// "covered" sizes are: the set whole, or any sum of its children's reachable sizes (or
+/// nothing of a child); a leak is a reachable size of `sets[a]` leaving 1 to `min` − 1.
+#[allow(clippy::type_complexity)]
+fn laminar_leak(sets: &[BTreeSet<String>], a: usize, inside: &[usize], min: usize) -> Option<Option<Vec<usize>>> {
+    // One of each distinct set; bitsets over the people of `sets[a]`.
+    let people: Vec<&String> = sets[a].iter().collect();
+    let bit = |set: &BTreeSet<String>| -> Vec<u64> {
+        let mut words = vec![0u64; people.len().div_ceil(64)];
+        for (i, person) in people.iter().enumerate() {
+            if set.contains(*person) {
+                words[i / 64] |= 1 << (i % 64);
+            }
+        }
+        words
+    };
+    let mut nodes: Vec<(usize, Vec<u64>, usize)> = Vec::new();
+    for &b in inside {
+        let bits = bit(&sets[b]);
+        if !nodes.iter().any(|(_, other, _)| *other == bits) {
+            nodes.push((b, bits, sets[b].len()));
+        }
+    }
+    nodes.sort_by_key(|(b, _, size)| (std::cmp::Reverse(*size), *b));
+    let subset = |x: &[u64], y: &[u64]| x.iter().zip(y).all(|(x, y)| x & !y == 0);
+    let disjoint = |x: &[u64], y: &[u64]| x.iter().zip(y).all(|(x, y)| x & y == 0);
+    // The parent of each node: the smallest set that holds it (sorted largest first, so
+    // the last one found).
+    let mut parent: Vec<Option<usize>> = vec![None; nodes.len()];
+    for i in 0..nodes.len() {
+        for j in 0..i {
+            let (inner, outer) = (&nodes[i].1, &nodes[j].1);
+            if subset(inner, outer) {
+                parent[i] = Some(j);
+            } else if !disjoint(inner, outer) {
+                return None; // overlapping without nesting: not laminar
+            }
+        }
+    }
+    // Reachable covered sizes of each node, with one family reaching each, children first.
+    let whole = sets[a].len();
+    let combine = |reach: &mut BTreeMap<usize, Vec<usize>>, child: &BTreeMap<usize, Vec<usize>>, cap: usize| {
+        let before: Vec<(usize, Vec<usize>)> = reach.iter().map(|(s, f)| (*s, f.clone())).collect();
+        for (s, family) in &before {
+            for (t, more) in child {
+                if s + t <= cap && !reach.contains_key(&(s + t)) {
+                    let mut joined = family.clone();
+                    joined.extend(more.iter().copied());
+                    reach.insert(s + t, joined);
+                }
+            }
+        }
+    };
+    let mut reachable: Vec<BTreeMap<usize, Vec<usize>>> = vec![BTreeMap::new(); nodes.len()];
+    for i in (0..nodes.len()).rev() {
+        let mut reach: BTreeMap<usize, Vec<usize>> = BTreeMap::from([(0, Vec::new())]);
+        for child in (i + 1..nodes.len()).filter(|&c| parent[c] == Some(i)) {
+            let child_reach = std::mem::take(&mut reachable[child]);
+            combine(&mut reach, &child_reach, nodes[i].2);
+        }
+        reach.remove(&0);
+        reach.insert(nodes[i].2, vec![nodes[i].0]);
+        reachable[i] = reach;
+    }
+    let mut top: BTreeMap<usize, Vec<usize>> = BTreeMap::from([(0, Vec::new())]);
+    for root in (0..nodes.len()).filter(|&i| parent[i].is_none()) {
+        let root_reach = std::mem::take(&mut reachable[root]);
+        combine(&mut top, &root_reach, whole);
+    }
+    let leak = top.into_iter().find(|(covered, family)| {
+        let left = whole - covered;
+        !family.is_empty() && left > 0 && left < min
+    });
+    Some(leak.map(|(_, family)| family))
 }
 
 enum Found {
@@ -275,6 +357,24 @@ pub(super) mod tests {
         let kept: Vec<BTreeSet<String>> =
             sets.iter().zip(&shown).filter(|(_, s)| **s).map(|(s, _)| s.clone()).collect();
         assert!(no_subtraction_isolates_a_small_group(&kept, 5).is_ok());
+    }
+
+    /// Seventeen teams of five side by side: nothing can be isolated, so nothing is
+    /// withheld (a search that tried every family would run out of time here).
+    #[test]
+    fn many_teams_side_by_side_are_all_shown() {
+        let teams: Vec<BTreeSet<String>> = (0..17u8).map(|t| (0..5u8).map(|p| format!("{t}-{p}")).collect()).collect();
+        let mut sets = vec![teams.iter().flatten().cloned().collect::<BTreeSet<String>>()];
+        sets.extend(teams);
+        let mut always = vec![false; sets.len()];
+        always[0] = true;
+        assert!(suppress(&sets, &always, 5).iter().all(|shown| *shown));
+        // One of them of three people: it goes, and so does one more, no more.
+        let mut small = sets.clone();
+        small[17] = ["a", "b", "c"].iter().map(|p| p.to_string()).collect();
+        small[0] = small[1..].iter().flatten().cloned().collect();
+        let shown = suppress(&small, &always, 5);
+        assert_eq!(shown.iter().filter(|s| !**s).count(), 2, "{shown:?}");
     }
 
     proptest::proptest! {
