@@ -169,3 +169,47 @@ fn demo_writes_a_database_that_every_command_reads_and_never_overwrites() {
         assert!(report.status.success(), "{name}: {}", stderr(&report));
     }
 }
+
+/// One rounding rule on every surface: a success rate of exactly 1/16 (6.25 %) is 6.3 % on
+/// the console, in the HTML report, its JSON and the dashboard's run page and API alike
+/// (Rust's own `{:.1}` would write 6.2).
+#[test]
+fn a_half_way_figure_rounds_the_same_way_on_every_surface() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("results.db");
+    let conn = common::results::create(&db);
+    for task in 0..16 {
+        let name = format!("task-{task}");
+        let cell = common::results::CellSpec {
+            harness: "alpha",
+            model: "m-one",
+            task: &name,
+            repeat: 0,
+            track: "swe",
+            success: if task == 0 { 1.0 } else { 0.0 },
+            error: None,
+            cost: 0.01,
+        };
+        common::results::insert(&conn, "sixteenth", &cell);
+    }
+    drop(conn);
+    let db = db.to_str().unwrap().to_string();
+    let console = stdout(&sightline(&["results", "--db", &db]));
+    assert!(console.contains("6.3%") && !console.contains("6.2%"), "{console}");
+    let out = dir.path().join("report");
+    let made = sightline(&["report", "sixteenth", "--db", &db, "--output", out.to_str().unwrap()]);
+    assert!(made.status.success(), "{}", stderr(&made));
+    let html = std::fs::read_to_string(out.join("sixteenth_report.html")).unwrap();
+    assert!(html.contains("6.3%") && !html.contains("6.2%"), "the HTML report");
+    let json = std::fs::read_to_string(out.join("sixteenth_report.json")).unwrap();
+    assert!(json.contains("\"6.3\"") && !json.contains("\"6.2\""), "the JSON report: {json}");
+    let dashboard = common::results::RunningDashboard::start(std::path::Path::new(&db), None);
+    let page = dashboard.ok("/run/sixteenth");
+    let percents: Vec<String> = page
+        .match_indices('%')
+        .map(|(at, _)| page[..at + 1].chars().rev().take(12).collect::<Vec<_>>().into_iter().rev().collect())
+        .collect();
+    assert!(page.contains("6.3%") && !page.contains("6.2%"), "the run page: {percents:?}");
+    let leaderboard = dashboard.json("/api/run/sixteenth/leaderboard");
+    assert!(leaderboard.to_string().contains("\"6.3\""), "the API: {leaderboard}");
+}

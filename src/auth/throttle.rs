@@ -92,13 +92,7 @@ const MAX_ACCOUNT_BYTES: usize = 254;
 
 fn account_key(account: &str) -> String {
     let mut key = account.trim().to_lowercase();
-    if key.len() > MAX_ACCOUNT_BYTES {
-        let mut at = MAX_ACCOUNT_BYTES;
-        while !key.is_char_boundary(at) {
-            at -= 1;
-        }
-        key.truncate(at);
-    }
+    crate::model::truncate_at_char_boundary(&mut key, MAX_ACCOUNT_BYTES);
     key
 }
 

@@ -136,7 +136,15 @@ pub fn cost_vs_success(points: &[CostPoint], frontier: &[usize], width: u32, hei
     text(&mut out, 16.0, mid_y, &rotate, "Success rate", ALL);
 
     // Points: the rest first, then the frontier's step line, then its points on top.
-    let hover = |p: &CostPoint| format!("{} · {}: {:.1}% at {}", p.label, p.series, p.success * 100.0, usd(p.cost));
+    let hover = |p: &CostPoint| {
+        format!(
+            "{} · {}: {}% at {}",
+            p.label,
+            p.series,
+            crate::model::decimal::decimal(p.success * 100.0, 1),
+            usd(p.cost)
+        )
+    };
     for (_, p) in points.iter().enumerate().filter(|(i, _)| valid[*i] && !front.contains(i)) {
         marker(&mut out, series_of[p.series.as_str()], px(p.cost), py(p.success), false, Some(&hover(p)));
     }

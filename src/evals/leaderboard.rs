@@ -239,7 +239,7 @@ pub fn to_json(boards: &Leaderboards) -> Value {
                 json!({
                     "harness": row.harness,
                     "model": model,
-                    "success_pct": format!("{:.1}", row.success_rate * 100.0),
+                    "success_pct": super::shown::decimal(row.success_rate * 100.0, 1),
                     "success_class": row.success_class.as_str(),
                     "avg_tokens": figure(row.avg_tokens, 0),
                     "avg_cost": figure(row.avg_cost, 4),
@@ -267,9 +267,9 @@ pub fn to_json(boards: &Leaderboards) -> Value {
     Value::Object(out)
 }
 
+/// The one rounding rule (`shown::decimal`), for numbers the JSON reports carry.
 fn round(value: f64, places: i32) -> f64 {
-    let factor = 10f64.powi(places);
-    (value * factor).round() / factor
+    super::shown::rounded(value, places.max(0) as usize)
 }
 
 #[cfg(test)]

@@ -1,25 +1,30 @@
 //! How eval figures look to people: one formatting of each kind of value, with every
 //! unknown value shown as "—" (HTML pages, the HTML report and the console alike).
 //! JSON keeps `null` and CSV an empty field; they do not come through here.
+//!
+//! Invariant: one rounding rule on every surface, [`decimal`]: a value exactly half-way
+//! rounds half away from zero (6.25 % is "6.3 %"), not to even as Rust's `{:.1}` does.
 
 use super::leaderboard::Mean;
 
 /// What an unknown value looks like on screen.
 pub const UNKNOWN: &str = "—";
 
+pub use crate::model::decimal::{Figure, decimal, rounded, signed};
+
 /// `value` with `places` decimals, or "—".
 pub fn fixed(value: &Option<f64>, places: usize) -> String {
-    value.map_or_else(|| UNKNOWN.to_string(), |v| format!("{v:.places$}"))
+    value.map_or_else(|| UNKNOWN.to_string(), |v| decimal(v, places))
 }
 
 /// A dollar amount with `places` decimals, or "—".
 pub fn usd(value: &Option<f64>, places: usize) -> String {
-    value.map_or_else(|| UNKNOWN.to_string(), |v| format!("${v:.places$}"))
+    value.map_or_else(|| UNKNOWN.to_string(), |v| format!("${}", decimal(v, places)))
 }
 
 /// A rate in 0..=1 as a percentage with one decimal, or "—".
 pub fn percent(rate: &Option<f64>) -> String {
-    rate.map_or_else(|| UNKNOWN.to_string(), |r| format!("{:.1}%", r * 100.0))
+    rate.map_or_else(|| UNKNOWN.to_string(), |r| format!("{}%", decimal(r * 100.0, 1)))
 }
 
 /// A whole number, or "—".
@@ -29,7 +34,7 @@ pub fn whole(value: &Option<i64>) -> String {
 
 /// Milliseconds as seconds with one decimal, or "—".
 pub fn seconds(ms: &Option<i64>) -> String {
-    ms.map_or_else(|| UNKNOWN.to_string(), |ms| format!("{:.1}", ms as f64 / 1000.0))
+    ms.map_or_else(|| UNKNOWN.to_string(), |ms| decimal(ms as f64 / 1000.0, 1))
 }
 
 /// Text as stored, or "—" when there is none (or it is empty).
@@ -65,10 +70,23 @@ mod tests {
     use super::*;
 
     #[test]
+    fn half_way_rounds_away_from_zero_on_every_surface() {
+        assert_eq!(format!("{:.1}", 6.25), "6.2", "Rust's own formatting rounds half to even");
+        assert_eq!(decimal(6.25, 1), "6.3");
+        assert_eq!(decimal(-6.25, 1), "-6.3");
+        assert_eq!(decimal(0.125, 2), "0.13");
+        assert_eq!(decimal(2.5, 0), "3");
+        assert_eq!(decimal(-0.04, 1), "0.0", "never -0.0");
+        assert_eq!(percent(&Some(1.0 / 16.0)), "6.3%");
+        assert_eq!(rounded(6.25, 1), 6.3);
+        assert_eq!((signed(0.25, 1), signed(-0.25, 1), signed(0.0, 1)), ("+0.3".into(), "-0.3".into(), "+0.0".into()));
+    }
+
+    #[test]
     fn unknown_values_are_a_dash_and_partial_means_say_over_how_many_cells() {
         assert_eq!(fixed(&None, 2), "—");
         assert_eq!(usd(&Some(1.5), 2), "$1.50");
-        assert_eq!(seconds(&Some(1250)), "1.2");
+        assert_eq!(seconds(&Some(1250)), "1.3", "half-way: away from zero");
         assert_eq!(mean(&Mean { value: Some(3.0), cells: 2 }, &5, tenths), "3.0 (over 2 of 5)");
         assert_eq!(mean(&Mean { value: Some(3.0), cells: 5 }, &5, tenths), "3.0");
         assert_eq!(mean(&Mean { value: None, cells: 0 }, &5, tenths), "—");

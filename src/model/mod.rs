@@ -8,6 +8,7 @@
 //! storage always parses.
 
 pub mod csv_cells;
+pub mod decimal;
 pub mod event_json;
 pub mod oauth;
 pub mod wire;
@@ -280,6 +281,19 @@ pub fn percent_encode(text: &str) -> String {
         }
     }
     out
+}
+
+/// Cuts `text` to at most `max` bytes at a character boundary; answers whether it cut.
+pub fn truncate_at_char_boundary(text: &mut String, max: usize) -> bool {
+    if text.len() <= max {
+        return false;
+    }
+    let mut at = max;
+    while !text.is_char_boundary(at) {
+        at -= 1;
+    }
+    text.truncate(at);
+    true
 }
 
 /// XML and HTML text escaping (`&`, `<`, `>`, `"`, `'`) used for all labels, in text and attributes alike.

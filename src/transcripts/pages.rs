@@ -10,12 +10,13 @@
 
 use std::path::Path;
 
-use rusqlite::{Connection, OptionalExtension};
+use rusqlite::Connection;
 
 use super::model::Message;
 use super::segments::{self, SegmentError};
 use super::store;
 use crate::db::DbError;
+use crate::model::truncate_at_char_boundary;
 use crate::model::wire::Rejection;
 use crate::sessions::read::SessionRead;
 
@@ -78,27 +79,14 @@ pub enum Wanted<'a> {
     Containing { needle: &'a str, limit: usize },
 }
 
-/// Cuts `text` to at most `max` bytes at a character boundary; returns whether it cut.
-fn cut(text: &mut String, max: usize) -> bool {
-    if text.len() <= max {
-        return false;
-    }
-    let mut at = max;
-    while !text.is_char_boundary(at) {
-        at -= 1;
-    }
-    text.truncate(at);
-    true
-}
-
 /// A message as a reader gets it: text and tool inputs cut to [`MAX_READ_TEXT_BYTES`].
 pub fn for_reader(mut message: Message) -> Message {
     let whole = message.text.len();
-    if cut(&mut message.text, MAX_READ_TEXT_BYTES) {
+    if truncate_at_char_boundary(&mut message.text, MAX_READ_TEXT_BYTES) {
         message.whole_text_bytes = Some(whole);
     }
     for call in &mut message.tool_calls {
-        if cut(&mut call.input, MAX_READ_TEXT_BYTES) {
+        if truncate_at_char_boundary(&mut call.input, MAX_READ_TEXT_BYTES) {
             call.input.push_str(" …");
         }
     }
@@ -118,14 +106,7 @@ pub fn read(
     proof: &SessionRead,
     wanted: Wanted<'_>,
 ) -> Result<Option<Page>, DbError> {
-    if !proof.covers_transcript() {
-        return Ok(None);
-    }
-    let relative: Option<String> = conn
-        .query_row("SELECT transcript_path FROM sessions WHERE id = ?1", [proof.session_id()], |row| row.get(0))
-        .optional()?
-        .flatten();
-    let Some(relative) = relative else { return Ok(None) };
+    let Some(relative) = store::path_for(conn, proof)? else { return Ok(None) };
     read_file(data_dir, &relative, proof.agent_type().as_str(), wanted).map(Some)
 }
 

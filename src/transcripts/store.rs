@@ -128,6 +128,19 @@ pub fn open(data_dir: &Path, relative: &str) -> Result<impl BufRead, DbError> {
     decompress(BufReader::new(file)).map_err(io_error(format!("{} is not a zstd transcript", path.display())))
 }
 
+/// Where the transcript of the session a proof covers is stored (relative to the data
+/// directory); `None` when the session has none, or the proof does not cover its
+/// transcript (a proof for the session alone does not).
+pub fn path_for(conn: &Connection, proof: &crate::sessions::read::SessionRead) -> Result<Option<String>, DbError> {
+    if !proof.covers_transcript() {
+        return Ok(None);
+    }
+    Ok(conn
+        .query_row("SELECT transcript_path FROM sessions WHERE id = ?1", [proof.session_id()], |row| row.get(0))
+        .optional()?
+        .flatten())
+}
+
 /// The transcript of the session a proof covers (`sessions::read`), as normalised
 /// messages; `None` if the session has none. A proof for the session alone does not
 /// cover its transcript.
@@ -136,14 +149,7 @@ pub fn read_for(
     data_dir: &Path,
     proof: &crate::sessions::read::SessionRead,
 ) -> Result<Option<Vec<crate::transcripts::model::Message>>, DbError> {
-    if !proof.covers_transcript() {
-        return Ok(None);
-    }
-    let relative: Option<String> = conn
-        .query_row("SELECT transcript_path FROM sessions WHERE id = ?1", [proof.session_id()], |row| row.get(0))
-        .optional()?
-        .flatten();
-    let Some(relative) = relative else { return Ok(None) };
+    let Some(relative) = path_for(conn, proof)? else { return Ok(None) };
     let text = read(data_dir, &relative)?;
     Ok(Some(crate::transcripts::parse::parse(proof.agent_type().as_str(), &text)))
 }

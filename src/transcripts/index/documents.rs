@@ -41,13 +41,7 @@ pub fn indexed_text(message: &Message) -> String {
         text.push(' ');
         text.push_str(&call.input);
     }
-    if text.len() > MAX_INDEXED_TEXT_BYTES {
-        let mut cut = MAX_INDEXED_TEXT_BYTES;
-        while !text.is_char_boundary(cut) {
-            cut -= 1;
-        }
-        text.truncate(cut);
-    }
+    crate::model::truncate_at_char_boundary(&mut text, MAX_INDEXED_TEXT_BYTES);
     text
 }
 
