@@ -110,7 +110,11 @@ impl LoginThrottle {
         Ok(())
     }
 
-    /// `Err(seconds)` to wait before this account may be tried from this address.
+    /// `Err(seconds)` to wait before this account may be tried from this address, without
+    /// counting an attempt (the tests' view; sign-in uses [`attempt`]).
+    ///
+    /// [`attempt`]: LoginThrottle::attempt
+    #[cfg(test)]
     pub fn check(&self, account: &str, address: IpAddr, now_ms: i64) -> Result<(), u64> {
         let Ok(counts) = self.counts.lock() else { return Ok(()) };
         check_counts(&counts, account, address, now_ms)
@@ -123,6 +127,10 @@ impl LoginThrottle {
         drop_ended(&mut counts, now_ms)
     }
 
+    /// Counts one failure (the tests' way of making history; sign-in counts in [`attempt`]).
+    ///
+    /// [`attempt`]: LoginThrottle::attempt
+    #[cfg(test)]
     pub fn failed(&self, account: &str, address: IpAddr, now_ms: i64) {
         if let Ok(mut counts) = self.counts.lock() {
             count_failure(&mut counts, account, address, now_ms);

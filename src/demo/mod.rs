@@ -13,6 +13,7 @@
 mod activity;
 mod alerting;
 mod cost;
+mod history;
 mod people;
 mod pulls;
 
@@ -24,6 +25,7 @@ use anyhow::Context;
 use serde_json::{Value, json};
 
 use crate::config::Config;
+use history::send_history;
 use people::Person;
 
 /// What to make.
@@ -42,11 +44,6 @@ pub struct Options {
 }
 
 const DAY_MS: i64 = 86_400_000;
-/// Events per `POST /v1/events` (the hook sends up to the server's limit of 1,000).
-const BATCH: usize = 500;
-/// Sessions with a transcript: one in this many Claude Code and Codex sessions.
-const TRANSCRIPT_EVERY: u32 = 12;
-const SENDERS: usize = 4;
 
 /// Fills `config.data_dir` (which must have no people) and prints how to sign in.
 pub fn run(config: &Config, options: &Options) -> anyhow::Result<()> {
@@ -258,147 +255,6 @@ impl Server {
             let _ = thread.join();
         }
     }
-}
-
-#[derive(Default)]
-struct Sent {
-    events: usize,
-    sessions: usize,
-    transcripts: usize,
-    /// Work on a branch, for the pull requests: (developer, repository, branch) → first
-    /// and last session start.
-    branches: std::collections::BTreeMap<(usize, &'static str, String), (i64, i64)>,
-}
-
-/// Everyone's history, day by day, through `POST /v1/events` (several senders at once).
-fn send_history(server: &Server, people: &[Person], days: i64, now_ms: i64) -> anyhow::Result<Sent> {
-    let developers: Vec<&Person> = people.iter().filter(|p| p.team.is_some()).collect();
-    let habits: Vec<activity::Habits> = developers.iter().enumerate().map(|(i, _)| activity::habits(i)).collect();
-    // Generate on this thread (the seed orders everything), send on the senders.
-    let (queue, work) = std::sync::mpsc::sync_channel::<(String, Vec<Value>, Option<(String, String, String)>)>(64);
-    let work = std::sync::Arc::new(std::sync::Mutex::new(work));
-    let senders: Vec<_> = (0..SENDERS)
-        .map(|_| {
-            let (work, ingest) = (work.clone(), server.ingest.clone());
-            std::thread::spawn(move || -> anyhow::Result<()> {
-                let agent = Server::agent();
-                loop {
-                    let next = work.lock().map_err(|_| anyhow::anyhow!("a sender stopped"))?.recv();
-                    let Ok((token, events, transcript)) = next else { return Ok(()) };
-                    post_events(&agent, &ingest, &token, events)?;
-                    if let Some((agent_type, session, text)) = transcript {
-                        upload_transcript(&agent, &ingest, &token, &agent_type, &session, &text)?;
-                    }
-                }
-            })
-        })
-        .collect();
-    let mut sent = Sent::default();
-    let today = now_ms.div_euclid(DAY_MS) * DAY_MS;
-    for back in (0..days.max(1)).rev() {
-        let day = today - back * DAY_MS;
-        let weekday = (day.div_euclid(DAY_MS) + 4).rem_euclid(7); // 0 = Sunday
-        for (index, (person, habit)) in developers.iter().zip(&habits).enumerate() {
-            let working = (1..=5).contains(&weekday) && fastrand::u32(0..10) < 8;
-            let weekend = !(1..=5).contains(&weekday) && fastrand::u32(0..20) == 0;
-            if !(working || weekend) {
-                continue;
-            }
-            let mut batch = Vec::new();
-            for n in 0..habit.sessions_today() {
-                let start = day + (8 * 3_600_000) + i64::from(n) * 2 * 3_600_000 + fastrand::i64(0..3_600_000);
-                if start > now_ms - 3_600_000 {
-                    continue;
-                }
-                let kind = match fastrand::u32(0..40) {
-                    0..=2 => "CI",
-                    3 => "EVAL",
-                    _ => "INTERACTIVE",
-                };
-                let branch = if kind == "EVAL" { "main".to_string() } else { activity::branch(index, day / DAY_MS) };
-                if branch != "main" {
-                    let span = sent.branches.entry((index, habit.repo(), branch.clone())).or_insert((start, start));
-                    span.1 = span.1.max(start);
-                }
-                let session = activity::session(habit, start, kind, &branch);
-                sent.sessions += 1;
-                sent.events += session.events.len();
-                // One interactive session in TRANSCRIPT_EVERY keeps its transcript, and so do
-                // the first whose shell calls follow their last edit, so even a small demo,
-                // on any day, has test runs that scoring reads from a transcript.
-                let lucky = kind == "INTERACTIVE" && fastrand::u32(0..TRANSCRIPT_EVERY) == 0;
-                let early = kind == "INTERACTIVE"
-                    && matches!(session.agent, "claude_code" | "codex")
-                    && sent.transcripts < 12
-                    && activity::runs_commands_after_last_edit(&session);
-                let transcript = (lucky || early)
-                    .then(|| activity::transcript(&session, start))
-                    .flatten()
-                    .map(|text| (session.agent.to_string(), session.session_id.clone(), text));
-                if transcript.is_some() {
-                    sent.transcripts += 1;
-                }
-                batch.extend(session.events);
-                if batch.len() >= BATCH || transcript.is_some() {
-                    queue.send((person.hook_token.clone(), std::mem::take(&mut batch), transcript))?;
-                }
-            }
-            if !batch.is_empty() {
-                queue.send((person.hook_token.clone(), batch, None))?;
-            }
-        }
-    }
-    drop(queue);
-    for sender in senders {
-        sender.join().map_err(|_| anyhow::anyhow!("a sender panicked"))??;
-    }
-    Ok(sent)
-}
-
-fn post_events(agent: &ureq::Agent, ingest: &str, token: &str, events: Vec<Value>) -> anyhow::Result<()> {
-    for chunk in events.chunks(BATCH * 2) {
-        let body = json!({"client": {"machine_id": "demo-laptop", "cli_version": env!("CARGO_PKG_VERSION"), "os": "linux"},
-                          "events": chunk});
-        let mut response = agent
-            .post(format!("{ingest}/v1/events"))
-            .header("Authorization", format!("Bearer {token}"))
-            .content_type("application/json")
-            .send(body.to_string())?;
-        let status = response.status().as_u16();
-        let answer = response.body_mut().read_to_string().unwrap_or_default();
-        anyhow::ensure!(status == 200, "POST /v1/events answered {status}: {answer}");
-        let answer: Value = serde_json::from_str(&answer)?;
-        anyhow::ensure!(answer["rejected"].as_array().is_none_or(Vec::is_empty), "events were rejected: {answer}");
-    }
-    Ok(())
-}
-
-fn upload_transcript(
-    agent: &ureq::Agent,
-    ingest: &str,
-    token: &str,
-    agent_type: &str,
-    session: &str,
-    text: &str,
-) -> anyhow::Result<()> {
-    let body = zstd::bulk::compress(text.as_bytes(), 3)?;
-    let digest = crate::model::sha256_hex(&body);
-    let mut response = agent
-        .post(format!("{ingest}/v1/transcripts/{session}?agent_type={agent_type}"))
-        .header("Authorization", format!("Bearer {token}"))
-        .header("Content-Type", "application/zstd")
-        .header("X-Chunk-Index", "0")
-        .header("X-Chunk-Total", "1")
-        .header("X-Chunk-Sha256", &digest)
-        .header("X-Transcript-Sha256", &digest)
-        .send(&body[..])?;
-    let status = response.status().as_u16();
-    anyhow::ensure!(
-        status == 200,
-        "the transcript upload answered {status}: {}",
-        response.body_mut().read_to_string().unwrap_or_default()
-    );
-    Ok(())
 }
 
 /// What [`governance`] did, for the closing message.

@@ -54,6 +54,12 @@ pub struct AppState {
 }
 
 impl AppState {
+    /// The client's address for throttling: the peer, or what a configured trusted proxy
+    /// says it forwarded for (`http::security::client_ip`).
+    pub fn client_ip(&self, headers: &axum::http::HeaderMap, peer: std::net::SocketAddr) -> std::net::IpAddr {
+        crate::http::security::client_ip(headers, peer, &self.config.listen.trusted_proxies)
+    }
+
     /// True when the web app is served over HTTPS (secure cookie prefix, HSTS).
     pub fn https(&self) -> bool {
         self.web_origin.starts_with("https://")

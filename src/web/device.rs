@@ -18,7 +18,6 @@ use serde::Deserialize;
 use super::login::render;
 use crate::auth::device;
 use crate::http::errors::AppError;
-use crate::http::security::client_ip;
 use crate::state::AppState;
 use crate::state::caller::{Caller, PageCaller};
 
@@ -65,7 +64,7 @@ pub async fn submit(
     PageCaller(caller): PageCaller,
     Form(form): Form<DeviceForm>,
 ) -> Response {
-    let answer = decide(&state, &caller, &form, client_ip(&headers, peer, &state.config.listen.trusted_proxies)).await;
+    let answer = decide(&state, &caller, &form, state.client_ip(&headers, peer)).await;
     let (status, message, error, retry_after_secs) = match &answer {
         Ok(message) => (StatusCode::OK, Some(*message), None, None),
         Err(refusal) => (refusal.status, None, Some(refusal.message.as_str()), refusal.retry_after_secs),

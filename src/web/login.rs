@@ -20,7 +20,6 @@ use crate::auth::signins::sign_in_cookie;
 use crate::auth::signins::{self, Client, Method};
 use crate::http::cookies::with_cookie;
 use crate::http::errors::{AppError, PageError};
-use crate::http::security::client_ip;
 use crate::model::percent_encode;
 use crate::state::AppState;
 use crate::state::caller::Caller;
@@ -98,14 +97,7 @@ pub async fn submit(
     if email.trim().is_empty() || password.is_empty() {
         return login_page(&state, StatusCode::BAD_REQUEST, Some("Enter your e-mail and password."), &email, &next);
     }
-    match verify_password_sign_in(
-        &state,
-        &email,
-        password,
-        client_ip(&headers, peer, &state.config.listen.trusted_proxies),
-    )
-    .await
-    {
+    match verify_password_sign_in(&state, &email, password, state.client_ip(&headers, peer)).await {
         Ok(user_id) => sign_in_response(&state, &user_id, Method::Password, &next).await,
         Err(PasswordFailure::Throttled { retry_after_secs }) => {
             let message = format!("Too many failed sign-ins. Try again in {} minutes.", retry_after_secs.div_ceil(60));

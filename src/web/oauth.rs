@@ -26,7 +26,6 @@ use crate::auth::jwt::ACCESS_TOKEN_LIFETIME_MS;
 use crate::auth::signins::{self, Client, Method, Refreshed};
 use crate::auth::{passwords, tokens, users};
 use crate::http::errors::AppError;
-use crate::http::security::client_ip;
 use crate::model::oauth::{CLIENT_ID, DEVICE_GRANT};
 use crate::state::AppState;
 use crate::state::caller::Caller;
@@ -111,14 +110,7 @@ pub async fn token(
             let (Some(email), Some(password)) = (form.username, form.password) else {
                 return oauth_error(StatusCode::BAD_REQUEST, "invalid_request", "username and password are required");
             };
-            match check_password(
-                &state,
-                &email,
-                password,
-                client_ip(&headers, peer, &state.config.listen.trusted_proxies),
-            )
-            .await
-            {
+            match check_password(&state, &email, password, state.client_ip(&headers, peer)).await {
                 Ok(user_id) => issue_cli_tokens(&state, user_id, Method::Password).await,
                 Err(response) => response,
             }

@@ -67,7 +67,7 @@ pub fn read(
     if overview.people < min_people {
         return Ok(Guarded::TooFew { people: overview.people, min_people });
     }
-    if !groups::disclosed(conn, subject, period, min_people)? {
+    if !overview.disclosed {
         return Ok(Guarded::Withheld { min_people });
     }
     Ok(Guarded::Shown(Read {

@@ -120,8 +120,9 @@ proptest::proptest! {
                 tables.push(team_groups(&parents, team));
             }
         }
+        let disclosure = super::disclosure::Disclosure::of_usage(&conn, period, min).unwrap();
         for table in &tables {
-            for row in groups::per_team(&conn, table, period, min).unwrap() {
+            for row in groups::per_team(&conn, table, period, &disclosure).unwrap() {
                 let label = row.key.clone().expect("a team table has no \"other\" row");
                 let people = of_label(&label);
                 proptest::prop_assert_eq!(row.people, people.len() as i64, "{}", label);

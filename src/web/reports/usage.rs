@@ -4,6 +4,7 @@
 
 use super::super::report::{Cell, OTHER, Table};
 use super::Ctx;
+use crate::analytics::query::disclosure::Disclosure;
 use crate::analytics::query::groups::{self, GroupRow, TeamGroup, ToolKey};
 use crate::analytics::query::knowledge;
 use crate::analytics::query::{By, Figures, ToolFigures};
@@ -187,10 +188,12 @@ pub const WITHHELD_TEAMS: &str = "Teams too small to show are not listed, and ne
 
 pub fn teams(ctx: &Ctx<'_>) -> Result<(String, Vec<Table>), DbError> {
     let total = crate::analytics::query::totals(ctx.conn, &ctx.subject, ctx.period)?.cost_nusd;
-    let top = groups::per_team(ctx.conn, &ctx.groups, ctx.period, ctx.min_people)?;
+    // One decision for both tables (and the page's own total), as `analytics::query::disclosure` says.
+    let disclosure = Disclosure::of_usage(ctx.conn, ctx.period, ctx.min_people)?;
+    let top = groups::per_team(ctx.conn, &ctx.groups, ctx.period, &disclosure)?;
     let every: Vec<TeamGroup> =
         ctx.all_teams.iter().map(|team| TeamGroup::Team { id: team.id.clone(), label: team.slug.clone() }).collect();
-    let all = groups::per_team(ctx.conn, &every, ctx.period, ctx.min_people)?;
+    let all = groups::per_team(ctx.conn, &every, ctx.period, &disclosure)?;
     let mut each = usage_table("all-teams", "Every team (with the teams below it)", "Team", &all, total).note(format!(
         "A team includes its sub-teams, so these rows overlap and do not add up to the organisation. {WITHHELD_TEAMS}"
     ));

@@ -12,10 +12,18 @@ use std::collections::BTreeSet;
 
 use rusqlite::{Connection, params_from_iter};
 
-use super::disclosure::{Disclosure, GroupKey};
+use super::disclosure::Disclosure;
 use super::models;
-use super::{By, Figures, Period, Subject, ToolFigures, parameters, read_figures, subject_filter};
+
+mod teams;
+mod tools;
+
+use super::{By, Figures, Period, Subject, parameters, read_figures, subject_filter};
 use crate::db::DbError;
+use teams::TeamTallies;
+pub(in crate::analytics::query) use teams::members_of;
+pub use teams::{TeamGroup, per_team};
+pub use tools::{ToolKey, tool_groups, tools};
 
 /// A subject's figures, or why they are not shown.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -218,205 +226,6 @@ fn with_model_sessions(
     rows
 }
 
-/// What tool calls are grouped by.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ToolKey {
-    /// Tool and tool server (the row's `tool` and `tool_server`).
-    Tool,
-    /// Tool server (MCP); calls to no server are left out.
-    Server,
-    /// Skill; calls that loaded none are left out.
-    Skill,
-    /// Slash command; calls under none are left out.
-    SlashCommand,
-    /// Agent.
-    Agent,
-}
-
-impl ToolKey {
-    /// The name column, the server column and the rows' filter.
-    fn columns(self) -> (&'static str, &'static str, &'static str) {
-        match self {
-            ToolKey::Tool => ("tool_name", "tool_server", "1 = 1"),
-            ToolKey::Server => ("tool_server", "''", "tool_server <> ''"),
-            ToolKey::Skill => ("skill", "''", "skill <> ''"),
-            ToolKey::SlashCommand => ("slash_command", "''", "slash_command <> ''"),
-            ToolKey::Agent => ("agent_type", "''", "1 = 1"),
-        }
-    }
-}
-
-/// The subject's most used tools (up to `limit` groups before folding), with every tool
-/// used by fewer than `min_people` folded into the last row.
-pub fn tools(
-    conn: &Connection,
-    subject: &Subject,
-    period: Period,
-    limit: usize,
-    min_people: i64,
-) -> Result<Vec<GroupRow<ToolFigures>>, DbError> {
-    tool_groups(conn, subject, period, ToolKey::Tool, limit, min_people)
-}
-
-/// The subject's tool calls grouped by `key` (up to `limit` groups before folding), the
-/// most called first, with every group of fewer than `min_people` folded into the last
-/// row (whose `tool` and `tool_server` are empty).
-pub fn tool_groups(
-    conn: &Connection,
-    subject: &Subject,
-    period: Period,
-    key: ToolKey,
-    limit: usize,
-    min_people: i64,
-) -> Result<Vec<GroupRow<ToolFigures>>, DbError> {
-    let (filter, values) = subject_filter(subject);
-    let (name, server, only) = key.columns();
-    // Grouped here rather than by SQL: `group_concat(DISTINCT user_id)` over a quarter's
-    // rows costs more than the whole scan.
-    let sql = format!(
-        "SELECT {name}, {server}, user_id, calls, errors, denials, duration_ms
-         FROM agg_tools_daily WHERE {filter} AND {only} AND day_start_ms >= ? AND day_start_ms < ?"
-    );
-    let mut groups: std::collections::HashMap<(String, String), (ToolFigures, BTreeSet<String>)> = Default::default();
-    let mut stmt = conn.prepare(&sql)?;
-    let mut found = stmt.query(params_from_iter(parameters(values, period)))?;
-    while let Some(row) = found.next()? {
-        let (tool, tool_server, user): (String, String, String) = (row.get(0)?, row.get(1)?, row.get(2)?);
-        let (figures, people) = groups.entry((tool, tool_server)).or_default();
-        figures.calls += row.get::<_, i64>(3)?;
-        figures.errors += row.get::<_, i64>(4)?;
-        figures.denials += row.get::<_, i64>(5)?;
-        figures.duration_ms += row.get::<_, i64>(6)?;
-        people.insert(user);
-    }
-    let mut rows: Vec<(String, ToolFigures, BTreeSet<String>)> = groups
-        .into_iter()
-        .map(|((tool, tool_server), (figures, people))| {
-            (format!("{tool}\t{tool_server}"), ToolFigures { tool, tool_server, ..figures }, people)
-        })
-        .collect();
-    rows.sort_by(|a, b| b.1.calls.cmp(&a.1.calls).then_with(|| a.0.cmp(&b.0)));
-    let add = |into: &mut ToolFigures, more: &ToolFigures| {
-        into.calls += more.calls;
-        into.errors += more.errors;
-        into.denials += more.denials;
-        into.duration_ms += more.duration_ms;
-    };
-    let mut folded = fold(rows, min_people, add, |t| t.calls);
-    // The most used first, "other" last; the shown rows beyond `limit` are left out (a top
-    // list: the rows kept still each cover at least the minimum).
-    if folded.len() > limit + 1 {
-        let other_at = folded.iter().position(|r| r.key.is_none());
-        let other = other_at.map(|at| folded.remove(at));
-        folded.truncate(limit);
-        folded.extend(other);
-    }
-    for row in &mut folded {
-        if row.key.is_none() {
-            row.figures.tool = String::new();
-            row.figures.tool_server = String::new();
-        }
-    }
-    Ok(folded)
-}
-
-/// A group of a team breakdown: a team with the teams below it, or the people directly
-/// in a team (`Some`) or in none (`None`) and in none of the listed teams.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum TeamGroup {
-    Team { id: String, label: String },
-    Rest { team_id: Option<String>, label: String },
-}
-
-/// Usage per team group, costliest first: only the groups `disclosure` lets be shown
-/// for usage in the period, and no "other" row (team groups overlap, so a folded row
-/// could be had by subtraction, or be the whole organisation).
-pub fn per_team(
-    conn: &Connection,
-    groups: &[TeamGroup],
-    period: Period,
-    min_people: i64,
-) -> Result<Vec<GroupRow<Figures>>, DbError> {
-    let mut teams = TeamTallies::of(conn, groups)?;
-    let sql = format!(
-        "SELECT user_id, {FIGURE_COLUMNS} FROM agg_usage_hourly WHERE bucket_start_ms >= ?1 AND bucket_start_ms < ?2"
-    );
-    let mut stmt = conn.prepare(&sql)?;
-    let mut rows = stmt.query([period.from_ms, period.to_ms])?;
-    while let Some(row) = rows.next()? {
-        let user: String = row.get(0)?;
-        teams.add(&read_figures(row, 1)?, &user);
-    }
-    Ok(teams.rows(&Disclosure::of_usage(conn, period, min_people)?))
-}
-
-/// Figures per team group as rows are read: each row goes to every group its person is in.
-struct TeamTallies {
-    keys: Vec<GroupKey>,
-    members: Vec<(String, BTreeSet<String>)>,
-    tallies: Vec<Tally>,
-}
-
-impl TeamTallies {
-    fn of(conn: &Connection, groups: &[TeamGroup]) -> Result<TeamTallies, DbError> {
-        let members = members_of(conn, groups)?;
-        let tallies = members.iter().map(|_| Tally::default()).collect();
-        Ok(TeamTallies { keys: groups.iter().map(GroupKey::of).collect(), members, tallies })
-    }
-
-    fn add(&mut self, figures: &Figures, user: &str) {
-        for ((_, ids), tally) in self.members.iter().zip(self.tallies.iter_mut()) {
-            if ids.contains(user) {
-                tally.add(figures, user);
-            }
-        }
-    }
-
-    /// The groups with anyone active that `disclosure` lets be shown, costliest first.
-    fn rows(self, disclosure: &Disclosure) -> Vec<GroupRow<Figures>> {
-        let mut rows: Vec<GroupRow<Figures>> = self
-            .keys
-            .into_iter()
-            .zip(self.members)
-            .zip(self.tallies)
-            .filter(|((key, _), tally)| !tally.people.is_empty() && disclosure.allows(key))
-            .map(|((_, (label, _)), tally)| GroupRow {
-                key: Some(label),
-                people: tally.people.len() as i64,
-                figures: tally.figures,
-            })
-            .collect();
-        rows.sort_by(|a, b| b.figures.cost_nusd.cmp(&a.figures.cost_nusd).then_with(|| a.key.cmp(&b.key)));
-        rows
-    }
-}
-
-/// The members of each team group, by user id.
-pub(super) fn members_of(conn: &Connection, groups: &[TeamGroup]) -> Result<Vec<(String, BTreeSet<String>)>, DbError> {
-    let mut out = Vec::new();
-    for group in groups {
-        let (label, sql, values) = match group {
-            TeamGroup::Team { id, label } => (
-                label,
-                "WITH RECURSIVE tree(id) AS (SELECT ?1 UNION SELECT t.id FROM teams t JOIN tree ON t.parent_id = tree.id)
-                 SELECT DISTINCT m.user_id FROM team_members m JOIN tree ON m.team_id = tree.id",
-                vec![id.clone()],
-            ),
-            TeamGroup::Rest { team_id: Some(id), label } => {
-                (label, "SELECT user_id FROM team_members WHERE team_id = ?1", vec![id.clone()])
-            }
-            TeamGroup::Rest { team_id: None, label } => {
-                (label, "SELECT id FROM users WHERE id NOT IN (SELECT user_id FROM team_members)", Vec::new())
-            }
-        };
-        let mut stmt = conn.prepare_cached(sql)?;
-        let ids =
-            stmt.query_map(params_from_iter(values), |row| row.get(0))?.collect::<Result<BTreeSet<String>, _>>()?;
-        out.push((label.clone(), ids));
-    }
-    Ok(out)
-}
-
 /// What an overview shows of its subject, read in one pass over the hourly aggregate.
 pub struct Overview {
     pub people: i64,
@@ -425,6 +234,9 @@ pub struct Overview {
     pub agents: Vec<GroupRow<Figures>>,
     pub models: Vec<GroupRow<Figures>>,
     pub teams: Vec<GroupRow<Figures>>,
+    /// Whether the subject's own figures may be shown (`disclosed`), from the same
+    /// disclosure the team rows were decided by.
+    pub disclosed: bool,
 }
 
 /// The figures behind a group, and who they are of.
@@ -480,6 +292,7 @@ pub fn overview(
         per_team.add(&figures, &user);
     }
     let by_day = days.into_iter().map(|(day, t)| (day.to_string(), t.figures, t.people)).collect();
+    let disclosure = Disclosure::of_usage(conn, period, min_people)?;
     Ok(Overview {
         people: totals.people.len() as i64,
         totals: totals.figures,
@@ -490,7 +303,8 @@ pub fn overview(
             By::Model,
             costliest_first(model_families, min_people),
         ),
-        teams: per_team.rows(&Disclosure::of_usage(conn, period, min_people)?),
+        teams: per_team.rows(&disclosure),
+        disclosed: disclosure.allows_subject(subject),
     })
 }
 

@@ -1,0 +1,113 @@
+//! Tool-call breakdowns (tools, tool servers, skills, slash commands, agents) from the
+//! daily tools aggregate, the most called first, each group of fewer than the minimum of
+//! people folded into one "other" row (the groups do not overlap).
+
+use std::collections::BTreeSet;
+
+use rusqlite::{Connection, params_from_iter};
+
+use super::{GroupRow, fold};
+use crate::analytics::query::{Period, Subject, ToolFigures, parameters, subject_filter};
+use crate::db::DbError;
+
+/// What tool calls are grouped by.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ToolKey {
+    /// Tool and tool server (the row's `tool` and `tool_server`).
+    Tool,
+    /// Tool server (MCP); calls to no server are left out.
+    Server,
+    /// Skill; calls that loaded none are left out.
+    Skill,
+    /// Slash command; calls under none are left out.
+    SlashCommand,
+    /// Agent.
+    Agent,
+}
+
+impl ToolKey {
+    /// The name column, the server column and the rows' filter.
+    fn columns(self) -> (&'static str, &'static str, &'static str) {
+        match self {
+            ToolKey::Tool => ("tool_name", "tool_server", "1 = 1"),
+            ToolKey::Server => ("tool_server", "''", "tool_server <> ''"),
+            ToolKey::Skill => ("skill", "''", "skill <> ''"),
+            ToolKey::SlashCommand => ("slash_command", "''", "slash_command <> ''"),
+            ToolKey::Agent => ("agent_type", "''", "1 = 1"),
+        }
+    }
+}
+
+/// The subject's most used tools (up to `limit` groups before folding), with every tool
+/// used by fewer than `min_people` folded into the last row.
+pub fn tools(
+    conn: &Connection,
+    subject: &Subject,
+    period: Period,
+    limit: usize,
+    min_people: i64,
+) -> Result<Vec<GroupRow<ToolFigures>>, DbError> {
+    tool_groups(conn, subject, period, ToolKey::Tool, limit, min_people)
+}
+
+/// The subject's tool calls grouped by `key` (up to `limit` groups before folding), the
+/// most called first, with every group of fewer than `min_people` folded into the last
+/// row (whose `tool` and `tool_server` are empty).
+pub fn tool_groups(
+    conn: &Connection,
+    subject: &Subject,
+    period: Period,
+    key: ToolKey,
+    limit: usize,
+    min_people: i64,
+) -> Result<Vec<GroupRow<ToolFigures>>, DbError> {
+    let (filter, values) = subject_filter(subject);
+    let (name, server, only) = key.columns();
+    // Grouped here rather than by SQL: `group_concat(DISTINCT user_id)` over a quarter's
+    // rows costs more than the whole scan.
+    let sql = format!(
+        "SELECT {name}, {server}, user_id, calls, errors, denials, duration_ms
+         FROM agg_tools_daily WHERE {filter} AND {only} AND day_start_ms >= ? AND day_start_ms < ?"
+    );
+    let mut groups: std::collections::HashMap<(String, String), (ToolFigures, BTreeSet<String>)> = Default::default();
+    let mut stmt = conn.prepare(&sql)?;
+    let mut found = stmt.query(params_from_iter(parameters(values, period)))?;
+    while let Some(row) = found.next()? {
+        let (tool, tool_server, user): (String, String, String) = (row.get(0)?, row.get(1)?, row.get(2)?);
+        let (figures, people) = groups.entry((tool, tool_server)).or_default();
+        figures.calls += row.get::<_, i64>(3)?;
+        figures.errors += row.get::<_, i64>(4)?;
+        figures.denials += row.get::<_, i64>(5)?;
+        figures.duration_ms += row.get::<_, i64>(6)?;
+        people.insert(user);
+    }
+    let mut rows: Vec<(String, ToolFigures, BTreeSet<String>)> = groups
+        .into_iter()
+        .map(|((tool, tool_server), (figures, people))| {
+            (format!("{tool}\t{tool_server}"), ToolFigures { tool, tool_server, ..figures }, people)
+        })
+        .collect();
+    rows.sort_by(|a, b| b.1.calls.cmp(&a.1.calls).then_with(|| a.0.cmp(&b.0)));
+    let add = |into: &mut ToolFigures, more: &ToolFigures| {
+        into.calls += more.calls;
+        into.errors += more.errors;
+        into.denials += more.denials;
+        into.duration_ms += more.duration_ms;
+    };
+    let mut folded = fold(rows, min_people, add, |t| t.calls);
+    // The most used first, "other" last; the shown rows beyond `limit` are left out (a top
+    // list: the rows kept still each cover at least the minimum).
+    if folded.len() > limit + 1 {
+        let other_at = folded.iter().position(|r| r.key.is_none());
+        let other = other_at.map(|at| folded.remove(at));
+        folded.truncate(limit);
+        folded.extend(other);
+    }
+    for row in &mut folded {
+        if row.key.is_none() {
+            row.figures.tool = String::new();
+            row.figures.tool_server = String::new();
+        }
+    }
+    Ok(folded)
+}
