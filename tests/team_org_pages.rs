@@ -398,6 +398,25 @@ fn benchmarks_list_the_runs_of_the_configured_results_db() {
     assert!(html.contains("<a href=\"http://evals.example:8090/run/"), "{html}");
     let (status, csv, _) = page(&format!("{}/org/benchmarks?format=csv&table=runs", server.web), &token);
     assert_eq!(status, 200);
-    assert!(csv.starts_with("Run,Cells,Passed,Failed,Mean success,Cost,Last activity\n"), "{csv}");
+    assert!(csv.starts_with("Run,Cells,Completed,Passed,Failed,Mean success,Cost,Last activity\n"), "{csv}");
     assert!(csv.lines().count() > 1, "{csv}");
+}
+
+/// The benchmarks page counts a run's cells as every eval surface does
+/// (`evals_counts` reads the same fixture on the others).
+#[test]
+fn benchmarks_count_cells_as_the_eval_surfaces_do() {
+    let dir = tempfile::tempdir().unwrap();
+    let results = dir.path().join("results.db");
+    let expected = common::results::mixed_runs(&results);
+    let server = TestServer::spawn_with_env(&[("SIGHTLINE_ANALYTICS_RESULTS_DB", results.to_str().unwrap())]);
+    person(&server.data_dir, "vera@example.com", "Vera Viewer", "VIEWER_AGGREGATE");
+    let token = access_token(&server, "vera@example.com");
+    let (status, csv, _) = page(&format!("{}/org/benchmarks?format=csv&table=runs", server.web), &token);
+    assert_eq!(status, 200, "{csv}");
+    for (run, want) in expected {
+        let row = csv.lines().find(|l| l.starts_with(&format!("{run},"))).unwrap_or_else(|| panic!("{run}: {csv}"));
+        let counts: Vec<i64> = row.split(',').skip(1).take(4).map(|c| c.parse().unwrap()).collect();
+        assert_eq!(counts, [want.total, want.completed, want.passed, want.failed], "{run}: {row}");
+    }
 }

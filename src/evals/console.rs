@@ -234,20 +234,22 @@ fn aligned_table(rows: &[TableRow], width: usize) -> String {
     out
 }
 
-const RUN_HEADERS: [&str; 6] = ["Run", "Cells", "Completed", "Failed", "Avg success", "Total cost"];
+const RUN_HEADERS: [&str; 7] = ["Run", "Cells", "Completed", "Passed", "Failed", "Avg success", "Total cost"];
 
-fn run_cells(r: &RunSummary) -> [String; 6] {
+/// A run's row; the counts are [`crate::evals::counts`]'s, labelled as on every surface.
+fn run_cells(r: &RunSummary) -> [String; 7] {
     [
         safe(&r.run_name),
-        r.total_cells.max(r.planned_cells).to_string(),
         r.total_cells.to_string(),
+        r.completed_cells.to_string(),
+        r.passed.to_string(),
         r.failed.to_string(),
         shown::percent(&r.avg_success),
         shown::usd(&r.total_cost, 2),
     ]
 }
 
-/// The runs list: cells, completed, failed, average success, total cost.
+/// The runs list: cells, completed, passed, failed, average success, total cost.
 pub fn render_runs(runs: &[RunSummary], format: Format, layout: Layout) -> Result<String, EvalsError> {
     match format {
         Format::Table => {
@@ -257,11 +259,12 @@ pub fn render_runs(runs: &[RunSummary], format: Format, layout: Layout) -> Resul
             let mut t = table(width);
             t.set_header(RUN_HEADERS);
             for r in runs {
-                let [name, cells, completed, failed, success, cost] = run_cells(r);
+                let [name, cells, completed, passed, failed, success, cost] = run_cells(r);
                 t.add_row(vec![
                     Cell::new(name),
                     right(cells),
                     right(completed),
+                    right(passed),
                     right(failed),
                     right(success),
                     right(cost),
@@ -273,14 +276,15 @@ pub fn render_runs(runs: &[RunSummary], format: Format, layout: Layout) -> Resul
             .map_err(|e| EvalsError::bad("format", e.to_string()))?
             + "\n"),
         Format::Csv => {
-            let mut out = String::from("run_name,cells,completed,failed,avg_success,total_cost\n");
+            let mut out = String::from("run_name,cells,completed,passed,failed,avg_success,total_cost\n");
             let mut writer = csv::WriterBuilder::new().has_headers(false).from_writer(Vec::new());
             for r in runs {
                 writer
                     .serialize((
                         crate::model::csv_cells::cell(&r.run_name),
-                        r.total_cells.max(r.planned_cells),
                         r.total_cells,
+                        r.completed_cells,
+                        r.passed,
                         r.failed,
                         r.avg_success,
                         r.total_cost,

@@ -10,6 +10,7 @@
 pub mod cells;
 pub mod compare;
 pub mod console;
+pub mod counts;
 pub mod dashboard;
 pub mod db;
 pub mod demo;

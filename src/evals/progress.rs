@@ -96,27 +96,9 @@ pub fn failed_cells(conn: &Connection, run: &str) -> Result<Vec<FailedCell>, Eva
     collect_failed(conn, run, None)
 }
 
-/// The first `limit` failed or skipped cells (as [`failed_cells`] orders and
-/// deduplicates them) and how many there are in all, without reading every failure.
-pub fn failed_preview(conn: &Connection, run: &str, limit: usize) -> Result<(Vec<FailedCell>, i64), EvalsError> {
-    let out = collect_failed(conn, run, Some(limit))?;
-    let with_state = table_exists(conn, "run_state")?;
-    let non_pass: i64 = conn.query_row(
-        "SELECT count(*) FROM cells WHERE run_name = ?1 AND (exit_class IS NULL OR exit_class < 'pass' OR exit_class > 'pass')",
-        [run],
-        |r| r.get(0),
-    )?;
-    let state = state_counts(conn, run)?;
-    // Live-progress failures may also have non-pass results; count those once.
-    let overlap: i64 = if with_state {
-        conn.query_row(
-            "SELECT count(*) FROM run_state s JOIN cells r ON r.run_name = s.run_name AND r.cell_id = s.cell_id
-             WHERE s.run_name = ?1 AND s.status IN ('failed', 'skipped') AND (r.exit_class IS NULL OR r.exit_class <> 'pass')",
-            [run],
-            |r| r.get(0),
-        )?
-    } else {
-        0
-    };
-    Ok((out, non_pass + state.failed + state.skipped - overlap))
+/// The first `limit` failed or skipped cells, as [`failed_cells`] orders and
+/// deduplicates them, without reading every failure; how many there are in all is
+/// the run summary's `needs_attention` ([`super::counts`]).
+pub fn failed_preview(conn: &Connection, run: &str, limit: usize) -> Result<Vec<FailedCell>, EvalsError> {
+    collect_failed(conn, run, Some(limit))
 }

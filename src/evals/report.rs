@@ -201,7 +201,13 @@ fn write_json_and_csv(
         "run_name": summary.run_name,
         "timestamp": generated_at,
         "total_cells": summary.total_cells,
-        "summary": {"passed": summary.passed, "failed": summary.failed, "total_cost": summary.total_cost, "avg_success": summary.avg_success},
+        "summary": {
+            "completed_cells": summary.completed_cells, "passed": summary.passed, "failed": summary.failed,
+            "other_results": summary.other_results, "no_result_cells": summary.no_result_cells,
+            "needs_attention": summary.needs_attention, "total_cost": summary.total_cost,
+            "costed_cells": summary.costed_cells, "avg_success": summary.avg_success,
+            "unscored_cells": summary.unscored_cells,
+        },
         "leaderboards": leaderboard::to_json(boards),
     });
     // The head object without its closing brace, then the results array streamed in.

@@ -24,7 +24,7 @@ fn runs_table(runs: &[RunSummary], dashboard: &str) -> Table {
     let mut table = Table::new(
         "runs",
         "Evaluation runs",
-        vec!["Run", "Cells", "Passed", "Failed", "Mean success", "Cost", "Last activity"],
+        vec!["Run", "Cells", "Completed", "Passed", "Failed", "Mean success", "Cost", "Last activity"],
     );
     for run in runs {
         let name = Cell::text(run.run_name.clone());
@@ -40,22 +40,27 @@ fn runs_table(runs: &[RunSummary], dashboard: &str) -> Table {
         table.rows.push(vec![
             name,
             Cell::count(run.total_cells),
+            Cell::count(run.completed_cells),
             Cell::count(run.passed),
             Cell::count(run.failed),
             run.avg_success.map_or(Cell::text("—"), |rate| Cell {
-                text: format!("{:.1}%", rate * 100.0),
+                text: format!("{}%", crate::model::decimal::decimal(rate * 100.0, 1)),
                 raw: format!("{rate:.4}"),
                 href: None,
             }),
             run.total_cost.map_or(Cell::text("—"), |usd| Cell {
-                text: format!("${usd:.2}{}", if run.costed_cells < run.total_cells { " or more" } else { "" }),
+                text: format!(
+                    "${}{}",
+                    crate::model::decimal::decimal(usd, 2),
+                    if run.costed_cells < run.completed_cells { " or more" } else { "" }
+                ),
                 raw: format!("{usd:.4}"),
                 href: None,
             }),
             Cell::text(run.last_activity.clone().unwrap_or_default()),
         ]);
     }
-    table.note = "Mean success counts a cell without a score as not succeeded; a cost marked “or more” is of the cells that recorded one.".into();
+    table.note = "Cells are every cell of a run, with a result or only in the harness's live progress; completed cells have a result, of which passed and failed are exit classes pass and fail. Mean success counts a cell without a score as not succeeded; a cost marked “or more” is of the cells that recorded one.".into();
     table
 }
 

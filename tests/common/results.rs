@@ -179,3 +179,102 @@ impl Drop for RunningDashboard {
         let _ = self.child.wait();
     }
 }
+
+/// The run [`mixed_runs`] writes with every kind of cell, and its counts worked out by
+/// hand from the rows below (docs/results-db.md, "Counts").
+pub const MIXED_RUN: &str = "mixed";
+
+/// Counts of a run as every surface must show them.
+#[derive(Debug, PartialEq, Eq)]
+pub struct RunCounts {
+    pub total: i64,
+    pub completed: i64,
+    pub passed: i64,
+    pub failed: i64,
+    pub other: i64,
+    pub no_result: i64,
+    pub needs_attention: i64,
+    /// Live progress: (marked completed, running, marked failed, skipped).
+    pub live: (i64, i64, i64, i64),
+}
+
+/// Two runs in one database. `mixed` has results t0–t9 (t0–t4 pass, t5–t7 fail, t8
+/// timeout, t9 error) and live progress for t0–t3 and t6 (completed), t5 and
+/// t13 (failed), t10 (running), t11 and t12 (skipped); `quiet` has two passes and one
+/// skipped cell, so a count cannot borrow from the other run.
+pub fn mixed_runs(path: &Path) -> [(&'static str, RunCounts); 2] {
+    let conn = create(path);
+    let result = |run: &str, task: usize, success: f64| {
+        let task = format!("t{task}");
+        let spec = CellSpec {
+            harness: "h",
+            model: "m",
+            task: &task,
+            repeat: 0,
+            track: "swe",
+            success,
+            error: None,
+            cost: 0.5,
+        };
+        insert(&conn, run, &spec);
+    };
+    let state = |run: &str, task: usize, status: &str| {
+        conn.execute(
+            "INSERT INTO run_state (run_name, cell_id, status, error, updated_at)
+             VALUES (?1, ?2, ?3, CASE WHEN ?3 IN ('failed', 'skipped') THEN 'went wrong' END, '2026-11-20T10:00:01+00:00')",
+            params![run, format!("h__m__t{task}__r0"), status],
+        )
+        .unwrap();
+    };
+    for task in 0..10 {
+        result(MIXED_RUN, task, if task < 5 { 1.0 } else { 0.0 });
+    }
+    conn.execute("UPDATE run_results SET exit_class = 'timeout' WHERE cell_id = 'h__m__t8__r0'", []).unwrap();
+    conn.execute("UPDATE run_results SET exit_class = 'error' WHERE cell_id = 'h__m__t9__r0'", []).unwrap();
+    for (task, status) in [
+        (0, "completed"),
+        (1, "completed"),
+        (2, "completed"),
+        (3, "completed"),
+        (6, "completed"),
+        (5, "failed"),
+        (13, "failed"),
+        (10, "running"),
+        (11, "skipped"),
+        (12, "skipped"),
+    ] {
+        state(MIXED_RUN, task, status);
+    }
+    result("quiet", 0, 1.0);
+    result("quiet", 1, 1.0);
+    state("quiet", 2, "skipped");
+    [
+        (
+            MIXED_RUN,
+            RunCounts {
+                total: 14,
+                completed: 10,
+                passed: 5,
+                failed: 3,
+                other: 2,
+                no_result: 4,
+                // t5–t9 by their results, t11–t13 by live progress.
+                needs_attention: 8,
+                live: (5, 1, 2, 2),
+            },
+        ),
+        (
+            "quiet",
+            RunCounts {
+                total: 3,
+                completed: 2,
+                passed: 2,
+                failed: 0,
+                other: 0,
+                no_result: 1,
+                needs_attention: 1,
+                live: (0, 0, 0, 1),
+            },
+        ),
+    ]
+}

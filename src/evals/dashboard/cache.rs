@@ -31,7 +31,6 @@ pub struct RunAggregates {
     pub cost_chart: String,
     pub matrix: String,
     pub failed_preview: Vec<FailedCell>,
-    pub failed_total: i64,
     pub models: Vec<String>,
     pub harnesses: Vec<String>,
     pub tracks: Vec<String>,
@@ -117,14 +116,13 @@ pub const FAILED_PREVIEW: usize = 200;
 pub fn run_aggregates(cache: &Cache, conn: &Connection, run: &str) -> Result<Arc<RunAggregates>, EvalsError> {
     let cached = cache.get_or_compute(&format!("run\0{run}"), || {
         let (boards, matrix) = crate::evals::leaderboard::compute_with_matrix(conn, run)?;
-        let (failed_preview, failed_total) = crate::evals::db::failed_preview(conn, run, FAILED_PREVIEW)?;
+        let failed_preview = crate::evals::db::failed_preview(conn, run, FAILED_PREVIEW)?;
         Ok(Cached::Run(Arc::new(RunAggregates {
             summary: crate::evals::db::run_summary(conn, run)?,
             cost_chart: cost_chart(&boards),
             matrix: charts::model_task_matrix(&matrix),
             boards,
             failed_preview,
-            failed_total,
             models: crate::evals::db::distinct(conn, run, "model")?,
             harnesses: crate::evals::db::distinct(conn, run, "harness")?,
             tracks: crate::evals::db::distinct(conn, run, "track")?,
