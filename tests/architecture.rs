@@ -46,6 +46,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "auth",
             "billing",
             "clock",
+            "config",
             "db",
             "deletion",
             "events",

@@ -73,6 +73,10 @@ impl<'a> CliTarget<'a> {
         Ok((opened.index, writer))
     }
 
+    pub fn data_dir(&self) -> &Path {
+        &self.data_dir
+    }
+
     /// Releases the index writer once its merges are done (a merge is what drops the
     /// deleted documents from the segment files).
     pub fn close(self) -> anyhow::Result<()> {

@@ -9,16 +9,21 @@ use clap::Subcommand;
 use comfy_table::presets::UTF8_FULL_CONDENSED;
 use comfy_table::{ContentArrangement, Table};
 
+use std::sync::Arc;
+
 use super::deletions::CliTarget;
 use super::{ConfigArgs, load_config};
 use crate::config::Overrides;
-use crate::deletion;
-use crate::events::reredact;
+use crate::db::DbError;
+use crate::deletion::runner::DeletionTarget;
+use crate::events::partitions::Day;
+use crate::events::writer::MainChange;
 use crate::jobs::config as jobs_config;
+use crate::jobs::context::{Conn, Done, Host, JobContext, JobError};
 use crate::jobs::registry::{self, Availability};
 use crate::jobs::runs::{self, Outcome, Started, Trigger};
 use crate::jobs::status as jobs_status;
-use crate::transcripts::backfill;
+use crate::pricing::PriceBook;
 use crate::transcripts::offline::index_stored;
 
 #[derive(Debug, Subcommand)]
@@ -117,12 +122,16 @@ fn run(config: &ConfigArgs, name: &str) -> anyhow::Result<i32> {
         refused => anyhow::bail!("{}; it must end first", refused.refusal(name).unwrap_or_default()),
     };
     let started = std::time::Instant::now();
-    let result = execute(job.name, &conn, &config);
-    let (outcome, rows, error) = match &result {
-        Ok((rows, _)) => (Outcome::Succeeded, Some(*rows), None),
-        Err(err) => (Outcome::Failed, None, Some(format!("{err:#}"))),
+    let result = {
+        let host = CliHost { conn: &conn, target: CliTarget::new(&conn, &config.data_dir) };
+        let done = (job.run)(&JobContext { config: &config, host: &host });
+        host.target.close().and(Ok(done))?
     };
-    if let Ok((_, Some(summary))) = &result {
+    let (outcome, rows, error) = match &result {
+        Ok(done) => (Outcome::Succeeded, done.rows, None),
+        Err(err) => (Outcome::Failed, None, Some(err.to_string())),
+    };
+    if let Ok(Done { summary: Some(summary), .. }) = &result {
         runs::set_summary(&conn, &run_id, summary)?;
     }
     if let Some(breach) = runs::finish_and_check(&conn, job, &run_id, outcome, rows, error.as_deref(), now_ms())? {
@@ -130,213 +139,65 @@ fn run(config: &ConfigArgs, name: &str) -> anyhow::Result<i32> {
     }
     let took = started.elapsed().as_secs_f64();
     match result {
-        Ok((rows, summary)) => {
-            println!("{name} succeeded in {took:.1} s: {rows} rows touched (run {run_id})");
-            if let Some(summary) = summary {
+        Ok(done) => {
+            if let Some((headers, lines)) = done.table {
+                print_rows(&headers, lines);
+            }
+            if let Some(summary) = &done.summary {
                 println!("{summary}");
             }
+            println!("{name} succeeded in {took:.1} s: {} rows touched (run {run_id})", done.rows.unwrap_or(0));
             Ok(0)
         }
-        Err(err) => Err(err.context(format!("{name} failed after {took:.1} s (run {run_id})"))),
+        Err(err) => Err(anyhow::Error::new(err).context(format!("{name} failed after {took:.1} s (run {run_id})"))),
     }
 }
 
-/// Does an available job's work here; the rows it touched, and a summary where a count
-/// says too little.
-fn execute(
-    name: &str,
-    conn: &rusqlite::Connection,
-    config: &crate::config::Config,
-) -> anyhow::Result<(i64, Option<String>)> {
-    use crate::sessions::reprice;
-    let data_dir = config.data_dir.as_path();
-    let report = match name {
-        "reprice-events" => Some(reprice::report(data_dir, &crate::pricing::PriceBook::load(data_dir)?)?),
-        "reprice-events-apply" => {
-            let change_main = |change: crate::events::writer::MainChange| {
-                let tx = rusqlite::Transaction::new_unchecked(conn, rusqlite::TransactionBehavior::Immediate)?;
-                change(&tx)?;
-                Ok(tx.commit()?)
-            };
-            let book = crate::pricing::PriceBook::load(data_dir)?;
-            Some(reprice::apply(data_dir, conn, &book, &change_main, crate::clock::system_now_ms())?)
-        }
-        "compute-trajectory-scores" | "rescore-trajectory" => {
-            let change_main = |change: crate::events::writer::MainChange| {
-                let tx = rusqlite::Transaction::new_unchecked(conn, rusqlite::TransactionBehavior::Immediate)?;
-                change(&tx)?;
-                Ok(tx.commit()?)
-            };
-            let all = name == "rescore-trajectory";
-            let report =
-                crate::scoring::run::compute(data_dir, conn, &change_main, crate::clock::system_now_ms(), all)?;
-            if all {
-                crate::scoring::store::sweep_old_versions(conn)?;
-            }
-            let described = crate::scoring::run::describe(&report);
-            println!("{described}");
-            return Ok((report.sessions as i64, Some(described)));
-        }
-        "compute-effectiveness"
-        | "compute-effectiveness-backfill"
-        | "rescore-effectiveness"
-        | "compute-subject-scores" => {
-            let now_ms = crate::clock::system_now_ms();
-            let tx = rusqlite::Transaction::new_unchecked(conn, rusqlite::TransactionBehavior::Immediate)?;
-            let (scored, what) = match name {
-                "compute-subject-scores" => {
-                    (crate::scoring::outcomes::compute_subject_scores(&tx, now_ms)?, "pull requests")
-                }
-                _ => (crate::scoring::outcomes::compute_effectiveness(&tx, now_ms)?, "sessions"),
-            };
-            if name == "rescore-effectiveness" {
-                // As rescore-trajectory does: no score of an older version outlives a rescoring.
-                crate::scoring::store::sweep_old_versions_of(&tx, &[crate::scoring::registry::EFFECTIVENESS])?;
-            }
-            tx.commit()?;
-            let described = format!("{scored} {what} scored");
-            println!("{described}");
-            return Ok((scored as i64, Some(described)));
-        }
-        "evaluate-alerts" => {
-            let tx = rusqlite::Transaction::new_unchecked(conn, rusqlite::TransactionBehavior::Immediate)?;
-            let transitions = crate::alerts::store::evaluate(&tx, crate::clock::system_now_ms())?;
-            tx.commit()?;
-            let channels = crate::alerts::channel_configs::in_use(conn, |name| std::env::var(name).ok())?
-                .map_err(anyhow::Error::msg)?;
-            let (attempts, described) = crate::alerts::channels::notify(
-                &channels,
-                &transitions,
-                &crate::clock::system_now_ms,
-                &std::thread::sleep,
-            );
-            crate::alerts::channels::log(conn, &attempts)?;
-            println!("{described}");
-            return Ok((transitions.len() as i64, Some(described)));
-        }
-        "judge-sessions" => {
-            let settings = crate::scoring::judge::JudgeSettings::from_env(|name| std::env::var(name).ok())
-                .map_err(anyhow::Error::msg)?;
-            let report =
-                crate::scoring::judge::run(conn, data_dir, &settings, crate::clock::system_now_ms(), &|body| {
-                    crate::scoring::judge::ask_api(&settings, body)
-                })
-                .map_err(anyhow::Error::msg)?;
-            let described = report.describe();
-            println!("{described}");
-            return Ok((report.judged as i64, Some(described)));
-        }
-        "sync-jira" => {
-            let Some(jira) = crate::jira::from_env(|name| std::env::var(name).ok()).map_err(anyhow::Error::msg)? else {
-                println!("{}", crate::jira::NOT_CONFIGURED);
-                return Ok((0, Some(crate::jira::NOT_CONFIGURED.to_string())));
-            };
-            let keys = crate::github::pulls::issue_keys(conn)?;
-            let fetched = crate::jira::client::fetch(&jira, &keys).map_err(anyhow::Error::msg)?;
-            let tx = rusqlite::Transaction::new_unchecked(conn, rusqlite::TransactionBehavior::Immediate)?;
-            let stored = crate::jira::store::upsert(&tx, &fetched, crate::clock::system_now_ms())?;
-            tx.commit()?;
-            let described = stored.describe();
-            println!("{described}");
-            return Ok((stored.rows(), Some(described)));
-        }
-        "reconcile-cost" => {
-            let settings =
-                crate::billing::Settings::from_env(|name| std::env::var(name).ok()).map_err(anyhow::Error::msg)?;
-            let now_ms = crate::clock::system_now_ms();
-            let book = crate::pricing::PriceBook::load(data_dir)?;
-            let today = crate::events::partitions::Day::of_ms(now_ms);
-            let run = crate::billing::run::prepare(data_dir, &book, &settings, today).map_err(anyhow::Error::msg)?;
-            let tx = rusqlite::Transaction::new_unchecked(conn, rusqlite::TransactionBehavior::Immediate)?;
-            let stored = crate::billing::store::replace(&tx, &run, now_ms)?;
-            tx.commit()?;
-            return Ok((stored.drift_rows as i64, Some(stored.summary)));
-        }
-        "sync-teams" => {
-            if let Some(why) = crate::github::teams::not_configured(config) {
-                println!("{why}");
-                return Ok((0, Some(why.to_string())));
-            }
-            let now_ms = crate::clock::system_now_ms();
-            let teams = crate::github::teams::fetch(config, now_ms / 1000).map_err(anyhow::Error::msg)?;
-            let tx = rusqlite::Transaction::new_unchecked(conn, rusqlite::TransactionBehavior::Immediate)?;
-            let summary = crate::access::teams::sync(&tx, &teams, now_ms)?;
-            tx.commit()?;
-            let rows = summary.teams_added + summary.teams_updated + summary.members_added + summary.members_removed;
-            let described = crate::github::teams::describe(&summary);
-            println!("{described}");
-            return Ok((rows as i64, Some(described)));
-        }
-        _ => None,
-    };
-    if let Some(report) = report {
-        let rows = if name == "reprice-events" { report.changed() } else { report.rows_rewritten };
-        print_reprice(&report);
-        return Ok((rows as i64, Some(report.summary())));
+/// The command line's host: its own `main.db` connection for reads and direct write
+/// transactions, and the index writer it opens when a deletion needs it.
+struct CliHost<'a> {
+    conn: &'a rusqlite::Connection,
+    target: CliTarget<'a>,
+}
+
+impl DeletionTarget for CliHost<'_> {
+    fn change_main(&self, change: MainChange) -> Result<(), DbError> {
+        self.target.change_main(change)
     }
-    Ok((execute_counted(name, conn, config)?, None))
+
+    fn forget_transcript(&self, session_id: &str) -> Result<(), String> {
+        self.target.forget_transcript(session_id)
+    }
+
+    fn drop_partition(&self, day: Day) -> Result<bool, DbError> {
+        self.target.drop_partition(day)
+    }
 }
 
-/// The reprice report, one row per agent and model.
-fn print_reprice(report: &crate::sessions::reprice::RepriceReport) {
-    let usd = |nusd: i64| format!("{:.4}", crate::model::nusd_to_usd(nusd));
-    let rows = report.lines.iter().map(|line| {
-        vec![
-            line.agent.clone(),
-            line.model.clone(),
-            line.events.to_string(),
-            line.changed.to_string(),
-            usd(line.cost_before_nusd),
-            usd(line.cost_after_nusd),
-        ]
-    });
-    print_rows(&["agent", "model", "events", "would change", "cost before $", "cost after $"], rows.collect());
-}
+impl Host for CliHost<'_> {
+    fn reader(&self) -> Result<Conn<'_>, DbError> {
+        Ok(Conn::Borrowed(self.conn))
+    }
 
-/// The jobs whose work is a count of rows.
-fn execute_counted(name: &str, conn: &rusqlite::Connection, config: &crate::config::Config) -> anyhow::Result<i64> {
-    let data_dir = config.data_dir.as_path();
-    match name {
-        "run-deletions" => {
-            let target = CliTarget::new(conn, data_dir);
-            let report = deletion::runner::run(conn, data_dir, &target)?;
-            target.close()?;
-            if let Some((request, error)) = report.failed.first() {
-                anyhow::bail!("deletion request {request} stopped: {error} (run again to resume it)");
-            }
-            Ok((report.sessions_deleted + report.events_deleted) as i64)
-        }
-        "sweep-retention" => {
-            let target = CliTarget::new(conn, data_dir);
-            let report = deletion::retention::sweep(conn, data_dir, &target, config.jobs.retention_days)?;
-            target.close()?;
-            Ok(report.rows())
-        }
-        "index-transcripts" => Ok(index_stored(conn, data_dir, false, false)?.report.sessions as i64),
-        "backfill-redaction" => {
-            let events = reredact::reredact_all(data_dir, conn, crate::clock::system_now_ms(), |_| {})?;
-            let transcripts = backfill::reredact_all(conn, data_dir, |_| {})?;
-            index_stored(conn, data_dir, false, false)?;
-            Ok(events.rows_changed as i64 + transcripts.changed as i64)
-        }
-        "sweep-scratch" => {
-            use crate::transcripts::upload;
-            let uploads = upload::expire_staged(data_dir, upload::STAGING_MAX_AGE, std::time::SystemTime::now())?;
-            let rows = crate::auth::delete_expired(conn, crate::clock::system_now_ms())?;
-            // Sign-in throttle windows live in the server's memory; its own runs prune them.
-            Ok((uploads + rows) as i64)
-        }
-        "sweep-abandoned" => {
-            let quiet_ms = config.jobs.abandon_after_mins * 60_000;
-            let now_ms = crate::clock::system_now_ms();
-            Ok(crate::sessions::abandon::close_abandoned(conn, quiet_ms, now_ms)? as i64)
-        }
-        other => anyhow::bail!("{other} has no runner in this build"),
+    fn own_connection(&self) -> Result<Conn<'_>, DbError> {
+        Ok(Conn::Borrowed(self.conn))
+    }
+
+    fn index_transcripts(&self) -> Result<usize, JobError> {
+        let run = index_stored(self.conn, self.target.data_dir(), false, false)
+            .map_err(|err| JobError::stopped(format!("{err:#}")))?;
+        Ok(run.report.sessions)
+    }
+
+    fn prices(&self) -> Result<Arc<PriceBook>, JobError> {
+        let book = PriceBook::load(self.target.data_dir())
+            .map_err(|err| JobError::Configuration(format!("the price tables on disk: {err}")))?;
+        Ok(Arc::new(book))
     }
 }
 
 /// A table on a terminal; piped, one tab-separated line per row (for `cut` and `grep`).
-fn print_rows<const N: usize>(headers: &[&str; N], rows: Vec<Vec<String>>) {
+fn print_rows(headers: &[&str], rows: Vec<Vec<String>>) {
     if std::io::stdout().is_terminal() {
         let mut table = Table::new();
         table.load_style(UTF8_FULL_CONDENSED).set_content_arrangement(ContentArrangement::Dynamic);
@@ -344,7 +205,8 @@ fn print_rows<const N: usize>(headers: &[&str; N], rows: Vec<Vec<String>>) {
         table.add_rows(rows);
         println!("{table}");
     } else {
-        print!("{}", crate::evals::console::lines(&headers.map(str::to_string), rows.into_iter()));
+        let headers: Vec<String> = headers.iter().map(|h| h.to_string()).collect();
+        print!("{}", crate::evals::console::lines(&headers, rows.into_iter()));
     }
 }
 

@@ -1,20 +1,17 @@
-//! The deletion runner inside `sightline serve`: the job scheduler's `run-deletions`
-//! (every 6 hours) works through the open requests on a blocking thread, writing
+//! The deletion target inside `sightline serve`: `run-deletions` (every 6 hours) and
+//! `sweep-retention` (daily) run on a blocking thread (`jobs::in_server`), writing
 //! `main.db` through the event writer and forgetting transcripts through the indexer
-//! thread; and `sweep-retention` (daily) with the same handles.
+//! thread.
 //!
 //! Invariants: the server's two single writers stay single: `main.db` changes go to
 //! the writer thread and index changes to the indexer thread, never to a connection or
 //! index writer of the runner's own. Partition rows are deleted from the runner's own
 //! connection, as `sightline run-deletions` does beside a running server.
 
-use std::sync::Arc;
-
 use tokio::runtime::Handle;
 
-use super::retention::{self, RetentionReport};
-use super::runner::{self, DeletionReport, DeletionTarget};
-use crate::db::{self, DbError};
+use super::runner::DeletionTarget;
+use crate::db::DbError;
 use crate::events::partitions::Day;
 use crate::events::writer::{EventWriter, MainChange};
 use crate::state::AppState;
@@ -54,39 +51,8 @@ impl DeletionTarget for ServerTarget {
 }
 
 impl ServerTarget {
-    /// The server's handles, for a run on a blocking thread of the current runtime.
-    fn of(state: &AppState) -> ServerTarget {
-        ServerTarget {
-            writer: state.writer.clone(),
-            indexer: state.indexer.clone(),
-            runtime: Handle::current(),
-            clock: state.clock.clone(),
-        }
+    /// The server's handles, for a run on a blocking thread of `runtime`.
+    pub fn of(state: &AppState, runtime: Handle) -> ServerTarget {
+        ServerTarget { writer: state.writer.clone(), indexer: state.indexer.clone(), runtime, clock: state.clock.clone() }
     }
-}
-
-/// Runs the open deletion requests once on a blocking thread.
-pub async fn run_once(state: &Arc<AppState>) -> Result<DeletionReport, DbError> {
-    let target = ServerTarget::of(state);
-    let (readers, data_dir) = (state.readers.clone(), state.config.data_dir.clone());
-    db::blocking(move || {
-        let reads = readers.get()?;
-        if super::open_requests(&reads)?.is_empty() {
-            return Ok(DeletionReport::default());
-        }
-        runner::run(&reads, &data_dir, &target)
-    })
-    .await
-}
-
-/// Sweeps raw events past retention (`sweep-retention`) once on a blocking thread.
-pub async fn sweep_retention(state: &Arc<AppState>) -> Result<RetentionReport, String> {
-    let target = ServerTarget::of(state);
-    let (readers, data_dir, days) =
-        (state.readers.clone(), state.config.data_dir.clone(), state.config.jobs.retention_days);
-    let swept = tokio::task::spawn_blocking(move || {
-        let reads = readers.get().map_err(|err| err.to_string())?;
-        retention::sweep(&reads, &data_dir, &target, days).map_err(|err| err.to_string())
-    });
-    swept.await.map_err(|err| format!("the retention sweep stopped: {err}"))?
 }

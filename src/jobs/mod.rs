@@ -8,6 +8,7 @@
 //! Invariant: a job is known by its spec name, everywhere (CLI, HTTP, `job_runs`).
 
 pub mod config;
+pub mod context;
 pub mod in_server;
 pub mod registry;
 pub mod runs;
@@ -15,3 +16,4 @@ pub mod schedule;
 pub mod scheduler;
 pub mod slo;
 pub mod status;
+pub mod work;

@@ -7,7 +7,9 @@
 
 use std::time::Duration;
 
+use super::context::{Done, JobContext, JobError};
 use super::schedule::Schedule;
+use super::work;
 
 /// How a job is scheduled and who may start it (spec §4.5).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -111,6 +113,11 @@ pub struct JobSpec {
     pub switch: Option<&'static str>,
     /// One line on what it does, for `jobs list` and docs/jobs.md.
     pub what: &'static str,
+    /// The job's work (`super::work`), the same in the server and the command line.
+    pub run: fn(&JobContext<'_>) -> Result<Done, JobError>,
+    /// Whether it rewrites or removes partition files: the server runs such jobs one at
+    /// a time, and never beside compaction (`super::in_server::PARTITION_REWRITES`).
+    pub rewrites_partitions: bool,
 }
 
 const fn minutes(n: u64) -> Duration {
@@ -161,6 +168,8 @@ pub const JOBS: [JobSpec; 19] = [
         availability: Availability::Available,
         switch: None,
         what: "drops raw events past their retention (global, or the team's override)",
+        run: work::deletions::sweep_retention,
+        rewrites_partitions: true,
     },
     JobSpec {
         name: "index-transcripts",
@@ -173,6 +182,8 @@ pub const JOBS: [JobSpec; 19] = [
         availability: Availability::Available,
         switch: None,
         what: "indexes stored transcripts that are not searchable yet",
+        run: work::transcripts::index_transcripts,
+        rewrites_partitions: false,
     },
     JobSpec {
         name: "compute-effectiveness",
@@ -185,6 +196,8 @@ pub const JOBS: [JobSpec; 19] = [
         availability: Availability::Available,
         switch: None,
         what: "computes effectiveness scores",
+        run: work::scoring::effectiveness,
+        rewrites_partitions: false,
     },
     JobSpec {
         name: "compute-trajectory-scores",
@@ -197,6 +210,8 @@ pub const JOBS: [JobSpec; 19] = [
         availability: Availability::Available,
         switch: None,
         what: "computes trajectory scores (never while compute-effectiveness runs)",
+        run: work::scoring::trajectory_scores,
+        rewrites_partitions: false,
     },
     JobSpec {
         name: "compute-subject-scores",
@@ -209,6 +224,8 @@ pub const JOBS: [JobSpec; 19] = [
         availability: Availability::Available,
         switch: None,
         what: "computes per-subject scores",
+        run: work::scoring::subject_scores,
+        rewrites_partitions: false,
     },
     JobSpec {
         name: "evaluate-alerts",
@@ -221,6 +238,8 @@ pub const JOBS: [JobSpec; 19] = [
         availability: Availability::Available,
         switch: None,
         what: "evaluates the alert rules, opening and resolving alert events and notifying the channels",
+        run: work::alerts::evaluate_alerts,
+        rewrites_partitions: false,
     },
     JobSpec {
         name: "judge-sessions",
@@ -233,6 +252,8 @@ pub const JOBS: [JobSpec; 19] = [
         availability: Availability::Available,
         switch: None,
         what: "asks the LLM judge about sessions of owners who opted in (seeded disabled)",
+        run: work::scoring::judge_sessions,
+        rewrites_partitions: false,
     },
     JobSpec {
         name: "sync-teams",
@@ -245,6 +266,8 @@ pub const JOBS: [JobSpec; 19] = [
         availability: Availability::Available,
         switch: None,
         what: "syncs teams from the code-hosting service",
+        run: work::integrations::sync_teams,
+        rewrites_partitions: false,
     },
     JobSpec {
         name: "sync-jira",
@@ -257,6 +280,8 @@ pub const JOBS: [JobSpec; 19] = [
         availability: Availability::Available,
         switch: None,
         what: "reads the Jira issues pull requests name, with their business value (when SIGHTLINE_JIRA_* are set)",
+        run: work::integrations::sync_jira,
+        rewrites_partitions: false,
     },
     JobSpec {
         name: "sweep-abandoned",
@@ -269,6 +294,8 @@ pub const JOBS: [JobSpec; 19] = [
         availability: Availability::Available,
         switch: None,
         what: "closes sessions quiet for too long as abandoned",
+        run: work::sweeps::sweep_abandoned,
+        rewrites_partitions: false,
     },
     JobSpec {
         name: "sweep-scratch",
@@ -281,6 +308,8 @@ pub const JOBS: [JobSpec; 19] = [
         availability: Availability::Available,
         switch: None,
         what: "removes stale upload chunks, expired device codes, refresh tokens and throttle entries",
+        run: work::sweeps::sweep_scratch,
+        rewrites_partitions: false,
     },
     JobSpec {
         name: "run-deletions",
@@ -293,6 +322,8 @@ pub const JOBS: [JobSpec; 19] = [
         availability: Availability::Available,
         switch: None,
         what: "carries out the open deletion requests",
+        run: work::deletions::run_deletions,
+        rewrites_partitions: true,
     },
     JobSpec {
         name: "backfill-redaction",
@@ -305,6 +336,8 @@ pub const JOBS: [JobSpec; 19] = [
         availability: Availability::Available,
         switch: None,
         what: "re-redacts events and transcripts stored under older rules (drains the backlog)",
+        run: work::transcripts::backfill_redaction,
+        rewrites_partitions: true,
     },
     JobSpec {
         name: "reprice-events",
@@ -317,6 +350,8 @@ pub const JOBS: [JobSpec; 19] = [
         availability: Availability::Available,
         switch: None,
         what: "reports what the price tables in force would change (writes nothing)",
+        run: work::pricing::reprice_report,
+        rewrites_partitions: false,
     },
     JobSpec {
         name: "reprice-events-apply",
@@ -329,6 +364,8 @@ pub const JOBS: [JobSpec; 19] = [
         availability: Availability::Available,
         switch: None,
         what: "rewrites stored costs that differ under the price tables in force",
+        run: work::pricing::reprice_apply,
+        rewrites_partitions: true,
     },
     JobSpec {
         name: "compute-effectiveness-backfill",
@@ -341,6 +378,8 @@ pub const JOBS: [JobSpec; 19] = [
         availability: Availability::Available,
         switch: None,
         what: "computes effectiveness over past history",
+        run: work::scoring::effectiveness,
+        rewrites_partitions: false,
     },
     JobSpec {
         name: "rescore-effectiveness",
@@ -353,6 +392,8 @@ pub const JOBS: [JobSpec; 19] = [
         availability: Availability::Available,
         switch: None,
         what: "re-scores effectiveness after a scorer version bump",
+        run: work::scoring::rescore_effectiveness,
+        rewrites_partitions: false,
     },
     JobSpec {
         name: "rescore-trajectory",
@@ -365,6 +406,8 @@ pub const JOBS: [JobSpec; 19] = [
         availability: Availability::Available,
         switch: None,
         what: "re-scores trajectories after a scorer version bump",
+        run: work::scoring::rescore_trajectory,
+        rewrites_partitions: false,
     },
     JobSpec {
         name: "reconcile-cost",
@@ -377,6 +420,8 @@ pub const JOBS: [JobSpec; 19] = [
         availability: Availability::Available,
         switch: Some(crate::billing::ENABLED_VARIABLE),
         what: "compares recomputed cost with the vendors' billing per day and model (daily when SIGHTLINE_BILLING_RECONCILIATION_ENABLED=true)",
+        run: work::integrations::reconcile_cost,
+        rewrites_partitions: false,
     },
 ];
 

@@ -192,7 +192,7 @@ pub async fn finish_run(state: &Arc<AppState>, job: &'static JobSpec, run_id: St
         Ok(done) => (Outcome::Succeeded, done, None),
         Err(error) => {
             tracing::error!(job = job.name, %error, "job failed");
-            (Outcome::Failed, Default::default(), Some(error))
+            (Outcome::Failed, Default::default(), Some(error.to_string()))
         }
     };
     let ended_ms = state.clock.now_ms();
@@ -212,10 +212,9 @@ pub async fn finish_run(state: &Arc<AppState>, job: &'static JobSpec, run_id: St
 }
 
 /// The jobs the server runs (on their schedule, or triggered over HTTP): the available
-/// ones of tiers 1 and 2 that [`super::in_server`] knows how to do, and a one-shot job
-/// with an environment switch (scheduled only, never triggered over HTTP).
+/// ones of tiers 1 and 2, and a one-shot job with an environment switch (scheduled
+/// only, never triggered over HTTP).
 pub fn runs_in_the_server(job: &JobSpec) -> bool {
     job.availability == Availability::Available
         && (job.tier != Tier::OneShot || job.switch.is_some())
-        && super::in_server::knows(job.name)
 }
