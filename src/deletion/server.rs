@@ -53,6 +53,11 @@ impl DeletionTarget for ServerTarget {
 impl ServerTarget {
     /// The server's handles, for a run on a blocking thread of `runtime`.
     pub fn of(state: &AppState, runtime: Handle) -> ServerTarget {
-        ServerTarget { writer: state.writer.clone(), indexer: state.indexer.clone(), runtime, clock: state.clock.clone() }
+        ServerTarget {
+            writer: state.writer.clone(),
+            indexer: state.indexer.clone(),
+            runtime,
+            clock: state.clock.clone(),
+        }
     }
 }

@@ -215,6 +215,5 @@ pub async fn finish_run(state: &Arc<AppState>, job: &'static JobSpec, run_id: St
 /// ones of tiers 1 and 2, and a one-shot job with an environment switch (scheduled
 /// only, never triggered over HTTP).
 pub fn runs_in_the_server(job: &JobSpec) -> bool {
-    job.availability == Availability::Available
-        && (job.tier != Tier::OneShot || job.switch.is_some())
+    job.availability == Availability::Available && (job.tier != Tier::OneShot || job.switch.is_some())
 }

@@ -12,7 +12,9 @@ pub fn run_deletions(ctx: &JobContext<'_>) -> Result<Done, JobError> {
     }
     let report = crate::deletion::runner::run(&reads, ctx.data_dir(), ctx.host)?;
     if let Some((request, error)) = report.failed.first() {
-        return Err(JobError::stopped(format!("deletion request {request} stopped: {error} (the next run resumes it)")));
+        return Err(JobError::stopped(format!(
+            "deletion request {request} stopped: {error} (the next run resumes it)"
+        )));
     }
     Ok(Done::rows(report.sessions_deleted as i64 + report.events_deleted as i64))
 }

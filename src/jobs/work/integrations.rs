@@ -11,11 +11,14 @@ pub fn sync_teams(ctx: &JobContext<'_>) -> Result<Done, JobError> {
         return Ok(Done::described(0, why));
     }
     let now_ms = ctx.now_ms();
-    let teams = crate::github::teams::fetch(ctx.config, now_ms / 1000).map_err(|err| JobError::remote("GitHub", err))?;
+    let teams =
+        crate::github::teams::fetch(ctx.config, now_ms / 1000).map_err(|err| JobError::remote("GitHub", err))?;
     let summary = ctx.write(move |tx| {
         crate::access::teams::sync(tx, &teams, now_ms).map_err(|err| match err {
             crate::access::teams::TeamError::Db(db) => db,
-            other => crate::db::DbError::Io { context: "team sync".into(), source: std::io::Error::other(other.to_string()) },
+            other => {
+                crate::db::DbError::Io { context: "team sync".into(), source: std::io::Error::other(other.to_string()) }
+            }
         })
     })?;
     let rows = summary.teams_added + summary.teams_updated + summary.members_added + summary.members_removed;
