@@ -14,10 +14,12 @@ use serde::Deserialize;
 mod analytics;
 mod auth;
 mod github;
+mod integrations;
 
 pub use analytics::Analytics;
 pub use auth::{Auth, Secret};
 pub use github::Github;
+pub use integrations::{Alerts, Billing, Jira, Judge};
 
 pub const DEFAULT_FILE: &str = include_str!("../assets/sightline.default.toml");
 
@@ -34,6 +36,14 @@ pub struct Config {
     pub auth: Auth,
     pub github: Github,
     pub analytics: Analytics,
+    pub judge: Judge,
+    pub jira: Jira,
+    pub billing: Billing,
+    pub alerts: Alerts,
+    /// `SIGHTLINE_*` variables of the environment that name no setting (a typo, or a
+    /// setting of another version); the server warns of each at start.
+    #[serde(skip)]
+    pub unknown_variables: Vec<String>,
 }
 
 #[derive(Clone, Debug, PartialEq, Deserialize)]
@@ -91,6 +101,8 @@ pub struct Jobs {
 #[serde(deny_unknown_fields, default)]
 pub struct Server {
     pub shutdown_grace_secs: u64,
+    /// How often the service-level counters are written to main.db.
+    pub sli_flush_secs: u64,
 }
 
 #[derive(Clone, Debug, PartialEq, Deserialize)]
@@ -120,6 +132,11 @@ impl Default for Config {
             auth: Auth::default(),
             github: Github::default(),
             analytics: Analytics::default(),
+            judge: Judge::default(),
+            jira: Jira::default(),
+            billing: Billing::default(),
+            alerts: Alerts::default(),
+            unknown_variables: Vec::new(),
         }
     }
 }
@@ -172,7 +189,7 @@ impl Default for Jobs {
 
 impl Default for Server {
     fn default() -> Self {
-        Server { shutdown_grace_secs: 30 }
+        Server { shutdown_grace_secs: 30, sli_flush_secs: 60 }
     }
 }
 
@@ -245,6 +262,49 @@ pub const ENV_KEYS: &[(&str, &str)] = &[
     ("SIGHTLINE_ANALYTICS_MIN_GROUP_SIZE", "analytics.min_group_size"),
     ("SIGHTLINE_ANALYTICS_RESULTS_DB", "analytics.results_db"),
     ("SIGHTLINE_ANALYTICS_EVAL_DASHBOARD_URL", "analytics.eval_dashboard_url"),
+    ("SIGHTLINE_SLI_FLUSH_SECS", "server.sli_flush_secs"),
+    ("SIGHTLINE_JUDGE_URL", "judge.url"),
+    ("SIGHTLINE_JUDGE_KEY", "judge.key"),
+    ("SIGHTLINE_JUDGE_MODEL", "judge.model"),
+    ("SIGHTLINE_JUDGE_DAILY_CAP_USD", "judge.daily_cap_usd"),
+    ("SIGHTLINE_JUDGE_USD_PER_MTOK_INPUT", "judge.usd_per_mtok_input"),
+    ("SIGHTLINE_JUDGE_USD_PER_MTOK_OUTPUT", "judge.usd_per_mtok_output"),
+    ("SIGHTLINE_JIRA_URL", "jira.url"),
+    ("SIGHTLINE_JIRA_EMAIL", "jira.email"),
+    ("SIGHTLINE_JIRA_API_TOKEN", "jira.api_token"),
+    ("SIGHTLINE_JIRA_VALUE_FIELD", "jira.value_field"),
+    ("SIGHTLINE_BILLING_RECONCILIATION_ENABLED", "billing.reconciliation_enabled"),
+    ("SIGHTLINE_BILLING_RECONCILE_DAYS", "billing.reconcile_days"),
+    ("SIGHTLINE_BILLING_DRIFT_TOLERANCE_PCT", "billing.drift_tolerance_pct"),
+    ("SIGHTLINE_BILLING_ANTHROPIC_ADMIN_KEY", "billing.anthropic_admin_key"),
+    ("SIGHTLINE_BILLING_ANTHROPIC_URL", "billing.anthropic_url"),
+    ("SIGHTLINE_BILLING_ANTHROPIC_WORKSPACES", "billing.anthropic_workspaces"),
+    ("SIGHTLINE_BILLING_ANTHROPIC_AGENTS", "billing.anthropic_agents"),
+    ("SIGHTLINE_BILLING_OPENAI_ADMIN_KEY", "billing.openai_admin_key"),
+    ("SIGHTLINE_BILLING_OPENAI_URL", "billing.openai_url"),
+    ("SIGHTLINE_BILLING_OPENAI_PROJECTS", "billing.openai_projects"),
+    ("SIGHTLINE_BILLING_OPENAI_AGENTS", "billing.openai_agents"),
+    ("SIGHTLINE_ALERT_CHAT_WEBHOOK_URL", "alerts.chat_webhook_url"),
+    ("SIGHTLINE_ALERT_WEBHOOK_URL", "alerts.webhook_url"),
+    ("SIGHTLINE_ALERT_WEBHOOK_SECRET", "alerts.webhook_secret"),
+    ("SIGHTLINE_ALERT_SMTP_URL", "alerts.smtp_url"),
+    ("SIGHTLINE_ALERT_EMAIL_FROM", "alerts.email_from"),
+    ("SIGHTLINE_ALERT_EMAIL_TO", "alerts.email_to"),
+];
+
+/// `SIGHTLINE_*` variables read by commands other than the server (their flags' values,
+/// `--help` shows each) or by the test and benchmark scripts: known, so not warned of.
+pub const COMMAND_VARIABLES: &[(&str, &str)] = &[
+    ("SIGHTLINE_CONFIG", "--config of every server command"),
+    ("SIGHTLINE_HOOK_TOKEN", "sightline hook login --token"),
+    ("SIGHTLINE_NO_FLUSHER", "the hook: do not start a background flusher"),
+    ("SIGHTLINE_RESULTS_DB", "--db of results, report and dashboard"),
+    ("SIGHTLINE_DASHBOARD_TOKEN", "sightline dashboard --token"),
+    ("SIGHTLINE_BENCH_TOKEN", "sightline bench --token"),
+    ("SIGHTLINE_BENCH_BIN", "benches/ingest.sh: the binary to measure"),
+    ("SIGHTLINE_BENCH_PORT", "benches/ingest.sh: the port to serve on"),
+    ("SIGHTLINE_CRASH_ROUNDS", "the crash tests' rounds"),
+    ("SIGHTLINE_FLUSHER_KILL_ROUNDS", "the flusher kill test's rounds"),
 ];
 
 impl Config {
@@ -265,11 +325,17 @@ impl Config {
                 .parse::<toml::Table>()
                 .map_err(|err| ConfigError::Parse { path: path.clone(), message: err.message().to_string() })?;
         }
+        let mut unknown_variables = Vec::new();
         for (name, value) in env {
             if !name.starts_with("SIGHTLINE_") {
                 continue;
             }
-            let Some((_, key)) = ENV_KEYS.iter().find(|(env_name, _)| *env_name == name) else { continue };
+            let Some((_, key)) = ENV_KEYS.iter().find(|(env_name, _)| *env_name == name) else {
+                if !COMMAND_VARIABLES.iter().any(|(known, _)| *known == name) {
+                    unknown_variables.push(name);
+                }
+                continue;
+            };
             let value = env_value(key, &value).map_err(|message| ConfigError::Env { name: name.clone(), message })?;
             set_key(&mut table, key, value);
         }
@@ -280,6 +346,8 @@ impl Config {
                 None => ConfigError::Env { name: "SIGHTLINE_*".into(), message },
             }
         })?;
+        unknown_variables.sort();
+        config.unknown_variables = unknown_variables;
         if let Some(dir) = &overrides.data_dir {
             config.data_dir = dir.clone();
         }
@@ -388,6 +456,14 @@ impl Config {
         Ok(())
     }
 
+    /// The configuration a set of environment variables gives (no file), for tests of
+    /// the features that read a section; the error in words.
+    #[cfg(test)]
+    pub fn from_variables(pairs: &[(&str, &str)]) -> Result<Config, String> {
+        let env = pairs.iter().map(|(name, value)| (name.to_string(), value.to_string()));
+        Config::load(Some(Path::new("/dev/null")), env, &Overrides::default()).map_err(|err| err.to_string())
+    }
+
     pub fn main_db_path(&self) -> PathBuf {
         self.data_dir.join("main.db")
     }
@@ -416,16 +492,30 @@ fn env_value(key: &str, raw: &str) -> Result<toml::Value, String> {
         raw.parse::<SocketAddr>().map_err(|_| format!("{raw:?} is not an address such as 127.0.0.1:4000"))?;
         return Ok(toml::Value::String(raw.to_string()));
     }
-    if key == "github.process_deliveries" {
-        return match raw {
-            "true" | "1" => Ok(toml::Value::Boolean(true)),
-            "false" | "0" => Ok(toml::Value::Boolean(false)),
+    if matches!(key, "github.process_deliveries" | "billing.reconciliation_enabled") {
+        return match raw.to_ascii_lowercase().as_str() {
+            "true" | "1" | "yes" => Ok(toml::Value::Boolean(true)),
+            "false" | "0" | "no" => Ok(toml::Value::Boolean(false)),
             _ => Err(format!("{raw:?} is not true or false")),
         };
     }
+    if matches!(
+        key,
+        "judge.daily_cap_usd"
+            | "judge.usd_per_mtok_input"
+            | "judge.usd_per_mtok_output"
+            | "billing.drift_tolerance_pct"
+    ) {
+        return match raw.parse::<f64>() {
+            Ok(number) if number.is_finite() => Ok(toml::Value::Float(number)),
+            _ => Err(format!("{raw:?} is not a number")),
+        };
+    }
+    if matches!(key, "billing.reconcile_days" | "server.sli_flush_secs") {
+        return raw.parse::<i64>().map(toml::Value::Integer).map_err(|_| format!("{raw:?} is not a whole number"));
+    }
     if matches!(key, "data_dir" | "log.level" | "log.format" | "analytics.results_db" | "analytics.eval_dashboard_url")
-        || key.starts_with("auth.")
-        || key.starts_with("github.")
+        || ["auth.", "github.", "judge.", "jira.", "billing.", "alerts."].iter().any(|section| key.starts_with(section))
     {
         return Ok(toml::Value::String(raw.to_string()));
     }

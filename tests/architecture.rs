@@ -65,13 +65,13 @@ const ALLOWED: &[(&str, &[&str])] = &[
     ("analytics", &["access", "db", "events", "model", "sessions"]),
     // Stores and services, lowest first.
     ("audit", &["clock", "db", "model"]),
-    ("alerts", &["analytics", "audit", "db", "model", "slo"]),
+    ("alerts", &["analytics", "audit", "config", "db", "model", "slo"]),
     // Service-level indicators and objectives, over their own daily table.
     ("slo", &["db"]),
     // Jira, read for the business value of pull requests.
-    ("jira", &["db", "model"]),
+    ("jira", &["config", "db", "model"]),
     // Cost reconciliation: the vendors' billing beside the recomputed cost of the events.
-    ("billing", &["db", "events", "model", "pricing"]),
+    ("billing", &["config", "db", "events", "model", "pricing"]),
     // Projections: predicted savings graded on the organisation's figures.
     ("projections", &["analytics", "db"]),
     ("auth", &["audit", "clock", "config", "db", "model"]),
@@ -106,6 +106,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "analytics",
             "audit",
             "clock",
+            "config",
             "db",
             "events",
             "github",

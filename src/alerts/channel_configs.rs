@@ -1,6 +1,6 @@
 //! `alert_channel_configs` (owned here): whether each configured channel is used, and
 //! its last test-send. The channels themselves, with their credentials, come from the
-//! environment (spec §5.6, `channels::from_env`); a channel without a row is on.
+//! environment (spec §5.6, `channels::from_config`); a channel without a row is on.
 //!
 //! Invariants: switching a channel and sending a test are audited
 //! (`ALERT_CHANNEL_CHANGED`, `ALERT_CHANNEL_TESTED`) in the transaction that records
@@ -42,13 +42,10 @@ pub fn all(conn: &Connection) -> Result<HashMap<String, ChannelConfig>, DbError>
     Ok(found)
 }
 
-/// The environment's channels that are switched on: where `evaluate-alerts` delivers.
-pub fn in_use(
-    conn: &Connection,
-    get: impl Fn(&str) -> Option<String>,
-) -> Result<Result<Vec<Channel>, String>, DbError> {
+/// The configured channels that are switched on: where `evaluate-alerts` delivers.
+pub fn in_use(conn: &Connection, alerts: &crate::config::Alerts) -> Result<Result<Vec<Channel>, String>, DbError> {
     let configs = all(conn)?;
-    Ok(channels::from_env(get).map(|found| {
+    Ok(channels::from_config(alerts).map(|found| {
         found.into_iter().filter(|channel| configs.get(channel.name()).is_none_or(|config| config.enabled)).collect()
     }))
 }

@@ -53,22 +53,22 @@ impl Channel {
     }
 }
 
-/// The channels the environment configures (`get` reads a variable). A webhook without
-/// its secret is not configured: an unsigned alert could be forged.
-pub fn from_env(get: impl Fn(&str) -> Option<String>) -> Result<Vec<Channel>, String> {
-    let set = |name: &str| get(name).map(|v| v.trim().to_string()).filter(|v| !v.is_empty());
+/// The channels the `[alerts]` section configures (`SIGHTLINE_ALERT_*`). A webhook
+/// without its secret is not configured: an unsigned alert could be forged.
+pub fn from_config(alerts: &crate::config::Alerts) -> Result<Vec<Channel>, String> {
+    let set = |value: &str| Some(value.trim().to_string()).filter(|v| !v.is_empty());
     let mut channels = Vec::new();
-    if let Some(url) = set("SIGHTLINE_ALERT_CHAT_WEBHOOK_URL") {
+    if let Some(url) = set(&alerts.chat_webhook_url.0) {
         channels.push(Channel::Chat { url });
     }
-    match (set("SIGHTLINE_ALERT_WEBHOOK_URL"), set("SIGHTLINE_ALERT_WEBHOOK_SECRET")) {
+    match (set(&alerts.webhook_url), set(&alerts.webhook_secret.0)) {
         (Some(url), Some(secret)) => channels.push(Channel::Webhook { url, secret }),
         (Some(_), None) => {
             return Err("SIGHTLINE_ALERT_WEBHOOK_URL is set without SIGHTLINE_ALERT_WEBHOOK_SECRET".into());
         }
         _ => {}
     }
-    match (set("SIGHTLINE_ALERT_SMTP_URL"), set("SIGHTLINE_ALERT_EMAIL_FROM"), set("SIGHTLINE_ALERT_EMAIL_TO")) {
+    match (set(&alerts.smtp_url.0), set(&alerts.email_from), set(&alerts.email_to)) {
         (Some(url), Some(from), Some(to)) => {
             let to: Vec<String> = to.split(',').map(|a| a.trim().to_string()).filter(|a| !a.is_empty()).collect();
             for address in std::iter::once(&from).chain(&to) {
@@ -400,9 +400,8 @@ mod tests {
 
     #[test]
     fn the_environment_configures_channels_and_a_webhook_needs_its_secret() {
-        let env = |pairs: &'static [(&'static str, &'static str)]| {
-            move |name: &str| pairs.iter().find(|(k, _)| *k == name).map(|(_, v)| v.to_string())
-        };
+        let env = |pairs: &[(&str, &str)]| crate::config::Config::from_variables(pairs).unwrap().alerts;
+        let from_env = |alerts: crate::config::Alerts| from_config(&alerts);
         assert_eq!(from_env(env(&[])).unwrap(), vec![]);
         let both = from_env(env(&[
             ("SIGHTLINE_ALERT_CHAT_WEBHOOK_URL", "http://chat/hook"),

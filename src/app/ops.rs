@@ -59,8 +59,8 @@ async fn metrics(State(state): State<Arc<AppState>>) -> Response {
     // The jobs' figures are read at scrape time, so a run or breach recorded by `sightline
     // jobs run` beside the server shows too.
     let pool = state.readers.clone();
-    let now_ms = state.clock.now_ms();
-    match db::blocking(move || crate::jobs::status::all(&*pool.get()?, now_ms)).await {
+    let (now_ms, config) = (state.clock.now_ms(), state.config.clone());
+    match db::blocking(move || crate::jobs::status::all(&*pool.get()?, &config, now_ms)).await {
         Ok(statuses) => {
             for status in statuses.into_iter().filter(|s| s.job.availability == Availability::Available) {
                 let labels = JobLabels { job: status.job.name, severity: status.job.alert.severity.as_str() };

@@ -72,6 +72,9 @@ pub async fn serve_with_clock(
     clock: Clock,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> anyhow::Result<()> {
+    for name in &config.unknown_variables {
+        tracing::warn!(variable = %name, "no setting has this name; `sightline config default` lists every variable");
+    }
     prepare_main_db(&config)?;
     db::ensure_dir(&config.run_dir())?;
     let metrics = Arc::new(Metrics::new());

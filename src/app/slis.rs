@@ -17,13 +17,8 @@ use crate::slo::Tally;
 use crate::slo::store::{self, DAY_MS};
 use crate::state::AppState;
 
-fn interval() -> Duration {
-    let secs = std::env::var("SIGHTLINE_SLI_FLUSH_SECS").ok().and_then(|v| v.parse::<u64>().ok()).unwrap_or(60);
-    Duration::from_secs(secs.max(1))
-}
-
 pub async fn run(state: Arc<AppState>) {
-    let mut ticks = tokio::time::interval(interval());
+    let mut ticks = tokio::time::interval(Duration::from_secs(state.config.server.sli_flush_secs.max(1)));
     ticks.tick().await;
     loop {
         ticks.tick().await;

@@ -111,42 +111,51 @@ pub struct Settings {
 
 pub const ENABLED_VARIABLE: &str = "SIGHTLINE_BILLING_RECONCILIATION_ENABLED";
 
-/// Whether the environment `get` reads turns daily reconciliation on (the scheduler
-/// reads the same switch through `jobs::registry::switched_on`).
-fn enabled(get: impl Fn(&str) -> Option<String>) -> bool {
-    get(ENABLED_VARIABLE).is_some_and(|value| crate::model::is_switched_on(&value))
-}
-
 impl Settings {
-    /// The settings the environment gives; an error names the variable that is wrong.
-    pub fn from_env(get: impl Fn(&str) -> Option<String>) -> Result<Settings, String> {
-        let text = |name: &str| get(name).map(|v| v.trim().to_string()).filter(|v| !v.is_empty());
-        if let Some(value) = text(ENABLED_VARIABLE)
-            && !matches!(value.to_ascii_lowercase().as_str(), "true" | "false" | "1" | "0" | "yes" | "no")
-        {
-            return Err(format!("{ENABLED_VARIABLE} must be true or false, not {value:?}"));
-        }
+    /// The settings the `[billing]` section gives; an error names the variable that is
+    /// wrong.
+    pub fn from_config(billing: &crate::config::Billing) -> Result<Settings, String> {
+        // Each vendor's keys by the variable that sets them, so one reading serves both
+        // vendors and every error names what an operator sets.
+        let text = |name: &str| -> Option<String> {
+            let value = match name {
+                "SIGHTLINE_BILLING_ANTHROPIC_ADMIN_KEY" => &billing.anthropic_admin_key.0,
+                "SIGHTLINE_BILLING_ANTHROPIC_URL" => &billing.anthropic_url,
+                "SIGHTLINE_BILLING_ANTHROPIC_WORKSPACES" => &billing.anthropic_workspaces,
+                "SIGHTLINE_BILLING_ANTHROPIC_AGENTS" => &billing.anthropic_agents,
+                "SIGHTLINE_BILLING_OPENAI_ADMIN_KEY" => &billing.openai_admin_key.0,
+                "SIGHTLINE_BILLING_OPENAI_URL" => &billing.openai_url,
+                "SIGHTLINE_BILLING_OPENAI_PROJECTS" => &billing.openai_projects,
+                "SIGHTLINE_BILLING_OPENAI_AGENTS" => &billing.openai_agents,
+                _ => return None,
+            };
+            Some(value.trim().to_string()).filter(|v| !v.is_empty())
+        };
         let mut sources = Vec::new();
         for vendor in Vendor::ALL {
             if let Some(source) = source_from_env(vendor, &text)? {
                 sources.push(source);
             }
         }
-        let days = match text("SIGHTLINE_BILLING_RECONCILE_DAYS") {
-            None => 7,
-            Some(value) => match value.parse::<u32>() {
-                Ok(days @ 1..=93) => days,
-                _ => return Err(format!("SIGHTLINE_BILLING_RECONCILE_DAYS must be 1 to 93, not {value:?}")),
-            },
+        let days = match u32::try_from(billing.reconcile_days) {
+            Ok(days @ 1..=93) => days,
+            _ => {
+                return Err(format!(
+                    "SIGHTLINE_BILLING_RECONCILE_DAYS must be 1 to 93, not {:?}",
+                    billing.reconcile_days.to_string()
+                ));
+            }
         };
-        let tolerance_pct = match text("SIGHTLINE_BILLING_DRIFT_TOLERANCE_PCT") {
-            None => 5.0,
-            Some(value) => match value.parse::<f64>() {
-                Ok(pct) if (0.0..=100.0).contains(&pct) => pct,
-                _ => return Err(format!("SIGHTLINE_BILLING_DRIFT_TOLERANCE_PCT must be 0 to 100, not {value:?}")),
-            },
+        let tolerance_pct = match billing.drift_tolerance_pct {
+            pct if (0.0..=100.0).contains(&pct) => pct,
+            pct => {
+                return Err(format!(
+                    "SIGHTLINE_BILLING_DRIFT_TOLERANCE_PCT must be 0 to 100, not {:?}",
+                    pct.to_string()
+                ));
+            }
         };
-        Ok(Settings { enabled: enabled(&get), sources, days, tolerance_pct })
+        Ok(Settings { enabled: billing.reconciliation_enabled, sources, days, tolerance_pct })
     }
 
     /// The vendors that are the null source, for a run's summary.

@@ -3,8 +3,16 @@
 use super::drift::{Sides, Status, compare};
 use super::*;
 
-fn env(pairs: &'static [(&'static str, &'static str)]) -> impl Fn(&str) -> Option<String> {
-    move |name| pairs.iter().find(|(k, _)| *k == name).map(|(_, v)| v.to_string())
+/// The `[billing]` section the variables give (a type error, such as a switch that is
+/// not true or false, is the configuration's).
+fn env(pairs: &[(&str, &str)]) -> Result<crate::config::Billing, String> {
+    crate::config::Config::from_variables(pairs).map(|config| config.billing)
+}
+
+impl Settings {
+    fn from_env(billing: Result<crate::config::Billing, String>) -> Result<Settings, String> {
+        Settings::from_config(&billing?)
+    }
 }
 
 #[test]

@@ -73,8 +73,9 @@ pub enum JobsCommand {
 pub fn jobs(command: JobsCommand) -> anyhow::Result<i32> {
     match command {
         JobsCommand::List { config } => {
-            let conn = open_main(&config)?;
-            print_rows(&LIST_HEADERS, list_rows(&conn, crate::clock::system_now_ms())?);
+            let config = load_config(&config, Overrides::default())?;
+            let conn = super::operator::open_main(&config)?;
+            print_rows(&LIST_HEADERS, list_rows(&conn, &config, crate::clock::system_now_ms())?);
             Ok(0)
         }
         JobsCommand::Set { config, job, cron, enabled } => {
@@ -233,8 +234,12 @@ fn history_rows(runs: &[runs::JobRun]) -> Vec<Vec<String>> {
         .collect()
 }
 
-fn list_rows(conn: &rusqlite::Connection, now_ms: i64) -> anyhow::Result<Vec<Vec<String>>> {
-    let rows = jobs_status::all(conn, now_ms)?
+fn list_rows(
+    conn: &rusqlite::Connection,
+    config: &crate::config::Config,
+    now_ms: i64,
+) -> anyhow::Result<Vec<Vec<String>>> {
+    let rows = jobs_status::all(conn, config, now_ms)?
         .into_iter()
         .map(|status| {
             let job = status.job;

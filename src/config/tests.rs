@@ -113,3 +113,33 @@ fn hard_cap_must_exceed_soft_cap() {
     config.storage.wal_hard_cap_mb = config.storage.wal_soft_cap_mb;
     assert!(config.validate().unwrap_err().to_string().contains("wal_hard_cap_mb"));
 }
+
+#[test]
+fn settings_of_the_services_outside_are_typed_and_unknown_variables_are_named() {
+    let loaded = Config::load(
+        Some(Path::new("/dev/null")),
+        env(&[
+            ("SIGHTLINE_JUDGE_DAILY_CAP_USD", " 2.5 "),
+            ("SIGHTLINE_JUDGE_KEY", "sk-judge-secret"),
+            ("SIGHTLINE_BILLING_RECONCILIATION_ENABLED", "Yes"),
+            ("SIGHTLINE_ALERT_SMTP_URL", "smtps://user:pass@mail.example"),
+            ("SIGHTLINE_JIRA_URLS", "https://typo.example"),
+            ("SIGHTLINE_HOOK_TOKEN", "a command's own variable"),
+            ("HOME", "/home/someone"),
+        ]),
+        &Overrides::default(),
+    )
+    .unwrap();
+    assert_eq!(loaded.judge.daily_cap_usd, 2.5);
+    assert!(loaded.billing.reconciliation_enabled);
+    assert_eq!(loaded.unknown_variables, vec!["SIGHTLINE_JIRA_URLS".to_string()]);
+    let shown = format!("{loaded:#?}");
+    assert!(!shown.contains("sk-judge-secret") && !shown.contains("user:pass"), "secrets stay hidden: {shown}");
+    let err = Config::load(
+        Some(Path::new("/dev/null")),
+        env(&[("SIGHTLINE_BILLING_DRIFT_TOLERANCE_PCT", "five")]),
+        &Overrides::default(),
+    )
+    .unwrap_err();
+    assert!(err.to_string().contains("SIGHTLINE_BILLING_DRIFT_TOLERANCE_PCT"), "{err}");
+}

@@ -3,8 +3,8 @@
 //! `nextPageToken`), each with its business value from a configured field
 //! ([`client`]), kept in `jira_issues` ([`store`], owned here) for the ROI page.
 //!
-//! Invariants: configured by the environment only (`SIGHTLINE_JIRA_URL`, `…_EMAIL`,
-//! `…_API_TOKEN`, `…_VALUE_FIELD`; all four or none, credentials never in files or the
+//! Invariants: configured by the `[jira]` section (`SIGHTLINE_JIRA_URL`, `…_EMAIL`,
+//! `…_API_TOKEN`, `…_VALUE_FIELD`; all four or none, the token never in logs or the
 //! database); without them a run says so and changes nothing; a key Jira does not know is
 //! recorded as not found, never dropped silently; a value that is not a number is no
 //! value (`NULL`), never zero.
@@ -41,11 +41,13 @@ pub const NOT_CONFIGURED: &str =
 const VARIABLES: [&str; 4] =
     ["SIGHTLINE_JIRA_URL", "SIGHTLINE_JIRA_EMAIL", "SIGHTLINE_JIRA_API_TOKEN", "SIGHTLINE_JIRA_VALUE_FIELD"];
 
-/// The configuration the environment gives (`get` reads a variable): `Ok(None)` when none
-/// of the four is set, an error naming what is missing or wrong when only some are.
-pub fn from_env(get: impl Fn(&str) -> Option<String>) -> Result<Option<JiraConfig>, String> {
-    let values: Vec<Option<String>> =
-        VARIABLES.iter().map(|name| get(name).map(|v| v.trim().to_string()).filter(|v| !v.is_empty())).collect();
+/// The configuration the `[jira]` section gives: `Ok(None)` when none of the four keys
+/// is set, an error naming what is missing or wrong when only some are.
+pub fn from_config(jira: &crate::config::Jira) -> Result<Option<JiraConfig>, String> {
+    let values: Vec<Option<String>> = [&jira.url, &jira.email, &jira.api_token.0, &jira.value_field]
+        .iter()
+        .map(|v| Some(v.trim().to_string()).filter(|v| !v.is_empty()))
+        .collect();
     if values.iter().all(Option::is_none) {
         return Ok(None);
     }
@@ -71,8 +73,13 @@ pub fn from_env(get: impl Fn(&str) -> Option<String>) -> Result<Option<JiraConfi
 mod tests {
     use super::*;
 
-    fn env(pairs: &'static [(&'static str, &'static str)]) -> impl Fn(&str) -> Option<String> {
-        move |name| pairs.iter().find(|(k, _)| *k == name).map(|(_, v)| v.to_string())
+    /// The `[jira]` section the variables give.
+    fn env(pairs: &[(&str, &str)]) -> crate::config::Jira {
+        crate::config::Config::from_variables(pairs).unwrap().jira
+    }
+
+    fn from_env(jira: crate::config::Jira) -> Result<Option<JiraConfig>, String> {
+        from_config(&jira)
     }
 
     #[test]

@@ -51,8 +51,7 @@ pub fn effective(conn: &Connection, job: &JobSpec) -> Result<Effective, DbError>
         },
         None => Effective { schedule: job.schedule.schedule(), enabled: job.enabled_by_default, configured: false },
     };
-    // An environment switch that is off holds the job whatever is stored.
-    Ok(Effective { enabled: effective.enabled && super::registry::switched_on(job), ..effective })
+    Ok(effective)
 }
 
 /// Sets a tier-1 job's cron pattern and/or enabled flag (what is not given keeps its

@@ -10,6 +10,7 @@ use std::time::Duration;
 use super::context::{Done, JobContext, JobError};
 use super::schedule::Schedule;
 use super::work;
+use crate::config::Config;
 
 /// How a job is scheduled and who may start it (spec §4.5).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -107,10 +108,10 @@ pub struct JobSpec {
     /// apply rewrites history).
     pub excludes: &'static [&'static str],
     pub availability: Availability,
-    /// An environment variable that must be `true` for the job to be enabled: a one-shot
-    /// job with one is also scheduled by the server while it is (`reconcile-cost`, daily
-    /// when billing reconciliation is enabled, spec §8).
-    pub switch: Option<&'static str>,
+    /// A setting that must be on for the job to be enabled: a one-shot job with one is
+    /// also scheduled by the server while it is (`reconcile-cost`, daily when
+    /// `billing.reconciliation_enabled`, spec §8).
+    pub switch: Option<fn(&Config) -> bool>,
     /// One line on what it does, for `jobs list` and docs/jobs.md.
     pub what: &'static str,
     /// The job's work (`super::work`), the same in the server and the command line.
@@ -418,16 +419,20 @@ pub const JOBS: [JobSpec; 19] = [
         alert: ANY_FAILURE,
         excludes: &[],
         availability: Availability::Available,
-        switch: Some(crate::billing::ENABLED_VARIABLE),
+        switch: Some(billing_reconciliation_enabled),
         what: "compares recomputed cost with the vendors' billing per day and model (daily when SIGHTLINE_BILLING_RECONCILIATION_ENABLED=true)",
         run: work::integrations::reconcile_cost,
         rewrites_partitions: false,
     },
 ];
 
-/// Whether the job's environment switch is on (true for a job without one).
-pub fn switched_on(job: &JobSpec) -> bool {
-    job.switch.is_none_or(|variable| std::env::var(variable).is_ok_and(|value| crate::model::is_switched_on(&value)))
+/// Whether the job's switch is on (true for a job without one).
+pub fn switched_on(job: &JobSpec, config: &Config) -> bool {
+    job.switch.is_none_or(|on| on(config))
+}
+
+fn billing_reconciliation_enabled(config: &Config) -> bool {
+    config.billing.reconciliation_enabled
 }
 
 /// The job named `name` (its spec name), if there is one.

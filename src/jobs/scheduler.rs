@@ -85,7 +85,10 @@ async fn tick(
         })
         .await?;
         let mut since = last.unwrap_or(started_ms);
-        if effective.enabled && effective.schedule.is_due(last, started_ms, now_ms) {
+        if effective.enabled
+            && super::registry::switched_on(job, &state.config)
+            && effective.schedule.is_due(last, started_ms, now_ms)
+        {
             // A run that should have started long ago is a breach of its own (spec §8).
             if job.alert.missed_run
                 && let Some(slot) = effective.schedule.next_after(since)

@@ -9,9 +9,10 @@
 use rusqlite::Connection;
 
 use super::config::{self, Effective};
-use super::registry::{Availability, JOBS, JobSpec};
+use super::registry::{Availability, JOBS, JobSpec, switched_on};
 use super::runs::{self, JobRun, Outcome};
 use super::slo::{self, Breach};
+use crate::config::Config;
 use crate::db::DbError;
 
 /// One job as it stands.
@@ -27,13 +28,15 @@ pub struct JobStatus {
 }
 
 /// Every job of the registry, as it stands at `now_ms`.
-pub fn all(conn: &Connection, now_ms: i64) -> Result<Vec<JobStatus>, DbError> {
-    JOBS.iter().map(|job| one(conn, job, now_ms)).collect()
+pub fn all(conn: &Connection, config: &Config, now_ms: i64) -> Result<Vec<JobStatus>, DbError> {
+    JOBS.iter().map(|job| one(conn, config, job, now_ms)).collect()
 }
 
 /// One job, as it stands at `now_ms`.
-pub fn one(conn: &Connection, job: &'static JobSpec, now_ms: i64) -> Result<JobStatus, DbError> {
+pub fn one(conn: &Connection, settings: &Config, job: &'static JobSpec, now_ms: i64) -> Result<JobStatus, DbError> {
     let effective = config::effective(conn, job)?;
+    // A switch that is off holds the job whatever is stored.
+    let effective = Effective { enabled: effective.enabled && switched_on(job, settings), ..effective };
     let last = runs::history(conn, Some(job.name), 1)?.pop();
     let next_run_ms = match (job.availability, effective.enabled) {
         (Availability::Available, true) => {

@@ -40,35 +40,29 @@ pub struct JudgeSettings {
 }
 
 impl JudgeSettings {
-    /// From the environment: `SIGHTLINE_JUDGE_URL` and `SIGHTLINE_JUDGE_KEY` are needed;
-    /// the model (`SIGHTLINE_JUDGE_MODEL`, default gpt-4o-mini), the daily cap in USD
-    /// (`SIGHTLINE_JUDGE_DAILY_CAP_USD`, default 5) and the prices per million tokens
-    /// (`SIGHTLINE_JUDGE_USD_PER_MTOK_INPUT`, `…_OUTPUT`, defaults 0.15 and 0.60) may be set.
-    pub fn from_env(get: impl Fn(&str) -> Option<String>) -> Result<JudgeSettings, String> {
-        let url = get("SIGHTLINE_JUDGE_URL").filter(|v| !v.is_empty());
-        let key = get("SIGHTLINE_JUDGE_KEY").filter(|v| !v.is_empty());
-        let (Some(url), Some(key)) = (url, key) else {
+    /// From the `[judge]` section: `url` and `key` (`SIGHTLINE_JUDGE_URL`,
+    /// `SIGHTLINE_JUDGE_KEY`) are needed; the model (default gpt-4o-mini), the daily cap
+    /// in USD (default 5) and the prices per million tokens (defaults 0.15 and 0.60) may
+    /// be set.
+    pub fn from_config(judge: &crate::config::Judge) -> Result<JudgeSettings, String> {
+        let (url, key) = (judge.url.trim(), judge.key.0.trim());
+        if url.is_empty() || key.is_empty() {
             return Err("the judge needs SIGHTLINE_JUDGE_URL and SIGHTLINE_JUDGE_KEY".into());
-        };
-        let usd = |name: &str, default: f64| -> Result<i64, String> {
-            let value = match get(name) {
-                Some(text) => {
-                    text.trim().parse::<f64>().map_err(|_| format!("{name} must be a number of USD, got {text:?}"))?
-                }
-                None => default,
-            };
+        }
+        let usd = |name: &str, value: f64| -> Result<i64, String> {
             if !(0.0..=1_000_000.0).contains(&value) {
                 return Err(format!("{name} must be between 0 and 1000000"));
             }
             Ok((value * 1e9).round() as i64)
         };
+        let model = judge.model.trim();
         Ok(JudgeSettings {
             url: url.trim_end_matches('/').to_string(),
-            key,
-            model: get("SIGHTLINE_JUDGE_MODEL").filter(|m| !m.is_empty()).unwrap_or_else(|| "gpt-4o-mini".into()),
-            daily_cap_nusd: usd("SIGHTLINE_JUDGE_DAILY_CAP_USD", 5.0)?,
-            input_nusd_per_token: usd("SIGHTLINE_JUDGE_USD_PER_MTOK_INPUT", 0.15)? / 1_000_000,
-            output_nusd_per_token: usd("SIGHTLINE_JUDGE_USD_PER_MTOK_OUTPUT", 0.60)? / 1_000_000,
+            key: key.to_string(),
+            model: if model.is_empty() { "gpt-4o-mini".into() } else { model.to_string() },
+            daily_cap_nusd: usd("SIGHTLINE_JUDGE_DAILY_CAP_USD", judge.daily_cap_usd)?,
+            input_nusd_per_token: usd("SIGHTLINE_JUDGE_USD_PER_MTOK_INPUT", judge.usd_per_mtok_input)? / 1_000_000,
+            output_nusd_per_token: usd("SIGHTLINE_JUDGE_USD_PER_MTOK_OUTPUT", judge.usd_per_mtok_output)? / 1_000_000,
         })
     }
 }
@@ -338,25 +332,25 @@ mod tests {
 
     #[test]
     fn settings_need_both_variables_and_read_prices() {
-        let env = |pairs: &'static [(&'static str, &'static str)]| {
-            move |name: &str| pairs.iter().find(|(k, _)| *k == name).map(|(_, v)| v.to_string())
+        let settings = |pairs: &[(&str, &str)]| {
+            crate::config::Config::from_variables(pairs).and_then(|config| JudgeSettings::from_config(&config.judge))
         };
-        assert!(JudgeSettings::from_env(env(&[("SIGHTLINE_JUDGE_URL", "http://x")])).is_err());
-        let s = JudgeSettings::from_env(env(&[
+        assert!(settings(&[("SIGHTLINE_JUDGE_URL", "http://x")]).is_err());
+        let s = settings(&[
             ("SIGHTLINE_JUDGE_URL", "http://x/v1/"),
             ("SIGHTLINE_JUDGE_KEY", "k"),
             ("SIGHTLINE_JUDGE_DAILY_CAP_USD", "0.5"),
-        ]))
+        ])
         .unwrap();
         assert_eq!(
             (s.url.as_str(), s.daily_cap_nusd, s.input_nusd_per_token, s.output_nusd_per_token),
             ("http://x/v1", 500_000_000, 150, 600)
         );
-        let bad = JudgeSettings::from_env(env(&[
+        let bad = settings(&[
             ("SIGHTLINE_JUDGE_URL", "u"),
             ("SIGHTLINE_JUDGE_KEY", "k"),
             ("SIGHTLINE_JUDGE_DAILY_CAP_USD", "lots"),
-        ]));
+        ]);
         assert!(bad.err().unwrap().contains("SIGHTLINE_JUDGE_DAILY_CAP_USD"));
     }
 

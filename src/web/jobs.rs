@@ -84,8 +84,8 @@ pub async fn list(
         let caller = caller?;
         admin(&caller)?;
         let pool = state.readers.clone();
-        let now_ms = state.clock.now_ms();
-        let statuses = db::blocking(move || status::all(&*pool.get()?, now_ms)).await?;
+        let (now_ms, config) = (state.clock.now_ms(), state.config.clone());
+        let statuses = db::blocking(move || status::all(&*pool.get()?, &config, now_ms)).await?;
         Ok::<_, AppError>(Json(json!({ "jobs": statuses.into_iter().map(describe).collect::<Vec<_>>() })))
     };
     result.await.into_response()

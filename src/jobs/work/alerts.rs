@@ -9,8 +9,7 @@ pub fn evaluate_alerts(ctx: &JobContext<'_>) -> Result<Done, JobError> {
     let now_ms = ctx.now_ms();
     let transitions = ctx.write(move |tx| store::evaluate(tx, now_ms))?;
     let described = store::describe(&transitions);
-    // Channels are read when the job runs, so a changed credential needs no restart.
-    let configured = channel_configs::in_use(&*ctx.reader()?, |name| std::env::var(name).ok())?
+    let configured = channel_configs::in_use(&*ctx.reader()?, &ctx.config.alerts)?
         .map_err(|err| JobError::Configuration(format!("{described}; notifications not sent: {err}")))?;
     let (attempts, summary) = channels::notify(&configured, &transitions, &|| ctx.now_ms(), &std::thread::sleep);
     ctx.write(move |tx| channels::log(tx, &attempts))?;

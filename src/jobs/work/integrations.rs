@@ -28,7 +28,7 @@ pub fn sync_teams(ctx: &JobContext<'_>) -> Result<Done, JobError> {
 /// `sync-jira`: the issues pull requests name, read from Jira and stored with their
 /// business value.
 pub fn sync_jira(ctx: &JobContext<'_>) -> Result<Done, JobError> {
-    let Some(jira) = crate::jira::from_env(|name| std::env::var(name).ok()).map_err(JobError::Configuration)? else {
+    let Some(jira) = crate::jira::from_config(&ctx.config.jira).map_err(JobError::Configuration)? else {
         tracing::warn!("sync-jira: {}", crate::jira::NOT_CONFIGURED);
         return Ok(Done::described(0, crate::jira::NOT_CONFIGURED));
     };
@@ -43,8 +43,7 @@ pub fn sync_jira(ctx: &JobContext<'_>) -> Result<Done, JobError> {
 /// events' recomputed cost, stored with their drift in one transaction. Without
 /// credentials every source is the null source and it says so.
 pub fn reconcile_cost(ctx: &JobContext<'_>) -> Result<Done, JobError> {
-    let settings =
-        crate::billing::Settings::from_env(|name| std::env::var(name).ok()).map_err(JobError::Configuration)?;
+    let settings = crate::billing::Settings::from_config(&ctx.config.billing).map_err(JobError::Configuration)?;
     let now_ms = ctx.now_ms();
     let today = crate::events::partitions::Day::of_ms(now_ms);
     let run = crate::billing::run::prepare(ctx.data_dir(), &*ctx.host.prices()?, &settings, today)

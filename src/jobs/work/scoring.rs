@@ -60,8 +60,8 @@ pub fn subject_scores(ctx: &JobContext<'_>) -> Result<Done, JobError> {
 /// `judge-sessions`: the LLM judge over opted-in owners' transcripts, on a connection
 /// of its own (few, short writes between long API calls).
 pub fn judge_sessions(ctx: &JobContext<'_>) -> Result<Done, JobError> {
-    let settings = crate::scoring::judge::JudgeSettings::from_env(|name| std::env::var(name).ok())
-        .map_err(JobError::Configuration)?;
+    let settings =
+        crate::scoring::judge::JudgeSettings::from_config(&ctx.config.judge).map_err(JobError::Configuration)?;
     let conn = ctx.host.own_connection()?;
     let report = crate::scoring::judge::run(&conn, ctx.data_dir(), &settings, ctx.now_ms(), &|body| {
         crate::scoring::judge::ask_api(&settings, body)

@@ -124,12 +124,12 @@ pub async fn page(
         })
         .collect();
 
-    let environment = channels::from_env(|name| std::env::var(name).ok());
+    let environment = channels::from_config(&state.config.alerts);
     let mut channel_section = Section::new("channels", "Channels")
-        .intro("Channels and their credentials come from the environment (SIGHTLINE_ALERT_*; docs/alerts.md); here they are switched on or off and tested.")
+        .intro("Channels and their credentials come from the configuration ([alerts], or SIGHTLINE_ALERT_*; docs/alerts.md); here they are switched on or off and tested.")
         .columns(vec!["Channel", "Configured", "Sends to", "On", "Last test", "Outcome"]);
     if let Err(err) = &environment {
-        channel_section.intro = format!("{} The environment is wrong: {err}", channel_section.intro);
+        channel_section.intro = format!("{} The configuration is wrong: {err}", channel_section.intro);
     }
     let configured = environment.unwrap_or_default();
     for name in NAMES {
@@ -353,9 +353,9 @@ pub async fn test_channel(
 ) -> Result<Redirect, PageError> {
     admin_only(&caller)?;
     let name = channel_name(&name)?;
-    let configured = channels::from_env(|var| std::env::var(var).ok()).map_err(AppError::Conflict)?;
+    let configured = channels::from_config(&state.config.alerts).map_err(AppError::Conflict)?;
     let channel = configured.into_iter().find(|c| c.name() == name).ok_or_else(|| {
-        AppError::Conflict(format!("{name} is not configured in the server's environment (docs/alerts.md)"))
+        AppError::Conflict(format!("{name} is not configured ([alerts] or SIGHTLINE_ALERT_*; docs/alerts.md)"))
     })?;
     let clock = state.clock.clone();
     let attempts =

@@ -31,8 +31,8 @@ const PATH: &str = "/admin/jobs";
 
 pub async fn page(state: &AppState, caller: &Caller, flash: Flash) -> Result<Response, PageError> {
     admin_only(caller)?;
-    let (pool, now_ms) = (state.readers.clone(), state.clock.now_ms());
-    let statuses = db::blocking(move || status::all(&*pool.get()?, now_ms)).await.map_err(AppError::from)?;
+    let (pool, now_ms, config) = (state.readers.clone(), state.clock.now_ms(), state.config.clone());
+    let statuses = db::blocking(move || status::all(&*pool.get()?, &config, now_ms)).await.map_err(AppError::from)?;
     let mut jobs = Section::new("jobs", "Jobs").columns(vec![
         "Job",
         "What it does",

@@ -32,11 +32,12 @@ pub async fn page(
     Query(flash): Query<Flash>,
 ) -> Result<Response, PageError> {
     admin_only(&caller)?;
-    let (pool, now_ms) = (state.readers.clone(), state.clock.now_ms());
+    let (pool, now_ms, config) = (state.readers.clone(), state.clock.now_ms(), state.config.clone());
     let (data_dir, org_days) = (state.config.data_dir.clone(), state.config.jobs.retention_days);
     let (all_teams, preview, next_sweep) = db::blocking(move || {
         let conn = pool.get()?;
-        let sweep = registry::find("sweep-retention").map(|job| status::one(&conn, job, now_ms)).transpose()?;
+        let sweep =
+            registry::find("sweep-retention").map(|job| status::one(&conn, &config, job, now_ms)).transpose()?;
         Ok::<_, DbError>((
             teams::list(&conn)?,
             retention_preview::preview(&conn, &data_dir, org_days, now_ms)?,
