@@ -122,6 +122,11 @@ fn unknown_runs_are_404_and_bad_parameters_422_naming_them() {
     }
     let (status, body) = get(&format!("{}/run/plain-run/export/xml", d.base));
     assert_eq!((status, body["error"]["parameter"].clone()), (422, "format".into()));
+    // An address with no route: JSON on the API, the dashboard's error page elsewhere.
+    let (status, body) = get(&format!("{}/api/nowhere", d.base));
+    assert_eq!((status, body["error"]["code"].as_str()), (404, Some("not_found")), "{body}");
+    let (status, html) = text_of(get(&format!("{}/nowhere", d.base)));
+    assert!(status == 404 && html.contains("</html>") && html.contains("not found"), "{html}");
 }
 
 #[test]

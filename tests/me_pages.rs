@@ -447,3 +447,28 @@ fn a_transcript_is_read_a_window_at_a_time() {
     let (_, html, _) = page(&format!("{web}/me/sessions/{id}/transcript?find=PROMPT"), Some(&owner));
     assert!(html.contains("450 messages contain “PROMPT”; the first 200 are listed."), "{html}");
 }
+
+/// A malformed path, query or body answers in the route's error family: JSON naming
+/// the problem on the API, the product's HTML error page on a page, never axum's plain
+/// text; axum's status codes are kept.
+#[test]
+fn malformed_requests_answer_in_the_error_family_of_their_route() {
+    let (_dir, server, _hook) = world();
+    let web = server.server.web.clone();
+    let access = access_token(&server.server, "dev@example.com");
+
+    // A path segment that is not UTF-8, on a page and on the API.
+    let (status, html, _) = page(&format!("{web}/me/sessions/%FF%FE"), Some(&access));
+    assert_eq!(status, 400, "{html}");
+    assert!(html.contains("<h1>Bad Request</h1>") && html.contains("</html>"), "the HTML error page: {html}");
+    let (status, body) = get_auth(&format!("{web}/api/sessions/%FF%FE/events"), &access);
+    assert_eq!((status, body["error"]["code"].as_str()), (400, Some("bad_request")), "{body}");
+
+    // A JSON body that does not parse, and one whose field has the wrong type.
+    let url = format!("{web}/api/grants");
+    let (status, body) = post_raw(&url, &access, &[], b"{not json".to_vec());
+    assert_eq!((status, body["error"]["code"].as_str()), (400, Some("bad_request")), "{body}");
+    let (status, body) = post_json(&url, &access, &json!({"subject": 5, "justification": "x", "duration_hours": 1}));
+    assert_eq!((status, body["error"]["code"].as_str()), (422, Some("invalid_parameter")), "{body}");
+    assert!(body["error"]["message"].as_str().unwrap().contains("subject"), "names the field: {body}");
+}

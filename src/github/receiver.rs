@@ -16,6 +16,7 @@ use serde_json::json;
 use super::deliveries::{self, Incoming, Recorded};
 use super::signature;
 use crate::http::errors::AppError;
+use crate::http::extract::Json;
 use crate::state::AppState;
 
 /// GitHub caps a webhook payload at 25 MB.
@@ -92,8 +93,6 @@ pub async fn receive(
     let status = if event == "ping" { StatusCode::OK } else { StatusCode::ACCEPTED };
     Ok((status, Json(answer)).into_response())
 }
-
-use axum::Json;
 
 /// The JSON payload: the body itself, or its `payload` field when the App delivers
 /// `application/x-www-form-urlencoded` (the signature covers the raw body either way).

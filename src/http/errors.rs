@@ -20,6 +20,12 @@ pub enum AppError {
     Unauthorized,
     #[error("not found")]
     NotFound,
+    /// A thing the request names does not exist; the message says which.
+    #[error("{0}")]
+    Unknown(String),
+    /// A parameter is well-formed but its value cannot be used (422).
+    #[error("{parameter}: {message}")]
+    Invalid { parameter: String, message: String },
     /// Signed in, but this person may not do this.
     #[error("{0}")]
     Forbidden(String),
@@ -84,6 +90,13 @@ impl AppError {
             }
             AppError::Unauthorized => (StatusCode::UNAUTHORIZED, "unauthorized", self.to_string(), None),
             AppError::NotFound => (StatusCode::NOT_FOUND, "not_found", self.to_string(), None),
+            AppError::Unknown(message) => (StatusCode::NOT_FOUND, "not_found", message.clone(), None),
+            AppError::Invalid { parameter, message } => (
+                StatusCode::UNPROCESSABLE_ENTITY,
+                "invalid_parameter",
+                format!("{parameter}: {message}"),
+                Some(parameter.clone()),
+            ),
             AppError::Forbidden(message) => (StatusCode::FORBIDDEN, "forbidden", message.clone(), None),
             AppError::Conflict(message) => (StatusCode::CONFLICT, "conflict", message.clone(), None),
             AppError::TooLarge(message) => (StatusCode::PAYLOAD_TOO_LARGE, "too_large", message.clone(), None),
@@ -127,13 +140,26 @@ impl AppError {
         let (status, _, message, _) = self.parts();
         (status, message)
     }
+
+    /// This error as an HTML page: its status and headers around `html` (a page that
+    /// shows [`Self::status_and_message`] in the listener's own look).
+    pub fn page(&self, html: String) -> Response {
+        let (status, _) = self.status_and_message();
+        let mut response = (status, [(header::CONTENT_TYPE, "text/html; charset=utf-8")], html).into_response();
+        self.add_headers(response.headers_mut());
+        response
+    }
 }
 
 impl IntoResponse for AppError {
     fn into_response(self) -> Response {
         let (status, code, message, field) = self.parts();
         let mut body = json!({ "code": code, "message": message });
-        if let Some(field) = field {
+        if let AppError::Invalid { parameter, message } = &self {
+            // The eval dashboard's documented shape: the parameter, and its own message.
+            body["parameter"] = json!(parameter);
+            body["message"] = json!(message);
+        } else if let Some(field) = field {
             body["field"] = json!(field);
         }
         let mut response = (status, Json(json!({ "error": body }))).into_response();
@@ -152,6 +178,20 @@ impl From<AppError> for PageError {
     }
 }
 
+/// What a page's storage calls fail with converts as for the API, so `?` is the one
+/// conversion a page handler needs.
+impl From<DbError> for PageError {
+    fn from(err: DbError) -> Self {
+        PageError(err.into())
+    }
+}
+
+impl From<WriteError> for PageError {
+    fn from(err: WriteError) -> Self {
+        PageError(err.into())
+    }
+}
+
 #[derive(askama::Template)]
 #[template(path = "http/error.html")]
 struct ErrorPage<'a> {
@@ -167,9 +207,7 @@ impl IntoResponse for PageError {
         let (status, message) = self.0.status_and_message();
         let title = status.canonical_reason().unwrap_or("Error");
         let html = ErrorPage { nav_role: "", title, message: &message }.render().unwrap_or(message.clone());
-        let mut response = (status, [(header::CONTENT_TYPE, "text/html; charset=utf-8")], html).into_response();
-        self.0.add_headers(response.headers_mut());
-        response
+        self.0.page(html)
     }
 }
 

@@ -1,5 +1,5 @@
 //! HTTP plumbing shared by the platform's listeners and the eval dashboard: the
-//! error family (`errors`), credentials in requests (`cookies`: bearer tokens and
+//! error family (`errors`) and the extractors that answer through it (`extract`), credentials in requests (`cookies`: bearer tokens and
 //! cookies), conditional requests (`conditional`), strict query strings (`query`), serving a router with connection limits and timeouts (`serve`), security headers and the CSRF decision (`security`), and safe redirect
 //! targets (`redirect`).
 //!
@@ -10,6 +10,7 @@
 pub mod conditional;
 pub mod cookies;
 pub mod errors;
+pub mod extract;
 pub mod query;
 pub mod redirect;
 pub mod security;

@@ -7,13 +7,13 @@
 
 use std::sync::Arc;
 
-use axum::Json;
-use axum::extract::{Path, Query, State};
+use axum::extract::State;
 use serde_json::json;
 
 use crate::db;
 use crate::events::reads;
 use crate::http::errors::AppError;
+use crate::http::extract::{Json, Path, Query};
 use crate::model::AgentType;
 use crate::model::event_json::event_to_json;
 use crate::sessions::read::{self, SessionRead};

@@ -12,11 +12,12 @@ pub mod transcripts;
 use std::sync::Arc;
 
 use axum::body::Body;
-use axum::extract::{Query, State};
+use axum::extract::State;
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 
 use crate::http::errors::AppError;
+use crate::http::extract::Query;
 use crate::model::AgentType;
 use crate::state::AppState;
 use crate::state::caller::HookUser;

@@ -5,15 +5,15 @@
 
 use std::sync::Arc;
 
-use axum::Json;
 use axum::body::Body;
-use axum::extract::{Path, Query, State};
+use axum::extract::State;
 use axum::http::HeaderMap;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
 use crate::db;
 use crate::http::errors::AppError;
+use crate::http::extract::{Json, Path, Query};
 use crate::model::AgentType;
 use crate::sessions::views;
 use crate::state::AppState;

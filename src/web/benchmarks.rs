@@ -10,13 +10,14 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use axum::extract::{Query, State};
+use axum::extract::State;
 use axum::response::Response;
 
 use super::report::{Cell, ReportPage, Table, respond};
 use super::teams::ScopeParams;
 use crate::evals::db::{self as evals_db, RunSummary};
 use crate::http::errors::{AppError, PageError};
+use crate::http::extract::Query;
 use crate::state::AppState;
 use crate::state::caller::PageCaller;
 

@@ -7,13 +7,13 @@
 
 use std::sync::Arc;
 
-use axum::Json;
 use axum::extract::State;
 use axum::http::StatusCode;
 
 use crate::db;
 use crate::deletion::{self, DeletionRequest};
 use crate::http::errors::AppError;
+use crate::http::extract::Json;
 use crate::state::AppState;
 use crate::state::caller::Caller;
 

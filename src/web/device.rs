@@ -9,8 +9,7 @@ use std::net::IpAddr;
 use std::sync::Arc;
 
 use askama::Template;
-use axum::Form;
-use axum::extract::{ConnectInfo, Query, State};
+use axum::extract::{ConnectInfo, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use serde::Deserialize;
@@ -18,6 +17,7 @@ use serde::Deserialize;
 use super::login::render;
 use crate::auth::device;
 use crate::http::errors::AppError;
+use crate::http::extract::{Form, Query};
 use crate::state::AppState;
 use crate::state::caller::{Caller, PageCaller};
 

@@ -6,8 +6,7 @@
 
 use std::sync::Arc;
 
-use axum::Json;
-use axum::extract::{Path, State};
+use axum::extract::State;
 use axum::http::StatusCode;
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -17,6 +16,7 @@ use crate::access::policies::{self, PolicyError, Visibility, VisibilityChange};
 use crate::auth::users;
 use crate::db::{self, DbError};
 use crate::http::errors::AppError;
+use crate::http::extract::{Json, Path};
 use crate::state::AppState;
 use crate::state::caller::Caller;
 

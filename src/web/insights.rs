@@ -18,7 +18,7 @@ use super::shown::usd;
 use crate::analytics::query::{self, Activity, By, Figures, Measure, Period, Subject, ToolFigures};
 use crate::db::{self, DbError};
 use crate::events::partitions::Day;
-use crate::http::errors::{AppError, PageError};
+use crate::http::errors::PageError;
 use crate::model::{AgentType, Usage};
 use crate::pricing::PriceBook;
 use crate::scoring::store::{self, PeriodScores};
@@ -193,8 +193,7 @@ pub async fn page(State(state): State<Arc<AppState>>, PageCaller(caller): PageCa
             )?,
         })
     })
-    .await
-    .map_err(AppError::from)?;
+    .await?;
     let mut saved_total = 0;
     let costs = read
         .by_model

@@ -10,8 +10,7 @@
 
 use std::sync::Arc;
 
-use axum::Json;
-use axum::extract::{Path, Query, State};
+use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use serde_json::{Value, json};
@@ -19,6 +18,7 @@ use serde_json::{Value, json};
 use super::admin::{self, Flash};
 use crate::audit::{self, Action, Entry};
 use crate::http::errors::PageError;
+use crate::http::extract::{Json, Path, Query};
 
 use crate::db;
 use crate::http::errors::AppError;

@@ -9,8 +9,7 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 
 use askama::Template;
-use axum::Form;
-use axum::extract::{ConnectInfo, Query, State};
+use axum::extract::{ConnectInfo, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{Html, IntoResponse, Redirect, Response};
 use serde::Deserialize;
@@ -20,6 +19,7 @@ use crate::auth::signins::sign_in_cookie;
 use crate::auth::signins::{self, Client, Method};
 use crate::http::cookies::with_cookie;
 use crate::http::errors::{AppError, PageError};
+use crate::http::extract::{Form, Query};
 use crate::model::percent_encode;
 use crate::state::AppState;
 use crate::state::caller::Caller;

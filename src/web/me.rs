@@ -5,7 +5,6 @@
 use std::sync::Arc;
 
 use askama::Template;
-use axum::Json;
 use axum::extract::State;
 use axum::response::Response;
 use serde_json::{Value, json};
@@ -16,6 +15,7 @@ use crate::access::policies::{self, Visibility, VisibilityChange};
 use crate::audit::{self, AuditRow};
 use crate::db;
 use crate::http::errors::{AppError, PageError};
+use crate::http::extract::Json;
 use crate::model::rfc3339_ms;
 use crate::state::AppState;
 use crate::state::caller::{Caller, PageCaller};

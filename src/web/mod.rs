@@ -44,8 +44,7 @@ pub mod transcript_page;
 /// error page for a person, JSON for an API client (`/api/`, `/oauth/`, `/v1/`).
 pub async fn not_found(uri: axum::http::Uri) -> axum::response::Response {
     use axum::response::IntoResponse;
-    let path = uri.path();
-    if ["/api/", "/oauth/", "/v1/"].iter().any(|prefix| path.starts_with(prefix)) {
+    if crate::http::extract::answers_json(uri.path()) {
         crate::http::errors::AppError::NotFound.into_response()
     } else {
         crate::http::errors::PageError(crate::http::errors::AppError::NotFound).into_response()

@@ -15,7 +15,7 @@ use super::login::render;
 use super::shown::usd;
 use crate::db::{self, DbError};
 use crate::github::pulls;
-use crate::http::errors::{AppError, PageError};
+use crate::http::errors::PageError;
 use crate::model::rfc3339_ms;
 use crate::state::AppState;
 use crate::state::caller::PageCaller;
@@ -64,8 +64,7 @@ pub async fn page(State(state): State<Arc<AppState>>, PageCaller(caller): PageCa
         let conn = pool.get()?;
         Ok::<_, DbError>((pulls::of_person(&conn, &user_id, LIMIT)?, pulls::own_share(&conn, &user_id)?))
     })
-    .await
-    .map_err(AppError::from)?;
+    .await?;
     let lines = prs
         .into_iter()
         .map(|pr| {

@@ -11,7 +11,7 @@
 use std::sync::Arc;
 
 use askama::Template;
-use axum::extract::{Path, Query, State};
+use axum::extract::State;
 use axum::response::Response;
 use serde::Deserialize;
 
@@ -19,6 +19,7 @@ use super::login::render;
 use crate::db::{self, DbError};
 use crate::events::reads;
 use crate::http::errors::{AppError, PageError};
+use crate::http::extract::{Form, Path, Query};
 use crate::model::wire::Event;
 use crate::model::{EventType, nusd_to_usd};
 use crate::scoring::feedback::{Answer, Feedback, NOTE_MAX_CHARS};
@@ -181,8 +182,7 @@ pub async fn page(
             (pull_requests, landed, scores, feedback),
         )))
     })
-    .await
-    .map_err(AppError::from)?;
+    .await?;
     let Some((session, page, transcript_stored, switch, shares_by_default, (pull_requests, landed, scores, feedback))) =
         read
     else {
@@ -307,7 +307,7 @@ pub async fn set_sharing(
     State(state): State<Arc<AppState>>,
     PageCaller(caller): PageCaller,
     Path(session_id): Path<String>,
-    axum::Form(form): axum::Form<SharingForm>,
+    Form(form): Form<SharingForm>,
 ) -> Result<axum::response::Redirect, PageError> {
     let shared = match form.transcript.as_str() {
         "follow" => None,
@@ -321,8 +321,7 @@ pub async fn set_sharing(
         }
     };
     let (user_id, id) = (caller.user.id.clone(), session_id.clone());
-    let theirs =
-        state.writer.transact(move |tx| sharing::set(tx, &user_id, &id, shared)).await.map_err(AppError::from)?;
+    let theirs = state.writer.transact(move |tx| sharing::set(tx, &user_id, &id, shared)).await?;
     if !theirs {
         return Err(PageError(AppError::NotFound));
     }
@@ -334,15 +333,12 @@ pub async fn set_feedback(
     State(state): State<Arc<AppState>>,
     PageCaller(caller): PageCaller,
     Path(session_id): Path<String>,
-    axum::Form(form): axum::Form<FeedbackForm>,
+    Form(form): Form<FeedbackForm>,
 ) -> Result<axum::response::Redirect, PageError> {
     let feedback = form.parse().map_err(PageError)?;
     let (user_id, id, now_ms) = (caller.user.id.clone(), session_id.clone(), state.clock.now_ms());
-    let theirs = state
-        .writer
-        .transact(move |tx| crate::scoring::feedback::save(tx, &user_id, &id, &feedback, now_ms))
-        .await
-        .map_err(AppError::from)?;
+    let theirs =
+        state.writer.transact(move |tx| crate::scoring::feedback::save(tx, &user_id, &id, &feedback, now_ms)).await?;
     if !theirs {
         return Err(PageError(AppError::NotFound));
     }

@@ -167,8 +167,7 @@ pub async fn page(
     let listed = db::blocking(move || {
         listing::own_sessions(&*pool.get()?, &user_id, &filter, &sort_key, descending, limit, offset)
     })
-    .await
-    .map_err(AppError::from)?
+    .await?
     .map_err(|refused| bad(refused.field, refused.message))?;
     let (rows, total) = listed;
     if csv {
@@ -262,7 +261,6 @@ pub async fn machine_runs(
 ) -> Result<Response, PageError> {
     let from_ms = crate::analytics::query::Period::last_days(state.clock.now_ms(), 30).from_ms;
     let (pool, user_id) = (state.readers.clone(), caller.user.id.clone());
-    let kinds =
-        db::blocking(move || listing::machine_runs(&*pool.get()?, &user_id, from_ms)).await.map_err(AppError::from)?;
+    let kinds = db::blocking(move || listing::machine_runs(&*pool.get()?, &user_id, from_ms)).await?;
     Ok(render(&RunsPage { nav_role: caller.role.as_str(), kinds }))
 }

@@ -17,7 +17,6 @@ use std::sync::Arc;
 use axum::extract::{ConnectInfo, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use axum::{Form, Json};
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
@@ -26,6 +25,7 @@ use crate::auth::jwt::ACCESS_TOKEN_LIFETIME_MS;
 use crate::auth::signins::{self, Client, Method, Refreshed};
 use crate::auth::{passwords, tokens, users};
 use crate::http::errors::AppError;
+use crate::http::extract::{Form, Json};
 use crate::model::oauth::{CLIENT_ID, DEVICE_GRANT};
 use crate::state::AppState;
 use crate::state::caller::Caller;

@@ -7,7 +7,7 @@
 
 use std::sync::Arc;
 
-use axum::extract::{Query, State};
+use axum::extract::State;
 use axum::response::Response;
 
 use super::scope::{self, PERIODS};
@@ -15,7 +15,8 @@ use super::teams::{ScopePage, ScopeParams, overview_response};
 use crate::access::teams;
 use crate::analytics::query::Subject;
 use crate::db;
-use crate::http::errors::{AppError, PageError};
+use crate::http::errors::PageError;
+use crate::http::extract::Query;
 use crate::state::AppState;
 use crate::state::caller::PageCaller;
 
@@ -42,8 +43,7 @@ pub async fn dashboard(
         let groups = super::reports::org_groups(&all);
         scope::read(&conn, &Subject::Organisation, &groups, period, min_people)
     })
-    .await
-    .map_err(AppError::from)?;
+    .await?;
     let page = ScopePage {
         nav_role: caller.role.as_str(),
         title: "The organisation".into(),

@@ -13,14 +13,15 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use askama::Template;
-use axum::extract::{Query, State};
+use axum::extract::State;
 use axum::response::Response;
 
 use super::login::render;
 use super::search::{SearchParams, request_in, run};
 use crate::access::drill_in;
 use crate::db::{self, DbError};
-use crate::http::errors::{AppError, PageError};
+use crate::http::errors::PageError;
+use crate::http::extract::Query;
 use crate::sessions::read::{self, Reader, Reading};
 use crate::state::AppState;
 use crate::state::caller::PageCaller;
@@ -69,8 +70,7 @@ pub async fn page(
         let conn = pool.get()?;
         drill_in::shared_transcript_sessions(&conn, &user_id, role, now)
     })
-    .await
-    .map_err(AppError::from)?;
+    .await?;
     page.reachable = session_ids.len();
     if q.trim().is_empty() {
         return Ok(render(&page));
@@ -100,8 +100,7 @@ pub async fn page(
             }
             Ok::<_, DbError>(allowed)
         })
-        .await
-        .map_err(AppError::from)?;
+        .await?;
     page.total = results.total;
     page.cut_short = results.cut_short;
     page.next = results.next_offset.map(|offset| {

@@ -11,7 +11,7 @@
 use std::sync::Arc;
 
 use askama::Template;
-use axum::extract::{Query, State};
+use axum::extract::State;
 use axum::response::{Redirect, Response};
 use serde::Deserialize;
 
@@ -20,6 +20,7 @@ use super::shown::{count, hours, share, tokens, trend, usd};
 use crate::analytics::query::{self, Activity, By, Figures, Period, Subject, ToolFigures};
 use crate::db;
 use crate::http::errors::{AppError, PageError};
+use crate::http::extract::Query;
 use crate::model::nusd_to_usd;
 use crate::state::AppState;
 use crate::state::caller::PageCaller;
@@ -115,8 +116,7 @@ pub async fn page(
             tools: query::top_tools(&conn, &subject, period, TOP)?,
         })
     })
-    .await
-    .map_err(AppError::from)?;
+    .await?;
     Ok(render(&overview(caller.role.as_str(), caller.user.name.clone(), days, period, read)))
 }
 

@@ -10,7 +10,7 @@
 
 use std::sync::Arc;
 
-use axum::extract::{Path, Query, State};
+use axum::extract::State;
 use axum::response::Response;
 
 use super::report::{ReportPage, Table, respond};
@@ -21,6 +21,7 @@ use crate::analytics::query::groups::{self, Guarded, TeamGroup};
 use crate::analytics::query::{Period, Subject};
 use crate::db::{self, DbError};
 use crate::http::errors::{AppError, PageError};
+use crate::http::extract::{Path, Query};
 use crate::state::AppState;
 use crate::state::caller::PageCaller;
 
@@ -256,8 +257,7 @@ pub async fn org_report(
         };
         read(report, &ctx)
     })
-    .await
-    .map_err(AppError::from)?;
+    .await?;
     let path = format!("/org/{segment}");
     let page = page(
         caller.role.as_str(),

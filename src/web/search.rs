@@ -10,13 +10,13 @@
 use std::sync::Arc;
 
 use askama::Template;
-use axum::Json;
-use axum::extract::{Query, State};
+use axum::extract::State;
 use axum::response::Response;
 use serde::Deserialize;
 
 use super::login::render;
 use crate::http::errors::{AppError, PageError};
+use crate::http::extract::{Json, Query};
 use crate::state::AppState;
 use crate::state::caller::{Caller, PageCaller};
 use crate::transcripts::search::{self, Scope, SearchError, SearchRequest, SearchResults, Sort};

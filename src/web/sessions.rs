@@ -7,13 +7,13 @@
 
 use std::sync::Arc;
 
-use axum::Json;
-use axum::extract::{Path, Query, State};
+use axum::extract::State;
 use serde_json::{Value, json};
 
 use crate::db::{self, DbError};
 use crate::events::reads;
 use crate::http::errors::AppError;
+use crate::http::extract::{Json, Path, Query};
 use crate::http::query::StrictQuery;
 use crate::model::event_json::event_to_json;
 use crate::sessions::read::{self, Basis, Reading, SessionRead};

@@ -11,8 +11,7 @@
 use std::sync::Arc;
 
 use askama::Template;
-use axum::Form;
-use axum::extract::{Path, State};
+use axum::extract::State;
 use axum::response::{Redirect, Response};
 use serde::Deserialize;
 
@@ -23,6 +22,7 @@ use crate::auth::tokens::{self, HookTokenLine};
 use crate::db::{self, DbError};
 use crate::deletion::{self, DeletionRequest};
 use crate::http::errors::{AppError, PageError};
+use crate::http::extract::{Form, Path};
 use crate::model::rfc3339_ms;
 use crate::state::AppState;
 use crate::state::caller::PageCaller;
@@ -112,8 +112,7 @@ pub async fn page(State(state): State<Arc<AppState>>, PageCaller(caller): PageCa
             deletion: deletion::by_user(&conn, &user_id)?,
         })
     })
-    .await
-    .map_err(AppError::from)?;
+    .await?;
     let deletion = read.deletion.map(|request| match request.completed_at_ms {
         Some(at) => format!("Your data was deleted on {}.", rfc3339_ms(at)),
         None => format!(
@@ -189,8 +188,7 @@ pub async fn set_visibility(
             // The bot comments follow the person's choice.
             crate::github::pulls::mark_person_comments_due(tx, &user_id)
         })
-        .await
-        .map_err(AppError::from)?;
+        .await?;
     state.webhook_arrivals.notify_one();
     Ok(Redirect::to("/me/settings"))
 }
@@ -201,11 +199,8 @@ pub async fn revoke_token(
     Path(token_id): Path<String>,
 ) -> Result<Redirect, PageError> {
     let (user_id, now_ms) = (caller.user.id.clone(), state.clock.now_ms());
-    let revoked = state
-        .writer
-        .transact(move |tx| tokens::revoke_own_hook_token(tx, &user_id, &token_id, now_ms))
-        .await
-        .map_err(AppError::from)?;
+    let revoked =
+        state.writer.transact(move |tx| tokens::revoke_own_hook_token(tx, &user_id, &token_id, now_ms)).await?;
     if revoked { Ok(Redirect::to("/me/settings")) } else { Err(PageError(AppError::NotFound)) }
 }
 
@@ -216,11 +211,7 @@ pub async fn revoke_sign_in(
 ) -> Result<Redirect, PageError> {
     let (user_id, now_ms) = (caller.user.id.clone(), state.clock.now_ms());
     let this_one = session_id == caller.session_id;
-    let revoked = state
-        .writer
-        .transact(move |tx| signins::revoke_own(tx, &user_id, &session_id, now_ms))
-        .await
-        .map_err(AppError::from)?;
+    let revoked = state.writer.transact(move |tx| signins::revoke_own(tx, &user_id, &session_id, now_ms)).await?;
     match (revoked, this_one) {
         (false, _) => Err(PageError(AppError::NotFound)),
         // Ending the sign-in in use signs this browser out.
@@ -234,6 +225,6 @@ pub async fn request_deletion(
     PageCaller(caller): PageCaller,
 ) -> Result<Redirect, PageError> {
     let (user_id, now_ms) = (caller.user.id.clone(), state.clock.now_ms());
-    state.writer.transact(move |tx| deletion::request(tx, &user_id, &user_id, now_ms)).await.map_err(AppError::from)?;
+    state.writer.transact(move |tx| deletion::request(tx, &user_id, &user_id, now_ms)).await?;
     Ok(Redirect::to("/me/settings"))
 }

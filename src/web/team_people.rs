@@ -11,7 +11,7 @@
 
 use std::sync::Arc;
 
-use axum::extract::{Path, Query, State};
+use axum::extract::State;
 use axum::response::Response;
 
 use super::report::{Cell, ReportPage, Table, respond};
@@ -24,6 +24,7 @@ use crate::analytics::query::{self, By, Subject, delivery};
 use crate::audit::{self, Action, Entry};
 use crate::db::DbError;
 use crate::http::errors::{AppError, PageError};
+use crate::http::extract::{Path, Query};
 use crate::sessions::listing::{self, SessionRow};
 use crate::state::AppState;
 use crate::state::caller::{Caller, PageCaller};
@@ -111,8 +112,7 @@ async fn audit_members(
             }
             Ok(())
         })
-        .await
-        .map_err(AppError::from)?;
+        .await?;
     Ok(())
 }
 

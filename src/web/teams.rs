@@ -10,7 +10,7 @@
 use std::sync::Arc;
 
 use askama::Template;
-use axum::extract::{Path, Query, State};
+use axum::extract::State;
 use axum::response::Response;
 use serde::Deserialize;
 
@@ -21,6 +21,7 @@ use crate::analytics::query::groups::Guarded;
 use crate::analytics::query::{Period, Subject};
 use crate::db::{self, DbError};
 use crate::http::errors::{AppError, PageError};
+use crate::http::extract::{Path, Query};
 use crate::state::AppState;
 use crate::state::caller::{Caller, PageCaller};
 
@@ -60,8 +61,7 @@ pub async fn read_team<T: Send + 'static>(
             None => Ok(None),
         }
     })
-    .await
-    .map_err(AppError::from)?;
+    .await?;
     found.ok_or(PageError(AppError::NotFound))
 }
 
@@ -83,8 +83,7 @@ pub async fn index(State(state): State<Arc<AppState>>, PageCaller(caller): PageC
         let visible = teams::visible_to(&conn, &user_id, role)?;
         Ok::<_, DbError>((all, visible))
     })
-    .await
-    .map_err(AppError::from)?;
+    .await?;
     let (all, visible) = visible;
     let slug_of = |id: &str| all.iter().find(|(t, _)| t.id == id).map(|(t, _)| t.slug.clone()).unwrap_or_default();
     // A parent the caller may not open is named, never linked (its page would be a 404).

@@ -11,13 +11,14 @@
 use std::sync::Arc;
 
 use askama::Template;
-use axum::extract::{Path, Query, State};
+use axum::extract::State;
 use axum::response::Response;
 use serde::Deserialize;
 
 use super::login::render;
 use crate::db::{self, DbError};
 use crate::http::errors::{AppError, PageError};
+use crate::http::extract::{Path, Query};
 use crate::model::{escape_markup, rfc3339_ms};
 use crate::sessions::read::{self, Reading};
 use crate::state::AppState;

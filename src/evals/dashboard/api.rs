@@ -4,9 +4,8 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use axum::Json;
-use axum::extract::{Path, Query, State};
-use axum::http::{StatusCode, header};
+use axum::extract::State;
+use axum::http::header;
 use axum::response::{IntoResponse, Response};
 use serde_json::{Value, json};
 
@@ -16,37 +15,10 @@ use crate::evals::db::{self, EvalsError};
 use crate::evals::leaderboard;
 use crate::evals::report::csv_fields;
 use crate::evals::text::safe_file_stem;
+use crate::http::errors::AppError;
+use crate::http::extract::{Json, Path, Query};
 
-/// An API failure: 404 for an unknown run, 422 naming a bad parameter, 500 otherwise.
-pub struct ApiError(pub EvalsError);
-
-impl From<EvalsError> for ApiError {
-    fn from(err: EvalsError) -> Self {
-        ApiError(err)
-    }
-}
-
-impl IntoResponse for ApiError {
-    fn into_response(self) -> Response {
-        let (status, body) = match &self.0 {
-            EvalsError::UnknownRun(run) => (
-                StatusCode::NOT_FOUND,
-                json!({"error": {"code": "not_found", "message": format!("unknown run {run:?}")}}),
-            ),
-            EvalsError::BadParameter { parameter, message } => (
-                StatusCode::UNPROCESSABLE_ENTITY,
-                json!({"error": {"code": "invalid_parameter", "parameter": parameter, "message": message}}),
-            ),
-            other => {
-                tracing::error!(error = %other, "dashboard query failed");
-                (StatusCode::INTERNAL_SERVER_ERROR, json!({"error": {"code": "internal", "message": "internal error"}}))
-            }
-        };
-        (status, Json(body)).into_response()
-    }
-}
-
-type ApiResult = Result<Json<Value>, ApiError>;
+type ApiResult = Result<Json<Value>, AppError>;
 
 pub async fn runs(State(state): State<Arc<DashState>>) -> ApiResult {
     let runs = state.query(db::runs).await?;
@@ -111,7 +83,7 @@ pub async fn errors(State(state): State<Arc<DashState>>, Path(run): Path<String>
 pub async fn cell(
     State(state): State<Arc<DashState>>,
     Path((run, cell_id)): Path<(String, String)>,
-) -> Result<Response, ApiError> {
+) -> Result<Response, AppError> {
     let found = state
         .query(move |conn| {
             let found = crate::evals::detail::cell_detail(conn, &run, &cell_id)?;
@@ -122,8 +94,7 @@ pub async fn cell(
         .await?;
     Ok(match found {
         Some(body) => Json(body).into_response(),
-        None => (StatusCode::NOT_FOUND, Json(json!({"error": {"code": "not_found", "message": "unknown cell"}})))
-            .into_response(),
+        None => AppError::Unknown("unknown cell".into()).into_response(),
     })
 }
 
@@ -145,7 +116,7 @@ pub async fn export(
     State(state): State<Arc<DashState>>,
     Path((run, format)): Path<(String, String)>,
     Query(raw): Query<HashMap<String, String>>,
-) -> Result<Response, ApiError> {
+) -> Result<Response, AppError> {
     if !matches!(format.as_str(), "csv" | "json") {
         return Err(EvalsError::bad("format", format!("{format:?} is not csv or json")).into());
     }
@@ -175,7 +146,7 @@ async fn export_body(
     filters: db::Filters,
     sort: db::Sort,
     csv: bool,
-) -> Result<axum::body::Body, ApiError> {
+) -> Result<axum::body::Body, AppError> {
     // `Ok(None)` marks the end: a producer that stops without it (a panic) is a failure.
     let (sender, mut receiver) = tokio::sync::mpsc::channel::<Piece>(8);
     let producer = state.clone();

@@ -15,12 +15,13 @@ pub mod params;
 
 use std::sync::Arc;
 
-use axum::http::{StatusCode, header};
+use axum::http::header;
 use axum::response::{IntoResponse, Response};
 use r2d2_sqlite::SqliteConnectionManager;
 use rusqlite::{Connection, OpenFlags};
 
 use super::db::EvalsError;
+use crate::http::errors::AppError;
 
 pub struct DashState {
     pub pool: r2d2::Pool<SqliteConnectionManager>,
@@ -77,6 +78,25 @@ pub async fn openapi() -> Response {
     ([(header::CONTENT_TYPE, "application/json")], OPENAPI).into_response()
 }
 
-pub async fn not_found() -> Response {
-    (StatusCode::NOT_FOUND, "not found\n").into_response()
+/// An address with no route: JSON under `/api/`, the dashboard's error page otherwise.
+pub async fn not_found(uri: axum::http::Uri) -> Response {
+    if uri.path().starts_with("/api/") {
+        AppError::NotFound.into_response()
+    } else {
+        pages::PageError(AppError::NotFound).into_response()
+    }
+}
+
+/// The dashboard answers in the platform's error family: an unknown run is a 404 naming
+/// it, a bad parameter a 422 naming the parameter, anything else a 500 (cause logged).
+impl From<EvalsError> for AppError {
+    fn from(err: EvalsError) -> Self {
+        match err {
+            EvalsError::UnknownRun(run) => AppError::Unknown(format!("unknown run {run:?}")),
+            EvalsError::BadParameter { parameter, message } => {
+                AppError::Invalid { parameter: parameter.to_string(), message }
+            }
+            other => AppError::Internal(format!("dashboard query failed: {other}")),
+        }
+    }
 }

@@ -7,8 +7,7 @@ use std::sync::Arc;
 
 use askama::Template;
 use askama_web::WebTemplate;
-use axum::Form;
-use axum::extract::{Path, Query, State};
+use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Redirect, Response};
 
@@ -18,22 +17,22 @@ use crate::evals::compare::{self, Comparison, Selection};
 use crate::evals::db::{self, EvalsError, Phase, Reconciliation, ResultRecord, RunSummary, StateCounts};
 use crate::evals::records;
 use crate::evals::text::{clean_output, one_line, strip_control};
+use crate::http::errors::AppError;
+use crate::http::extract::{Form, Path, Query};
 
 /// A page failure: 404 for an unknown run or cell, 422 for a bad parameter.
-pub struct PageError(pub StatusCode, pub String);
+/// A page's failure: the platform's error family, shown in the dashboard's own page.
+pub struct PageError(pub AppError);
 
 impl From<EvalsError> for PageError {
     fn from(err: EvalsError) -> Self {
-        match err {
-            EvalsError::UnknownRun(run) => PageError(StatusCode::NOT_FOUND, format!("There is no run named {run:?}.")),
-            EvalsError::BadParameter { parameter, message } => {
-                PageError(StatusCode::UNPROCESSABLE_ENTITY, format!("Parameter {parameter}: {message}"))
-            }
-            other => {
-                tracing::error!(error = %other, "dashboard page failed");
-                PageError(StatusCode::INTERNAL_SERVER_ERROR, "Something went wrong reading results.db.".into())
-            }
-        }
+        PageError(err.into())
+    }
+}
+
+impl From<AppError> for PageError {
+    fn from(err: AppError) -> Self {
+        PageError(err)
     }
 }
 
@@ -46,8 +45,10 @@ struct ErrorPage<'a> {
 
 impl IntoResponse for PageError {
     fn into_response(self) -> Response {
-        let html = ErrorPage { message: &self.1, auth: false }.render().unwrap_or_else(|_| self.1.clone());
-        (self.0, [(header::CONTENT_TYPE, "text/html; charset=utf-8")], html).into_response()
+        let (_, message) = self.0.status_and_message();
+        let message = message.as_str();
+        let html = ErrorPage { message, auth: false }.render().unwrap_or_else(|_| message.to_string());
+        self.0.page(html)
     }
 }
 
@@ -248,7 +249,7 @@ pub async fn cell(State(state): State<Arc<DashState>>, Path((run, cell_id)): Pat
     let name = run.clone();
     let found = state.query(move |conn| crate::evals::detail::cell_detail(conn, &name, &cell_id)).await?;
     let Some((mut record, phases, reconciliation)) = found else {
-        return Err(PageError(StatusCode::NOT_FOUND, "There is no such cell in this run.".into()));
+        return Err(PageError(AppError::Unknown("There is no such cell in this run.".into())));
     };
     // Moved out, not copied: the page renders the logs from here, never from the record.
     let bulk = record.bulk.take().unwrap_or_default();

@@ -7,12 +7,13 @@
 
 use std::sync::Arc;
 
-use axum::extract::{Query, State};
+use axum::extract::State;
 use axum::response::Response;
 
 use super::{AdminPage, Flash, Row, Section, admin_only, when};
 use crate::db::{self, DbError};
-use crate::http::errors::{AppError, PageError};
+use crate::http::errors::PageError;
+use crate::http::extract::Query;
 use crate::sessions::adapters::{self, GapLine};
 use crate::state::AppState;
 use crate::state::caller::PageCaller;
@@ -50,8 +51,7 @@ pub async fn page(
             adapters::without_usage(&conn, now_ms)?,
         ))
     })
-    .await
-    .map_err(AppError::from)?;
+    .await?;
 
     let mut by_version = Section::new("versions", "Agents and hook versions (last 30 days)")
         .columns(vec!["Agent", "Hook version", "Sessions", "People", "Machines", "Last seen"])

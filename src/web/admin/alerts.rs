@@ -10,8 +10,7 @@
 
 use std::sync::Arc;
 
-use axum::Form;
-use axum::extract::{Path, Query, State};
+use axum::extract::State;
 use axum::response::{Redirect, Response};
 use serde::Deserialize;
 
@@ -24,6 +23,7 @@ use crate::alerts::store::{self, ActError, RuleError};
 use crate::auth::users;
 use crate::db::{self, DbError};
 use crate::http::errors::{AppError, PageError};
+use crate::http::extract::{Form, Path, Query};
 use crate::model::usd;
 use crate::state::AppState;
 use crate::state::caller::PageCaller;
@@ -71,8 +71,7 @@ pub async fn page(
             channels::recent(&conn, 50)?,
         ))
     })
-    .await
-    .map_err(AppError::from)?;
+    .await?;
     let now_ms = state.clock.now_ms();
 
     let mut rule_section = Section::new("rules", "Rules")
@@ -337,11 +336,7 @@ pub async fn set_channel(
     }
     let enabled = form.enabled.is_some();
     let (actor, now_ms) = (caller.user.id.clone(), state.clock.now_ms());
-    state
-        .writer
-        .transact(move |tx| channel_configs::set_enabled(tx, &actor, channel, enabled, now_ms))
-        .await
-        .map_err(AppError::from)?;
+    state.writer.transact(move |tx| channel_configs::set_enabled(tx, &actor, channel, enabled, now_ms)).await?;
     Ok(done(PATH, &format!("{channel} is {}", if enabled { "on" } else { "off" })))
 }
 
@@ -368,11 +363,7 @@ pub async fn test_channel(
         None => "not sent".into(),
     };
     let (actor, now_ms, recorded) = (caller.user.id.clone(), state.clock.now_ms(), outcome.clone());
-    state
-        .writer
-        .transact(move |tx| channel_configs::record_test(tx, &actor, name, &recorded, now_ms))
-        .await
-        .map_err(AppError::from)?;
+    state.writer.transact(move |tx| channel_configs::record_test(tx, &actor, name, &recorded, now_ms)).await?;
     Ok(done(PATH, &format!("test notice to {name}: {outcome}")))
 }
 

@@ -9,8 +9,7 @@
 
 use std::sync::Arc;
 
-use axum::Form;
-use axum::extract::{Path, Query, State};
+use axum::extract::State;
 use axum::response::{Redirect, Response};
 use serde::Deserialize;
 
@@ -18,6 +17,7 @@ use super::{AdminPage, Field, Flash, Row, Section, admin_only, done, when};
 use crate::access::grants::{self, Decision, Grant};
 use crate::db;
 use crate::http::errors::{AppError, PageError};
+use crate::http::extract::{Form, Path, Query};
 use crate::state::AppState;
 use crate::state::caller::PageCaller;
 use crate::web::grants::on_writer;
@@ -45,7 +45,7 @@ pub async fn page(
     admin_only(&caller)?;
     let (pool, now_ms) = (state.readers.clone(), state.clock.now_ms());
     let actor = caller.clone();
-    let all = db::blocking(move || grants::visible_to(&*pool.get()?, actor.actor())).await.map_err(AppError::from)?;
+    let all = db::blocking(move || grants::visible_to(&*pool.get()?, actor.actor())).await?;
 
     let mut queue = Section::new("queue", "Waiting for a decision")
         .intro("Approving starts the grant now for the duration asked. You cannot decide a grant you asked for or one on your own data.")

@@ -9,8 +9,7 @@
 
 use std::sync::Arc;
 
-use axum::Form;
-use axum::extract::{Path, State};
+use axum::extract::State;
 use axum::response::{Redirect, Response};
 use serde::Deserialize;
 
@@ -18,6 +17,7 @@ use super::{AdminPage, Field, Flash, Row, Section, admin_only, change, done, whe
 use crate::audit::{self, Action, Entry};
 use crate::db;
 use crate::http::errors::{AppError, PageError};
+use crate::http::extract::{Form, Path};
 use crate::jobs::config::{self, ConfigError};
 use crate::jobs::registry::{self, Availability, Tier};
 use crate::jobs::runs;
@@ -32,7 +32,7 @@ const PATH: &str = "/admin/jobs";
 pub async fn page(state: &AppState, caller: &Caller, flash: Flash) -> Result<Response, PageError> {
     admin_only(caller)?;
     let (pool, now_ms, config) = (state.readers.clone(), state.clock.now_ms(), state.config.clone());
-    let statuses = db::blocking(move || status::all(&*pool.get()?, &config, now_ms)).await.map_err(AppError::from)?;
+    let statuses = db::blocking(move || status::all(&*pool.get()?, &config, now_ms)).await?;
     let mut jobs = Section::new("jobs", "Jobs").columns(vec![
         "Job",
         "What it does",
@@ -87,8 +87,7 @@ pub async fn runs_page(state: &AppState, caller: &Caller, name: &str) -> Result<
     admin_only(caller)?;
     let job = registry::find(name).ok_or(PageError(AppError::NotFound))?;
     let pool = state.readers.clone();
-    let history =
-        db::blocking(move || runs::history(&*pool.get()?, Some(job.name), 50)).await.map_err(AppError::from)?;
+    let history = db::blocking(move || runs::history(&*pool.get()?, Some(job.name), 50)).await?;
     let mut section = Section::new("runs", format!("The latest runs of {}", job.name))
         .columns(vec!["Started", "Ended", "Trigger", "Outcome", "Rows", "What it did"])
         .empty("It has not run yet.");

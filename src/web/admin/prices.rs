@@ -12,8 +12,7 @@
 
 use std::sync::Arc;
 
-use axum::Form;
-use axum::extract::{Query, State};
+use axum::extract::State;
 use axum::response::{Redirect, Response};
 use serde::Deserialize;
 
@@ -21,6 +20,7 @@ use super::{AdminPage, Field, Flash, Row, Section, admin_only, done, when};
 use crate::audit::{self, Action, Entry};
 use crate::db;
 use crate::http::errors::{AppError, PageError};
+use crate::http::extract::{Form, Query};
 use crate::jobs::runs;
 use crate::model::AgentType;
 use crate::pricing::{self, PriceBook, PriceTable};
@@ -117,8 +117,7 @@ pub async fn page(
         );
 
     let pool = state.readers.clone();
-    let last =
-        db::blocking(move || runs::history(&*pool.get()?, Some("reprice-events"), 5)).await.map_err(AppError::from)?;
+    let last = db::blocking(move || runs::history(&*pool.get()?, Some("reprice-events"), 5)).await?;
     let mut reprice = Section::new("reprice", "Reprice report")
         .intro("What every stored cost would become under the tables on disk, per agent and model, without changing anything (the reprice-events job). Applying it (reprice-events-apply) runs on the server host.")
         .columns(vec!["Started", "Outcome", "Rows that would change", "Report"])
@@ -207,7 +206,7 @@ pub async fn upload(
                 .map_err(|source| crate::db::DbError::Io { context: "placing the uploaded price table".into(), source })
         })
         .await;
-    placed.map_err(AppError::from)?;
+    placed?;
     Ok(done(
         PATH,
         &format!(

@@ -9,8 +9,7 @@
 
 use std::sync::Arc;
 
-use axum::Form;
-use axum::extract::{Path, Query, State};
+use axum::extract::State;
 use axum::response::{Redirect, Response};
 use serde::Deserialize;
 
@@ -19,6 +18,7 @@ use crate::analytics::query::Period;
 use crate::db;
 use crate::events::partitions::Day;
 use crate::http::errors::{AppError, PageError};
+use crate::http::extract::{Form, Path, Query};
 use crate::projections::Metric;
 use crate::projections::measure::{Graded, graded, measure};
 use crate::projections::store::{self, Projection};
@@ -92,7 +92,7 @@ pub async fn page(
 ) -> Result<Response, PageError> {
     admin_only(&caller)?;
     let (pool, now_ms) = (state.readers.clone(), state.clock.now_ms());
-    let all = db::blocking(move || graded(&*pool.get()?, now_ms)).await.map_err(AppError::from)?;
+    let all = db::blocking(move || graded(&*pool.get()?, now_ms)).await?;
     let mut section = Section::new("projections", "Projections, graded")
         .intro("Each saving is the baseline minus what happened (all three metrics are costs). A grade is provisional while its period runs; a gain is flagged when friction rose more than 10 % or the reverted share more than 2 points over the baseline's.")
         .columns(COLUMNS.to_vec())
@@ -190,7 +190,7 @@ pub async fn record(
     // Measured on a reader, not inside the writer's transaction: the baseline is whole
     // past days, which no write changes meanwhile.
     let pool = state.readers.clone();
-    let measured = db::blocking(move || measure(&*pool.get()?, metric, baseline)).await.map_err(AppError::from)?;
+    let measured = db::blocking(move || measure(&*pool.get()?, metric, baseline)).await?;
     let actor = caller.user.id.clone();
     let id = uuid::Uuid::now_v7().to_string();
     let said = format!("the projection “{title}” is recorded");

@@ -8,8 +8,7 @@
 
 use std::sync::Arc;
 
-use axum::Form;
-use axum::extract::{Path, Query, State};
+use axum::extract::State;
 use axum::response::{Redirect, Response};
 use serde::Deserialize;
 
@@ -19,6 +18,7 @@ use crate::audit::{self, Action, Entry};
 use crate::db::{self, DbError};
 use crate::deletion::retention_preview::{self, PreviewLine};
 use crate::http::errors::{AppError, PageError};
+use crate::http::extract::{Form, Path, Query};
 use crate::jobs::{registry, status};
 use crate::state::AppState;
 use crate::state::caller::PageCaller;
@@ -44,8 +44,7 @@ pub async fn page(
             sweep.and_then(|s| if s.effective.enabled { s.next_run_ms } else { None }),
         ))
     })
-    .await
-    .map_err(AppError::from)?;
+    .await?;
 
     let mut org =
         Section::new("organisation", "The organisation's retention").columns(vec!["Raw events kept", "Set in"]);

@@ -9,8 +9,7 @@
 
 use std::sync::Arc;
 
-use axum::Form;
-use axum::extract::{Path, Query, State};
+use axum::extract::State;
 use axum::response::{Redirect, Response};
 use serde::Deserialize;
 
@@ -20,6 +19,7 @@ use crate::audit::{self, Action, Entry};
 use crate::auth::users::{self, ORG_ROLES, UserError};
 use crate::db::{self, DbError};
 use crate::http::errors::{AppError, PageError};
+use crate::http::extract::{Form, Path, Query};
 use crate::state::AppState;
 use crate::state::caller::PageCaller;
 use crate::web::report::Cell;
@@ -34,8 +34,7 @@ pub async fn org_roles(
 ) -> Result<Response, PageError> {
     admin_only(&caller)?;
     let pool = state.readers.clone();
-    let people =
-        db::blocking(move || users::list(&*pool.get()?).map_err(user_db_error)).await.map_err(AppError::from)?;
+    let people = db::blocking(move || users::list(&*pool.get()?).map_err(user_db_error)).await?;
     let mut section = Section::new("people", "People and their organisation roles")
         .intro("ADMIN runs this console and decides access grants; INVESTIGATOR may ask for time-boxed access to a person's sessions; MEMBER sees their own data and their teams' aggregates; VIEWER_AGGREGATE sees aggregates only, never one person's sessions.")
         .columns(vec!["Name", "E-mail", "Role", "State"]);
@@ -125,8 +124,7 @@ pub async fn team_roles(
         let conn = pool.get()?;
         Ok::<_, DbError>((teams::list(&conn)?, teams::memberships_listed(&conn)?))
     })
-    .await
-    .map_err(AppError::from)?;
+    .await?;
     let mut page = AdminPage::new(
         TEAM_PATH,
         "Team roles",

@@ -9,13 +9,14 @@
 
 use std::sync::Arc;
 
-use axum::extract::{Query, State};
+use axum::extract::State;
 use axum::response::Response;
 
 use super::{AdminPage, Flash, Row, Section, admin_only};
 use crate::charts::Bar;
 use crate::db;
-use crate::http::errors::{AppError, PageError};
+use crate::http::errors::PageError;
+use crate::http::extract::Query;
 use crate::slo::objectives::{self, Policy, Status};
 use crate::slo::{BOUNDS_MS, Tally};
 use crate::state::AppState;
@@ -54,7 +55,7 @@ pub async fn page(
 ) -> Result<Response, PageError> {
     admin_only(&caller)?;
     let (pool, now_ms) = (state.readers.clone(), state.clock.now_ms());
-    let rows = db::blocking(move || objectives::window_rows(&*pool.get()?, now_ms)).await.map_err(AppError::from)?;
+    let rows = db::blocking(move || objectives::window_rows(&*pool.get()?, now_ms)).await?;
     let statuses = objectives::statuses_of(&rows, now_ms);
 
     let mut objectives_section = Section::new("objectives", "Objectives over the last 30 days")

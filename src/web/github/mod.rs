@@ -22,7 +22,7 @@ mod api;
 
 use std::sync::Arc;
 
-use axum::extract::{Query, State};
+use axum::extract::State;
 use axum::http::request::Parts;
 use axum::response::{IntoResponse, Redirect, Response};
 use ring::rand::{SecureRandom, SystemRandom};
@@ -38,6 +38,7 @@ use crate::auth::users;
 use crate::db::DbError;
 use crate::http::cookies::{cookie_value, with_cookie};
 use crate::http::errors::AppError;
+use crate::http::extract::Query;
 use crate::model::percent_encode;
 use crate::state::AppState;
 
