@@ -4,7 +4,7 @@
 //! with a manual clock so expiry is a clock move, not a sleep). It ends by proving
 //! that every cross-user read that succeeded left exactly one audit row.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 

@@ -8,7 +8,7 @@
 //! itself and an objective's spent budget raises `slo_burn`; and a browser walks every
 //! console page and `/install` without a console error.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::time::Duration;

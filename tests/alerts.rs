@@ -7,7 +7,7 @@
 //! retried, and a loopback SMTP server that receives the e-mail; every attempt is in
 //! `alert_delivery_log`.
 
-mod common;
+use crate::common;
 
 use std::io::{BufRead, BufReader, Write};
 use std::sync::{Arc, Mutex};

@@ -6,7 +6,7 @@
 //! next, a mark renewed during a refresh survives it, and a real server killed (SIGKILL)
 //! while its refresh works through a backlog comes back exact.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 use std::path::Path;

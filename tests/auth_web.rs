@@ -3,7 +3,7 @@
 //! of two parallel refreshes exactly one wins), token kinds that are not
 //! interchangeable, and logout and disabling that end tokens at once.
 
-mod common;
+use crate::common;
 
 use common::{
     TEST_PASSWORD, TestServer, add_user, agent, password_grant, read, sightline, sightline_with_stdin, stderr,

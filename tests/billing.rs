@@ -6,7 +6,7 @@
 //! source leaves what was stored untouched, and without credentials the null source says
 //! so.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 

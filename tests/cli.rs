@@ -1,6 +1,6 @@
 //! The real binary's operator verbs: output, exit codes and error messages.
 
-mod common;
+use crate::common;
 
 use common::*;
 

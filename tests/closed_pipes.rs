@@ -2,7 +2,7 @@
 //! head -1`): no panic, no backtrace, and the status a shell expects of a writer to a
 //! closed pipe (killed by SIGPIPE, 141 in the shell).
 
-mod common;
+use crate::common;
 
 use std::os::unix::process::ExitStatusExt;
 use std::process::{Command, Stdio};

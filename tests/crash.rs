@@ -5,7 +5,7 @@
 //!
 //! Rounds: `SIGHTLINE_CRASH_ROUNDS` (CI runs 5; the closing-note figure uses 20).
 
-mod common;
+use crate::common;
 
 use std::collections::HashSet;
 use std::sync::atomic::{AtomicBool, Ordering};

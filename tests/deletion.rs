@@ -7,7 +7,7 @@
 //! a live server, whose HTTP routes take and show the request. Retention, stopped midway,
 //! is finished by its next sweep the same way.
 
-mod common;
+use crate::common;
 
 use std::cell::Cell;
 use std::path::Path;

@@ -5,7 +5,7 @@
 //! aggregates caught up, prints how to sign in, refuses a directory that has people, and
 //! the same seed makes the same organisation.
 
-mod common;
+use crate::common;
 
 use std::collections::{BTreeMap, BTreeSet};
 

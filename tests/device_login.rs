@@ -3,7 +3,7 @@
 //! browser session), its denial, the token endpoint's `slow_down` and
 //! `expired_token` answers, and the password fallback.
 
-mod common;
+use crate::common;
 
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};

@@ -8,10 +8,10 @@
 //! every number as text; a database damaged part-way shows that a failing export or
 //! report is never left looking complete.
 //!
-//! `PROPTEST_CASES=500 cargo test --test evals_any_results_db` runs the property
+//! `PROPTEST_CASES=500 cargo test --test it evals_any_results_db::` runs the property
 //! longer (CI runs the default below).
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 use std::path::Path;

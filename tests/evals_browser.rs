@@ -2,7 +2,7 @@
 //! no token; column sort toggles; pagination; the dark-mode toggle persists across
 //! reloads; live progress counts update by themselves when `run_state` changes.
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

@@ -1,6 +1,6 @@
 //! `results`, `report` and `evals demo` through the real binary.
 
-mod common;
+use crate::common;
 
 use common::results::{self, HOSTILE_ERROR_MARK, HOSTILE_RUN};
 use common::{sightline, sightline_on_terminal, stderr, stdout};

@@ -3,7 +3,7 @@
 //! dashboard's pages and API (docs/results-db.md, "Counts"). The organisation's
 //! benchmarks page reads the same fixture in `team_org_pages`.
 
-mod common;
+use crate::common;
 
 use std::collections::HashMap;
 

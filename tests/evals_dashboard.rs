@@ -1,7 +1,7 @@
 //! `sightline dashboard` over loopback HTTP: every API endpoint and page, errors,
 //! escaping of hostile strings, authentication, cookies, Host checks and headers.
 
-mod common;
+use crate::common;
 
 use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};

@@ -3,7 +3,7 @@
 //! before the first chunk, a cut connection after it), and a failing report leaves no
 //! file and an earlier report untouched.
 
-mod common;
+use crate::common;
 
 use std::io::{Read, Write};
 use std::path::Path;

@@ -13,7 +13,7 @@
 //! person who keeps them out of shared views; `sync-teams` copies teams and members and
 //! removes (never deletes) a person no longer on a team.
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

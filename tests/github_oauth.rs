@@ -3,7 +3,7 @@
 //! the REST calls must go to `<github_url>/api/v3`). The test is the browser: an agent
 //! that follows no redirects, reads `Location` and `Set-Cookie`, and sends `Cookie`.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 use std::time::Duration;

@@ -1,7 +1,7 @@
 //! The hook CLI through the real binary: a scripted Claude Code session of hook calls
 //! against a real `sightline serve` on loopback.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 

@@ -2,7 +2,7 @@
 //! and again, and a server that is unreachable for a while — every queued event reaches
 //! the server exactly once.
 
-mod common;
+use crate::common;
 
 use std::process::{Command, Stdio};
 use std::time::Duration;

@@ -3,7 +3,7 @@
 //! messages), reach the server with the same token totals the hooks would have reported;
 //! importing again adds nothing, and sessions the hooks already saw are left to them.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 

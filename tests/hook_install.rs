@@ -1,7 +1,7 @@
 //! `install` / `uninstall` through the real binary, on agent config files that already
 //! hold the person's own hooks.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 

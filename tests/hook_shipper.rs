@@ -3,7 +3,7 @@
 //! endpoint (the transcripts issue builds the real one); an upload that fails part-way
 //! resumes with the missing chunks; an unchanged transcript is not sent again.
 
-mod common;
+use crate::common;
 
 use common::machine::*;
 use common::transcript_standin::StandIn;

@@ -2,7 +2,7 @@
 //! validation by index and field, idempotency, additivity, limits, encodings,
 //! price tables, the caller's own sessions, metrics and graceful shutdown.
 
-mod common;
+use crate::common;
 
 use std::io::Write;
 

@@ -5,7 +5,7 @@
 //! a numeric select option; anything else is no value), a key Jira does not know is kept
 //! as not found without hiding the others, and without configuration the run says so.
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

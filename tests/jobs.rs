@@ -2,7 +2,7 @@
 //! its 6-hour slots (not at a first start), each run is recorded in `job_runs`, and a run
 //! a crash left `running` is closed as interrupted when the server starts.
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

@@ -4,7 +4,7 @@
 //! verdict's spend is recorded and the rationale is stored by reference (redacted),
 //! the daily cap stops the calls, and without the two variables nothing is sent.
 
-mod common;
+use crate::common;
 
 use std::sync::{Arc, Mutex};
 

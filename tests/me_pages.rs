@@ -4,7 +4,7 @@
 //! clear 400; and a headless Chromium walks the page in light and dark with no console
 //! error, keeping screenshots under `target/test-artefacts/`.
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

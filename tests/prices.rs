@@ -3,7 +3,7 @@
 //! priced, the table served to hooks under a new ETag) and for `sightline prices`; an
 //! unusable file is named, with its field, by `prices check`.
 
-mod common;
+use crate::common;
 
 use common::*;
 

@@ -5,7 +5,7 @@
 //! also says when no vendor's billing has been reconciled. Anyone but an administrator is
 //! refused and nothing is stored.
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

@@ -3,7 +3,7 @@
 //! real server, read back through the API), and the hook on the laptop (what the real
 //! binary uploads). Then re-redaction of events stored under the old rules.
 
-mod common;
+use crate::common;
 
 use common::machine::*;
 use common::secrets::{CLEAN, Planted, corpus};

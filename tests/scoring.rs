@@ -3,7 +3,7 @@
 //! fixture in `scoring::trajectory`), CI runs are never scored, a second run finds
 //! nothing due, and a late event makes the session due again.
 
-mod common;
+use crate::common;
 
 use common::*;
 use serde_json::{Value, json};

@@ -3,7 +3,7 @@
 //! following `next_cursor` reads every event once, in order, across days; a cursor the
 //! API did not issue is a 400, and one past the session's end an empty last page.
 
-mod common;
+use crate::common;
 
 use common::*;
 use serde_json::Value;

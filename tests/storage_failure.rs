@@ -4,7 +4,7 @@
 //! with Retry-After and acknowledges nothing; once space returns, the retried
 //! batches are stored, and everything acknowledged before is intact.
 
-mod common;
+use crate::common;
 
 use std::process::{Command, Stdio};
 

@@ -5,7 +5,7 @@
 //! to a member, and name on the roster only people who allow it. The minimum is
 //! configurable (`SIGHTLINE_ANALYTICS_MIN_GROUP_SIZE`).
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::time::Duration;

@@ -7,7 +7,7 @@
 //! gives the same hits; `backfill-redaction` takes a secret stored under older rules out
 //! of the file and the index; and the deletion hook removes a session's documents and file.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 use std::path::Path;

@@ -5,7 +5,7 @@
 //! (`GET /api/search`) without the secrets. Direct requests show the server's own
 //! redaction, the limits (413) and the checks that name what is wrong.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::time::Duration;

@@ -2,7 +2,7 @@
 //! form, keeps the (HttpOnly) cookie across pages, approves a device code at
 //! `/device`, and signs out.
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 
