@@ -52,11 +52,6 @@ impl OrgRole {
         self == OrgRole::Admin
     }
 
-    /// Whether this role may see and trigger jobs (`/admin/jobs…`).
-    pub fn may_run_jobs(self) -> bool {
-        self == OrgRole::Admin
-    }
-
     /// Whether this role sees every team's aggregate pages (a `MEMBER` sees their own
     /// teams' and those below a team they lead).
     pub fn sees_every_team(self) -> bool {

@@ -120,6 +120,31 @@ impl FromRequestParts<Arc<AppState>> for PageCaller {
     }
 }
 
+/// [`PageCaller`] who is an administrator: every `/admin` page takes this, so the check
+/// is made once, before the request's body is read. Anyone else signed in gets the
+/// 403 page.
+#[derive(Clone, Debug)]
+pub struct Administrator(pub Caller);
+
+impl FromRequestParts<Arc<AppState>> for Administrator {
+    type Rejection = Response;
+
+    async fn from_request_parts(parts: &mut Parts, state: &Arc<AppState>) -> Result<Self, Self::Rejection> {
+        let PageCaller(caller) = PageCaller::from_request_parts(parts, state).await?;
+        match caller.require_admin() {
+            Ok(()) => Ok(Administrator(caller)),
+            Err(err) => Err(crate::http::errors::PageError(err).into_response()),
+        }
+    }
+}
+
+impl Caller {
+    /// The administrator check, the one every page and API route makes.
+    pub fn require_admin(&self) -> Result<(), AppError> {
+        if self.role == OrgRole::Admin { Ok(()) } else { Err(AppError::Forbidden("this is for administrators".into())) }
+    }
+}
+
 /// The sign-in page, coming back to `wanted` (a path, with its query) afterwards.
 pub fn login_redirect(wanted: &str) -> Response {
     Redirect::to(&format!("/login?next={}", percent_encode(wanted))).into_response()

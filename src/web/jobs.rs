@@ -29,14 +29,6 @@ use crate::jobs::status::{self, JobStatus};
 use crate::state::AppState;
 use crate::state::caller::Caller;
 
-fn admin(caller: &Caller) -> Result<(), AppError> {
-    if caller.role.may_run_jobs() {
-        Ok(())
-    } else {
-        Err(AppError::Forbidden("only administrators see and run jobs".into()))
-    }
-}
-
 fn job(name: &str) -> Result<&'static JobSpec, AppError> {
     registry::find(name).ok_or(AppError::NotFound)
 }
@@ -82,7 +74,7 @@ pub async fn list(
     }
     let result = async {
         let caller = caller?;
-        admin(&caller)?;
+        caller.require_admin()?;
         let pool = state.readers.clone();
         let (now_ms, config) = (state.clock.now_ms(), state.config.clone());
         let statuses = db::blocking(move || status::all(&*pool.get()?, &config, now_ms)).await?;
@@ -106,7 +98,7 @@ pub async fn history(
     }
     let result = async {
         let caller = caller?;
-        admin(&caller)?;
+        caller.require_admin()?;
         let job = job(&name)?;
         let pool = state.readers.clone();
         let runs = db::blocking(move || runs::history(&*pool.get()?, Some(job.name), 50)).await?;
@@ -148,7 +140,7 @@ pub async fn trigger(
 /// Starts `name` for an administrator; the request is audited (`JOB_RUN_REQUESTED`,
 /// `via` the console or the API) before anything else is decided.
 async fn start(state: &Arc<AppState>, caller: &Caller, name: &str, via: &'static str) -> Result<String, AppError> {
-    admin(caller)?;
+    caller.require_admin()?;
     let job = job(name)?;
     let (actor, now_ms) = (caller.user.id.clone(), state.clock.now_ms());
     state

@@ -10,13 +10,13 @@ use std::sync::Arc;
 use axum::extract::State;
 use axum::response::Response;
 
-use super::{AdminPage, Flash, Row, Section, admin_only, when};
+use super::{AdminPage, Flash, Row, Section, when};
 use crate::db::{self, DbError};
 use crate::http::errors::PageError;
 use crate::http::extract::Query;
 use crate::sessions::adapters::{self, GapLine};
 use crate::state::AppState;
-use crate::state::caller::PageCaller;
+use crate::state::caller::Administrator;
 use crate::web::report::Cell;
 
 const PATH: &str = "/admin/adapters";
@@ -37,10 +37,9 @@ fn gap_rows(lines: Vec<GapLine>) -> Vec<Row> {
 
 pub async fn page(
     State(state): State<Arc<AppState>>,
-    PageCaller(caller): PageCaller,
+    _: Administrator,
     Query(flash): Query<Flash>,
 ) -> Result<Response, PageError> {
-    admin_only(&caller)?;
     let (pool, now_ms) = (state.readers.clone(), state.clock.now_ms());
     let (versions, machines, stopped, without_usage) = db::blocking(move || {
         let conn = pool.get()?;

@@ -14,7 +14,7 @@ use axum::extract::State;
 use axum::response::{Redirect, Response};
 use serde::Deserialize;
 
-use super::{AdminPage, Field, Flash, Row, Section, admin_only, change, done, required, when};
+use super::{AdminPage, Field, Flash, Row, Section, change, done, required, when};
 use crate::alerts::budgets::{self, Budget};
 use crate::alerts::channel_configs::{self, NAMES};
 use crate::alerts::channels::{self, Channel};
@@ -26,7 +26,7 @@ use crate::http::errors::{AppError, PageError};
 use crate::http::extract::{Form, Path, Query};
 use crate::model::usd;
 use crate::state::AppState;
-use crate::state::caller::PageCaller;
+use crate::state::caller::Administrator;
 use crate::web::report::Cell;
 
 const PATH: &str = "/admin/alerts";
@@ -56,10 +56,9 @@ fn subject_label(subject: &str, budgets: &[Budget]) -> String {
 
 pub async fn page(
     State(state): State<Arc<AppState>>,
-    PageCaller(caller): PageCaller,
+    _: Administrator,
     Query(flash): Query<Flash>,
 ) -> Result<Response, PageError> {
-    admin_only(&caller)?;
     let pool = state.readers.clone();
     let (rules, budgets, configs, events, deliveries) = db::blocking(move || {
         let conn = pool.get()?;
@@ -221,11 +220,10 @@ pub struct RuleForm {
 /// `POST /admin/alerts/rules/{rule}`.
 pub async fn set_rule(
     State(state): State<Arc<AppState>>,
-    PageCaller(caller): PageCaller,
+    Administrator(caller): Administrator,
     Path(rule): Path<String>,
     Form(form): Form<RuleForm>,
 ) -> Result<Redirect, PageError> {
-    admin_only(&caller)?;
     let rule = Rule::parse(&rule).ok_or(PageError(AppError::NotFound))?;
     let threshold = match form.threshold.as_deref().map(str::trim).unwrap_or("") {
         "" => None,
@@ -255,10 +253,9 @@ pub struct BudgetForm {
 /// `POST /admin/alerts/budgets`: a team's or person's monthly budget.
 pub async fn set_budget(
     State(state): State<Arc<AppState>>,
-    PageCaller(caller): PageCaller,
+    Administrator(caller): Administrator,
     Form(form): Form<BudgetForm>,
 ) -> Result<Redirect, PageError> {
-    admin_only(&caller)?;
     let scope = match form.scope.as_deref() {
         Some("team") => "team",
         Some("person") => "person",
@@ -299,10 +296,9 @@ pub async fn set_budget(
 /// `POST /admin/alerts/budgets/{id}/remove`.
 pub async fn remove_budget(
     State(state): State<Arc<AppState>>,
-    PageCaller(caller): PageCaller,
+    Administrator(caller): Administrator,
     Path(id): Path<String>,
 ) -> Result<Redirect, PageError> {
-    admin_only(&caller)?;
     let (actor, now_ms) = (caller.user.id.clone(), state.clock.now_ms());
     change(&state, move |tx| match budgets::remove(tx, &id, &actor, now_ms)? {
         Some(_) => Ok(Ok(())),
@@ -325,11 +321,10 @@ pub struct ChannelForm {
 /// `POST /admin/alerts/channels/{channel}`: on or off.
 pub async fn set_channel(
     State(state): State<Arc<AppState>>,
-    PageCaller(caller): PageCaller,
+    Administrator(caller): Administrator,
     Path(name): Path<String>,
     Form(form): Form<ChannelForm>,
 ) -> Result<Redirect, PageError> {
-    admin_only(&caller)?;
     let channel = channel_name(&name)?;
     if form.form.as_deref() != Some("channel") {
         return Err(AppError::bad_request("form", "this form switches a channel; send it from /admin/alerts").into());
@@ -343,10 +338,9 @@ pub async fn set_channel(
 /// `POST /admin/alerts/channels/{channel}/test`: a test notice, retried like an alert's.
 pub async fn test_channel(
     State(state): State<Arc<AppState>>,
-    PageCaller(caller): PageCaller,
+    Administrator(caller): Administrator,
     Path(name): Path<String>,
 ) -> Result<Redirect, PageError> {
-    admin_only(&caller)?;
     let name = channel_name(&name)?;
     let configured = channels::from_config(&state.config.alerts).map_err(AppError::Conflict)?;
     let channel = configured.into_iter().find(|c| c.name() == name).ok_or_else(|| {
@@ -375,11 +369,10 @@ pub struct SilenceForm {
 /// `POST /admin/alerts/events/{id}/{acknowledge|silence}`.
 pub async fn act_on_event(
     State(state): State<Arc<AppState>>,
-    PageCaller(caller): PageCaller,
+    Administrator(caller): Administrator,
     Path((id, act)): Path<(String, String)>,
     Form(form): Form<SilenceForm>,
 ) -> Result<Redirect, PageError> {
-    admin_only(&caller)?;
     let (actor, now_ms) = (caller.user.id.clone(), state.clock.now_ms());
     let until_ms = match act.as_str() {
         "acknowledge" => None,

@@ -13,13 +13,13 @@ use axum::extract::State;
 use axum::response::{Redirect, Response};
 use serde::Deserialize;
 
-use super::{AdminPage, Field, Flash, Row, Section, admin_only, done, when};
+use super::{AdminPage, Field, Flash, Row, Section, done, when};
 use crate::access::grants::{self, Decision, Grant};
 use crate::db;
 use crate::http::errors::{AppError, PageError};
 use crate::http::extract::{Form, Path, Query};
 use crate::state::AppState;
-use crate::state::caller::PageCaller;
+use crate::state::caller::Administrator;
 use crate::web::grants::on_writer;
 use crate::web::report::Cell;
 
@@ -39,10 +39,9 @@ fn who_and_what(grant: &Grant) -> Vec<Cell> {
 
 pub async fn page(
     State(state): State<Arc<AppState>>,
-    PageCaller(caller): PageCaller,
+    Administrator(caller): Administrator,
     Query(flash): Query<Flash>,
 ) -> Result<Response, PageError> {
-    admin_only(&caller)?;
     let (pool, now_ms) = (state.readers.clone(), state.clock.now_ms());
     let actor = caller.clone();
     let all = db::blocking(move || grants::visible_to(&*pool.get()?, actor.actor())).await?;
@@ -110,11 +109,10 @@ pub struct NoteForm {
 /// `POST /admin/access-grants/{id}/{approve|deny|revoke}`.
 pub async fn act(
     State(state): State<Arc<AppState>>,
-    PageCaller(caller): PageCaller,
+    Administrator(caller): Administrator,
     Path((id, act)): Path<(String, String)>,
     Form(form): Form<NoteForm>,
 ) -> Result<Redirect, PageError> {
-    admin_only(&caller)?;
     let note = form.note.map(|n| n.trim().to_string()).filter(|n| !n.is_empty());
     let now_ms = state.clock.now_ms();
     let decision = match act.as_str() {

@@ -24,7 +24,7 @@ use crate::jobs::runs;
 use crate::jobs::schedule::Schedule;
 use crate::jobs::status;
 use crate::state::AppState;
-use crate::state::caller::{Caller, PageCaller};
+use crate::state::caller::{Administrator, Caller};
 use crate::web::report::Cell;
 
 const PATH: &str = "/admin/jobs";
@@ -117,11 +117,10 @@ pub struct ScheduleForm {
 /// `POST /admin/jobs/{name}/schedule`: a tier-1 job's cron pattern and on/off switch.
 pub async fn schedule(
     State(state): State<Arc<AppState>>,
-    PageCaller(caller): PageCaller,
+    Administrator(caller): Administrator,
     Path(name): Path<String>,
     Form(form): Form<ScheduleForm>,
 ) -> Result<Redirect, PageError> {
-    admin_only(&caller)?;
     let job = registry::find(&name).ok_or(PageError(AppError::NotFound))?;
     if form.form.as_deref() != Some("schedule") {
         return Err(AppError::bad_request("form", "this form sets a job's schedule; send it from /admin/jobs").into());

@@ -5,9 +5,10 @@
 //! in one writer transaction with its audit row, then answers 303 back to the page with
 //! what it did (`?done=`), so the console works without JavaScript.
 //!
-//! Invariants: only an `ADMIN` gets past [`admin_only`] (403 for anyone else, the login
-//! page for nobody); no change commits without its audit row; a form's bad value is a
-//! 400 page naming the field, and nothing is stored.
+//! Invariants: only an `ADMIN` gets past the `Administrator` extractor every handler
+//! takes, or `admin_only` where a handler serves pages and JSON (403 for anyone else,
+//! the login page for nobody); no change commits without its audit row; a form's bad
+//! value is a 400 page naming the field, and nothing is stored.
 
 pub mod adapters;
 pub mod alerts;
@@ -49,11 +50,7 @@ pub const TABS: [(&str, &str); 10] = [
 
 /// Refuses anyone but an administrator.
 pub fn admin_only(caller: &Caller) -> Result<(), PageError> {
-    if caller.role == OrgRole::Admin {
-        Ok(())
-    } else {
-        Err(PageError(AppError::Forbidden("the administration pages are for administrators".into())))
-    }
+    caller.require_admin().map_err(PageError)
 }
 
 /// True when the client asked for a page (a browser) rather than JSON.

@@ -16,7 +16,7 @@ use axum::extract::State;
 use axum::response::{Redirect, Response};
 use serde::Deserialize;
 
-use super::{AdminPage, Field, Flash, Row, Section, admin_only, done, when};
+use super::{AdminPage, Field, Flash, Row, Section, done, when};
 use crate::audit::{self, Action, Entry};
 use crate::db;
 use crate::http::errors::{AppError, PageError};
@@ -25,7 +25,7 @@ use crate::jobs::runs;
 use crate::model::AgentType;
 use crate::pricing::{self, PriceBook, PriceTable};
 use crate::state::AppState;
-use crate::state::caller::PageCaller;
+use crate::state::caller::Administrator;
 use crate::web::report::Cell;
 
 const PATH: &str = "/admin/price-tables";
@@ -54,10 +54,9 @@ fn diff_rows(table: &PriceTable, base: &PriceTable) -> Vec<Row> {
 
 pub async fn page(
     State(state): State<Arc<AppState>>,
-    PageCaller(caller): PageCaller,
+    _: Administrator,
     Query(flash): Query<Flash>,
 ) -> Result<Response, PageError> {
-    admin_only(&caller)?;
     // Reading and compiling the tables is blocking work.
     let data_dir = state.config.data_dir.clone();
     let (embedded, on_disk) =
@@ -158,10 +157,9 @@ pub struct UploadForm {
 /// `POST /admin/price-tables`: an operator table, validated and stored.
 pub async fn upload(
     State(state): State<Arc<AppState>>,
-    PageCaller(caller): PageCaller,
+    Administrator(caller): Administrator,
     Form(form): Form<UploadForm>,
 ) -> Result<Redirect, PageError> {
-    admin_only(&caller)?;
     let named = form.agent.unwrap_or_default();
     let agent = AgentType::parse(&named).ok_or_else(|| {
         AppError::bad_request("agent", format!("agent must be one of {}, not {named:?}", AgentType::expected()))

@@ -13,7 +13,7 @@ use axum::extract::State;
 use axum::response::{Redirect, Response};
 use serde::Deserialize;
 
-use super::{AdminPage, Field, Flash, Row, Section, admin_only, change, done, required};
+use super::{AdminPage, Field, Flash, Row, Section, change, done, required};
 use crate::analytics::query::Period;
 use crate::db;
 use crate::events::partitions::Day;
@@ -23,7 +23,7 @@ use crate::projections::Metric;
 use crate::projections::measure::{Graded, graded, measure};
 use crate::projections::store::{self, Projection};
 use crate::state::AppState;
-use crate::state::caller::PageCaller;
+use crate::state::caller::Administrator;
 use crate::web::report::Cell;
 
 const PATH: &str = "/admin/projections";
@@ -87,10 +87,9 @@ pub fn cells(g: &Graded) -> Vec<Cell> {
 
 pub async fn page(
     State(state): State<Arc<AppState>>,
-    PageCaller(caller): PageCaller,
+    _: Administrator,
     Query(flash): Query<Flash>,
 ) -> Result<Response, PageError> {
-    admin_only(&caller)?;
     let (pool, now_ms) = (state.readers.clone(), state.clock.now_ms());
     let all = db::blocking(move || graded(&*pool.get()?, now_ms)).await?;
     let mut section = Section::new("projections", "Projections, graded")
@@ -145,10 +144,9 @@ fn date(field: &'static str, text: Option<String>) -> Result<Day, AppError> {
 /// `POST /admin/projections`.
 pub async fn record(
     State(state): State<Arc<AppState>>,
-    PageCaller(caller): PageCaller,
+    Administrator(caller): Administrator,
     Form(form): Form<RecordForm>,
 ) -> Result<Redirect, PageError> {
-    admin_only(&caller)?;
     let title = form.title.unwrap_or_default().trim().to_string();
     if title.is_empty() || title.chars().count() > 200 {
         return Err(
@@ -231,10 +229,9 @@ pub async fn record(
 /// `POST /admin/projections/{id}/remove`.
 pub async fn remove(
     State(state): State<Arc<AppState>>,
-    PageCaller(caller): PageCaller,
+    Administrator(caller): Administrator,
     Path(id): Path<String>,
 ) -> Result<Redirect, PageError> {
-    admin_only(&caller)?;
     let (actor, now_ms) = (caller.user.id.clone(), state.clock.now_ms());
     change(&state, move |tx| {
         if !store::remove(tx, &id)? {

@@ -12,7 +12,7 @@ use axum::extract::State;
 use axum::response::{Redirect, Response};
 use serde::Deserialize;
 
-use super::{AdminPage, Field, Flash, Row, Section, admin_only, change, done, team_refusal, when};
+use super::{AdminPage, Field, Flash, Row, Section, change, done, team_refusal, when};
 use crate::access::teams;
 use crate::audit::{self, Action, Entry};
 use crate::db::{self, DbError};
@@ -21,17 +21,16 @@ use crate::http::errors::{AppError, PageError};
 use crate::http::extract::{Form, Path, Query};
 use crate::jobs::{registry, status};
 use crate::state::AppState;
-use crate::state::caller::PageCaller;
+use crate::state::caller::Administrator;
 use crate::web::report::Cell;
 
 const PATH: &str = "/admin/retention";
 
 pub async fn page(
     State(state): State<Arc<AppState>>,
-    PageCaller(caller): PageCaller,
+    _: Administrator,
     Query(flash): Query<Flash>,
 ) -> Result<Response, PageError> {
-    admin_only(&caller)?;
     let (pool, now_ms, config) = (state.readers.clone(), state.clock.now_ms(), state.config.clone());
     let (data_dir, org_days) = (state.config.data_dir.clone(), state.config.jobs.retention_days);
     let (all_teams, preview, next_sweep) = db::blocking(move || {
@@ -111,11 +110,10 @@ pub struct RetentionForm {
 /// `POST /admin/retention/{slug}`: a team's own retention, or none.
 pub async fn set_team(
     State(state): State<Arc<AppState>>,
-    PageCaller(caller): PageCaller,
+    Administrator(caller): Administrator,
     Path(slug): Path<String>,
     Form(form): Form<RetentionForm>,
 ) -> Result<Redirect, PageError> {
-    admin_only(&caller)?;
     let days = match form.days.as_deref().map(str::trim).unwrap_or("") {
         "" => None,
         text => match text.parse::<i64>() {

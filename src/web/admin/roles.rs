@@ -13,7 +13,7 @@ use axum::extract::State;
 use axum::response::{Redirect, Response};
 use serde::Deserialize;
 
-use super::{AdminPage, Field, Flash, Row, Section, admin_only, change, done, team_refusal};
+use super::{AdminPage, Field, Flash, Row, Section, change, done, team_refusal};
 use crate::access::teams;
 use crate::audit::{self, Action, Entry};
 use crate::auth::users::{self, ORG_ROLES, UserError};
@@ -21,7 +21,7 @@ use crate::db::{self, DbError};
 use crate::http::errors::{AppError, PageError};
 use crate::http::extract::{Form, Path, Query};
 use crate::state::AppState;
-use crate::state::caller::PageCaller;
+use crate::state::caller::Administrator;
 use crate::web::report::Cell;
 
 const ORG_PATH: &str = "/admin/org-roles";
@@ -29,10 +29,9 @@ const TEAM_PATH: &str = "/admin/team-roles";
 
 pub async fn org_roles(
     State(state): State<Arc<AppState>>,
-    PageCaller(caller): PageCaller,
+    _: Administrator,
     Query(flash): Query<Flash>,
 ) -> Result<Response, PageError> {
-    admin_only(&caller)?;
     let pool = state.readers.clone();
     let people = db::blocking(move || users::list(&*pool.get()?).map_err(user_db_error)).await?;
     let mut section = Section::new("people", "People and their organisation roles")
@@ -78,11 +77,10 @@ pub struct RoleForm {
 /// `POST /admin/org-roles/{user}`.
 pub async fn set_org_role(
     State(state): State<Arc<AppState>>,
-    PageCaller(caller): PageCaller,
+    Administrator(caller): Administrator,
     Path(user_id): Path<String>,
     Form(form): Form<RoleForm>,
 ) -> Result<Redirect, PageError> {
-    admin_only(&caller)?;
     let role = users::parse_role(form.role.as_deref().unwrap_or(""))
         .map_err(|err| AppError::bad_request("role", err.to_string()))?;
     let (actor, now_ms) = (caller.user.id.clone(), state.clock.now_ms());
@@ -115,10 +113,9 @@ pub async fn set_org_role(
 
 pub async fn team_roles(
     State(state): State<Arc<AppState>>,
-    PageCaller(caller): PageCaller,
+    _: Administrator,
     Query(flash): Query<Flash>,
 ) -> Result<Response, PageError> {
-    admin_only(&caller)?;
     let pool = state.readers.clone();
     let (all_teams, members) = db::blocking(move || {
         let conn = pool.get()?;
@@ -167,11 +164,10 @@ pub struct AddForm {
 /// `POST /admin/team-roles/{slug}/{user}`: a member's role.
 pub async fn set_team_role(
     State(state): State<Arc<AppState>>,
-    PageCaller(caller): PageCaller,
+    Administrator(caller): Administrator,
     Path((slug, user_id)): Path<(String, String)>,
     Form(form): Form<RoleForm>,
 ) -> Result<Redirect, PageError> {
-    admin_only(&caller)?;
     let role = form.role.unwrap_or_default();
     change_team_role(&state, &caller.user.id, slug, Who::Id(user_id), role, false).await
 }
@@ -179,11 +175,10 @@ pub async fn set_team_role(
 /// `POST /admin/team-roles/{slug}`: a person added to a team by e-mail.
 pub async fn add_to_team(
     State(state): State<Arc<AppState>>,
-    PageCaller(caller): PageCaller,
+    Administrator(caller): Administrator,
     Path(slug): Path<String>,
     Form(form): Form<AddForm>,
 ) -> Result<Redirect, PageError> {
-    admin_only(&caller)?;
     let email = form.email.unwrap_or_default().trim().to_string();
     if email.is_empty() {
         return Err(AppError::bad_request("email", "say whom to add: their e-mail address").into());

@@ -12,7 +12,7 @@ use std::sync::Arc;
 use axum::extract::State;
 use axum::response::Response;
 
-use super::{AdminPage, Flash, Row, Section, admin_only};
+use super::{AdminPage, Flash, Row, Section};
 use crate::charts::Bar;
 use crate::db;
 use crate::http::errors::PageError;
@@ -20,7 +20,7 @@ use crate::http::extract::Query;
 use crate::slo::objectives::{self, Policy, Status};
 use crate::slo::{BOUNDS_MS, Tally};
 use crate::state::AppState;
-use crate::state::caller::PageCaller;
+use crate::state::caller::Administrator;
 use crate::web::report::Cell;
 
 const PATH: &str = "/admin/slo";
@@ -50,10 +50,9 @@ fn objective_row(status: &Status) -> Row {
 
 pub async fn page(
     State(state): State<Arc<AppState>>,
-    PageCaller(caller): PageCaller,
+    _: Administrator,
     Query(flash): Query<Flash>,
 ) -> Result<Response, PageError> {
-    admin_only(&caller)?;
     let (pool, now_ms) = (state.readers.clone(), state.clock.now_ms());
     let rows = db::blocking(move || objectives::window_rows(&*pool.get()?, now_ms)).await?;
     let statuses = objectives::statuses_of(&rows, now_ms);
