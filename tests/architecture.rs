@@ -73,7 +73,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
     // Cost reconciliation: the vendors' billing beside the recomputed cost of the events.
     ("billing", &["config", "db", "events", "model", "pricing"]),
     // Projections: predicted savings graded on the organisation's figures.
-    ("projections", &["analytics", "db"]),
+    ("projections", &["analytics", "audit", "db", "events", "scoring"]),
     ("auth", &["audit", "clock", "config", "db", "model"]),
     ("access", &["audit", "auth", "clock", "db", "model"]),
     ("sessions", &["access", "audit", "clock", "db", "events", "model", "pricing"]),

@@ -12,6 +12,7 @@
 //! as events are stored rather than refreshed from them (`redactions`: ingest's count of
 //! what the hook had redacted is not in the stored event).
 
+pub mod insights;
 pub mod query;
 pub mod redactions;
 pub mod refresh;

@@ -31,6 +31,8 @@ pub enum UserError {
     Exists(String),
     #[error("no user with e-mail {0}")]
     NotFound(String),
+    #[error("{0} is the only active administrator: make someone else ADMIN first")]
+    LastAdministrator(String),
     #[error(transparent)]
     Password(#[from] super::passwords::PasswordError),
     #[error(transparent)]
@@ -150,12 +152,31 @@ pub fn parse_role(org_role: &str) -> Result<String, UserError> {
     if ORG_ROLES.contains(&role.as_str()) { Ok(role) } else { Err(UserError::BadRole(org_role.to_string())) }
 }
 
-/// Changes a user's org role; returns the user as it was before.
-pub fn set_role(conn: &Connection, email: &str, org_role: &str) -> Result<User, UserError> {
+/// Changes `user`'s org role, with its audit row (`actor_id` None: the operator's
+/// command on the host), and answers the role it now has. The one place a role
+/// changes: the organisation always keeps an active administrator, so demoting the
+/// last one is refused.
+pub fn change_role(
+    conn: &Connection,
+    user: &User,
+    org_role: &str,
+    actor_id: Option<&str>,
+    now_ms: i64,
+) -> Result<String, UserError> {
     let role = parse_role(org_role)?;
-    let user = by_email(conn, email)?;
+    if user.org_role == "ADMIN" && role != "ADMIN" && user.disabled_at_ms.is_none() && active_admins(conn)? <= 1 {
+        return Err(UserError::LastAdministrator(user.email.clone()));
+    }
     conn.execute("UPDATE users SET org_role = ?2 WHERE id = ?1", params![user.id, role])?;
-    Ok(user)
+    let entry = crate::audit::Entry {
+        actor_id,
+        action: crate::audit::Action::UserRoleChanged,
+        subject_user_id: Some(&user.id),
+        target: Some(&user.id),
+        detail: serde_json::json!({ "from": user.org_role, "to": role }),
+    };
+    crate::audit::record(conn, &entry, now_ms)?;
+    Ok(role)
 }
 
 /// Disables a user and revokes every sign-in and token they hold, in one transaction

@@ -151,15 +151,8 @@ pub fn user(command: UserCommand) -> anyhow::Result<i32> {
             let config = load_config(&config, Overrides::default())?;
             let mut conn = open_main(&config)?;
             let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
-            let before = users::set_role(&tx, &email, &role)?;
-            let entry = Entry {
-                actor_id: None,
-                action: Action::UserRoleChanged,
-                subject_user_id: Some(&before.id),
-                target: Some(&before.id),
-                detail: serde_json::json!({ "from": before.org_role, "to": role }),
-            };
-            audit::record(&tx, &entry, crate::clock::system_now_ms())?;
+            let before = users::by_email(&tx, &email)?;
+            users::change_role(&tx, &before, &role, None, crate::clock::system_now_ms())?;
             tx.commit()?;
             println!("{} is now {role} (was {})", before.email, before.org_role);
             Ok(0)

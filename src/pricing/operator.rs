@@ -97,6 +97,17 @@ impl PriceBook {
     }
 
     /// Every agent's table, in [`AgentType::ALL`] order.
+    /// Each agent's table in force as `agent revision etag-prefix`, comma-separated: what
+    /// a projection stamps on itself.
+    pub fn provenance(&self) -> String {
+        self.tables()
+            .map(|t| {
+                format!("{} {} {}", t.agent().as_str(), t.revision(), t.etag().trim_matches('"').get(..8).unwrap_or(""))
+            })
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+
     pub fn tables(&self) -> impl Iterator<Item = &PriceTable> {
         self.tables.iter()
     }

@@ -4,13 +4,15 @@
 //! outcome guards of that baseline (friction of scored sessions, share of merged pull
 //! requests reverted) and the price-table and scorer versions in force; then graded
 //! against what happened ([`grade`]), flagged when the gain came with rising friction or
-//! reverts. `projections` is owned by [`store`]; [`measure`] reads the aggregates.
+//! reverts. `projections` is owned by [`store`]; [`measure`] reads the aggregates; [`record`] keeps
+//! the rules of recording one, with its audit row.
 //!
 //! Invariants: every figure is the organisation's (never a person's or a team's); all
 //! three metrics are costs, so a saving is the baseline minus what happened; a metric
 //! with nothing to measure is `None` and grades as pending, never as zero.
 
 pub mod measure;
+pub mod record;
 pub mod store;
 
 /// What a projection predicts a saving in.

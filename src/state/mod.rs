@@ -15,8 +15,9 @@ use crate::auth::jwt::SigningKeys;
 use crate::auth::throttle::LoginThrottle;
 use crate::clock::Clock;
 use crate::config::Config;
-use crate::db::MainPool;
+use crate::db::{DbError, MainPool};
 use crate::events::writer::EventWriter;
+use crate::http::errors::AppError;
 use crate::metrics::Metrics;
 use crate::model::wire::EventLimits;
 use crate::pricing::PriceBook;
@@ -63,5 +64,26 @@ impl AppState {
     /// True when the web app is served over HTTPS (secure cookie prefix, HSTS).
     pub fn https(&self) -> bool {
         self.web_origin.starts_with("https://")
+    }
+
+    /// Runs `work` on a reader connection, on the blocking pool: the one way a handler
+    /// reads main.db.
+    pub async fn read<T, F>(&self, work: F) -> Result<T, AppError>
+    where
+        T: Send + 'static,
+        F: FnOnce(&rusqlite::Connection) -> Result<T, DbError> + Send + 'static,
+    {
+        let pool = self.readers.clone();
+        Ok(crate::db::blocking(move || work(&*pool.get()?)).await?)
+    }
+
+    /// Runs `work` in one main.db write transaction on the writer thread, with its audit
+    /// rows: the one way a handler writes main.db.
+    pub async fn write<T, F>(&self, work: F) -> Result<T, AppError>
+    where
+        T: Send + 'static,
+        F: FnOnce(&rusqlite::Transaction<'_>) -> Result<T, DbError> + Send + 'static,
+    {
+        Ok(self.writer.transact(work).await?)
     }
 }

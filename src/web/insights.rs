@@ -15,8 +15,8 @@ use axum::response::Response;
 
 use super::login::render;
 use super::shown::usd;
-use crate::analytics::query::{self, Activity, By, Figures, Measure, Period, Subject, ToolFigures};
-use crate::db::{self, DbError};
+use crate::analytics::insights;
+use crate::analytics::query::{Measure, Period, ToolFigures};
 use crate::events::partitions::Day;
 use crate::http::errors::PageError;
 use crate::model::{AgentType, Usage};
@@ -143,18 +143,6 @@ fn scored_lines(now: PeriodScores, before: PeriodScores, period: Period) -> Scor
     }
 }
 
-struct Read {
-    by_model: Vec<(String, Figures)>,
-    now: Figures,
-    before: Figures,
-    tools: Vec<ToolFigures>,
-    activity: Activity,
-    activity_before: Activity,
-    everyone: Vec<(Measure, Vec<(String, i64)>)>,
-    scores: PeriodScores,
-    scores_before: PeriodScores,
-}
-
 /// What the cache reads of `usage` would have cost as fresh input, less what they cost:
 /// per-token prices read off the agent's table at a volume below any long-context tier.
 fn cache_savings_nusd(book: &PriceBook, agent: &str, model: &str, usage: &Usage) -> i64 {
@@ -167,41 +155,49 @@ fn cache_savings_nusd(book: &PriceBook, agent: &str, model: &str, usage: &Usage)
 
 pub async fn page(State(state): State<Arc<AppState>>, PageCaller(caller): PageCaller) -> Result<Response, PageError> {
     let period = Period::last_days(state.clock.now_ms(), DAYS);
-    let subject = Subject::Person(caller.user.id.clone());
-    let pool = state.readers.clone();
     let user_id = caller.user.id.clone();
-    let read = db::blocking(move || {
-        let conn = pool.get()?;
-        let everyone = [Measure::Spend, Measure::Sessions, Measure::ActiveTime]
-            .into_iter()
-            .map(|measure| Ok((measure, query::per_person(&conn, period, measure)?)))
-            .collect::<Result<Vec<_>, DbError>>()?;
-        Ok::<_, DbError>(Read {
-            by_model: query::breakdown(&conn, &subject, period, By::AgentModel)?,
-            now: query::totals(&conn, &subject, period)?,
-            before: query::totals(&conn, &subject, period.previous())?,
-            tools: query::top_tools(&conn, &subject, period, 200)?,
-            activity: query::activity(&conn, &subject, period)?,
-            activity_before: query::activity(&conn, &subject, period.previous())?,
-            everyone,
-            scores: store::period_of_person(&conn, &user_id, period.from_ms, period.to_ms)?,
-            scores_before: store::period_of_person(
-                &conn,
-                &user_id,
-                period.previous().from_ms,
-                period.previous().to_ms,
-            )?,
+    let (read, scores, scores_before) = state
+        .read(move |conn| {
+            let previous = period.previous();
+            Ok((
+                insights::of_person(conn, &user_id, period)?,
+                store::period_of_person(conn, &user_id, period.from_ms, period.to_ms)?,
+                store::period_of_person(conn, &user_id, previous.from_ms, previous.to_ms)?,
+            ))
         })
-    })
-    .await?;
+        .await?;
+    let (costs, saved_total) = cost_lines(&state.prices, &read);
+    let response = match read.activity.responses {
+        0 => "—".to_string(),
+        n => format!("{:.1} s", read.activity.response_ms as f64 / n as f64 / 1000.0),
+    };
+    let standings: Vec<Standing> = read.standings.iter().map(standing).collect();
+    Ok(render(&InsightsPage {
+        nav_role: caller.role.as_str(),
+        costs,
+        total: usd(read.now.cost_nusd),
+        total_before: usd(read.before.cost_nusd),
+        saved: usd(saved_total),
+        hotspots: read.hotspots.iter().map(hotspot).collect(),
+        prompts: read.activity.permission_prompts,
+        prompts_before: read.activity_before.permission_prompts,
+        response,
+        compared: !standings.is_empty(),
+        standings,
+        scored: scored_lines(scores, scores_before, period),
+    }))
+}
+
+/// The ten costliest agent and model lines, and what cache reads saved over all of them.
+fn cost_lines(prices: &PriceBook, read: &insights::Insights) -> (Vec<CostLine>, i64) {
     let mut saved_total = 0;
-    let costs = read
+    let lines = read
         .by_model
         .iter()
         .take(10)
         .map(|(key, figures)| {
             let (agent, model) = key.split_once('\t').unwrap_or((key.as_str(), ""));
-            let saved = cache_savings_nusd(&state.prices, agent, model, &figures.usage);
+            let saved = cache_savings_nusd(prices, agent, model, &figures.usage);
             saved_total += saved;
             CostLine {
                 agent: agent.to_string(),
@@ -222,58 +218,28 @@ pub async fn page(State(state): State<Arc<AppState>>, PageCaller(caller): PageCa
             }
         })
         .collect();
-    let mut hotspots: Vec<Hotspot> = read
-        .tools
-        .iter()
-        .filter(|tool| tool.errors + tool.denials > 0)
-        .map(|tool| Hotspot {
-            tool: if tool.tool_server.is_empty() {
-                tool.tool.clone()
-            } else {
-                format!("{} ({})", tool.tool, tool.tool_server)
-            },
-            calls: tool.calls,
-            errors: tool.errors,
-            denials: tool.denials,
-            rate: format!("{:.0}%", (tool.errors + tool.denials) as f64 * 100.0 / tool.calls.max(1) as f64),
-        })
-        .collect();
-    hotspots.sort_by(|a, b| (b.errors + b.denials).cmp(&(a.errors + a.denials)).then(a.tool.cmp(&b.tool)));
-    hotspots.truncate(10);
-    let me = &caller.user.id;
-    let standings: Vec<Standing> = read
-        .everyone
-        .iter()
-        .filter_map(|(measure, values)| {
-            let mine = values.iter().find(|(user, _)| user == me).map_or(0, |(_, v)| *v);
-            let mut all: Vec<i64> = values.iter().map(|(_, v)| *v).collect();
-            if !values.iter().any(|(user, _)| user == me) {
-                all.push(mine);
-            }
-            let figure = match measure {
-                Measure::Spend => "Spend",
-                Measure::Sessions => "Sessions",
-                Measure::ActiveTime => "Active time",
-            };
-            query::band(&all, mine).map(|band| Standing { figure, band: format!("{band} of {} developers", all.len()) })
-        })
-        .collect();
-    let response = match read.activity.responses {
-        0 => "—".to_string(),
-        n => format!("{:.1} s", read.activity.response_ms as f64 / n as f64 / 1000.0),
+    (lines, saved_total)
+}
+
+fn hotspot(tool: &ToolFigures) -> Hotspot {
+    Hotspot {
+        tool: if tool.tool_server.is_empty() {
+            tool.tool.clone()
+        } else {
+            format!("{} ({})", tool.tool, tool.tool_server)
+        },
+        calls: tool.calls,
+        errors: tool.errors,
+        denials: tool.denials,
+        rate: format!("{:.0}%", (tool.errors + tool.denials) as f64 * 100.0 / tool.calls.max(1) as f64),
+    }
+}
+
+fn standing(standing: &insights::Standing) -> Standing {
+    let figure = match standing.measure {
+        Measure::Spend => "Spend",
+        Measure::Sessions => "Sessions",
+        Measure::ActiveTime => "Active time",
     };
-    Ok(render(&InsightsPage {
-        nav_role: caller.role.as_str(),
-        costs,
-        total: usd(read.now.cost_nusd),
-        total_before: usd(read.before.cost_nusd),
-        saved: usd(saved_total),
-        hotspots,
-        prompts: read.activity.permission_prompts,
-        prompts_before: read.activity_before.permission_prompts,
-        response,
-        compared: !standings.is_empty(),
-        standings,
-        scored: scored_lines(read.scores, read.scores_before, period),
-    }))
+    Standing { figure, band: format!("{} of {} developers", standing.band, standing.developers) }
 }

@@ -13,21 +13,19 @@ use axum::extract::State;
 use axum::response::{Redirect, Response};
 use serde::Deserialize;
 
-use super::{AdminPage, Field, Flash, Row, Section, change, done, required};
-use crate::analytics::query::Period;
+use super::{AdminPage, Field, Flash, Row, Section, done, required};
 use crate::db;
 use crate::events::partitions::Day;
 use crate::http::errors::{AppError, PageError};
 use crate::http::extract::{Form, Path, Query};
 use crate::projections::Metric;
-use crate::projections::measure::{Graded, graded, measure};
-use crate::projections::store::{self, Projection};
+use crate::projections::measure::{Graded, graded};
+use crate::projections::record::{self, Prediction};
 use crate::state::AppState;
 use crate::state::caller::Administrator;
 use crate::web::report::Cell;
 
 const PATH: &str = "/admin/projections";
-const DAY_MS: i64 = 86_400_000;
 
 /// The columns of a graded projection, here and on `/org/roi`.
 pub const COLUMNS: [&str; 11] = [
@@ -147,82 +145,22 @@ pub async fn record(
     Administrator(caller): Administrator,
     Form(form): Form<RecordForm>,
 ) -> Result<Redirect, PageError> {
-    let title = form.title.unwrap_or_default().trim().to_string();
-    if title.is_empty() || title.chars().count() > 200 {
-        return Err(
-            AppError::bad_request("title", "title must say what is predicted, in at most 200 characters").into()
-        );
-    }
     let metric_names = Metric::ALL.map(Metric::as_str).join(", ");
-    let metric = required("metric", form.metric, Metric::parse, format!("metric must be one of {metric_names}"))?;
-    let (low, high) = (number("saving_low", form.saving_low)?, number("saving_high", form.saving_high)?);
-    if low > high {
-        return Err(
-            AppError::bad_request("saving_high", format!("saving_high ({high}) is below saving_low ({low})")).into()
-        );
-    }
-    let (from, to) = (date("period_from", form.period_from)?, date("period_to", form.period_to)?);
-    let (period_from_ms, period_to_ms) = (from.start_ms(), to.next().start_ms());
-    if period_to_ms <= period_from_ms {
-        return Err(AppError::bad_request("period_to", "period_to must be on or after period_from").into());
-    }
-    let days = |t: &str| t.parse::<i64>().ok().filter(|d| (7..=365).contains(d));
-    let baseline_days = required("baseline_days", form.baseline_days, days, "baseline_days must be 7 to 365")?;
-    let now_ms = state.clock.now_ms();
-    // Whole days only: the baseline ends where the period starts, and yesterday at the latest.
-    let baseline_to_ms = period_from_ms.min(Day::of_ms(now_ms).start_ms());
-    let baseline = Period { from_ms: baseline_to_ms - baseline_days * DAY_MS, to_ms: baseline_to_ms };
-    let price_tables = state
-        .prices
-        .tables()
-        .map(|t| {
-            format!("{} {} {}", t.agent().as_str(), t.revision(), t.etag().trim_matches('"').get(..8).unwrap_or(""))
-        })
-        .collect::<Vec<_>>()
-        .join(", ");
-    let scorers = crate::scoring::registry::ALL
-        .iter()
-        .map(|s| format!("{}@{}", s.name, s.version))
-        .collect::<Vec<_>>()
-        .join(", ");
-    // Measured on a reader, not inside the writer's transaction: the baseline is whole
-    // past days, which no write changes meanwhile.
-    let pool = state.readers.clone();
-    let measured = db::blocking(move || measure(&*pool.get()?, metric, baseline)).await?;
-    let actor = caller.user.id.clone();
-    let id = uuid::Uuid::now_v7().to_string();
-    let said = format!("the projection “{title}” is recorded");
-    change(&state, move |tx| {
-        let projection = Projection {
-            id: id.clone(),
-            title,
-            metric,
-            saving_low: low,
-            saving_high: high,
-            baseline_from_ms: baseline.from_ms,
-            baseline_to_ms: baseline.to_ms,
-            baseline: measured,
-            period_from_ms,
-            period_to_ms,
-            price_tables,
-            scorers,
-            recorded_at_ms: now_ms,
-        };
-        store::insert(tx, &projection)?;
-        let entry = crate::audit::Entry {
-            actor_id: Some(&actor),
-            action: crate::audit::Action::ProjectionRecorded,
-            subject_user_id: None,
-            target: Some(&id),
-            detail: serde_json::json!({
-                "metric": metric.as_str(), "saving_low": low, "saving_high": high,
-                "baseline_value": measured.value, "period_from_ms": period_from_ms, "period_to_ms": period_to_ms,
-            }),
-        };
-        crate::audit::record(tx, &entry, now_ms)?;
-        Ok(Ok(()))
-    })
-    .await?;
+    let days = |t: &str| t.parse::<i64>().ok();
+    let prediction = Prediction {
+        title: form.title.unwrap_or_default(),
+        metric: required("metric", form.metric, Metric::parse, format!("metric must be one of {metric_names}"))?,
+        saving_low: number("saving_low", form.saving_low)?,
+        saving_high: number("saving_high", form.saving_high)?,
+        period_from: date("period_from", form.period_from)?,
+        period_to: date("period_to", form.period_to)?,
+        baseline_days: required("baseline_days", form.baseline_days, days, "baseline_days must be 7 to 365")?,
+    };
+    prediction.check().map_err(|refusal| AppError::bad_request(refusal.field, refusal.message))?;
+    let said = format!("the projection “{}” is recorded", prediction.title.trim());
+    let (now_ms, price_tables, actor) = (state.clock.now_ms(), state.prices.provenance(), caller.user.id);
+    let projection = state.read(move |conn| record::prepare(conn, prediction, price_tables, now_ms)).await?;
+    state.write(move |tx| record::record(tx, &projection, &actor, now_ms)).await?;
     Ok(done(PATH, &said))
 }
 
@@ -232,21 +170,9 @@ pub async fn remove(
     Administrator(caller): Administrator,
     Path(id): Path<String>,
 ) -> Result<Redirect, PageError> {
-    let (actor, now_ms) = (caller.user.id.clone(), state.clock.now_ms());
-    change(&state, move |tx| {
-        if !store::remove(tx, &id)? {
-            return Ok(Err(AppError::NotFound));
-        }
-        let entry = crate::audit::Entry {
-            actor_id: Some(&actor),
-            action: crate::audit::Action::ProjectionRemoved,
-            subject_user_id: None,
-            target: Some(&id),
-            detail: serde_json::json!({}),
-        };
-        crate::audit::record(tx, &entry, now_ms)?;
-        Ok(Ok(()))
-    })
-    .await?;
+    let (actor, now_ms) = (caller.user.id, state.clock.now_ms());
+    if !state.write(move |tx| record::remove(tx, &id, &actor, now_ms)).await? {
+        return Err(AppError::NotFound.into());
+    }
     Ok(done(PATH, "the projection is removed"))
 }

@@ -86,25 +86,11 @@ pub async fn set_org_role(
     let (actor, now_ms) = (caller.user.id.clone(), state.clock.now_ms());
     let (from, to) = change(&state, move |tx| {
         let Some(user) = users::by_id(tx, &user_id)? else { return Ok(Err(AppError::NotFound)) };
-        if user.org_role == "ADMIN"
-            && role != "ADMIN"
-            && user.disabled_at_ms.is_none()
-            && users::active_admins(tx)? <= 1
-        {
-            let why = format!("{} is the only active administrator: make someone else ADMIN first", user.email);
-            return Ok(Err(AppError::bad_request("role", why)));
+        match users::change_role(tx, &user, &role, Some(&actor), now_ms) {
+            Ok(to) => Ok(Ok((user.org_role, to))),
+            Err(users::UserError::Db(err)) => Err(err),
+            Err(refused) => Ok(Err(AppError::bad_request("role", refused.to_string()))),
         }
-        tx.execute("UPDATE users SET org_role = ?2 WHERE id = ?1", rusqlite::params![user.id, role])?;
-        let detail = serde_json::json!({ "from": user.org_role, "to": role });
-        let entry = Entry {
-            actor_id: Some(&actor),
-            action: Action::UserRoleChanged,
-            subject_user_id: Some(&user.id),
-            target: Some(&user.id),
-            detail,
-        };
-        audit::record(tx, &entry, now_ms)?;
-        Ok(Ok((user.org_role, role)))
     })
     .await?;
     // The flash travels in the URL: it names no one.
