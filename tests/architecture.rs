@@ -492,3 +492,37 @@ fn no_module_is_loaded_from_an_odd_path() {
         .collect();
     assert!(odd.is_empty(), "#[path] modules: {odd:?}");
 }
+
+/// The table names a piece of SQL DDL creates.
+fn created_tables(ddl: &str) -> BTreeSet<String> {
+    let create = regex::Regex::new(r"CREATE TABLE (?:IF NOT EXISTS )?([a-z_]+)").unwrap();
+    create.captures_iter(ddl).map(|c| c[1].to_string()).collect()
+}
+
+/// `docs/architecture.md`'s ownership table names an owner for every table of
+/// `schema.sql` and `schema-events.sql`, and names no table that does not exist (a
+/// harness's `results.db` tables are the eval service's, from its own DDL).
+#[test]
+fn every_table_of_the_schema_has_its_owner_in_the_map() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let read = |path: &str| std::fs::read_to_string(root.join(path)).unwrap();
+    let mut tables = created_tables(&read("schema.sql"));
+    tables.extend(created_tables(&read("schema-events.sql")));
+    tables.extend(created_tables(&read("assets/results-schema.sql")));
+    let doc = read("docs/architecture.md");
+    let section = doc
+        .split("## Who owns which table")
+        .nth(1)
+        .and_then(|rest| rest.split("\n## ").next())
+        .expect("docs/architecture.md has a section \"Who owns which table\"");
+    let named = regex::Regex::new(r"`([a-z_]+)`").unwrap();
+    let mut owned = BTreeSet::new();
+    for row in section.lines().filter(|l| l.starts_with("| `")) {
+        let first_cell = row.split('|').nth(1).unwrap_or_default();
+        owned.extend(named.captures_iter(first_cell).map(|c| c[1].to_string()));
+    }
+    let unowned: Vec<&String> = tables.difference(&owned).collect();
+    assert!(unowned.is_empty(), "tables with no owner in docs/architecture.md: {unowned:?}");
+    let not_tables: Vec<&String> = owned.iter().filter(|name| !tables.contains(*name)).collect();
+    assert!(not_tables.is_empty(), "named as tables but created by no schema: {not_tables:?}");
+}

@@ -1,6 +1,6 @@
 //! `alert_channel_configs` (owned here): whether each configured channel is used, and
 //! its last test-send. The channels themselves, with their credentials, come from the
-//! environment (spec §5.6, `channels::from_config`); a channel without a row is on.
+//! environment (docs/alerts.md, `channels::from_config`); a channel without a row is on.
 //!
 //! Invariants: switching a channel and sending a test are audited
 //! (`ALERT_CHANNEL_CHANGED`, `ALERT_CHANNEL_TESTED`) in the transaction that records

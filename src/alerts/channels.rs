@@ -1,5 +1,5 @@
-//! Notification channels for alert transitions, configured by the environment (spec
-//! §5.6: credentials never in files or the database): a chat webhook taking a
+//! Notification channels for alert transitions, configured by `[alerts]` (docs/alerts.md;
+//! credentials never in logs or the database): a chat webhook taking a
 //! Slack-compatible payload (`SIGHTLINE_ALERT_CHAT_WEBHOOK_URL`), a generic webhook
 //! taking JSON signed with HMAC-SHA256 (`SIGHTLINE_ALERT_WEBHOOK_URL`,
 //! `SIGHTLINE_ALERT_WEBHOOK_SECRET`), and e-mail over SMTP through `lettre`

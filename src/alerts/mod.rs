@@ -1,4 +1,4 @@
-//! Alerts (spec §4.5 `evaluate-alerts`, docs/alerts.md): six rules over the aggregates, a seventh over the jobs' service-level breaches and an eighth over the service-level objectives' error budgets,
+//! Alerts (docs/alerts.md `evaluate-alerts`, docs/alerts.md): six rules over the aggregates, a seventh over the jobs' service-level breaches and an eighth over the service-level objectives' error budgets,
 //! each measured now ([`rules`]) and compared with its threshold, and the alert events
 //! the comparisons open, keep and resolve ([`machine`], the `alert_events` table, owned
 //! here with `alert_rules`).

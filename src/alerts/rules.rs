@@ -81,7 +81,7 @@ impl Rule {
             Rule::RoutingWaste => {
                 "the share of the last 7 days' spend that went to sessions shaped as a question or a single edit"
             }
-            Rule::JobSlo => "job runs that breached their service level (spec §8) in the last 24 hours",
+            Rule::JobSlo => "job runs that breached their service level (docs/alerts.md) in the last 24 hours",
             Rule::SloBurn => "the share of a service-level objective's 30-day error budget spent (0.5 = half)",
         }
     }

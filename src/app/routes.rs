@@ -157,7 +157,7 @@ pub fn dashboard(state: Arc<DashState>) -> Router {
         .route("/api/run/{run}/cell/{*cell_id}", get(evals_api::cell))
         .route("/api/compare", get(evals_api::compare));
     if state.auth.is_none() {
-        // Interactive documentation only without authentication (spec §5 rule 2).
+        // Interactive documentation only without authentication (docs/evals-dashboard.md).
         router = router
             .route("/openapi.json", get(dashboard::openapi))
             .route("/docs", get(evals_pages::docs))

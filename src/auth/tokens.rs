@@ -129,6 +129,18 @@ pub fn create_in_family(
     Ok(token)
 }
 
+/// The sign-in family a refresh token belongs to, if the secret is one.
+pub fn refresh_family(conn: &Connection, secret: &str) -> Result<Option<String>, DbError> {
+    let family: Option<Option<String>> = conn
+        .query_row(
+            "SELECT family_id FROM auth_tokens WHERE token_sha256 = ?1 AND kind = 'refresh'",
+            [digest(secret).as_slice()],
+            |row| row.get(0),
+        )
+        .optional()?;
+    Ok(family.flatten())
+}
+
 /// Revokes every live token of a user (logout everywhere, a disabled account).
 pub fn revoke_all_for_user(conn: &Connection, user_id: &str, reason: &str, now_ms: i64) -> Result<usize, DbError> {
     Ok(conn.execute(

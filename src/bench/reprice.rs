@@ -1,5 +1,5 @@
 //! `sightline bench reprice`: `reprice-events` and `reprice-events-apply` over generated
-//! history (spec §8: the apply's target is under 30 minutes). Events are generated into
+//! history (docs/cost.md: the apply's target is under 30 minutes). Events are generated into
 //! day partitions and priced with the embedded tables, with their sessions in main.db;
 //! then an operator's table raises Sonnet 4.5's input and output prices, so every priced
 //! turn of the history differs. Reports the report's and the apply's durations and rows

@@ -5,7 +5,7 @@
 //! larger figure and [`FLOOR_NUSD`]) is `within`. Beyond it, the cause decides:
 //! - `uncaptured`: the vendor billed more on a day an agent billed through it reported
 //!   events without token counts, so its spend could not be recomputed; recorded, never a
-//!   breach (spec §6.5);
+//!   breach (docs/cost.md);
 //! - `unattributed`: the vendor billed a model none of the agents' priced events used
 //!   (traffic outside the coding agents on the same keys, or a model no table knows);
 //! - `breach`: the prices or the token counts disagree with the vendor's: a pricing

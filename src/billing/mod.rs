@@ -1,5 +1,4 @@
-//! Cost reconciliation with the vendors' own billing (spec §1.5, §4.5 `reconcile-cost`,
-//! §5.6, §6.5; issue 21): each day the spend the server recomputed from its price
+//! Cost reconciliation with the vendors' own billing (docs/cost.md, `reconcile-cost`): each day the spend the server recomputed from its price
 //! tables is set beside what Anthropic's Admin API cost report ([`anthropic`]) and
 //! OpenAI's organization costs API ([`openai`]) billed, per day and model, and the
 //! difference is kept as drift ([`drift`], stored by [`store`], which owns

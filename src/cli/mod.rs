@@ -69,7 +69,7 @@ pub enum Command {
     /// Deletion requests: ask for a user's data to be deleted, list open requests.
     #[command(subcommand)]
     Deletion(deletions::DeletionCommand),
-    /// The dispatchable jobs (spec §4.5): `jobs list`, `jobs set`, `jobs run`, `jobs history`.
+    /// The dispatchable jobs (docs/jobs.md): `jobs list`, `jobs set`, `jobs run`, `jobs history`.
     #[command(subcommand)]
     Jobs(jobs::JobsCommand),
     /// The price tables in force: `prices list`, `prices show <agent>`, `prices check`.

@@ -1,4 +1,4 @@
-//! `sightline results`: the console table of one run (spec §4.3) or the list of runs,
+//! `sightline results`: the console table of one run (docs/results-db.md) or the list of runs,
 //! aligned for an 80-column terminal, or JSON / CSV for scripts. When stdout is not a
 //! terminal the table becomes one tab-separated line per cell with no width limit (as
 //! `gh` and `kubectl` print for pipes), so `grep` and `cut` see whole cells.
@@ -119,7 +119,7 @@ fn line_cells(r: &TableRow) -> [String; 10] {
     ]
 }
 
-/// A cell's fields as the terminal table shows them: the message cut (spec §4.3).
+/// A cell's fields as the terminal table shows them: the message cut (docs/results-db.md).
 fn table_cells(r: &TableRow) -> [String; 10] {
     let mut cells = line_cells(r);
     cells[9] = ellipsize(&cells[9], ERROR_CHARS);

@@ -9,7 +9,7 @@ use serde::Serialize;
 use super::cells::{self, int, real, text};
 use super::db::{EvalsError, table_exists};
 
-/// One phase of a multi-phase cell (spec §2.2, plus its position and error).
+/// One phase of a multi-phase cell (docs/results-db.md, plus its position and error).
 #[derive(Clone, Debug, Serialize, PartialEq)]
 pub struct Phase {
     pub phase_index: i64,

@@ -1,4 +1,4 @@
-//! Leaderboards (spec §2.9): per model, one row per harness, computed by SQL
+//! Leaderboards (docs/results-db.md): per model, one row per harness, computed by SQL
 //! aggregation; plus the error bars eval users ask for — tasks, standard error and a
 //! 95% interval over task means (repeats averaged within a task first), and pass@k.
 //!
@@ -222,7 +222,7 @@ fn task_groups(conn: &Connection, run: &str) -> Result<Vec<TaskGroup>, EvalsErro
     Ok(groups.into_iter().map(|((model, harness), tasks)| (model, harness, tasks.into_values().collect())).collect())
 }
 
-/// The JSON shape of the spec (§2.5, string values; `null` for a figure no cell has)
+/// The JSON shape of docs/evals-dashboard.md ( string values; `null` for a figure no cell has)
 /// with the numeric keys added since. `measured_cells` says over how many cells each
 /// mean was taken; unknown models are keyed by the empty string.
 pub fn to_json(boards: &Leaderboards) -> Value {

@@ -37,7 +37,7 @@ pub fn state_counts(conn: &Connection, run: &str) -> Result<StateCounts, EvalsEr
     Ok(counts)
 }
 
-/// A failed or skipped cell (spec §2.6).
+/// A failed or skipped cell (docs/results-db.md).
 #[derive(Clone, Debug, Serialize, PartialEq, Eq)]
 pub struct FailedCell {
     pub cell_id: String,
@@ -91,7 +91,7 @@ fn collect_failed(conn: &Connection, run: &str, limit: Option<usize>) -> Result<
     Ok(out)
 }
 
-/// Every failed or skipped cell of a run (the errors endpoint, spec §2.6).
+/// Every failed or skipped cell of a run (the errors endpoint, docs/results-db.md).
 pub fn failed_cells(conn: &Connection, run: &str) -> Result<Vec<FailedCell>, EvalsError> {
     collect_failed(conn, run, None)
 }

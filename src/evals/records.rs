@@ -1,4 +1,4 @@
-//! A run's cells: the result record of spec §2.1, the filters and sorts of the results
+//! A run's cells: the result record of docs/results-db.md, the filters and sorts of the results
 //! table (columns from allowlists, values always bound), pages, full streams for exports
 //! and reports, the narrow table rows of the console and the HTML report, one cell, and
 //! the choices of the filter dropdowns. Everything reads the normalised `cells` view.
@@ -10,7 +10,7 @@ use serde::Serialize;
 use super::cells;
 use super::db::EvalsError;
 
-/// A result record (spec §2.1). The four bulky text fields are present only when a
+/// A result record (docs/results-db.md). The four bulky text fields are present only when a
 /// single cell is read; lists leave them out (`bulk` is `None`). Every field a harness
 /// may leave out is an `Option` (`null` in JSON, empty in CSV, "—" on screen).
 #[derive(Clone, Debug, Serialize, PartialEq)]
@@ -70,7 +70,7 @@ impl ResultRecord {
     }
 }
 
-/// The spec's column order of `run_results` (§2.1), for CSV.
+/// The column order of `run_results` (docs/results-db.md), for CSV.
 pub const COLUMNS: [&str; 28] = [
     "cell_id",
     "run_name",

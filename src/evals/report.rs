@@ -1,4 +1,4 @@
-//! `sightline report <run> --output <dir>`: the three static files of spec §4.2,
+//! `sightline report <run> --output <dir>`: the three static files of docs/results-db.md,
 //! `<run>_report.html`, `<run>_report.json` and `<run>_report.csv`.
 //!
 //! Invariants: the run name is sanitised into a file stem and every final path is
@@ -232,7 +232,7 @@ fn write_json_and_csv(
     Partial { temp: csv_temp, writer: csv_writer }.finish()
 }
 
-/// One record's fields in the spec's column order (§2.1); unknown values are empty.
+/// One record's fields in `run_results`' column order (docs/results-db.md); unknown values are empty.
 pub fn csv_fields(r: &ResultRecord) -> Vec<String> {
     let opt = |v: &Option<String>| v.clone().unwrap_or_default();
     let num = |v: Option<i64>| v.map(|n| n.to_string()).unwrap_or_default();

@@ -1,4 +1,4 @@
-//! Jira (spec §4.5 `sync-jira`, issue 21): the issues named by pull requests' issue keys,
+//! Jira (docs/cost.md `sync-jira`, issue 21): the issues named by pull requests' issue keys,
 //! read through Jira Cloud's REST search (`POST /rest/api/3/search/jql`, paged by
 //! `nextPageToken`), each with its business value from a configured field
 //! ([`client`]), kept in `jira_issues` ([`store`], owned here) for the ROI page.

@@ -1,5 +1,5 @@
-//! The registry of the 19 dispatchable jobs (spec §4.5), with the schedules, target
-//! durations and alert thresholds of spec §8.
+//! The registry of the 19 dispatchable jobs (docs/jobs.md), with the schedules, target
+//! durations and alert thresholds of docs/jobs.md.
 //!
 //! Invariants: every job the spec names is here exactly once, by its spec name; a job
 //! whose feature has not landed is `Unavailable` with the reason, and refuses to run (it
@@ -12,7 +12,7 @@ use super::schedule::Schedule;
 use super::work;
 use crate::config::Config;
 
-/// How a job is scheduled and who may start it (spec §4.5).
+/// How a job is scheduled and who may start it (docs/jobs.md).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Tier {
     /// Cadence and enabled flag in `job_config`, editable by an operator.
@@ -50,7 +50,7 @@ impl Severity {
     }
 }
 
-/// When a run breaches the job's service level (spec §8, "Alert when").
+/// When a run breaches the job's service level (docs/jobs.md, "Alert when").
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Thresholds {
     /// A run longer than this.
@@ -60,9 +60,9 @@ pub struct Thresholds {
     /// Any failed run.
     pub any_failure: bool,
     /// A scheduled run that had not started by its slot plus the target completion
-    /// (`jobs::slo::missed`; spec §8, `evaluate-alerts`).
+    /// (`jobs::slo::missed`; docs/jobs.md, `evaluate-alerts`).
     pub missed_run: bool,
-    /// A run that stopped at its spending cap (spec §8, `judge-sessions` "on spend").
+    /// A run that stopped at its spending cap (docs/jobs.md, `judge-sessions` "on spend").
     pub spend_cap: bool,
     pub severity: Severity,
 }
@@ -100,17 +100,17 @@ pub struct JobSpec {
     pub schedule: DefaultSchedule,
     /// Enabled unless an operator turns it off (`judge-sessions` is seeded disabled).
     pub enabled_by_default: bool,
-    /// The target completion time (spec §8); `None` where the spec says n/a.
+    /// The target completion time (docs/jobs.md); `None` where the spec says n/a.
     pub target: Option<Duration>,
     pub alert: Thresholds,
     /// Jobs it never runs beside: a run of this one is refused while one of these runs
-    /// (spec §8: trajectory scores never overlap effectiveness; §7.3: no report while an
+    /// (docs/jobs.md: trajectory scores never overlap effectiveness; docs/cost.md: no report while an
     /// apply rewrites history).
     pub excludes: &'static [&'static str],
     pub availability: Availability,
     /// A setting that must be on for the job to be enabled: a one-shot job with one is
     /// also scheduled by the server while it is (`reconcile-cost`, daily when
-    /// `billing.reconciliation_enabled`, spec §8).
+    /// `billing.reconciliation_enabled`, docs/jobs.md).
     pub switch: Option<fn(&Config) -> bool>,
     /// One line on what it does, for `jobs list` and docs/jobs.md.
     pub what: &'static str,

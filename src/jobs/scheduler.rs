@@ -89,7 +89,7 @@ async fn tick(
             && super::registry::switched_on(job, &state.config)
             && effective.schedule.is_due(last, started_ms, now_ms)
         {
-            // A run that should have started long ago is a breach of its own (spec §8).
+            // A run that should have started long ago is a breach of its own (docs/jobs.md).
             if job.alert.missed_run
                 && let Some(slot) = effective.schedule.next_after(since)
                 && let Err(err) = state.writer.transact(move |tx| super::slo::missed(tx, job, slot, now_ms)).await

@@ -1,4 +1,4 @@
-//! Job service levels (spec §8, "Alert when"): after a run ends, its duration and the
+//! Job service levels (docs/jobs.md, "Alert when"): after a run ends, its duration and the
 //! job's failures in a row are checked against the job's thresholds, and a breach is
 //! stored in `job_alerts` (owned here) with its severity. Delivery to people comes with
 //! the alerts issue; `jobs list` shows a job's latest breach while it stands.
@@ -190,7 +190,7 @@ mod tests {
         assert_eq!(check(&conn, abandoned, &third).unwrap().unwrap().reason, "3 failures in a row (the limit is 3)");
     }
 
-    /// Spec §8: `evaluate-alerts` alerts on a missed run, `judge-sessions` on spend.
+    /// docs/jobs.md: `evaluate-alerts` alerts on a missed run, `judge-sessions` on spend.
     #[test]
     fn a_missed_evaluation_and_a_judge_at_its_cap_are_breaches() {
         let mut conn = Connection::open_in_memory().unwrap();

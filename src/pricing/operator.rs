@@ -1,4 +1,4 @@
-//! Price tables an operator changes (spec §9.2): a file named as the embedded one
+//! Price tables an operator changes (docs/cost.md): a file named as the embedded one
 //! (`price-table.<agent>.v1.json`) in `<data_dir>/price-tables/` replaces that agent's
 //! embedded table. Read at start-up ([`PriceBook::load`]); checked without starting
 //! anything by `sightline prices check`.

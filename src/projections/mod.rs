@@ -1,4 +1,4 @@
-//! Projections (spec §2 `projections`, §9.4; issue 21): an administrator's predicted
+//! Projections (docs/cost.md, "Projections"): an administrator's predicted
 //! saving (a range in the unit of one of three organisation-level metrics, over a
 //! period), recorded with the baseline measured over the days before the period, the
 //! outcome guards of that baseline (friction of scored sessions, share of merged pull

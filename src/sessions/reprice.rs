@@ -1,4 +1,4 @@
-//! Repricing stored events under the price tables in force (spec §7.3, §9.2): the
+//! Repricing stored events under the price tables in force (docs/cost.md): the
 //! `reprice-events` report (per agent and model: events, how many would change, cost
 //! before and after; writes nothing) and `reprice-events-apply`, which rewrites only the
 //! rows whose cost differs and moves each session's total by exactly the difference.

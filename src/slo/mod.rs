@@ -1,8 +1,8 @@
-//! Service-level indicators and objectives (spec §8, docs/slo.md). The server counts
+//! Service-level indicators and objectives (docs/slo.md, docs/slo.md). The server counts
 //! each request, event write and aggregate-lag sample as it happens ([`recorder`]),
 //! adds them to one row per UTC day, indicator and key every minute, beside the
 //! GitHub-delivery and job indicators the flush derives from their own tables
-//! ([`store`], `sli_daily`, owned here, kept 12 months; the flush is `app::slis`). [`objectives`] are the §8 targets, each measured over a
+//! ([`store`], `sli_daily`, owned here, kept 12 months; the flush is `app::slis`). [`objectives`] are the targets of docs/slo.md, each measured over a
 //! rolling 30-day window with its error budget, burn and the budget policy.
 //!
 //! Invariants: a day's row only grows from the recorder (merged, never replaced), so a

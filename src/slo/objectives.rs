@@ -1,4 +1,4 @@
-//! The service-level objectives of spec §8, each measured over the rolling 30 days
+//! The service-level objectives of docs/slo.md, each measured over the rolling 30 days
 //! before now from `sli_daily`: its attainment, error budget (the bad events the target
 //! allows), how much of it is spent, the burn rate of the last day, and what the budget
 //! policy asks (more than half spent within 15 days: review; all spent: freeze).
@@ -36,7 +36,7 @@ pub enum Keys {
 }
 
 /// The web routes anyone may call without signing in (sign-in itself, the OAuth token
-/// endpoints, health, and addresses no route serves): §8's availability is of the
+/// endpoints, health, and addresses no route serves): docs/slo.md's availability is of the
 /// authenticated routes.
 pub const PUBLIC_WEB_ROUTES: &[&str] = &[
     "web /login",
@@ -63,7 +63,7 @@ pub struct Objective {
     pub target: f64,
 }
 
-/// Spec §8's objectives. The latency ones are stated as "p99 under 200 ms" and the
+/// The objectives of docs/slo.md. The latency ones are stated as "p99 under 200 ms" and the
 /// like, which is the same as "99 % of requests take at most 200 ms".
 pub const OBJECTIVES: [Objective; 12] = [
     Objective {
@@ -198,7 +198,7 @@ impl Objective {
     }
 }
 
-/// What the budget policy of spec §8 asks now.
+/// What the budget policy of docs/slo.md asks now.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Policy {
     NoData,

@@ -10,9 +10,9 @@ use std::sync::Mutex;
 
 use super::Tally;
 
-/// Written within this long of receipt, an event counts as not lost (spec §8).
+/// Written within this long of receipt, an event counts as not lost (docs/slo.md).
 pub const EVENT_WRITE_LIMIT_MS: i64 = 5 * 60_000;
-/// Aggregates behind by less than this are on time (spec §8).
+/// Aggregates behind by less than this are on time (docs/slo.md).
 pub const AGGREGATE_LAG_LIMIT_MS: i64 = 2 * 3_600_000;
 
 /// The key of an indicator's tally: `(indicator, key)`.

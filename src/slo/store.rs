@@ -12,7 +12,7 @@ use super::recorder::Key;
 use crate::db::DbError;
 
 pub const DAY_MS: i64 = 86_400_000;
-/// How long daily rows are kept (spec §8: 12 months).
+/// How long daily rows are kept (docs/slo.md: 12 months).
 pub const KEEP_DAYS: i64 = 366;
 
 fn buckets_text(tally: &Tally) -> String {

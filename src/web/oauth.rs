@@ -219,13 +219,7 @@ pub async fn revoke(State(state): State<Arc<AppState>>, Form(form): Form<RevokeF
     let result = state
         .writer
         .transact(move |tx| {
-            let family: Option<String> = rusqlite::OptionalExtension::optional(tx.query_row(
-                "SELECT family_id FROM auth_tokens WHERE token_sha256 = ?1 AND kind = 'refresh'",
-                [tokens::digest(&secret).as_slice()],
-                |row| row.get(0),
-            ))?
-            .flatten();
-            if let Some(family) = family {
+            if let Some(family) = tokens::refresh_family(tx, &secret)? {
                 signins::revoke(tx, &family, "revoked by client", now_ms)?;
             }
             Ok(())

@@ -1,4 +1,4 @@
-//! The dashboard's JSON API (spec §4.4) and exports. Shapes are the spec's; new keys
+//! The dashboard's JSON API (docs/evals-dashboard.md) and exports. Shapes are the spec's; new keys
 //! are additive (`planned_cells`, `running`, `last_activity` on run summaries).
 
 use std::collections::HashMap;

@@ -1,4 +1,4 @@
-//! Dashboard authentication and request hygiene (spec §5, plus DNS-rebinding and
+//! Dashboard authentication and request hygiene (docs/evals-dashboard.md, plus DNS-rebinding and
 //! framing defences).
 //!
 //! Invariants: the token is compared as SHA-256 digests in constant time, so neither

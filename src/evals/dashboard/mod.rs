@@ -73,7 +73,7 @@ pub async fn app_js() -> Response {
     ([(header::CONTENT_TYPE, "text/javascript; charset=utf-8")], APP_JS).into_response()
 }
 
-/// `/openapi.json`, served only without authentication (spec §5 rule 2).
+/// `/openapi.json`, served only without authentication (docs/evals-dashboard.md).
 pub async fn openapi() -> Response {
     ([(header::CONTENT_TYPE, "application/json")], OPENAPI).into_response()
 }

@@ -1,4 +1,4 @@
-//! Dashboard HTML pages (spec §4.5): run overview, run detail, cell detail, compare,
+//! Dashboard HTML pages (docs/evals-dashboard.md): run overview, run detail, cell detail, compare,
 //! login and API docs. Handlers gather view data with one blocking query each and
 //! render an askama template; askama escapes every value.
 

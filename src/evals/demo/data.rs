@@ -8,7 +8,7 @@ use std::fmt::Write as _;
 
 use fastrand::Rng;
 
-/// A task track of the spec (evals-reporting §1.3).
+/// A task track (docs/results-db.md: `swe`, `open_ended`, `multi_phase`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) enum Track {
     Swe,

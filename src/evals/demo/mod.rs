@@ -11,7 +11,7 @@
 //!   harness, model or task id contains `__`.
 //! - Only completed and failed cells have `run_results` rows; failed (`error`/`infra_error`
 //!   exit classes) and skipped `run_state` rows carry an error text.
-//! - Multi-phase cells hold their phases in `harness_metadata.phases` (evals-reporting §2.2);
+//! - Multi-phase cells hold their phases in `harness_metadata.phases` (docs/results-db.md);
 //!   about half also have `run_phases` rows, so readers' fallback is exercised.
 
 use std::borrow::Cow;

@@ -1,4 +1,4 @@
-//! `/admin/slo`: each service-level objective of spec §8 over the rolling 30 days, with
+//! `/admin/slo`: each service-level objective of docs/slo.md over the rolling 30 days, with
 //! its error budget left, the burn of the last day and what the budget policy asks;
 //! the budget spent per objective as a chart over the same rows; bad observations per
 //! day; and the jobs' durations against their targets. The `slo_burn` alert rule fires
@@ -76,7 +76,7 @@ pub async fn page(
     objectives_section.chart =
         Some(crate::charts::bars("Error budget spent (%)", &bars, |v| format!("{v:.0}%"), 900, 220));
 
-    let policy = Section::new("policy", "The error-budget policy (spec §8)").intro(
+    let policy = Section::new("policy", "The error-budget policy (docs/slo.md)").intro(
         "More than 50 % of an objective's budget spent within the first 15 days of its window requires a platform review. A budget 100 % exhausted freezes non-critical deploys and requires a post-mortem within 3 business days. Objectives are reviewed quarterly, or after an incident that burns over 20 % of a budget. The slo_burn alert rule (on /admin/alerts) opens an event for an objective once the share of its budget set as the rule's threshold is spent.",
     );
 
@@ -102,7 +102,7 @@ pub async fn page(
         jobs.entry(row.key.clone()).or_default().merge(&row.tally);
     }
     let mut job_section = Section::new("jobs", "Job durations over the last 30 days")
-        .intro("A run is good when it succeeded within its target duration (spec §8; docs/jobs.md).")
+        .intro("A run is good when it succeeded within its target duration (docs/slo.md; docs/jobs.md).")
         .columns(vec!["Job", "Runs", "Good", "Good share", "p50 at most", "p95 at most"])
         .empty("No job run ended in the window.");
     let bound = |b: Option<i64>| {
