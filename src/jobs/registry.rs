@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use super::context::{Done, JobContext, JobError};
 use super::schedule::Schedule;
-use super::work;
+use super::work::{alerts, deletions, integrations, pricing, scoring, sweeps, transcripts};
 use crate::config::Config;
 
 /// How a job is scheduled and who may start it (docs/jobs.md).
@@ -115,7 +115,7 @@ pub struct JobSpec {
     /// One line on what it does, for `jobs list` and docs/jobs.md.
     pub what: &'static str,
     /// The job's work (`super::work`), the same in the server and the command line.
-    pub run: fn(&JobContext<'_>) -> Result<Done, JobError>,
+    pub run: Work,
     /// Whether it rewrites or removes partition files: the server runs such jobs one at
     /// a time, and never beside compaction (`super::in_server::PARTITION_REWRITES`).
     pub rewrites_partitions: bool,
@@ -125,305 +125,196 @@ const fn minutes(n: u64) -> Duration {
     Duration::from_secs(n * 60)
 }
 
+const fn secs(n: u64) -> Duration {
+    Duration::from_secs(n)
+}
+
+const fn cron(pattern: &'static str) -> DefaultSchedule {
+    DefaultSchedule::Cron(pattern)
+}
+
+const fn every(period: Duration) -> DefaultSchedule {
+    DefaultSchedule::Every(period)
+}
+
+const TRIGGERED: DefaultSchedule = DefaultSchedule::Triggered;
+
 const fn slower_than(limit: Duration) -> Thresholds {
-    Thresholds {
-        max_duration: Some(limit),
-        consecutive_failures: None,
-        any_failure: false,
-        missed_run: false,
-        spend_cap: false,
-        severity: Severity::Warning,
-    }
+    Thresholds { max_duration: Some(limit), ..NEVER }
 }
 
-const fn slower_than_or_failing(limit: Duration, failures: u32) -> Thresholds {
-    Thresholds {
-        max_duration: Some(limit),
-        consecutive_failures: Some(failures),
-        any_failure: false,
-        missed_run: false,
-        spend_cap: false,
-        severity: Severity::Warning,
-    }
-}
-
-const ANY_FAILURE: Thresholds = Thresholds {
+const NEVER: Thresholds = Thresholds {
     max_duration: None,
     consecutive_failures: None,
-    any_failure: true,
+    any_failure: false,
     missed_run: false,
     spend_cap: false,
     severity: Severity::Warning,
 };
 
-/// Every job, tier 1 first, in the spec's order.
+const ANY_FAILURE: Thresholds = Thresholds { any_failure: true, ..NEVER };
+
+impl Thresholds {
+    const fn or_failing(self, in_a_row: u32) -> Thresholds {
+        Thresholds { consecutive_failures: Some(in_a_row), ..self }
+    }
+
+    const fn or_any_failure(self) -> Thresholds {
+        Thresholds { any_failure: true, ..self }
+    }
+
+    const fn or_missed_run(self) -> Thresholds {
+        Thresholds { missed_run: true, ..self }
+    }
+
+    const fn or_spend_cap(self) -> Thresholds {
+        Thresholds { spend_cap: true, ..self }
+    }
+
+    const fn critical(self) -> Thresholds {
+        Thresholds { severity: Severity::Critical, ..self }
+    }
+}
+
+type Work = fn(&JobContext<'_>) -> Result<Done, JobError>;
+
+const fn job(
+    name: &'static str,
+    tier: Tier,
+    schedule: DefaultSchedule,
+    target: Option<Duration>,
+    alert: Thresholds,
+    run: Work,
+) -> JobSpec {
+    JobSpec {
+        name,
+        tier,
+        schedule,
+        enabled_by_default: true,
+        target,
+        alert,
+        excludes: &[],
+        availability: Availability::Available,
+        switch: None,
+        what: "",
+        run,
+        rewrites_partitions: false,
+    }
+}
+
+/// A tier-1 job: its cron pattern an operator may change (`job_config`).
+const fn configurable(name: &'static str, schedule: DefaultSchedule, target: Option<Duration>, run: Work) -> JobSpec {
+    job(name, Tier::Configurable, schedule, target, NEVER, run)
+}
+
+/// A tier-2 job: a fixed timer, or triggered over HTTP.
+const fn fixed(name: &'static str, schedule: DefaultSchedule, target: Option<Duration>, run: Work) -> JobSpec {
+    job(name, Tier::Fixed, schedule, target, NEVER, run)
+}
+
+/// A tier-3 job: run in-process on the server's host.
+const fn one_shot(name: &'static str, schedule: DefaultSchedule, target: Option<Duration>, run: Work) -> JobSpec {
+    job(name, Tier::OneShot, schedule, target, NEVER, run)
+}
+
+impl JobSpec {
+    /// When a run breaches the job's service level (docs/jobs.md, "Alert when").
+    const fn alert(self, alert: Thresholds) -> JobSpec {
+        JobSpec { alert, ..self }
+    }
+
+    const fn what(self, what: &'static str) -> JobSpec {
+        JobSpec { what, ..self }
+    }
+
+    const fn disabled_by_default(self) -> JobSpec {
+        JobSpec { enabled_by_default: false, ..self }
+    }
+
+    const fn excluding(self, excludes: &'static [&'static str]) -> JobSpec {
+        JobSpec { excludes, ..self }
+    }
+
+    const fn switched_by(self, switch: fn(&Config) -> bool) -> JobSpec {
+        JobSpec { switch: Some(switch), ..self }
+    }
+
+    const fn rewrites_partitions(self) -> JobSpec {
+        JobSpec { rewrites_partitions: true, ..self }
+    }
+}
+
+/// Every job, tier 1 first. Each: its name, default schedule, target completion (`None`
+/// where docs/jobs.md says n/a), when a run breaches its service level, and its work
+/// (`super::work`), then what is unusual about it and what it does (for `jobs list`).
 pub const JOBS: [JobSpec; 19] = [
-    JobSpec {
-        name: "sweep-retention",
-        tier: Tier::Configurable,
-        schedule: DefaultSchedule::Cron("0 2 * * *"),
-        enabled_by_default: true,
-        target: Some(minutes(10)),
-        alert: Thresholds { any_failure: true, ..slower_than(minutes(30)) },
-        excludes: &[],
-        availability: Availability::Available,
-        switch: None,
-        what: "drops raw events past their retention (global, or the team's override)",
-        run: work::deletions::sweep_retention,
-        rewrites_partitions: true,
-    },
-    JobSpec {
-        name: "index-transcripts",
-        tier: Tier::Configurable,
-        schedule: DefaultSchedule::Cron("30 3 * * *"),
-        enabled_by_default: true,
-        target: Some(minutes(30)),
-        alert: slower_than(minutes(60)),
-        excludes: &[],
-        availability: Availability::Available,
-        switch: None,
-        what: "indexes stored transcripts that are not searchable yet",
-        run: work::transcripts::index_transcripts,
-        rewrites_partitions: false,
-    },
-    JobSpec {
-        name: "compute-effectiveness",
-        tier: Tier::Configurable,
-        schedule: DefaultSchedule::Cron("0 5 * * *"),
-        enabled_by_default: true,
-        target: Some(minutes(15)),
-        alert: slower_than(minutes(45)),
-        excludes: &["compute-trajectory-scores"],
-        availability: Availability::Available,
-        switch: None,
-        what: "computes effectiveness scores",
-        run: work::scoring::effectiveness,
-        rewrites_partitions: false,
-    },
-    JobSpec {
-        name: "compute-trajectory-scores",
-        tier: Tier::Configurable,
-        schedule: DefaultSchedule::Cron("30 5 * * *"),
-        enabled_by_default: true,
-        target: Some(minutes(20)),
-        alert: slower_than(minutes(60)),
-        excludes: &["compute-effectiveness"],
-        availability: Availability::Available,
-        switch: None,
-        what: "computes trajectory scores (never while compute-effectiveness runs)",
-        run: work::scoring::trajectory_scores,
-        rewrites_partitions: false,
-    },
-    JobSpec {
-        name: "compute-subject-scores",
-        tier: Tier::Configurable,
-        schedule: DefaultSchedule::Cron("0 6 * * *"),
-        enabled_by_default: true,
-        target: Some(minutes(10)),
-        alert: slower_than(minutes(30)),
-        excludes: &[],
-        availability: Availability::Available,
-        switch: None,
-        what: "computes per-subject scores",
-        run: work::scoring::subject_scores,
-        rewrites_partitions: false,
-    },
-    JobSpec {
-        name: "evaluate-alerts",
-        tier: Tier::Configurable,
-        schedule: DefaultSchedule::Cron("0 1 * * *"),
-        enabled_by_default: true,
-        target: Some(minutes(5)),
-        alert: Thresholds { missed_run: true, ..ANY_FAILURE },
-        excludes: &[],
-        availability: Availability::Available,
-        switch: None,
-        what: "evaluates the alert rules, opening and resolving alert events and notifying the channels",
-        run: work::alerts::evaluate_alerts,
-        rewrites_partitions: false,
-    },
-    JobSpec {
-        name: "judge-sessions",
-        tier: Tier::Configurable,
-        schedule: DefaultSchedule::Cron("30 6 * * *"),
-        enabled_by_default: false,
-        target: Some(minutes(30)),
-        alert: Thresholds { spend_cap: true, ..ANY_FAILURE },
-        excludes: &[],
-        availability: Availability::Available,
-        switch: None,
-        what: "asks the LLM judge about sessions of owners who opted in (seeded disabled)",
-        run: work::scoring::judge_sessions,
-        rewrites_partitions: false,
-    },
-    JobSpec {
-        name: "sync-teams",
-        tier: Tier::Fixed,
-        schedule: DefaultSchedule::Every(minutes(60)),
-        enabled_by_default: true,
-        target: Some(Duration::from_secs(60)),
-        alert: slower_than_or_failing(minutes(5), 2),
-        excludes: &[],
-        availability: Availability::Available,
-        switch: None,
-        what: "syncs teams from the code-hosting service",
-        run: work::integrations::sync_teams,
-        rewrites_partitions: false,
-    },
-    JobSpec {
-        name: "sync-jira",
-        tier: Tier::Fixed,
-        schedule: DefaultSchedule::Every(minutes(360)),
-        enabled_by_default: true,
-        target: Some(minutes(5)),
-        alert: slower_than_or_failing(minutes(15), 2),
-        excludes: &[],
-        availability: Availability::Available,
-        switch: None,
-        what: "reads the Jira issues pull requests name, with their business value (when SIGHTLINE_JIRA_* are set)",
-        run: work::integrations::sync_jira,
-        rewrites_partitions: false,
-    },
-    JobSpec {
-        name: "sweep-abandoned",
-        tier: Tier::Fixed,
-        schedule: DefaultSchedule::Every(minutes(10)),
-        enabled_by_default: true,
-        target: Some(Duration::from_secs(30)),
-        alert: slower_than_or_failing(minutes(2), 3),
-        excludes: &[],
-        availability: Availability::Available,
-        switch: None,
-        what: "closes sessions quiet for too long as abandoned",
-        run: work::sweeps::sweep_abandoned,
-        rewrites_partitions: false,
-    },
-    JobSpec {
-        name: "sweep-scratch",
-        tier: Tier::Fixed,
-        schedule: DefaultSchedule::Every(minutes(60)),
-        enabled_by_default: true,
-        target: Some(Duration::from_secs(30)),
-        alert: slower_than_or_failing(minutes(5), 2),
-        excludes: &[],
-        availability: Availability::Available,
-        switch: None,
-        what: "removes stale upload chunks, expired device codes, refresh tokens and throttle entries",
-        run: work::sweeps::sweep_scratch,
-        rewrites_partitions: false,
-    },
-    JobSpec {
-        name: "run-deletions",
-        tier: Tier::Fixed,
-        schedule: DefaultSchedule::Every(minutes(360)),
-        enabled_by_default: true,
-        target: Some(minutes(2)),
-        alert: Thresholds { severity: Severity::Critical, ..ANY_FAILURE },
-        excludes: &[],
-        availability: Availability::Available,
-        switch: None,
-        what: "carries out the open deletion requests",
-        run: work::deletions::run_deletions,
-        rewrites_partitions: true,
-    },
-    JobSpec {
-        name: "backfill-redaction",
-        tier: Tier::Fixed,
-        schedule: DefaultSchedule::Triggered,
-        enabled_by_default: true,
-        target: None,
-        alert: ANY_FAILURE,
-        excludes: &[],
-        availability: Availability::Available,
-        switch: None,
-        what: "re-redacts events and transcripts stored under older rules (drains the backlog)",
-        run: work::transcripts::backfill_redaction,
-        rewrites_partitions: true,
-    },
-    JobSpec {
-        name: "reprice-events",
-        tier: Tier::Fixed,
-        schedule: DefaultSchedule::Triggered,
-        enabled_by_default: true,
-        target: Some(minutes(5)),
-        alert: ANY_FAILURE,
-        excludes: &["reprice-events-apply"],
-        availability: Availability::Available,
-        switch: None,
-        what: "reports what the price tables in force would change (writes nothing)",
-        run: work::pricing::reprice_report,
-        rewrites_partitions: false,
-    },
-    JobSpec {
-        name: "reprice-events-apply",
-        tier: Tier::Fixed,
-        schedule: DefaultSchedule::Triggered,
-        enabled_by_default: true,
-        target: Some(minutes(30)),
-        alert: ANY_FAILURE,
-        excludes: &["reprice-events"],
-        availability: Availability::Available,
-        switch: None,
-        what: "rewrites stored costs that differ under the price tables in force",
-        run: work::pricing::reprice_apply,
-        rewrites_partitions: true,
-    },
-    JobSpec {
-        name: "compute-effectiveness-backfill",
-        tier: Tier::OneShot,
-        schedule: DefaultSchedule::Triggered,
-        enabled_by_default: true,
-        target: None,
-        alert: ANY_FAILURE,
-        excludes: &[],
-        availability: Availability::Available,
-        switch: None,
-        what: "computes effectiveness over past history",
-        run: work::scoring::effectiveness,
-        rewrites_partitions: false,
-    },
-    JobSpec {
-        name: "rescore-effectiveness",
-        tier: Tier::OneShot,
-        schedule: DefaultSchedule::Triggered,
-        enabled_by_default: true,
-        target: None,
-        alert: ANY_FAILURE,
-        excludes: &[],
-        availability: Availability::Available,
-        switch: None,
-        what: "re-scores effectiveness after a scorer version bump",
-        run: work::scoring::rescore_effectiveness,
-        rewrites_partitions: false,
-    },
-    JobSpec {
-        name: "rescore-trajectory",
-        tier: Tier::OneShot,
-        schedule: DefaultSchedule::Triggered,
-        enabled_by_default: true,
-        target: None,
-        alert: ANY_FAILURE,
-        excludes: &[],
-        availability: Availability::Available,
-        switch: None,
-        what: "re-scores trajectories after a scorer version bump",
-        run: work::scoring::rescore_trajectory,
-        rewrites_partitions: false,
-    },
-    JobSpec {
-        name: "reconcile-cost",
-        tier: Tier::OneShot,
-        schedule: DefaultSchedule::Cron("0 7 * * *"),
-        enabled_by_default: true,
-        target: Some(minutes(15)),
-        alert: ANY_FAILURE,
-        excludes: &[],
-        availability: Availability::Available,
-        switch: Some(billing_reconciliation_enabled),
-        what: "compares recomputed cost with the vendors' billing per day and model (daily when SIGHTLINE_BILLING_RECONCILIATION_ENABLED=true)",
-        run: work::integrations::reconcile_cost,
-        rewrites_partitions: false,
-    },
+    configurable("sweep-retention", cron("0 2 * * *"), Some(minutes(10)), deletions::sweep_retention)
+        .alert(slower_than(minutes(30)).or_any_failure())
+        .rewrites_partitions()
+        .what("drops raw events past their retention (global, or the team's override)"),
+    configurable("index-transcripts", cron("30 3 * * *"), Some(minutes(30)), transcripts::index_transcripts)
+        .alert(slower_than(minutes(60)))
+        .what("indexes stored transcripts that are not searchable yet"),
+    configurable("compute-effectiveness", cron("0 5 * * *"), Some(minutes(15)), scoring::effectiveness)
+        .alert(slower_than(minutes(45)))
+        .excluding(&["compute-trajectory-scores"])
+        .what("computes effectiveness scores"),
+    configurable("compute-trajectory-scores", cron("30 5 * * *"), Some(minutes(20)), scoring::trajectory_scores)
+        .alert(slower_than(minutes(60)))
+        .excluding(&["compute-effectiveness"])
+        .what("computes trajectory scores (never while compute-effectiveness runs)"),
+    configurable("compute-subject-scores", cron("0 6 * * *"), Some(minutes(10)), scoring::subject_scores)
+        .alert(slower_than(minutes(30)))
+        .what("computes per-subject scores"),
+    configurable("evaluate-alerts", cron("0 1 * * *"), Some(minutes(5)), alerts::evaluate_alerts)
+        .alert(ANY_FAILURE.or_missed_run())
+        .what("evaluates the alert rules, opening and resolving alert events and notifying the channels"),
+    configurable("judge-sessions", cron("30 6 * * *"), Some(minutes(30)), scoring::judge_sessions)
+        .alert(ANY_FAILURE.or_spend_cap())
+        .disabled_by_default()
+        .what("asks the LLM judge about sessions of owners who opted in (seeded disabled)"),
+    fixed("sync-teams", every(minutes(60)), Some(secs(60)), integrations::sync_teams)
+        .alert(slower_than(minutes(5)).or_failing(2))
+        .what("syncs teams from the code-hosting service"),
+    fixed("sync-jira", every(minutes(360)), Some(minutes(5)), integrations::sync_jira)
+        .alert(slower_than(minutes(15)).or_failing(2))
+        .what("reads the Jira issues pull requests name, with their business value (when SIGHTLINE_JIRA_* are set)"),
+    fixed("sweep-abandoned", every(minutes(10)), Some(secs(30)), sweeps::sweep_abandoned)
+        .alert(slower_than(minutes(2)).or_failing(3))
+        .what("closes sessions quiet for too long as abandoned"),
+    fixed("sweep-scratch", every(minutes(60)), Some(secs(30)), sweeps::sweep_scratch)
+        .alert(slower_than(minutes(5)).or_failing(2))
+        .what("removes stale upload chunks, expired device codes, refresh tokens and throttle entries"),
+    fixed("run-deletions", every(minutes(360)), Some(minutes(2)), deletions::run_deletions)
+        .alert(ANY_FAILURE.critical())
+        .rewrites_partitions()
+        .what("carries out the open deletion requests"),
+    fixed("backfill-redaction", TRIGGERED, None, transcripts::backfill_redaction)
+        .alert(ANY_FAILURE)
+        .rewrites_partitions()
+        .what("re-redacts events and transcripts stored under older rules (drains the backlog)"),
+    fixed("reprice-events", TRIGGERED, Some(minutes(5)), pricing::reprice_report)
+        .alert(ANY_FAILURE)
+        .excluding(&["reprice-events-apply"])
+        .what("reports what the price tables in force would change (writes nothing)"),
+    fixed("reprice-events-apply", TRIGGERED, Some(minutes(30)), pricing::reprice_apply)
+        .alert(ANY_FAILURE)
+        .excluding(&["reprice-events"])
+        .rewrites_partitions()
+        .what("rewrites stored costs that differ under the price tables in force"),
+    one_shot("compute-effectiveness-backfill", TRIGGERED, None, scoring::effectiveness)
+        .alert(ANY_FAILURE)
+        .what("computes effectiveness over past history"),
+    one_shot("rescore-effectiveness", TRIGGERED, None, scoring::rescore_effectiveness)
+        .alert(ANY_FAILURE)
+        .what("re-scores effectiveness after a scorer version bump"),
+    one_shot("rescore-trajectory", TRIGGERED, None, scoring::rescore_trajectory)
+        .alert(ANY_FAILURE)
+        .what("re-scores trajectories after a scorer version bump"),
+    one_shot("reconcile-cost", cron("0 7 * * *"), Some(minutes(15)), integrations::reconcile_cost)
+        .alert(ANY_FAILURE)
+        .switched_by(billing_reconciliation_enabled)
+        .what("compares recomputed cost with the vendors' bills per day and model (daily when switched on)"),
 ];
 
 /// Whether the job's switch is on (true for a job without one).
