@@ -21,7 +21,6 @@ use crate::alerts::channels::{self, Channel};
 use crate::alerts::rules::Rule;
 use crate::alerts::store::{self, ActError, RuleError};
 use crate::auth::users;
-use crate::db::{self, DbError};
 use crate::http::errors::{AppError, PageError};
 use crate::http::extract::{Form, Path, Query};
 use crate::model::usd;
@@ -59,20 +58,28 @@ pub async fn page(
     _: Administrator,
     Query(flash): Query<Flash>,
 ) -> Result<Response, PageError> {
-    let pool = state.readers.clone();
-    let (rules, budgets, configs, events, deliveries) = db::blocking(move || {
-        let conn = pool.get()?;
-        Ok::<_, DbError>((
-            store::rule_settings(&conn)?,
-            budgets::list(&conn)?,
-            channel_configs::all(&conn)?,
-            store::events(&conn)?,
-            channels::recent(&conn, 50)?,
-        ))
-    })
-    .await?;
+    let (rules, budgets, configs, events, deliveries) = state
+        .read(|conn| {
+            Ok((
+                store::rule_settings(conn)?,
+                budgets::list(conn)?,
+                channel_configs::all(conn)?,
+                store::events(conn)?,
+                channels::recent(conn, 50)?,
+            ))
+        })
+        .await?;
     let now_ms = state.clock.now_ms();
+    Ok(AdminPage::new(PATH, "Alerts", "What is watched, where notices go, and what has fired.", flash)
+        .section(event_section(events, &budgets, now_ms))
+        .section(rule_section(&rules))
+        .section(budget_section(&budgets))
+        .section(channel_section(&state.config.alerts, &configs))
+        .section(delivery_section(deliveries))
+        .respond())
+}
 
+fn rule_section(rules: &[store::RuleSetting]) -> Section {
     let mut rule_section = Section::new("rules", "Rules")
         .intro("evaluate-alerts measures every rule that is on and has a threshold; see docs/alerts.md for each definition and the state machine.")
         .columns(vec!["Rule", "Threshold means", "Threshold", "On", "Changed"]);
@@ -97,7 +104,10 @@ pub async fn page(
             )
         })
         .collect();
+    rule_section
+}
 
+fn budget_section(budgets: &[budgets::Budget]) -> Section {
     let mut budget_section = Section::new("budgets", "Team and personal budgets")
         .intro("Measured by budget_threshold when it is on, each level notified once a month. A personal budget's notices name the budget, not the person.")
         .columns(vec!["Scope", "Who", "Monthly budget", "Levels"])
@@ -121,8 +131,14 @@ pub async fn page(
             .action(super::Form::new(format!("{PATH}/budgets/{}/remove", budget.id), "Remove").danger())
         })
         .collect();
+    budget_section
+}
 
-    let environment = channels::from_config(&state.config.alerts);
+fn channel_section(
+    alerts: &crate::config::Alerts,
+    configs: &std::collections::HashMap<String, channel_configs::ChannelConfig>,
+) -> Section {
+    let environment = channels::from_config(alerts);
     let mut channel_section = Section::new("channels", "Channels")
         .intro("Channels and their credentials come from the configuration ([alerts], or SIGHTLINE_ALERT_*; docs/alerts.md); here they are switched on or off and tested.")
         .columns(vec!["Channel", "Configured", "Sends to", "On", "Last test", "Outcome"]);
@@ -151,7 +167,10 @@ pub async fn page(
         }
         channel_section.rows.push(row);
     }
+    channel_section
+}
 
+fn event_section(events: Vec<store::EventLine>, budgets: &[budgets::Budget], now_ms: i64) -> Section {
     let mut event_section = Section::new("events", "Events")
         .intro("Unresolved first. Acknowledging stops the reminders of a firing event; silencing mutes its notifications, and those of the next event of the same subject, until the time given.")
         .columns(vec!["Rule", "Subject", "State", "Opened", "Last seen", "Value / threshold", "What", "Acknowledged by", "Silenced until"])
@@ -161,7 +180,7 @@ pub async fn page(
         .map(|event| {
             let mut row = Row::new(vec![
                 Cell::text(&event.rule_id),
-                Cell::text(subject_label(&event.subject, &budgets)),
+                Cell::text(subject_label(&event.subject, budgets)),
                 Cell::text(&event.state),
                 when(Some(event.opened_at_ms)),
                 when(Some(event.last_seen_ms)),
@@ -183,7 +202,10 @@ pub async fn page(
             row
         })
         .collect();
+    event_section
+}
 
+fn delivery_section(deliveries: Vec<channels::LoggedAttempt>) -> Section {
     let mut delivery_section = Section::new("deliveries", "Latest delivery attempts")
         .columns(vec!["At", "Rule", "Channel", "Transition", "Attempt", "Outcome", "Answer"])
         .empty("No notification has been sent.");
@@ -201,14 +223,7 @@ pub async fn page(
             ])
         })
         .collect();
-
-    Ok(AdminPage::new(PATH, "Alerts", "What is watched, where notices go, and what has fired.", flash)
-        .section(event_section)
-        .section(rule_section)
-        .section(budget_section)
-        .section(channel_section)
-        .section(delivery_section)
-        .respond())
+    delivery_section
 }
 
 #[derive(Deserialize)]

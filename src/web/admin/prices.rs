@@ -18,7 +18,6 @@ use serde::Deserialize;
 
 use super::{AdminPage, Field, Flash, Row, Section, done, when};
 use crate::audit::{self, Action, Entry};
-use crate::db;
 use crate::http::errors::{AppError, PageError};
 use crate::http::extract::{Form, Query};
 use crate::jobs::runs;
@@ -64,11 +63,32 @@ pub async fn page(
             .await
             .map_err(|err| AppError::Internal(err.to_string()))?;
     let embedded = embedded.map_err(|err| AppError::Internal(err.to_string()))?;
+    let last = state.read(|conn| runs::history(conn, Some("reprice-events"), 5)).await?;
+    let [tables, against_embedded, pending] = table_sections(&state.prices, &embedded, &on_disk);
+    Ok(AdminPage::new(
+        PATH,
+        "Price tables",
+        "The prices every event's cost is computed with, in $ per million tokens.",
+        flash,
+    )
+    .section(tables)
+    .section(against_embedded)
+    .section(pending)
+    .section(upload_section(&state.config.data_dir))
+    .section(reprice_section(last))
+    .respond())
+}
+
+/// The tables in force, how they differ from the embedded ones, and what an upload on
+/// disk would change at the next start.
+fn table_sections(
+    in_force: &PriceBook,
+    embedded: &PriceBook,
+    on_disk: &Result<Vec<PriceTable>, pricing::PricingError>,
+) -> [Section; 3] {
     // An agent's table on disk: the operator's file laid over the embedded table, as the
     // next start-up loads it (the embedded tables compiled once, not twice).
-    let disk_table = |files, agent| on_disk_table(files, &embedded, agent);
-    let in_force = &state.prices;
-
+    let disk_table = |files, agent| on_disk_table(files, embedded, agent);
     let mut tables = Section::new("in-force", "Tables in force")
         .columns(vec!["Agent", "Source", "Revision", "Models", "ETag", "On disk"]);
     let mut against_embedded = Section::new("diff", "Differences from the embedded tables")
@@ -102,21 +122,24 @@ pub async fn page(
     if let Err(err) = &on_disk {
         pending.intro = format!("The server would refuse to start with the files on disk: {err}");
     }
+    [tables, against_embedded, pending]
+}
 
+fn upload_section(data_dir: &std::path::Path) -> Section {
     let agents: Vec<&str> = AgentType::ALL.iter().map(|agent| agent.as_str()).collect();
-    let upload = Section::new("upload", "Upload an operator table")
+    Section::new("upload", "Upload an operator table")
         .intro(format!(
             "Paste a whole price-table file (the format of `sightline prices show` and of the embedded tables, `\"format\": \"sightline.price-table.v1\"`). It is checked as at start-up and stored in {}; restart the server to price with it.",
-            pricing::overrides_dir(&state.config.data_dir).display()
+            pricing::overrides_dir(data_dir).display()
         ))
         .form(
             super::Form::new(PATH, "Upload")
                 .field(Field::select("agent", "Agent", "claude_code", &agents))
                 .field(Field::textarea("table", "Table (JSON)", "")),
-        );
+        )
+}
 
-    let pool = state.readers.clone();
-    let last = db::blocking(move || runs::history(&*pool.get()?, Some("reprice-events"), 5)).await?;
+fn reprice_section(last: Vec<runs::JobRun>) -> Section {
     let mut reprice = Section::new("reprice", "Reprice report")
         .intro("What every stored cost would become under the tables on disk, per agent and model, without changing anything (the reprice-events job). Applying it (reprice-events-apply) runs on the server host.")
         .columns(vec!["Started", "Outcome", "Rows that would change", "Report"])
@@ -133,19 +156,7 @@ pub async fn page(
             ])
         })
         .collect();
-
-    Ok(AdminPage::new(
-        PATH,
-        "Price tables",
-        "The prices every event's cost is computed with, in $ per million tokens.",
-        flash,
-    )
-    .section(tables)
-    .section(against_embedded)
-    .section(pending)
-    .section(upload)
-    .section(reprice)
-    .respond())
+    reprice
 }
 
 #[derive(Deserialize)]

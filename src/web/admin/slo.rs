@@ -14,7 +14,6 @@ use axum::response::Response;
 
 use super::{AdminPage, Flash, Row, Section};
 use crate::charts::Bar;
-use crate::db;
 use crate::http::errors::PageError;
 use crate::http::extract::Query;
 use crate::slo::objectives::{self, Policy, Status};
@@ -53,10 +52,19 @@ pub async fn page(
     _: Administrator,
     Query(flash): Query<Flash>,
 ) -> Result<Response, PageError> {
-    let (pool, now_ms) = (state.readers.clone(), state.clock.now_ms());
-    let rows = db::blocking(move || objectives::window_rows(&*pool.get()?, now_ms)).await?;
+    let now_ms = state.clock.now_ms();
+    let rows = state.read(move |conn| objectives::window_rows(conn, now_ms)).await?;
     let statuses = objectives::statuses_of(&rows, now_ms);
+    Ok(AdminPage::new(PATH, "Service levels", "Measured by this server: every request, event write and aggregate-lag sample, every GitHub delivery and job run, kept per day for 12 months.", flash)
+        .section(objectives_section(&statuses))
+        .section(policy_section())
+        .section(daily_section(&statuses))
+        .section(job_section(&rows))
+        .respond())
+}
 
+/// Each objective's standing, with the chart of budget spent.
+fn objectives_section(statuses: &[objectives::Status]) -> Section {
     let mut objectives_section = Section::new("objectives", "Objectives over the last 30 days")
         .intro("Budget spent is the bad observations over those the target allows in the window; burn is the last day's bad share over the allowed share (1× spends the budget in exactly 30 days).")
         .columns(vec!["Service", "Objective", "Target", "Attained", "Observations", "Budget spent", "Budget left", "Burn (last day)", "Policy"]);
@@ -75,15 +83,21 @@ pub async fn page(
         .collect();
     objectives_section.chart =
         Some(crate::charts::bars("Error budget spent (%)", &bars, |v| format!("{v:.0}%"), 900, 220));
+    objectives_section
+}
 
-    let policy = Section::new("policy", "The error-budget policy (docs/slo.md)").intro(
+fn policy_section() -> Section {
+    Section::new("policy", "The error-budget policy (docs/slo.md)").intro(
         "More than 50 % of an objective's budget spent within the first 15 days of its window requires a platform review. A budget 100 % exhausted freezes non-critical deploys and requires a post-mortem within 3 business days. Objectives are reviewed quarterly, or after an incident that burns over 20 % of a budget. The slo_burn alert rule (on /admin/alerts) opens an event for an objective once the share of its budget set as the rule's threshold is spent.",
-    );
+    )
+}
 
+/// Every day an objective had bad observations, newest first.
+fn daily_section(statuses: &[objectives::Status]) -> Section {
     let mut daily = Section::new("daily", "Bad observations per day")
         .columns(vec!["Day", "Objective", "Observations", "Bad", "Good share"])
         .empty("Nothing was bad in the window.");
-    for status in &statuses {
+    for status in statuses {
         for (day, total, good) in status.days.iter().rev() {
             if total > good {
                 daily.rows.push(Row::new(vec![
@@ -96,7 +110,11 @@ pub async fn page(
             }
         }
     }
+    daily
+}
 
+/// Each job's runs in the window, with the bounds of its duration quantiles.
+fn job_section(rows: &[crate::slo::store::DayRow]) -> Section {
     let mut jobs: std::collections::BTreeMap<String, Tally> = std::collections::BTreeMap::new();
     for row in rows.iter().filter(|row| row.indicator == "job") {
         jobs.entry(row.key.clone()).or_default().merge(&row.tally);
@@ -123,11 +141,5 @@ pub async fn page(
             ])
         })
         .collect();
-
-    Ok(AdminPage::new(PATH, "Service levels", "Measured by this server: every request, event write and aggregate-lag sample, every GitHub delivery and job run, kept per day for 12 months.", flash)
-        .section(objectives_section)
-        .section(policy)
-        .section(daily)
-        .section(job_section)
-        .respond())
+    job_section
 }
