@@ -23,7 +23,7 @@ pub async fn request(
 ) -> Result<(StatusCode, Json<DeletionRequest>), AppError> {
     let now_ms = state.clock.now_ms();
     let user_id = caller.user.id;
-    let request = state.writer.transact(move |tx| deletion::request(tx, &user_id, &user_id, now_ms)).await?;
+    let request = state.write(move |tx| deletion::request(tx, &user_id, &user_id, now_ms)).await?;
     Ok((StatusCode::ACCEPTED, Json(request)))
 }
 

@@ -16,7 +16,6 @@ use serde::Deserialize;
 
 use super::login::render;
 use crate::auth::device;
-use crate::http::errors::AppError;
 use crate::http::extract::{Form, Query};
 use crate::state::AppState;
 use crate::state::caller::{Caller, PageCaller};
@@ -123,7 +122,7 @@ async fn decide(
         });
     }
     let user_id = caller.user.id.clone();
-    match state.writer.transact(move |tx| device::decide(tx, &code, &user_id, approve, now_ms)).await {
+    match state.write(move |tx| device::decide(tx, &code, &user_id, approve, now_ms)).await {
         // A right code does not clear the count: approving one's own code between
         // guesses would otherwise reset the limit.
         Ok(true) if approve => Ok("Approved. You can return to your terminal."),
@@ -135,7 +134,7 @@ async fn decide(
         }
         // A page answers with a page, also when storage fails.
         Err(err) => {
-            let (status, message) = AppError::from(err).status_and_message();
+            let (status, message) = err.status_and_message();
             Err(Refusal::new(status, message))
         }
     }

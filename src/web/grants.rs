@@ -14,7 +14,7 @@ use serde_json::{Value, json};
 use crate::access::grants::{self, Decision, GrantError, Request};
 use crate::access::policies::{self, PolicyError, Visibility, VisibilityChange};
 use crate::auth::users;
-use crate::db::{self, DbError};
+use crate::db::DbError;
 use crate::http::errors::AppError;
 use crate::http::extract::{Json, Path};
 use crate::state::AppState;
@@ -84,7 +84,7 @@ pub(crate) async fn on_writer<T: Send + 'static, E: Into<AppError> + StorageFail
         Ok(value) => Ok(Ok(value)),
         Err(err) => err.storage().map(Err),
     };
-    state.writer.transact(refused).await?.map_err(Into::into)
+    state.write(refused).await?.map_err(Into::into)
 }
 
 #[derive(Deserialize)]
@@ -126,8 +126,7 @@ pub async fn list(State(state): State<Arc<AppState>>, caller: Caller) -> Result<
     if !caller.role.may_request_grants() {
         return Err(AppError::Forbidden("only investigators and administrators see grants".into()));
     }
-    let pool = state.readers.clone();
-    let grants = db::blocking(move || grants::visible_to(&*pool.get()?, caller.actor())).await?;
+    let grants = state.read(move |conn| grants::visible_to(conn, caller.actor())).await?;
     Ok(Json(json!({ "grants": grants })))
 }
 

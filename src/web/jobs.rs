@@ -100,8 +100,7 @@ pub async fn history(
         let caller = caller?;
         caller.require_admin()?;
         let job = job(&name)?;
-        let pool = state.readers.clone();
-        let runs = db::blocking(move || runs::history(&*pool.get()?, Some(job.name), 50)).await?;
+        let runs = state.read(move |conn| runs::history(conn, Some(job.name), 50)).await?;
         Ok::<_, AppError>(Json(json!({ "job": job.name, "runs": runs })))
     };
     result.await.into_response()
@@ -144,8 +143,7 @@ async fn start(state: &Arc<AppState>, caller: &Caller, name: &str, via: &'static
     let job = job(name)?;
     let (actor, now_ms) = (caller.user.id.clone(), state.clock.now_ms());
     state
-        .writer
-        .transact(move |tx| {
+        .write(move |tx| {
             let entry = Entry {
                 actor_id: Some(&actor),
                 action: Action::JobRunRequested,
@@ -162,7 +160,7 @@ async fn start(state: &Arc<AppState>, caller: &Caller, name: &str, via: &'static
     }
     if let Some(why) = refusal(job) {
         let now_ms = state.clock.now_ms();
-        state.writer.transact(move |tx| runs::record_refused(tx, job.name, Trigger::Http, why, now_ms)).await?;
+        state.write(move |tx| runs::record_refused(tx, job.name, Trigger::Http, why, now_ms)).await?;
         return Err(AppError::NotImplemented(format!("{name} cannot run in this build: {why}")));
     }
     match scheduler::start_run(state, job, Trigger::Http).await? {

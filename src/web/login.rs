@@ -116,7 +116,7 @@ pub async fn submit(
 pub async fn sign_in_response(state: &AppState, user_id: &str, method: Method, next: &str) -> Response {
     let now_ms = state.clock.now_ms();
     let owner = user_id.to_string();
-    let started = state.writer.transact(move |tx| signins::start(tx, &owner, Client::Web, method, now_ms)).await;
+    let started = state.write(move |tx| signins::start(tx, &owner, Client::Web, method, now_ms)).await;
     let token = match started
         .map_err(|err| err.to_string())
         .and_then(|started| state.keys.issue(user_id, &started.session_id, now_ms).map_err(|err| err.to_string()))
@@ -132,7 +132,7 @@ pub async fn sign_in_response(state: &AppState, user_id: &str, method: Method, n
 pub async fn logout(State(state): State<Arc<AppState>>, caller: Caller) -> Result<Response, AppError> {
     let now_ms = state.clock.now_ms();
     let session_id = caller.session_id.clone();
-    state.writer.transact(move |tx| signins::revoke(tx, &session_id, "signed out", now_ms)).await?;
+    state.write(move |tx| signins::revoke(tx, &session_id, "signed out", now_ms)).await?;
     Ok(with_cookie(Redirect::to("/login").into_response(), &sign_in_cookie(state.https(), "", 0)))
 }
 

@@ -163,8 +163,7 @@ pub async fn set_visibility(
     let now_ms = state.clock.now_ms();
     let user_id = caller.user.id.clone();
     let policy = state
-        .writer
-        .transact(move |tx| {
+        .write(move |tx| {
             let policy = policies::set_own(tx, &user_id, change, now_ms)?;
             crate::github::pulls::mark_person_comments_due(tx, &user_id)?;
             Ok(policy)

@@ -321,7 +321,7 @@ pub async fn set_sharing(
         }
     };
     let (user_id, id) = (caller.user.id.clone(), session_id.clone());
-    let theirs = state.writer.transact(move |tx| sharing::set(tx, &user_id, &id, shared)).await?;
+    let theirs = state.write(move |tx| sharing::set(tx, &user_id, &id, shared)).await?;
     if !theirs {
         return Err(PageError(AppError::NotFound));
     }
@@ -337,8 +337,7 @@ pub async fn set_feedback(
 ) -> Result<axum::response::Redirect, PageError> {
     let feedback = form.parse().map_err(PageError)?;
     let (user_id, id, now_ms) = (caller.user.id.clone(), session_id.clone(), state.clock.now_ms());
-    let theirs =
-        state.writer.transact(move |tx| crate::scoring::feedback::save(tx, &user_id, &id, &feedback, now_ms)).await?;
+    let theirs = state.write(move |tx| crate::scoring::feedback::save(tx, &user_id, &id, &feedback, now_ms)).await?;
     if !theirs {
         return Err(PageError(AppError::NotFound));
     }

@@ -75,7 +75,7 @@ fn token_answer(state: &AppState, user_id: &str, session_id: &str, refresh: Opti
 async fn issue_cli_tokens(state: &AppState, user_id: String, method: Method) -> Response {
     let now_ms = state.clock.now_ms();
     let owner = user_id.clone();
-    match state.writer.transact(move |tx| signins::start(tx, &owner, Client::Cli, method, now_ms)).await {
+    match state.write(move |tx| signins::start(tx, &owner, Client::Cli, method, now_ms)).await {
         Ok(started) => token_answer(
             state,
             &user_id,
@@ -127,7 +127,7 @@ pub async fn token(
 /// The refresh-token grant: rotates the token, or revokes its sign-in on reuse.
 async fn refresh_grant(state: &AppState, secret: String) -> Response {
     let now_ms = state.clock.now_ms();
-    let rotated = state.writer.transact(move |tx| signins::rotate(tx, &secret, now_ms)).await;
+    let rotated = state.write(move |tx| signins::rotate(tx, &secret, now_ms)).await;
     match rotated {
         Ok(Refreshed::Rotated { user_id, session_id, refresh }) => {
             token_answer(state, &user_id, &session_id, Some(&refresh.secret), now_ms)
@@ -217,8 +217,7 @@ pub async fn revoke(State(state): State<Arc<AppState>>, Form(form): Form<RevokeF
     };
     let now_ms = state.clock.now_ms();
     let result = state
-        .writer
-        .transact(move |tx| {
+        .write(move |tx| {
             if let Some(family) = tokens::refresh_family(tx, &secret)? {
                 signins::revoke(tx, &family, "revoked by client", now_ms)?;
             }
@@ -242,7 +241,7 @@ pub async fn device_code(State(state): State<Arc<AppState>>, Form(form): Form<De
         return oauth_error(StatusCode::UNAUTHORIZED, "invalid_client", &format!("client_id must be {:?}", CLIENT_ID));
     }
     let now_ms = state.clock.now_ms();
-    let created = state.writer.transact(move |tx| device::create(tx, &client_id, now_ms)).await;
+    let created = state.write(move |tx| device::create(tx, &client_id, now_ms)).await;
     match created {
         Ok(created) => {
             let verification_uri = format!("{}/device", state.web_origin);
@@ -281,7 +280,7 @@ pub async fn device_token(State(state): State<Arc<AppState>>, Form(form): Form<D
         return oauth_error(StatusCode::BAD_REQUEST, "invalid_request", "device_code and client_id are required");
     };
     let now_ms = state.clock.now_ms();
-    let polled = state.writer.transact(move |tx| device::poll(tx, &code, &client_id, now_ms)).await;
+    let polled = state.write(move |tx| device::poll(tx, &code, &client_id, now_ms)).await;
     let bad = |code: &str, text: &str| oauth_error(StatusCode::BAD_REQUEST, code, text);
     match polled {
         Ok(Poll::Approved { user_id }) => issue_cli_tokens(&state, user_id, Method::Device).await,
@@ -310,10 +309,8 @@ pub async fn create_hook_token(
     let label = body.label.map(|label| label.chars().filter(|c| !c.is_control()).take(200).collect::<String>());
     let now_ms = state.clock.now_ms();
     let user_id = caller.user.id.clone();
-    let created = state
-        .writer
-        .transact(move |tx| tokens::create(tx, &user_id, tokens::TokenKind::Hook, label.as_deref(), now_ms))
-        .await?;
+    let created =
+        state.write(move |tx| tokens::create(tx, &user_id, tokens::TokenKind::Hook, label.as_deref(), now_ms)).await?;
     Ok(no_store(
         (
             StatusCode::CREATED,

@@ -14,7 +14,6 @@ use super::scope::{self, PERIODS};
 use super::teams::{ScopePage, ScopeParams, overview_response};
 use crate::access::teams;
 use crate::analytics::query::Subject;
-use crate::db;
 use crate::http::errors::PageError;
 use crate::http::extract::Query;
 use crate::state::AppState;
@@ -36,14 +35,13 @@ pub async fn dashboard(
 ) -> Result<Response, PageError> {
     let (days, period) = scope::period_param(params.days.as_deref(), state.clock.now_ms())?;
     let min_people = state.config.analytics.min_group_size;
-    let pool = state.readers.clone();
-    let read = db::blocking(move || {
-        let conn = pool.get()?;
-        let all: Vec<_> = teams::list(&conn)?.into_iter().map(|(team, _)| team).collect();
-        let groups = super::reports::org_groups(&all);
-        scope::read(&conn, &Subject::Organisation, &groups, period, min_people)
-    })
-    .await?;
+    let read = state
+        .read(move |conn| {
+            let all: Vec<_> = teams::list(conn)?.into_iter().map(|(team, _)| team).collect();
+            let groups = super::reports::org_groups(&all);
+            scope::read(conn, &Subject::Organisation, &groups, period, min_people)
+        })
+        .await?;
     let page = ScopePage {
         nav_role: caller.role.as_str(),
         title: "The organisation".into(),

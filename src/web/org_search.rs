@@ -89,8 +89,7 @@ pub async fn page(
     };
     let (reader_id, reader_role) = (caller.user.id.clone(), caller.role);
     let allowed: BTreeMap<String, bool> = state
-        .writer
-        .transact(move |tx| {
+        .write(move |tx| {
             let reader = Reader { user_id: &reader_id, role: reader_role };
             let mut allowed = BTreeMap::new();
             for id in others {

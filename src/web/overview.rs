@@ -101,22 +101,21 @@ pub async fn page(
     };
     let period = Period::last_days(state.clock.now_ms(), days);
     let subject = Subject::Person(caller.user.id.clone());
-    let pool = state.readers.clone();
-    let read = db::blocking(move || {
-        let conn = pool.get()?;
-        Ok::<_, db::DbError>(Read {
-            now: query::totals(&conn, &subject, period)?,
-            before: query::totals(&conn, &subject, period.previous())?,
-            activity: query::activity(&conn, &subject, period)?,
-            activity_before: query::activity(&conn, &subject, period.previous())?,
-            by_day: query::breakdown(&conn, &subject, period, By::Day)?,
-            agents: query::breakdown(&conn, &subject, period, By::Agent)?,
-            models: query::breakdown(&conn, &subject, period, By::Model)?,
-            snapshots: query::breakdown(&conn, &subject, period, By::ModelSnapshot)?,
-            tools: query::top_tools(&conn, &subject, period, TOP)?,
+    let read = state
+        .read(move |conn| {
+            Ok::<_, db::DbError>(Read {
+                now: query::totals(conn, &subject, period)?,
+                before: query::totals(conn, &subject, period.previous())?,
+                activity: query::activity(conn, &subject, period)?,
+                activity_before: query::activity(conn, &subject, period.previous())?,
+                by_day: query::breakdown(conn, &subject, period, By::Day)?,
+                agents: query::breakdown(conn, &subject, period, By::Agent)?,
+                models: query::breakdown(conn, &subject, period, By::Model)?,
+                snapshots: query::breakdown(conn, &subject, period, By::ModelSnapshot)?,
+                tools: query::top_tools(conn, &subject, period, TOP)?,
+            })
         })
-    })
-    .await?;
+        .await?;
     Ok(render(&overview(caller.role.as_str(), caller.user.name.clone(), days, period, read)))
 }
 

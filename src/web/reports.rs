@@ -19,7 +19,7 @@ use super::teams::{ScopeParams, read_team, team_tabs};
 use crate::access::teams::{self, Team};
 use crate::analytics::query::groups::{self, Guarded, TeamGroup};
 use crate::analytics::query::{Period, Subject};
-use crate::db::{self, DbError};
+use crate::db::DbError;
 use crate::http::errors::{AppError, PageError};
 use crate::http::extract::{Path, Query};
 use crate::state::AppState;
@@ -240,24 +240,23 @@ pub async fn org_report(
     let (days, period) = scope::period_param(params.days.as_deref(), now_ms)?;
     let min_people = state.config.analytics.min_group_size;
     let reader_is_admin = caller.role == crate::access::roles::OrgRole::Admin;
-    let pool = state.readers.clone();
-    let read = db::blocking(move || {
-        let conn = pool.get()?;
-        let all_teams: Vec<Team> = teams::list(&conn)?.into_iter().map(|(team, _)| team).collect();
-        let ctx = Ctx {
-            conn: &conn,
-            subject: Subject::Organisation,
-            groups: org_groups(&all_teams),
-            period,
-            now_ms,
-            reader_is_admin,
-            days,
-            min_people,
-            all_teams,
-        };
-        read(report, &ctx)
-    })
-    .await?;
+    let read = state
+        .read(move |conn| {
+            let all_teams: Vec<Team> = teams::list(conn)?.into_iter().map(|(team, _)| team).collect();
+            let ctx = Ctx {
+                conn,
+                subject: Subject::Organisation,
+                groups: org_groups(&all_teams),
+                period,
+                now_ms,
+                reader_is_admin,
+                days,
+                min_people,
+                all_teams,
+            };
+            read(report, &ctx)
+        })
+        .await?;
     let path = format!("/org/{segment}");
     let page = page(
         caller.role.as_str(),

@@ -38,8 +38,7 @@ async fn authorize(
     let (user_id, role, id, now_ms) =
         (caller.user.id.clone(), caller.role, session_id.to_string(), state.clock.now_ms());
     state
-        .writer
-        .transact(move |tx| read::authorize(tx, read::Reader { user_id: &user_id, role }, &id, reading, now_ms))
+        .write(move |tx| read::authorize(tx, read::Reader { user_id: &user_id, role }, &id, reading, now_ms))
         .await?
         .ok_or(AppError::NotFound)
 }

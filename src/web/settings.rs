@@ -182,8 +182,7 @@ pub async fn set_visibility(
     };
     let (user_id, now_ms) = (caller.user.id.clone(), state.clock.now_ms());
     state
-        .writer
-        .transact(move |tx| {
+        .write(move |tx| {
             policies::set_own(tx, &user_id, change, now_ms)?;
             // The bot comments follow the person's choice.
             crate::github::pulls::mark_person_comments_due(tx, &user_id)
@@ -199,8 +198,7 @@ pub async fn revoke_token(
     Path(token_id): Path<String>,
 ) -> Result<Redirect, PageError> {
     let (user_id, now_ms) = (caller.user.id.clone(), state.clock.now_ms());
-    let revoked =
-        state.writer.transact(move |tx| tokens::revoke_own_hook_token(tx, &user_id, &token_id, now_ms)).await?;
+    let revoked = state.write(move |tx| tokens::revoke_own_hook_token(tx, &user_id, &token_id, now_ms)).await?;
     if revoked { Ok(Redirect::to("/me/settings")) } else { Err(PageError(AppError::NotFound)) }
 }
 
@@ -211,7 +209,7 @@ pub async fn revoke_sign_in(
 ) -> Result<Redirect, PageError> {
     let (user_id, now_ms) = (caller.user.id.clone(), state.clock.now_ms());
     let this_one = session_id == caller.session_id;
-    let revoked = state.writer.transact(move |tx| signins::revoke_own(tx, &user_id, &session_id, now_ms)).await?;
+    let revoked = state.write(move |tx| signins::revoke_own(tx, &user_id, &session_id, now_ms)).await?;
     match (revoked, this_one) {
         (false, _) => Err(PageError(AppError::NotFound)),
         // Ending the sign-in in use signs this browser out.
@@ -225,6 +223,6 @@ pub async fn request_deletion(
     PageCaller(caller): PageCaller,
 ) -> Result<Redirect, PageError> {
     let (user_id, now_ms) = (caller.user.id.clone(), state.clock.now_ms());
-    state.writer.transact(move |tx| deletion::request(tx, &user_id, &user_id, now_ms)).await?;
+    state.write(move |tx| deletion::request(tx, &user_id, &user_id, now_ms)).await?;
     Ok(Redirect::to("/me/settings"))
 }

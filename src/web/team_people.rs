@@ -95,8 +95,7 @@ async fn audit_members(
     }
     let (actor, now) = (caller.user.id.clone(), state.clock.now_ms());
     state
-        .writer
-        .transact(move |tx| {
+        .write(move |tx| {
             for (member, basis) in &others {
                 audit::record(
                     tx,

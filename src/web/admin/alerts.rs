@@ -346,7 +346,7 @@ pub async fn set_channel(
     }
     let enabled = form.enabled.is_some();
     let (actor, now_ms) = (caller.user.id.clone(), state.clock.now_ms());
-    state.writer.transact(move |tx| channel_configs::set_enabled(tx, &actor, channel, enabled, now_ms)).await?;
+    state.write(move |tx| channel_configs::set_enabled(tx, &actor, channel, enabled, now_ms)).await?;
     Ok(done(PATH, &format!("{channel} is {}", if enabled { "on" } else { "off" })))
 }
 
@@ -372,7 +372,7 @@ pub async fn test_channel(
         None => "not sent".into(),
     };
     let (actor, now_ms, recorded) = (caller.user.id.clone(), state.clock.now_ms(), outcome.clone());
-    state.writer.transact(move |tx| channel_configs::record_test(tx, &actor, name, &recorded, now_ms)).await?;
+    state.write(move |tx| channel_configs::record_test(tx, &actor, name, &recorded, now_ms)).await?;
     Ok(done(PATH, &format!("test notice to {name}: {outcome}")))
 }
 

@@ -86,8 +86,7 @@ pub async fn page(state: &AppState, caller: &Caller, flash: Flash) -> Result<Res
 pub async fn runs_page(state: &AppState, caller: &Caller, name: &str) -> Result<Response, PageError> {
     admin_only(caller)?;
     let job = registry::find(name).ok_or(PageError(AppError::NotFound))?;
-    let pool = state.readers.clone();
-    let history = db::blocking(move || runs::history(&*pool.get()?, Some(job.name), 50)).await?;
+    let history = state.read(move |conn| runs::history(conn, Some(job.name), 50)).await?;
     let mut section = Section::new("runs", format!("The latest runs of {}", job.name))
         .columns(vec!["Started", "Ended", "Trigger", "Outcome", "Rows", "What it did"])
         .empty("It has not run yet.");

@@ -80,7 +80,7 @@ pub async fn change<T: Send + 'static>(
     state: &AppState,
     work: impl FnOnce(&rusqlite::Transaction<'_>) -> Result<Result<T, AppError>, DbError> + Send + 'static,
 ) -> Result<T, PageError> {
-    Ok(state.writer.transact(work).await??)
+    Ok(state.write(work).await??)
 }
 
 /// A team's refusal as the page's error naming `field` (a team not found is a 404); a

@@ -197,8 +197,7 @@ pub async fn upload(
     // The audit row first, the rename last, in one transaction: a failed rename rolls the
     // row back, and a failed row leaves the table unplaced.
     let placed = state
-        .writer
-        .transact(move |tx| {
+        .write(move |tx| {
             let entry = Entry {
                 actor_id: Some(&actor),
                 action: Action::PriceTableUploaded,

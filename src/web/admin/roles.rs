@@ -17,7 +17,7 @@ use super::{AdminPage, Field, Flash, Row, Section, change, done, team_refusal};
 use crate::access::teams;
 use crate::audit::{self, Action, Entry};
 use crate::auth::users::{self, ORG_ROLES, UserError};
-use crate::db::{self, DbError};
+use crate::db::DbError;
 use crate::http::errors::{AppError, PageError};
 use crate::http::extract::{Form, Path, Query};
 use crate::state::AppState;
@@ -32,8 +32,7 @@ pub async fn org_roles(
     _: Administrator,
     Query(flash): Query<Flash>,
 ) -> Result<Response, PageError> {
-    let pool = state.readers.clone();
-    let people = db::blocking(move || users::list(&*pool.get()?).map_err(user_db_error)).await?;
+    let people = state.read(move |conn| users::list(conn).map_err(user_db_error)).await?;
     let mut section = Section::new("people", "People and their organisation roles")
         .intro("ADMIN runs this console and decides access grants; INVESTIGATOR may ask for time-boxed access to a person's sessions; MEMBER sees their own data and their teams' aggregates; VIEWER_AGGREGATE sees aggregates only, never one person's sessions.")
         .columns(vec!["Name", "E-mail", "Role", "State"]);
@@ -102,12 +101,8 @@ pub async fn team_roles(
     _: Administrator,
     Query(flash): Query<Flash>,
 ) -> Result<Response, PageError> {
-    let pool = state.readers.clone();
-    let (all_teams, members) = db::blocking(move || {
-        let conn = pool.get()?;
-        Ok::<_, DbError>((teams::list(&conn)?, teams::memberships_listed(&conn)?))
-    })
-    .await?;
+    let (all_teams, members) =
+        state.read(move |conn| Ok((teams::list(conn)?, teams::memberships_listed(conn)?))).await?;
     let mut page = AdminPage::new(
         TEAM_PATH,
         "Team roles",

@@ -238,8 +238,7 @@ async fn resolve(
     emails: Option<Vec<AccountEmail>>,
 ) -> Result<Option<String>, GithubError> {
     let found = state
-        .writer
-        .transact(move |tx| match_account(tx, &account, emails.as_deref()))
+        .write(move |tx| match_account(tx, &account, emails.as_deref()))
         .await
         .map_err(|err| GithubError::Storage(err.to_string()))?;
     match found {
