@@ -36,14 +36,13 @@ async fn load_session(
     agent: AgentType,
     session_id: String,
 ) -> Result<(SessionView, SessionRead), AppError> {
-    let pool = state.readers.clone();
-    db::blocking(move || {
-        let conn = pool.get()?;
-        let Some(proof) = read::own_by_agent_key(&conn, &user_id, agent, &session_id)? else { return Ok(None) };
-        Ok(views::session_view(&conn, &proof)?.map(|view| (view, proof)))
-    })
-    .await?
-    .ok_or(AppError::NotFound)
+    state
+        .read(move |conn| {
+            let Some(proof) = read::own_by_agent_key(conn, &user_id, agent, &session_id)? else { return Ok(None) };
+            Ok(views::session_view(conn, &proof)?.map(|view| (view, proof)))
+        })
+        .await?
+        .ok_or(AppError::NotFound)
 }
 
 pub async fn session(

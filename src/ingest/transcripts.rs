@@ -11,7 +11,6 @@ use axum::http::HeaderMap;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use crate::db;
 use crate::http::errors::AppError;
 use crate::http::extract::{Json, Path, Query};
 use crate::model::AgentType;
@@ -54,10 +53,8 @@ async fn own_session(
             format!("unknown agent {name:?}; expected one of {}", AgentType::expected()),
         )
     })?;
-    let (pool, user_id) = (state.readers.clone(), user.user_id.clone());
-    db::blocking(move || views::own_session_id(&*pool.get()?, &user_id, agent, &session))
-        .await?
-        .ok_or(AppError::NotFound)
+    let user_id = user.user_id.clone();
+    state.read(move |conn| views::own_session_id(conn, &user_id, agent, &session)).await?.ok_or(AppError::NotFound)
 }
 
 fn header<T: std::str::FromStr>(headers: &HeaderMap, name: &'static str) -> Result<T, AppError> {
@@ -80,20 +77,21 @@ pub async fn state_of(
         return Err(AppError::bad_request("sha256", "must be the lowercase hex SHA-256 of the whole upload"));
     }
     let id = own_session(&state, &user, session, &query).await?;
-    let (pool, data_dir, owner) = (state.readers.clone(), state.config.data_dir.clone(), user.user_id.clone());
-    db::blocking(move || {
-        if store::stored_upload(&*pool.get()?, &id)?.as_deref() == Some(whole.as_str()) {
-            return Ok(Ok(json!({"complete": true})));
-        }
-        let received = upload::received(&data_dir, &owner, &id, &whole);
-        Ok(if received.is_empty() {
-            Err(AppError::NotFound)
-        } else {
-            Ok(json!({"received": received, "complete": false}))
+    let (data_dir, owner) = (state.config.data_dir.clone(), user.user_id.clone());
+    state
+        .read(move |conn| {
+            if store::stored_upload(conn, &id)?.as_deref() == Some(whole.as_str()) {
+                return Ok(Ok(json!({"complete": true})));
+            }
+            let received = upload::received(&data_dir, &owner, &id, &whole);
+            Ok(if received.is_empty() {
+                Err(AppError::NotFound)
+            } else {
+                Ok(json!({"received": received, "complete": false}))
+            })
         })
-    })
-    .await?
-    .map(Json)
+        .await?
+        .map(Json)
 }
 
 pub async fn post_chunk(
@@ -146,18 +144,19 @@ async fn receive(
     chunk: Chunk,
     bytes: axum::body::Bytes,
 ) -> Result<Received, AppError> {
-    let (pool, data_dir) = (state.readers.clone(), state.config.data_dir.clone());
+    let data_dir = state.config.data_dir.clone();
     let whole = chunk.whole_sha256.clone();
-    Ok(db::blocking(move || {
-        if store::stored_upload(&*pool.get()?, &session_id)?.as_deref() == Some(whole.as_str()) {
-            return Ok(Ok(Received::AlreadyStored));
-        }
-        Ok(upload::receive(&data_dir, &owner, &session_id, &chunk, &bytes).map(|stored| match stored {
-            Some(stored) => Received::Whole(stored, whole),
-            None => Received::Partial,
-        }))
-    })
-    .await??)
+    Ok(state
+        .read(move |conn| {
+            if store::stored_upload(conn, &session_id)?.as_deref() == Some(whole.as_str()) {
+                return Ok(Ok(Received::AlreadyStored));
+            }
+            Ok(upload::receive(&data_dir, &owner, &session_id, &chunk, &bytes).map(|stored| match stored {
+                Some(stored) => Received::Whole(stored, whole),
+                None => Received::Partial,
+            }))
+        })
+        .await??)
 }
 
 enum Received {

@@ -10,7 +10,6 @@ use std::sync::Arc;
 use axum::extract::State;
 use axum::http::StatusCode;
 
-use crate::db;
 use crate::deletion::{self, DeletionRequest};
 use crate::http::errors::AppError;
 use crate::http::extract::Json;
@@ -28,8 +27,7 @@ pub async fn request(
 }
 
 pub async fn status(State(state): State<Arc<AppState>>, caller: Caller) -> Result<Json<DeletionRequest>, AppError> {
-    let pool = state.readers.clone();
     let user_id = caller.user.id;
-    let found = db::blocking(move || deletion::by_user(&*pool.get()?, &user_id)).await?;
+    let found = state.read(move |conn| deletion::by_user(conn, &user_id)).await?;
     found.map(Json).ok_or(AppError::NotFound)
 }

@@ -20,7 +20,6 @@ use crate::audit::{self, Action, Entry};
 use crate::http::errors::PageError;
 use crate::http::extract::{Json, Path, Query};
 
-use crate::db;
 use crate::http::errors::AppError;
 use crate::jobs::registry::{self, Availability, JobSpec, Tier};
 use crate::jobs::runs::{self, Started, Trigger};
@@ -75,9 +74,8 @@ pub async fn list(
     let result = async {
         let caller = caller?;
         caller.require_admin()?;
-        let pool = state.readers.clone();
         let (now_ms, config) = (state.clock.now_ms(), state.config.clone());
-        let statuses = db::blocking(move || status::all(&*pool.get()?, &config, now_ms)).await?;
+        let statuses = state.read(move |conn| status::all(conn, &config, now_ms)).await?;
         Ok::<_, AppError>(Json(json!({ "jobs": statuses.into_iter().map(describe).collect::<Vec<_>>() })))
     };
     result.await.into_response()

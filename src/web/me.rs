@@ -13,7 +13,6 @@ use super::login::render;
 use crate::access::grants::{self, Grant};
 use crate::access::policies::{self, Visibility, VisibilityChange};
 use crate::audit::{self, AuditRow};
-use crate::db;
 use crate::http::errors::{AppError, PageError};
 use crate::http::extract::Json;
 use crate::model::rfc3339_ms;
@@ -23,13 +22,11 @@ use crate::state::caller::{Caller, PageCaller};
 const AUDIT_PAGE_ROWS: usize = 500;
 
 async fn audit_rows(state: &AppState, user_id: String) -> Result<Vec<AuditRow>, AppError> {
-    let pool = state.readers.clone();
-    Ok(db::blocking(move || audit::about_subject(&*pool.get()?, &user_id, AUDIT_PAGE_ROWS)).await?)
+    state.read(move |conn| audit::about_subject(conn, &user_id, AUDIT_PAGE_ROWS)).await
 }
 
 async fn grants_on(state: &AppState, user_id: String) -> Result<Vec<Grant>, AppError> {
-    let pool = state.readers.clone();
-    Ok(db::blocking(move || grants::on_subject(&*pool.get()?, &user_id)).await?)
+    state.read(move |conn| grants::on_subject(conn, &user_id)).await
 }
 
 struct AuditLine {
@@ -150,9 +147,8 @@ pub async fn grants_json(State(state): State<Arc<AppState>>, caller: Caller) -> 
 }
 
 pub async fn visibility(State(state): State<Arc<AppState>>, caller: Caller) -> Result<Json<Visibility>, AppError> {
-    let pool = state.readers.clone();
     let user_id = caller.user.id.clone();
-    Ok(Json(db::blocking(move || policies::get(&*pool.get()?, &user_id)).await?))
+    Ok(Json(state.read(move |conn| policies::get(conn, &user_id)).await?))
 }
 
 pub async fn set_visibility(

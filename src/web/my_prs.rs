@@ -13,7 +13,7 @@ use axum::response::Response;
 
 use super::login::render;
 use super::shown::usd;
-use crate::db::{self, DbError};
+use crate::db::DbError;
 use crate::github::pulls;
 use crate::http::errors::PageError;
 use crate::model::rfc3339_ms;
@@ -59,12 +59,12 @@ fn hours(ms: i64) -> String {
 }
 
 pub async fn page(State(state): State<Arc<AppState>>, PageCaller(caller): PageCaller) -> Result<Response, PageError> {
-    let (pool, user_id) = (state.readers.clone(), caller.user.id.clone());
-    let (prs, shares) = db::blocking(move || {
-        let conn = pool.get()?;
-        Ok::<_, DbError>((pulls::of_person(&conn, &user_id, LIMIT)?, pulls::own_share(&conn, &user_id)?))
-    })
-    .await?;
+    let user_id = caller.user.id.clone();
+    let (prs, shares) = state
+        .read(move |conn| {
+            Ok::<_, DbError>((pulls::of_person(conn, &user_id, LIMIT)?, pulls::own_share(conn, &user_id)?))
+        })
+        .await?;
     let lines = prs
         .into_iter()
         .map(|pr| {

@@ -16,7 +16,7 @@ use axum::response::Response;
 use serde::Deserialize;
 
 use super::login::render;
-use crate::db::{self, DbError};
+use crate::db::DbError;
 use crate::events::reads;
 use crate::http::errors::{AppError, PageError};
 use crate::http::extract::{Form, Path, Query};
@@ -152,37 +152,37 @@ pub async fn page(
             PageError(AppError::bad_request("after", "after must be a cursor this page gave (its Next link)"))
         })?),
     };
-    let (pool, data_dir, user_id) = (state.readers.clone(), state.config.data_dir.clone(), caller.user.id.clone());
+    let (data_dir, user_id) = (state.config.data_dir.clone(), caller.user.id.clone());
     let host_prefix = crate::github::links::host_prefix(&state.config.auth.github_url);
-    let read = db::blocking(move || {
-        let conn = pool.get()?;
-        let Some(proof) = read::own(&conn, &user_id, &session_id, Reading::Session)? else { return Ok(None) };
-        let Some(view) = views::session_view(&conn, &proof)? else { return Ok(None) };
-        let page = reads::session_events_page(
-            &data_dir,
-            &proof,
-            view.first_event_ms,
-            view.last_event_ms,
-            cursor,
-            PAGE_EVENTS,
-        )?;
-        let transcript_stored = crate::transcripts::store::stored_upload(&conn, &view.id)?.is_some();
-        let switch = sharing::get(&conn, proof.owner_id(), &view.id)?.flatten();
-        let shares_by_default = crate::access::policies::get(&conn, proof.owner_id())?.share_transcripts;
-        let pull_requests = crate::github::pulls::of_session(&conn, &view.id)?;
-        let landed = crate::github::pulls::landed_commits(&conn, &view.id, &host_prefix)?;
-        let scores = crate::scoring::store::of_session(&conn, &view.id)?;
-        let feedback = crate::scoring::feedback::get(&conn, &view.id)?;
-        Ok::<_, DbError>(Some((
-            view,
-            page,
-            transcript_stored,
-            switch,
-            shares_by_default,
-            (pull_requests, landed, scores, feedback),
-        )))
-    })
-    .await?;
+    let read = state
+        .read(move |conn| {
+            let Some(proof) = read::own(conn, &user_id, &session_id, Reading::Session)? else { return Ok(None) };
+            let Some(view) = views::session_view(conn, &proof)? else { return Ok(None) };
+            let page = reads::session_events_page(
+                &data_dir,
+                &proof,
+                view.first_event_ms,
+                view.last_event_ms,
+                cursor,
+                PAGE_EVENTS,
+            )?;
+            let transcript_stored = crate::transcripts::store::stored_upload(conn, &view.id)?.is_some();
+            let switch = sharing::get(conn, proof.owner_id(), &view.id)?.flatten();
+            let shares_by_default = crate::access::policies::get(conn, proof.owner_id())?.share_transcripts;
+            let pull_requests = crate::github::pulls::of_session(conn, &view.id)?;
+            let landed = crate::github::pulls::landed_commits(conn, &view.id, &host_prefix)?;
+            let scores = crate::scoring::store::of_session(conn, &view.id)?;
+            let feedback = crate::scoring::feedback::get(conn, &view.id)?;
+            Ok::<_, DbError>(Some((
+                view,
+                page,
+                transcript_stored,
+                switch,
+                shares_by_default,
+                (pull_requests, landed, scores, feedback),
+            )))
+        })
+        .await?;
     let Some((session, page, transcript_stored, switch, shares_by_default, (pull_requests, landed, scores, feedback))) =
         read
     else {

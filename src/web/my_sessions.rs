@@ -15,7 +15,6 @@ use axum::response::{IntoResponse, Response};
 use serde::Deserialize;
 
 use super::login::render;
-use crate::db;
 use crate::http::errors::{AppError, PageError};
 use crate::http::query::StrictPageQuery;
 use crate::sessions::listing::{self, Filter, OUTCOMES, RUN_KINDS, SHAPES, SORTS, SessionRow};
@@ -162,13 +161,12 @@ pub async fn page(
             .ok_or_else(|| bad("page", format!("page must be a number from 1, not {text:?}")))?,
     };
     let (limit, offset) = if csv { (CSV_ROWS, 0) } else { (PAGE_ROWS, (page - 1) * PAGE_ROWS) };
-    let (pool, user_id) = (state.readers.clone(), caller.user.id.clone());
+    let user_id = caller.user.id.clone();
     let sort_key = sort.clone();
-    let listed = db::blocking(move || {
-        listing::own_sessions(&*pool.get()?, &user_id, &filter, &sort_key, descending, limit, offset)
-    })
-    .await?
-    .map_err(|refused| bad(refused.field, refused.message))?;
+    let listed = state
+        .read(move |conn| listing::own_sessions(conn, &user_id, &filter, &sort_key, descending, limit, offset))
+        .await?
+        .map_err(|refused| bad(refused.field, refused.message))?;
     let (rows, total) = listed;
     if csv {
         return Ok(csv_response(&rows).into_response());
@@ -260,7 +258,7 @@ pub async fn machine_runs(
     PageCaller(caller): PageCaller,
 ) -> Result<Response, PageError> {
     let from_ms = crate::analytics::query::Period::last_days(state.clock.now_ms(), 30).from_ms;
-    let (pool, user_id) = (state.readers.clone(), caller.user.id.clone());
-    let kinds = db::blocking(move || listing::machine_runs(&*pool.get()?, &user_id, from_ms)).await?;
+    let user_id = caller.user.id.clone();
+    let kinds = state.read(move |conn| listing::machine_runs(conn, &user_id, from_ms)).await?;
     Ok(render(&RunsPage { nav_role: caller.role.as_str(), kinds }))
 }

@@ -162,9 +162,9 @@ pub async fn verify_password_sign_in(
     if let Err(retry_after_secs) = state.login_throttle.attempt(email, address, now_ms) {
         return Err(PasswordFailure::Throttled { retry_after_secs });
     }
-    let pool = state.readers.clone();
     let lookup_email = email.to_string();
-    let found = crate::db::blocking(move || users::password_hash_of(&*pool.get()?, &lookup_email))
+    let found = state
+        .read(move |conn| users::password_hash_of(conn, &lookup_email))
         .await
         .map_err(|err| PasswordFailure::Internal(err.to_string()))?;
     let (user_id, stored) = match found {

@@ -19,7 +19,7 @@ use axum::response::Response;
 use super::login::render;
 use super::search::{SearchParams, request_in, run};
 use crate::access::drill_in;
-use crate::db::{self, DbError};
+use crate::db::DbError;
 use crate::http::errors::PageError;
 use crate::http::extract::Query;
 use crate::sessions::read::{self, Reader, Reading};
@@ -65,12 +65,8 @@ pub async fn page(
         hits: Vec::new(),
         next: None,
     };
-    let (pool, now, user_id, role) = (state.readers.clone(), state.clock.now_ms(), caller.user.id.clone(), caller.role);
-    let session_ids = db::blocking(move || {
-        let conn = pool.get()?;
-        drill_in::shared_transcript_sessions(&conn, &user_id, role, now)
-    })
-    .await?;
+    let (now, user_id, role) = (state.clock.now_ms(), caller.user.id.clone(), caller.role);
+    let session_ids = state.read(move |conn| drill_in::shared_transcript_sessions(conn, &user_id, role, now)).await?;
     page.reachable = session_ids.len();
     if q.trim().is_empty() {
         return Ok(render(&page));

@@ -10,7 +10,7 @@ use std::sync::Arc;
 use axum::extract::State;
 use serde_json::{Value, json};
 
-use crate::db::{self, DbError};
+use crate::db::DbError;
 use crate::events::reads;
 use crate::http::errors::AppError;
 use crate::http::extract::{Json, Path, Query};
@@ -29,9 +29,8 @@ async fn authorize(
     session_id: &str,
     reading: Reading,
 ) -> Result<(SessionRead, Basis), AppError> {
-    let pool = state.readers.clone();
     let (user_id, id) = (caller.user.id.clone(), session_id.to_string());
-    let own = db::blocking(move || read::own(&*pool.get()?, &user_id, &id, reading)).await?;
+    let own = state.read(move |conn| read::own(conn, &user_id, &id, reading)).await?;
     if let Some(proof) = own {
         return Ok((proof, Basis::Own));
     }
@@ -49,8 +48,7 @@ pub async fn session(
     Path(session_id): Path<String>,
 ) -> Result<Json<Value>, AppError> {
     let (proof, basis) = authorize(&state, &caller, &session_id, Reading::Session).await?;
-    let pool = state.readers.clone();
-    let view = db::blocking(move || views::session_view(&*pool.get()?, &proof)).await?.ok_or(AppError::NotFound)?;
+    let view = state.read(move |conn| views::session_view(conn, &proof)).await?.ok_or(AppError::NotFound)?;
     Ok(Json(json!({ "session": view, "access": basis })))
 }
 
@@ -62,16 +60,16 @@ pub async fn events(
 ) -> Result<Json<Value>, AppError> {
     let (cursor, limit) = query.page()?;
     let (proof, basis) = authorize(&state, &caller, &session_id, Reading::Session).await?;
-    let pool = state.readers.clone();
     let data_dir = state.config.data_dir.clone();
-    let page = db::blocking(move || {
-        let Some(view) = views::session_view(&*pool.get()?, &proof)? else { return Ok(None) };
-        let page =
-            reads::session_events_page(&data_dir, &proof, view.first_event_ms, view.last_event_ms, cursor, limit)?;
-        Ok::<_, DbError>(Some(page))
-    })
-    .await?
-    .ok_or(AppError::NotFound)?;
+    let page = state
+        .read(move |conn| {
+            let Some(view) = views::session_view(conn, &proof)? else { return Ok(None) };
+            let page =
+                reads::session_events_page(&data_dir, &proof, view.first_event_ms, view.last_event_ms, cursor, limit)?;
+            Ok::<_, DbError>(Some(page))
+        })
+        .await?
+        .ok_or(AppError::NotFound)?;
     let events: Vec<Value> = page.events.iter().map(|stored| event_to_json(&stored.event)).collect();
     Ok(Json(json!({ "events": events, "next_cursor": page.next_cursor, "access": basis })))
 }
@@ -86,12 +84,11 @@ pub async fn transcript(
 ) -> Result<Json<Value>, AppError> {
     let (offset, limit) = query.window()?;
     let (proof, basis) = authorize(&state, &caller, &session_id, Reading::Transcript).await?;
-    let pool = state.readers.clone();
     let data_dir = state.config.data_dir.clone();
-    let page =
-        db::blocking(move || pages::read(&*pool.get()?, &data_dir, &proof, pages::Wanted::Window { offset, limit }))
-            .await?
-            .ok_or(AppError::NotFound)?;
+    let page = state
+        .read(move |conn| pages::read(conn, &data_dir, &proof, pages::Wanted::Window { offset, limit }))
+        .await?
+        .ok_or(AppError::NotFound)?;
     let next_offset = page.messages.last().map(|(position, _)| position + 1).filter(|next| *next < page.total);
     let messages: Vec<Value> = page
         .messages

@@ -19,7 +19,7 @@ use super::login::render;
 use crate::access::policies::{self, Visibility, VisibilityChange};
 use crate::auth::signins::{self, SignInLine};
 use crate::auth::tokens::{self, HookTokenLine};
-use crate::db::{self, DbError};
+use crate::db::DbError;
 use crate::deletion::{self, DeletionRequest};
 use crate::http::errors::{AppError, PageError};
 use crate::http::extract::{Form, Path};
@@ -102,17 +102,17 @@ struct Read {
 }
 
 pub async fn page(State(state): State<Arc<AppState>>, PageCaller(caller): PageCaller) -> Result<Response, PageError> {
-    let (pool, user_id, now_ms) = (state.readers.clone(), caller.user.id.clone(), state.clock.now_ms());
-    let read = db::blocking(move || {
-        let conn = pool.get()?;
-        Ok::<_, DbError>(Read {
-            visibility: policies::get(&conn, &user_id)?,
-            tokens: tokens::live_hook_tokens(&conn, &user_id, now_ms)?,
-            sign_ins: signins::live_for_user(&conn, &user_id, now_ms)?,
-            deletion: deletion::by_user(&conn, &user_id)?,
+    let (user_id, now_ms) = (caller.user.id.clone(), state.clock.now_ms());
+    let read = state
+        .read(move |conn| {
+            Ok::<_, DbError>(Read {
+                visibility: policies::get(conn, &user_id)?,
+                tokens: tokens::live_hook_tokens(conn, &user_id, now_ms)?,
+                sign_ins: signins::live_for_user(conn, &user_id, now_ms)?,
+                deletion: deletion::by_user(conn, &user_id)?,
+            })
         })
-    })
-    .await?;
+        .await?;
     let deletion = read.deletion.map(|request| match request.completed_at_ms {
         Some(at) => format!("Your data was deleted on {}.", rfc3339_ms(at)),
         None => format!(

@@ -19,7 +19,7 @@ use super::scope::{self, PERIODS};
 use crate::access::teams::{self, RosterEntry, Team};
 use crate::analytics::query::groups::Guarded;
 use crate::analytics::query::{Period, Subject};
-use crate::db::{self, DbError};
+use crate::db::DbError;
 use crate::http::errors::{AppError, PageError};
 use crate::http::extract::{Path, Query};
 use crate::state::AppState;
@@ -53,15 +53,13 @@ pub async fn read_team<T: Send + 'static>(
     slug: &str,
     read: impl FnOnce(&rusqlite::Connection, Team, Vec<Team>) -> Result<T, DbError> + Send + 'static,
 ) -> Result<T, PageError> {
-    let (pool, caller, slug) = (state.readers.clone(), caller.clone(), slug.to_string());
-    let found = db::blocking(move || {
-        let conn = pool.get()?;
-        match visible_team(&conn, &caller, &slug)? {
-            Some((team, children)) => read(&conn, team, children).map(Some),
+    let (caller, slug) = (caller.clone(), slug.to_string());
+    let found = state
+        .read(move |conn| match visible_team(conn, &caller, &slug)? {
+            Some((team, children)) => read(conn, team, children).map(Some),
             None => Ok(None),
-        }
-    })
-    .await?;
+        })
+        .await?;
     found.ok_or(PageError(AppError::NotFound))
 }
 
@@ -75,15 +73,14 @@ struct TeamsPage {
 }
 
 pub async fn index(State(state): State<Arc<AppState>>, PageCaller(caller): PageCaller) -> Result<Response, PageError> {
-    let pool = state.readers.clone();
     let (user_id, role) = (caller.user.id.clone(), caller.role);
-    let visible = db::blocking(move || {
-        let conn = pool.get()?;
-        let all = teams::list(&conn)?;
-        let visible = teams::visible_to(&conn, &user_id, role)?;
-        Ok::<_, DbError>((all, visible))
-    })
-    .await?;
+    let visible = state
+        .read(move |conn| {
+            let all = teams::list(conn)?;
+            let visible = teams::visible_to(conn, &user_id, role)?;
+            Ok::<_, DbError>((all, visible))
+        })
+        .await?;
     let (all, visible) = visible;
     let slug_of = |id: &str| all.iter().find(|(t, _)| t.id == id).map(|(t, _)| t.slug.clone()).unwrap_or_default();
     // A parent the caller may not open is named, never linked (its page would be a 404).

@@ -11,7 +11,7 @@ use axum::extract::State;
 use axum::response::Response;
 
 use super::{AdminPage, Flash, Row, Section, when};
-use crate::db::{self, DbError};
+use crate::db::DbError;
 use crate::http::errors::PageError;
 use crate::http::extract::Query;
 use crate::sessions::adapters::{self, GapLine};
@@ -40,17 +40,17 @@ pub async fn page(
     _: Administrator,
     Query(flash): Query<Flash>,
 ) -> Result<Response, PageError> {
-    let (pool, now_ms) = (state.readers.clone(), state.clock.now_ms());
-    let (versions, machines, stopped, without_usage) = db::blocking(move || {
-        let conn = pool.get()?;
-        Ok::<_, DbError>((
-            adapters::versions(&conn, now_ms)?,
-            adapters::machines(&conn, now_ms)?,
-            adapters::stopped_reporting(&conn, now_ms)?,
-            adapters::without_usage(&conn, now_ms)?,
-        ))
-    })
-    .await?;
+    let now_ms = state.clock.now_ms();
+    let (versions, machines, stopped, without_usage) = state
+        .read(move |conn| {
+            Ok::<_, DbError>((
+                adapters::versions(conn, now_ms)?,
+                adapters::machines(conn, now_ms)?,
+                adapters::stopped_reporting(conn, now_ms)?,
+                adapters::without_usage(conn, now_ms)?,
+            ))
+        })
+        .await?;
 
     let mut by_version = Section::new("versions", "Agents and hook versions (last 30 days)")
         .columns(vec!["Agent", "Hook version", "Sessions", "People", "Machines", "Last seen"])

@@ -15,7 +15,6 @@ use serde::Deserialize;
 
 use super::{AdminPage, Field, Flash, Row, Section, done, when};
 use crate::access::grants::{self, Decision, Grant};
-use crate::db;
 use crate::http::errors::{AppError, PageError};
 use crate::http::extract::{Form, Path, Query};
 use crate::state::AppState;
@@ -42,9 +41,9 @@ pub async fn page(
     Administrator(caller): Administrator,
     Query(flash): Query<Flash>,
 ) -> Result<Response, PageError> {
-    let (pool, now_ms) = (state.readers.clone(), state.clock.now_ms());
+    let now_ms = state.clock.now_ms();
     let actor = caller.clone();
-    let all = db::blocking(move || grants::visible_to(&*pool.get()?, actor.actor())).await?;
+    let all = state.read(move |conn| grants::visible_to(conn, actor.actor())).await?;
 
     let mut queue = Section::new("queue", "Waiting for a decision")
         .intro("Approving starts the grant now for the duration asked. You cannot decide a grant you asked for or one on your own data.")

@@ -15,7 +15,6 @@ use serde::Deserialize;
 
 use super::{AdminPage, Field, Flash, Row, Section, admin_only, change, done, when};
 use crate::audit::{self, Action, Entry};
-use crate::db;
 use crate::http::errors::{AppError, PageError};
 use crate::http::extract::{Form, Path};
 use crate::jobs::config::{self, ConfigError};
@@ -31,8 +30,8 @@ const PATH: &str = "/admin/jobs";
 
 pub async fn page(state: &AppState, caller: &Caller, flash: Flash) -> Result<Response, PageError> {
     admin_only(caller)?;
-    let (pool, now_ms, config) = (state.readers.clone(), state.clock.now_ms(), state.config.clone());
-    let statuses = db::blocking(move || status::all(&*pool.get()?, &config, now_ms)).await?;
+    let (now_ms, config) = (state.clock.now_ms(), state.config.clone());
+    let statuses = state.read(move |conn| status::all(conn, &config, now_ms)).await?;
     let mut jobs = Section::new("jobs", "Jobs").columns(vec![
         "Job",
         "What it does",

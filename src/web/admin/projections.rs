@@ -14,7 +14,6 @@ use axum::response::{Redirect, Response};
 use serde::Deserialize;
 
 use super::{AdminPage, Field, Flash, Row, Section, done, required};
-use crate::db;
 use crate::events::partitions::Day;
 use crate::http::errors::{AppError, PageError};
 use crate::http::extract::{Form, Path, Query};
@@ -88,8 +87,8 @@ pub async fn page(
     _: Administrator,
     Query(flash): Query<Flash>,
 ) -> Result<Response, PageError> {
-    let (pool, now_ms) = (state.readers.clone(), state.clock.now_ms());
-    let all = db::blocking(move || graded(&*pool.get()?, now_ms)).await?;
+    let now_ms = state.clock.now_ms();
+    let all = state.read(move |conn| graded(conn, now_ms)).await?;
     let mut section = Section::new("projections", "Projections, graded")
         .intro("Each saving is the baseline minus what happened (all three metrics are costs). A grade is provisional while its period runs; a gain is flagged when friction rose more than 10 % or the reverted share more than 2 points over the baseline's.")
         .columns(COLUMNS.to_vec())

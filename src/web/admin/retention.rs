@@ -15,7 +15,7 @@ use serde::Deserialize;
 use super::{AdminPage, Field, Flash, Row, Section, change, done, team_refusal, when};
 use crate::access::teams;
 use crate::audit::{self, Action, Entry};
-use crate::db::{self, DbError};
+use crate::db::DbError;
 use crate::deletion::retention_preview::{self, PreviewLine};
 use crate::http::errors::{AppError, PageError};
 use crate::http::extract::{Form, Path, Query};
@@ -31,19 +31,19 @@ pub async fn page(
     _: Administrator,
     Query(flash): Query<Flash>,
 ) -> Result<Response, PageError> {
-    let (pool, now_ms, config) = (state.readers.clone(), state.clock.now_ms(), state.config.clone());
+    let (now_ms, config) = (state.clock.now_ms(), state.config.clone());
     let (data_dir, org_days) = (state.config.data_dir.clone(), state.config.jobs.retention_days);
-    let (all_teams, preview, next_sweep) = db::blocking(move || {
-        let conn = pool.get()?;
-        let sweep =
-            registry::find("sweep-retention").map(|job| status::one(&conn, &config, job, now_ms)).transpose()?;
-        Ok::<_, DbError>((
-            teams::list(&conn)?,
-            retention_preview::preview(&conn, &data_dir, org_days, now_ms)?,
-            sweep.and_then(|s| if s.effective.enabled { s.next_run_ms } else { None }),
-        ))
-    })
-    .await?;
+    let (all_teams, preview, next_sweep) = state
+        .read(move |conn| {
+            let sweep =
+                registry::find("sweep-retention").map(|job| status::one(conn, &config, job, now_ms)).transpose()?;
+            Ok::<_, DbError>((
+                teams::list(conn)?,
+                retention_preview::preview(conn, &data_dir, org_days, now_ms)?,
+                sweep.and_then(|s| if s.effective.enabled { s.next_run_ms } else { None }),
+            ))
+        })
+        .await?;
 
     let mut org =
         Section::new("organisation", "The organisation's retention").columns(vec!["Raw events kept", "Set in"]);
