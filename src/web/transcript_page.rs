@@ -16,7 +16,6 @@ use axum::response::Response;
 use serde::Deserialize;
 
 use super::login::render;
-use crate::db::{self, DbError};
 use crate::http::errors::{AppError, PageError};
 use crate::http::extract::{Path, Query};
 use crate::model::{escape_markup, rfc3339_ms};
@@ -155,20 +154,18 @@ pub async fn page(
     };
     let find = params.find.trim().to_string();
     let needle = find.to_lowercase();
-    let (pool, data_dir, user_id, id) =
-        (state.readers.clone(), state.config.data_dir.clone(), caller.user.id.clone(), session_id.clone());
-    let read_page = db::blocking(move || {
-        let conn = pool.get()?;
-        let Some(proof) = read::own(&conn, &user_id, &id, Reading::Transcript)? else { return Ok(None) };
-        let wanted = match needle.as_str() {
-            "" => Wanted::Window { offset: (page - 1).saturating_mul(PAGE_MESSAGES), limit: PAGE_MESSAGES },
-            needle => Wanted::Containing { needle, limit: MAX_FOUND },
-        };
-        pages::read(&conn, &data_dir, &proof, wanted)
-    })
-    .await
-    .map_err(|err: DbError| AppError::from(err))?
-    .ok_or(PageError(AppError::NotFound))?;
+    let (data_dir, user_id, id) = (state.config.data_dir.clone(), caller.user.id.clone(), session_id.clone());
+    let read_page = state
+        .read(move |conn| {
+            let Some(proof) = read::own(conn, &user_id, &id, Reading::Transcript)? else { return Ok(None) };
+            let wanted = match needle.as_str() {
+                "" => Wanted::Window { offset: (page - 1).saturating_mul(PAGE_MESSAGES), limit: PAGE_MESSAGES },
+                needle => Wanted::Containing { needle, limit: MAX_FOUND },
+            };
+            pages::read(conn, &data_dir, &proof, wanted)
+        })
+        .await?
+        .ok_or(PageError(AppError::NotFound))?;
     let total = read_page.total;
     let pages = total.div_ceil(PAGE_MESSAGES).max(1);
     let found = (!find.is_empty()).then_some(read_page.matched);
