@@ -75,10 +75,10 @@ pub fn request_in(scope: Scope, params: &SearchParams) -> Result<SearchRequest, 
 
 pub async fn run(state: &AppState, request: SearchRequest) -> Result<SearchResults, AppError> {
     let index = state.transcripts.clone();
-    tokio::task::spawn_blocking(move || search::search(&index, &request))
+    let searched = tokio::task::spawn_blocking(move || search::search(&index, &request))
         .await
-        .map_err(|err| AppError::Internal(format!("search task failed: {err}")))?
-        .map_err(AppError::from)
+        .map_err(|err| AppError::Internal(format!("search task failed: {err}")))?;
+    Ok(searched?)
 }
 
 #[derive(Template)]
