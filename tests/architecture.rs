@@ -65,7 +65,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
     ("analytics", &["access", "db", "events", "model", "sessions"]),
     // Stores and services, lowest first.
     ("audit", &["clock", "db", "model"]),
-    ("alerts", &["analytics", "audit", "config", "db", "model", "slo"]),
+    ("alerts", &["analytics", "audit", "config", "db", "model", "sessions", "slo"]),
     // Service-level indicators and objectives, over their own daily table.
     ("slo", &["db"]),
     // Jira, read for the business value of pull requests.

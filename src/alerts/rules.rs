@@ -5,7 +5,7 @@
 //! does not breach: an alert says something happened, never that data was thin; every
 //! measurement says in words what it compared.
 
-use rusqlite::{Connection, params};
+use rusqlite::Connection;
 
 use crate::analytics::query::{Period, Subject, security, totals};
 use crate::db::DbError;
@@ -122,12 +122,7 @@ fn measure(conn: &Connection, rule: Rule, threshold: f64, now_ms: i64) -> Result
             }
         }
         Rule::ErrorRate => {
-            let (calls, errors): (i64, i64) = conn.query_row(
-                "SELECT coalesce(sum(calls), 0), coalesce(sum(errors), 0) FROM agg_tools_daily
-                 WHERE day_start_ms >= ?1 AND day_start_ms <= ?2",
-                params![day_start - DAY_MS, day_start],
-                |row| Ok((row.get(0)?, row.get(1)?)),
-            )?;
+            let (calls, errors) = crate::analytics::tools::calls_and_errors(conn, day_start - DAY_MS, day_start)?;
             let value = if calls > 0 { errors as f64 / calls as f64 } else { 0.0 };
             Measured {
                 value,
@@ -136,12 +131,7 @@ fn measure(conn: &Connection, rule: Rule, threshold: f64, now_ms: i64) -> Result
             }
         }
         Rule::UnknownModelSurge => {
-            let events: i64 = conn.query_row(
-                "SELECT coalesce(sum(unknown_model_events), 0) FROM sessions
-                 WHERE last_event_ms >= ?1 AND run_kind = 'INTERACTIVE'",
-                [now_ms - DAY_MS],
-                |row| row.get(0),
-            )?;
+            let events = crate::sessions::measures::unknown_model_events_since(conn, now_ms - DAY_MS)?;
             Measured {
                 value: events as f64,
                 breaching: events as f64 >= threshold,
@@ -193,13 +183,7 @@ fn measure(conn: &Connection, rule: Rule, threshold: f64, now_ms: i64) -> Result
             }
         }
         Rule::RoutingWaste => {
-            let (small, all): (i64, i64) = conn.query_row(
-                "SELECT coalesce(sum(CASE WHEN shape_label IN ('question', 'single_edit') THEN cost_nusd END), 0),
-                        coalesce(sum(cost_nusd), 0)
-                 FROM sessions WHERE first_event_ms >= ?1 AND run_kind = 'INTERACTIVE'",
-                [now_ms - 7 * DAY_MS],
-                |row| Ok((row.get(0)?, row.get(1)?)),
-            )?;
+            let (small, all) = crate::sessions::measures::small_work_spend_since(conn, now_ms - 7 * DAY_MS)?;
             let value = if all > 0 { small as f64 / all as f64 } else { 0.0 };
             Measured {
                 value,

@@ -64,3 +64,14 @@ pub fn calls_by_subject(
     })?;
     Ok(rows.collect::<Result<_, _>>()?)
 }
+
+/// Tool calls and failed calls over every row of the aggregate on the days from `first_day_ms` to
+/// `last_day_ms` (both day starts, inclusive).
+pub fn calls_and_errors(conn: &Connection, first_day_ms: i64, last_day_ms: i64) -> Result<(i64, i64), DbError> {
+    Ok(conn.query_row(
+        "SELECT coalesce(sum(calls), 0), coalesce(sum(errors), 0) FROM agg_tools_daily
+         WHERE day_start_ms >= ?1 AND day_start_ms <= ?2",
+        params![first_day_ms, last_day_ms],
+        |row| Ok((row.get(0)?, row.get(1)?)),
+    )?)
+}

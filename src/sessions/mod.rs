@@ -4,7 +4,8 @@
 //! views ([`views`]) are what a reader sees, and [`listing`] the owner's own list; [`abandon`] closes sessions gone quiet;
 //! [`reprice`] moves stored costs, and the sessions' totals, to the price tables in force;
 //! [`sharing`] is the owner's per-session transcript switch; [`git`] keeps what each session
-//! reported of its git work, for linking it to pull requests.
+//! reported of its git work, for linking it to pull requests; [`measures`] are what the
+//! alert rules watch of them.
 //!
 //! Invariant: all SQL on `sessions` lives in this module. The handlers that serve
 //! sessions (`ingest::me`, `web::sessions`) stay with their listeners, because a
@@ -16,6 +17,7 @@ pub mod adapters;
 pub mod fold;
 pub mod git;
 pub mod listing;
+pub mod measures;
 pub mod read;
 pub mod reprice;
 pub mod scored;
