@@ -125,11 +125,16 @@ pub enum JobError {
     Configuration(String),
     /// A service outside Sightline (GitHub, Jira, a billing API, the judge's model,
     /// a chat channel) answered with an error or not at all.
-    #[error("{service}: {message}")]
+    #[error("{}", named(service, message))]
     Remote { service: &'static str, message: String },
     /// The work stopped part way; the next run resumes or redoes it.
     #[error("{0}")]
     Stopped(String),
+}
+
+/// A remote service's message, with the service's name unless the message starts with it.
+fn named(service: &str, message: &str) -> String {
+    if message.starts_with(service) { message.to_string() } else { format!("{service}: {message}") }
 }
 
 impl JobError {
