@@ -526,3 +526,51 @@ fn every_table_of_the_schema_has_its_owner_in_the_map() {
     let not_tables: Vec<&String> = owned.iter().filter(|name| !tables.contains(*name)).collect();
     assert!(not_tables.is_empty(), "named as tables but created by no schema: {not_tables:?}");
 }
+
+/// Only the modules its row of `docs/architecture.md`'s ownership table names write a
+/// table (`INSERT`, `UPDATE`, `DELETE`, `REPLACE`); reads that join another module's
+/// table are listed there, not checked here. Test code and the benchmarks' and demo's
+/// fixtures may write anything.
+#[test]
+fn only_a_tables_owners_write_it() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let doc = std::fs::read_to_string(root.join("docs/architecture.md")).unwrap();
+    let section = doc.split("## Who owns which table").nth(1).and_then(|rest| rest.split("\n## ").next()).unwrap();
+    let table_name = regex::Regex::new(r"`([a-z_]+)`").unwrap();
+    let module_name = regex::Regex::new(r"`([a-z_]+)(?:/|::|`)").unwrap();
+    let mut writers: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for row in section.lines().filter(|l| l.starts_with("| `")) {
+        let cells: Vec<&str> = row.split('|').collect();
+        let modules: BTreeSet<String> = module_name.captures_iter(cells[2]).map(|c| c[1].to_string()).collect();
+        for table in table_name.captures_iter(cells[1]) {
+            writers.entry(table[1].to_string()).or_default().extend(modules.iter().cloned());
+        }
+    }
+    let write =
+        regex::Regex::new(r"\b(?:INSERT(?: OR (?:REPLACE|IGNORE))? INTO|UPDATE|DELETE FROM|REPLACE INTO)\s+([a-z_]+)")
+            .unwrap();
+    let mut files = Vec::new();
+    source_files(&src_dir(), &mut files);
+    let mut problems = BTreeSet::new();
+    for file in &files {
+        let name = file.file_name().and_then(|n| n.to_str()).unwrap_or_default();
+        let Some(module) = module_of(file) else { continue };
+        if name.ends_with("tests.rs") || module == "bench" || module == "demo" {
+            continue;
+        }
+        let text = std::fs::read_to_string(file).unwrap();
+        let code = text.split("#[cfg(test)]").next().unwrap_or_default();
+        for found in write.captures_iter(code) {
+            if let Some(owners) = writers.get(&found[1])
+                && !owners.contains(&module)
+            {
+                problems.insert(format!("{} writes {} (owners: {owners:?})", file.display(), &found[1]));
+            }
+        }
+    }
+    assert!(
+        problems.is_empty(),
+        "writes outside a table's owners:\n{}",
+        problems.into_iter().collect::<Vec<_>>().join("\n")
+    );
+}

@@ -13,7 +13,7 @@
 use std::collections::{BTreeSet, HashMap};
 use std::path::Path;
 
-use rusqlite::{Connection, Transaction, params};
+use rusqlite::{Connection, Transaction};
 use serde::Serialize;
 
 use super::runner::{DeletionError, DeletionTarget};
@@ -160,11 +160,9 @@ fn owners_of(conn: &Connection) -> Result<Vec<Owner>, DbError> {
 fn trim(conn: &Connection, owners: &[Owner], cutoffs: &Cutoffs) -> Result<u64, DbError> {
     let tx = Transaction::new_unchecked(conn, rusqlite::TransactionBehavior::Immediate)?;
     let mut deleted = 0;
-    {
-        let mut delete = tx.prepare("DELETE FROM events WHERE user_id = ?1 AND ts_ms < ?2")?;
-        for owner in owners.iter().filter(|owner| owner.oldest_ms < cutoffs.of(&owner.user_id)) {
-            deleted += delete.execute(params![owner.user_id, cutoffs.of(&owner.user_id)])? as u64;
-        }
+    for owner in owners.iter().filter(|owner| owner.oldest_ms < cutoffs.of(&owner.user_id)) {
+        deleted +=
+            crate::events::partitions::delete_user_events_before(&tx, &owner.user_id, cutoffs.of(&owner.user_id))?;
     }
     tx.commit()?;
     Ok(deleted)

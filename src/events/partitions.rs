@@ -422,6 +422,12 @@ pub fn set_costs(conn: &Connection, costs: &[(Vec<u8>, i64)]) -> Result<u64, DbE
     Ok(changed)
 }
 
+/// Deletes a user's events older than `before_ms` (retention). Returns how many went.
+pub fn delete_user_events_before(conn: &Connection, user_id: &str, before_ms: i64) -> Result<u64, DbError> {
+    let mut delete = conn.prepare_cached("DELETE FROM events WHERE user_id = ?1 AND ts_ms < ?2")?;
+    Ok(delete.execute(rusqlite::params![user_id, before_ms])? as u64)
+}
+
 /// Deletes every event of a user, whatever session it names. Returns how many rows went.
 pub fn delete_user_events(conn: &Connection, user_id: &str) -> Result<u64, DbError> {
     Ok(conn.execute("DELETE FROM events WHERE user_id = ?1", [user_id])? as u64)
