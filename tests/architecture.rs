@@ -118,7 +118,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
     ),
     // Modules with handlers.
     // The GitHub App: its receiver, the pull-request store, links and rollups on sessions.
-    ("github", &["access", "auth", "config", "db", "events", "http", "model", "state"]),
+    ("github", &["access", "auth", "config", "db", "events", "http", "model", "sessions", "state"]),
     (
         "deletion",
         &[
@@ -587,8 +587,6 @@ const KNOWN_SQL_CROSSINGS: &[(&str, &str)] = &[
     ("analytics", "pull_requests"),
     ("analytics", "repos"),
     ("audit", "users"),
-    ("github", "session_git"),
-    ("github", "sessions"),
 ];
 
 /// A module's SQL reads (`FROM`, `JOIN`) only tables of modules it may depend on, but
