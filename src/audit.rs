@@ -129,17 +129,18 @@ pub struct AuditRow {
     pub id: String,
     pub at_ms: i64,
     pub actor_id: Option<String>,
+    /// Filled by a caller that may read `users` (this module sits below `auth`).
     pub actor_email: Option<String>,
     pub action: String,
     pub target: Option<String>,
     pub detail: serde_json::Value,
 }
 
-/// Audit rows about `subject_user_id`'s data, newest first.
+/// Audit rows about `subject_user_id`'s data, newest first (`actor_email` unset).
 pub fn about_subject(conn: &Connection, subject_user_id: &str, limit: usize) -> Result<Vec<AuditRow>, DbError> {
     let mut stmt = conn.prepare_cached(
-        "SELECT a.id, a.at_ms, a.actor_id, u.email, a.action, a.target, a.detail
-         FROM audit_log a LEFT JOIN users u ON u.id = a.actor_id
+        "SELECT a.id, a.at_ms, a.actor_id, NULL, a.action, a.target, a.detail
+         FROM audit_log a
          WHERE a.subject_user_id = ?1 ORDER BY a.at_ms DESC, a.id DESC LIMIT ?2",
     )?;
     let rows = stmt.query_map(params![subject_user_id, limit as i64], |row| {

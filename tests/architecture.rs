@@ -586,7 +586,6 @@ const KNOWN_SQL_CROSSINGS: &[(&str, &str)] = &[
     ("analytics", "pr_rollups"),
     ("analytics", "pull_requests"),
     ("analytics", "repos"),
-    ("audit", "users"),
 ];
 
 /// A module's SQL reads (`FROM`, `JOIN`) only tables of modules it may depend on, but

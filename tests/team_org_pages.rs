@@ -347,6 +347,7 @@ fn team_and_organisation_reports_keep_the_minimum_group_size() {
     assert!(html.contains("web person 1") && html.contains("MEMBER_VIEWED"), "{html}");
     let (_, audit, _) = world.get("web1@example.com", "/me/settings/audit");
     assert!(audit.contains("MEMBER_VIEWED"), "{audit}");
+    assert!(audit.contains("lee@example.com"), "the person sees who looked, by address: {audit}");
     // Not into a member of a team they do not lead, nor when the member turns drill-in off.
     assert_eq!(
         world.get("lee@example.com", &format!("/team/ops/members/{}", user_id(&world, "ops0@example.com"))).0,

@@ -146,6 +146,21 @@ pub fn set_password_hash(conn: &Connection, email: &str, hash: &str) -> Result<U
     Ok(user)
 }
 
+/// The e-mail addresses of the users among `ids` (unknown ids are left out).
+pub fn emails_by_id(conn: &Connection, ids: &[String]) -> Result<std::collections::HashMap<String, String>, DbError> {
+    let mut stmt = conn.prepare_cached("SELECT email FROM users WHERE id = ?1")?;
+    let mut found = std::collections::HashMap::new();
+    for id in ids {
+        if found.contains_key(id) {
+            continue;
+        }
+        if let Some(email) = stmt.query_row([id], |row| row.get::<_, String>(0)).optional()? {
+            found.insert(id.clone(), email);
+        }
+    }
+    Ok(found)
+}
+
 /// Normalises and checks an org role name.
 pub fn parse_role(org_role: &str) -> Result<String, UserError> {
     let role = org_role.trim().to_ascii_uppercase();

@@ -22,7 +22,17 @@ use crate::state::caller::{Caller, PageCaller};
 const AUDIT_PAGE_ROWS: usize = 500;
 
 async fn audit_rows(state: &AppState, user_id: String) -> Result<Vec<AuditRow>, AppError> {
-    state.read(move |conn| audit::about_subject(conn, &user_id, AUDIT_PAGE_ROWS)).await
+    state
+        .read(move |conn| {
+            let mut rows = audit::about_subject(conn, &user_id, AUDIT_PAGE_ROWS)?;
+            let actors: Vec<String> = rows.iter().filter_map(|row| row.actor_id.clone()).collect();
+            let emails = crate::auth::users::emails_by_id(conn, &actors)?;
+            for row in &mut rows {
+                row.actor_email = row.actor_id.as_ref().and_then(|id| emails.get(id).cloned());
+            }
+            Ok(rows)
+        })
+        .await
 }
 
 async fn grants_on(state: &AppState, user_id: String) -> Result<Vec<Grant>, AppError> {
