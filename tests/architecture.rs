@@ -581,7 +581,6 @@ fn only_a_tables_owners_write_it() {
 const KNOWN_SQL_CROSSINGS: &[(&str, &str)] = &[
     ("access", "sessions"),
     ("alerts", "job_alerts"),
-    ("analytics", "deletion_requests"),
     ("analytics", "jira_issues"),
     ("analytics", "pr_rollups"),
     ("analytics", "pull_requests"),

@@ -123,6 +123,35 @@ fn open_for_user(conn: &Connection, user_id: &str) -> Result<Option<DeletionRequ
 }
 
 /// Requests not yet completed, oldest first: the runner's work.
+/// Deletion requests of a period, for the governance report: made and completed in
+/// `[from_ms, to_ms)`, open now, and the sessions the completed ones removed.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Deletions {
+    pub requested: i64,
+    pub completed: i64,
+    pub open: i64,
+    pub sessions_deleted: i64,
+}
+
+pub fn counts_in(conn: &Connection, from_ms: i64, to_ms: i64) -> Result<Deletions, DbError> {
+    Ok(conn.query_row(
+        "SELECT count(*) FILTER (WHERE requested_at_ms >= ?1 AND requested_at_ms < ?2),
+                count(*) FILTER (WHERE completed_at_ms >= ?1 AND completed_at_ms < ?2),
+                count(*) FILTER (WHERE completed_at_ms IS NULL),
+                coalesce(sum(sessions_deleted) FILTER (WHERE completed_at_ms >= ?1 AND completed_at_ms < ?2), 0)
+         FROM deletion_requests",
+        params![from_ms, to_ms],
+        |row| {
+            Ok(Deletions {
+                requested: row.get(0)?,
+                completed: row.get(1)?,
+                open: row.get(2)?,
+                sessions_deleted: row.get(3)?,
+            })
+        },
+    )?)
+}
+
 pub fn open_requests(conn: &Connection) -> Result<Vec<DeletionRequest>, DbError> {
     let mut stmt =
         conn.prepare(&format!("{SELECT} WHERE completed_at_ms IS NULL ORDER BY requested_at_ms, id LIMIT 1000"))?;
@@ -139,4 +168,34 @@ pub fn by_user(conn: &Connection, user_id: &str) -> Result<Option<DeletionReques
             read_request,
         )
         .optional()?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Three requests: one made and completed in the period (4 sessions), one made
+    /// before it and still open, one made in it and completed after it.
+    #[test]
+    fn the_governance_counts_of_a_period() {
+        let mut conn = Connection::open_in_memory().unwrap();
+        crate::db::migrations::migrate(&mut conn, std::path::Path::new(":memory:")).unwrap();
+        for (id, requested, completed, sessions) in
+            [("a", 150, Some(180), 4), ("b", 50, None, 0), ("c", 190, Some(250), 7)]
+        {
+            conn.execute(
+                "INSERT INTO users (id, email, name, created_at_ms) VALUES (?1, ?1 || '@example.com', ?1, 0)",
+                [id],
+            )
+            .unwrap();
+            conn.execute(
+                "INSERT INTO deletion_requests (id, user_id, requested_by, requested_at_ms, completed_at_ms, sessions_deleted)
+                 VALUES (?1, ?1, ?1, ?2, ?3, ?4)",
+                params![id, requested, completed, sessions],
+            )
+            .unwrap();
+        }
+        let counts = counts_in(&conn, 100, 200).unwrap();
+        assert_eq!(counts, Deletions { requested: 2, completed: 1, open: 1, sessions_deleted: 4 });
+    }
 }

@@ -37,21 +37,12 @@ pub struct Sharing {
     pub sessions_shared: i64,
 }
 
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Deletions {
-    pub requested: i64,
-    pub completed: i64,
-    pub open: i64,
-    pub sessions_deleted: i64,
-}
-
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Governance {
     pub grants: Grants,
     /// Audited acts of the period by action, the most frequent first.
     pub audited: Vec<(String, i64)>,
     pub sharing: Sharing,
-    pub deletions: Deletions,
 }
 
 pub fn read(conn: &Connection, period: Period, min_people: i64) -> Result<Governance, DbError> {
@@ -96,22 +87,6 @@ pub fn read(conn: &Connection, period: Period, min_people: i64) -> Result<Govern
         params![from, to],
         |row| Ok((row.get(0)?, row.get(1)?)),
     )?;
-    let deletions = conn.query_row(
-        "SELECT count(*) FILTER (WHERE requested_at_ms >= ?1 AND requested_at_ms < ?2),
-                count(*) FILTER (WHERE completed_at_ms >= ?1 AND completed_at_ms < ?2),
-                count(*) FILTER (WHERE completed_at_ms IS NULL),
-                coalesce(sum(sessions_deleted) FILTER (WHERE completed_at_ms >= ?1 AND completed_at_ms < ?2), 0)
-         FROM deletion_requests",
-        params![from, to],
-        |row| {
-            Ok(Deletions {
-                requested: row.get(0)?,
-                completed: row.get(1)?,
-                open: row.get(2)?,
-                sessions_deleted: row.get(3)?,
-            })
-        },
-    )?;
     Ok(Governance {
         grants,
         audited,
@@ -124,6 +99,5 @@ pub fn read(conn: &Connection, period: Period, min_people: i64) -> Result<Govern
             sessions_with_transcript: with_transcript,
             sessions_shared: shared,
         },
-        deletions,
     })
 }

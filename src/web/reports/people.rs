@@ -98,6 +98,7 @@ pub fn adoption(ctx: &Ctx<'_>) -> Result<(String, Vec<Table>), DbError> {
 
 pub fn governance(ctx: &Ctx<'_>) -> Result<(String, Vec<Table>), DbError> {
     let read = governance::read(ctx.conn, ctx.period, ctx.min_people)?;
+    let deletions = crate::deletion::counts_in(ctx.conn, ctx.period.from_ms, ctx.period.to_ms)?;
     let g = &read.grants;
     let mut grants = Table::new("grants", "Access grants", vec!["Outcome", "Grants"]);
     for (label, value) in [
@@ -136,7 +137,7 @@ pub fn governance(ctx: &Ctx<'_>) -> Result<(String, Vec<Table>), DbError> {
     ]);
     let sharing =
         sharing.note("People are the enabled accounts today; a count below the minimum shows as “fewer than”.");
-    let d = &read.deletions;
+    let d = &deletions;
     let mut deletions = Table::new("deletions", "Deletion requests", vec!["Figure", "Count"]);
     for (label, value) in [
         ("Requested in the period", d.requested),
