@@ -298,6 +298,7 @@ pub const COMMAND_VARIABLES: &[(&str, &str)] = &[
     ("SIGHTLINE_CONFIG", "--config of every server command"),
     ("SIGHTLINE_HOOK_TOKEN", "sightline hook login --token"),
     ("SIGHTLINE_NO_FLUSHER", "the hook: do not start a background flusher"),
+    ("SIGHTLINE_BIN", "the agents' plugins: the hook binary they run"),
     ("SIGHTLINE_RESULTS_DB", "--db of results, report and dashboard"),
     ("SIGHTLINE_DASHBOARD_TOKEN", "sightline dashboard --token"),
     ("SIGHTLINE_BENCH_TOKEN", "sightline bench --token"),
