@@ -29,7 +29,7 @@ pub enum Rule {
     AutonomySurge,
     BudgetThreshold,
     RoutingWaste,
-    /// A job breached its service level (`job_alerts`, read here, written by `jobs::slo`).
+    /// A job breached its service level (`slo::breaches`, written by `jobs::slo`).
     JobSlo,
     /// A service-level objective spent a share of its 30-day error budget (`slo`).
     SloBurn,
@@ -162,15 +162,11 @@ fn measure(conn: &Connection, rule: Rule, threshold: f64, now_ms: i64) -> Result
         }
         Rule::BudgetThreshold | Rule::SloBurn => unreachable!("measured per subject by measure_subjects"),
         Rule::JobSlo => {
-            let mut stmt = conn
-                .prepare_cached("SELECT job, severity, reason FROM job_alerts WHERE at_ms >= ?1 ORDER BY at_ms DESC")?;
-            let breaches: Vec<(String, String, String)> = stmt
-                .query_map([now_ms - DAY_MS], |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?)))?
-                .collect::<Result<_, _>>()?;
+            let breaches = crate::slo::breaches::since(conn, now_ms - DAY_MS)?;
             let listed: Vec<String> = breaches
                 .iter()
                 .take(5)
-                .map(|(job, severity, reason)| format!("{job} ({severity}): {reason}"))
+                .map(|breach| format!("{} ({}): {}", breach.job, breach.severity, breach.reason))
                 .collect();
             Measured {
                 value: breaches.len() as f64,

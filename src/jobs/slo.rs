@@ -1,12 +1,12 @@
 //! Job service levels (docs/jobs.md, "Alert when"): after a run ends, its duration and the
 //! job's failures in a row are checked against the job's thresholds, and a breach is
-//! stored in `job_alerts` (owned here) with its severity. Delivery to people comes with
+//! stored in `job_alerts` (through `slo::breaches`, which owns it) with its severity. Delivery to people comes with
 //! the alerts issue; `jobs list` shows a job's latest breach while it stands.
 //!
 //! Invariants: a refused run is not a run (it neither fails nor breaks a streak); a
 //! breach names what was breached, in words an operator can act on.
 
-use rusqlite::{Connection, OptionalExtension, params};
+use rusqlite::{Connection, OptionalExtension};
 
 use super::registry::JobSpec;
 use super::runs::{JobRun, Outcome};
@@ -71,12 +71,7 @@ pub fn missed(conn: &Connection, job: &JobSpec, slot_ms: i64, now_ms: i64) -> Re
         return Ok(None);
     }
     let run_id = format!("missed-{slot_ms}");
-    let known: bool = conn.query_row(
-        "SELECT EXISTS (SELECT 1 FROM job_alerts WHERE job = ?1 AND run_id = ?2)",
-        params![job.name, run_id],
-        |r| r.get(0),
-    )?;
-    if known {
+    if crate::slo::breaches::exists(conn, job.name, &run_id)? {
         return Ok(None);
     }
     let breach = Breach {
@@ -95,18 +90,14 @@ pub fn missed(conn: &Connection, job: &JobSpec, slot_ms: i64, now_ms: i64) -> Re
 }
 
 fn store(conn: &Connection, breach: &Breach) -> Result<(), DbError> {
-    conn.execute(
-        "INSERT INTO job_alerts (id, job, run_id, at_ms, severity, reason) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-        params![
-            uuid::Uuid::now_v7().to_string(),
-            breach.job,
-            breach.run_id,
-            breach.at_ms,
-            breach.severity,
-            breach.reason
-        ],
-    )?;
-    Ok(())
+    let row = crate::slo::breaches::BreachRow {
+        job: breach.job.clone(),
+        run_id: breach.run_id.clone(),
+        at_ms: breach.at_ms,
+        severity: breach.severity.to_string(),
+        reason: breach.reason.clone(),
+    };
+    crate::slo::breaches::record(conn, &row)
 }
 
 /// Failed runs since the job's last run that did not fail (refusals do not count).
@@ -128,26 +119,22 @@ fn failures_in_a_row(conn: &Connection, job: &str) -> Result<u32, DbError> {
 
 /// The job's latest breach if it came from its latest ended run (the breach stands).
 pub fn standing(conn: &Connection, job: &str) -> Result<Option<Breach>, DbError> {
-    Ok(conn
+    let latest: Option<String> = conn
         .query_row(
-            "SELECT a.job, a.run_id, a.at_ms, a.severity, a.reason FROM job_alerts a
-             WHERE a.job = ?1 AND a.run_id = (
-                 SELECT id FROM job_runs WHERE job = ?1 AND outcome NOT IN ('refused', 'running')
-                 ORDER BY started_at_ms DESC, id DESC LIMIT 1)
-             ORDER BY a.at_ms DESC LIMIT 1",
+            "SELECT id FROM job_runs WHERE job = ?1 AND outcome NOT IN ('refused', 'running')
+             ORDER BY started_at_ms DESC, id DESC LIMIT 1",
             [job],
-            |row| {
-                let severity: String = row.get(3)?;
-                Ok(Breach {
-                    job: row.get(0)?,
-                    run_id: row.get(1)?,
-                    at_ms: row.get(2)?,
-                    severity: if severity == "critical" { "critical" } else { "warning" },
-                    reason: row.get(4)?,
-                })
-            },
+            |row| row.get(0),
         )
-        .optional()?)
+        .optional()?;
+    let Some(run_id) = latest else { return Ok(None) };
+    Ok(crate::slo::breaches::of_run(conn, job, &run_id)?.map(|row| Breach {
+        job: row.job,
+        run_id: row.run_id,
+        at_ms: row.at_ms,
+        severity: if row.severity == "critical" { "critical" } else { "warning" },
+        reason: row.reason,
+    }))
 }
 
 #[cfg(test)]

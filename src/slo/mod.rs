@@ -3,13 +3,15 @@
 //! adds them to one row per UTC day, indicator and key every minute, beside the
 //! GitHub-delivery and job indicators the flush derives from their own tables
 //! ([`store`], `sli_daily`, owned here, kept 12 months; the flush is `app::slis`). [`objectives`] are the targets of docs/slo.md, each measured over a
-//! rolling 30-day window with its error budget, burn and the budget policy.
+//! rolling 30-day window with its error budget, burn and the budget policy. Jobs'
+//! breaches of their own service levels are recorded in [`breaches`].
 //!
 //! Invariants: a day's row only grows from the recorder (merged, never replaced), so a
 //! restart loses at most the last minute's counts; derived rows are recomputed whole,
 //! so recomputing is idempotent; latency is kept as counts per bound of [`BOUNDS_MS`],
 //! so "share under X ms" is exact for every bound an objective uses.
 
+pub mod breaches;
 pub mod objectives;
 pub mod recorder;
 pub mod store;
