@@ -18,8 +18,9 @@ use crate::db::DbError;
 const TREE: &str =
     "WITH RECURSIVE tree(id) AS (SELECT ?1 UNION SELECT t.id FROM teams t JOIN tree ON t.parent_id = tree.id)";
 /// The people in a team that `?2` leads, directly or below (the reach `teams::leads_over`
-/// decides for one person).
-const LED: &str = "led(id) AS (
+/// decides for one person), as the CTEs `led` and `led_people`; `sessions::sharing` joins
+/// it to find the shared transcripts a lead may search.
+pub const LED: &str = "led(id) AS (
         SELECT team_id FROM team_members WHERE user_id = ?2 AND team_role = 'lead'
         UNION SELECT t.id FROM teams t JOIN led ON t.parent_id = led.id),
      led_people(user_id) AS (SELECT DISTINCT m.user_id FROM team_members m JOIN led ON m.team_id = led.id)";
@@ -105,35 +106,4 @@ pub fn visible_members(
     }
     visible.sort_by(|a, b| a.name.is_none().cmp(&b.name.is_none()).then_with(|| a.name.cmp(&b.name)));
     Ok(visible)
-}
-
-/// The sessions of other people whose transcript the caller could open and whose owner
-/// shared it (the session's switch, else the owner's `share_transcripts`): the scope of
-/// `/org/search` beside the caller's own. The same rules as `sessions::read::authorize`
-/// for a transcript: never for `VIEWER_AGGREGATE`; a grant (the person's, or this
-/// session's) held by a role that may request grants, or team lead over the owner with
-/// their `team_drill_in` on. Each hit shown is still read through `authorize`, which
-/// audits it.
-pub fn shared_transcript_sessions(
-    conn: &Connection,
-    caller_id: &str,
-    role: OrgRole,
-    now_ms: i64,
-) -> Result<Vec<String>, DbError> {
-    if !role.may_reach_individual_sessions() {
-        return Ok(Vec::new());
-    }
-    let sql = format!(
-        "WITH RECURSIVE {LED}
-         SELECT s.id FROM sessions s LEFT JOIN visibility_policies v ON v.user_id = s.user_id
-         WHERE s.user_id <> ?2 AND s.transcript_path IS NOT NULL
-           AND coalesce(s.transcript_shared, v.share_transcripts, 0) = 1
-           AND ((coalesce(v.team_drill_in, 1) = 1 AND s.user_id IN led_people)
-                OR (?3 AND EXISTS (SELECT 1 FROM access_grants g
-                                   WHERE g.requester_id = ?2 AND g.subject_id = s.user_id AND g.status = 'APPROVED'
-                                     AND g.expires_at_ms > ?1 AND (g.scope = 'USER' OR g.session_id = s.id))))"
-    );
-    let mut stmt = conn.prepare_cached(&sql)?;
-    let ids = stmt.query_map(params![now_ms, caller_id, role.may_request_grants()], |row| row.get(0))?;
-    Ok(ids.collect::<Result<_, _>>()?)
 }

@@ -1,7 +1,7 @@
 //! `/org/search`: search across the organisation's transcripts that the caller may read:
 //! their own, and those whose owners shared them (the session's switch, else the owner's
 //! `share_transcripts`) and whom the caller may reach, by a grant or as their team lead
-//! where they allow drill-in (`access::drill_in::shared_transcript_sessions`).
+//! where they allow drill-in (`sessions::sharing::shared_transcript_sessions`).
 //!
 //! Invariants: the scope is part of the search query (`transcripts::search`), so nothing
 //! else is scored or counted; every other person's session among the hits is then read
@@ -18,7 +18,6 @@ use axum::response::Response;
 
 use super::login::render;
 use super::search::{SearchParams, request_in, run};
-use crate::access::drill_in;
 use crate::db::DbError;
 use crate::http::errors::PageError;
 use crate::http::extract::Query;
@@ -66,7 +65,8 @@ pub async fn page(
         next: None,
     };
     let (now, user_id, role) = (state.clock.now_ms(), caller.user.id.clone(), caller.role);
-    let session_ids = state.read(move |conn| drill_in::shared_transcript_sessions(conn, &user_id, role, now)).await?;
+    let session_ids =
+        state.read(move |conn| crate::sessions::sharing::shared_transcript_sessions(conn, &user_id, role, now)).await?;
     page.reachable = session_ids.len();
     if q.trim().is_empty() {
         return Ok(render(&page));
