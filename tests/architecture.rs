@@ -500,6 +500,55 @@ fn created_tables(ddl: &str) -> BTreeSet<String> {
     create.captures_iter(ddl).map(|c| c[1].to_string()).collect()
 }
 
+/// One row of `docs/architecture.md`'s ownership table: the tables of its first cell,
+/// and the modules its owner cell names, the owner first.
+struct OwnershipRow {
+    tables: Vec<String>,
+    modules: Vec<String>,
+}
+
+fn ownership_rows() -> Vec<OwnershipRow> {
+    let doc = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/architecture.md")).unwrap();
+    let section = doc
+        .split("## Who owns which table")
+        .nth(1)
+        .and_then(|rest| rest.split("\n## ").next())
+        .expect("docs/architecture.md has a section \"Who owns which table\"");
+    let table_name = regex::Regex::new(r"`([a-z_]+)`").unwrap();
+    let module_name = regex::Regex::new(r"`([a-z_]+)(?:/|::|`)").unwrap();
+    section
+        .lines()
+        .filter(|line| line.starts_with("| `"))
+        .map(|row| {
+            let cells: Vec<&str> = row.split('|').collect();
+            OwnershipRow {
+                tables: table_name.captures_iter(cells[1]).map(|c| c[1].to_string()).collect(),
+                modules: module_name.captures_iter(cells[2]).map(|c| c[1].to_string()).collect(),
+            }
+        })
+        .collect()
+}
+
+/// Every source file's production code (what precedes its test module) with its
+/// top-level module; test files and the benchmarks' and demo's fixtures left out.
+fn production_code() -> Vec<(PathBuf, String, String)> {
+    let mut files = Vec::new();
+    source_files(&src_dir(), &mut files);
+    files
+        .into_iter()
+        .filter_map(|file| {
+            let module = module_of(&file)?;
+            let name = file.file_name().and_then(|n| n.to_str()).unwrap_or_default();
+            if name.ends_with("tests.rs") || module == "bench" || module == "demo" {
+                return None;
+            }
+            let text = std::fs::read_to_string(&file).unwrap();
+            let code = text.split("#[cfg(test)]").next().unwrap_or_default().to_string();
+            Some((file, module, code))
+        })
+        .collect()
+}
+
 /// `docs/architecture.md`'s ownership table names an owner for every table of
 /// `schema.sql` and `schema-events.sql`, and names no table that does not exist (a
 /// harness's `results.db` tables are the eval service's, from its own DDL).
@@ -510,18 +559,7 @@ fn every_table_of_the_schema_has_its_owner_in_the_map() {
     let mut tables = created_tables(&read("schema.sql"));
     tables.extend(created_tables(&read("schema-events.sql")));
     tables.extend(created_tables(&read("assets/results-schema.sql")));
-    let doc = read("docs/architecture.md");
-    let section = doc
-        .split("## Who owns which table")
-        .nth(1)
-        .and_then(|rest| rest.split("\n## ").next())
-        .expect("docs/architecture.md has a section \"Who owns which table\"");
-    let named = regex::Regex::new(r"`([a-z_]+)`").unwrap();
-    let mut owned = BTreeSet::new();
-    for row in section.lines().filter(|l| l.starts_with("| `")) {
-        let first_cell = row.split('|').nth(1).unwrap_or_default();
-        owned.extend(named.captures_iter(first_cell).map(|c| c[1].to_string()));
-    }
+    let owned: BTreeSet<String> = ownership_rows().into_iter().flat_map(|row| row.tables).collect();
     let unowned: Vec<&String> = tables.difference(&owned).collect();
     assert!(unowned.is_empty(), "tables with no owner in docs/architecture.md: {unowned:?}");
     let not_tables: Vec<&String> = owned.iter().filter(|name| !tables.contains(*name)).collect();
@@ -529,39 +567,22 @@ fn every_table_of_the_schema_has_its_owner_in_the_map() {
 }
 
 /// Only the modules its row of `docs/architecture.md`'s ownership table names write a
-/// table (`INSERT`, `UPDATE`, `DELETE`, `REPLACE`); reads that join another module's
-/// table are listed there, not checked here. Test code and the benchmarks' and demo's
-/// fixtures may write anything.
+/// table (`INSERT`, `UPDATE`, `DELETE`, `REPLACE`); reads are checked by
+/// [`sql_reads_follow_the_layering`]. Test code and fixtures may write anything.
 #[test]
 fn only_a_tables_owners_write_it() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let doc = std::fs::read_to_string(root.join("docs/architecture.md")).unwrap();
-    let section = doc.split("## Who owns which table").nth(1).and_then(|rest| rest.split("\n## ").next()).unwrap();
-    let table_name = regex::Regex::new(r"`([a-z_]+)`").unwrap();
-    let module_name = regex::Regex::new(r"`([a-z_]+)(?:/|::|`)").unwrap();
     let mut writers: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
-    for row in section.lines().filter(|l| l.starts_with("| `")) {
-        let cells: Vec<&str> = row.split('|').collect();
-        let modules: BTreeSet<String> = module_name.captures_iter(cells[2]).map(|c| c[1].to_string()).collect();
-        for table in table_name.captures_iter(cells[1]) {
-            writers.entry(table[1].to_string()).or_default().extend(modules.iter().cloned());
+    for row in ownership_rows() {
+        for table in row.tables {
+            writers.entry(table).or_default().extend(row.modules.iter().cloned());
         }
     }
     let write =
         regex::Regex::new(r"\b(?:INSERT(?: OR (?:REPLACE|IGNORE))? INTO|UPDATE|DELETE FROM|REPLACE INTO)\s+([a-z_]+)")
             .unwrap();
-    let mut files = Vec::new();
-    source_files(&src_dir(), &mut files);
     let mut problems = BTreeSet::new();
-    for file in &files {
-        let name = file.file_name().and_then(|n| n.to_str()).unwrap_or_default();
-        let Some(module) = module_of(file) else { continue };
-        if name.ends_with("tests.rs") || module == "bench" || module == "demo" {
-            continue;
-        }
-        let text = std::fs::read_to_string(file).unwrap();
-        let code = text.split("#[cfg(test)]").next().unwrap_or_default();
-        for found in write.captures_iter(code) {
+    for (file, module, code) in production_code() {
+        for found in write.captures_iter(&code) {
             if let Some(owners) = writers.get(&found[1])
                 && !owners.contains(&module)
             {
@@ -591,34 +612,19 @@ const KNOWN_SQL_CROSSINGS: &[(&str, &str)] = &[
 /// for [`KNOWN_SQL_CROSSINGS`]; test code and fixtures aside.
 #[test]
 fn sql_reads_follow_the_layering() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let doc = std::fs::read_to_string(root.join("docs/architecture.md")).unwrap();
-    let section = doc.split("## Who owns which table").nth(1).and_then(|rest| rest.split("\n## ").next()).unwrap();
-    let table_name = regex::Regex::new(r"`([a-z_]+)`").unwrap();
-    let module_name = regex::Regex::new(r"`([a-z_]+)(?:/|::|`)").unwrap();
     let mut owner: BTreeMap<String, String> = BTreeMap::new();
-    for row in section.lines().filter(|l| l.starts_with("| `")) {
-        let cells: Vec<&str> = row.split('|').collect();
-        let Some(first) = module_name.captures(cells[2]) else { continue };
-        for table in table_name.captures_iter(cells[1]) {
-            owner.entry(table[1].to_string()).or_insert_with(|| first[1].to_string());
+    for row in ownership_rows() {
+        let Some(first) = row.modules.first() else { continue };
+        for table in row.tables {
+            owner.entry(table).or_insert_with(|| first.clone());
         }
     }
     let allowed: BTreeMap<&str, BTreeSet<&str>> =
         ALLOWED.iter().map(|(module, deps)| (*module, deps.iter().copied().collect())).collect();
     let read = regex::Regex::new(r"\b(?:FROM|JOIN)\s+([a-z_]+)").unwrap();
-    let mut files = Vec::new();
-    source_files(&src_dir(), &mut files);
     let mut found: BTreeMap<(String, String), String> = BTreeMap::new();
-    for file in &files {
-        let name = file.file_name().and_then(|n| n.to_str()).unwrap_or_default();
-        let Some(module) = module_of(file) else { continue };
-        if name.ends_with("tests.rs") || module == "bench" || module == "demo" {
-            continue;
-        }
-        let text = std::fs::read_to_string(file).unwrap();
-        let code = text.split("#[cfg(test)]").next().unwrap_or_default();
-        for table in read.captures_iter(code) {
+    for (file, module, code) in production_code() {
+        for table in read.captures_iter(&code) {
             let Some(table_owner) = owner.get(&table[1]) else { continue };
             let may = allowed.get(module.as_str()).is_some_and(|deps| deps.contains(table_owner.as_str()));
             if *table_owner != module && !may {
