@@ -16,8 +16,6 @@ use super::{ConfigArgs, load_config};
 use crate::config::Overrides;
 use crate::db::DbError;
 use crate::deletion::runner::DeletionTarget;
-use crate::events::partitions::Day;
-use crate::events::writer::MainChange;
 use crate::jobs::config as jobs_config;
 use crate::jobs::context::{Conn, Done, Host, JobContext, JobError};
 use crate::jobs::registry::{self, Availability};
@@ -126,7 +124,11 @@ fn run(config: &ConfigArgs, name: &str) -> anyhow::Result<i32> {
     let result = {
         let host = CliHost { conn: &conn, target: CliTarget::new(&conn, &config.data_dir) };
         let done = (job.run)(&JobContext { config: &config, host: &host });
-        host.target.close().and(Ok(done))?
+        // A failure to release the index writer is the run's failure, recorded as such.
+        match host.target.close() {
+            Ok(()) => done,
+            Err(err) => done.and(Err(JobError::stopped(format!("{err:#}")))),
+        }
     };
     let (outcome, rows, error) = match &result {
         Ok(done) => (Outcome::Succeeded, done.rows, None),
@@ -161,21 +163,11 @@ struct CliHost<'a> {
     target: CliTarget<'a>,
 }
 
-impl DeletionTarget for CliHost<'_> {
-    fn change_main(&self, change: MainChange) -> Result<(), DbError> {
-        self.target.change_main(change)
-    }
-
-    fn forget_transcript(&self, session_id: &str) -> Result<(), String> {
-        self.target.forget_transcript(session_id)
-    }
-
-    fn drop_partition(&self, day: Day) -> Result<bool, DbError> {
-        self.target.drop_partition(day)
-    }
-}
-
 impl Host for CliHost<'_> {
+    fn target(&self) -> &dyn DeletionTarget {
+        &self.target
+    }
+
     fn reader(&self) -> Result<Conn<'_>, DbError> {
         Ok(Conn::Borrowed(self.conn))
     }

@@ -20,9 +20,11 @@ use crate::db::DbError;
 use crate::deletion::runner::DeletionTarget;
 use crate::pricing::PriceBook;
 
-/// Where a job runs: the server's handles or the command line's connection. As a
-/// [`DeletionTarget`] it changes `main.db`, forgets transcripts and drops partitions.
-pub trait Host: DeletionTarget {
+/// Where a job runs: the server's handles or the command line's connection.
+pub trait Host {
+    /// Where `main.db` changes, transcript removals and partition drops go: the
+    /// deletion runner's target, which every job writes through.
+    fn target(&self) -> &dyn DeletionTarget;
     /// A connection to read `main.db`.
     fn reader(&self) -> Result<Conn<'_>, DbError>;
     /// A connection of the job's own, for a few short writes between long waits (the
@@ -66,7 +68,12 @@ pub struct JobContext<'a> {
 
 impl JobContext<'_> {
     pub fn now_ms(&self) -> i64 {
-        self.host.now_ms()
+        self.host.target().now_ms()
+    }
+
+    /// Runs `change` in one `main.db` write transaction through the host.
+    pub fn change_main(&self, change: crate::events::writer::MainChange) -> Result<(), DbError> {
+        self.host.target().change_main(change)
     }
 
     pub fn data_dir(&self) -> &Path {
@@ -86,7 +93,7 @@ impl JobContext<'_> {
     {
         let slot = Arc::new(Mutex::new(None));
         let filled = slot.clone();
-        self.host.change_main(Box::new(move |tx| {
+        self.change_main(Box::new(move |tx| {
             let value = work(tx)?;
             *filled.lock().unwrap_or_else(|poisoned| poisoned.into_inner()) = Some(value);
             Ok(())

@@ -13,8 +13,6 @@ use tokio::runtime::Handle;
 use crate::db::{self, DbError};
 use crate::deletion::runner::DeletionTarget;
 use crate::deletion::server::ServerTarget;
-use crate::events::partitions::Day;
-use crate::events::writer::MainChange;
 use crate::jobs::context::{Conn, Done, Host, JobContext, JobError};
 use crate::jobs::registry::JobSpec;
 use crate::pricing::PriceBook;
@@ -46,25 +44,11 @@ struct ServerHost<'a> {
     target: ServerTarget,
 }
 
-impl DeletionTarget for ServerHost<'_> {
-    fn change_main(&self, change: MainChange) -> Result<(), DbError> {
-        self.target.change_main(change)
-    }
-
-    fn forget_transcript(&self, session_id: &str) -> Result<(), String> {
-        self.target.forget_transcript(session_id)
-    }
-
-    fn drop_partition(&self, day: Day) -> Result<bool, DbError> {
-        self.target.drop_partition(day)
-    }
-
-    fn now_ms(&self) -> i64 {
-        self.state.clock.now_ms()
-    }
-}
-
 impl Host for ServerHost<'_> {
+    fn target(&self) -> &dyn DeletionTarget {
+        &self.target
+    }
+
     fn reader(&self) -> Result<Conn<'_>, DbError> {
         Ok(Conn::Pooled(self.state.readers.get()?))
     }

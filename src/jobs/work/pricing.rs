@@ -22,8 +22,7 @@ pub fn reprice_apply(ctx: &JobContext<'_>) -> Result<Done, JobError> {
         ));
     }
     let reads = ctx.reader()?;
-    let report =
-        reprice::apply(ctx.data_dir(), &reads, &in_force, &|change| ctx.host.change_main(change), ctx.now_ms())?;
+    let report = reprice::apply(ctx.data_dir(), &reads, &in_force, &|change| ctx.change_main(change), ctx.now_ms())?;
     Ok(reported(report.rows_rewritten, &report))
 }
 

@@ -17,13 +17,8 @@ pub fn rescore_trajectory(ctx: &JobContext<'_>) -> Result<Done, JobError> {
 
 fn trajectories(ctx: &JobContext<'_>, all: bool) -> Result<Done, JobError> {
     let reads = ctx.reader()?;
-    let report = crate::scoring::run::compute(
-        ctx.data_dir(),
-        &reads,
-        &|change| ctx.host.change_main(change),
-        ctx.now_ms(),
-        all,
-    )?;
+    let report =
+        crate::scoring::run::compute(ctx.data_dir(), &reads, &|change| ctx.change_main(change), ctx.now_ms(), all)?;
     if all {
         ctx.write(|tx| store::sweep_old_versions(tx))?;
     }
