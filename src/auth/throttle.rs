@@ -147,7 +147,10 @@ impl LoginThrottle {
         if let Ok(mut counts) = self.counts.lock() {
             let account = account_key(account);
             counts.pairs.remove(&(account.clone(), address));
-            if let Some(everywhere) = counts.accounts.get_mut(&account) {
+            // The attempt reached the account-wide count only from an unfamiliar address.
+            if !is_familiar(&counts, &account, address, now_ms)
+                && let Some(everywhere) = counts.accounts.get_mut(&account)
+            {
                 everywhere.count = everywhere.count.saturating_sub(1);
             }
             if let Some(window) = counts.addresses.get_mut(&address) {
@@ -162,16 +165,18 @@ fn entries(counts: &Counts) -> usize {
     counts.pairs.len() + counts.accounts.len() + counts.addresses.len() + counts.familiar.len()
 }
 
+/// Whether the account signed in from the address within [`FAMILIAR_MS`]: its failures
+/// there do not reach the account-wide count.
+fn is_familiar(counts: &Counts, account: &str, address: IpAddr, now_ms: i64) -> bool {
+    counts.familiar.get(&(account.to_string(), address)).is_some_and(|signed_in_ms| now_ms - signed_in_ms < FAMILIAR_MS)
+}
+
 /// `Err(seconds)` to wait, from the counts as they stand.
 fn check_counts(counts: &Counts, account: &str, address: IpAddr, now_ms: i64) -> Result<(), u64> {
     let account = account_key(account);
     let pair = counts.pairs.get(&(account.clone(), address)).copied().unwrap_or_default();
     let mut wait_ms = pair.wait_ms(PAIR_FREE, now_ms);
-    let familiar = counts
-        .familiar
-        .get(&(account.clone(), address))
-        .is_some_and(|signed_in_ms| now_ms - signed_in_ms < FAMILIAR_MS);
-    if !familiar {
+    if !is_familiar(counts, &account, address, now_ms) {
         let everywhere = counts.accounts.get(&account).copied().unwrap_or_default();
         wait_ms = wait_ms.max(everywhere.wait_ms(ACCOUNT_FREE, now_ms));
     }
@@ -191,11 +196,7 @@ fn count_failure(counts: &mut Counts, account: &str, address: IpAddr, now_ms: i6
     }
     let account = account_key(account);
     counts.pairs.entry((account.clone(), address)).or_default().add(now_ms);
-    let familiar = counts
-        .familiar
-        .get(&(account.clone(), address))
-        .is_some_and(|signed_in_ms| now_ms - signed_in_ms < FAMILIAR_MS);
-    if !familiar {
+    if !is_familiar(counts, &account, address, now_ms) {
         counts.accounts.entry(account).or_default().add(now_ms);
     }
     let window = counts.addresses.entry(address).or_insert(Window { started_ms: now_ms, failures: 0 });
@@ -272,6 +273,26 @@ mod tests {
             throttle.failed("admin@example.com", ATTACKER, later);
         }
         assert!(throttle.check("admin@example.com", HOME, later).is_err());
+    }
+
+    /// Signing in from home, again and again, takes back only the home attempts; the
+    /// guesser's failures elsewhere keep counting toward the account-wide delay.
+    #[test]
+    fn the_owners_sign_ins_at_home_do_not_wear_down_a_guessers_count() {
+        let throttle = LoginThrottle::default();
+        throttle.succeeded("admin@example.com", HOME, 0);
+        let mut now = 1_000;
+        for round in 0..ACCOUNT_FREE {
+            let address = IpAddr::V4(std::net::Ipv4Addr::new(198, 51, 100, round as u8));
+            throttle.attempt("admin@example.com", address, now).unwrap();
+            throttle.attempt("admin@example.com", HOME, now).unwrap();
+            throttle.succeeded("admin@example.com", HOME, now);
+            now += 1;
+        }
+        assert!(
+            throttle.check("admin@example.com", ATTACKER, now).is_err(),
+            "ten guesses from unfamiliar addresses still count"
+        );
     }
 
     #[test]
