@@ -108,8 +108,6 @@ pub struct Settings {
     pub tolerance_pct: f64,
 }
 
-pub const ENABLED_VARIABLE: &str = "SIGHTLINE_BILLING_RECONCILIATION_ENABLED";
-
 impl Settings {
     /// The settings the `[billing]` section gives; an error names the variable that is
     /// wrong.

@@ -183,7 +183,6 @@ const fn job(
     tier: Tier,
     schedule: DefaultSchedule,
     target: Option<Duration>,
-    alert: Thresholds,
     run: Work,
 ) -> JobSpec {
     JobSpec {
@@ -192,7 +191,7 @@ const fn job(
         schedule,
         enabled_by_default: true,
         target,
-        alert,
+        alert: NEVER,
         excludes: &[],
         availability: Availability::Available,
         switch: None,
@@ -204,17 +203,17 @@ const fn job(
 
 /// A tier-1 job: its cron pattern an operator may change (`job_config`).
 const fn configurable(name: &'static str, schedule: DefaultSchedule, target: Option<Duration>, run: Work) -> JobSpec {
-    job(name, Tier::Configurable, schedule, target, NEVER, run)
+    job(name, Tier::Configurable, schedule, target, run)
 }
 
 /// A tier-2 job: a fixed timer, or triggered over HTTP.
 const fn fixed(name: &'static str, schedule: DefaultSchedule, target: Option<Duration>, run: Work) -> JobSpec {
-    job(name, Tier::Fixed, schedule, target, NEVER, run)
+    job(name, Tier::Fixed, schedule, target, run)
 }
 
 /// A tier-3 job: run in-process on the server's host.
 const fn one_shot(name: &'static str, schedule: DefaultSchedule, target: Option<Duration>, run: Work) -> JobSpec {
-    job(name, Tier::OneShot, schedule, target, NEVER, run)
+    job(name, Tier::OneShot, schedule, target, run)
 }
 
 impl JobSpec {

@@ -349,11 +349,6 @@ pub fn count(n: i64) -> String {
     if n < 0 { format!("-{out}") } else { out }
 }
 
-/// Whether an environment switch's value turns it on (`true`, `1` or `yes`, any case).
-pub fn is_switched_on(value: &str) -> bool {
-    matches!(value.trim().to_ascii_lowercase().as_str(), "true" | "1" | "yes")
-}
-
 /// Whether `url` may carry a credential: `https://`, or plain `http://` only to this
 /// machine (a stand-in on loopback), and never with credentials in the URL itself.
 pub fn is_credential_safe_url(url: &str) -> bool {

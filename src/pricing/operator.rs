@@ -96,7 +96,6 @@ impl PriceBook {
         Ok(book)
     }
 
-    /// Every agent's table, in [`AgentType::ALL`] order.
     /// Each agent's table in force as `agent revision etag-prefix`, comma-separated: what
     /// a projection stamps on itself.
     pub fn provenance(&self) -> String {
@@ -108,6 +107,7 @@ impl PriceBook {
             .join(", ")
     }
 
+    /// Every agent's table, in [`AgentType::ALL`] order.
     pub fn tables(&self) -> impl Iterator<Item = &PriceTable> {
         self.tables.iter()
     }

@@ -63,7 +63,8 @@ impl Prediction {
 }
 
 /// The projection `prediction` makes at `now_ms`, its baseline measured on `reads`.
-/// `price_tables` and `scorers` are the versions in force, as the projection keeps them.
+/// `price_tables` are the tables in force, as the projection keeps them; the scorers'
+/// versions are read here.
 pub fn prepare(
     reads: &Connection,
     prediction: Prediction,
