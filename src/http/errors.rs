@@ -141,10 +141,11 @@ impl AppError {
         (status, message)
     }
 
-    /// This error as an HTML page: its status and headers around `html` (a page that
-    /// shows [`Self::status_and_message`] in the listener's own look).
-    pub fn page(&self, html: String) -> Response {
-        let (status, _) = self.status_and_message();
+    /// This error as an HTML page in the listener's own look: `render` gets the status
+    /// and the public message (the cause is logged once, here) and answers the HTML.
+    pub fn page(&self, render: impl FnOnce(StatusCode, &str) -> String) -> Response {
+        let (status, message) = self.status_and_message();
+        let html = render(status, &message);
         let mut response = (status, [(header::CONTENT_TYPE, "text/html; charset=utf-8")], html).into_response();
         self.add_headers(response.headers_mut());
         response
@@ -204,10 +205,10 @@ struct ErrorPage<'a> {
 impl IntoResponse for PageError {
     fn into_response(self) -> Response {
         use askama::Template;
-        let (status, message) = self.0.status_and_message();
-        let title = status.canonical_reason().unwrap_or("Error");
-        let html = ErrorPage { nav_role: "", title, message: &message }.render().unwrap_or(message.clone());
-        self.0.page(html)
+        self.0.page(|status, message| {
+            let title = status.canonical_reason().unwrap_or("Error");
+            ErrorPage { nav_role: "", title, message }.render().unwrap_or_else(|_| message.to_string())
+        })
     }
 }
 

@@ -62,7 +62,8 @@ impl Prediction {
     }
 }
 
-/// The projection `prediction` makes at `now_ms`, its baseline measured on `reads`.
+/// The projection `prediction` makes at `now_ms`, its baseline measured on `reads`, or
+/// why it breaks a rule ([`Prediction::check`]).
 /// `price_tables` are the tables in force, as the projection keeps them; the scorers'
 /// versions are read here.
 pub fn prepare(
@@ -70,7 +71,10 @@ pub fn prepare(
     prediction: Prediction,
     price_tables: String,
     now_ms: i64,
-) -> Result<Projection, DbError> {
+) -> Result<Result<Projection, Refusal>, DbError> {
+    if let Err(refusal) = prediction.check() {
+        return Ok(Err(refusal));
+    }
     let (period_from_ms, period_to_ms) = (prediction.period_from.start_ms(), prediction.period_to.next().start_ms());
     let baseline_to_ms = period_from_ms.min(Day::of_ms(now_ms).start_ms());
     let baseline = Period { from_ms: baseline_to_ms - prediction.baseline_days * DAY_MS, to_ms: baseline_to_ms };
@@ -79,7 +83,7 @@ pub fn prepare(
         .map(|s| format!("{}@{}", s.name, s.version))
         .collect::<Vec<_>>()
         .join(", ");
-    Ok(Projection {
+    Ok(Ok(Projection {
         id: uuid::Uuid::now_v7().to_string(),
         title: prediction.title.trim().to_string(),
         metric: prediction.metric,
@@ -93,7 +97,7 @@ pub fn prepare(
         price_tables,
         scorers,
         recorded_at_ms: now_ms,
-    })
+    }))
 }
 
 /// Stores `projection` with its audit entry.

@@ -45,10 +45,7 @@ struct ErrorPage<'a> {
 
 impl IntoResponse for PageError {
     fn into_response(self) -> Response {
-        let (_, message) = self.0.status_and_message();
-        let message = message.as_str();
-        let html = ErrorPage { message, auth: false }.render().unwrap_or_else(|_| message.to_string());
-        self.0.page(html)
+        self.0.page(|_, message| ErrorPage { message, auth: false }.render().unwrap_or_else(|_| message.to_string()))
     }
 }
 

@@ -155,10 +155,12 @@ pub async fn record(
         period_to: date("period_to", form.period_to)?,
         baseline_days: required("baseline_days", form.baseline_days, days, "baseline_days must be 7 to 365")?,
     };
-    prediction.check().map_err(|refusal| AppError::bad_request(refusal.field, refusal.message))?;
     let said = format!("the projection “{}” is recorded", prediction.title.trim());
     let (now_ms, price_tables, actor) = (state.clock.now_ms(), state.prices.provenance(), caller.user.id);
-    let projection = state.read(move |conn| record::prepare(conn, prediction, price_tables, now_ms)).await?;
+    let projection = state
+        .read(move |conn| record::prepare(conn, prediction, price_tables, now_ms))
+        .await?
+        .map_err(|refusal| AppError::bad_request(refusal.field, refusal.message))?;
     state.write(move |tx| record::record(tx, &projection, &actor, now_ms)).await?;
     Ok(done(PATH, &said))
 }
