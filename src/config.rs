@@ -16,6 +16,7 @@ mod auth;
 mod environment;
 mod github;
 mod integrations;
+pub mod machine;
 
 pub use analytics::Analytics;
 pub use auth::{Auth, Secret};

@@ -643,3 +643,27 @@ fn sql_reads_follow_the_layering() {
     let gone: Vec<&(String, String)> = known.iter().filter(|pair| !found.contains_key(*pair)).collect();
     assert!(gone.is_empty(), "crossings gone; remove them from KNOWN_SQL_CROSSINGS: {gone:?}");
 }
+
+/// Every environment read is in `config/`: Sightline's settings in its typed sections,
+/// the machine's own variables (`HOME`, `CODEX_HOME`, `COLUMNS`, …) in
+/// `config::machine`, so none is read unvalidated or unlisted elsewhere.
+#[test]
+fn the_environment_is_read_only_in_config() {
+    let mut files = Vec::new();
+    source_files(&src_dir(), &mut files);
+    let config = src_dir().join("config");
+    let reads = regex::Regex::new(r"env::vars?(_os)?\(").unwrap();
+    let outside: Vec<String> = files
+        .iter()
+        .filter(|file| !file.starts_with(&config) && *file != &src_dir().join("config.rs"))
+        .filter(|file| {
+            let text = std::fs::read_to_string(file).unwrap();
+            reads.is_match(text.split("#[cfg(test)]").next().unwrap_or_default())
+        })
+        .map(|file| file.display().to_string())
+        .collect();
+    assert!(
+        outside.is_empty(),
+        "environment read outside config/ (use config::machine or a Config section): {outside:?}"
+    );
+}

@@ -76,7 +76,11 @@ fn layout() -> console::Layout {
     if !std::io::stdout().is_terminal() {
         return console::Layout::Lines;
     }
-    let width = std::env::var("COLUMNS").ok().and_then(|c| c.parse().ok()).filter(|w| *w >= 40).unwrap_or(80);
+    let width = crate::config::machine::MachineVariable::Columns
+        .text()
+        .and_then(|c| c.parse().ok())
+        .filter(|w| *w >= 40)
+        .unwrap_or(80);
     console::Layout::Terminal { width }
 }
 

@@ -124,7 +124,7 @@ fn record(args: &HookArgs) -> anyhow::Result<()> {
 /// Starts a flusher in the background unless one holds the lock. The check is a
 /// non-blocking lock attempt; a race starts two, and the loser exits at once.
 pub(crate) fn ensure_flusher() {
-    if std::env::var_os("SIGHTLINE_NO_FLUSHER").is_some() {
+    if crate::config::machine::MachineVariable::NoFlusher.is_set() {
         return;
     }
     match flusher::try_lock() {

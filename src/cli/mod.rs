@@ -168,7 +168,7 @@ pub struct HealthcheckArgs {
 /// Loads the layered configuration for a server-side command.
 pub fn load_config(args: &ConfigArgs, extra: Overrides) -> anyhow::Result<Config> {
     let overrides = Overrides { data_dir: args.data_dir.clone().or(extra.data_dir), ..extra };
-    Ok(Config::load(args.config.as_deref(), std::env::vars(), &overrides)?)
+    Ok(Config::load(args.config.as_deref(), crate::config::machine::process_environment(), &overrides)?)
 }
 
 /// For an operator command that works on the data directory: the configuration, logging

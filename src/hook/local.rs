@@ -8,29 +8,27 @@ use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
+use crate::config::machine::{self, MachineVariable};
+
 /// The person's home directory (`.` when `HOME` is unset).
 pub fn home() -> PathBuf {
-    std::env::var_os("HOME").map(PathBuf::from).unwrap_or_else(|| PathBuf::from("."))
-}
-
-fn xdg(var: &str, fallback: &str) -> PathBuf {
-    std::env::var_os(var).map(PathBuf::from).filter(|p| p.is_absolute()).unwrap_or_else(|| home().join(fallback))
+    machine::home_dir()
 }
 
 /// `$XDG_CONFIG_HOME`, or `~/.config`: where agents and editors keep their configuration too.
 pub fn xdg_config_home() -> PathBuf {
-    xdg("XDG_CONFIG_HOME", ".config")
+    machine::directory(MachineVariable::XdgConfigHome, ".config", true)
 }
 
 /// A directory an agent lets an environment variable move (`CODEX_HOME`, …), else
 /// `~/<fallback>`.
-pub fn dir_from_env(var: &str, fallback: &str) -> PathBuf {
-    std::env::var_os(var).map(PathBuf::from).unwrap_or_else(|| home().join(fallback))
+pub fn dir_from_env(variable: MachineVariable, fallback: &str) -> PathBuf {
+    machine::directory(variable, fallback, false)
 }
 
 /// `$XDG_DATA_HOME`, or `~/.local/share`: where some agents keep their sessions.
 pub fn xdg_data_home() -> PathBuf {
-    xdg("XDG_DATA_HOME", ".local/share")
+    machine::directory(MachineVariable::XdgDataHome, ".local/share", true)
 }
 
 pub fn config_dir() -> PathBuf {

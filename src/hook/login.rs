@@ -33,7 +33,7 @@ fn oauth_failure(what: &str, status: u16, body: &Value) -> anyhow::Error {
 fn host_name() -> String {
     std::fs::read_to_string("/proc/sys/kernel/hostname")
         .ok()
-        .or_else(|| std::env::var("HOSTNAME").ok())
+        .or_else(|| crate::config::machine::MachineVariable::Hostname.text())
         .map(|name| name.trim().to_string())
         .filter(|name| !name.is_empty())
         .unwrap_or_else(|| "unknown host".into())

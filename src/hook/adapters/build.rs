@@ -7,6 +7,7 @@ use serde_json::{Map, Value, json};
 
 use super::common::{digest_of, git_context, sha256_hex, target_hash, usage_events};
 use super::{AdapterError, Context};
+use crate::config::machine::MachineVariable;
 use crate::hook::usage::{self, Line, Request};
 use crate::model::{AgentType, ToolStatus};
 
@@ -176,7 +177,7 @@ impl Builder<'_, '_> {
         if let Some(git) = self.cwd.as_deref().and_then(|cwd| git_context(cwd.as_ref())) {
             event["git"] = git;
         }
-        if let Some(number) = pull_request_of_ci_run(std::env::var("GITHUB_REF").ok().as_deref()) {
+        if let Some(number) = pull_request_of_ci_run(MachineVariable::GithubRef.text().as_deref()) {
             event["metadata"]["pull_request"] = json!(number);
         }
         event

@@ -113,7 +113,7 @@ fn events_path(session: &str) -> Option<String> {
     if session.contains(['/', '\\']) || session.starts_with('.') {
         return None;
     }
-    let home = crate::hook::local::dir_from_env("COPILOT_HOME", ".copilot");
+    let home = crate::hook::local::dir_from_env(crate::config::machine::MachineVariable::CopilotHome, ".copilot");
     Some(home.join("session-state").join(session).join("events.jsonl").to_string_lossy().into_owned())
 }
 

@@ -11,13 +11,14 @@ use serde_json::{Value, json};
 
 use super::tools::{Call, Tools};
 use super::{ImportedSession, Importer, Store, by_path, event, parse_ms, usage_event};
+use crate::config::machine::MachineVariable;
 use crate::hook::adapters::claude_code::{record_usage, tool_action, transcript_line};
 use crate::hook::local::dir_from_env;
 use crate::hook::usage::Line;
 use crate::model::{AgentType, Usage};
 
 pub const IMPORTER: Importer = Importer {
-    default_root: || dir_from_env("CLAUDE_CONFIG_DIR", ".claude").join("projects"),
+    default_root: || dir_from_env(MachineVariable::ClaudeConfigDir, ".claude").join("projects"),
     store: Store::Files(|path| path.extension().is_some_and(|e| e == "jsonl")),
     parse: |source| by_path(parse_file, source),
     usage_line: Some(transcript_line),

@@ -10,13 +10,14 @@ use serde_json::Value;
 
 use super::tools::{Call, Tools};
 use super::{ImportedSession, Importer, Store, by_path, event, parse_ms, usage_event};
+use crate::config::machine::MachineVariable;
 use crate::hook::adapters::codex::{exit_code, record_usage, tool_action, transcript_line};
 use crate::hook::local::dir_from_env;
 use crate::hook::usage::Line;
 use crate::model::{AgentType, Usage};
 
 pub const IMPORTER: Importer = Importer {
-    default_root: || dir_from_env("CODEX_HOME", ".codex").join("sessions"),
+    default_root: || dir_from_env(MachineVariable::CodexHome, ".codex").join("sessions"),
     store: Store::Files(|path| {
         path.extension().is_some_and(|e| e == "jsonl")
             && path.file_name().is_some_and(|n| n.to_string_lossy().starts_with("rollout-"))

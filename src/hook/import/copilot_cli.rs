@@ -13,6 +13,7 @@ use serde_json::Value;
 
 use super::tools::{Call, Tools};
 use super::{ImportedSession, Importer, Store, by_path, event, parse_ms, usage_event};
+use crate::config::machine::MachineVariable;
 use crate::hook::adapters::build::text;
 use crate::hook::adapters::copilot_cli::{reads_as_refusal, tool_action, transcript_line};
 use crate::hook::local::dir_from_env;
@@ -20,7 +21,7 @@ use crate::hook::usage::Line;
 use crate::model::AgentType;
 
 pub const IMPORTER: Importer = Importer {
-    default_root: || dir_from_env("COPILOT_HOME", ".copilot").join("session-state"),
+    default_root: || dir_from_env(MachineVariable::CopilotHome, ".copilot").join("session-state"),
     store: Store::Files(|path| path.file_name().is_some_and(|n| n == "events.jsonl")),
     parse: |source| by_path(parse_file, source),
     usage_line: Some(transcript_line),

@@ -21,6 +21,7 @@ use serde_json::{Value, json};
 
 use super::tools::{Call, Tools};
 use super::{Group, ImportedSession, Importer, Source, Store, event, usage_event};
+use crate::config::machine::MachineVariable;
 use crate::hook::adapters::build::text;
 use crate::hook::adapters::opencode::{message_usage, reads_as_refusal, tool_action};
 use crate::hook::local::xdg_data_home;
@@ -28,9 +29,7 @@ use crate::hook::usage::session_key;
 use crate::model::AgentType;
 
 pub const IMPORTER: Importer = Importer {
-    default_root: || {
-        std::env::var_os("OPENCODE_DB").map(PathBuf::from).unwrap_or_else(|| xdg_data_home().join("opencode"))
-    },
+    default_root: || MachineVariable::OpenCodeDb.path().unwrap_or_else(|| xdg_data_home().join("opencode")),
     store: Store::Listed(sessions),
     parse,
     usage_line: None,

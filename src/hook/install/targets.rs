@@ -6,6 +6,7 @@ use serde_json::json;
 
 use super::owned::{OwnedFile, has_marker};
 use super::{JsonHooks, Shape, Target, our_program, our_program_path};
+use crate::config::machine::MachineVariable;
 use crate::hook::local::{dir_from_env, home, xdg_config_home};
 use crate::model::AgentType;
 
@@ -157,7 +158,7 @@ fn documents_dir() -> PathBuf {
 pub fn for_agent(agent: AgentType) -> anyhow::Result<Vec<Target>> {
     Ok(match agent {
         AgentType::ClaudeCode => vec![Target::Json(JsonHooks {
-            path: dir_from_env("CLAUDE_CONFIG_DIR", ".claude").join("settings.json"),
+            path: dir_from_env(MachineVariable::ClaudeConfigDir, ".claude").join("settings.json"),
             hooks_at: &["hooks"],
             shape: Shape::Grouped,
             events: CLAUDE_CODE_EVENTS,
@@ -165,7 +166,7 @@ pub fn for_agent(agent: AgentType) -> anyhow::Result<Vec<Target>> {
             entry: grouped_seconds,
         })],
         AgentType::Codex => vec![Target::Json(JsonHooks {
-            path: dir_from_env("CODEX_HOME", ".codex").join("hooks.json"),
+            path: dir_from_env(MachineVariable::CodexHome, ".codex").join("hooks.json"),
             hooks_at: &["hooks"],
             shape: Shape::Grouped,
             events: CODEX_EVENTS,
@@ -202,7 +203,7 @@ pub fn for_agent(agent: AgentType) -> anyhow::Result<Vec<Target>> {
             })]
         }
         AgentType::CopilotCli => vec![Target::Owned(OwnedFile {
-            path: dir_from_env("COPILOT_HOME", ".copilot").join("hooks/sightline.json"),
+            path: dir_from_env(MachineVariable::CopilotHome, ".copilot").join("hooks/sightline.json"),
             content: copilot_file(),
             executable: false,
             is_ours: copilot_is_ours,
