@@ -63,7 +63,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
     ),
     ("events", &["clock", "db", "metrics", "model", "redact"]),
     // The aggregates, refreshed from the events.
-    ("analytics", &["access", "audit", "auth", "db", "events", "model", "sessions"]),
+    ("analytics", &["access", "audit", "auth", "db", "events", "jira", "model", "sessions"]),
     // Stores and services, lowest first.
     ("audit", &["clock", "db", "model"]),
     ("alerts", &["access", "analytics", "audit", "auth", "config", "db", "model", "sessions", "slo"]),
@@ -600,13 +600,8 @@ fn only_a_tables_owners_write_it() {
 /// Reads that join a table of a module the reader may not depend on (`ALLOWED`): the
 /// SQL crossings that remain. The list only shrinks: a new crossing fails the test, and
 /// so does one that is gone but still listed. (reader module, table)
-const KNOWN_SQL_CROSSINGS: &[(&str, &str)] = &[
-    ("access", "sessions"),
-    ("analytics", "jira_issues"),
-    ("analytics", "pr_rollups"),
-    ("analytics", "pull_requests"),
-    ("analytics", "repos"),
-];
+const KNOWN_SQL_CROSSINGS: &[(&str, &str)] =
+    &[("analytics", "pr_rollups"), ("analytics", "pull_requests"), ("analytics", "repos")];
 
 /// A module's SQL reads (`FROM`, `JOIN`) only tables of modules it may depend on, but
 /// for [`KNOWN_SQL_CROSSINGS`]; test code and fixtures aside.

@@ -149,7 +149,18 @@ fn audit_grant(conn: &Connection, actor: &str, action: Action, grant: &Grant, no
     Ok(())
 }
 
-pub fn request(conn: &Connection, actor: Actor<'_>, ask: &Request<'_>, now_ms: i64) -> Result<Grant, GrantError> {
+/// Whether a session is the person's: answered by `sessions`, which sits above `access`
+/// (its reads take grants), so a grant request is handed the question, not the table.
+pub type SessionOwnership = fn(&Connection, &str, &str) -> Result<bool, DbError>;
+
+/// Records a request; `is_owned_by(conn, session, subject)` checks a named session.
+pub fn request(
+    conn: &Connection,
+    actor: Actor<'_>,
+    ask: &Request<'_>,
+    now_ms: i64,
+    is_owned_by: SessionOwnership,
+) -> Result<Grant, GrantError> {
     if !actor.role.may_request_grants() {
         return Err(GrantError::MayNotRequest);
     }
@@ -169,12 +180,7 @@ pub fn request(conn: &Connection, actor: Actor<'_>, ask: &Request<'_>, now_ms: i
         return Err(GrantError::NoSubject);
     }
     if let Some(session_id) = ask.session_id {
-        let owned: bool = conn.query_row(
-            "SELECT EXISTS (SELECT 1 FROM sessions WHERE id = ?1 AND user_id = ?2)",
-            params![session_id, ask.subject_id],
-            |row| row.get(0),
-        )?;
-        if !owned {
+        if !is_owned_by(conn, session_id, ask.subject_id)? {
             return Err(GrantError::NoSession(session_id.to_string()));
         }
     }

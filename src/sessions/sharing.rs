@@ -18,6 +18,11 @@ pub fn set(conn: &Connection, owner_id: &str, session_id: &str, shared: Option<b
     )? == 1)
 }
 
+/// Whether the session is the person's.
+pub fn is_owned_by(conn: &Connection, session_id: &str, user_id: &str) -> Result<bool, DbError> {
+    Ok(get(conn, user_id, session_id)?.is_some())
+}
+
 /// The switch of a session: `Some(None)` when it follows the owner's flag, `None` when
 /// there is no such session of this owner.
 pub fn get(conn: &Connection, owner_id: &str, session_id: &str) -> Result<Option<Option<bool>>, DbError> {

@@ -17,6 +17,7 @@ use crate::auth::users;
 use crate::db::DbError;
 use crate::http::errors::AppError;
 use crate::http::extract::{Json, Path};
+use crate::sessions;
 use crate::state::AppState;
 use crate::state::caller::Caller;
 
@@ -116,7 +117,7 @@ pub async fn request(
             justification: &body.justification,
             duration_ms,
         };
-        grants::request(tx, caller.actor(), &ask, now_ms)
+        grants::request(tx, caller.actor(), &ask, now_ms, sessions::sharing::is_owned_by)
     })
     .await?;
     Ok((StatusCode::CREATED, Json(json!(grant))))
