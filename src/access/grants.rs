@@ -179,10 +179,10 @@ pub fn request(
     if !subject_exists {
         return Err(GrantError::NoSubject);
     }
-    if let Some(session_id) = ask.session_id {
-        if !is_owned_by(conn, session_id, ask.subject_id)? {
-            return Err(GrantError::NoSession(session_id.to_string()));
-        }
+    if let Some(session_id) = ask.session_id
+        && !is_owned_by(conn, session_id, ask.subject_id)?
+    {
+        return Err(GrantError::NoSession(session_id.to_string()));
     }
     let id = uuid::Uuid::now_v7().to_string();
     conn.execute(
