@@ -296,3 +296,29 @@ fn no_subtraction_of_shown_team_figures_isolates_a_small_group(dir: &std::path::
     }
     assert!(tried > 10, "the check saw the demo's team figures ({tried} shown)");
 }
+
+/// The smallest organisations the flags allow are made whole too: with one to six
+/// developers most are team leads, and the demo used to index past its list of the rest.
+#[test]
+fn a_demo_of_a_few_developers_is_made_without_failing() {
+    for developers in ["1", "6"] {
+        let dir = tempfile::tempdir().unwrap();
+        let made = sightline_with_stdin(
+            &[
+                "demo",
+                "--data-dir",
+                dir.path().to_str().unwrap(),
+                "--developers",
+                developers,
+                "--days",
+                "1",
+                "--password-stdin",
+            ],
+            &format!("{PASSWORD}\n"),
+        );
+        assert!(made.status.success(), "{developers} developers: {}", stderr(&made));
+        let conn = rusqlite::Connection::open(dir.path().join("main.db")).unwrap();
+        let people = count(&conn, "SELECT count(*) FROM users");
+        assert_eq!(people, developers.parse::<i64>().unwrap() + 3, "{developers} developers and the three roles");
+    }
+}

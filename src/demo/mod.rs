@@ -260,7 +260,7 @@ impl Server {
 /// What [`governance`] did, for the closing message.
 struct Ran {
     granted_on: String,
-    deleted: String,
+    deleted: Option<String>,
 }
 
 /// A grant (the investigator asks to read a developer's sessions, the administrator
@@ -279,7 +279,11 @@ fn governance(server: &Server, people: &[Person], password: &str) -> anyhow::Res
         anyhow::ensure!((200..300).contains(&status), "{method} {path} answered {status}: {text}");
         Ok(serde_json::from_str(&text).unwrap_or(Value::Null))
     };
-    let developers: Vec<&Person> = people.iter().filter(|p| p.team.is_some() && !p.lead).collect();
+    // Developers who lead no team; in a tiny demo, where everyone leads, every member.
+    let mut developers: Vec<&Person> = people.iter().filter(|p| p.team.is_some() && !p.lead).collect();
+    if developers.is_empty() {
+        developers = people.iter().filter(|p| p.team.is_some()).collect();
+    }
     let subject = developers.first().context("the demo has no developer")?;
     let investigator = sign_in("investigator@demo.example")?;
     let admin = sign_in("admin@demo.example")?;
@@ -309,17 +313,21 @@ fn governance(server: &Server, people: &[Person], password: &str) -> anyhow::Res
         );
         Ok(())
     };
-    let middle = &developers[1..developers.len().saturating_sub(1)];
+    // Neither the first (the pattern's owner) nor the last (the leaver); none in a tiny demo.
+    let middle = developers.get(1..developers.len().saturating_sub(1)).unwrap_or_default();
     for developer in middle.iter().step_by(3) {
         set_visibility(&developer.email, json!({"share_transcripts": true}))?;
     }
     if let Some(private) = middle.get(1).or(developers.first()) {
         set_visibility(&private.email, json!({"team_drill_in": false}))?;
     }
-    let leaver = developers.last().context("the demo has no developer")?;
-    let leaver_token = sign_in(&leaver.email)?;
-    call("POST", "/api/me/deletion", &leaver_token, json!({}))?;
-    server.run_job(&admin, "run-deletions")?;
+    // The leaver is never the grant's subject, so a demo of one developer has none.
+    let leaver = developers.last().filter(|_| developers.len() > 1);
+    if let Some(leaver) = leaver {
+        let leaver_token = sign_in(&leaver.email)?;
+        call("POST", "/api/me/deletion", &leaver_token, json!({}))?;
+        server.run_job(&admin, "run-deletions")?;
+    }
     // A second request, left for an administrator to decide on /admin/access-grants.
     if let Some(other) = developers.get(1) {
         call(
@@ -329,7 +337,7 @@ fn governance(server: &Server, people: &[Person], password: &str) -> anyhow::Res
             json!({"subject": other.email, "justification": "Demo: a billing question about last month's spend.", "duration_hours": 4}),
         )?;
     }
-    Ok(Ran { granted_on: subject.email.clone(), deleted: leaver.email.clone() })
+    Ok(Ran { granted_on: subject.email.clone(), deleted: leaver.map(|leaver| leaver.email.clone()) })
 }
 
 fn print_sign_in(people: &[Person], options: &Options, config: &Config, ran: Ran) -> anyhow::Result<()> {
@@ -356,11 +364,11 @@ fn print_sign_in(people: &[Person], options: &Options, config: &Config, ran: Ran
     } else {
         writeln!(out, "with the password {} (every demo person has it).", options.password)?;
     }
-    writeln!(
-        out,
-        "The investigator holds an approved grant on {}; {} asked for their data to be deleted, and it was.",
-        ran.granted_on, ran.deleted
-    )?;
+    write!(out, "The investigator holds an approved grant on {}", ran.granted_on)?;
+    match ran.deleted {
+        Some(deleted) => writeln!(out, "; {deleted} asked for their data to be deleted, and it was.")?,
+        None => writeln!(out, ".")?,
+    }
     let results = config.data_dir.join("results.db");
     writeln!(
         out,
