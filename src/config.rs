@@ -22,7 +22,7 @@ pub use analytics::Analytics;
 pub use auth::{Auth, Secret};
 pub use environment::{COMMAND_VARIABLES, ENV_KEYS};
 pub use github::Github;
-pub use integrations::{Alerts, Billing, Jira, Judge};
+pub use integrations::{Alerts, Backup, Billing, Jira, Judge};
 
 pub const DEFAULT_FILE: &str = include_str!("../assets/sightline.default.toml");
 
@@ -43,6 +43,10 @@ pub struct Config {
     pub jira: Jira,
     pub billing: Billing,
     pub alerts: Alerts,
+    pub backup: Backup,
+    /// The configuration file read, if any (a backup copies it).
+    #[serde(skip)]
+    pub source_file: Option<PathBuf>,
     /// `SIGHTLINE_*` variables of the environment that name no setting (a typo, or a
     /// setting of another version); the server warns of each at start.
     #[serde(skip)]
@@ -139,6 +143,8 @@ impl Default for Config {
             jira: Jira::default(),
             billing: Billing::default(),
             alerts: Alerts::default(),
+            backup: Backup::default(),
+            source_file: None,
             unknown_variables: Vec::new(),
         }
     }
@@ -250,6 +256,7 @@ impl Config {
             }
         })?;
         config.unknown_variables = unknown_variables;
+        config.source_file = path;
         if let Some(dir) = &overrides.data_dir {
             config.data_dir = dir.clone();
         }
@@ -294,6 +301,9 @@ impl Config {
         }
         if !(2..=1 << 20).contains(&ingest.max_metadata_bytes) {
             return invalid("ingest.max_metadata_bytes must be between 2 and 1048576".into());
+        }
+        if !(1..=1000).contains(&self.backup.keep) {
+            return invalid("backup.keep must be between 1 and 1000".into());
         }
         if ingest.max_future_skew_secs < 0 || ingest.max_event_age_days < 1 {
             return invalid("ingest.max_future_skew_secs must be >= 0 and ingest.max_event_age_days >= 1".into());

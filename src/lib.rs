@@ -11,6 +11,7 @@ pub mod analytics;
 pub mod app;
 pub mod audit;
 pub mod auth;
+pub mod backup;
 pub mod bench;
 pub mod billing;
 pub mod charts;

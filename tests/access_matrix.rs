@@ -399,7 +399,7 @@ fn only_administrators_see_and_run_jobs() {
 
     let admin = &world.tokens["admin"];
     let (_, listed) = get_as(&format!("{web}/admin/jobs"), admin);
-    assert_eq!(listed["jobs"].as_array().unwrap().len(), 19, "{listed}");
+    assert_eq!(listed["jobs"].as_array().unwrap().len(), 20, "{listed}");
     let (status, body) = post_as(&format!("{web}/admin/jobs/reconcile-cost/run"), admin, &json!({}));
     assert_eq!(status, 403, "{body}");
     assert!(body["error"]["message"].as_str().unwrap().contains("sightline jobs run reconcile-cost"), "{body}");

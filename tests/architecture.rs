@@ -44,6 +44,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "alerts",
             "analytics",
             "auth",
+            "backup",
             "billing",
             "clock",
             "config",
@@ -79,6 +80,8 @@ const ALLOWED: &[(&str, &[&str])] = &[
     ("access", &["audit", "auth", "clock", "db", "model"]),
     ("sessions", &["access", "audit", "auth", "clock", "db", "events", "model", "pricing"]),
     ("transcripts", &["clock", "config", "db", "events", "hook", "memory", "model", "redact", "sessions"]),
+    // Backups: a copy of every store's files, so above them all (but the listeners).
+    ("backup", &["config", "db", "events", "transcripts"]),
     // The HTTP plumbing, and the state every handler shares (it sits below them all).
     ("http", &["db", "events", "model"]),
     (
@@ -197,6 +200,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "analytics",
             "audit",
             "auth",
+            "backup",
             "clock",
             "config",
             "db",
@@ -251,6 +255,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "app",
             "audit",
             "auth",
+            "backup",
             "bench",
             "billing",
             "clock",

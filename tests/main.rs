@@ -45,4 +45,5 @@ mod storage_failure;
 mod team_org_pages;
 mod transcripts_search;
 mod transcripts_upload;
+mod upgrade;
 mod web_browser;

@@ -51,6 +51,7 @@ pub fn addresses_path(data_dir: &Path) -> std::path::PathBuf {
 
 /// Opens `main.db`, creating and migrating it. Used by `serve` and operator verbs.
 pub fn prepare_main_db(config: &Config) -> anyhow::Result<()> {
+    crate::backup::restore::ensure_not_half_restored(&config.data_dir)?;
     db::ensure_dir(&config.data_dir)?;
     let path = config.main_db_path();
     let mut conn = db::open(&path, Durability::PowerSafe, Checkpointing::Automatic)?;

@@ -1,6 +1,7 @@
 //! Command-line interface: the argument grammar (clap derive; doc comments are the
 //! help text) and dispatch to one function per command.
 
+pub mod backup;
 pub mod deletions;
 pub mod demo;
 pub mod evals;
@@ -55,6 +56,11 @@ pub enum Command {
     /// Manage tokens.
     #[command(subcommand)]
     Token(operator::TokenCommand),
+    /// Back up the data directory (online, beside a running server) into a new dated
+    /// directory of --to (or backup.dir), linking files unchanged since the last backup.
+    Backup(backup::BackupArgs),
+    /// Restore a backup into an empty data directory (--check: verify it, write nothing).
+    Restore(backup::RestoreArgs),
     /// Create or migrate main.db to this binary's schema, then exit.
     Migrate(ConfigArgs),
     /// Compact event partitions older than the configured age (zstd + VACUUM).
@@ -216,6 +222,8 @@ pub fn run(cli: Cli) -> anyhow::Result<i32> {
             println!("main.db is at schema version {}", crate::db::migrations::latest_version());
             Ok(0)
         }
+        Command::Backup(args) => backup::backup(&args),
+        Command::Restore(args) => backup::restore(&args),
         Command::Compact(args) => operator::compact(&args),
         Command::IndexTranscripts(args) => transcripts::index_transcripts(&args),
         Command::BackfillRedaction(args) => transcripts::backfill_redaction(&args),

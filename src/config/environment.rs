@@ -63,6 +63,8 @@ pub const ENV_KEYS: &[(&str, &str)] = &[
     ("SIGHTLINE_JIRA_EMAIL", "jira.email"),
     ("SIGHTLINE_JIRA_API_TOKEN", "jira.api_token"),
     ("SIGHTLINE_JIRA_VALUE_FIELD", "jira.value_field"),
+    ("SIGHTLINE_BACKUP_DIR", "backup.dir"),
+    ("SIGHTLINE_BACKUP_KEEP", "backup.keep"),
     ("SIGHTLINE_BILLING_RECONCILIATION_ENABLED", "billing.reconciliation_enabled"),
     ("SIGHTLINE_BILLING_RECONCILE_DAYS", "billing.reconcile_days"),
     ("SIGHTLINE_BILLING_DRIFT_TOLERANCE_PCT", "billing.drift_tolerance_pct"),
@@ -164,6 +166,7 @@ fn env_value(key: &str, raw: &str) -> Result<toml::Value, String> {
         return raw.parse::<i64>().map(toml::Value::Integer).map_err(|_| format!("{raw:?} is not a whole number"));
     }
     if matches!(key, "data_dir" | "log.level" | "log.format" | "analytics.results_db" | "analytics.eval_dashboard_url")
+        || key == "backup.dir"
         || ["auth.", "github.", "judge.", "jira.", "billing.", "alerts."].iter().any(|section| key.starts_with(section))
     {
         return Ok(toml::Value::String(raw.to_string()));

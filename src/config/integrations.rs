@@ -45,6 +45,29 @@ pub struct Jira {
     pub value_field: String,
 }
 
+/// Backups of the data directory (`backup`, docs/operations.md): off until `dir` is set.
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Backup {
+    /// Where the daily backups go (a directory of backups, ideally another disk).
+    pub dir: String,
+    /// How many complete backups are kept there.
+    pub keep: i64,
+}
+
+impl Default for Backup {
+    fn default() -> Self {
+        Backup { dir: String::new(), keep: 7 }
+    }
+}
+
+impl Backup {
+    /// The directory of backups, when set.
+    pub fn dir(&self) -> Option<std::path::PathBuf> {
+        (!self.dir.trim().is_empty()).then(|| std::path::PathBuf::from(self.dir.trim()))
+    }
+}
+
 /// The vendors' billing APIs (`reconcile-cost`, docs/cost.md).
 #[derive(Clone, Debug, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields, default)]

@@ -44,6 +44,7 @@ pub const MIGRATIONS: &[&str] = &[
     include_str!("../../migrations/0024_projections.sql"),
     include_str!("../../migrations/0025_branch_links_need_a_contributor.sql"),
     include_str!("../../migrations/0026_session_mode.sql"),
+    include_str!("../../migrations/0027_backups.sql"),
 ];
 
 pub fn latest_version() -> i64 {

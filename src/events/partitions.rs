@@ -18,7 +18,7 @@ use crate::model::wire::{Event, GitContext, ToolFields};
 use crate::model::{AgentType, EventType, NotificationKind, PermissionMode, RunKind, ToolStatus, Usage};
 
 pub const SCHEMA_SQL: &str = include_str!("../../schema-events.sql");
-const SCHEMA_VERSION: i64 = 1;
+pub const SCHEMA_VERSION: i64 = 1;
 
 /// A UTC calendar day, the partition key.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]

@@ -1,4 +1,4 @@
-//! Jobs: the registry of the 19 dispatchable jobs of the spec (`registry`), when each
+//! Jobs: the registry of the 20 dispatchable jobs of the spec (`registry`), when each
 //! runs (`schedule`, and an operator's `config` of the tier-1 jobs), the record of every run (`runs`, the `job_runs` table), and the
 //! scheduler that runs them in the server (`scheduler`, with what each does there in
 //! `in_server`), and the check of every ended run

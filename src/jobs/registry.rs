@@ -1,4 +1,4 @@
-//! The registry of the 19 dispatchable jobs (docs/jobs.md), with the schedules, target
+//! The registry of the 20 dispatchable jobs (docs/jobs.md), with the schedules, target
 //! durations and alert thresholds of docs/jobs.md.
 //!
 //! Invariants: every job the spec names is here exactly once, by its spec name; a job
@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use super::context::{Done, JobContext, JobError};
 use super::schedule::Schedule;
-use super::work::{alerts, deletions, integrations, pricing, scoring, sweeps, transcripts};
+use super::work::{alerts, backup, deletions, integrations, pricing, scoring, sweeps, transcripts};
 use crate::config::Config;
 
 /// How a job is scheduled and who may start it (docs/jobs.md).
@@ -246,7 +246,7 @@ impl JobSpec {
 /// Every job, tier 1 first. Each: its name, default schedule, target completion (`None`
 /// where docs/jobs.md says n/a), when a run breaches its service level, and its work
 /// (`super::work`), then what is unusual about it and what it does (for `jobs list`).
-pub const JOBS: [JobSpec; 19] = [
+pub const JOBS: [JobSpec; 20] = [
     configurable("sweep-retention", cron("0 2 * * *"), Some(minutes(10)), deletions::sweep_retention)
         .alert(slower_than(minutes(30)).or_any_failure())
         .rewrites_partitions()
@@ -272,6 +272,10 @@ pub const JOBS: [JobSpec; 19] = [
         .alert(ANY_FAILURE.or_spend_cap())
         .disabled_by_default()
         .what("asks the LLM judge about sessions of owners who opted in (seeded disabled)"),
+    configurable("backup", cron("15 3 * * *"), Some(minutes(30)), backup::backup)
+        .alert(slower_than(minutes(120)).or_any_failure().or_missed_run())
+        .switched_by(backup_configured)
+        .what("backs up the data directory to backup.dir (unchanged files linked, not copied), keeping backup.keep"),
     fixed("sync-teams", every(minutes(60)), Some(secs(60)), integrations::sync_teams)
         .alert(slower_than(minutes(5)).or_failing(2))
         .what("syncs teams from the code-hosting service"),
@@ -321,6 +325,10 @@ pub fn switched_on(job: &JobSpec, config: &Config) -> bool {
     job.switch.is_none_or(|on| on(config))
 }
 
+fn backup_configured(config: &Config) -> bool {
+    config.backup.dir().is_some()
+}
+
 fn billing_reconciliation_enabled(config: &Config) -> bool {
     config.billing.reconciliation_enabled
 }
@@ -335,13 +343,13 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_registry_has_the_specs_nineteen_jobs_in_three_tiers() {
+    fn the_registry_has_twenty_jobs_in_three_tiers() {
         let count = |tier| JOBS.iter().filter(|job| job.tier == tier).count();
-        assert_eq!((count(Tier::Configurable), count(Tier::Fixed), count(Tier::OneShot)), (7, 8, 4));
+        assert_eq!((count(Tier::Configurable), count(Tier::Fixed), count(Tier::OneShot)), (8, 8, 4));
         let mut names: Vec<_> = JOBS.iter().map(|job| job.name).collect();
         names.sort_unstable();
         names.dedup();
-        assert_eq!(names.len(), 19, "names are unique");
+        assert_eq!(names.len(), 20, "names are unique");
         for job in &JOBS {
             let _ = job.schedule.schedule(); // every default pattern parses
             assert_eq!(find(job.name).map(|found| found.name), Some(job.name));

@@ -3,6 +3,7 @@
 //! HTTP to it. Operator verbs (user add, token create) run as the real CLI too.
 #![allow(dead_code)]
 
+pub mod datadir;
 pub mod github_app_standin;
 pub mod github_payloads;
 pub mod github_standin;
@@ -161,6 +162,23 @@ impl TestServer {
             github: String::new(),
             token,
             extra_env: env.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect(),
+        };
+        server.start();
+        server
+    }
+
+    /// A server started on an existing data directory (a restored or upgraded one), its
+    /// ingest calls made with `token`.
+    pub fn on(data_dir: PathBuf, token: String) -> TestServer {
+        let mut server = TestServer {
+            data_dir,
+            _temp: None,
+            child: None,
+            ingest: String::new(),
+            web: String::new(),
+            github: String::new(),
+            token,
+            extra_env: Vec::new(),
         };
         server.start();
         server

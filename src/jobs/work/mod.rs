@@ -7,6 +7,7 @@
 //! modules that own the tables) and reaches `main.db` and the index through the context.
 
 pub mod alerts;
+pub mod backup;
 pub mod deletions;
 pub mod integrations;
 pub mod pricing;

@@ -98,6 +98,15 @@ pub struct Opened {
     pub fresh: bool,
 }
 
+/// Opens a copy of the index (a backup's) and reads every segment it names: whether the
+/// copy is whole; the documents it holds.
+pub fn check_copy(dir: &Path) -> Result<u64, IndexError> {
+    let index = Index::open_in_dir(dir)?;
+    let reader = index.reader_builder().reload_policy(ReloadPolicy::Manual).try_into()?;
+    let searcher: Searcher = reader.searcher();
+    Ok(searcher.num_docs())
+}
+
 /// The index directory under a data directory.
 pub fn dir(data_dir: &Path) -> PathBuf {
     data_dir.join("index")
