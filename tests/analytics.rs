@@ -16,10 +16,10 @@ use serde_json::json;
 use sightline::analytics::refresh;
 use sightline::events::partitions;
 
-type Row = (i64, String, String, String);
+pub(crate) type Row = (i64, String, String, String);
 
 /// The aggregate as stored.
-fn stored(conn: &rusqlite::Connection) -> BTreeMap<Row, Vec<i64>> {
+pub(crate) fn stored(conn: &rusqlite::Connection) -> BTreeMap<Row, Vec<i64>> {
     let mut stmt = conn
         .prepare(
             "SELECT bucket_start_ms, user_id, agent_type, model, events, prompts, sessions_started, input_tokens,
@@ -39,7 +39,7 @@ fn stored(conn: &rusqlite::Connection) -> BTreeMap<Row, Vec<i64>> {
 }
 
 /// The same figures computed straight from every partition's raw events.
-fn from_raw_events(data_dir: &Path) -> BTreeMap<Row, Vec<i64>> {
+pub(crate) fn from_raw_events(data_dir: &Path) -> BTreeMap<Row, Vec<i64>> {
     let mut expected = BTreeMap::new();
     for day in partitions::list_days(data_dir).unwrap() {
         let conn = rusqlite::Connection::open(partitions::partition_path(data_dir, day)).unwrap();

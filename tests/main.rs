@@ -10,6 +10,7 @@ mod alerts;
 mod analytics;
 mod architecture;
 mod auth_web;
+mod backup;
 mod billing;
 mod cli;
 mod closed_pipes;

@@ -418,3 +418,6 @@ fn unique_name(root: &Path, started_at_ms: i64) -> String {
     }
     name
 }
+
+#[cfg(test)]
+mod tests;
