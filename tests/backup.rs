@@ -159,3 +159,41 @@ fn a_backup_taken_under_load_restores_every_acknowledged_event_with_exact_aggreg
         delivered_before.len()
     );
 }
+
+/// The `backup` job: off without `backup.dir` (a run fails naming the setting), and with
+/// it a run takes a backup, says what it copied, and records it in `backups`.
+#[test]
+fn the_backup_job_runs_where_backup_dir_says_and_is_recorded() {
+    let temp = tempfile::tempdir().unwrap();
+    let data = temp.path().join("data");
+    let _token = user_with_token(&data, "dev@example.com");
+    let dir = data.to_str().unwrap();
+    let ran = sightline(&["jobs", "run", "--data-dir", dir, "backup"]);
+    assert!(!ran.status.success());
+    assert!(stderr(&ran).contains("backup.dir"), "{}", stderr(&ran));
+
+    let backups = temp.path().join("backups");
+    let ran = std::process::Command::new(env!("CARGO_BIN_EXE_sightline"))
+        .args(["jobs", "run", "--data-dir", dir, "backup"])
+        .env("SIGHTLINE_BACKUP_DIR", &backups)
+        .env("SIGHTLINE_BACKUP_KEEP", "2")
+        .env_remove("SIGHTLINE_CONFIG")
+        .output()
+        .unwrap();
+    assert!(ran.status.success(), "{}", stderr(&ran));
+    assert!(stdout(&ran).contains("copied"), "the summary says what was copied: {}", stdout(&ran));
+    let main = open_read_only(&data.join("main.db"));
+    let (location, files): (String, i64) =
+        main.query_row("SELECT location, files FROM backups", [], |r| Ok((r.get(0)?, r.get(1)?))).unwrap();
+    assert!(location.starts_with(backups.to_str().unwrap()) && files >= 1, "{location} {files}");
+    let runs: Vec<(String, String)> = main
+        .prepare("SELECT outcome, coalesce(error, '') FROM job_runs WHERE job = 'backup' ORDER BY started_at_ms, rowid")
+        .unwrap()
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    assert_eq!(runs.len(), 2, "{runs:?}");
+    assert!(runs[0].0 == "failed" && runs[0].1.contains("backup.dir"), "the first run says what is missing: {runs:?}");
+    assert_eq!(runs[1].0, "succeeded");
+}
