@@ -81,7 +81,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
     ("sessions", &["access", "audit", "auth", "clock", "db", "events", "model", "pricing"]),
     ("transcripts", &["clock", "config", "db", "events", "hook", "memory", "model", "redact", "sessions"]),
     // Backups: a copy of every store's files, so above them all (but the listeners).
-    ("backup", &["config", "db", "events", "transcripts"]),
+    ("backup", &["clock", "config", "db", "events", "transcripts"]),
     // The HTTP plumbing, and the state every handler shares (it sits below them all).
     ("http", &["db", "events", "model"]),
     (
