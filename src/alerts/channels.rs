@@ -23,6 +23,8 @@ use crate::db::DbError;
 /// Tries per delivery, and the pause before the second (doubled before each next).
 pub const ATTEMPTS: u32 = 3;
 const FIRST_PAUSE: Duration = Duration::from_millis(250);
+/// How long one try may take, connection to answer, on every channel.
+const TIMEOUT: Duration = Duration::from_secs(10);
 
 /// A configured channel.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -190,7 +192,7 @@ pub fn email_text(notice: &Notice<'_>) -> (String, String) {
 }
 
 /// Sends one e-mail; the server's acceptance in words.
-fn send_email(url: &str, from: &str, to: &[String], notice: &Notice<'_>) -> Result<String, String> {
+fn send_email(url: &str, from: &str, to: &[String], notice: &Notice<'_>, timeout: Duration) -> Result<String, String> {
     use lettre::Transport;
     let (subject, body) = email_text(notice);
     let mut message = lettre::Message::builder()
@@ -201,12 +203,27 @@ fn send_email(url: &str, from: &str, to: &[String], notice: &Notice<'_>) -> Resu
         message = message.to(address.parse().map_err(|err| format!("{address:?}: {err}"))?);
     }
     let message = message.body(body).map_err(|err| err.to_string())?;
-    let transport = lettre::SmtpTransport::from_url(url)
-        .map_err(|err| err.to_string())?
-        .timeout(Some(Duration::from_secs(10)))
-        .build();
-    let response = transport.send(&message).map_err(|err| err.to_string())?;
+    let transport = lettre::SmtpTransport::from_url(url).map_err(|err| err.to_string())?.timeout(Some(timeout)).build();
+    let response = transport.send(&message).map_err(|err| smtp_failure(&err, timeout))?;
     Ok(format!("SMTP {}", response.code()))
+}
+
+/// An SMTP failure in words: a read or connect that ran out of time says so (the socket
+/// reports it as "Resource temporarily unavailable", which tells an operator nothing).
+fn smtp_failure(err: &lettre::transport::smtp::Error, timeout: Duration) -> String {
+    let mut source: Option<&(dyn std::error::Error + 'static)> = std::error::Error::source(err);
+    while let Some(cause) = source {
+        if let Some(io) = cause.downcast_ref::<std::io::Error>()
+            && matches!(io.kind(), std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut)
+        {
+            return format!("timed out: the mail server did not answer within {} s", timeout.as_secs_f64());
+        }
+        source = cause.source();
+    }
+    if err.is_timeout() {
+        return format!("timed out: the mail server did not answer within {} s", timeout.as_secs_f64());
+    }
+    err.to_string()
 }
 
 /// The outcome of an HTTP try: delivered on a 2xx, and the answer in words.
@@ -228,6 +245,7 @@ fn try_once(
     notice: &Notice<'_>,
     written_ms: i64,
     at_ms: i64,
+    timeout: Duration,
 ) -> (bool, String) {
     match channel {
         Channel::Chat { url } => {
@@ -246,7 +264,7 @@ fn try_once(
                     .send(body),
             )
         }
-        Channel::Email { url, from, to } => match send_email(url, from, to, notice) {
+        Channel::Email { url, from, to } => match send_email(url, from, to, notice, timeout) {
             Ok(accepted) => (true, accepted),
             Err(err) => (false, err),
         },
@@ -262,11 +280,20 @@ pub fn deliver(
     now_ms: &dyn Fn() -> i64,
     pause: &dyn Fn(Duration),
 ) -> Vec<Attempt> {
-    let agent = ureq::Agent::config_builder()
-        .http_status_as_error(false)
-        .timeout_global(Some(Duration::from_secs(10)))
-        .build()
-        .new_agent();
+    deliver_within(channels, notices, now_ms, pause, TIMEOUT)
+}
+
+/// [`deliver`] with each try bounded by `timeout` (a test of a receiver that hangs
+/// passes a short one).
+fn deliver_within(
+    channels: &[Channel],
+    notices: &[Notice<'_>],
+    now_ms: &dyn Fn() -> i64,
+    pause: &dyn Fn(Duration),
+    timeout: Duration,
+) -> Vec<Attempt> {
+    let agent =
+        ureq::Agent::config_builder().http_status_as_error(false).timeout_global(Some(timeout)).build().new_agent();
     let mut attempts = Vec::new();
     for notice in notices {
         for channel in channels {
@@ -274,7 +301,7 @@ pub fn deliver(
             let mut wait = FIRST_PAUSE;
             for attempt in 1..=ATTEMPTS {
                 let at_ms = now_ms();
-                let (delivered, detail) = try_once(&agent, channel, notice, written_ms, at_ms);
+                let (delivered, detail) = try_once(&agent, channel, notice, written_ms, at_ms, timeout);
                 attempts.push(Attempt {
                     channel: channel.name(),
                     event_id: notice.event_id.to_string(),
@@ -441,3 +468,6 @@ mod tests {
         assert!(hmac::verify(&key, b"1700000001.{\"a\":1}", &tag).is_err());
     }
 }
+
+#[cfg(test)]
+mod faults;
