@@ -107,3 +107,74 @@ impl Drop for KillOnDrop {
         let _ = self.0.wait();
     }
 }
+
+/// Disk full during a backup, run as the `backup` job and as `sightline backup`: the backup
+/// directory is a tmpfs too small for the data. The run fails naming the full disk and its
+/// row in `job_runs` says so; no partial backup is left and the earlier backup is whole;
+/// with room again, the next backup succeeds.
+#[test]
+fn a_backup_onto_a_full_disk_fails_naming_it_and_leaves_the_earlier_backups_whole() {
+    let server = TestServer::spawn();
+    for n in 0..20 {
+        let (status, _) =
+            server.post_events(&server.token, &envelope(session_events(&format!("full-{n}"), now_ms() - 60_000, 200)));
+        assert_eq!(status, 200);
+    }
+    let data = server.data_dir.clone();
+    drop(server);
+    let outside = tempfile::tempdir().unwrap();
+    let backups = outside.path().join("backups");
+    std::fs::create_dir(&backups).unwrap();
+    let script = format!(
+        r#"set -u
+bin="{bin}"; data="{data}"; backups="{backups}"
+mount -t tmpfs -o size=4m tmpfs "$backups"
+"$bin" backup --data-dir "$data" --to "$backups" >/dev/null 2>&1 || {{ echo "first backup failed"; exit 1; }}
+mount -o remount,size=5m tmpfs "$backups"
+dd if=/dev/zero of="$backups/filler" bs=64k count=$(( ( $(df -k --output=avail "$backups" | tail -1) - 256 ) / 64 )) 2>/dev/null
+SIGHTLINE_BACKUP_DIR="$backups" "$bin" jobs run --data-dir "$data" backup >/dev/null 2>"$backups/../job.err"; echo "job=$?"
+"$bin" backup --data-dir "$data" --to "$backups" >/dev/null 2>"$backups/../command.err"; echo "command=$?"
+ls -A "$backups" | sort | tr '\n' ' '; echo
+"$bin" restore --from "$backups" --check >/dev/null 2>&1; echo "check=$?"
+rm -f "$backups/filler"; mount -o remount,size=64m tmpfs "$backups"
+"$bin" backup --data-dir "$data" --to "$backups" >/dev/null 2>&1; echo "again=$?""#,
+        bin = BIN,
+        data = data.display(),
+        backups = backups.display(),
+    );
+    let out = Command::new("unshare")
+        .args(["--user", "--map-root-user", "--mount", "sh", "-c", &script])
+        .env("SIGHTLINE_LOG", "error")
+        .env_remove("SIGHTLINE_CONFIG")
+        .output()
+        .expect("unshare is part of util-linux");
+    let text = String::from_utf8_lossy(&out.stdout).to_string();
+    assert!(out.status.success(), "{text}{}", String::from_utf8_lossy(&out.stderr));
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines[0], "job=2", "the job's run failed: {text}");
+    assert_eq!(lines[1], "command=2", "the command failed: {text}");
+    let listed: Vec<&str> = lines[2].split_whitespace().collect();
+    assert!(!listed.iter().any(|name| name.ends_with(".partial")), "no partial backup is left: {listed:?}");
+    assert_eq!(listed.iter().filter(|name| !name.starts_with('.') && **name != "filler").count(), 1, "{listed:?}");
+    assert_eq!(lines[3], "check=0", "the earlier backup is whole: {text}");
+    assert_eq!(lines[4], "again=0", "with room again, a backup succeeds: {text}");
+    let job_err = std::fs::read_to_string(outside.path().join("job.err")).unwrap();
+    let command_err = std::fs::read_to_string(outside.path().join("command.err")).unwrap();
+    for said in [&job_err, &command_err] {
+        let full = said.contains("No space left on device") || said.contains("no space left on the backup's disk");
+        assert!(full && said.contains(backups.to_str().unwrap()), "the failure names the full disk: {said}");
+    }
+    let main = rusqlite::Connection::open(data.join("main.db")).unwrap();
+    let (outcome, error): (String, String) = main
+        .query_row(
+            "SELECT outcome, error FROM job_runs WHERE job = 'backup' ORDER BY started_at_ms DESC LIMIT 1",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .unwrap();
+    assert_eq!(outcome, "failed");
+    assert!(
+        error.contains("no space left") || error.contains("No space left"),
+        "the run's row says what failed: {error}"
+    );
+}

@@ -17,7 +17,18 @@ use super::BackupError;
 /// transaction committed before the copy began and none after. The copy is a single
 /// file (rollback journal mode), readable without its log.
 pub fn copy_database(source: &Path, target: &Path) -> Result<(), BackupError> {
-    let database = |err: rusqlite::Error| BackupError::Database { path: source.to_path_buf(), reason: err.to_string() };
+    // The reason names the copy too, and a full disk says it is the backup's.
+    let database = |err: rusqlite::Error| {
+        let full = err.sqlite_error_code() == Some(rusqlite::ErrorCode::DiskFull);
+        BackupError::Database {
+            path: source.to_path_buf(),
+            reason: if full {
+                format!("no space left on the backup's disk, writing {}: {err}", target.display())
+            } else {
+                format!("to {}: {err}", target.display())
+            },
+        }
+    };
     let from = Connection::open_with_flags(source, OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX)
         .map_err(database)?;
     from.busy_timeout(crate::db::BUSY_TIMEOUT).map_err(database)?;
