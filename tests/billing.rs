@@ -377,3 +377,54 @@ fn a_bill_that_does_not_page_as_documented_fails_the_run_and_stores_nothing() {
     let lines: i64 = server.main_db().query_row("SELECT count(*) FROM billing_lines", [], |r| r.get(0)).unwrap();
     assert_eq!(lines, 0);
 }
+
+/// A vendor's billing API answering malformed pages: a body that is not JSON, a page of the
+/// wrong shape (`data` an object, amounts that are not numbers), a page cut short. Each run
+/// fails naming the vendor's answer, and nothing is stored from it.
+#[test]
+fn malformed_bill_pages_fail_the_run_naming_the_answer_and_store_nothing() {
+    let server = TestServer::spawn();
+    let (d, _) = day(2);
+    let pages: Vec<(&str, String)> = vec![
+        ("not JSON", "<html><body>502 Bad Gateway</body></html>".to_string()),
+        ("data is an object", json!({"data": {"starting_at": "x"}, "has_more": false}).to_string()),
+        (
+            "an amount that is not a number",
+            json!({"data": [{"starting_at": format!("{d}T00:00:00Z"), "ending_at": format!("{d}T23:59:59Z"),
+                             "results": [{"amount": "lots", "currency": "USD", "workspace_id": "w", "model": "claude-opus-4-6",
+                                          "cost_type": "tokens", "token_type": "output_tokens"}]}],
+                   "has_more": false})
+            .to_string(),
+        ),
+        ("cut short", "{\"data\": [{\"starting_at\": ".to_string()),
+    ];
+    for (case, page) in pages {
+        let vendor = Receiver::answering(move |_, _, _| (200, page.clone()));
+        let url = vendor.url.trim_end_matches("/hook").to_string();
+        let failed = reconcile(
+            &server,
+            &[
+                ("SIGHTLINE_BILLING_ANTHROPIC_ADMIN_KEY", "sk-ant-admin01-test"),
+                ("SIGHTLINE_BILLING_ANTHROPIC_URL", &url),
+            ],
+        );
+        assert_eq!(failed.status.code(), Some(2), "{case}: {}", stdout(&failed));
+        assert!(stderr(&failed).to_lowercase().contains("anthropic"), "{case}: names the vendor: {}", stderr(&failed));
+        assert!(drift(&server).is_empty(), "{case}");
+        let lines: i64 = server.main_db().query_row("SELECT count(*) FROM billing_lines", [], |r| r.get(0)).unwrap();
+        assert_eq!(lines, 0, "{case}: nothing stored");
+    }
+    let runs: Vec<(String, String)> = server
+        .main_db()
+        .prepare("SELECT outcome, coalesce(error, '') FROM job_runs WHERE job = 'reconcile-cost'")
+        .unwrap()
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    assert_eq!(runs.len(), 4);
+    assert!(
+        runs.iter().all(|(outcome, error)| outcome == "failed" && !error.is_empty()),
+        "each run says what failed: {runs:?}"
+    );
+}

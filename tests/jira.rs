@@ -7,6 +7,7 @@
 
 use crate::common;
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use base64::Engine;
@@ -177,4 +178,36 @@ fn without_configuration_sync_jira_says_so_and_a_wrong_token_fails_with_jiras_an
     assert_eq!(failed["outcome"], "failed", "{failed}");
     assert!(failed["error"].as_str().unwrap().contains("Jira search answered 401"), "{failed}");
     assert_eq!(wrong.main_db().query_row("SELECT count(*) FROM jira_issues", [], |r| r.get::<_, i64>(0)).unwrap(), 0);
+}
+
+/// Jira paging forever (a `nextPageToken` on every page, never `isLast`): the search stops
+/// after its page limit, the run fails saying so, and no issue is stored from the pages
+/// read; the same keys sync when Jira pages as documented.
+#[test]
+fn a_search_that_pages_forever_stops_at_the_limit_and_stores_nothing() {
+    let asked = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let counted = asked.clone();
+    let jira = Receiver::answering(move |_, body, _| {
+        counted.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        let ask: Value = serde_json::from_str(body).unwrap();
+        let page = ask["nextPageToken"].as_str().map_or(0, |t| t.trim_start_matches('p').parse::<u64>().unwrap());
+        let issue =
+            json!({"id": "1", "key": "PAY-1", "fields": {"summary": "Checkout", "status": {"name": "Done"}, FIELD: 8}});
+        (200, json!({"issues": [issue], "isLast": false, "nextPageToken": format!("p{}", page + 1)}).to_string())
+    });
+    let site = jira.url.trim_end_matches("/hook").to_string();
+    let server = TestServer::spawn_with_env(&[
+        ("SIGHTLINE_JIRA_URL", &site),
+        ("SIGHTLINE_JIRA_EMAIL", "bot@example.com"),
+        ("SIGHTLINE_JIRA_API_TOKEN", "api-t0ken"),
+        ("SIGHTLINE_JIRA_VALUE_FIELD", FIELD),
+    ]);
+    add_user(&server.data_dir, "ari@example.com", "ADMIN");
+    pulls_naming(&server, &["PAY-1"]);
+    let failed = run_sync(&server);
+    assert_eq!(failed["outcome"], "failed", "{failed}");
+    assert!(failed["error"].as_str().unwrap().contains("did not end within 10 pages"), "{failed}");
+    assert_eq!(asked.load(std::sync::atomic::Ordering::SeqCst), 10, "ten pages asked, then it stopped");
+    let stored: i64 = server.main_db().query_row("SELECT count(*) FROM jira_issues", [], |r| r.get(0)).unwrap();
+    assert_eq!(stored, 0, "nothing stored from a search that did not end");
 }

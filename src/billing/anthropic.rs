@@ -57,7 +57,12 @@ fn bucket_lines(
         ));
     }
     let mut lines = Vec::new();
-    for result in bucket.get("results").and_then(Value::as_array).into_iter().flatten() {
+    let results = match bucket.get("results") {
+        None | Some(Value::Null) => &[][..],
+        Some(Value::Array(results)) => &results[..],
+        Some(_) => return Err(format!("Anthropic cost report: the bucket of {day} has results that are not a list")),
+    };
+    for result in results {
         let text = |field: &str| result.get(field).and_then(Value::as_str).map(str::to_string);
         let workspace = text("workspace_id").unwrap_or_default();
         if !config.scope.is_empty() && !config.scope.contains(&workspace) {

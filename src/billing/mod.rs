@@ -261,11 +261,21 @@ fn fetch_pages(
         }
         let answer: Value =
             serde_json::from_str(&text).map_err(|err| format!("{what} answered with something not JSON: {err}"))?;
-        for bucket in answer.get("data").and_then(Value::as_array).into_iter().flatten() {
+        // A page of another shape is an error, never an empty bill: read as one, it
+        // would show the vendor's whole spend as drift.
+        let buckets = answer.get("data").and_then(Value::as_array).ok_or_else(|| {
+            format!("{what} answered a page without a data list (the documented shape is {{data: [...], has_more, next_page}})")
+        })?;
+        for bucket in buckets {
             each(bucket)?;
         }
         let next = answer.get("next_page").and_then(Value::as_str).map(str::to_string);
-        if !answer.get("has_more").and_then(Value::as_bool).unwrap_or(false) {
+        let has_more = match answer.get("has_more") {
+            None | Some(Value::Null) => false,
+            Some(Value::Bool(more)) => *more,
+            Some(other) => return Err(format!("{what} answered has_more {other}, not true or false")),
+        };
+        if !has_more {
             return Ok(());
         }
         if next.is_none() || next == page {

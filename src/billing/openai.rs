@@ -61,7 +61,12 @@ fn bucket_lines(bucket: &Value, (from_day, to_day): (&str, &str)) -> Result<Vec<
     // The reference names the list `results`; some of its examples `result`.
     let results = bucket.get("results").or_else(|| bucket.get("result"));
     let mut lines = Vec::new();
-    for result in results.and_then(Value::as_array).into_iter().flatten() {
+    let results = match results {
+        None | Some(Value::Null) => &[][..],
+        Some(Value::Array(results)) => &results[..],
+        Some(_) => return Err(format!("OpenAI costs: the bucket of {day} has results that are not a list")),
+    };
+    for result in results {
         let amount = result.get("amount").cloned().unwrap_or(Value::Null);
         let currency = amount.get("currency").and_then(Value::as_str).unwrap_or("usd");
         if !currency.eq_ignore_ascii_case("usd") {
