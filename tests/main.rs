@@ -48,3 +48,4 @@ mod transcripts_search;
 mod transcripts_upload;
 mod upgrade;
 mod web_browser;
+mod webhook_payloads;

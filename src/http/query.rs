@@ -19,6 +19,13 @@ fn read<T: DeserializeOwned>(parts: &Parts) -> Result<T, AppError> {
         let named = text.split('`').nth(1).unwrap_or("query").to_string();
         if text.contains("unknown field") {
             let known = text.split_once("expected ").map_or(String::new(), |(_, known)| known.replace('`', ""));
+            if named.is_empty() {
+                // `?=x` or `?&=`: a parameter without a name.
+                return AppError::bad_request(
+                    "query",
+                    format!("a parameter with no name is not one this page takes ({known})"),
+                );
+            }
             AppError::bad_request(named.clone(), format!("{named} must be a parameter this page takes ({known})"))
         } else {
             AppError::bad_request(named, text)
@@ -47,3 +54,6 @@ impl<T: DeserializeOwned, S: Send + Sync> FromRequestParts<S> for StrictQuery<T>
         read(parts).map(StrictQuery)
     }
 }
+
+#[cfg(test)]
+mod fuzz;

@@ -195,3 +195,6 @@ fn decode<'a>(headers: &HeaderMap, raw: &'a [u8], max_decoded: usize) -> Result<
     }
     Ok(std::borrow::Cow::Owned(decoded))
 }
+
+#[cfg(test)]
+mod fuzz;

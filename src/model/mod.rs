@@ -7,6 +7,8 @@
 //! `AgentType::parse_lenient` also takes `claude-code`), so a value read back from
 //! storage always parses.
 
+#[cfg(test)]
+pub mod arbitrary;
 pub mod csv_cells;
 pub mod decimal;
 pub mod event_json;

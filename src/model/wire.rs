@@ -204,10 +204,11 @@ pub fn parse_event(raw: &RawValue, limits: &EventLimits, now_ms: i64) -> Result<
 fn locate_type_error(raw: &RawValue) -> Rejection {
     let mut deserializer = serde_json::Deserializer::from_str(raw.get());
     match serde_path_to_error::deserialize::<_, WireEvent>(&mut deserializer) {
-        Ok(_) => Rejection::new("", "event is not valid"),
+        Ok(_) => Rejection::new("event", "event is not valid"),
         Err(err) => {
             let path = err.path().to_string();
-            let field = if path == "." || path.is_empty() { String::new() } else { path };
+            // The event itself has the wrong type (null, a list, a number): name it.
+            let field = if path == "." || path.is_empty() { "event".to_string() } else { path };
             let inner = err.into_inner().to_string();
             let reason = match inner.find(" at line ") {
                 Some(cut) => inner[..cut].to_string(),

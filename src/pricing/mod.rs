@@ -362,3 +362,6 @@ mod tests;
 mod tests_invalid;
 #[cfg(test)]
 mod tests_names;
+
+#[cfg(test)]
+mod fuzz;

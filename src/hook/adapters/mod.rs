@@ -58,3 +58,6 @@ pub fn map(
         other => Err(AdapterError::NoAdapter(other)),
     }
 }
+
+#[cfg(test)]
+mod fuzz;

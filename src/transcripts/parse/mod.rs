@@ -190,3 +190,6 @@ mod tests {
         assert_eq!(time_ms(&value, "c"), None);
     }
 }
+
+#[cfg(test)]
+mod fuzz;

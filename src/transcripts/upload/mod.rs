@@ -416,3 +416,6 @@ fn assemble(data_dir: &Path, session_id: &str, chunk: &Chunk, folder: &Path) -> 
 
 #[cfg(test)]
 mod tests;
+
+#[cfg(test)]
+mod fuzz;
