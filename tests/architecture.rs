@@ -122,7 +122,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
     ),
     // Modules with handlers.
     // The GitHub App: its receiver, the pull-request store, links and rollups on sessions.
-    ("github", &["access", "auth", "config", "db", "events", "http", "model", "sessions", "state"]),
+    ("github", &["access", "auth", "clock", "config", "db", "events", "http", "model", "sessions", "state"]),
     (
         "deletion",
         &[

@@ -716,3 +716,68 @@ fn the_bot_comment_is_posted_as_the_app_edited_in_place_and_respects_privacy_and
         server.main_db().query_row("SELECT count(*) FROM users WHERE id = ?1", [&dev], |r| r.get(0)).unwrap();
     assert_eq!(still, 1, "never deleted");
 }
+
+/// GitHub's rate limits (403 with `x-ratelimit-remaining: 0`; 429 with `Retry-After`):
+/// `sync-teams` fails saying so and sends nothing more; the server's bot comment waits
+/// out the time GitHub named without calling again, then is posted once.
+#[test]
+fn a_rate_limited_app_rests_until_github_says_and_then_carries_on() {
+    use common::github_app_standin::{APP_ID, AppStandIn, Limit};
+    let fixtures = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/github-app");
+    let standin = AppStandIn::start(&std::fs::read(format!("{fixtures}/public-key.pem")).unwrap());
+    let key_path = format!("{fixtures}/private-key.pem");
+    let app_env = [
+        ("SIGHTLINE_AUTH_GITHUB_API_URL", standin.url.as_str()),
+        ("SIGHTLINE_GITHUB_APP_ID", APP_ID),
+        ("SIGHTLINE_GITHUB_PRIVATE_KEY_PATH", key_path.as_str()),
+        ("SIGHTLINE_GITHUB_ORGANISATION", gh::OWNER),
+    ];
+    let server = server(&app_env);
+    is_the_author(&server, "dev@example.com");
+    let calls = || standin.hub.lock().unwrap().calls.len();
+
+    // sync-teams against the primary limit: one call, a failed run that says why.
+    standin.hub.lock().unwrap().limited = Some(Limit::Primary { reset_in_secs: 3600 });
+    let ran = std::process::Command::new(common::BIN)
+        .args(["jobs", "run", "--data-dir", server.data_dir.to_str().unwrap(), "sync-teams"])
+        .envs(app_env)
+        .env_remove("SIGHTLINE_CONFIG")
+        .output()
+        .unwrap();
+    assert!(!ran.status.success());
+    let said = common::stderr(&ran);
+    assert!(said.contains("GitHub's rate limit") && said.contains("answered 403"), "{said}");
+    let waited: i64 = said.split("try again in ").nth(1).and_then(|t| t.split(' ').next()).unwrap().parse().unwrap();
+    assert!((3500..=3600).contains(&waited), "the wait is GitHub's reset time: {said}");
+    assert_eq!(calls(), 1, "nothing more is sent once limited");
+
+    // The server's bot comment against a secondary limit of 8 seconds.
+    standin.hub.lock().unwrap().calls.clear();
+    standin.hub.lock().unwrap().limited = Some(Limit::Secondary { retry_after_secs: 8 });
+    standin
+        .hub
+        .lock()
+        .unwrap()
+        .files
+        .insert((gh::FULL_NAME.into(), ".sightline.yml".into(), "main".into()), "comment:\n  enabled: true\n".into());
+    let remote = "https://github.com/acme/api.git";
+    let mine = session(
+        "s-rl",
+        "INTERACTIVE",
+        json!({"remote": remote, "branch": "feat/rl"}),
+        Value::Null,
+        Value::Null,
+        now_ms() - 600_000,
+    );
+    assert_eq!(server.post_events(&server.token, &envelope(mine)).0, 200);
+    let mut pr = Pr::new(31, "Rate limited", "feat/rl", &"31".repeat(20));
+    merge(&server, &mut pr, 40);
+    wait_until(Duration::from_secs(20), "the first try", || calls() >= 1);
+    // The worker polls every 5 s; while resting it sends nothing.
+    std::thread::sleep(Duration::from_millis(6000));
+    assert_eq!(calls(), 1, "one refused call, then a rest: {:?}", standin.hub.lock().unwrap().calls);
+    standin.hub.lock().unwrap().limited = None;
+    let comments = || standin.hub.lock().unwrap().comments.clone();
+    wait_until(Duration::from_secs(30), "the comment after the rest", || !comments().is_empty());
+    assert_eq!(comments().len(), 1);
+}

@@ -4,7 +4,11 @@
 //! (`POST /app/installations/{id}/access_tokens`), which the calls then carry.
 //!
 //! Invariants: blocking (ureq) — callers run it off the async workers; no `Debug`, since
-//! it holds the private key; an answer's error text never quotes the body's values.
+//! it holds the private key; an answer's error text never quotes the body's values. When
+//! GitHub answers that a rate limit is reached (403 or 429 with `x-ratelimit-remaining:
+//! 0`, or with `Retry-After`), no request leaves this process until the time it named
+//! (at least a minute, as GitHub's "Rate limits for the REST API" asks), and every call
+//! meanwhile fails at once saying so: requests made while limited can get the App banned.
 
 use std::time::Duration;
 
@@ -18,6 +22,32 @@ use crate::config::Config;
 const TIMEOUT: Duration = Duration::from_secs(20);
 const MAX_ANSWER_BYTES: u64 = 10 << 20;
 const API_VERSION: &str = "2022-11-28";
+/// The least wait after a rate limit that names no time.
+const DEFAULT_REST_SECS: i64 = 60;
+
+/// Until when (Unix ms) no request goes to GitHub, after a rate limit; 0 when free.
+static RESTING_UNTIL_MS: std::sync::atomic::AtomicI64 = std::sync::atomic::AtomicI64::new(0);
+
+/// The prefix of every rate-limit error, for callers that stop a pass on it.
+pub const RATE_LIMITED: &str = "GitHub's rate limit";
+
+/// Whether an error of this module is GitHub's rate limit (retry after the rest, not now).
+pub fn is_rate_limited(error: &str) -> bool {
+    error.starts_with(RATE_LIMITED)
+}
+
+/// How long GitHub asked us to wait, from a limited answer's headers, in seconds.
+fn rest_secs(headers: &ureq::http::HeaderMap, now_s: i64) -> Option<i64> {
+    let header = |name: &str| headers.get(name).and_then(|v| v.to_str().ok()).map(str::trim);
+    if let Some(after) = header("retry-after").and_then(|v| v.parse::<i64>().ok()) {
+        return Some(after.max(1));
+    }
+    if header("x-ratelimit-remaining") == Some("0") {
+        let reset = header("x-ratelimit-reset").and_then(|v| v.parse::<i64>().ok());
+        return Some(reset.map_or(DEFAULT_REST_SECS, |reset| (reset - now_s).max(1)));
+    }
+    None
+}
 
 pub struct AppClient {
     agent: ureq::Agent,
@@ -85,6 +115,14 @@ impl AppClient {
         accept: &str,
     ) -> Result<(u16, String), String> {
         let url = format!("{}{path}", self.api);
+        let now_ms = crate::clock::system_now_ms();
+        let resting_until = RESTING_UNTIL_MS.load(std::sync::atomic::Ordering::SeqCst);
+        if now_ms < resting_until {
+            return Err(format!(
+                "{RATE_LIMITED}: resting {} s more before calling GitHub again; {method} {path} not sent",
+                (resting_until - now_ms + 999) / 1000
+            ));
+        }
         let request = ureq::http::Request::builder()
             .method(method)
             .uri(&url)
@@ -102,6 +140,12 @@ impl AppClient {
         };
         let mut answer = sent.map_err(|err| format!("cannot reach {url}: {err}"))?;
         let status = answer.status().as_u16();
+        if matches!(status, 403 | 429)
+            && let Some(rest) = rest_secs(answer.headers(), now_ms / 1000)
+        {
+            RESTING_UNTIL_MS.fetch_max(now_ms + rest * 1000, std::sync::atomic::Ordering::SeqCst);
+            return Err(format!("{RATE_LIMITED}: {method} {path} answered {status}; try again in {rest} s"));
+        }
         let text = answer
             .body_mut()
             .with_config()

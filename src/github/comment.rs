@@ -155,6 +155,11 @@ pub async fn publish_due(state: &Arc<AppState>) -> usize {
     for pr in due {
         match publish(state, &pr).await {
             Ok(()) => settled += 1,
+            Err(err) if super::app_client::is_rate_limited(&err) => {
+                // Every other comment would meet the same limit: stop until it lifts.
+                tracing::warn!(%err, "bot comments wait for GitHub's rate limit; they stay due");
+                break;
+            }
             Err(err) => tracing::warn!(pull_request = %pr, %err, "bot comment not published; it stays due"),
         }
     }

@@ -32,8 +32,19 @@ pub struct Hub {
     pub teams: Vec<Team>,
     /// Every call: method and path (query included).
     pub calls: Vec<String>,
+    /// While set, every call is refused as GitHub refuses a client over its rate limit.
+    pub limited: Option<Limit>,
     tokens: Vec<String>,
     next_comment: i64,
+}
+
+/// GitHub's two refusals of a client over a rate limit ("Rate limits for the REST API"):
+/// the primary limit (403 with `x-ratelimit-remaining: 0` and the reset time in Unix
+/// seconds) and a secondary one (429 with `Retry-After` in seconds).
+#[derive(Clone, Copy, Debug)]
+pub enum Limit {
+    Primary { reset_in_secs: i64 },
+    Secondary { retry_after_secs: i64 },
 }
 
 pub struct AppStandIn {
@@ -101,8 +112,31 @@ async fn record(
     next: axum::middleware::Next,
 ) -> Response {
     let line = format!("{} {}", request.method(), request.uri());
-    hub.lock().unwrap().calls.push(line);
-    next.run(request).await
+    let limited = {
+        let mut hub = hub.lock().unwrap();
+        hub.calls.push(line);
+        hub.limited
+    };
+    let message = json!({"message": "API rate limit exceeded for installation.", "documentation_url": "https://docs.github.com/rest/overview/rate-limits-for-the-rest-api"});
+    match limited {
+        Some(Limit::Primary { reset_in_secs }) => {
+            let reset = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs() as i64
+                + reset_in_secs;
+            let headers = [
+                ("x-ratelimit-limit", "5000".to_string()),
+                ("x-ratelimit-remaining", "0".to_string()),
+                ("x-ratelimit-used", "5000".to_string()),
+                ("x-ratelimit-reset", reset.to_string()),
+                ("x-ratelimit-resource", "core".to_string()),
+            ];
+            (StatusCode::FORBIDDEN, headers, Json(message)).into_response()
+        }
+        Some(Limit::Secondary { retry_after_secs }) => {
+            (StatusCode::TOO_MANY_REQUESTS, [("retry-after", retry_after_secs.to_string())], Json(message))
+                .into_response()
+        }
+        None => next.run(request).await,
+    }
 }
 
 async fn access_token(State((hub, key)): State<Shared>, Path(id): Path<i64>, headers: HeaderMap) -> Response {
