@@ -22,14 +22,16 @@ const KEY: &str = "sk-judge-standin-key";
 struct ChatStandIn {
     url: String,
     requests: Arc<Mutex<Vec<Value>>>,
+    /// How long it takes to answer (a slow model).
+    delay: Arc<Mutex<std::time::Duration>>,
     _runtime: tokio::runtime::Runtime,
 }
 
-async fn completions(
-    State(requests): State<Arc<Mutex<Vec<Value>>>>,
-    headers: HeaderMap,
-    Json(body): Json<Value>,
-) -> Response {
+type Shared = (Arc<Mutex<Vec<Value>>>, Arc<Mutex<std::time::Duration>>);
+
+async fn completions(State((requests, delay)): State<Shared>, headers: HeaderMap, Json(body): Json<Value>) -> Response {
+    let delay = *delay.lock().unwrap();
+    tokio::time::sleep(delay).await;
     if headers.get("authorization").and_then(|v| v.to_str().ok()) != Some(&format!("Bearer {KEY}")) {
         return (
             StatusCode::UNAUTHORIZED,
@@ -53,11 +55,14 @@ impl ChatStandIn {
     fn start() -> ChatStandIn {
         let runtime = tokio::runtime::Runtime::new().unwrap();
         let requests = Arc::new(Mutex::new(Vec::new()));
-        let app = axum::Router::new().route("/v1/chat/completions", post(completions)).with_state(requests.clone());
+        let delay = Arc::new(Mutex::new(std::time::Duration::ZERO));
+        let app = axum::Router::new()
+            .route("/v1/chat/completions", post(completions))
+            .with_state((requests.clone(), delay.clone()));
         let listener = runtime.block_on(tokio::net::TcpListener::bind("127.0.0.1:0")).unwrap();
         let url = format!("http://{}/v1", listener.local_addr().unwrap());
         runtime.spawn(async move { axum::serve(listener, app).await.unwrap() });
-        ChatStandIn { url, requests, _runtime: runtime }
+        ChatStandIn { url, requests, delay, _runtime: runtime }
     }
 }
 
@@ -160,4 +165,53 @@ fn only_opted_in_transcripts_are_judged_audited_priced_and_capped() {
     let sent = chat.requests.lock().unwrap().clone();
     assert_eq!(sent.len(), 2);
     assert!(sent.iter().all(|r| !r.to_string().contains("PRIVATEMARK")));
+}
+
+/// A judge slower than its timeout: the run fails saying it timed out, no score and no
+/// rationale is half-written, and the next run, the judge quick again, judges them.
+#[test]
+fn a_judge_slower_than_its_timeout_fails_the_run_and_the_next_carries_on() {
+    let server = TestServer::spawn();
+    let owner = access_token(&server, "dev@example.com");
+    let mut answer = agent()
+        .patch(&format!("{}/api/me/visibility", server.web))
+        .header("Authorization", format!("Bearer {owner}"))
+        .header("Content-Type", "application/json")
+        .send(json!({"judge_opt_in": true}).to_string())
+        .unwrap();
+    assert_eq!(answer.status(), 200, "{}", answer.body_mut().read_to_string().unwrap());
+    let words = [Turn::User("rename the module"), Turn::Assistant("renamed")];
+    session_with_transcript(&server, &server.token, &transcript("slow-1", &words));
+    session_with_transcript(&server, &server.token, &transcript("slow-2", &words));
+    let chat = ChatStandIn::start();
+    *chat.delay.lock().unwrap() = std::time::Duration::from_secs(3);
+    let env = [
+        ("SIGHTLINE_JUDGE_URL", chat.url.as_str()),
+        ("SIGHTLINE_JUDGE_KEY", KEY),
+        ("SIGHTLINE_JUDGE_TIMEOUT_SECS", "1"),
+    ];
+    let slow = judge(&server, &env);
+    assert!(!slow.status.success());
+    let said = stderr(&slow);
+    assert!(said.contains("the judge") && said.to_lowercase().contains("timeout"), "{said}");
+    let scores = |conn: &rusqlite::Connection| -> i64 {
+        conn.query_row("SELECT count(*) FROM scores WHERE scorer_name = 'judge'", [], |r| r.get(0)).unwrap()
+    };
+    let main = server.main_db();
+    assert_eq!(scores(&main), 0, "nothing half-written");
+    let rationales = std::fs::read_dir(server.data_dir.join("judge")).map(|d| d.count()).unwrap_or(0);
+    assert_eq!(rationales, 0, "no rationale without its score");
+    let (outcome, error): (String, String) = main
+        .query_row(
+            "SELECT outcome, error FROM job_runs WHERE job = 'judge-sessions' ORDER BY started_at_ms DESC LIMIT 1",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .unwrap();
+    assert!(outcome == "failed" && error.to_lowercase().contains("timeout"), "{outcome}: {error}");
+
+    *chat.delay.lock().unwrap() = std::time::Duration::ZERO;
+    let quick = judge(&server, &env);
+    assert!(quick.status.success(), "{}", stderr(&quick));
+    assert_eq!(scores(&main), 2, "the next run judges both");
 }

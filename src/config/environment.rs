@@ -59,6 +59,7 @@ pub const ENV_KEYS: &[(&str, &str)] = &[
     ("SIGHTLINE_JUDGE_DAILY_CAP_USD", "judge.daily_cap_usd"),
     ("SIGHTLINE_JUDGE_USD_PER_MTOK_INPUT", "judge.usd_per_mtok_input"),
     ("SIGHTLINE_JUDGE_USD_PER_MTOK_OUTPUT", "judge.usd_per_mtok_output"),
+    ("SIGHTLINE_JUDGE_TIMEOUT_SECS", "judge.timeout_secs"),
     ("SIGHTLINE_JIRA_URL", "jira.url"),
     ("SIGHTLINE_JIRA_EMAIL", "jira.email"),
     ("SIGHTLINE_JIRA_API_TOKEN", "jira.api_token"),
@@ -162,7 +163,7 @@ fn env_value(key: &str, raw: &str) -> Result<toml::Value, String> {
             _ => Err(format!("{raw:?} is not a number")),
         };
     }
-    if matches!(key, "billing.reconcile_days" | "server.sli_flush_secs") {
+    if matches!(key, "billing.reconcile_days" | "server.sli_flush_secs" | "judge.timeout_secs") {
         return raw.parse::<i64>().map(toml::Value::Integer).map_err(|_| format!("{raw:?} is not a whole number"));
     }
     if matches!(key, "data_dir" | "log.level" | "log.format" | "analytics.results_db" | "analytics.eval_dashboard_url")

@@ -20,6 +20,8 @@ pub struct Judge {
     pub daily_cap_usd: f64,
     pub usd_per_mtok_input: f64,
     pub usd_per_mtok_output: f64,
+    /// Seconds one call may take.
+    pub timeout_secs: u64,
 }
 
 impl Default for Judge {
@@ -31,6 +33,7 @@ impl Default for Judge {
             daily_cap_usd: 5.0,
             usd_per_mtok_input: 0.15,
             usd_per_mtok_output: 0.60,
+            timeout_secs: 120,
         }
     }
 }

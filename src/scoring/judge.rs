@@ -37,6 +37,8 @@ pub struct JudgeSettings {
     pub daily_cap_nusd: i64,
     pub input_nusd_per_token: i64,
     pub output_nusd_per_token: i64,
+    /// How long one call may take.
+    pub timeout: std::time::Duration,
 }
 
 impl JudgeSettings {
@@ -56,7 +58,11 @@ impl JudgeSettings {
             Ok((value * 1e9).round() as i64)
         };
         let model = judge.model.trim();
+        if !(1..=600).contains(&judge.timeout_secs) {
+            return Err("SIGHTLINE_JUDGE_TIMEOUT_SECS must be between 1 and 600".into());
+        }
         Ok(JudgeSettings {
+            timeout: std::time::Duration::from_secs(judge.timeout_secs),
             url: url.trim_end_matches('/').to_string(),
             key: key.to_string(),
             model: if model.is_empty() { "gpt-4o-mini".into() } else { model.to_string() },
@@ -308,7 +314,7 @@ pub fn run(
 pub fn ask_api(settings: &JudgeSettings, body: &Value) -> Result<Value, String> {
     let agent = ureq::Agent::config_builder()
         .http_status_as_error(false)
-        .timeout_global(Some(std::time::Duration::from_secs(120)))
+        .timeout_global(Some(settings.timeout))
         .build()
         .new_agent();
     let url = format!("{}/chat/completions", settings.url);
