@@ -13,6 +13,7 @@ mod auth_web;
 mod backup;
 mod billing;
 mod cli;
+mod clock_jump;
 mod closed_pipes;
 mod crash;
 mod deletion;

@@ -142,7 +142,8 @@ pub fn finish(
     now_ms: i64,
 ) -> Result<(), DbError> {
     conn.execute(
-        "UPDATE job_runs SET outcome = ?2, rows_touched = ?3, error = ?4, ended_at_ms = ?5
+        // max(): a clock stepped back while it ran must not end it before it began.
+        "UPDATE job_runs SET outcome = ?2, rows_touched = ?3, error = ?4, ended_at_ms = max(?5, started_at_ms)
          WHERE id = ?1 AND outcome = 'running'",
         params![run_id, outcome.as_str(), rows_touched, error, now_ms],
     )?;
@@ -191,7 +192,7 @@ pub fn record_refused(
 /// Marks every run still `running` as `interrupted` (at start-up); returns how many.
 pub fn close_interrupted(conn: &Connection, now_ms: i64) -> Result<usize, DbError> {
     Ok(conn.execute(
-        "UPDATE job_runs SET outcome = 'interrupted', ended_at_ms = ?1,
+        "UPDATE job_runs SET outcome = 'interrupted', ended_at_ms = max(?1, started_at_ms),
                 error = coalesce(error, 'the server stopped while it ran')
          WHERE outcome = 'running'",
         [now_ms],

@@ -50,8 +50,18 @@ impl Schedule {
     /// job last started (or, for a job that never ran, since the scheduler started, so a
     /// new install does not run every job at once). However many times passed while the
     /// server was down, the job is due once: the run moves `last_started` past them all.
+    ///
+    /// A last start later than now means the clock stepped back (an NTP step, a restored
+    /// snapshot): a job on an interval runs at its period from now rather than waiting
+    /// for the clock to catch up with the old start; a job at a time of day keeps waiting
+    /// for its next time, so it never runs twice for one slot.
     pub fn is_due(&self, last_started_ms: Option<i64>, scheduler_started_ms: i64, now_ms: i64) -> bool {
-        let since = last_started_ms.unwrap_or(scheduler_started_ms);
+        let mut since = last_started_ms.unwrap_or(scheduler_started_ms);
+        if let Schedule::Every(period) = self
+            && since > now_ms
+        {
+            since = now_ms - period.as_millis() as i64;
+        }
         self.next_after(since).is_some_and(|slot| slot <= now_ms)
     }
 
@@ -84,6 +94,18 @@ mod tests {
         assert_eq!(nightly.next_after(NOV_24_0100 + 224), Some(NOV_24_0100 + 3_600_000));
         let half_past = Schedule::cron("30 3 * * *").unwrap();
         assert_eq!(half_past.next_after(NOV_24_0100), Some(NOV_24_0100 + 2 * 3_600_000 + 30 * 60_000));
+    }
+
+    /// The clock stepped back an hour after a run: an interval job runs at its period from
+    /// now; a nightly job does not run twice for the night it already ran.
+    #[test]
+    fn after_the_clock_steps_back_an_interval_job_carries_on_and_a_nightly_one_waits() {
+        let ran_at = NOV_24_0100 + 3_600_000; // 02:00, then the clock reads 01:00 again
+        let every_ten = Schedule::Every(Duration::from_secs(600));
+        assert!(every_ten.is_due(Some(ran_at), 0, NOV_24_0100), "not an hour's wait");
+        let nightly = Schedule::cron("0 2 * * *").unwrap();
+        assert!(!nightly.is_due(Some(ran_at), 0, NOV_24_0100));
+        assert!(!nightly.is_due(Some(ran_at), 0, NOV_24_0100 + 3_600_000), "02:00 again is the same night");
     }
 
     #[test]

@@ -127,6 +127,11 @@ impl Upkeep {
     fn tick(&mut self, state: &Arc<AppState>, tasks: &mut JoinSet<()>) {
         let now_ms = state.clock.now_ms();
         for (i, (name, every)) in UPKEEP.iter().enumerate() {
+            // Further off than one period: the clock stepped back. Run it now rather than
+            // wait for the clock to reach the old time (the refresh would stall).
+            if self.next_ms[i] - now_ms > every.as_millis() as i64 {
+                self.next_ms[i] = now_ms;
+            }
             if now_ms < self.next_ms[i] || self.running[i].as_ref().is_some_and(|task| !task.is_finished()) {
                 continue;
             }
