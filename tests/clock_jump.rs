@@ -40,7 +40,7 @@ fn a_clock_that_jumps_back_an_hour_loses_nothing_and_stalls_nothing() {
     assert_eq!((status, body["accepted"].clone()), (200, json!(20)), "{body}");
     assert_eq!(count_stored_events(&data_dir), 40, "nothing lost");
     running.clock.advance_ms(15_000);
-    wait_until(Duration::from_secs(20), "the refresh after the jump", || exact());
+    wait_until(Duration::from_secs(20), "the refresh after the jump", exact);
     let counted: i64 = main.query_row("SELECT sum(event_count) FROM sessions", [], |r| r.get(0)).unwrap();
     assert_eq!(counted, 40);
 
