@@ -302,6 +302,9 @@ impl Config {
         if !(2..=1 << 20).contains(&ingest.max_metadata_bytes) {
             return invalid("ingest.max_metadata_bytes must be between 2 and 1048576".into());
         }
+        if !(1..=600).contains(&self.github.api_timeout_secs) {
+            return invalid("github.api_timeout_secs must be between 1 and 600".into());
+        }
         if !(1..=1000).contains(&self.backup.keep) {
             return invalid("backup.keep must be between 1 and 1000".into());
         }

@@ -781,3 +781,44 @@ fn a_rate_limited_app_rests_until_github_says_and_then_carries_on() {
     wait_until(Duration::from_secs(30), "the comment after the rest", || !comments().is_empty());
     assert_eq!(comments().len(), 1);
 }
+
+/// GitHub's API not answering: `sync-teams` gives up after `github.api_timeout_secs`,
+/// its run fails saying it timed out, and nothing about teams is written.
+#[test]
+fn a_github_that_does_not_answer_times_out_and_the_run_says_so() {
+    use common::github_app_standin::APP_ID;
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let silent = format!("http://{}", listener.local_addr().unwrap());
+    std::thread::spawn(move || {
+        let mut held = Vec::new();
+        for stream in listener.incoming().flatten() {
+            held.push(stream);
+        }
+    });
+    let fixtures = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/github-app");
+    let key_path = format!("{fixtures}/private-key.pem");
+    let server = TestServer::spawn();
+    let teams_before: i64 = server.main_db().query_row("SELECT count(*) FROM teams", [], |r| r.get(0)).unwrap();
+    let ran = std::process::Command::new(common::BIN)
+        .args(["jobs", "run", "--data-dir", server.data_dir.to_str().unwrap(), "sync-teams"])
+        .env("SIGHTLINE_AUTH_GITHUB_API_URL", &silent)
+        .env("SIGHTLINE_GITHUB_APP_ID", APP_ID)
+        .env("SIGHTLINE_GITHUB_PRIVATE_KEY_PATH", &key_path)
+        .env("SIGHTLINE_GITHUB_ORGANISATION", gh::OWNER)
+        .env("SIGHTLINE_GITHUB_API_TIMEOUT_SECS", "1")
+        .env_remove("SIGHTLINE_CONFIG")
+        .output()
+        .unwrap();
+    assert!(!ran.status.success());
+    let said = common::stderr(&ran);
+    assert!(said.contains("cannot reach") && said.to_lowercase().contains("timeout"), "{said}");
+    let main = server.main_db();
+    let error: String = main
+        .query_row("SELECT error FROM job_runs WHERE job = 'sync-teams' ORDER BY started_at_ms DESC LIMIT 1", [], |r| {
+            r.get(0)
+        })
+        .unwrap();
+    assert!(error.to_lowercase().contains("timeout"), "{error}");
+    let teams_after: i64 = main.query_row("SELECT count(*) FROM teams", [], |r| r.get(0)).unwrap();
+    assert_eq!(teams_after, teams_before);
+}

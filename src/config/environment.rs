@@ -49,6 +49,7 @@ pub const ENV_KEYS: &[(&str, &str)] = &[
     ("SIGHTLINE_GITHUB_ORGANISATION", "github.organisation"),
     ("SIGHTLINE_GITHUB_ISSUE_KEY_PATTERN", "github.issue_key_pattern"),
     ("SIGHTLINE_GITHUB_PROCESS_DELIVERIES", "github.process_deliveries"),
+    ("SIGHTLINE_GITHUB_API_TIMEOUT_SECS", "github.api_timeout_secs"),
     ("SIGHTLINE_ANALYTICS_MIN_GROUP_SIZE", "analytics.min_group_size"),
     ("SIGHTLINE_ANALYTICS_RESULTS_DB", "analytics.results_db"),
     ("SIGHTLINE_ANALYTICS_EVAL_DASHBOARD_URL", "analytics.eval_dashboard_url"),
@@ -163,7 +164,10 @@ fn env_value(key: &str, raw: &str) -> Result<toml::Value, String> {
             _ => Err(format!("{raw:?} is not a number")),
         };
     }
-    if matches!(key, "billing.reconcile_days" | "server.sli_flush_secs" | "judge.timeout_secs") {
+    if matches!(
+        key,
+        "billing.reconcile_days" | "server.sli_flush_secs" | "judge.timeout_secs" | "github.api_timeout_secs"
+    ) {
         return raw.parse::<i64>().map(toml::Value::Integer).map_err(|_| format!("{raw:?} is not a whole number"));
     }
     if matches!(key, "data_dir" | "log.level" | "log.format" | "analytics.results_db" | "analytics.eval_dashboard_url")

@@ -19,6 +19,8 @@ pub struct Github {
     /// When false, deliveries are verified, stored and acknowledged but not applied
     /// until a start with it true (maintenance, a restore in progress).
     pub process_deliveries: bool,
+    /// Seconds one call to GitHub's API may take.
+    pub api_timeout_secs: u64,
 }
 
 impl Default for Github {
@@ -30,6 +32,7 @@ impl Default for Github {
             organisation: String::new(),
             issue_key_pattern: r"\b[A-Z][A-Z0-9]{1,9}-[0-9]{1,7}\b".into(),
             process_deliveries: true,
+            api_timeout_secs: 20,
         }
     }
 }

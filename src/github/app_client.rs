@@ -19,7 +19,6 @@ use serde_json::Value;
 
 use crate::config::Config;
 
-const TIMEOUT: Duration = Duration::from_secs(20);
 const MAX_ANSWER_BYTES: u64 = 10 << 20;
 const API_VERSION: &str = "2022-11-28";
 /// The least wait after a rate limit that names no time.
@@ -92,7 +91,7 @@ impl AppClient {
             .map_err(|err| format!("github.private_key_path {path} is not an RSA private key (PEM): {err}"))?;
         let agent = ureq::Agent::config_builder()
             .http_status_as_error(false)
-            .timeout_global(Some(TIMEOUT))
+            .timeout_global(Some(Duration::from_secs(config.github.api_timeout_secs)))
             .max_redirects(0)
             .user_agent(concat!("sightline/", env!("CARGO_PKG_VERSION")))
             .build()
