@@ -227,7 +227,7 @@ fn only_administrators_reach_the_console_and_a_refusal_changes_nothing() {
             .call(),
     );
     assert_eq!(status, 200);
-    assert!(jobs["jobs"].as_array().is_some_and(|jobs| jobs.len() == 19), "{jobs}");
+    assert!(jobs["jobs"].as_array().is_some_and(|jobs| jobs.len() == 20), "{jobs}");
 }
 
 #[test]
