@@ -121,7 +121,8 @@ fn a_backup_onto_a_full_disk_fails_naming_it_and_leaves_the_earlier_backups_whol
         assert_eq!(status, 200);
     }
     let data = server.data_dir.clone();
-    drop(server);
+    let mut server = server;
+    server.kill9(); // stopped, its data directory kept
     let outside = tempfile::tempdir().unwrap();
     let backups = outside.path().join("backups");
     std::fs::create_dir(&backups).unwrap();
@@ -177,4 +178,75 @@ rm -f "$backups/filler"; mount -o remount,size=64m tmpfs "$backups"
         error.contains("no space left") || error.contains("No space left"),
         "the run's row says what failed: {error}"
     );
+}
+
+/// Disk full during compaction (`sightline compact`), with the data directory on a tmpfs
+/// that has almost no room left: compaction fails naming the cause, the day's partition
+/// keeps every event and passes SQLite's integrity check; with room again, it compacts.
+#[test]
+fn compaction_on_a_full_disk_fails_and_the_partition_keeps_every_event() {
+    let server = TestServer::spawn();
+    let old = now_ms() - 10 * 86_400_000;
+    for n in 0..10 {
+        let (status, _) =
+            server.post_events(&server.token, &envelope(session_events(&format!("old-{n}"), old + n * 60_000, 200)));
+        assert_eq!(status, 200);
+    }
+    let data = server.data_dir.clone();
+    let mut server = server;
+    server.kill9(); // stopped, its data directory kept
+    let day = sightline::events::partitions::Day::of_ms(old).to_string();
+    let kib: u64 = walk_size(&data) / 1024;
+    let outside = tempfile::tempdir().unwrap();
+    let mount = outside.path().join("mnt");
+    std::fs::create_dir(&mount).unwrap();
+    let script = format!(
+        r#"set -u
+bin="{bin}"; mnt="{mount}"; out="{out}"
+mount -t tmpfs -o size={size}k tmpfs "$mnt"
+cp -a "{data}" "$mnt/data" || exit 1
+dd if=/dev/zero of="$mnt/filler" bs=4k 2>/dev/null
+"$bin" compact --data-dir "$mnt/data" --day {day} >/dev/null 2>"$out/full.err"; echo "full=$?"
+cp -a "$mnt/data" "$out/after-full"
+rm -f "$mnt/filler"
+"$bin" compact --data-dir "$mnt/data" --day {day} >/dev/null 2>"$out/room.err"; echo "room=$?"
+cp -a "$mnt/data" "$out/after-room""#,
+        bin = BIN,
+        mount = mount.display(),
+        out = outside.path().display(),
+        data = data.display(),
+        size = kib + 2048,
+    );
+    let out = Command::new("unshare")
+        .args(["--user", "--map-root-user", "--mount", "sh", "-c", &script])
+        .env("SIGHTLINE_LOG", "error")
+        .env_remove("SIGHTLINE_CONFIG")
+        .output()
+        .expect("unshare is part of util-linux");
+    let text = String::from_utf8_lossy(&out.stdout).to_string();
+    assert!(out.status.success(), "{text}{}", String::from_utf8_lossy(&out.stderr));
+    let lines: Vec<&str> = text.lines().collect();
+    let full_err = std::fs::read_to_string(outside.path().join("full.err")).unwrap();
+    assert_ne!(lines[0], "full=0", "compaction on a full disk fails: {full_err}");
+    assert!(full_err.to_lowercase().contains("full") || full_err.contains("No space left"), "it says why: {full_err}");
+    assert_eq!(lines[1], "room=0", "{}", std::fs::read_to_string(outside.path().join("room.err")).unwrap());
+    for copy in ["after-full", "after-room"] {
+        let partition = outside.path().join(copy).join(format!("events/{day}.db"));
+        let conn = rusqlite::Connection::open(&partition).unwrap();
+        let check: String = conn.query_row("PRAGMA integrity_check", [], |r| r.get(0)).unwrap();
+        assert_eq!(check, "ok", "{copy}");
+        let events: i64 = conn.query_row("SELECT count(*) FROM events", [], |r| r.get(0)).unwrap();
+        assert_eq!(events, 2000, "{copy}: every event kept");
+    }
+}
+
+fn walk_size(dir: &std::path::Path) -> u64 {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .flatten()
+        .map(|entry| {
+            let path = entry.path();
+            if path.is_dir() { walk_size(&path) } else { entry.metadata().map(|m| m.len()).unwrap_or(0) }
+        })
+        .sum()
 }
