@@ -76,6 +76,18 @@ fn judge(server: &TestServer, env: &[(&str, &str)]) -> std::process::Output {
         .unwrap()
 }
 
+/// The test user opts in to the judge, as on their settings page.
+fn opt_in(server: &TestServer) {
+    let owner = access_token(server, "dev@example.com");
+    let mut answer = agent()
+        .patch(&format!("{}/api/me/visibility", server.web))
+        .header("Authorization", format!("Bearer {owner}"))
+        .header("Content-Type", "application/json")
+        .send(json!({"judge_opt_in": true}).to_string())
+        .unwrap();
+    assert_eq!(answer.status(), 200, "{}", answer.body_mut().read_to_string().unwrap());
+}
+
 fn transcript<'a>(session: &'a str, words: &'a [Turn<'a>]) -> Transcript<'a> {
     Transcript {
         agent: "claude_code",
@@ -89,14 +101,8 @@ fn transcript<'a>(session: &'a str, words: &'a [Turn<'a>]) -> Transcript<'a> {
 #[test]
 fn only_opted_in_transcripts_are_judged_audited_priced_and_capped() {
     let server = TestServer::spawn();
+    opt_in(&server);
     let owner = access_token(&server, "dev@example.com");
-    let mut answer = agent()
-        .patch(&format!("{}/api/me/visibility", server.web))
-        .header("Authorization", format!("Bearer {owner}"))
-        .header("Content-Type", "application/json")
-        .send(json!({"judge_opt_in": true}).to_string())
-        .unwrap();
-    assert_eq!(answer.status(), 200, "{}", answer.body_mut().read_to_string().unwrap());
     let first = [Turn::User("fix the flaky checkout test"), Turn::Assistant("FIRSTSESSIONMARK done")];
     let second = [Turn::User("add pagination"), Turn::Assistant("SECONDSESSIONMARK done")];
     let private = [Turn::User("PRIVATEMARK do not send me"), Turn::Assistant("ok")];
@@ -172,14 +178,7 @@ fn only_opted_in_transcripts_are_judged_audited_priced_and_capped() {
 #[test]
 fn a_judge_slower_than_its_timeout_fails_the_run_and_the_next_carries_on() {
     let server = TestServer::spawn();
-    let owner = access_token(&server, "dev@example.com");
-    let mut answer = agent()
-        .patch(&format!("{}/api/me/visibility", server.web))
-        .header("Authorization", format!("Bearer {owner}"))
-        .header("Content-Type", "application/json")
-        .send(json!({"judge_opt_in": true}).to_string())
-        .unwrap();
-    assert_eq!(answer.status(), 200, "{}", answer.body_mut().read_to_string().unwrap());
+    opt_in(&server);
     let words = [Turn::User("rename the module"), Turn::Assistant("renamed")];
     session_with_transcript(&server, &server.token, &transcript("slow-1", &words));
     session_with_transcript(&server, &server.token, &transcript("slow-2", &words));

@@ -42,7 +42,7 @@ pub fn copy_database(source: &Path, target: &Path) -> Result<(), BackupError> {
             match backup.step(-1).map_err(database)? {
                 StepResult::Done => break,
                 StepResult::More => continue,
-                StepResult::Busy | StepResult::Locked => std::thread::sleep(std::time::Duration::from_millis(50)),
+                // Busy, locked (or a result added later): wait and step again.
                 _ => std::thread::sleep(std::time::Duration::from_millis(50)),
             }
         }

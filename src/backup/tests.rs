@@ -1,3 +1,7 @@
+//! Tests of backups on small real data directories: what a backup holds, the incremental
+//! link, keeping N, refusals (damaged, newer, not empty, half restored, busy) and a failed
+//! backup leaving nothing partial. Invariant: each test builds its own directory.
+
 use std::path::Path;
 use std::time::{Duration, SystemTime};
 
