@@ -67,6 +67,19 @@ fn jira_stand_in() -> Receiver {
     })
 }
 
+/// A server whose Jira is `jira` with this API token, and an administrator (ari@).
+fn jira_server(jira: &Receiver, api_token: &str) -> TestServer {
+    let site = jira.url.trim_end_matches("/hook").to_string();
+    let server = TestServer::spawn_with_env(&[
+        ("SIGHTLINE_JIRA_URL", &site),
+        ("SIGHTLINE_JIRA_EMAIL", "bot@example.com"),
+        ("SIGHTLINE_JIRA_API_TOKEN", api_token),
+        ("SIGHTLINE_JIRA_VALUE_FIELD", FIELD),
+    ]);
+    add_user(&server.data_dir, "ari@example.com", "ADMIN");
+    server
+}
+
 /// Pull requests naming `keys`, written as the GitHub app would have stored them.
 fn pulls_naming(server: &TestServer, keys: &[&str]) {
     let conn = server.main_db();
@@ -114,14 +127,7 @@ fn run_sync(server: &TestServer) -> Value {
 #[test]
 fn sync_jira_stores_business_values_pages_through_and_keeps_unknown_keys() {
     let jira = jira_stand_in();
-    let site = jira.url.trim_end_matches("/hook").to_string();
-    let server = TestServer::spawn_with_env(&[
-        ("SIGHTLINE_JIRA_URL", &site),
-        ("SIGHTLINE_JIRA_EMAIL", "bot@example.com"),
-        ("SIGHTLINE_JIRA_API_TOKEN", "api-t0ken"),
-        ("SIGHTLINE_JIRA_VALUE_FIELD", FIELD),
-    ]);
-    add_user(&server.data_dir, "ari@example.com", "ADMIN");
+    let server = jira_server(&jira, "api-t0ken");
     pulls_naming(&server, &["PAY-1", "PAY-2", "WEB-7", "WEB-8", "WEB-9", "GONE-404", "pay-1"]);
 
     let run = run_sync(&server);
@@ -165,14 +171,7 @@ fn without_configuration_sync_jira_says_so_and_a_wrong_token_fails_with_jiras_an
     assert!(run["summary"].as_str().unwrap().starts_with("Jira is not configured"), "{run}");
 
     let jira = jira_stand_in();
-    let site = jira.url.trim_end_matches("/hook").to_string();
-    let wrong = TestServer::spawn_with_env(&[
-        ("SIGHTLINE_JIRA_URL", &site),
-        ("SIGHTLINE_JIRA_EMAIL", "bot@example.com"),
-        ("SIGHTLINE_JIRA_API_TOKEN", "not-the-token"),
-        ("SIGHTLINE_JIRA_VALUE_FIELD", FIELD),
-    ]);
-    add_user(&wrong.data_dir, "ari@example.com", "ADMIN");
+    let wrong = jira_server(&jira, "not-the-token");
     pulls_naming(&wrong, &["PAY-1"]);
     let failed = run_sync(&wrong);
     assert_eq!(failed["outcome"], "failed", "{failed}");
@@ -195,14 +194,7 @@ fn a_search_that_pages_forever_stops_at_the_limit_and_stores_nothing() {
             json!({"id": "1", "key": "PAY-1", "fields": {"summary": "Checkout", "status": {"name": "Done"}, FIELD: 8}});
         (200, json!({"issues": [issue], "isLast": false, "nextPageToken": format!("p{}", page + 1)}).to_string())
     });
-    let site = jira.url.trim_end_matches("/hook").to_string();
-    let server = TestServer::spawn_with_env(&[
-        ("SIGHTLINE_JIRA_URL", &site),
-        ("SIGHTLINE_JIRA_EMAIL", "bot@example.com"),
-        ("SIGHTLINE_JIRA_API_TOKEN", "api-t0ken"),
-        ("SIGHTLINE_JIRA_VALUE_FIELD", FIELD),
-    ]);
-    add_user(&server.data_dir, "ari@example.com", "ADMIN");
+    let server = jira_server(&jira, "api-t0ken");
     pulls_naming(&server, &["PAY-1"]);
     let failed = run_sync(&server);
     assert_eq!(failed["outcome"], "failed", "{failed}");
