@@ -55,6 +55,11 @@ CREATE TABLE events (
 
 CREATE INDEX events_by_session ON events(user_id, agent_type, session_id, ts_ms);
 
+-- The interactive events in commit order (schema version 2): the aggregate refresh reads
+-- only what was committed since it last looked (analytics::refresh), so its cost follows
+-- the new events, not the day. Appended at the right edge, so cheap to keep.
+CREATE INDEX events_by_commit ON events(commit_seq) WHERE run_kind = 'INTERACTIVE';
+
 CREATE TABLE partition_meta (
     singleton    INTEGER PRIMARY KEY CHECK (singleton = 1),
     day          TEXT NOT NULL,

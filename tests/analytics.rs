@@ -247,12 +247,16 @@ fn the_hourly_usage_aggregate_equals_a_group_by_over_the_raw_interactive_events(
         let body = envelope(events);
         assert_eq!(server.post_events(token, &body).0, 200);
         sent.push((token.clone(), body));
-        if batch == 20 {
-            // Half way: a refresh, so later batches dirty hours that already have rows.
+        if batch % 7 == 6 {
+            // Every few batches a refresh, so later batches add to days already folded
+            // (the refresh reads only their new commits), some of them out of order.
             let conn = main_db(&data_dir);
             refresh::refresh(&data_dir, &conn, &commit_on(&conn), usize::MAX).unwrap();
-            assert_eq!(stored(&conn), from_raw_events(&data_dir));
-            assert_eq!(stored_tools(&conn), tools_from_raw_events(&data_dir));
+            assert_eq!(stored(&conn), from_raw_events(&data_dir), "after batch {batch}");
+            assert_eq!(stored_tools(&conn), tools_from_raw_events(&data_dir), "after batch {batch}");
+            let teams = [("dev@example.com", "apps"), ("dev@example.com", "web")];
+            let people = sessions_from_raw_events(&data_dir, &conn, &teams);
+            assert_eq!(stored_sessions(&conn), people, "sessions and active time after batch {batch}");
             let bo_id = user_id_of(&conn, "bo@example.com");
             assert!(stored(&conn).keys().any(|(_, user, _, _)| *user == bo_id), "Bo has interactive hours");
         }

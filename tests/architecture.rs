@@ -224,6 +224,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
     (
         "bench",
         &[
+            "analytics",
             "app",
             "clock",
             "config",

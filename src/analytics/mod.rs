@@ -1,8 +1,10 @@
 //! Analytics: the continuous aggregates pages read instead of raw events. Ingest (and
 //! deletion, and repricing) mark the hours whose events changed in
-//! `aggregate_dirty_buckets`; [`refresh`] recomputes each dirty hour from its raw events
-//! and replaces that hour's rows, so an aggregate always equals a `GROUP BY` over the
-//! events it covers. Pages read them through [`query`], which has no other source, so no
+//! `aggregate_dirty_buckets`; [`refresh`] adds to each marked day what was committed to
+//! its partition since the last refresh ([`additions`], from the watermark kept in
+//! [`partials`]), or rebuilds the day whole when its events changed otherwise (a
+//! deletion, new prices), so an aggregate always equals a `GROUP BY` over the events it
+//! covers. Pages read them through [`query`], which has no other source, so no
 //! developer figure can include a CI or EVAL run.
 //!
 //! Invariants: only `INTERACTIVE` events reach an aggregate (CI and EVAL runs are
@@ -12,7 +14,9 @@
 //! as events are stored rather than refreshed from them (`redactions`: ingest's count of
 //! what the hook had redacted is not in the stored event).
 
+pub mod additions;
 pub mod insights;
+pub mod partials;
 pub mod query;
 pub mod redactions;
 pub mod refresh;

@@ -1,18 +1,24 @@
-//! The incremental refresh of the aggregates: take the oldest dirty hours, recompute
-//! them (and, for the daily aggregates, their whole days) from their day partitions
-//! (one file per day), and in one main.db transaction
-//! replace their rows and clear their marks, each only if it was not renewed meanwhile.
+//! The incremental refresh of the aggregates: take the oldest dirty hours, and for each
+//! of their days read from its partition only the commits after the last one folded
+//! (`partials`), adding them to the aggregates; a day never folded, or forced to rebuild
+//! (a deletion, new prices), is read whole and replaced. In one main.db transaction the
+//! rows change, the day's watermark moves to the commit read, and the marks clear, each
+//! only if it was not renewed meanwhile. So a refresh costs what arrived since the last
+//! one, not the day (a day's partition at the reference load holds millions of events,
+//! and a whole-day read every 15 s kept a reader on it at all times: issue 33's soak).
 
 use std::collections::BTreeMap;
 use std::path::Path;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use rusqlite::{Connection, params};
 
+use super::additions::{DayAdditions, SessionHistory};
+use super::partials;
 use crate::db::DbError;
-use crate::events::partitions::{self, Day};
+use crate::events::partitions::{self, DailySessions, DailyTools, Day, HourlyUsage, SessionDay};
 use crate::events::writer::MainChange;
-
-const HOUR_MS: i64 = 3_600_000;
 
 /// Dirty hours taken per refresh step: one transaction stays short under ingest.
 pub const BATCH_HOURS: usize = 168;
@@ -53,43 +59,142 @@ pub fn refresh(
         if dirty.is_empty() {
             break;
         }
-        let hours: Vec<i64> = dirty.iter().map(|(hour, _)| *hour).collect();
-        let mut by_day: BTreeMap<Day, Vec<i64>> = BTreeMap::new();
-        for hour in &hours {
-            by_day.entry(Day::of_ms(*hour)).or_default().push(*hour);
+        let dirty_count = dirty.len();
+        let mut by_day: BTreeMap<Day, Vec<(i64, i64)>> = BTreeMap::new();
+        for mark in &dirty {
+            by_day.entry(Day::of_ms(mark.0)).or_default().push(*mark);
         }
-        let mut rows = Vec::new();
-        // A dirty hour makes its whole day dirty for the daily aggregates.
-        let mut days = Vec::new();
-        for (day, day_hours) in by_day {
-            let Some(conn) = partitions::open_for_read(data_dir, day)? else {
-                days.push((day.start_ms(), Vec::new(), Vec::new()));
-                continue;
-            };
-            let (from, to) = (day_hours[0], day_hours[day_hours.len() - 1] + HOUR_MS);
-            rows.extend(
-                partitions::hourly_usage(&conn, from, to)?
-                    .into_iter()
-                    .filter(|row| day_hours.binary_search(&row.bucket_start_ms).is_ok()),
-            );
-            days.push((day.start_ms(), partitions::daily_tools(&conn)?, partitions::daily_sessions(&conn)?));
+        let mut days = Vec::with_capacity(by_day.len());
+        for (day, marks) in by_day {
+            let seen = partials::watermark(reads, day.start_ms())?;
+            let work = read_day(data_dir, reads, day, &seen)?;
+            report.hours += marks.len();
+            report.rows += work.rows();
+            days.push((day.start_ms(), seen, work, marks));
         }
-        report.hours += hours.len();
-        report.rows += rows.len() + days.iter().map(|(_, tools, people)| tools.len() + people.len()).sum::<usize>();
+        let applied = Arc::new(AtomicBool::new(false));
+        let applied_any = applied.clone();
         change_main(Box::new(move |tx| {
-            super::usage::replace_hours(tx, &hours, &rows)?;
-            for (day_start_ms, tools, people) in &days {
-                super::tools::replace_day(tx, *day_start_ms, tools)?;
-                super::sessions_daily::replace_day(tx, *day_start_ms, people)?;
+            for (day_start_ms, seen, work, marks) in &days {
+                // A day another refresh or a forced rebuild changed meanwhile keeps its
+                // marks: the next step reads it again.
+                if !partials::claim(tx, *day_start_ms, seen, work.folded_seq())? {
+                    continue;
+                }
+                work.apply(tx, *day_start_ms)?;
+                super::sessions_daily::replace_day(tx, *day_start_ms, &partials::person_days(tx, *day_start_ms)?)?;
+                let mut clear = tx.prepare_cached(
+                    "DELETE FROM aggregate_dirty_buckets WHERE bucket_start_ms = ?1 AND marked_at_ms = ?2",
+                )?;
+                for (hour, marked) in marks {
+                    clear.execute(params![hour, marked])?;
+                }
+                applied_any.store(true, Ordering::Relaxed);
             }
-            let mut clear = tx.prepare_cached(
-                "DELETE FROM aggregate_dirty_buckets WHERE bucket_start_ms = ?1 AND marked_at_ms = ?2",
-            )?;
-            for (hour, marked) in &dirty {
-                clear.execute(params![hour, marked])?;
-            }
-            Ok(())
+            partials::prune(tx)
         }))?;
+        // Marks renewed during this step, and days that raced with another writer of
+        // their state, wait for the next refresh: under steady ingest there is always
+        // something new, and one step per call keeps the refresh from spinning.
+        if !applied.load(Ordering::Relaxed) || dirty_count < BATCH_HOURS {
+            break;
+        }
     }
     Ok(report)
+}
+
+/// What a refresh read of one day, to apply in `main.db`.
+enum DayWork {
+    /// The day's new commits as additions (it was folded up to an earlier commit).
+    Add { folded_seq: i64, additions: DayAdditions },
+    /// The day whole, from its partition (never folded, forced, or the file is gone).
+    Rebuild {
+        folded_seq: i64,
+        usage: Vec<HourlyUsage>,
+        tools: Vec<DailyTools>,
+        people: Vec<DailySessions>,
+        sessions: Vec<SessionDay>,
+    },
+}
+
+impl DayWork {
+    fn folded_seq(&self) -> i64 {
+        match self {
+            DayWork::Add { folded_seq, .. } | DayWork::Rebuild { folded_seq, .. } => *folded_seq,
+        }
+    }
+
+    fn rows(&self) -> usize {
+        match self {
+            DayWork::Add { additions, .. } => additions.usage.len() + additions.tools.len() + additions.people.len(),
+            DayWork::Rebuild { usage, tools, people, .. } => usage.len() + tools.len() + people.len(),
+        }
+    }
+
+    fn apply(&self, tx: &Connection, day_start_ms: i64) -> Result<(), DbError> {
+        match self {
+            DayWork::Add { additions, .. } => {
+                super::usage::add_rows(tx, &additions.usage)?;
+                super::tools::add_rows(tx, day_start_ms, &additions.tools)?;
+                partials::add_person_days(tx, day_start_ms, &additions.people)?;
+                partials::put_session_days(tx, day_start_ms, &additions.sessions)
+            }
+            DayWork::Rebuild { usage, tools, people, sessions, .. } => {
+                super::usage::replace_hours(tx, &partials::hours_of(day_start_ms), usage)?;
+                super::tools::replace_day(tx, day_start_ms, tools)?;
+                partials::replace_person_days(tx, day_start_ms, people)?;
+                partials::replace_session_days(tx, day_start_ms, sessions)
+            }
+        }
+    }
+}
+
+/// Reads one day from its partition, in one snapshot: the commits after the folded one,
+/// or the whole day when it has to be rebuilt.
+fn read_day(data_dir: &Path, reads: &Connection, day: Day, seen: &partials::Watermark) -> Result<DayWork, DbError> {
+    let Some(conn) = partitions::open_for_read(data_dir, day)? else {
+        return Ok(DayWork::Rebuild {
+            folded_seq: 0,
+            usage: Vec::new(),
+            tools: Vec::new(),
+            people: Vec::new(),
+            sessions: Vec::new(),
+        });
+    };
+    partitions::snapshot(&conn, |conn, last_seq| match seen.folded_seq {
+        // A folded sequence past the file's last means the file was made anew.
+        Some(folded_seq) if folded_seq <= last_seq => {
+            let rows = partitions::interactive_after_seq(conn, folded_seq)?;
+            let mut history = Sessions { reads, partition: conn, day_start_ms: day.start_ms() };
+            Ok(DayWork::Add { folded_seq: last_seq, additions: super::additions::add_up(&rows, &mut history)? })
+        }
+        _ => {
+            let (from, to) = (day.start_ms(), day.next().start_ms());
+            let sessions = partitions::session_days(conn)?;
+            Ok(DayWork::Rebuild {
+                folded_seq: last_seq,
+                usage: partitions::hourly_usage(conn, from, to)?,
+                tools: partitions::daily_tools(conn)?,
+                people: partitions::daily_sessions(conn, &sessions)?,
+                sessions,
+            })
+        }
+    })
+}
+
+/// A session's folded state from `main.db`, its times from the partition's snapshot.
+struct Sessions<'a> {
+    reads: &'a Connection,
+    partition: &'a Connection,
+    day_start_ms: i64,
+}
+
+impl SessionHistory for Sessions<'_> {
+    fn folded(&mut self, user_id: &str, agent_type: &str, session_id: &str) -> Result<Option<(i64, i64)>, DbError> {
+        partials::session_day(self.reads, self.day_start_ms, user_id, agent_type, session_id)
+    }
+
+    fn times(&mut self, user_id: &str, agent_type: &str, session_id: &str) -> Result<Vec<i64>, DbError> {
+        partitions::session_times(self.partition, user_id, agent_type, session_id)
+    }
 }

@@ -35,6 +35,37 @@ pub fn replace_day(conn: &Connection, day_start_ms: i64, rows: &[DailyTools]) ->
     Ok(rows.len())
 }
 
+/// Adds `rows` (new calls' sums) to the day's rows.
+pub fn add_rows(conn: &Connection, day_start_ms: i64, rows: &[DailyTools]) -> Result<(), DbError> {
+    let mut add = conn.prepare_cached(
+        "INSERT INTO agg_tools_daily (day_start_ms, user_id, agent_type, tool_name, tool_server, skill,
+             slash_command, calls, errors, denials, duration_ms, input_bytes, output_bytes)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)
+         ON CONFLICT (day_start_ms, user_id, agent_type, tool_name, tool_server, skill, slash_command) DO UPDATE SET
+             calls = calls + excluded.calls, errors = errors + excluded.errors, denials = denials + excluded.denials,
+             duration_ms = duration_ms + excluded.duration_ms, input_bytes = input_bytes + excluded.input_bytes,
+             output_bytes = output_bytes + excluded.output_bytes",
+    )?;
+    for row in rows {
+        add.execute(params![
+            day_start_ms,
+            row.user_id,
+            row.agent_type,
+            row.tool_name,
+            row.tool_server,
+            row.skill,
+            row.slash_command,
+            row.calls,
+            row.errors,
+            row.denials,
+            row.duration_ms,
+            row.input_bytes,
+            row.output_bytes,
+        ])?;
+    }
+    Ok(())
+}
+
 /// A skill's or a tool server's calls over a period, organisation-wide.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SubjectCalls {

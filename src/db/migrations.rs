@@ -45,6 +45,7 @@ pub const MIGRATIONS: &[&str] = &[
     include_str!("../../migrations/0025_branch_links_need_a_contributor.sql"),
     include_str!("../../migrations/0026_session_mode.sql"),
     include_str!("../../migrations/0027_backups.sql"),
+    include_str!("../../migrations/0028_incremental_aggregates.sql"),
 ];
 
 pub fn latest_version() -> i64 {

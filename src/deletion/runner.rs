@@ -20,6 +20,7 @@
 use std::collections::{BTreeSet, HashMap, HashSet};
 use std::path::Path;
 
+use rusqlite::OptionalExtension;
 use rusqlite::{Connection, Transaction, params};
 use serde::Serialize;
 
@@ -141,12 +142,23 @@ fn run_request(
     report.events_deleted += swept;
     // A compacted partition's zstd dictionary was trained on its rows, the deleted ones
     // too: compact it again with a dictionary trained on what is left.
+    let rebuild_days = touched.clone();
     let rebuild = if resumed { compacted_days(data_dir)? } else { touched };
     for day in rebuild {
         compact::recompact_with_new_dictionary(data_dir, day, target.now_ms())?;
     }
     let (id, user_id, now_ms) = (request.id.clone(), request.user_id.clone(), target.now_ms());
-    target.change_main(Box::new(move |tx| finish(tx, &id, &user_id, swept, now_ms)))?;
+    // The swept days lose events too; a resumed request cannot know which days its first
+    // run touched, so it has every folded day rebuilt.
+    let swept_days: BTreeSet<i64> = rebuild_days.iter().map(|day| day.start_ms()).collect();
+    target.change_main(Box::new(move |tx| {
+        if resumed {
+            crate::analytics::partials::force_rebuild_all(tx, now_ms)?;
+        } else {
+            crate::analytics::partials::force_rebuild(tx, &swept_days, now_ms)?;
+        }
+        finish(tx, &id, &user_id, swept, now_ms)
+    }))?;
     let completed = super::by_id(reads, &request.id)?.is_some_and(|request| request.is_completed());
     if completed {
         tracing::info!(request = %request.id, user = %request.user_id, "deletion request completed");
@@ -271,6 +283,20 @@ fn delete_session_rows(
     now_ms: i64,
 ) -> Result<(), DbError> {
     with_secure_delete(tx, || {
+        // The days the session spanned are rebuilt whole by the aggregate refresh (their
+        // watermarks are cleared here, with the rows, so a crash cannot separate them).
+        let span: Option<(i64, i64)> = tx
+            .query_row("SELECT first_event_ms, last_event_ms FROM sessions WHERE id = ?1", [session_id], |row| {
+                Ok((row.get(0)?, row.get(1)?))
+            })
+            .optional()?;
+        if let Some((first_ms, last_ms)) = span {
+            crate::analytics::partials::force_rebuild(
+                tx,
+                &crate::analytics::partials::days_spanned(first_ms, last_ms),
+                now_ms,
+            )?;
+        }
         // The hours the session spanned lose its numbers: the aggregate refresh redoes them.
         tx.execute(
             "WITH RECURSIVE hours(start_ms, last_ms) AS (

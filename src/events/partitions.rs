@@ -18,7 +18,12 @@ use crate::model::wire::{Event, GitContext, ToolFields};
 use crate::model::{AgentType, EventType, NotificationKind, PermissionMode, RunKind, ToolStatus, Usage};
 
 pub const SCHEMA_SQL: &str = include_str!("../../schema-events.sql");
-pub const SCHEMA_VERSION: i64 = 1;
+pub const SCHEMA_VERSION: i64 = 2;
+
+/// What each schema version adds to the one before, applied in order to older files
+/// when the writer opens them (version 1 is `schema-events.sql` without these).
+const UPGRADES: [(i64, &str); 1] =
+    [(2, "CREATE INDEX IF NOT EXISTS events_by_commit ON events(commit_seq) WHERE run_kind = 'INTERACTIVE';")];
 
 /// A UTC calendar day, the partition key.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -90,6 +95,13 @@ pub fn open_for_write(data_dir: &Path, day: Day) -> Result<(Connection, i64), Db
         tx.commit()?;
     } else if version > SCHEMA_VERSION {
         return Err(DbError::TooNew { path: partition_path(data_dir, day), found: version, supported: SCHEMA_VERSION });
+    } else if version < SCHEMA_VERSION {
+        let tx = conn.unchecked_transaction()?;
+        for (to_version, sql) in UPGRADES.iter().filter(|(to_version, _)| *to_version > version) {
+            tx.execute_batch(sql)?;
+            tx.pragma_update(None, "user_version", to_version)?;
+        }
+        tx.commit()?;
     }
     let last_seq = last_seq(&conn)?;
     Ok((conn, last_seq))
@@ -433,8 +445,12 @@ pub fn delete_user_events(conn: &Connection, user_id: &str) -> Result<u64, DbErr
     Ok(conn.execute("DELETE FROM events WHERE user_id = ?1", [user_id])? as u64)
 }
 
+mod increments;
 mod scans;
 
+pub use increments::{
+    AggregateRow, SessionDay, active_ms, interactive_after_seq, session_days, session_times, snapshot,
+};
 pub use scans::{
     ACTIVE_GAP_CAP_MS, DailyModelCost, DailySessions, DailyTools, HourlyUsage, StepRow, daily_model_costs,
     daily_sessions, daily_tools, for_each_interactive_step, hourly_usage,

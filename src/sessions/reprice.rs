@@ -133,6 +133,11 @@ pub fn report(data_dir: &Path, book: &PriceBook) -> Result<RepriceReport, DbErro
     Ok(RepriceReport { lines: lines.into_values().collect(), rows_rewritten: 0 })
 }
 
+/// Has the aggregates rebuild the given days (by their start) from their partitions:
+/// `analytics::partials::force_rebuild`, handed in by the caller (analytics reads
+/// sessions, so sessions does not name it).
+pub type RebuildDays = fn(&Connection, &BTreeSet<i64>, i64) -> Result<(), DbError>;
+
 /// `reprice-events-apply`: finishes what a stopped run left, then reprices every
 /// partition. `reads` sees what `change_main` commits. The report's lines are the
 /// differences found (before the rewrite).
@@ -141,11 +146,12 @@ pub fn apply(
     reads: &Connection,
     book: &PriceBook,
     change_main: &dyn Fn(MainChange) -> Result<(), DbError>,
+    rebuild: RebuildDays,
     now_ms: i64,
 ) -> Result<RepriceReport, DbError> {
     let mut report = RepriceReport::default();
     for day in pending_days(reads)? {
-        report.rows_rewritten += finish_day(data_dir, reads, day, change_main)?;
+        report.rows_rewritten += finish_day(data_dir, reads, day, change_main, rebuild, now_ms)?;
     }
     let mut lines = BTreeMap::new();
     for day in partitions::list_days(data_dir)? {
@@ -156,7 +162,7 @@ pub fn apply(
             continue;
         }
         change_main(Box::new(move |tx| record_pending(tx, day, &changes, now_ms)))?;
-        report.rows_rewritten += finish_day(data_dir, reads, day, change_main)?;
+        report.rows_rewritten += finish_day(data_dir, reads, day, change_main, rebuild, now_ms)?;
     }
     report.lines = lines.into_values().collect();
     Ok(report)
@@ -189,6 +195,8 @@ fn finish_day(
     reads: &Connection,
     day: Day,
     change_main: &dyn Fn(MainChange) -> Result<(), DbError>,
+    rebuild: RebuildDays,
+    now_ms: i64,
 ) -> Result<u64, DbError> {
     let mut stmt = reads.prepare("SELECT event_id, cost_nusd FROM reprice_pending WHERE day = ?1")?;
     let costs: Vec<(Vec<u8>, i64)> =
@@ -199,9 +207,11 @@ fn finish_day(
         None => 0,
     };
     let day_text = day.to_string();
+    let day_start_ms = day.start_ms();
     change_main(Box::new(move |tx| {
         tx.execute("DELETE FROM reprice_pending WHERE day = ?1", [day_text])?;
-        Ok(())
+        // The day's stored costs changed under its folded aggregates: rebuild it.
+        rebuild(tx, &BTreeSet::from([day_start_ms]), now_ms)
     }))?;
     Ok(rewritten)
 }

@@ -6,6 +6,7 @@
 use rusqlite::{Connection, params};
 
 use super::digest;
+use super::increments::{SessionDay, active_by_person};
 use crate::db::DbError;
 use crate::model::Usage;
 
@@ -127,8 +128,11 @@ pub struct DailySessions {
 /// Longest gap between two events of a session that counts as active time.
 pub const ACTIVE_GAP_CAP_MS: i64 = 5 * 60_000;
 
-/// The partition's `INTERACTIVE` events, per person (a partition holds one day).
-pub fn daily_sessions(conn: &Connection) -> Result<Vec<DailySessions>, DbError> {
+/// The partition's `INTERACTIVE` events, per person (a partition holds one day), with
+/// the active time summed from `sessions` (the same partition's [`session_days`]).
+///
+/// [`session_days`]: super::increments::session_days
+pub fn daily_sessions(conn: &Connection, sessions: &[SessionDay]) -> Result<Vec<DailySessions>, DbError> {
     let mut stmt = conn.prepare(
         "SELECT user_id, count(DISTINCT agent_type || char(0) || session_id),
                 sum(type = 'notification' AND notification_kind IS 'permission'),
@@ -142,12 +146,14 @@ pub fn daily_sessions(conn: &Connection) -> Result<Vec<DailySessions>, DbError> 
                 sum(permission_mode IS 'dont_ask'), sum(permission_mode IS 'bypass')
          FROM events WHERE run_kind = 'INTERACTIVE' GROUP BY user_id ORDER BY user_id",
     )?;
-    let mut people: Vec<DailySessions> = stmt
+    let active = active_by_person(sessions);
+    let people = stmt
         .query_map([], |row| {
+            let user_id: String = row.get(0)?;
             Ok(DailySessions {
-                user_id: row.get(0)?,
+                active_ms: active.get(user_id.as_str()).copied().unwrap_or(0),
+                user_id,
                 sessions: row.get(1)?,
-                active_ms: 0,
                 notifications: [row.get(2)?, row.get(3)?, row.get(4)?, row.get(5)?, row.get(6)?],
                 response_ms: row.get(7)?,
                 responses: row.get(8)?,
@@ -155,27 +161,6 @@ pub fn daily_sessions(conn: &Connection) -> Result<Vec<DailySessions>, DbError> 
             })
         })?
         .collect::<Result<_, _>>()?;
-    // Active time, session by session, in the order of the session index.
-    let mut stmt = conn.prepare(
-        "SELECT user_id, agent_type, session_id, ts_ms FROM events WHERE run_kind = 'INTERACTIVE'
-         ORDER BY user_id, agent_type, session_id, ts_ms",
-    )?;
-    let mut rows = stmt.query([])?;
-    let mut previous: Option<(String, String, String, i64)> = None;
-    let mut active: std::collections::HashMap<String, i64> = std::collections::HashMap::new();
-    while let Some(row) = rows.next()? {
-        let (user, agent, session, ts): (String, String, String, i64) =
-            (row.get(0)?, row.get(1)?, row.get(2)?, row.get(3)?);
-        if let Some((p_user, p_agent, p_session, p_ts)) = &previous
-            && (p_user, p_agent, p_session) == (&user, &agent, &session)
-        {
-            *active.entry(user.clone()).or_default() += (ts - p_ts).clamp(0, ACTIVE_GAP_CAP_MS);
-        }
-        previous = Some((user, agent, session, ts));
-    }
-    for person in &mut people {
-        person.active_ms = active.get(&person.user_id).copied().unwrap_or(0);
-    }
     Ok(people)
 }
 

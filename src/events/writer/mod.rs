@@ -221,6 +221,9 @@ struct WriterState {
     fold: Arc<dyn CommitFold>,
     metrics: Arc<Metrics>,
     queue_depth: Arc<AtomicI64>,
+    /// When the writer may next try to truncate a WAL past its cap (`wal.rs`): a try
+    /// that a long reader defeated is not repeated on every commit.
+    next_cap_try: Instant,
 }
 
 /// Partitions idle this long are closed (late events reopen them).
@@ -234,7 +237,16 @@ impl WriterState {
         queue_depth: Arc<AtomicI64>,
     ) -> Result<Self, DbError> {
         let main = crate::db::open(&config.data_dir.join("main.db"), Durability::PowerSafe, Checkpointing::Background)?;
-        Ok(WriterState { config, main, partitions: HashMap::new(), needs_reconcile: false, fold, metrics, queue_depth })
+        Ok(WriterState {
+            config,
+            main,
+            partitions: HashMap::new(),
+            needs_reconcile: false,
+            fold,
+            metrics,
+            queue_depth,
+            next_cap_try: Instant::now(),
+        })
     }
 
     fn run(&mut self, mut receiver: mpsc::Receiver<Job>) {

@@ -1,9 +1,23 @@
 //! Keeping the writer's WALs bounded: near the hard cap the writer truncates a WAL
 //! itself (the background checkpointer does the routine work), and on shutdown it
 //! folds and truncates every WAL it holds.
+//!
+//! Invariant: the writer never waits long on a reader. A truncate must wait for the
+//! readers still on old WAL frames; page reads end within milliseconds, and readers that
+//! start meanwhile read the checkpointed file, so a short wait is enough. A long reader
+//! (a backup copying the day, a scoring scan) is not waited for: the try gives up after
+//! [`CAP_WAIT`], having copied what it could, and the next is at least [`CAP_RETRY`]
+//! later, so the WAL may run past the cap while that reader lasts. Waiting for it, up to
+//! the busy timeout, held every request queued behind the writer for seconds (issue 33's
+//! soak: stalls of 5 to 10 s every few minutes).
 
 use std::path::{Path, PathBuf};
-use std::time::Instant;
+use std::time::{Duration, Instant};
+
+/// How long a truncate waits for readers on old frames.
+const CAP_WAIT: Duration = Duration::from_millis(100);
+/// How long after a try that readers defeated the next may come.
+const CAP_RETRY: Duration = Duration::from_secs(1);
 
 use super::WriterState;
 use crate::events::partitions::{self, Day};
@@ -28,7 +42,9 @@ impl WriterState {
         } else {
             self.metrics.wal_bytes_events.set(size as i64);
         }
-        if size <= self.config.wal_hard_cap_bytes - self.config.wal_hard_cap_bytes / 8 {
+        if size <= self.config.wal_hard_cap_bytes - self.config.wal_hard_cap_bytes / 8
+            || Instant::now() < self.next_cap_try
+        {
             return;
         }
         let conn = match day {
@@ -39,17 +55,27 @@ impl WriterState {
             },
         };
         let started = Instant::now();
-        match conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |row| row.get::<_, i64>(0)) {
-            Ok(busy) => {
+        let _ = conn.busy_timeout(CAP_WAIT);
+        let outcome = conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |row| row.get::<_, i64>(0));
+        let _ = conn.busy_timeout(crate::db::BUSY_TIMEOUT);
+        let took_ms = started.elapsed().as_millis() as u64;
+        match outcome {
+            Ok(0) => {
                 self.metrics.blocking_checkpoints.inc();
+                tracing::info!(wal_bytes = size, took_ms, "WAL near its hard cap: truncated");
+            }
+            Ok(_) => {
+                self.next_cap_try = Instant::now() + CAP_RETRY;
                 tracing::info!(
                     wal_bytes = size,
-                    busy,
-                    took_ms = started.elapsed().as_millis() as u64,
-                    "WAL near its hard cap: truncated"
+                    took_ms,
+                    "WAL past its cap: a long reader holds it; trying again later"
                 );
             }
-            Err(err) => tracing::warn!(error = %err, "blocking checkpoint failed"),
+            Err(err) => {
+                self.next_cap_try = Instant::now() + CAP_RETRY;
+                tracing::warn!(error = %err, "blocking checkpoint failed");
+            }
         }
     }
 

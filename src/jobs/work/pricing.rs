@@ -22,7 +22,14 @@ pub fn reprice_apply(ctx: &JobContext<'_>) -> Result<Done, JobError> {
         ));
     }
     let reads = ctx.reader()?;
-    let report = reprice::apply(ctx.data_dir(), &reads, &in_force, &|change| ctx.change_main(change), ctx.now_ms())?;
+    let report = reprice::apply(
+        ctx.data_dir(),
+        &reads,
+        &in_force,
+        &|change| ctx.change_main(change),
+        crate::analytics::partials::force_rebuild,
+        ctx.now_ms(),
+    )?;
     Ok(reported(report.rows_rewritten, &report))
 }
 
