@@ -571,19 +571,32 @@ fn merge(server: &TestServer, pr: &mut Pr, minute: u32) {
     settled(server);
 }
 
+const APP_FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/github-app");
+
+/// A GitHub App stand-in that accepts the fixture key's tokens.
+fn app_standin() -> common::github_app_standin::AppStandIn {
+    common::github_app_standin::AppStandIn::start(&std::fs::read(format!("{APP_FIXTURES}/public-key.pem")).unwrap())
+}
+
+/// The settings that point a server, or a command, at the App's API at `api_url`.
+fn app_settings(api_url: &str) -> Vec<(&'static str, String)> {
+    vec![
+        ("SIGHTLINE_AUTH_GITHUB_API_URL", api_url.to_string()),
+        ("SIGHTLINE_GITHUB_APP_ID", common::github_app_standin::APP_ID.to_string()),
+        ("SIGHTLINE_GITHUB_PRIVATE_KEY_PATH", format!("{APP_FIXTURES}/private-key.pem")),
+        ("SIGHTLINE_GITHUB_ORGANISATION", gh::OWNER.to_string()),
+    ]
+}
+
+fn borrowed<'a>(settings: &'a [(&'static str, String)]) -> Vec<(&'a str, &'a str)> {
+    settings.iter().map(|(name, value)| (*name, value.as_str())).collect()
+}
+
 #[test]
 fn the_bot_comment_is_posted_as_the_app_edited_in_place_and_respects_privacy_and_teams_sync() {
-    use common::github_app_standin::{APP_ID, AppStandIn};
-    let fixtures = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/github-app");
-    let standin = AppStandIn::start(&std::fs::read(format!("{fixtures}/public-key.pem")).unwrap());
-    let key_path = format!("{fixtures}/private-key.pem");
-    let app_env = [
-        ("SIGHTLINE_AUTH_GITHUB_API_URL", standin.url.as_str()),
-        ("SIGHTLINE_GITHUB_APP_ID", APP_ID),
-        ("SIGHTLINE_GITHUB_PRIVATE_KEY_PATH", key_path.as_str()),
-        ("SIGHTLINE_GITHUB_ORGANISATION", gh::OWNER),
-    ];
-    let server = server(&app_env);
+    let standin = app_standin();
+    let app_env = app_settings(&standin.url);
+    let server = server(&borrowed(&app_env));
     is_the_author(&server, "dev@example.com");
     standin
         .hub
@@ -684,7 +697,7 @@ fn the_bot_comment_is_posted_as_the_app_edited_in_place_and_respects_privacy_and
     let run = |what: &str| {
         let output = std::process::Command::new(common::BIN)
             .args(["jobs", "run", "--data-dir", server.data_dir.to_str().unwrap(), "sync-teams"])
-            .envs(app_env)
+            .envs(app_env.clone())
             .env_remove("SIGHTLINE_CONFIG")
             .output()
             .unwrap();
@@ -722,17 +735,10 @@ fn the_bot_comment_is_posted_as_the_app_edited_in_place_and_respects_privacy_and
 /// out the time GitHub named without calling again, then is posted once.
 #[test]
 fn a_rate_limited_app_rests_until_github_says_and_then_carries_on() {
-    use common::github_app_standin::{APP_ID, AppStandIn, Limit};
-    let fixtures = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/github-app");
-    let standin = AppStandIn::start(&std::fs::read(format!("{fixtures}/public-key.pem")).unwrap());
-    let key_path = format!("{fixtures}/private-key.pem");
-    let app_env = [
-        ("SIGHTLINE_AUTH_GITHUB_API_URL", standin.url.as_str()),
-        ("SIGHTLINE_GITHUB_APP_ID", APP_ID),
-        ("SIGHTLINE_GITHUB_PRIVATE_KEY_PATH", key_path.as_str()),
-        ("SIGHTLINE_GITHUB_ORGANISATION", gh::OWNER),
-    ];
-    let server = server(&app_env);
+    use common::github_app_standin::Limit;
+    let standin = app_standin();
+    let app_env = app_settings(&standin.url);
+    let server = server(&borrowed(&app_env));
     is_the_author(&server, "dev@example.com");
     let calls = || standin.hub.lock().unwrap().calls.len();
 
@@ -740,7 +746,7 @@ fn a_rate_limited_app_rests_until_github_says_and_then_carries_on() {
     standin.hub.lock().unwrap().limited = Some(Limit::Primary { reset_in_secs: 3600 });
     let ran = std::process::Command::new(common::BIN)
         .args(["jobs", "run", "--data-dir", server.data_dir.to_str().unwrap(), "sync-teams"])
-        .envs(app_env)
+        .envs(app_env.clone())
         .env_remove("SIGHTLINE_CONFIG")
         .output()
         .unwrap();
@@ -786,7 +792,6 @@ fn a_rate_limited_app_rests_until_github_says_and_then_carries_on() {
 /// its run fails saying it timed out, and nothing about teams is written.
 #[test]
 fn a_github_that_does_not_answer_times_out_and_the_run_says_so() {
-    use common::github_app_standin::APP_ID;
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let silent = format!("http://{}", listener.local_addr().unwrap());
     std::thread::spawn(move || {
@@ -795,16 +800,11 @@ fn a_github_that_does_not_answer_times_out_and_the_run_says_so() {
             held.push(stream);
         }
     });
-    let fixtures = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/github-app");
-    let key_path = format!("{fixtures}/private-key.pem");
     let server = TestServer::spawn();
     let teams_before: i64 = server.main_db().query_row("SELECT count(*) FROM teams", [], |r| r.get(0)).unwrap();
     let ran = std::process::Command::new(common::BIN)
         .args(["jobs", "run", "--data-dir", server.data_dir.to_str().unwrap(), "sync-teams"])
-        .env("SIGHTLINE_AUTH_GITHUB_API_URL", &silent)
-        .env("SIGHTLINE_GITHUB_APP_ID", APP_ID)
-        .env("SIGHTLINE_GITHUB_PRIVATE_KEY_PATH", &key_path)
-        .env("SIGHTLINE_GITHUB_ORGANISATION", gh::OWNER)
+        .envs(app_settings(&silent))
         .env("SIGHTLINE_GITHUB_API_TIMEOUT_SECS", "1")
         .env_remove("SIGHTLINE_CONFIG")
         .output()

@@ -143,12 +143,7 @@ rm -f "$backups/filler"; mount -o remount,size=64m tmpfs "$backups"
         data = data.display(),
         backups = backups.display(),
     );
-    let out = Command::new("unshare")
-        .args(["--user", "--map-root-user", "--mount", "sh", "-c", &script])
-        .env("SIGHTLINE_LOG", "error")
-        .env_remove("SIGHTLINE_CONFIG")
-        .output()
-        .expect("unshare is part of util-linux");
+    let out = in_own_mount_namespace(&script);
     let text = String::from_utf8_lossy(&out.stdout).to_string();
     assert!(out.status.success(), "{text}{}", String::from_utf8_lossy(&out.stderr));
     let lines: Vec<&str> = text.lines().collect();
@@ -217,12 +212,7 @@ cp -a "$mnt/data" "$out/after-room""#,
         data = data.display(),
         size = kib + 2048,
     );
-    let out = Command::new("unshare")
-        .args(["--user", "--map-root-user", "--mount", "sh", "-c", &script])
-        .env("SIGHTLINE_LOG", "error")
-        .env_remove("SIGHTLINE_CONFIG")
-        .output()
-        .expect("unshare is part of util-linux");
+    let out = in_own_mount_namespace(&script);
     let text = String::from_utf8_lossy(&out.stdout).to_string();
     assert!(out.status.success(), "{text}{}", String::from_utf8_lossy(&out.stderr));
     let lines: Vec<&str> = text.lines().collect();
@@ -249,4 +239,15 @@ fn walk_size(dir: &std::path::Path) -> u64 {
             if path.is_dir() { walk_size(&path) } else { entry.metadata().map(|m| m.len()).unwrap_or(0) }
         })
         .sum()
+}
+
+/// Runs a shell script as root of a private user and mount namespace (its tmpfs mounts
+/// are its own, and no privileges are needed), waiting for it.
+fn in_own_mount_namespace(script: &str) -> std::process::Output {
+    Command::new("unshare")
+        .args(["--user", "--map-root-user", "--mount", "sh", "-c", script])
+        .env("SIGHTLINE_LOG", "error")
+        .env_remove("SIGHTLINE_CONFIG")
+        .output()
+        .expect("unshare is part of util-linux")
 }

@@ -20,6 +20,8 @@ pub mod partials;
 pub mod query;
 pub mod redactions;
 pub mod refresh;
+#[cfg(test)]
+mod refresh_tests;
 pub mod sessions_daily;
 pub mod tools;
 pub mod usage;
