@@ -9,21 +9,24 @@
 use std::collections::BTreeMap;
 
 use crate::db::DbError;
-use crate::events::partitions::{AggregateRow, DailySessions, DailyTools, HourlyUsage, SessionDay, active_ms};
+use crate::events::partitions::{
+    ACTIVE_GAP_CAP_MS, AggregateRow, DailySessions, DailyTools, HourlyUsage, SessionDay, active_ms,
+};
 
 const HOUR_MS: i64 = 3_600_000;
 
 const NOTIFICATION_KINDS: [&str; 5] = ["permission", "idle", "elicitation", "auth", "other"];
 const PERMISSION_MODES: [&str; 6] = ["normal", "plan", "accept_edits", "auto", "dont_ask", "bypass"];
 
-/// What a day's new events add.
+/// A day's figures in the aggregates' shapes: what its new events add ([`add_up`]), or,
+/// read whole from its partition, the day's own (`analytics::refresh`).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct DayAdditions {
+pub struct DayFigures {
     pub usage: Vec<HourlyUsage>,
     pub tools: Vec<DailyTools>,
-    /// Sums to add per person (new sessions and active time included).
+    /// Per person (sessions and active time included).
     pub people: Vec<DailySessions>,
-    /// The touched sessions' new state (last event, active time).
+    /// Per session: its last event and active time.
     pub sessions: Vec<SessionDay>,
 }
 
@@ -35,13 +38,11 @@ pub trait SessionHistory {
     fn times(&mut self, user_id: &str, agent_type: &str, session_id: &str) -> Result<Vec<i64>, DbError>;
 }
 
-type SessionKey = (String, String, String);
-
-pub fn add_up(rows: &[AggregateRow], history: &mut dyn SessionHistory) -> Result<DayAdditions, DbError> {
+pub fn add_up(rows: &[AggregateRow], history: &mut dyn SessionHistory) -> Result<DayFigures, DbError> {
     let mut usage: BTreeMap<(i64, &str, &str, &str), HourlyUsage> = BTreeMap::new();
     let mut tools: BTreeMap<[&str; 6], DailyTools> = BTreeMap::new();
     let mut people: BTreeMap<&str, DailySessions> = BTreeMap::new();
-    let mut times: BTreeMap<SessionKey, Vec<i64>> = BTreeMap::new();
+    let mut times: BTreeMap<(&str, &str, &str), Vec<i64>> = BTreeMap::new();
     for row in rows {
         let hour = row.ts_ms.div_euclid(HOUR_MS) * HOUR_MS;
         let group = usage.entry((hour, &row.user_id, &row.agent_type, &row.model)).or_insert_with(|| HourlyUsage {
@@ -99,46 +100,47 @@ pub fn add_up(rows: &[AggregateRow], history: &mut dyn SessionHistory) -> Result
         if let Some(mode) = PERMISSION_MODES.iter().position(|mode| row.permission_mode.as_deref() == Some(mode)) {
             person.modes[mode] += 1;
         }
-        times.entry((row.user_id.clone(), row.agent_type.clone(), row.session_id.clone())).or_default().push(row.ts_ms);
+        times.entry((&row.user_id, &row.agent_type, &row.session_id)).or_default().push(row.ts_ms);
     }
 
     let mut sessions = Vec::with_capacity(times.len());
-    let mut session_people: BTreeMap<String, (i64, i64)> = BTreeMap::new();
     for ((user_id, agent_type, session_id), mut new_times) in times {
         new_times.sort_unstable();
         let (first_new, last_new) = (new_times[0], new_times[new_times.len() - 1]);
         let (last_ts_ms, active, added_sessions, added_active) =
-            match history.folded(&user_id, &agent_type, &session_id)? {
+            match history.folded(user_id, agent_type, session_id)? {
                 None => {
                     let active = active_ms(&new_times);
                     (last_new, active, 1, active)
                 }
                 Some((last, before)) if first_new >= last => {
-                    let active = before
-                        + (first_new - last).clamp(0, crate::events::partitions::ACTIVE_GAP_CAP_MS)
-                        + active_ms(&new_times);
+                    let active = before + (first_new - last).clamp(0, ACTIVE_GAP_CAP_MS) + active_ms(&new_times);
                     (last_new, active, 0, active - before)
                 }
                 Some((last, before)) => {
                     // An event older than the last one folded: count the session again.
-                    let all = history.times(&user_id, &agent_type, &session_id)?;
+                    let all = history.times(user_id, agent_type, session_id)?;
                     let active = active_ms(&all);
                     (all.last().copied().unwrap_or(last).max(last), active, 0, active - before)
                 }
             };
-        let person = session_people.entry(user_id.clone()).or_default();
-        person.0 += added_sessions;
-        person.1 += added_active;
-        sessions.push(SessionDay { user_id, agent_type, session_id, last_ts_ms, active_ms: active });
+        // Every session's person has a row: the session's events made it above.
+        if let Some(person) = people.get_mut(user_id) {
+            person.sessions += added_sessions;
+            person.active_ms += added_active;
+        }
+        sessions.push(SessionDay {
+            user_id: user_id.to_string(),
+            agent_type: agent_type.to_string(),
+            session_id: session_id.to_string(),
+            last_ts_ms,
+            active_ms: active,
+        });
     }
-    let people = people
-        .into_values()
-        .map(|mut person| {
-            let (added_sessions, added_active) = session_people.get(&person.user_id).copied().unwrap_or_default();
-            person.sessions = added_sessions;
-            person.active_ms = added_active;
-            person
-        })
-        .collect();
-    Ok(DayAdditions { usage: usage.into_values().collect(), tools: tools.into_values().collect(), people, sessions })
+    Ok(DayFigures {
+        usage: usage.into_values().collect(),
+        tools: tools.into_values().collect(),
+        people: people.into_values().collect(),
+        sessions,
+    })
 }

@@ -12,7 +12,7 @@
 
 use std::collections::BTreeSet;
 
-use rusqlite::{Connection, OptionalExtension, params};
+use rusqlite::{Connection, OptionalExtension, ToSql, params, params_from_iter};
 
 use crate::db::DbError;
 use crate::events::partitions::{DailySessions, SessionDay};
@@ -24,45 +24,35 @@ const HOUR_MS: i64 = 3_600_000;
 /// late event makes the refresh rebuild that day from its partition.
 pub const SESSION_DAYS_KEPT: i64 = 7;
 
-/// A day's fold state as a refresh read it.
+/// A day's fold state as a refresh read it (a day with no row reads as never folded,
+/// epoch 0; a forced rebuild creates its row at epoch 1).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Watermark {
-    pub present: bool,
     /// The last commit folded; `None` means the day must be rebuilt whole.
     pub folded_seq: Option<i64>,
     pub epoch: i64,
 }
 
 pub fn watermark(conn: &Connection, day_start_ms: i64) -> Result<Watermark, DbError> {
-    let row = conn
+    Ok(conn
         .query_row(
             "SELECT folded_seq, epoch FROM aggregate_watermarks WHERE day_start_ms = ?1",
             [day_start_ms],
-            |row| Ok((row.get::<_, Option<i64>>(0)?, row.get::<_, i64>(1)?)),
+            |row| Ok(Watermark { folded_seq: row.get(0)?, epoch: row.get(1)? }),
         )
-        .optional()?;
-    Ok(match row {
-        Some((folded_seq, epoch)) => Watermark { present: true, folded_seq, epoch },
-        None => Watermark::default(),
-    })
+        .optional()?
+        .unwrap_or_default())
 }
 
 /// Records `folded_seq` for the day if its state is still the one the refresh read;
 /// returns false (and changes nothing) if another refresh or a forced rebuild came first.
 pub fn claim(tx: &Connection, day_start_ms: i64, seen: &Watermark, folded_seq: i64) -> Result<bool, DbError> {
-    let changed = if seen.present {
-        tx.execute(
-            "UPDATE aggregate_watermarks SET folded_seq = ?2
-             WHERE day_start_ms = ?1 AND folded_seq IS ?3 AND epoch = ?4",
-            params![day_start_ms, folded_seq, seen.folded_seq, seen.epoch],
-        )?
-    } else {
-        tx.execute(
-            "INSERT INTO aggregate_watermarks (day_start_ms, folded_seq, epoch) VALUES (?1, ?2, 0)
-             ON CONFLICT (day_start_ms) DO NOTHING",
-            params![day_start_ms, folded_seq],
-        )?
-    };
+    let changed = tx.execute(
+        "INSERT INTO aggregate_watermarks (day_start_ms, folded_seq, epoch) VALUES (?1, ?2, 0)
+         ON CONFLICT (day_start_ms) DO UPDATE SET folded_seq = excluded.folded_seq
+         WHERE folded_seq IS ?3 AND epoch = ?4",
+        params![day_start_ms, folded_seq, seen.folded_seq, seen.epoch],
+    )?;
     Ok(changed == 1)
 }
 
@@ -76,8 +66,8 @@ pub fn force_rebuild(tx: &Connection, days_start_ms: &BTreeSet<i64>, now_ms: i64
     for day in days_start_ms {
         force.execute([day])?;
     }
-    let first_hours: BTreeSet<i64> = days_start_ms.iter().copied().collect();
-    crate::sessions::fold::mark_dirty_hours(tx, &first_hours, now_ms)
+    // A day's start is its first hour.
+    crate::sessions::fold::mark_dirty_hours(tx, days_start_ms, now_ms)
 }
 
 /// Every folded day is rebuilt by the next refresh (for a change whose days are unknown).
@@ -163,27 +153,9 @@ pub fn add_person_days(tx: &Connection, day_start_ms: i64, people: &[DailySessio
              mode_bypass = mode_bypass + excluded.mode_bypass",
     )?;
     for person in people {
-        let [permission, idle, elicitation, auth, other] = person.notifications;
-        let [normal, plan, accept_edits, auto, dont_ask, bypass] = person.modes;
-        add.execute(params![
-            day_start_ms,
-            person.user_id,
-            person.sessions,
-            person.active_ms,
-            permission,
-            idle,
-            elicitation,
-            auth,
-            other,
-            person.response_ms,
-            person.responses,
-            normal,
-            plan,
-            accept_edits,
-            auto,
-            dont_ask,
-            bypass,
-        ])?;
+        let keys: [&dyn ToSql; 2] = [&day_start_ms, &person.user_id];
+        let figures = person.figures();
+        add.execute(params_from_iter(keys.into_iter().chain(figures.iter().map(|figure| figure as &dyn ToSql))))?;
     }
     Ok(())
 }
@@ -197,15 +169,11 @@ pub fn person_days(conn: &Connection, day_start_ms: i64) -> Result<Vec<DailySess
          FROM agg_person_days WHERE day_start_ms = ?1 ORDER BY user_id",
     )?;
     let rows = stmt.query_map([day_start_ms], |row| {
-        Ok(DailySessions {
-            user_id: row.get(0)?,
-            sessions: row.get(1)?,
-            active_ms: row.get(2)?,
-            notifications: [row.get(3)?, row.get(4)?, row.get(5)?, row.get(6)?, row.get(7)?],
-            response_ms: row.get(8)?,
-            responses: row.get(9)?,
-            modes: [row.get(10)?, row.get(11)?, row.get(12)?, row.get(13)?, row.get(14)?, row.get(15)?],
-        })
+        let mut figures = [0; DailySessions::FIGURES];
+        for (i, figure) in figures.iter_mut().enumerate() {
+            *figure = row.get(i + 1)?;
+        }
+        Ok(DailySessions::from_figures(row.get(0)?, figures))
     })?;
     Ok(rows.collect::<Result<_, _>>()?)
 }

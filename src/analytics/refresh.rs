@@ -14,10 +14,10 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use rusqlite::{Connection, params};
 
-use super::additions::{DayAdditions, SessionHistory};
+use super::additions::{DayFigures, SessionHistory};
 use super::partials;
 use crate::db::DbError;
-use crate::events::partitions::{self, DailySessions, DailyTools, Day, HourlyUsage, SessionDay};
+use crate::events::partitions::{self, Day};
 use crate::events::writer::MainChange;
 
 /// Dirty hours taken per refresh step: one transaction stays short under ingest.
@@ -78,7 +78,7 @@ pub fn refresh(
             for (day_start_ms, seen, work, marks) in &days {
                 // A day another refresh or a forced rebuild changed meanwhile keeps its
                 // marks: the next step reads it again.
-                if !partials::claim(tx, *day_start_ms, seen, work.folded_seq())? {
+                if !partials::claim(tx, *day_start_ms, seen, work.folded_seq)? {
                     continue;
                 }
                 work.apply(tx, *day_start_ms)?;
@@ -104,47 +104,32 @@ pub fn refresh(
 }
 
 /// What a refresh read of one day, to apply in `main.db`.
-enum DayWork {
-    /// The day's new commits as additions (it was folded up to an earlier commit).
-    Add { folded_seq: i64, additions: DayAdditions },
-    /// The day whole, from its partition (never folded, forced, or the file is gone).
-    Rebuild {
-        folded_seq: i64,
-        usage: Vec<HourlyUsage>,
-        tools: Vec<DailyTools>,
-        people: Vec<DailySessions>,
-        sessions: Vec<SessionDay>,
-    },
+struct DayWork {
+    /// The partition's last commit in the snapshot read: the day's new watermark.
+    folded_seq: i64,
+    figures: DayFigures,
+    /// The figures are the whole day's (never folded, forced, or the file is gone) and
+    /// replace its rows; otherwise they are its new commits' and add to them.
+    whole: bool,
 }
 
 impl DayWork {
-    fn folded_seq(&self) -> i64 {
-        match self {
-            DayWork::Add { folded_seq, .. } | DayWork::Rebuild { folded_seq, .. } => *folded_seq,
-        }
-    }
-
     fn rows(&self) -> usize {
-        match self {
-            DayWork::Add { additions, .. } => additions.usage.len() + additions.tools.len() + additions.people.len(),
-            DayWork::Rebuild { usage, tools, people, .. } => usage.len() + tools.len() + people.len(),
-        }
+        self.figures.usage.len() + self.figures.tools.len() + self.figures.people.len()
     }
 
     fn apply(&self, tx: &Connection, day_start_ms: i64) -> Result<(), DbError> {
-        match self {
-            DayWork::Add { additions, .. } => {
-                super::usage::add_rows(tx, &additions.usage)?;
-                super::tools::add_rows(tx, day_start_ms, &additions.tools)?;
-                partials::add_person_days(tx, day_start_ms, &additions.people)?;
-                partials::put_session_days(tx, day_start_ms, &additions.sessions)
-            }
-            DayWork::Rebuild { usage, tools, people, sessions, .. } => {
-                super::usage::replace_hours(tx, &partials::hours_of(day_start_ms), usage)?;
-                super::tools::replace_day(tx, day_start_ms, tools)?;
-                partials::replace_person_days(tx, day_start_ms, people)?;
-                partials::replace_session_days(tx, day_start_ms, sessions)
-            }
+        let DayFigures { usage, tools, people, sessions } = &self.figures;
+        if self.whole {
+            super::usage::replace_hours(tx, &partials::hours_of(day_start_ms), usage)?;
+            super::tools::replace_day(tx, day_start_ms, tools)?;
+            partials::replace_person_days(tx, day_start_ms, people)?;
+            partials::replace_session_days(tx, day_start_ms, sessions)
+        } else {
+            super::usage::add_rows(tx, usage)?;
+            super::tools::add_rows(tx, day_start_ms, tools)?;
+            partials::add_person_days(tx, day_start_ms, people)?;
+            partials::put_session_days(tx, day_start_ms, sessions)
         }
     }
 }
@@ -153,31 +138,25 @@ impl DayWork {
 /// or the whole day when it has to be rebuilt.
 fn read_day(data_dir: &Path, reads: &Connection, day: Day, seen: &partials::Watermark) -> Result<DayWork, DbError> {
     let Some(conn) = partitions::open_for_read(data_dir, day)? else {
-        return Ok(DayWork::Rebuild {
-            folded_seq: 0,
-            usage: Vec::new(),
-            tools: Vec::new(),
-            people: Vec::new(),
-            sessions: Vec::new(),
-        });
+        return Ok(DayWork { folded_seq: 0, figures: DayFigures::default(), whole: true });
     };
     partitions::snapshot(&conn, |conn, last_seq| match seen.folded_seq {
         // A folded sequence past the file's last means the file was made anew.
         Some(folded_seq) if folded_seq <= last_seq => {
             let rows = partitions::interactive_after_seq(conn, folded_seq)?;
             let mut history = Sessions { reads, partition: conn, day_start_ms: day.start_ms() };
-            Ok(DayWork::Add { folded_seq: last_seq, additions: super::additions::add_up(&rows, &mut history)? })
+            Ok(DayWork { folded_seq: last_seq, figures: super::additions::add_up(&rows, &mut history)?, whole: false })
         }
         _ => {
             let (from, to) = (day.start_ms(), day.next().start_ms());
             let sessions = partitions::session_days(conn)?;
-            Ok(DayWork::Rebuild {
-                folded_seq: last_seq,
+            let figures = DayFigures {
                 usage: partitions::hourly_usage(conn, from, to)?,
                 tools: partitions::daily_tools(conn)?,
                 people: partitions::daily_sessions(conn, &sessions)?,
                 sessions,
-            })
+            };
+            Ok(DayWork { folded_seq: last_seq, figures, whole: true })
         }
     })
 }

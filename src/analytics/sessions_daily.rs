@@ -5,7 +5,7 @@
 //! sums its members); a person in none has one with team `''`. Membership is read when the
 //! day is refreshed.
 
-use rusqlite::{Connection, params};
+use rusqlite::{Connection, ToSql, params, params_from_iter};
 
 use crate::db::DbError;
 use crate::events::partitions::DailySessions;
@@ -26,28 +26,10 @@ pub fn replace_day(conn: &Connection, day_start_ms: i64, people: &[DailySessions
     let mut rows = 0;
     for person in people {
         for team in teams.get(&person.user_id).unwrap_or(&none) {
-            let [permission, idle, elicitation, auth, other] = person.notifications;
-            let [normal, plan, accept_edits, auto, dont_ask, bypass] = person.modes;
-            insert.execute(params![
-                day_start_ms,
-                person.user_id,
-                team,
-                person.sessions,
-                person.active_ms,
-                permission,
-                idle,
-                elicitation,
-                auth,
-                other,
-                person.response_ms,
-                person.responses,
-                normal,
-                plan,
-                accept_edits,
-                auto,
-                dont_ask,
-                bypass,
-            ])?;
+            let keys: [&dyn ToSql; 3] = [&day_start_ms, &person.user_id, team];
+            let figures = person.figures();
+            insert
+                .execute(params_from_iter(keys.into_iter().chain(figures.iter().map(|figure| figure as &dyn ToSql))))?;
             rows += 1;
         }
     }

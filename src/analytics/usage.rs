@@ -13,30 +13,8 @@ pub fn replace_hours(conn: &Connection, hours: &[i64], rows: &[HourlyUsage]) -> 
     for hour in hours {
         clear.execute([hour])?;
     }
-    let mut insert = conn.prepare_cached(
-        "INSERT INTO agg_usage_hourly (bucket_start_ms, user_id, agent_type, model, events, prompts,
-             sessions_started, input_tokens, output_tokens, cache_read_tokens, cache_write_5m_tokens,
-             cache_write_1h_tokens, reasoning_tokens, cost_nusd)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
-    )?;
-    for row in rows {
-        insert.execute(params![
-            row.bucket_start_ms,
-            row.user_id,
-            row.agent_type,
-            row.model,
-            row.events,
-            row.prompts,
-            row.sessions_started,
-            row.usage.input_tokens,
-            row.usage.output_tokens,
-            row.usage.cache_read_tokens,
-            row.usage.cache_write_5m_tokens,
-            row.usage.cache_write_1h_tokens,
-            row.usage.reasoning_tokens,
-            row.cost_nusd,
-        ])?;
-    }
+    // The hours are empty now, so adding is inserting.
+    add_rows(conn, rows)?;
     Ok(rows.len())
 }
 

@@ -125,6 +125,66 @@ pub struct DailySessions {
     pub modes: [i64; 6],
 }
 
+impl DailySessions {
+    /// How many figures a person's day has.
+    pub const FIGURES: usize = 15;
+
+    /// The figures in the column order of `agg_sessions_daily` and `agg_person_days`:
+    /// sessions, active time, notifications by kind, response time and responses, events
+    /// by permission mode.
+    pub fn figures(&self) -> [i64; Self::FIGURES] {
+        let [permission, idle, elicitation, auth, other] = self.notifications;
+        let [normal, plan, accept_edits, auto, dont_ask, bypass] = self.modes;
+        [
+            self.sessions,
+            self.active_ms,
+            permission,
+            idle,
+            elicitation,
+            auth,
+            other,
+            self.response_ms,
+            self.responses,
+            normal,
+            plan,
+            accept_edits,
+            auto,
+            dont_ask,
+            bypass,
+        ]
+    }
+
+    /// The inverse of [`DailySessions::figures`].
+    pub fn from_figures(user_id: String, figures: [i64; Self::FIGURES]) -> DailySessions {
+        let [
+            sessions,
+            active_ms,
+            permission,
+            idle,
+            elicitation,
+            auth,
+            other,
+            response_ms,
+            responses,
+            normal,
+            plan,
+            accept_edits,
+            auto,
+            dont_ask,
+            bypass,
+        ] = figures;
+        DailySessions {
+            user_id,
+            sessions,
+            active_ms,
+            notifications: [permission, idle, elicitation, auth, other],
+            response_ms,
+            responses,
+            modes: [normal, plan, accept_edits, auto, dont_ask, bypass],
+        }
+    }
+}
+
 /// Longest gap between two events of a session that counts as active time.
 pub const ACTIVE_GAP_CAP_MS: i64 = 5 * 60_000;
 
