@@ -142,15 +142,14 @@ fn run_request(
     report.events_deleted += swept;
     // A compacted partition's zstd dictionary was trained on its rows, the deleted ones
     // too: compact it again with a dictionary trained on what is left.
-    let rebuild_days = touched.clone();
+    // The swept days lose events too; a resumed request cannot know which days its first
+    // run touched, so it has every folded day rebuilt.
+    let swept_days: BTreeSet<i64> = touched.iter().map(|day| day.start_ms()).collect();
     let rebuild = if resumed { compacted_days(data_dir)? } else { touched };
     for day in rebuild {
         compact::recompact_with_new_dictionary(data_dir, day, target.now_ms())?;
     }
     let (id, user_id, now_ms) = (request.id.clone(), request.user_id.clone(), target.now_ms());
-    // The swept days lose events too; a resumed request cannot know which days its first
-    // run touched, so it has every folded day rebuilt.
-    let swept_days: BTreeSet<i64> = rebuild_days.iter().map(|day| day.start_ms()).collect();
     target.change_main(Box::new(move |tx| {
         if resumed {
             crate::analytics::partials::force_rebuild_all(tx, now_ms)?;
@@ -270,8 +269,6 @@ fn delete_sessions(
     Ok(())
 }
 
-const HOUR_MS: i64 = 3_600_000;
-
 /// Step (c). The scores have no foreign key to sessions (subjects of several kinds), so
 /// they are deleted by name; the others would cascade but are named too, so this list
 /// is the one place to read what a session's deletion takes.
@@ -283,8 +280,9 @@ fn delete_session_rows(
     now_ms: i64,
 ) -> Result<(), DbError> {
     with_secure_delete(tx, || {
-        // The days the session spanned are rebuilt whole by the aggregate refresh (their
-        // watermarks are cleared here, with the rows, so a crash cannot separate them).
+        // The days the session spanned lose its numbers: the aggregate refresh rebuilds
+        // them whole (their watermarks are cleared and their first hours marked here, with
+        // the rows, so a crash cannot separate them).
         let span: Option<(i64, i64)> = tx
             .query_row("SELECT first_event_ms, last_event_ms FROM sessions WHERE id = ?1", [session_id], |row| {
                 Ok((row.get(0)?, row.get(1)?))
@@ -297,17 +295,6 @@ fn delete_session_rows(
                 now_ms,
             )?;
         }
-        // The hours the session spanned lose its numbers: the aggregate refresh redoes them.
-        tx.execute(
-            "WITH RECURSIVE hours(start_ms, last_ms) AS (
-                 SELECT first_event_ms / ?3 * ?3, last_event_ms FROM sessions WHERE id = ?1
-                 UNION ALL SELECT start_ms + ?3, last_ms FROM hours WHERE start_ms + ?3 <= last_ms)
-             INSERT INTO aggregate_dirty_buckets (bucket_start_ms, marked_at_ms)
-             SELECT start_ms, ?2 FROM hours WHERE true
-             ON CONFLICT (bucket_start_ms) DO UPDATE
-             SET marked_at_ms = max(excluded.marked_at_ms, aggregate_dirty_buckets.marked_at_ms + 1)",
-            params![session_id, now_ms, HOUR_MS],
-        )?;
         tx.execute("DELETE FROM scores WHERE subject_type = 'session' AND subject_id = ?1", [session_id])?;
         tx.execute("DELETE FROM session_feedback WHERE session_id = ?1", [session_id])?;
         tx.execute("DELETE FROM transcript_index WHERE session_id = ?1", [session_id])?;

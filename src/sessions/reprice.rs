@@ -22,8 +22,6 @@ use crate::events::writer::MainChange;
 use crate::model::AgentType;
 use crate::pricing::PriceBook;
 
-const HOUR_MS: i64 = 3_600_000;
-
 /// One agent and model of a report.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
 pub struct RepriceLine {
@@ -80,7 +78,6 @@ impl RepriceReport {
 /// A changed event: its new cost, and the session it counts in.
 struct Change {
     event_id: Vec<u8>,
-    ts_ms: i64,
     session: (String, String, String),
     delta: i64,
     cost_nusd: i64,
@@ -112,7 +109,6 @@ fn changes_of(
             line.changed += 1;
             changes.push(Change {
                 event_id: row.event_id,
-                ts_ms: row.ts_ms,
                 session: (row.user_id, row.agent_type, row.session_id),
                 delta: after - row.cost_nusd,
                 cost_nusd: after,
@@ -161,23 +157,21 @@ pub fn apply(
         if changes.is_empty() {
             continue;
         }
-        change_main(Box::new(move |tx| record_pending(tx, day, &changes, now_ms)))?;
+        change_main(Box::new(move |tx| record_pending(tx, day, &changes)))?;
         report.rows_rewritten += finish_day(data_dir, reads, day, change_main, rebuild, now_ms)?;
     }
     report.lines = lines.into_values().collect();
     Ok(report)
 }
 
-/// Step one, in main.db: the new costs, the sessions' deltas, the hours to refresh.
-fn record_pending(tx: &Connection, day: Day, changes: &[Change], now_ms: i64) -> Result<(), DbError> {
+/// Step one, in main.db: the new costs and the sessions' deltas.
+fn record_pending(tx: &Connection, day: Day, changes: &[Change]) -> Result<(), DbError> {
     let mut pending =
         tx.prepare("INSERT OR REPLACE INTO reprice_pending (day, event_id, cost_nusd) VALUES (?1, ?2, ?3)")?;
     let mut by_session: HashMap<&(String, String, String), i64> = HashMap::new();
-    let mut hours = BTreeSet::new();
     for change in changes {
         pending.execute(params![day.to_string(), change.event_id, change.cost_nusd])?;
         *by_session.entry(&change.session).or_default() += change.delta;
-        hours.insert(change.ts_ms.div_euclid(HOUR_MS) * HOUR_MS);
     }
     let mut session = tx.prepare(
         "UPDATE sessions SET cost_nusd = cost_nusd + ?4 WHERE user_id = ?1 AND agent_type = ?2 AND agent_session_id = ?3",
@@ -185,7 +179,9 @@ fn record_pending(tx: &Connection, day: Day, changes: &[Change], now_ms: i64) ->
     for ((user, agent, id), delta) in by_session {
         session.execute(params![user, agent, id, delta])?;
     }
-    super::fold::mark_dirty_hours(tx, &hours, now_ms)
+    // The aggregates learn of the new costs once they are in the partition (step three
+    // has the day rebuilt).
+    Ok(())
 }
 
 /// Steps two and three: the day's pending costs into its partition, then the pending
