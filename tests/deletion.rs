@@ -171,7 +171,23 @@ fn seed() -> World {
     assert_eq!(compacted, 20, "Ada's old events are in a compacted partition");
     let ada_events = events_of(&server.data_dir, &ada);
     assert_eq!(ada_events, 20 + 3 + 5 + 2 + 1);
+    let mut server = server;
+    assert_eq!(server.terminate(), Some(0));
+    fold_aggregates(&server.data_dir);
     World { server, bo_token, ada, bo, ada_rows, bo_rows, ada_events, old_day }
+}
+
+/// The aggregate refresh, as the server's job runs it (every 15 s, so a slow machine's
+/// server may or may not have run it before the seed stops it): the aggregates then
+/// hold each person's days and recent sessions, as a deletion finds them.
+fn fold_aggregates(data_dir: &Path) {
+    let conn = rusqlite::Connection::open(data_dir.join("main.db")).unwrap();
+    let commit = |change: sightline::events::writer::MainChange| {
+        let tx = conn.unchecked_transaction()?;
+        change(&tx)?;
+        Ok(tx.commit()?)
+    };
+    sightline::analytics::refresh::refresh(data_dir, &conn, &commit, usize::MAX).unwrap();
 }
 
 /// A user's rows over every partition file, compacted ones included.
@@ -203,12 +219,14 @@ fn traces(data_dir: &Path, user_id: &str, rows: &[String], word: &str) -> Value 
         "files": rows.iter().filter(|row| data_dir.join(format!("transcripts/{row}.jsonl.zst")).exists()).count(),
         "hits": library_hits(data_dir, user_id, word).len() + library_hits(data_dir, user_id, &format!("session:{}", rows[2])).len(),
         "redaction_rows": conn.query_row("SELECT count(*) FROM agg_redactions_daily WHERE user_id = ?1", [user_id], |r| r.get::<_, i64>(0)).unwrap(),
+        "person_days": conn.query_row("SELECT count(*) FROM agg_person_days WHERE user_id = ?1", [user_id], |r| r.get::<_, i64>(0)).unwrap(),
+        "session_days": conn.query_row("SELECT count(*) FROM agg_session_days WHERE user_id = ?1", [user_id], |r| r.get::<_, i64>(0)).unwrap(),
     })
 }
 
 fn nothing() -> Value {
     json!({"sessions": 0, "session_rows": 0, "models": 0, "transcript_rows": 0, "feedback": 0, "scores": 0,
-        "events": 0, "files": 0, "hits": 0, "redaction_rows": 0})
+        "events": 0, "files": 0, "hits": 0, "redaction_rows": 0, "person_days": 0, "session_days": 0})
 }
 
 fn request_of(data_dir: &Path, user_id: &str) -> deletion::DeletionRequest {
@@ -248,13 +266,17 @@ fn cli(data_dir: &Path, args: &[&str]) -> String {
 #[test]
 fn run_deletions_removes_every_trace_of_the_person_and_nothing_of_anyone_else() {
     let mut world = seed();
-    assert_eq!(world.server.terminate(), Some(0));
     let data_dir = world.server.data_dir.clone();
     let bo_before = traces(&data_dir, &world.bo, &world.bo_rows, "narwhal");
     assert_eq!(bo_before["sessions"], 3);
     assert_eq!(bo_before["hits"], 1 + 2, "one message names the animal; the session has two");
     assert_eq!(traces(&data_dir, &world.ada, &world.ada_rows, "walrus")["hits"], 1 + 2);
     assert!(bo_before["redaction_rows"].as_i64().unwrap() > 0, "the secrets counted per person");
+    assert_eq!(
+        (bo_before["person_days"].clone(), bo_before["session_days"].clone()),
+        (json!(1), json!(3)),
+        "today's: older days' partials are pruned"
+    );
 
     let asked = cli(&data_dir, &["deletion", "request", "--user", ADA]);
     let again = cli(&data_dir, &["deletion", "request", "--user", ADA]);
@@ -357,8 +379,7 @@ fn run_crashing(data_dir: &Path, fail_at: usize) -> runner::DeletionReport {
 
 #[test]
 fn a_run_stopped_midway_is_finished_by_the_next_run() {
-    let mut world = seed();
-    assert_eq!(world.server.terminate(), Some(0));
+    let world = seed();
     let data_dir = world.server.data_dir.clone();
     let bo_before = traces(&data_dir, &world.bo, &world.bo_rows, "narwhal");
     cli(&data_dir, &["deletion", "request", "--user", ADA]);
@@ -411,7 +432,6 @@ fn run_deletions_works_beside_a_running_server_and_the_person_sees_the_request_o
     let mut world = seed();
     // A restart puts the server's own deletion run (a minute after start) well after
     // this test's, so the run below is the CLI's.
-    assert_eq!(world.server.terminate(), Some(0));
     world.server.start();
     let server = &world.server;
     let token = access_token(&server.data_dir, ADA);

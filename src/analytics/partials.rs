@@ -77,6 +77,33 @@ pub fn force_rebuild_all(tx: &Connection, now_ms: i64) -> Result<(), DbError> {
     force_rebuild(tx, &days, now_ms)
 }
 
+/// Deletes a session's partials on the given days (its deletion; the caller has
+/// `secure_delete` on and has forced the days' rebuild).
+pub fn forget_session(
+    tx: &Connection,
+    days_start_ms: &BTreeSet<i64>,
+    user_id: &str,
+    agent_type: &str,
+    session_id: &str,
+) -> Result<(), DbError> {
+    let mut forget = tx.prepare_cached(
+        "DELETE FROM agg_session_days
+         WHERE day_start_ms = ?1 AND user_id = ?2 AND agent_type = ?3 AND session_id = ?4",
+    )?;
+    for day in days_start_ms {
+        forget.execute(params![day, user_id, agent_type, session_id])?;
+    }
+    Ok(())
+}
+
+/// Deletes a person's partials, every day (their deletion, once none of their sessions
+/// is left; the days were forced to rebuild as each session went).
+pub fn forget_person(tx: &Connection, user_id: &str) -> Result<(), DbError> {
+    tx.prepare_cached("DELETE FROM agg_person_days WHERE user_id = ?1")?.execute([user_id])?;
+    tx.prepare_cached("DELETE FROM agg_session_days WHERE user_id = ?1")?.execute([user_id])?;
+    Ok(())
+}
+
 /// The days from the day of `first_ms` to the day of `last_ms`, by their start.
 pub fn days_spanned(first_ms: i64, last_ms: i64) -> BTreeSet<i64> {
     let first = first_ms.div_euclid(DAY_MS);

@@ -74,24 +74,30 @@ pub fn refresh(
         }
         let applied = Arc::new(AtomicBool::new(false));
         let applied_any = applied.clone();
+        // Replacing and pruning rows that name sessions must not leave their old copies
+        // readable in the file, where a later deletion of the person could not reach
+        // them: replacements zero the old cells (FAST: no extra I/O on the writer
+        // thread); the prune, once a day's worth, zeroes the pages it frees too.
         change_main(Box::new(move |tx| {
-            for (day_start_ms, seen, work, marks) in &days {
-                // A day another refresh or a forced rebuild changed meanwhile keeps its
-                // marks: the next step reads it again.
-                if !partials::claim(tx, *day_start_ms, seen, work.folded_seq)? {
-                    continue;
+            crate::db::with_secure_delete(tx, crate::db::SecureDelete::Fast, || {
+                for (day_start_ms, seen, work, marks) in &days {
+                    // A day another refresh or a forced rebuild changed meanwhile keeps its
+                    // marks: the next step reads it again.
+                    if !partials::claim(tx, *day_start_ms, seen, work.folded_seq)? {
+                        continue;
+                    }
+                    work.apply(tx, *day_start_ms)?;
+                    super::sessions_daily::replace_day(tx, *day_start_ms, &partials::person_days(tx, *day_start_ms)?)?;
+                    let mut clear = tx.prepare_cached(
+                        "DELETE FROM aggregate_dirty_buckets WHERE bucket_start_ms = ?1 AND marked_at_ms = ?2",
+                    )?;
+                    for (hour, marked) in marks {
+                        clear.execute(params![hour, marked])?;
+                    }
+                    applied_any.store(true, Ordering::Relaxed);
                 }
-                work.apply(tx, *day_start_ms)?;
-                super::sessions_daily::replace_day(tx, *day_start_ms, &partials::person_days(tx, *day_start_ms)?)?;
-                let mut clear = tx.prepare_cached(
-                    "DELETE FROM aggregate_dirty_buckets WHERE bucket_start_ms = ?1 AND marked_at_ms = ?2",
-                )?;
-                for (hour, marked) in marks {
-                    clear.execute(params![hour, marked])?;
-                }
-                applied_any.store(true, Ordering::Relaxed);
-            }
-            partials::prune(tx)
+                partials::prune(tx)
+            })
         }))?;
         // Marks renewed during this step, and days that raced with another writer of
         // their state, wait for the next refresh: under steady ingest there is always

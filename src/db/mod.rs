@@ -117,6 +117,36 @@ pub fn apply_pragmas(conn: &Connection, durability: Durability, checkpointing: C
     Ok(())
 }
 
+/// How thoroughly [`with_secure_delete`] overwrites what a change deletes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SecureDelete {
+    /// Deleted cells are zeroed in their b-tree pages, at no extra I/O; a page freed
+    /// whole keeps its old bytes on the freelist (SQLite's `FAST`).
+    Fast,
+    /// Freed pages are zeroed too (SQLite's `ON`): for a deletion, which must leave nothing.
+    On,
+}
+
+/// Runs `work` with `secure_delete` at `level` (deleted rows are overwritten, not left
+/// readable in the file), then puts the connection's setting back: on the server this is
+/// the writer's connection, whose ingest commits need not pay for it. For changes that
+/// delete or rewrite rows naming a person or a session.
+pub fn with_secure_delete<T>(
+    conn: &Connection,
+    level: SecureDelete,
+    work: impl FnOnce() -> Result<T, DbError>,
+) -> Result<T, DbError> {
+    let before: i64 = conn.query_row("PRAGMA secure_delete", [], |row| row.get(0))?;
+    let pragma = match level {
+        SecureDelete::Fast => "PRAGMA secure_delete = FAST;",
+        SecureDelete::On => "PRAGMA secure_delete = ON;",
+    };
+    conn.execute_batch(pragma)?;
+    let result = work();
+    conn.execute_batch(&format!("PRAGMA secure_delete = {before};"))?;
+    result
+}
+
 pub type MainPool = r2d2::Pool<r2d2_sqlite::SqliteConnectionManager>;
 
 /// A pool of read connections to `main.db` for request handlers.

@@ -279,21 +279,22 @@ fn delete_session_rows(
     deleted_events: u64,
     now_ms: i64,
 ) -> Result<(), DbError> {
-    with_secure_delete(tx, || {
+    crate::db::with_secure_delete(tx, crate::db::SecureDelete::On, || {
         // The days the session spanned lose its numbers: the aggregate refresh rebuilds
         // them whole (their watermarks are cleared and their first hours marked here, with
         // the rows, so a crash cannot separate them).
-        let span: Option<(i64, i64)> = tx
-            .query_row("SELECT first_event_ms, last_event_ms FROM sessions WHERE id = ?1", [session_id], |row| {
-                Ok((row.get(0)?, row.get(1)?))
-            })
+        // The session's own partials go now, not at that rebuild: they name it.
+        let session: Option<(i64, i64, String, String, String)> = tx
+            .query_row(
+                "SELECT first_event_ms, last_event_ms, user_id, agent_type, agent_session_id FROM sessions WHERE id = ?1",
+                [session_id],
+                |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?, row.get(3)?, row.get(4)?)),
+            )
             .optional()?;
-        if let Some((first_ms, last_ms)) = span {
-            crate::analytics::partials::force_rebuild(
-                tx,
-                &crate::analytics::partials::days_spanned(first_ms, last_ms),
-                now_ms,
-            )?;
+        if let Some((first_ms, last_ms, user_id, agent_type, agent_session_id)) = session {
+            let days = crate::analytics::partials::days_spanned(first_ms, last_ms);
+            crate::analytics::partials::force_rebuild(tx, &days, now_ms)?;
+            crate::analytics::partials::forget_session(tx, &days, &user_id, &agent_type, &agent_session_id)?;
         }
         tx.execute("DELETE FROM scores WHERE subject_type = 'session' AND subject_id = ?1", [session_id])?;
         tx.execute("DELETE FROM session_feedback WHERE session_id = ?1", [session_id])?;
@@ -307,17 +308,6 @@ fn delete_session_rows(
         )?;
         Ok(())
     })
-}
-
-/// Runs `work` with `secure_delete` on (deleted rows are overwritten, not left in free
-/// pages), then puts the connection's setting back: on the server this is the writer's
-/// connection, whose ingest commits need not pay for it.
-fn with_secure_delete(conn: &Connection, work: impl FnOnce() -> Result<(), DbError>) -> Result<(), DbError> {
-    let before: i64 = conn.query_row("PRAGMA secure_delete", [], |row| row.get(0))?;
-    conn.execute_batch("PRAGMA secure_delete = ON;")?;
-    let result = work();
-    conn.execute_batch(&format!("PRAGMA secure_delete = {before};"))?;
-    result
 }
 
 /// Records the sweep's count and, if no session of the user remains, completion with
@@ -341,6 +331,9 @@ fn finish(tx: &Connection, request_id: &str, user_id: &str, swept: u64, now_ms: 
         return Ok(());
     }
     crate::analytics::redactions::forget(tx, user_id)?;
+    crate::db::with_secure_delete(tx, crate::db::SecureDelete::On, || {
+        crate::analytics::partials::forget_person(tx, user_id)
+    })?;
     let (sessions, events): (i64, i64) = tx.query_row(
         "SELECT sessions_deleted, events_deleted FROM deletion_requests WHERE id = ?1",
         [request_id],
