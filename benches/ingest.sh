@@ -3,7 +3,11 @@
 # binary on a fresh data directory, drives it with `sightline bench ingest` for 60 s,
 # verifies every acknowledged event is stored, and reports the largest WAL seen and
 # the writer's blocking checkpoints. Usage: benches/ingest.sh [scenario ...]
-# Scenarios: reference fivex max-v7 max-v4 (default: all). Needs ~5 minutes.
+# Scenarios: reference fivex max-v7 max-v4 (default: all; ~5 minutes), and history: the
+# reference and 5x loads (30 s each) on a fresh directory and on a year of history, in
+# turn, with the ratio. The year is `sightline demo` (200 developers, 365 days, ~7 minutes
+# to make) in $SIGHTLINE_HISTORY_DIR (default /tmp/sightline-history/data), reused if
+# present; the bench's events go into it, a few hundred thousand beside its 8.6 million.
 # SIGHTLINE_BENCH_BIN=<binary> measures that binary instead of building this tree: run
 # two builds in turn to compare them on the same machine state (see docs/benchmarks.md).
 set -euo pipefail
@@ -18,8 +22,9 @@ port=${SIGHTLINE_BENCH_PORT:-4100}
 
 run() {
   local name=$1; shift
-  local dir; dir=$(mktemp -d)/data
-  $B user add --data-dir "$dir" --email bench@example.com --name Bench >/dev/null
+  local dir; dir=${RUN_DIR:-$(mktemp -d)/data}
+  $B user list --data-dir "$dir" 2>/dev/null | grep -q bench@example.com \
+    || $B user add --data-dir "$dir" --email bench@example.com --name Bench >/dev/null
   local token; token=$($B token create --data-dir "$dir" --user bench@example.com --kind hook 2>/dev/null)
   SIGHTLINE_LOG=warn $B serve --data-dir "$dir" --ingest-addr 127.0.0.1:$port --web-addr 127.0.0.1:0 --github-addr 127.0.0.1:0 &
   local pid=$!
@@ -31,7 +36,31 @@ run() {
   $B bench ingest --url http://127.0.0.1:$port --token "$token" --verify-data-dir "$dir" "$@" || true
   echo "max WAL bytes sampled: $(sort -n "$dir.wal" | tail -1); blocking checkpoints: $(curl -s 127.0.0.1:$port/metrics | awk '/^sightline_wal_blocking_checkpoints_total/ {print $2}')"
   kill -TERM $pid; wait $pid || true
-  rm -rf "$(dirname "$dir")"
+  [ -n "${RUN_DIR:-}" ] || rm -rf "$(dirname "$dir")"
+}
+
+# The p50 and p99 of a run's output (the `latency ms:` line).
+percentiles() { awk '/latency ms:/ {print $4, $8, $10}' "$1"; }
+
+history() {
+  local year=${SIGHTLINE_HISTORY_DIR:-/tmp/sightline-history/data}
+  if [ ! -f "$year/main.db" ]; then
+    echo "== making the year of history in $year (sightline demo, about 7 minutes)"
+    mkdir -p "$(dirname "$year")"
+    echo history-bench | $B demo --data-dir "$year" --password-stdin >/dev/null
+  fi
+  local out; out=$(mktemp -d)
+  for load in "reference --developers 200 --rate 2000" "fivex --developers 200 --rate 10000"; do
+    set -- $load; local name=$1; shift
+    run "$name-fresh" "$@" --duration 30s --zstd | tee "$out/fresh"
+    RUN_DIR=$year run "$name-year" "$@" --duration 30s --zstd | tee "$out/year"
+    read -r f50 f99 fmax < <(percentiles "$out/fresh")
+    read -r y50 y99 ymax < <(percentiles "$out/year")
+    awk -v n="$name" -v f50="$f50" -v f99="$f99" -v y50="$y50" -v y99="$y99" -v fmax="$fmax" -v ymax="$ymax" \
+      'BEGIN { printf "%s: year/fresh p50 %.2f/%.2f = %.2fx, p99 %.2f/%.2f = %.2fx, max %.1f/%.1f ms\n", n, y50, f50, y50/f50, y99, f99, y99/f99, ymax, fmax }' \
+      | tee -a "$out/ratios"
+  done
+  echo "== history ratios"; cat "$out/ratios"; rm -rf "$out"
 }
 
 scenarios=("$@")
@@ -42,6 +71,7 @@ for scenario in "${scenarios[@]}"; do
     fivex) run fivex --developers 200 --rate 10000 --duration 60s --zstd ;;
     max-v7) run max-v7 --rate max --concurrency 8 --duration 60s --zstd --id-version 7 ;;
     max-v4) run max-v4 --rate max --concurrency 8 --duration 60s --zstd --id-version 4 ;;
+    history) history ;;
     *) echo "unknown scenario $scenario"; exit 2 ;;
   esac
 done

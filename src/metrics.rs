@@ -31,8 +31,20 @@ pub struct JobLabels {
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct StepLabels {
+    /// A step of the writer's commit of a group: `partition_rows`, `partition_commit`,
+    /// `fold_<name>` per fold, `main_commit`, `wal_cap`.
+    pub step: &'static str,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 pub struct OutcomeLabels {
     pub outcome: &'static str,
+}
+
+/// Step buckets from 20 µs to ~4 s: a fold of a small group takes tens of microseconds.
+fn step_buckets() -> Vec<f64> {
+    vec![0.00002, 0.0001, 0.0005, 0.001, 0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.5, 1.0, 4.0]
 }
 
 /// Latency buckets from 0.5 ms to ~4 s: ingest lives in single milliseconds, and
@@ -48,6 +60,8 @@ pub struct Metrics {
     pub events: Family<OutcomeLabels, Counter>,
     pub unknown_model_events: Counter,
     pub commit_latency: Histogram,
+    /// Where a commit's time goes, step by step (each fold apart).
+    pub writer_step_seconds: Family<StepLabels, Histogram, fn() -> Histogram>,
     pub writer_queue_depth: Gauge,
     pub wal_bytes_main: Gauge,
     pub wal_bytes_events: Gauge,
@@ -80,6 +94,8 @@ impl Metrics {
         let events = Family::<OutcomeLabels, Counter>::default();
         let unknown_model_events = Counter::default();
         let commit_latency = Histogram::new(latency_buckets());
+        let writer_step_seconds: Family<StepLabels, Histogram, fn() -> Histogram> =
+            Family::new_with_constructor(|| Histogram::new(step_buckets()));
         let writer_queue_depth = Gauge::default();
         let wal_bytes_main = Gauge::default();
         let wal_bytes_events = Gauge::default();
@@ -101,6 +117,11 @@ impl Metrics {
             "writer_commit_duration_seconds",
             "Time to commit one group of ingest batches (partitions and main.db)",
             commit_latency.clone(),
+        );
+        registry.register(
+            "writer_step_duration_seconds",
+            "Time of each step of the writer's commit of a group: the partitions' rows and commit, each fold, main.db's commit, the WAL cap",
+            writer_step_seconds.clone(),
         );
         registry.register("writer_queue_depth", "Ingest batches waiting for the writer", writer_queue_depth.clone());
         registry.register("wal_main_bytes", "Size of main.db's write-ahead log", wal_bytes_main.clone());
@@ -156,6 +177,7 @@ impl Metrics {
             events,
             unknown_model_events,
             commit_latency,
+            writer_step_seconds,
             writer_queue_depth,
             wal_bytes_main,
             wal_bytes_events,
@@ -168,6 +190,10 @@ impl Metrics {
             webhook_deliveries_pending,
             queue_depth_source: Mutex::new(None),
         }
+    }
+
+    pub fn observe_writer_step(&self, step: &'static str, started: std::time::Instant) {
+        self.writer_step_seconds.get_or_create(&StepLabels { step }).observe(started.elapsed().as_secs_f64());
     }
 
     pub fn observe_request(&self, listener: &'static str, route: &str, status: u16, seconds: f64) {

@@ -489,6 +489,13 @@ fn health_readiness_and_metrics_are_served() {
         r#"sightline_ingest_events_total{outcome="rejected"} 1"#,
         "sightline_writer_queue_depth",
         "sightline_writer_commit_duration_seconds_count",
+        r#"sightline_writer_step_duration_seconds_count{step="partition_rows"} 1"#,
+        r#"sightline_writer_step_duration_seconds_count{step="partition_commit"} 1"#,
+        r#"sightline_writer_step_duration_seconds_count{step="fold_sessions"} 1"#,
+        r#"sightline_writer_step_duration_seconds_count{step="fold_links"} 1"#,
+        r#"sightline_writer_step_duration_seconds_count{step="fold_redactions"} 1"#,
+        r#"sightline_writer_step_duration_seconds_count{step="main_commit"} 1"#,
+        r#"sightline_writer_step_duration_seconds_count{step="wal_cap"} 1"#,
         "sightline_wal_main_bytes",
     ] {
         assert!(text.contains(needle), "metrics lack {needle}:\n{text}");

@@ -20,6 +20,10 @@ use crate::model::RunKind;
 pub struct RedactionFold;
 
 impl CommitFold for RedactionFold {
+    fn step(&self) -> &'static str {
+        "fold_redactions"
+    }
+
     fn fold(&self, main: &Connection, stored: &[Stored<'_>], _now_ms: i64) -> Result<u64, DbError> {
         let mut add = main.prepare_cached(
             "INSERT INTO agg_redactions_daily (day_start_ms, user_id, rule, hook_hits, ingest_hits)

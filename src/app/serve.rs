@@ -25,7 +25,6 @@ use crate::auth::throttle::LoginThrottle;
 use crate::clock::Clock;
 use crate::config::Config;
 use crate::db::{self, Checkpointing, Durability};
-use crate::events::writer::FoldChain;
 use crate::events::writer::{EventWriter, WriterConfig};
 use crate::github::links::LinkFold;
 use crate::metrics::Metrics;
@@ -89,11 +88,11 @@ pub async fn serve_with_clock(
             queue_capacity: config.storage.writer_queue,
             clock: clock.clone(),
         },
-        Arc::new(FoldChain(vec![
+        vec![
             Arc::new(SessionFold { prices: prices.clone() }),
             Arc::new(LinkFold { host_prefix: crate::github::links::host_prefix(&config.auth.github_url) }),
             Arc::new(crate::analytics::redactions::RedactionFold),
-        ])),
+        ],
         metrics.clone(),
     )
     .context("cannot start the event writer")?;

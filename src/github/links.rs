@@ -187,6 +187,10 @@ pub struct LinkFold {
 }
 
 impl CommitFold for LinkFold {
+    fn step(&self) -> &'static str {
+        "fold_links"
+    }
+
     fn fold(&self, main: &Connection, _stored: &[Stored<'_>], now_ms: i64) -> Result<u64, DbError> {
         for pr in link_unchecked(main, &self.host_prefix, now_ms)? {
             super::rollups::compute(main, &pr, now_ms)?;

@@ -316,6 +316,10 @@ pub struct SessionFold {
 }
 
 impl CommitFold for SessionFold {
+    fn step(&self) -> &'static str {
+        "fold_sessions"
+    }
+
     fn fold(&self, main: &Connection, stored: &[Stored<'_>], now_ms: i64) -> Result<u64, DbError> {
         let mut deltas = Deltas::default();
         for row in stored {

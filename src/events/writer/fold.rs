@@ -1,8 +1,6 @@
-//! What `main.db` derives from each partition commit: the [`CommitFold`] the writer
-//! applies in the same transaction as the commit's ledger entry, the events it is handed
-//! ([`Stored`]), and [`FoldChain`], several folds in turn.
-
-use std::sync::Arc;
+//! What `main.db` derives from each partition commit: the [`CommitFold`]s the writer
+//! applies in turn in the same transaction as the commit's ledger entry, and the events
+//! they are handed ([`Stored`]).
 
 use rusqlite::Connection;
 
@@ -23,24 +21,13 @@ pub struct Stored<'a> {
 }
 
 /// What `main.db` derives from each partition commit, applied in the same main.db
-/// transaction as the commit's ledger entry. Handed in at start-up (the sessions
-/// fold), so the event store knows nothing of sessions or prices.
+/// transaction as the commit's ledger entry. Handed in at start-up (the sessions fold,
+/// then what builds on sessions), so the event store knows nothing of sessions or prices.
 pub trait CommitFold: Send + Sync + 'static {
+    /// The fold's step name in the writer's timings (`fold_<name>`).
+    fn step(&self) -> &'static str;
+
     /// Folds newly stored events (never a duplicate: the writer decides that); returns
     /// how many had a model the price table did not know.
     fn fold(&self, main: &Connection, stored: &[Stored<'_>], now_ms: i64) -> Result<u64, DbError>;
-}
-
-/// Several folds applied in turn to each commit, in the same transaction (the sessions
-/// fold, then what builds on sessions); answers the sum of their counts.
-pub struct FoldChain(pub Vec<Arc<dyn CommitFold>>);
-
-impl CommitFold for FoldChain {
-    fn fold(&self, main: &Connection, stored: &[Stored<'_>], now_ms: i64) -> Result<u64, DbError> {
-        let mut total = 0;
-        for fold in &self.0 {
-            total += fold.fold(main, stored, now_ms)?;
-        }
-        Ok(total)
-    }
 }

@@ -28,7 +28,7 @@ mod fold;
 mod ledger;
 mod wal;
 
-pub use fold::{CommitFold, FoldChain, Stored};
+pub use fold::{CommitFold, Stored};
 
 use ledger::record_applied;
 
@@ -101,7 +101,7 @@ impl EventWriter {
     /// Returns once the writer is ready or failed to start.
     pub fn start(
         config: WriterConfig,
-        fold: Arc<dyn CommitFold>,
+        folds: Vec<Arc<dyn CommitFold>>,
         metrics: Arc<Metrics>,
     ) -> Result<EventWriter, DbError> {
         let (sender, receiver) = mpsc::channel(config.queue_capacity.max(1));
@@ -112,7 +112,7 @@ impl EventWriter {
         std::thread::Builder::new()
             .name("event-writer".into())
             .spawn(move || {
-                let mut state = match WriterState::open(config, fold, metrics, depth) {
+                let mut state = match WriterState::open(config, folds, metrics, depth) {
                     Ok(state) => state,
                     Err(err) => {
                         let _ = ready_tx.send(Err(err));
@@ -218,7 +218,8 @@ struct WriterState {
     main: Connection,
     partitions: HashMap<Day, OpenPartition>,
     needs_reconcile: bool,
-    fold: Arc<dyn CommitFold>,
+    /// Applied in turn to each commit (the sessions fold first: the others build on it).
+    folds: Vec<Arc<dyn CommitFold>>,
     metrics: Arc<Metrics>,
     queue_depth: Arc<AtomicI64>,
     /// When the writer may next try to truncate a WAL past its cap (`wal.rs`): a try
@@ -232,7 +233,7 @@ const PARTITION_IDLE: Duration = Duration::from_secs(600);
 impl WriterState {
     fn open(
         config: WriterConfig,
-        fold: Arc<dyn CommitFold>,
+        folds: Vec<Arc<dyn CommitFold>>,
         metrics: Arc<Metrics>,
         queue_depth: Arc<AtomicI64>,
     ) -> Result<Self, DbError> {
@@ -242,7 +243,7 @@ impl WriterState {
             main,
             partitions: HashMap::new(),
             needs_reconcile: false,
-            fold,
+            folds,
             metrics,
             queue_depth,
             next_cap_try: Instant::now(),
@@ -411,10 +412,12 @@ impl WriterState {
             };
             // Newly stored events only, so replays do not inflate it.
             self.metrics.unknown_model_events.inc_by(unknown);
+            let started = Instant::now();
             for (day, _) in &committed {
                 self.cap_wal(Some(*day));
             }
             self.cap_wal(None);
+            self.metrics.observe_writer_step("wal_cap", started);
         }
         Ok(inserted
             .into_iter()
@@ -443,6 +446,7 @@ impl WriterState {
         requests: &[&WriteRequest],
         received_ms: i64,
     ) -> Result<(i64, Vec<bool>), DbError> {
+        let metrics = self.metrics.clone();
         let partition = match self.partition(day) {
             Ok(partition) => partition,
             Err(err) => {
@@ -452,6 +456,7 @@ impl WriterState {
         };
         let seq = partition.last_seq + 1;
         let result = (|| {
+            let started = Instant::now();
             let tx = partition.conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
             let mut flags = Vec::with_capacity(refs.len());
             for (r, e) in refs {
@@ -459,7 +464,10 @@ impl WriterState {
                 flags.push(partitions::insert_event(&tx, &request.events[*e], &request.user_id, received_ms, seq)?);
             }
             partitions::set_last_seq(&tx, seq)?;
+            metrics.observe_writer_step("partition_rows", started);
+            let started = Instant::now();
             tx.commit()?;
+            metrics.observe_writer_step("partition_commit", started);
             Ok::<_, DbError>(flags)
         })();
         match result {
@@ -480,17 +488,36 @@ impl WriterState {
     /// main.db transaction; returns the fold's count of unknown-model events.
     fn commit_main(&mut self, stored: &[Stored<'_>], committed: &[(Day, i64)]) -> Result<u64, DbError> {
         let tx = self.main.transaction_with_behavior(TransactionBehavior::Immediate)?;
-        let unknown = self.fold.fold(&tx, stored, self.config.clock.now_ms())?;
+        let unknown = fold_all(&self.folds, &self.metrics, &tx, stored, self.config.clock.now_ms())?;
         for (day, seq) in committed {
             record_applied(&tx, *day, *seq)?;
         }
+        let started = Instant::now();
         tx.commit()?;
+        self.metrics.observe_writer_step("main_commit", started);
         Ok(unknown)
     }
 
     fn close_idle_partitions(&mut self) {
         self.partitions.retain(|_, partition| partition.last_used.elapsed() < PARTITION_IDLE);
     }
+}
+
+/// Applies each fold in turn, timing each; answers the sum of their unknown-model counts.
+fn fold_all(
+    folds: &[Arc<dyn CommitFold>],
+    metrics: &Metrics,
+    main: &Connection,
+    stored: &[Stored<'_>],
+    now_ms: i64,
+) -> Result<u64, DbError> {
+    let mut unknown = 0;
+    for fold in folds {
+        let started = Instant::now();
+        unknown += fold.fold(main, stored, now_ms)?;
+        metrics.observe_writer_step(fold.step(), started);
+    }
+    Ok(unknown)
 }
 
 pub use wal::wal_path_of;
