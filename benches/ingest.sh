@@ -10,6 +10,9 @@
 # present; the bench's events go into it, a few hundred thousand beside its 8.6 million.
 # SIGHTLINE_BENCH_BIN=<binary> measures that binary instead of building this tree: run
 # two builds in turn to compare them on the same machine state (see docs/benchmarks.md).
+# SIGHTLINE_BENCH_CLIENT=<binary> drives the load with that binary's `bench ingest` (default:
+# the measured one): the client shares the machine's cores with the server, so comparing
+# servers with one client keeps the client's own cost out of the difference.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if [ -n "${SIGHTLINE_BENCH_BIN:-}" ]; then
@@ -18,13 +21,16 @@ else
   cargo build --release --quiet
   B=target/release/sightline
 fi
+C=${SIGHTLINE_BENCH_CLIENT:-$B}
 port=${SIGHTLINE_BENCH_PORT:-4100}
 
 run() {
   local name=$1; shift
   local dir; dir=${RUN_DIR:-$(mktemp -d)/data}
-  $B user list --data-dir "$dir" 2>/dev/null | grep -q bench@example.com \
-    || $B user add --data-dir "$dir" --email bench@example.com --name Bench >/dev/null
+  # (grep reads the whole list: -q would end the pipe early, and pipefail would see it.)
+  if ! $B user list --data-dir "$dir" 2>/dev/null | grep bench@example.com >/dev/null; then
+    $B user add --data-dir "$dir" --email bench@example.com --name Bench >/dev/null
+  fi
   local token; token=$($B token create --data-dir "$dir" --user bench@example.com --kind hook 2>/dev/null)
   SIGHTLINE_LOG=warn $B serve --data-dir "$dir" --ingest-addr 127.0.0.1:$port --web-addr 127.0.0.1:0 --github-addr 127.0.0.1:0 &
   local pid=$!
@@ -33,8 +39,15 @@ run() {
       ls -l "$dir"/events/*.db-wal "$dir"/main.db-wal 2>/dev/null | awk '{print $5}' | sort -n | tail -1; sleep 1
     done > "$dir.wal" ) &
   echo "== $name: sightline bench ingest $*"
-  $B bench ingest --url http://127.0.0.1:$port --token "$token" --verify-data-dir "$dir" "$@" || true
-  echo "max WAL bytes sampled: $(sort -n "$dir.wal" | tail -1); blocking checkpoints: $(curl -s 127.0.0.1:$port/metrics | awk '/^sightline_wal_blocking_checkpoints_total/ {print $2}')"
+  $C bench ingest --url http://127.0.0.1:$port --token "$token" --verify-data-dir "$dir" "$@" || true
+  local metrics; metrics=$(curl -s 127.0.0.1:$port/metrics)
+  echo "max WAL bytes sampled: $(sort -n "$dir.wal" | tail -1); blocking checkpoints: $(awk '/^sightline_wal_blocking_checkpoints_total/ {print $2}' <<<"$metrics")"
+  # Where the writer's time went, per commit of a group (builds without the step metrics print nothing).
+  awk '/^sightline_writer_step_duration_seconds_(sum|count)/ {
+         match($0, /step="[a-z_]+"/); step = substr($0, RSTART + 6, RLENGTH - 7)
+         if ($0 ~ /_sum/) sum[step] = $2; else count[step] = $2 }
+       END { line = ""; for (s in sum) if (count[s] > 0) line = line sprintf(" %s %.3f", s, 1000 * sum[s] / count[s])
+             if (line != "") print "writer ms per commit:" line }' <<<"$metrics"
   kill -TERM $pid; wait $pid || true
   [ -n "${RUN_DIR:-}" ] || rm -rf "$(dirname "$dir")"
 }
