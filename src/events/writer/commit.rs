@@ -1,0 +1,207 @@
+//! One group commit of the writer: each day's rows into its partition under a new commit
+//! sequence, then the folds and the ledger in one `main.db` transaction, then the WAL
+//! checks, with the time of each step recorded (`writer_step_duration_seconds`).
+//!
+//! Invariant: a request is answered only after both commits; a partition that fails
+//! fails only the requests with events in it, and a `main.db` failure leaves the stored
+//! rows for the ledger's reconcile.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::Instant;
+
+use rusqlite::{Connection, TransactionBehavior};
+use tokio::sync::oneshot;
+
+use super::ledger::record_applied;
+use super::{CommitFold, OpenPartition, Stored, WriteError, WriteOutcome, WriteRequest, WriterState};
+use crate::db::DbError;
+use crate::events::partitions::{self, Day};
+use crate::metrics::Metrics;
+
+impl WriterState {
+    pub(super) fn commit_group(
+        &mut self,
+        group: Vec<(WriteRequest, oneshot::Sender<Result<WriteOutcome, WriteError>>)>,
+    ) {
+        let started = Instant::now();
+        let result = self.commit_requests(group.iter().map(|(request, _)| request).collect());
+        self.metrics.commit_latency.observe(started.elapsed().as_secs_f64());
+        match result {
+            Ok(per_request) => {
+                for ((_, reply), outcome) in group.into_iter().zip(per_request) {
+                    let _ = reply.send(outcome);
+                }
+            }
+            Err(err) => {
+                tracing::error!(error = %err, "event commit failed");
+                for (_, reply) in group {
+                    let _ = reply.send(Err(WriteError::Unavailable(err.to_string())));
+                }
+            }
+        }
+    }
+
+    /// Commits a group; returns one outcome per request. A partition that fails
+    /// fails only the requests with events in it; a main.db failure fails all and
+    /// leaves the stored rows for `reconcile_all`.
+    pub(super) fn commit_requests(
+        &mut self,
+        requests: Vec<&WriteRequest>,
+    ) -> Result<Vec<Result<WriteOutcome, WriteError>>, DbError> {
+        if self.needs_reconcile {
+            self.reconcile_all()?;
+        }
+        let received_ms = self.config.clock.now_ms();
+        let mut by_day: BTreeMap<Day, Vec<(usize, usize)>> = BTreeMap::new();
+        for (r, request) in requests.iter().enumerate() {
+            for (e, event) in request.events.iter().enumerate() {
+                by_day.entry(Day::of_ms(event.ts_ms)).or_default().push((r, e));
+            }
+        }
+        let mut inserted: Vec<Vec<bool>> = requests.iter().map(|r| vec![false; r.events.len()]).collect();
+        let mut failed: Vec<Option<String>> = vec![None; requests.len()];
+        let mut committed: Vec<(Day, i64)> = Vec::new();
+        for (day, refs) in by_day {
+            match self.commit_partition(day, &refs, &requests, received_ms) {
+                Ok((seq, flags)) => {
+                    for ((r, e), flag) in refs.iter().zip(flags) {
+                        inserted[*r][*e] = flag;
+                    }
+                    committed.push((day, seq));
+                }
+                Err(err) => {
+                    tracing::error!(%day, error = %err, "partition commit failed");
+                    for (r, _) in refs {
+                        failed[r] = Some(err.to_string());
+                    }
+                }
+            }
+        }
+        if !committed.is_empty() {
+            let mut stored = Vec::new();
+            for (r, request) in requests.iter().enumerate() {
+                for (e, event) in request.events.iter().enumerate() {
+                    if inserted[r][e] {
+                        stored.push(Stored {
+                            user_id: &request.user_id,
+                            event,
+                            known_model: Some(request.known_models[e]),
+                            client: Some(&request.client),
+                            redactions: request.redactions.get(e),
+                        });
+                    }
+                }
+            }
+            let unknown = match self.commit_main(&stored, &committed) {
+                Ok(unknown) => unknown,
+                Err(err) => {
+                    self.needs_reconcile = true;
+                    return Err(err);
+                }
+            };
+            // Newly stored events only, so replays do not inflate it.
+            self.metrics.unknown_model_events.inc_by(unknown);
+            let started = Instant::now();
+            for (day, _) in &committed {
+                self.cap_wal(Some(*day));
+            }
+            self.cap_wal(None);
+            self.metrics.observe_writer_step("wal_cap", started);
+        }
+        Ok(inserted
+            .into_iter()
+            .zip(failed)
+            .map(|(flags, failure)| match failure {
+                Some(reason) => Err(WriteError::Unavailable(reason)),
+                None => Ok(WriteOutcome { inserted: flags }),
+            })
+            .collect())
+    }
+
+    pub(super) fn partition(&mut self, day: Day) -> Result<&mut OpenPartition, DbError> {
+        if !self.partitions.contains_key(&day) {
+            let (conn, last_seq) = partitions::open_for_write(&self.config.data_dir, day)?;
+            self.partitions.insert(day, OpenPartition { conn, last_seq, last_used: Instant::now() });
+        }
+        let partition = self.partitions.get_mut(&day).expect("inserted above");
+        partition.last_used = Instant::now();
+        Ok(partition)
+    }
+
+    pub(super) fn commit_partition(
+        &mut self,
+        day: Day,
+        refs: &[(usize, usize)],
+        requests: &[&WriteRequest],
+        received_ms: i64,
+    ) -> Result<(i64, Vec<bool>), DbError> {
+        let metrics = self.metrics.clone();
+        let partition = match self.partition(day) {
+            Ok(partition) => partition,
+            Err(err) => {
+                self.partitions.remove(&day);
+                return Err(err);
+            }
+        };
+        let seq = partition.last_seq + 1;
+        let result = (|| {
+            let started = Instant::now();
+            let tx = partition.conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+            let mut flags = Vec::with_capacity(refs.len());
+            for (r, e) in refs {
+                let request = requests[*r];
+                flags.push(partitions::insert_event(&tx, &request.events[*e], &request.user_id, received_ms, seq)?);
+            }
+            partitions::set_last_seq(&tx, seq)?;
+            metrics.observe_writer_step("partition_rows", started);
+            let started = Instant::now();
+            tx.commit()?;
+            metrics.observe_writer_step("partition_commit", started);
+            Ok::<_, DbError>(flags)
+        })();
+        match result {
+            Ok(flags) => {
+                partition.last_seq = seq;
+                Ok((seq, flags))
+            }
+            Err(err) => {
+                // The connection may be in an unknown state after an I/O error;
+                // reopen on next use.
+                self.partitions.remove(&day);
+                Err(err)
+            }
+        }
+    }
+
+    /// Folds the stored events and records the commits in the ledger, in one
+    /// main.db transaction; returns the fold's count of unknown-model events.
+    pub(super) fn commit_main(&mut self, stored: &[Stored<'_>], committed: &[(Day, i64)]) -> Result<u64, DbError> {
+        let tx = self.main.transaction_with_behavior(TransactionBehavior::Immediate)?;
+        let unknown = fold_all(&self.folds, &self.metrics, &tx, stored, self.config.clock.now_ms())?;
+        for (day, seq) in committed {
+            record_applied(&tx, *day, *seq)?;
+        }
+        let started = Instant::now();
+        tx.commit()?;
+        self.metrics.observe_writer_step("main_commit", started);
+        Ok(unknown)
+    }
+}
+
+/// Applies each fold in turn, timing each; answers the sum of their unknown-model counts.
+pub(super) fn fold_all(
+    folds: &[Arc<dyn CommitFold>],
+    metrics: &Metrics,
+    main: &Connection,
+    stored: &[Stored<'_>],
+    now_ms: i64,
+) -> Result<u64, DbError> {
+    let mut unknown = 0;
+    for fold in folds {
+        let started = Instant::now();
+        unknown += fold.fold(main, stored, now_ms)?;
+        metrics.observe_writer_step(fold.step(), started);
+    }
+    Ok(unknown)
+}
