@@ -17,7 +17,42 @@ use super::ledger::record_applied;
 use super::{CommitFold, OpenPartition, Stored, WriteError, WriteOutcome, WriteRequest, WriterState};
 use crate::db::DbError;
 use crate::events::partitions::{self, Day};
-use crate::metrics::Metrics;
+use prometheus_client::metrics::histogram::Histogram;
+
+/// The histograms of the commit's fixed steps, looked up once when the writer starts.
+pub(super) struct StepTimers {
+    partition_rows: Histogram,
+    partition_commit: Histogram,
+    main_commit: Histogram,
+    wal_cap: Histogram,
+}
+
+impl StepTimers {
+    pub(super) fn new(metrics: &crate::metrics::Metrics) -> StepTimers {
+        StepTimers {
+            partition_rows: metrics.writer_step("partition_rows"),
+            partition_commit: metrics.writer_step("partition_commit"),
+            main_commit: metrics.writer_step("main_commit"),
+            wal_cap: metrics.writer_step("wal_cap"),
+        }
+    }
+}
+
+/// A fold with the histogram of its step (`fold_<name>`).
+pub(super) struct TimedFold {
+    fold: Arc<dyn CommitFold>,
+    seconds: Histogram,
+}
+
+impl TimedFold {
+    pub(super) fn new(fold: Arc<dyn CommitFold>, metrics: &crate::metrics::Metrics) -> TimedFold {
+        TimedFold { seconds: metrics.writer_step(fold.step()), fold }
+    }
+}
+
+fn observe(step: &Histogram, started: Instant) {
+    step.observe(started.elapsed().as_secs_f64());
+}
 
 impl WriterState {
     pub(super) fn commit_group(
@@ -107,7 +142,7 @@ impl WriterState {
                 self.cap_wal(Some(*day));
             }
             self.cap_wal(None);
-            self.metrics.observe_writer_step("wal_cap", started);
+            observe(&self.timers.wal_cap, started);
         }
         Ok(inserted
             .into_iter()
@@ -136,7 +171,7 @@ impl WriterState {
         requests: &[&WriteRequest],
         received_ms: i64,
     ) -> Result<(i64, Vec<bool>), DbError> {
-        let metrics = self.metrics.clone();
+        let (rows_seconds, commit_seconds) = (self.timers.partition_rows.clone(), self.timers.partition_commit.clone());
         let partition = match self.partition(day) {
             Ok(partition) => partition,
             Err(err) => {
@@ -154,10 +189,10 @@ impl WriterState {
                 flags.push(partitions::insert_event(&tx, &request.events[*e], &request.user_id, received_ms, seq)?);
             }
             partitions::set_last_seq(&tx, seq)?;
-            metrics.observe_writer_step("partition_rows", started);
+            observe(&rows_seconds, started);
             let started = Instant::now();
             tx.commit()?;
-            metrics.observe_writer_step("partition_commit", started);
+            observe(&commit_seconds, started);
             Ok::<_, DbError>(flags)
         })();
         match result {
@@ -178,30 +213,29 @@ impl WriterState {
     /// main.db transaction; returns the fold's count of unknown-model events.
     pub(super) fn commit_main(&mut self, stored: &[Stored<'_>], committed: &[(Day, i64)]) -> Result<u64, DbError> {
         let tx = self.main.transaction_with_behavior(TransactionBehavior::Immediate)?;
-        let unknown = fold_all(&self.folds, &self.metrics, &tx, stored, self.config.clock.now_ms())?;
+        let unknown = fold_all(&self.folds, &tx, stored, self.config.clock.now_ms())?;
         for (day, seq) in committed {
             record_applied(&tx, *day, *seq)?;
         }
         let started = Instant::now();
         tx.commit()?;
-        self.metrics.observe_writer_step("main_commit", started);
+        observe(&self.timers.main_commit, started);
         Ok(unknown)
     }
 }
 
 /// Applies each fold in turn, timing each; answers the sum of their unknown-model counts.
 pub(super) fn fold_all(
-    folds: &[Arc<dyn CommitFold>],
-    metrics: &Metrics,
+    folds: &[TimedFold],
     main: &Connection,
     stored: &[Stored<'_>],
     now_ms: i64,
 ) -> Result<u64, DbError> {
     let mut unknown = 0;
-    for fold in folds {
+    for TimedFold { fold, seconds } in folds {
         let started = Instant::now();
         unknown += fold.fold(main, stored, now_ms)?;
-        metrics.observe_writer_step(fold.step(), started);
+        observe(seconds, started);
     }
     Ok(unknown)
 }

@@ -218,7 +218,8 @@ struct WriterState {
     partitions: HashMap<Day, OpenPartition>,
     needs_reconcile: bool,
     /// Applied in turn to each commit (the sessions fold first: the others build on it).
-    folds: Vec<Arc<dyn CommitFold>>,
+    folds: Vec<commit::TimedFold>,
+    timers: commit::StepTimers,
     metrics: Arc<Metrics>,
     queue_depth: Arc<AtomicI64>,
     /// When the writer may next try to truncate a WAL past its cap (`wal.rs`): a try
@@ -242,7 +243,8 @@ impl WriterState {
             main,
             partitions: HashMap::new(),
             needs_reconcile: false,
-            folds,
+            folds: folds.into_iter().map(|fold| commit::TimedFold::new(fold, &metrics)).collect(),
+            timers: commit::StepTimers::new(&metrics),
             metrics,
             queue_depth,
             next_cap_try: Instant::now(),
