@@ -128,59 +128,34 @@ pub struct DailySessions {
 impl DailySessions {
     /// How many figures a person's day has.
     pub const FIGURES: usize = 15;
+    /// Where the notifications and the modes lie among the figures.
+    const NOTIFICATIONS: std::ops::Range<usize> = 2..7;
+    const MODES: std::ops::Range<usize> = 9..15;
 
     /// The figures in the column order of `agg_sessions_daily` and `agg_person_days`:
     /// sessions, active time, notifications by kind, response time and responses, events
     /// by permission mode.
     pub fn figures(&self) -> [i64; Self::FIGURES] {
-        let [permission, idle, elicitation, auth, other] = self.notifications;
-        let [normal, plan, accept_edits, auto, dont_ask, bypass] = self.modes;
-        [
-            self.sessions,
-            self.active_ms,
-            permission,
-            idle,
-            elicitation,
-            auth,
-            other,
-            self.response_ms,
-            self.responses,
-            normal,
-            plan,
-            accept_edits,
-            auto,
-            dont_ask,
-            bypass,
-        ]
+        let mut figures = [0; Self::FIGURES];
+        figures[0] = self.sessions;
+        figures[1] = self.active_ms;
+        figures[Self::NOTIFICATIONS].copy_from_slice(&self.notifications);
+        figures[7] = self.response_ms;
+        figures[8] = self.responses;
+        figures[Self::MODES].copy_from_slice(&self.modes);
+        figures
     }
 
     /// The inverse of [`DailySessions::figures`].
     pub fn from_figures(user_id: String, figures: [i64; Self::FIGURES]) -> DailySessions {
-        let [
-            sessions,
-            active_ms,
-            permission,
-            idle,
-            elicitation,
-            auth,
-            other,
-            response_ms,
-            responses,
-            normal,
-            plan,
-            accept_edits,
-            auto,
-            dont_ask,
-            bypass,
-        ] = figures;
         DailySessions {
             user_id,
-            sessions,
-            active_ms,
-            notifications: [permission, idle, elicitation, auth, other],
-            response_ms,
-            responses,
-            modes: [normal, plan, accept_edits, auto, dont_ask, bypass],
+            sessions: figures[0],
+            active_ms: figures[1],
+            notifications: figures[Self::NOTIFICATIONS].try_into().expect("five notification kinds"),
+            response_ms: figures[7],
+            responses: figures[8],
+            modes: figures[Self::MODES].try_into().expect("six permission modes"),
         }
     }
 }
