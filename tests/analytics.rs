@@ -201,16 +201,6 @@ fn main_db(data_dir: &Path) -> rusqlite::Connection {
     .unwrap()
 }
 
-fn commit_on(
-    conn: &rusqlite::Connection,
-) -> impl Fn(sightline::events::writer::MainChange) -> Result<(), sightline::db::DbError> + '_ {
-    move |change| {
-        let tx = conn.unchecked_transaction()?;
-        change(&tx)?;
-        Ok(tx.commit()?)
-    }
-}
-
 #[test]
 fn the_hourly_usage_aggregate_equals_a_group_by_over_the_raw_interactive_events() {
     let mut server = TestServer::spawn();

@@ -182,12 +182,7 @@ fn seed() -> World {
 /// hold each person's days and recent sessions, as a deletion finds them.
 fn fold_aggregates(data_dir: &Path) {
     let conn = rusqlite::Connection::open(data_dir.join("main.db")).unwrap();
-    let commit = |change: sightline::events::writer::MainChange| {
-        let tx = conn.unchecked_transaction()?;
-        change(&tx)?;
-        Ok(tx.commit()?)
-    };
-    sightline::analytics::refresh::refresh(data_dir, &conn, &commit, usize::MAX).unwrap();
+    sightline::analytics::refresh::refresh(data_dir, &conn, &commit_on(&conn), usize::MAX).unwrap();
 }
 
 /// A user's rows over every partition file, compacted ones included.

@@ -163,11 +163,7 @@ fn an_apply_stopped_after_its_main_db_step_is_finished_by_the_next_and_moves_eac
         sightline::db::Checkpointing::Automatic,
     )
     .unwrap();
-    let commit = |change: MainChange| -> Result<(), sightline::db::DbError> {
-        let tx = conn.unchecked_transaction()?;
-        change(&tx)?;
-        Ok(tx.commit()?)
-    };
+    let commit = commit_on(&conn);
     let cost = |session: &str| -> i64 {
         conn.query_row("SELECT cost_nusd FROM sessions WHERE agent_session_id = ?1", [session], |r| r.get(0)).unwrap()
     };

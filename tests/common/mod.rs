@@ -280,6 +280,18 @@ fn wait_for_addresses(data_dir: &Path, pid: u32, child: &mut Child) -> Value {
 }
 
 /// Polls `check` every 20 ms until it holds; panics naming `what` after `limit`.
+/// A main.db change run as the writer would run it, in its own transaction on `conn`
+/// (for library calls that take the writer's `change_main`, outside a server).
+pub fn commit_on(
+    conn: &rusqlite::Connection,
+) -> impl Fn(sightline::events::writer::MainChange) -> Result<(), sightline::db::DbError> + '_ {
+    move |change| {
+        let tx = conn.unchecked_transaction()?;
+        change(&tx)?;
+        Ok(tx.commit()?)
+    }
+}
+
 pub fn wait_until(limit: Duration, what: &str, mut check: impl FnMut() -> bool) {
     let started = Instant::now();
     while !check() {
