@@ -282,8 +282,8 @@ fn delete_session_rows(
     crate::db::with_secure_delete(tx, crate::db::SecureDelete::On, || {
         // The days the session spanned lose its numbers: the aggregate refresh rebuilds
         // them whole (their watermarks are cleared and their first hours marked here, with
-        // the rows, so a crash cannot separate them).
-        // The session's own partials go now, not at that rebuild: they name it.
+        // the rows, so a crash cannot separate them). The session's own partials go now,
+        // not at that rebuild: they name it.
         let session: Option<(i64, i64, String, String, String)> = tx
             .query_row(
                 "SELECT first_event_ms, last_event_ms, user_id, agent_type, agent_session_id FROM sessions WHERE id = ?1",
