@@ -486,6 +486,54 @@ fn only_the_audited_read_opens_a_sessions_events() {
     );
 }
 
+/// The modules that may hold an event partition's connection or write SQL against a
+/// partition or an aggregate table: the event store itself and the aggregates refreshed
+/// from it. Everyone else goes through `events::days`, `events::reads` and the
+/// functions of `analytics/`, so a second back end (a column store) is one module's
+/// work, not every caller's. The benchmarks are left out of the check: they fabricate the
+/// SQLite back end's own files to measure it.
+const STORE_SEAMS: &[&str] = &["events", "analytics"];
+const FABRICATES_FILES: &[&str] = &["bench"];
+
+#[test]
+fn only_the_event_store_and_the_aggregates_read_their_tables() {
+    let opens =
+        regex::Regex::new(r"\b(open_for_read|open_for_write|open_for_delete|partition_path|events_dir)\s*\(").unwrap();
+    let sql = regex::Regex::new(r"\b(FROM|JOIN|INTO|UPDATE)\s+(events|agg_[a-z0-9_]+)\b").unwrap();
+    let mut files = Vec::new();
+    source_files(&src_dir(), &mut files);
+    let mut problems = Vec::new();
+    for file in files {
+        let Some(module) = module_of(&file) else { continue };
+        if STORE_SEAMS.contains(&module.as_str()) || FABRICATES_FILES.contains(&module.as_str()) {
+            continue;
+        }
+        // Tests seed stores as they please: a file of tests, or the tests module that
+        // closes a file.
+        if file.file_name().is_some_and(|name| name == "tests.rs") {
+            continue;
+        }
+        let text = std::fs::read_to_string(&file).unwrap();
+        for (index, line) in text.lines().enumerate() {
+            let code = line.trim_start();
+            if code.starts_with("#[cfg(test)]") {
+                break;
+            }
+            if code.starts_with("//") {
+                continue;
+            }
+            if let Some(found) = opens.find(code).or_else(|| sql.find(code)) {
+                problems.push(format!("{}:{}: {} ({code})", file.display(), index + 1, found.as_str()));
+            }
+        }
+    }
+    assert!(
+        problems.is_empty(),
+        "a partition or aggregate read outside events/ and analytics/ (use events::days or an analytics function):\n{}",
+        problems.join("\n")
+    );
+}
+
 #[test]
 fn no_module_is_loaded_from_an_odd_path() {
     let mut files = Vec::new();

@@ -26,7 +26,7 @@ use std::path::{Path, PathBuf};
 
 use manifest::{Entry, Fingerprint, Kind, Manifest};
 
-use crate::events::partitions;
+use crate::events::{days, partitions};
 
 /// A file last modified this close to the previous backup's start is copied again even
 /// when its fingerprint matches: a modification time is coarse (a few milliseconds), so
@@ -219,11 +219,10 @@ impl<'a> Copier<'a> {
     /// Everything, `main.db` first (see the module header); returns the index's state.
     fn copy_all(&mut self, options: &Options) -> Result<String, BackupError> {
         self.database("main.db", false)?;
-        for day in partitions::list_days(self.data_dir).map_err(|err| BackupError::Database {
-            path: partitions::events_dir(self.data_dir),
-            reason: err.to_string(),
-        })? {
-            self.database(&format!("events/{day}.db"), true)?;
+        let event_files = days::files(self.data_dir)
+            .map_err(|err| BackupError::Database { path: self.data_dir.join("events"), reason: err.to_string() })?;
+        for file in event_files {
+            self.database(&file, true)?;
         }
         let transcripts = crate::transcripts::store::dir(self.data_dir);
         for file in copy::files_under(&transcripts, &["incoming"])? {

@@ -11,7 +11,8 @@ use std::path::Path;
 use super::drift::{self, DriftRow, Sides};
 use super::{BillingLine, Settings, SourceConfig, Vendor, anthropic, openai};
 use crate::db::DbError;
-use crate::events::partitions::{self, Day};
+use crate::events::days::{self, Day};
+use crate::events::partitions::DailyModelCost;
 use crate::model::AgentType;
 use crate::pricing::PriceBook;
 
@@ -93,21 +94,21 @@ fn fetch_from_vendor(source: &SourceConfig, from_day: &str, to_day: &str) -> Res
 /// Each day's events by agent and model over a window `[from, to)`: read once a run.
 pub struct DayCosts {
     window: (Day, Day),
-    days: Vec<(String, Vec<partitions::DailyModelCost>)>,
+    days: Vec<(String, Vec<DailyModelCost>)>,
 }
 
 impl DayCosts {
     pub fn read(data_dir: &Path, (from, to): (Day, Day)) -> Result<DayCosts, String> {
         let scan = || -> Result<_, DbError> {
-            let mut days = Vec::new();
+            let mut costs = Vec::new();
             let mut day = from;
             while day < to {
-                if let Some(conn) = partitions::open_for_read(data_dir, day)? {
-                    days.push((day.to_string(), partitions::daily_model_costs(&conn)?));
+                if let Some(reader) = days::read(data_dir, day)? {
+                    costs.push((day.to_string(), reader.model_costs()?));
                 }
                 day = day.next();
             }
-            Ok(days)
+            Ok(costs)
         };
         Ok(DayCosts { window: (from, to), days: scan().map_err(|err| format!("reading the events: {err}"))? })
     }
@@ -149,7 +150,7 @@ fn canonical_lines(book: &PriceBook, source: &SourceConfig, lines: Vec<BillingLi
 fn sides(
     book: &PriceBook,
     source: &SourceConfig,
-    costs: &[(String, Vec<partitions::DailyModelCost>)],
+    costs: &[(String, Vec<DailyModelCost>)],
     lines: &[(BillingLine, String)],
 ) -> Sides {
     let mut sides = Sides::default();

@@ -77,7 +77,7 @@ pub fn compact(args: &CompactArgs) -> anyhow::Result<i32> {
         Some(text) => {
             let day = crate::events::partitions::Day::parse(text)
                 .ok_or_else(|| anyhow::anyhow!("--day {text:?} is not YYYY-MM-DD"))?;
-            if !crate::events::partitions::partition_path(&config.data_dir, day).exists() {
+            if !crate::events::days::exists(&config.data_dir, day) {
                 anyhow::bail!("no event partition for {day}");
             }
             vec![crate::events::compact::compact_partition(&config.data_dir, day, crate::clock::system_now_ms())?]

@@ -13,13 +13,13 @@
 use std::collections::{BTreeSet, HashMap};
 use std::path::Path;
 
-use rusqlite::{Connection, Transaction};
+use rusqlite::Connection;
 use serde::Serialize;
 
 use super::runner::{DeletionError, DeletionTarget};
 use crate::db::DbError;
 use crate::events::compact;
-use crate::events::partitions;
+use crate::events::days::{self, Owner};
 use crate::transcripts::store;
 
 const DAY_MS: i64 = 86_400_000;
@@ -86,29 +86,27 @@ pub fn sweep(
     let cutoffs = Cutoffs::at(reads, retention_days, now_ms)?;
     let mut report = RetentionReport::default();
     let mut trimmed_compacted = BTreeSet::new();
-    for day in partitions::list_days(data_dir)? {
+    for day in days::list_days(data_dir)? {
         if day.start_ms() >= cutoffs.latest() {
             // Days are listed oldest first: no later file has anything past retention.
             break;
         }
-        let Some(conn) = partitions::open_for_delete(data_dir, day)? else { continue };
-        let owners = owners_of(&conn)?;
+        let Some(editor) = days::edit(data_dir, day)? else { continue };
+        let owners = editor.owners()?;
         let rows: u64 = owners.iter().map(|owner| owner.rows).sum();
         if owners.iter().all(|owner| owner.newest_ms < cutoffs.of(&owner.user_id)) {
-            drop(conn);
+            drop(editor);
             if target.drop_partition(day)? {
                 report.partitions_dropped += 1;
                 report.events_deleted += rows;
             }
             continue;
         }
-        let deleted = trim(&conn, &owners, &cutoffs)?;
+        let deleted = trim(&editor, &owners, &cutoffs)?;
         if deleted > 0 {
             report.partitions_trimmed += 1;
             report.events_deleted += deleted;
-            // Busy (the server reading the file) is a row, not an error: its checkpointer gets there.
-            conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))?;
-            if compact::is_compacted(&conn)? {
+            if editor.is_compacted()? {
                 trimmed_compacted.insert(day);
             }
         }
@@ -135,35 +133,13 @@ pub fn sweep(
     Ok(report)
 }
 
-/// The people with events in a partition: how many, and their oldest and newest.
-struct Owner {
-    user_id: String,
-    oldest_ms: i64,
-    newest_ms: i64,
-    rows: u64,
-}
-
-fn owners_of(conn: &Connection) -> Result<Vec<Owner>, DbError> {
-    let mut stmt = conn.prepare("SELECT user_id, min(ts_ms), max(ts_ms), count(*) FROM events GROUP BY user_id")?;
-    let owners = stmt.query_map([], |row| {
-        Ok(Owner {
-            user_id: row.get(0)?,
-            oldest_ms: row.get(1)?,
-            newest_ms: row.get(2)?,
-            rows: row.get::<_, i64>(3)? as u64,
-        })
-    })?;
-    Ok(owners.collect::<Result<_, _>>()?)
-}
-
 /// Deletes the rows past their owner's retention, in one transaction; how many went.
-fn trim(conn: &Connection, owners: &[Owner], cutoffs: &Cutoffs) -> Result<u64, DbError> {
-    let tx = Transaction::new_unchecked(conn, rusqlite::TransactionBehavior::Immediate)?;
-    let mut deleted = 0;
-    for owner in owners.iter().filter(|owner| owner.oldest_ms < cutoffs.of(&owner.user_id)) {
-        deleted +=
-            crate::events::partitions::delete_user_events_before(&tx, &owner.user_id, cutoffs.of(&owner.user_id))?;
-    }
-    tx.commit()?;
-    Ok(deleted)
+fn trim(editor: &days::DayEditor, owners: &[Owner], cutoffs: &Cutoffs) -> Result<u64, DbError> {
+    editor.delete(|day| {
+        let mut deleted = 0;
+        for owner in owners.iter().filter(|owner| owner.oldest_ms < cutoffs.of(&owner.user_id)) {
+            deleted += day.events_of_before(&owner.user_id, cutoffs.of(&owner.user_id))?;
+        }
+        Ok(deleted)
+    })
 }

@@ -12,10 +12,10 @@ use std::collections::{BTreeMap, BTreeSet};
 use super::retention::Cutoffs;
 use std::path::Path;
 
-use rusqlite::{Connection, params};
+use rusqlite::Connection;
 
 use crate::db::DbError;
-use crate::events::partitions;
+use crate::events::days;
 use crate::transcripts::store;
 
 const DAY_MS: i64 = 86_400_000;
@@ -58,7 +58,7 @@ pub fn preview(
     }
     let latest = cutoffs.latest();
 
-    for day in partitions::list_days(data_dir)? {
+    for day in days::list_days(data_dir)? {
         if day.start_ms() >= latest {
             break;
         }
@@ -69,17 +69,16 @@ pub fn preview(
         if due.is_empty() {
             continue;
         }
-        let Some(conn) = partitions::open_for_read(data_dir, day)? else { continue };
-        let mut count = conn.prepare("SELECT count(*) FROM events WHERE user_id = ?1 AND ts_ms < ?2")?;
+        let Some(reader) = days::read(data_dir, day)? else { continue };
         let mut touched: BTreeSet<i64> = BTreeSet::new();
         for user in due {
-            let past: i64 = count.query_row(params![user, cutoffs.of(user)], |row| row.get(0))?;
+            let past = reader.events_of_before(user, cutoffs.of(user))? as i64;
             if past > 0 {
-                let days = cutoffs.days_of(user);
-                if let Some(line) = lines.get_mut(&days) {
+                let retention_days = cutoffs.days_of(user);
+                if let Some(line) = lines.get_mut(&retention_days) {
                     line.events += past;
                 }
-                touched.insert(days);
+                touched.insert(retention_days);
             }
         }
         for days in &touched {

@@ -21,14 +21,14 @@ use std::collections::{BTreeSet, HashMap, HashSet};
 use std::path::Path;
 
 use rusqlite::OptionalExtension;
-use rusqlite::{Connection, Transaction, params};
+use rusqlite::{Connection, params};
 use serde::Serialize;
 
 use super::DeletionRequest;
 use crate::audit::{self, Action, Entry};
 use crate::db::DbError;
 use crate::events::compact;
-use crate::events::partitions::{self, Day};
+use crate::events::days::{self, Day, DayDeletion};
 use crate::events::writer::MainChange;
 use crate::transcripts::{store, upload};
 
@@ -137,8 +137,7 @@ fn run_request(
         done.extend(doomed.into_iter().map(|session| session.id));
     }
     // Events that arrived with no session row (or whose row a crash lost) go too.
-    let swept =
-        for_each_partition(data_dir, &mut touched, |conn| partitions::delete_user_events(conn, &request.user_id))?;
+    let swept = for_each_partition(data_dir, &mut touched, |day| day.events_of(&request.user_id))?;
     report.events_deleted += swept;
     // A compacted partition's zstd dictionary was trained on its rows, the deleted ones
     // too: compact it again with a dictionary trained on what is left.
@@ -182,27 +181,20 @@ fn sessions_of(reads: &Connection, user_id: &str) -> Result<Vec<Doomed>, DbError
     Ok(rows.collect::<Result<_, _>>()?)
 }
 
-/// Runs `delete` in one transaction on every partition file and returns the rows it
-/// removed; compacted files it removed rows from are added to `touched`. Each file's
-/// WAL is then truncated if nothing reads it, so the deleted rows' pages leave the WAL
-/// too (otherwise the server's checkpointer gets there).
+/// Runs `delete` in one transaction on every day of the event store and returns the
+/// rows it removed; compacted days it removed rows from are added to `touched` (each
+/// day's WAL is truncated after, see [`days::DayEditor::delete`]).
 fn for_each_partition(
     data_dir: &Path,
     touched: &mut BTreeSet<Day>,
-    mut delete: impl FnMut(&Connection) -> Result<u64, DbError>,
+    mut delete: impl FnMut(&DayDeletion<'_>) -> Result<u64, DbError>,
 ) -> Result<u64, DbError> {
     let mut total = 0;
-    for day in partitions::list_days(data_dir)? {
-        let Some(conn) = partitions::open_for_delete(data_dir, day)? else { continue };
-        let tx = Transaction::new_unchecked(&conn, rusqlite::TransactionBehavior::Immediate)?;
-        let deleted = delete(&tx)?;
-        tx.commit()?;
-        if deleted > 0 {
-            // Busy (the server reading or writing the file) is reported as a row, not an error.
-            conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))?;
-            if compact::is_compacted(&conn)? {
-                touched.insert(day);
-            }
+    for day in days::list_days(data_dir)? {
+        let Some(editor) = days::edit(data_dir, day)? else { continue };
+        let deleted = editor.delete(&mut delete)?;
+        if deleted > 0 && editor.is_compacted()? {
+            touched.insert(day);
         }
         total += deleted;
     }
@@ -210,15 +202,15 @@ fn for_each_partition(
 }
 
 fn compacted_days(data_dir: &Path) -> Result<BTreeSet<Day>, DbError> {
-    let mut days = BTreeSet::new();
-    for day in partitions::list_days(data_dir)? {
-        if let Some(conn) = partitions::open_for_delete(data_dir, day)?
-            && compact::is_compacted(&conn)?
+    let mut compacted = BTreeSet::new();
+    for day in days::list_days(data_dir)? {
+        if let Some(reader) = days::read(data_dir, day)?
+            && reader.is_compacted()?
         {
-            days.insert(day);
+            compacted.insert(day);
         }
     }
-    Ok(days)
+    Ok(compacted)
 }
 
 fn delete_sessions(
@@ -231,15 +223,10 @@ fn delete_sessions(
 ) -> Result<(), DeletionError> {
     // (a) Events, from every partition.
     let mut events: HashMap<&str, u64> = HashMap::new();
-    for_each_partition(data_dir, touched, |conn| {
+    for_each_partition(data_dir, touched, |day| {
         let mut deleted = 0;
         for session in doomed {
-            let n = partitions::delete_session_events(
-                conn,
-                &request.user_id,
-                &session.agent_type,
-                &session.agent_session_id,
-            )?;
+            let n = day.session(&request.user_id, &session.agent_type, &session.agent_session_id)?;
             *events.entry(&session.id).or_default() += n;
             deleted += n;
         }

@@ -23,7 +23,8 @@ use super::registry::TRAJECTORY_VERSION;
 use super::store;
 use super::trajectory::{self, Step, StepTool, TestsEvidence, Trajectory};
 use crate::db::DbError;
-use crate::events::partitions::{self, Day, StepRow};
+use crate::events::days::{self, Day};
+use crate::events::partitions::StepRow;
 use crate::events::writer::MainChange;
 use crate::model::{EventType, NotificationKind, ToolStatus};
 use crate::sessions::scored::{self, ToScore};
@@ -137,10 +138,10 @@ pub fn compute(
             Ok(())
         }))
     };
-    for day in partitions::list_days(data_dir)?.into_iter().filter(|d| (first_day..=last_day).contains(d)) {
-        if let Some(conn) = partitions::open_for_read(data_dir, day)? {
+    for day in days::list_days(data_dir)?.into_iter().filter(|d| (first_day..=last_day).contains(d)) {
+        if let Some(reader) = days::read(data_dir, day)? {
             report.days += 1;
-            partitions::for_each_interactive_step(&conn, |row| {
+            reader.interactive_steps(|row| {
                 let key = (row.user_id.clone(), row.agent_type.clone(), row.session_id.clone());
                 if let Some(&i) = index.get(&key)
                     && let Some(step) = step_of(row)

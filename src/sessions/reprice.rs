@@ -17,7 +17,8 @@ use rusqlite::{Connection, params};
 use serde::Serialize;
 
 use crate::db::DbError;
-use crate::events::partitions::{self, Day, PricedRow};
+use crate::events::days::{self, Day, DayReader};
+use crate::events::partitions::PricedRow;
 use crate::events::writer::MainChange;
 use crate::model::AgentType;
 use crate::pricing::PriceBook;
@@ -83,14 +84,14 @@ struct Change {
     cost_nusd: i64,
 }
 
-/// Prices one partition's rows and adds them to `lines`; returns the rows that differ.
+/// Prices one day's rows and adds them to `lines`; returns the rows that differ.
 fn changes_of(
-    conn: &Connection,
+    day: &DayReader,
     book: &PriceBook,
     lines: &mut BTreeMap<(String, String), RepriceLine>,
 ) -> Result<Vec<Change>, DbError> {
     let mut changes = Vec::new();
-    partitions::for_each_priced_row(conn, |row: PricedRow| {
+    day.priced_rows(|row: PricedRow| {
         let after = match AgentType::parse(&row.agent_type) {
             Some(agent) => book.price(agent, row.model.as_deref(), &row.usage).cost_nusd,
             // Not an agent this build knows: left as it is.
@@ -121,9 +122,9 @@ fn changes_of(
 /// `reprice-events`: what the tables in force would change. Reads only.
 pub fn report(data_dir: &Path, book: &PriceBook) -> Result<RepriceReport, DbError> {
     let mut lines = BTreeMap::new();
-    for day in partitions::list_days(data_dir)? {
-        if let Some(conn) = partitions::open_for_read(data_dir, day)? {
-            changes_of(&conn, book, &mut lines)?;
+    for day in days::list_days(data_dir)? {
+        if let Some(reader) = days::read(data_dir, day)? {
+            changes_of(&reader, book, &mut lines)?;
         }
     }
     Ok(RepriceReport { lines: lines.into_values().collect(), rows_rewritten: 0 })
@@ -150,10 +151,10 @@ pub fn apply(
         report.rows_rewritten += finish_day(data_dir, reads, day, change_main, rebuild, now_ms)?;
     }
     let mut lines = BTreeMap::new();
-    for day in partitions::list_days(data_dir)? {
-        let Some(conn) = partitions::open_for_delete(data_dir, day)? else { continue };
-        let changes = changes_of(&conn, book, &mut lines)?;
-        drop(conn);
+    for day in days::list_days(data_dir)? {
+        let Some(editor) = days::edit(data_dir, day)? else { continue };
+        let changes = changes_of(&editor, book, &mut lines)?;
+        drop(editor);
         if changes.is_empty() {
             continue;
         }
@@ -198,8 +199,8 @@ fn finish_day(
     let costs: Vec<(Vec<u8>, i64)> =
         stmt.query_map([day.to_string()], |row| Ok((row.get(0)?, row.get(1)?)))?.collect::<Result<_, _>>()?;
     // A day retention removed meanwhile has no rows left to set.
-    let rewritten = match partitions::open_for_delete(data_dir, day)? {
-        Some(conn) => partitions::set_costs(&conn, &costs)?,
+    let rewritten = match days::edit(data_dir, day)? {
+        Some(editor) => editor.set_costs(&costs)?,
         None => 0,
     };
     let day_text = day.to_string();
