@@ -356,6 +356,28 @@ CREATE TABLE agg_usage_hourly (
 ) WITHOUT ROWID;
 CREATE INDEX agg_usage_hourly_by_user ON agg_usage_hourly(user_id, bucket_start_ms);
 
+-- The same usage per UTC day (analytics::usage keeps both in one transaction): a page's
+-- period is whole days, so it reads one row a day, not one an hour. `bucket_start_ms` is
+-- the day's start, named as in the hourly table so a query reads either.
+CREATE TABLE agg_usage_daily (
+    bucket_start_ms        INTEGER NOT NULL,
+    user_id                TEXT NOT NULL,
+    agent_type             TEXT NOT NULL,
+    model                  TEXT NOT NULL,
+    events                 INTEGER NOT NULL,
+    prompts                INTEGER NOT NULL,
+    sessions_started       INTEGER NOT NULL,
+    input_tokens           INTEGER NOT NULL,
+    output_tokens          INTEGER NOT NULL,
+    cache_read_tokens      INTEGER NOT NULL,
+    cache_write_5m_tokens  INTEGER NOT NULL,
+    cache_write_1h_tokens  INTEGER NOT NULL,
+    reasoning_tokens       INTEGER NOT NULL,
+    cost_nusd              INTEGER NOT NULL,
+    PRIMARY KEY (bucket_start_ms, user_id, agent_type, model)
+) WITHOUT ROWID;
+CREATE INDEX agg_usage_daily_by_user ON agg_usage_daily(user_id, bucket_start_ms);
+
 -- Tool calls per day, user, agent, tool, tool server, skill and slash command
 -- (analytics::tools), INTERACTIVE runs only; '' where an event named none.
 CREATE TABLE agg_tools_daily (

@@ -133,7 +133,8 @@ fn subject_filter(subject: &Subject) -> (&'static str, Vec<String>) {
     }
 }
 
-const FIGURE_SUMS: &str = "coalesce(sum(events), 0), coalesce(sum(prompts), 0), coalesce(sum(sessions_started), 0),
+pub(in crate::analytics) const FIGURE_SUMS: &str =
+    "coalesce(sum(events), 0), coalesce(sum(prompts), 0), coalesce(sum(sessions_started), 0),
     coalesce(sum(input_tokens), 0), coalesce(sum(output_tokens), 0), coalesce(sum(cache_read_tokens), 0),
     coalesce(sum(cache_write_5m_tokens), 0), coalesce(sum(cache_write_1h_tokens), 0),
     coalesce(sum(reasoning_tokens), 0), coalesce(sum(cost_nusd), 0)";
@@ -166,9 +167,9 @@ fn parameters(subject: Vec<String>, period: Period) -> Vec<Box<dyn ToSql>> {
 /// The subject's usage over the period.
 pub fn totals(conn: &Connection, subject: &Subject, period: Period) -> Result<Figures, DbError> {
     let (filter, values) = subject_filter(subject);
-    let sql = format!(
-        "SELECT {FIGURE_SUMS} FROM agg_usage_hourly WHERE {filter} AND bucket_start_ms >= ? AND bucket_start_ms < ?"
-    );
+    let usage = crate::analytics::usage::table_for(period);
+    let sql =
+        format!("SELECT {FIGURE_SUMS} FROM {usage} WHERE {filter} AND bucket_start_ms >= ? AND bucket_start_ms < ?");
     Ok(conn.query_row(&sql, params_from_iter(parameters(values, period)), |row| read_figures(row, 0))?)
 }
 
@@ -181,8 +182,9 @@ pub fn breakdown(
 ) -> Result<Vec<(String, Figures)>, DbError> {
     let (filter, values) = subject_filter(subject);
     let order = if by == By::Day { "1" } else { "11 DESC, 1" };
+    let usage = crate::analytics::usage::table_for(period);
     let sql = format!(
-        "SELECT {column}, {FIGURE_SUMS} FROM agg_usage_hourly
+        "SELECT {column}, {FIGURE_SUMS} FROM {usage}
          WHERE {filter} AND bucket_start_ms >= ? AND bucket_start_ms < ?
          GROUP BY 1 ORDER BY {order}",
         column = by.column()
@@ -264,19 +266,19 @@ pub enum Measure {
 /// Everyone's figure over the period (people with any interactive activity), for a
 /// comparison that names nobody: the caller keeps only where one person stands.
 pub fn per_person(conn: &Connection, period: Period, measure: Measure) -> Result<Vec<(String, i64)>, DbError> {
+    let usage = crate::analytics::usage::table_for(period);
     let sql = match measure {
-        Measure::Spend => {
-            "SELECT user_id, sum(cost_nusd) FROM agg_usage_hourly WHERE bucket_start_ms >= ?1 AND bucket_start_ms < ?2 GROUP BY user_id"
-        }
-        Measure::Sessions => {
-            "SELECT user_id, sum(sessions_started) FROM agg_usage_hourly WHERE bucket_start_ms >= ?1 AND bucket_start_ms < ?2 GROUP BY user_id"
-        }
-        Measure::ActiveTime => {
-            "SELECT user_id, sum(active_ms) FROM (SELECT DISTINCT day_start_ms, user_id, active_ms FROM agg_sessions_daily
+        Measure::Spend => format!(
+            "SELECT user_id, sum(cost_nusd) FROM {usage} WHERE bucket_start_ms >= ?1 AND bucket_start_ms < ?2 GROUP BY user_id"
+        ),
+        Measure::Sessions => format!(
+            "SELECT user_id, sum(sessions_started) FROM {usage} WHERE bucket_start_ms >= ?1 AND bucket_start_ms < ?2 GROUP BY user_id"
+        ),
+        Measure::ActiveTime => "SELECT user_id, sum(active_ms) FROM (SELECT DISTINCT day_start_ms, user_id, active_ms FROM agg_sessions_daily
                  WHERE day_start_ms >= ?1 AND day_start_ms < ?2) GROUP BY user_id"
-        }
+            .to_string(),
     };
-    let mut stmt = conn.prepare_cached(sql)?;
+    let mut stmt = conn.prepare_cached(&sql)?;
     let rows = stmt.query_map([period.from_ms, period.to_ms], |row| Ok((row.get(0)?, row.get(1)?)))?;
     Ok(rows.collect::<Result<_, _>>()?)
 }

@@ -127,7 +127,7 @@ impl DayWork {
     fn apply(&self, tx: &Connection, day_start_ms: i64) -> Result<(), DbError> {
         let DayFigures { usage, tools, people, sessions } = &self.figures;
         if self.whole {
-            super::usage::replace_hours(tx, &partials::hours_of(day_start_ms), usage)?;
+            super::usage::replace_day(tx, day_start_ms, usage)?;
             super::tools::replace_day(tx, day_start_ms, tools)?;
             partials::replace_person_days(tx, day_start_ms, people)?;
             partials::replace_session_days(tx, day_start_ms, sessions)

@@ -99,8 +99,28 @@ impl Store {
 
     /// Every aggregate row the pages read, as text.
     fn aggregates(&self) -> Vec<String> {
+        // The daily usage is its hours' sum, whichever way it was written.
+        let sums = |sql: &str| -> Vec<Vec<i64>> {
+            let mut stmt = self.main.prepare(sql).unwrap();
+            stmt.query_map([], |row| (0..11).map(|i| row.get(i)).collect()).unwrap().map(Result::unwrap).collect()
+        };
+        let figures = "sum(events), sum(prompts), sum(sessions_started), sum(input_tokens), sum(output_tokens),
+            sum(cache_read_tokens), sum(cache_write_5m_tokens), sum(cache_write_1h_tokens), sum(reasoning_tokens),
+            sum(cost_nusd)";
+        assert_eq!(
+            sums(&format!(
+                "SELECT bucket_start_ms / 86400000, {figures} FROM agg_usage_daily
+                 GROUP BY bucket_start_ms, user_id, agent_type, model ORDER BY bucket_start_ms, user_id, agent_type, model"
+            )),
+            sums(&format!(
+                "SELECT bucket_start_ms / 86400000, {figures} FROM agg_usage_hourly
+                 GROUP BY bucket_start_ms / 86400000, user_id, agent_type, model
+                 ORDER BY bucket_start_ms / 86400000, user_id, agent_type, model"
+            )),
+            "agg_usage_daily is not the sum of agg_usage_hourly"
+        );
         let mut rows = Vec::new();
-        for table in ["agg_usage_hourly", "agg_tools_daily", "agg_sessions_daily"] {
+        for table in ["agg_usage_hourly", "agg_usage_daily", "agg_tools_daily", "agg_sessions_daily"] {
             let mut stmt = self.main.prepare(&format!("SELECT * FROM {table}")).unwrap();
             let columns = stmt.column_count();
             let mut read = stmt.query([]).unwrap();

@@ -46,6 +46,7 @@ pub const MIGRATIONS: &[&str] = &[
     include_str!("../../migrations/0026_session_mode.sql"),
     include_str!("../../migrations/0027_backups.sql"),
     include_str!("../../migrations/0028_incremental_aggregates.sql"),
+    include_str!("../../migrations/0029_usage_daily.sql"),
 ];
 
 pub fn latest_version() -> i64 {

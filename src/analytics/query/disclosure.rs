@@ -72,11 +72,12 @@ impl Disclosure {
 
     /// The groups of interactive usage in the period (people with hourly usage rows).
     pub fn of_usage(conn: &Connection, period: super::Period, min_people: i64) -> Result<Disclosure, DbError> {
-        // One index probe per person (agg_usage_hourly_by_user), not a scan of the period.
-        let mut stmt = conn.prepare_cached(
-            "SELECT u.id FROM users u WHERE EXISTS (SELECT 1 FROM agg_usage_hourly a
+        // One index probe per person (the usage table's `_by_user` index), not a scan of the period.
+        let mut stmt = conn.prepare_cached(&format!(
+            "SELECT u.id FROM users u WHERE EXISTS (SELECT 1 FROM {} a
                  WHERE a.user_id = u.id AND a.bucket_start_ms >= ?1 AND a.bucket_start_ms < ?2)",
-        )?;
+            crate::analytics::usage::table_for(period)
+        ))?;
         let active = stmt
             .query_map([period.from_ms, period.to_ms], |row| row.get(0))?
             .collect::<Result<BTreeSet<String>, _>>()?;

@@ -43,11 +43,18 @@ fn organisation(parents: &[Option<usize>], memberships: &[(u8, usize)], active: 
         .unwrap();
     }
     for person in active {
-        conn.execute(
-            "INSERT INTO agg_usage_hourly VALUES (?1, ?2, 'claude_code', 'opus', 2, 1, 1, 10, 10, 0, 0, 0, 0, ?3)",
-            params![DAY + 3_600_000, format!("u{person}"), 100 + i64::from(*person)],
-        )
-        .unwrap();
+        let row = crate::events::partitions::HourlyUsage {
+            bucket_start_ms: DAY + 3_600_000,
+            user_id: format!("u{person}"),
+            agent_type: "claude_code".into(),
+            model: "opus".into(),
+            events: 2,
+            prompts: 1,
+            sessions_started: 1,
+            usage: crate::model::Usage { input_tokens: 10, output_tokens: 10, ..Default::default() },
+            cost_nusd: 100 + i64::from(*person),
+        };
+        crate::analytics::usage::add_rows(&conn, &[row]).unwrap();
     }
     conn
 }

@@ -27,11 +27,24 @@ fn usage(
     (hour, user, agent, model): (i64, &str, &str, &str),
     (cost, input, cached): (i64, i64, i64),
 ) {
-    conn.execute(
-        "INSERT INTO agg_usage_hourly VALUES (?1, ?2, ?3, ?4, 2, 1, 1, ?5, 10, ?6, 0, 0, 0, ?7)",
-        params![hour, user, agent, model, input, cached, cost],
-    )
-    .unwrap();
+    // Through the owner, so the hour's day gets the same figures.
+    let row = crate::events::partitions::HourlyUsage {
+        bucket_start_ms: hour,
+        user_id: user.into(),
+        agent_type: agent.into(),
+        model: model.into(),
+        events: 2,
+        prompts: 1,
+        sessions_started: 1,
+        usage: crate::model::Usage {
+            input_tokens: input,
+            output_tokens: 10,
+            cache_read_tokens: cached,
+            ..Default::default()
+        },
+        cost_nusd: cost,
+    };
+    crate::analytics::usage::add_rows(conn, &[row]).unwrap();
 }
 
 #[test]

@@ -53,8 +53,9 @@ impl<T> Guarded<T> {
 /// How many people had interactive activity of the subject in the period.
 pub fn people(conn: &Connection, subject: &Subject, period: Period) -> Result<i64, DbError> {
     let (filter, values) = subject_filter(subject);
+    let usage = crate::analytics::usage::table_for(period);
     let sql = format!(
-        "SELECT count(DISTINCT user_id) FROM agg_usage_hourly
+        "SELECT count(DISTINCT user_id) FROM {usage}
          WHERE {filter} AND bucket_start_ms >= ? AND bucket_start_ms < ?"
     );
     Ok(conn.query_row(&sql, params_from_iter(parameters(values, period)), |row| row.get(0))?)
@@ -184,9 +185,10 @@ pub fn breakdown_with(
 ) -> Result<Vec<GroupRow<Figures>>, DbError> {
     let (filter, values) = subject_filter(subject);
     // Grouped here rather than by SQL, as in `tool_groups`.
+    let usage = crate::analytics::usage::table_for(period);
     let sql = format!(
         "SELECT {column}, user_id, {FIGURE_COLUMNS}
-         FROM agg_usage_hourly WHERE {filter} AND bucket_start_ms >= ? AND bucket_start_ms < ?",
+         FROM {usage} WHERE {filter} AND bucket_start_ms >= ? AND bucket_start_ms < ?",
         column = by.column()
     );
     let mut groups: std::collections::HashMap<String, Tally> = Default::default();
@@ -267,9 +269,10 @@ pub fn overview(
 ) -> Result<Overview, DbError> {
     use std::collections::{BTreeMap, HashMap};
     let (filter, values) = subject_filter(subject);
+    let usage = crate::analytics::usage::table_for(period);
     let sql = format!(
         "SELECT bucket_start_ms, user_id, agent_type, model, {FIGURE_COLUMNS}
-         FROM agg_usage_hourly WHERE {filter} AND bucket_start_ms >= ? AND bucket_start_ms < ?"
+         FROM {usage} WHERE {filter} AND bucket_start_ms >= ? AND bucket_start_ms < ?"
     );
     let mut per_team = TeamTallies::of(conn, teams)?;
     let mut totals = Tally::default();

@@ -6,9 +6,9 @@ use std::collections::BTreeSet;
 
 use rusqlite::{Connection, params_from_iter};
 
-use super::{FIGURE_COLUMNS, GroupRow, Tally};
+use super::{GroupRow, Tally};
 use crate::analytics::query::disclosure::{Disclosure, GroupKey};
-use crate::analytics::query::{Figures, Period, read_figures};
+use crate::analytics::query::{FIGURE_SUMS, Figures, Period, read_figures};
 use crate::db::DbError;
 
 /// A group of a team breakdown: a team with the teams below it, or the people directly
@@ -29,8 +29,12 @@ pub fn per_team(
     disclosure: &Disclosure,
 ) -> Result<Vec<GroupRow<Figures>>, DbError> {
     let mut teams = TeamTallies::of(conn, groups)?;
+    // Summed per person by SQL: the tallies then see one row per person, not one per day,
+    // agent and model.
+    let usage = crate::analytics::usage::table_for(period);
     let sql = format!(
-        "SELECT user_id, {FIGURE_COLUMNS} FROM agg_usage_hourly WHERE bucket_start_ms >= ?1 AND bucket_start_ms < ?2"
+        "SELECT user_id, {FIGURE_SUMS} FROM {usage} WHERE bucket_start_ms >= ?1 AND bucket_start_ms < ?2
+         GROUP BY user_id"
     );
     let mut stmt = conn.prepare(&sql)?;
     let mut rows = stmt.query([period.from_ms, period.to_ms])?;
