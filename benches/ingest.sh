@@ -3,7 +3,9 @@
 # binary on a fresh data directory, drives it with `sightline bench ingest` for 60 s,
 # verifies every acknowledged event is stored, and reports the largest WAL seen and
 # the writer's blocking checkpoints. Usage: benches/ingest.sh [scenario ...]
-# Scenarios: reference fivex max-v7 max-v4 (default: all; ~5 minutes), and history: the
+# Scenarios: reference fivex max-v7 max-v4 (default: all; ~5 minutes); tenx: 2,000
+# developers at 20,000 events/s (issue 34's ten-times organisation; with RUN_DIR=<data dir>
+# it loads that directory, e.g. a `sightline demo --developers 2000 --days 90`); history: the
 # reference and 5x loads (30 s each) on a fresh directory and on a year of history, in
 # turn, with the ratio. The year is `sightline demo` (200 developers, 365 days, ~7 minutes
 # to make) in $SIGHTLINE_HISTORY_DIR (default /tmp/sightline-history/data), reused if
@@ -45,10 +47,14 @@ run() {
   ( set +e +o pipefail; while kill -0 $pid 2>/dev/null; do
       ls -l "$dir"/events/*.db-wal "$dir"/main.db-wal 2>/dev/null | awk '{print $5}' | sort -n | tail -1; sleep 1
     done > "$dir.wal" ) &
+  # The refresh lag (how long the oldest dirty mark has waited), once a second.
+  ( set +e +o pipefail; while kill -0 $pid 2>/dev/null; do
+      curl -s 127.0.0.1:$port/metrics | awk '/^sightline_aggregate_refresh_lag_seconds/ {print $2}'; sleep 1
+    done > "$dir.lag" ) &
   echo "== $name: sightline bench ingest $*"
   $C bench ingest --url http://127.0.0.1:$port --token "$token" --verify-data-dir "$dir" "$@" || true
   local metrics; metrics=$(curl -s 127.0.0.1:$port/metrics)
-  echo "max WAL bytes sampled: $(sort -n "$dir.wal" | tail -1); blocking checkpoints: $(awk '/^sightline_wal_blocking_checkpoints_total/ {print $2}' <<<"$metrics")"
+  echo "max WAL bytes sampled: $(sort -n "$dir.wal" | tail -1); blocking checkpoints: $(awk '/^sightline_wal_blocking_checkpoints_total/ {print $2}' <<<"$metrics"); max refresh lag sampled: $(sort -g "$dir.lag" | tail -1) s"
   # Where the writer's time went, per commit of a group (builds without the step metrics print nothing).
   awk '/^sightline_writer_step_duration_seconds_(sum|count)/ {
          match($0, /step="[a-z_]+"/); step = substr($0, RSTART + 6, RLENGTH - 7)
@@ -56,6 +62,7 @@ run() {
        END { line = ""; for (s in sum) if (count[s] > 0) line = line sprintf(" %s %.3f", s, 1000 * sum[s] / count[s])
              if (line != "") print "writer ms per commit:" line }' <<<"$metrics"
   kill -TERM $pid; wait $pid || true
+  rm -f "$dir.wal" "$dir.lag"
   [ -n "${RUN_DIR:-}" ] || rm -rf "$(dirname "$dir")"
 }
 
@@ -90,6 +97,7 @@ for scenario in "${scenarios[@]}"; do
   case $scenario in
     reference) run reference --developers 200 --rate 2000 --duration 60s --zstd ;;
     fivex) run fivex --developers 200 --rate 10000 --duration 60s --zstd ;;
+    tenx) run tenx --developers 2000 --rate 20000 --duration 60s --zstd ;;
     max-v7) run max-v7 --rate max --concurrency 8 --duration 60s --zstd --id-version 7 ;;
     max-v4) run max-v4 --rate max --concurrency 8 --duration 60s --zstd --id-version 4 ;;
     history) history ;;
