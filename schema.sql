@@ -604,6 +604,7 @@ CREATE TABLE session_git (
 CREATE INDEX session_git_by_branch ON session_git(repo, branch);
 CREATE INDEX session_git_by_commit ON session_git(commit_sha);
 CREATE INDEX session_git_unchecked ON session_git(session_id) WHERE link_checked = 0;
+CREATE INDEX session_git_by_pr_number ON session_git(repo, pr_number) WHERE pr_number > 0;
 
 -- A session's link to a pull request, made only on exact evidence: 'branch' (the
 -- session's repository and head branch), 'commit' (a commit the session reported is

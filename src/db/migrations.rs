@@ -47,6 +47,7 @@ pub const MIGRATIONS: &[&str] = &[
     include_str!("../../migrations/0027_backups.sql"),
     include_str!("../../migrations/0028_incremental_aggregates.sql"),
     include_str!("../../migrations/0029_usage_daily.sql"),
+    include_str!("../../migrations/0030_session_git_by_pr_number.sql"),
 ];
 
 pub fn latest_version() -> i64 {

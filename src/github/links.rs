@@ -139,6 +139,13 @@ fn merged_only(conn: &Connection, prs: Vec<String>) -> Result<Vec<String>, DbErr
     Ok(out)
 }
 
+/// The CI sessions that named a pull request (repository, number). `pr_number > 0` lets
+/// the partial index of the reports that name one serve it (every other report has 0);
+/// without it the planner read every report of the repository.
+const NAMED_SQL: &str = "SELECT DISTINCT g.session_id FROM session_git g INDEXED BY session_git_by_pr_number
+     JOIN sessions s ON s.id = g.session_id
+     WHERE g.repo = ?1 AND g.pr_number = ?2 AND g.pr_number > 0 AND s.run_kind = 'CI'";
+
 /// Links every session with evidence for one pull request (after its event); answers
 /// how many links it added or strengthened.
 pub fn backfill(tx: &Transaction<'_>, pr_id: &str, host_prefix: &str, now_ms: i64) -> Result<usize, DbError> {
@@ -157,27 +164,32 @@ pub fn backfill(tx: &Transaction<'_>, pr_id: &str, host_prefix: &str, now_ms: i6
     for session in committed {
         changed += link.execute(params![session, pr_id, "commit", now_ms])?;
     }
-    let mut by_number = tx.prepare_cached(
-        "SELECT DISTINCT g.session_id FROM session_git g JOIN sessions s ON s.id = g.session_id
-         WHERE g.repo = ?1 AND g.pr_number = ?2 AND s.run_kind = 'CI'",
-    )?;
+    let mut by_number = tx.prepare_cached(NAMED_SQL)?;
     let named: Vec<String> =
         by_number.query_map(params![base_repo, pr.number], |r| r.get(0))?.collect::<Result<_, _>>()?;
     for session in named {
         changed += link.execute(params![session, pr_id, "named", now_ms])?;
     }
     if pr.head_ref != default_branch {
+        // The previous pull request of the branch closed before: read once, not once per
+        // report of the branch (a branch name reused by hundreds of pull requests made
+        // that a scan of them per report).
+        let previous_close: i64 = tx
+            .prepare_cached(&format!(
+                "SELECT {PREVIOUS_CLOSE} FROM pull_requests p JOIN repos r ON r.id = p.repo_id WHERE p.id = ?1"
+            ))?
+            .query_row([pr_id], |r| r.get(0))?;
         // After the commit links above, so that a commit author's other sessions count.
         let mut by_branch = tx.prepare_cached(&format!(
             "SELECT DISTINCT g.session_id FROM session_git g JOIN sessions s ON s.id = g.session_id
-             JOIN pull_requests p ON p.id = ?4 JOIN repos r ON r.id = p.repo_id
+             JOIN pull_requests p ON p.id = ?4
              WHERE g.repo = ?1 AND g.branch = ?2 AND g.first_reported_ms <= ?3
-               AND g.first_reported_ms > {PREVIOUS_CLOSE}
+               AND g.first_reported_ms > ?5
                AND {}",
             CONTRIBUTOR.replace("?4", "s.user_id")
         ))?;
         let on_branch: Vec<String> = by_branch
-            .query_map(params![head_repo, pr.head_ref, closed, pr_id], |r| r.get(0))?
+            .query_map(params![head_repo, pr.head_ref, closed, pr_id, previous_close], |r| r.get(0))?
             .collect::<Result<_, _>>()?;
         for session in on_branch {
             changed += link.execute(params![session, pr_id, "branch", now_ms])?;
@@ -230,6 +242,24 @@ mod tests {
                 "{plan:?}"
             );
         }
+    }
+
+    /// A pull request's webhook reads the reports that name it through their partial
+    /// index, never every report of the repository (at 2,000 developers that scan, with
+    /// the branch's per-report look-up of earlier pull requests, was most of the writer's
+    /// time in a webhook flood).
+    #[test]
+    fn a_pull_requests_named_sessions_are_read_by_index() {
+        let mut conn = Connection::open_in_memory().unwrap();
+        crate::db::migrations::migrate(&mut conn, std::path::Path::new(":memory:")).unwrap();
+        let plan: Vec<String> = conn
+            .prepare(&format!("EXPLAIN QUERY PLAN {NAMED_SQL}"))
+            .unwrap()
+            .query_map(params!["github.com/a/b", 7], |row| row.get::<_, String>(3))
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap();
+        assert!(plan.iter().any(|step| step.contains("session_git_by_pr_number (repo=? AND pr_number=?)")), "{plan:?}");
     }
 
     const DAY: i64 = 86_400_000;
