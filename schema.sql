@@ -397,6 +397,14 @@ CREATE TABLE agg_tools_daily (
     PRIMARY KEY (day_start_ms, user_id, agent_type, tool_name, tool_server, skill, slash_command)
 ) WITHOUT ROWID;
 CREATE INDEX agg_tools_daily_by_user ON agg_tools_daily(user_id, day_start_ms);
+-- The calls under a skill, a slash command or to a tool server, with the figures the pages
+-- sum, so a skills or servers page reads only those calls (migration 31).
+CREATE INDEX agg_tools_daily_skills ON agg_tools_daily(day_start_ms, skill, calls, errors, denials, duration_ms)
+    WHERE skill <> '';
+CREATE INDEX agg_tools_daily_commands ON agg_tools_daily(day_start_ms, slash_command, calls, errors, denials, duration_ms)
+    WHERE slash_command <> '';
+CREATE INDEX agg_tools_daily_servers ON agg_tools_daily(day_start_ms, tool_server, calls, errors, denials, duration_ms)
+    WHERE tool_server <> '';
 
 -- Sessions per day, user and team (analytics::sessions_daily): a row per team the user
 -- is in when the day is refreshed ('' for none), INTERACTIVE runs only.

@@ -48,6 +48,7 @@ pub const MIGRATIONS: &[&str] = &[
     include_str!("../../migrations/0028_incremental_aggregates.sql"),
     include_str!("../../migrations/0029_usage_daily.sql"),
     include_str!("../../migrations/0030_session_git_by_pr_number.sql"),
+    include_str!("../../migrations/0031_tools_daily_by_kind.sql"),
 ];
 
 pub fn latest_version() -> i64 {

@@ -36,6 +36,18 @@ impl ToolKey {
             ToolKey::Agent => ("agent_type", "''", "1 = 1"),
         }
     }
+
+    /// Where the rows are read: a group kept for a minority of the calls (skills, slash
+    /// commands, servers) reads its partial covering index, named because SQLite plans
+    /// without statistics here and could as well read the whole period's calls.
+    fn source(self) -> &'static str {
+        match self {
+            ToolKey::Tool | ToolKey::Agent => "agg_tools_daily",
+            ToolKey::Server => "agg_tools_daily INDEXED BY agg_tools_daily_servers",
+            ToolKey::Skill => "agg_tools_daily INDEXED BY agg_tools_daily_skills",
+            ToolKey::SlashCommand => "agg_tools_daily INDEXED BY agg_tools_daily_commands",
+        }
+    }
 }
 
 /// The subject's most used tools (up to `limit` groups before folding), with every tool
@@ -50,6 +62,18 @@ pub fn tools(
     tool_groups(conn, subject, period, ToolKey::Tool, limit, min_people)
 }
 
+/// The rows of `key`'s groups for a subject's `filter`, over a period (two parameters
+/// after the filter's). Grouped by the caller rather than by SQL: `group_concat(DISTINCT
+/// user_id)` over a quarter's rows costs more than the whole scan.
+fn select_sql(key: ToolKey, filter: &str) -> String {
+    let (name, server, only) = key.columns();
+    format!(
+        "SELECT {name}, {server}, user_id, calls, errors, denials, duration_ms
+         FROM {source} WHERE {filter} AND {only} AND day_start_ms >= ? AND day_start_ms < ?",
+        source = key.source()
+    )
+}
+
 /// The subject's tool calls grouped by `key` (up to `limit` groups before folding), the
 /// most called first, with every group of fewer than `min_people` folded into the last
 /// row (whose `tool` and `tool_server` are empty).
@@ -62,13 +86,7 @@ pub fn tool_groups(
     min_people: i64,
 ) -> Result<Vec<GroupRow<ToolFigures>>, DbError> {
     let (filter, values) = subject_filter(subject);
-    let (name, server, only) = key.columns();
-    // Grouped here rather than by SQL: `group_concat(DISTINCT user_id)` over a quarter's
-    // rows costs more than the whole scan.
-    let sql = format!(
-        "SELECT {name}, {server}, user_id, calls, errors, denials, duration_ms
-         FROM agg_tools_daily WHERE {filter} AND {only} AND day_start_ms >= ? AND day_start_ms < ?"
-    );
+    let sql = select_sql(key, filter);
     let mut groups: std::collections::HashMap<(String, String), (ToolFigures, BTreeSet<String>)> = Default::default();
     let mut stmt = conn.prepare(&sql)?;
     let mut found = stmt.query(params_from_iter(parameters(values, period)))?;
@@ -110,4 +128,41 @@ pub fn tool_groups(
         }
     }
     Ok(folded)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The skills, commands and servers of a quarter are read from their partial
+    /// indexes alone (covering: no look-up of the table's rows), for the organisation and
+    /// for a team.
+    #[test]
+    fn a_minority_group_reads_only_its_partial_index() {
+        let mut conn = Connection::open_in_memory().unwrap();
+        crate::db::migrations::migrate(&mut conn, std::path::Path::new(":memory:")).unwrap();
+        for subject in [Subject::Organisation, Subject::Team("t".into())] {
+            let (filter, values) = subject_filter(&subject);
+            for (key, index) in [
+                (ToolKey::Skill, "agg_tools_daily_skills"),
+                (ToolKey::SlashCommand, "agg_tools_daily_commands"),
+                (ToolKey::Server, "agg_tools_daily_servers"),
+            ] {
+                let sql = format!("EXPLAIN QUERY PLAN {}", select_sql(key, filter));
+                let plan: Vec<String> = conn
+                    .prepare(&sql)
+                    .unwrap()
+                    .query_map(params_from_iter(parameters(values.clone(), Period { from_ms: 0, to_ms: 1 })), |row| {
+                        row.get::<_, String>(3)
+                    })
+                    .unwrap()
+                    .collect::<Result<_, _>>()
+                    .unwrap();
+                assert!(
+                    plan.iter().any(|step| step.contains(&format!("USING COVERING INDEX {index}"))),
+                    "{key:?} {subject:?}: {plan:?}"
+                );
+            }
+        }
+    }
 }
