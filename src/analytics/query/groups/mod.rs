@@ -8,9 +8,9 @@
 //!
 //! Invariant: the user ids a group is counted from stay in this module; callers get counts.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashMap};
 
-use rusqlite::{Connection, params_from_iter};
+use rusqlite::{Connection, Row, params_from_iter};
 
 use super::disclosure::Disclosure;
 use super::models;
@@ -99,8 +99,8 @@ pub struct GroupRow<T> {
 /// Folds rows of fewer than `min_people` into one "other" row, then the smallest shown
 /// rows too until "other" covers at least `min_people` (or every row is in it). Rows
 /// come in display order; "other" goes last.
-pub(super) fn fold<T: Clone>(
-    rows: Vec<(String, T, BTreeSet<String>)>,
+pub(super) fn fold<T: Clone, P: Ord + Clone>(
+    rows: Vec<(String, T, BTreeSet<P>)>,
     min_people: i64,
     add: impl Fn(&mut T, &T),
     weight: impl Fn(&T) -> i64,
@@ -113,7 +113,7 @@ pub(super) fn fold<T: Clone>(
             .map(|(key, figures, people)| GroupRow { key: Some(key), figures, people: people.len() as i64 })
             .collect();
     }
-    let union = |rows: &[(String, T, BTreeSet<String>)]| {
+    let union = |rows: &[(String, T, BTreeSet<P>)]| {
         rows.iter().flat_map(|(_, _, p)| p.iter().cloned()).collect::<BTreeSet<_>>()
     };
     while union(&small).len() < min && !shown.is_empty() {
@@ -150,7 +150,7 @@ const FIGURE_COLUMNS: &str = "events, prompts, sessions_started, input_tokens, o
 
 /// Groups as rows, the costliest first, the small ones folded into "other".
 fn costliest_first(groups: impl IntoIterator<Item = (String, Tally)>, min_people: i64) -> Vec<GroupRow<Figures>> {
-    let mut rows: Vec<(String, Figures, BTreeSet<String>)> =
+    let mut rows: Vec<(String, Figures, BTreeSet<u32>)> =
         groups.into_iter().map(|(key, t)| (key, t.figures, t.people)).collect();
     rows.sort_by(|a, b| b.1.cost_nusd.cmp(&a.1.cost_nusd).then_with(|| a.0.cmp(&b.0)));
     fold(rows, min_people, add_figures, |f| f.cost_nusd)
@@ -191,14 +191,15 @@ pub fn breakdown_with(
          FROM {usage} WHERE {filter} AND bucket_start_ms >= ? AND bucket_start_ms < ?",
         column = by.column()
     );
-    let mut groups: std::collections::HashMap<String, Tally> = Default::default();
+    let mut groups: HashMap<String, Tally> = Default::default();
+    let (mut people, mut keys) = (PersonIds::default(), RowKeys::new(by));
     let mut stmt = conn.prepare(&sql)?;
     let mut found = stmt.query(params_from_iter(parameters(values, period)))?;
     while let Some(row) = found.next()? {
-        let (raw, user): (String, String) = (row.get(0)?, row.get(1)?);
         // Model rows are families, and events without a model make none (`models`).
-        let Some(key) = models::row_key(by, &raw) else { continue };
-        groups.entry(key).or_default().add(&read_figures(row, 2)?, &user);
+        let Some(key) = keys.of(text(row, 0)?) else { continue };
+        let person = people.of(text(row, 1)?);
+        tally_in(&mut groups, key).add(&read_figures(row, 2)?, person);
     }
     if models::is_about_models(by) {
         return Ok(with_model_sessions(sessions, by, costliest_first(groups, min_people)));
@@ -206,7 +207,7 @@ pub fn breakdown_with(
     if by != By::Day {
         return Ok(costliest_first(groups, min_people));
     }
-    let mut days: Vec<(String, Figures, BTreeSet<String>)> =
+    let mut days: Vec<(String, Figures, BTreeSet<u32>)> =
         groups.into_iter().map(|(key, t)| (key, t.figures, t.people)).collect();
     days.sort_by(|a, b| a.0.cmp(&b.0));
     Ok(fold(days, min_people, add_figures, |f| f.cost_nusd))
@@ -241,20 +242,72 @@ pub struct Overview {
     pub disclosed: bool,
 }
 
-/// The figures behind a group, and who they are of.
+/// The figures behind a group, and who they are of (by [`PersonIds`]).
 #[derive(Default)]
 struct Tally {
     figures: Figures,
-    people: BTreeSet<String>,
+    people: BTreeSet<u32>,
 }
 
 impl Tally {
-    fn add(&mut self, figures: &Figures, user: &str) {
+    fn add(&mut self, figures: &Figures, person: u32) {
         add_figures(&mut self.figures, figures);
-        if !self.people.contains(user) {
-            self.people.insert(user.to_string());
-        }
+        self.people.insert(person);
     }
+}
+
+/// Small integers for the people the rows name, in the order met: a tally's people are
+/// then a set of integers, not of 36-character ids compared and copied for every row
+/// (at 2,000 developers a quarter's rows number hundreds of thousands).
+#[derive(Default)]
+struct PersonIds {
+    ids: HashMap<String, u32>,
+}
+
+impl PersonIds {
+    fn of(&mut self, user: &str) -> u32 {
+        if let Some(&id) = self.ids.get(user) {
+            return id;
+        }
+        let id = self.ids.len() as u32;
+        self.ids.insert(user.to_string(), id);
+        id
+    }
+}
+
+/// A breakdown's group of each raw value (a model's family, `models::row_key`), worked
+/// out once per value rather than once per row.
+struct RowKeys {
+    by: By,
+    known: HashMap<String, Option<String>>,
+}
+
+impl RowKeys {
+    fn new(by: By) -> RowKeys {
+        RowKeys { by, known: HashMap::new() }
+    }
+
+    fn of(&mut self, raw: &str) -> Option<&str> {
+        if !self.known.contains_key(raw) {
+            self.known.insert(raw.to_string(), models::row_key(self.by, raw));
+        }
+        self.known.get(raw).and_then(|key| key.as_deref())
+    }
+}
+
+/// The tally of `key`, made on first use (the key is copied only then).
+fn tally_in<'m>(groups: &'m mut HashMap<String, Tally>, key: &str) -> &'m mut Tally {
+    if !groups.contains_key(key) {
+        groups.insert(key.to_string(), Tally::default());
+    }
+    groups.get_mut(key).expect("inserted above")
+}
+
+/// A text column, borrowed from the row (no copy).
+fn text<'r>(row: &'r Row<'_>, index: usize) -> rusqlite::Result<&'r str> {
+    row.get_ref(index)?
+        .as_str()
+        .map_err(|err| rusqlite::Error::FromSqlConversionFailure(index, rusqlite::types::Type::Text, Box::new(err)))
 }
 
 /// The subject's people, totals, and its breakdowns by day, agent, model (each folded
@@ -267,7 +320,7 @@ pub fn overview(
     teams: &[TeamGroup],
     min_people: i64,
 ) -> Result<Overview, DbError> {
-    use std::collections::{BTreeMap, HashMap};
+    use std::collections::BTreeMap;
     let (filter, values) = subject_filter(subject);
     let usage = crate::analytics::usage::table_for(period);
     let sql = format!(
@@ -281,18 +334,21 @@ pub fn overview(
         HashMap<String, Tally>,
         HashMap<String, Tally>,
     ) = Default::default();
+    let (mut people, mut families) = (PersonIds::default(), RowKeys::new(By::Model));
     let mut stmt = conn.prepare(&sql)?;
     let mut rows = stmt.query(params_from_iter(parameters(values, period)))?;
     while let Some(row) = rows.next()? {
-        let (bucket, user): (i64, String) = (row.get(0)?, row.get(1)?);
+        let bucket: i64 = row.get(0)?;
+        let user = text(row, 1)?;
+        let person = people.of(user);
         let figures = read_figures(row, 4)?;
-        totals.add(&figures, &user);
-        days.entry(bucket.div_euclid(86_400_000) * 86_400_000).or_default().add(&figures, &user);
-        agents.entry(row.get(2)?).or_default().add(&figures, &user);
-        if let Some(family) = models::row_key(By::Model, &row.get::<_, String>(3)?) {
-            model_families.entry(family).or_default().add(&figures, &user);
+        totals.add(&figures, person);
+        days.entry(bucket.div_euclid(86_400_000) * 86_400_000).or_default().add(&figures, person);
+        tally_in(&mut agents, text(row, 2)?).add(&figures, person);
+        if let Some(family) = families.of(text(row, 3)?) {
+            tally_in(&mut model_families, family).add(&figures, person);
         }
-        per_team.add(&figures, &user);
+        per_team.add(&figures, user, person);
     }
     let by_day = days.into_iter().map(|(day, t)| (day.to_string(), t.figures, t.people)).collect();
     let disclosure = Disclosure::of_usage(conn, period, min_people)?;

@@ -2,11 +2,11 @@
 //! the people in no team): their tallies as rows are read, and the rows the disclosure
 //! (`super::super::disclosure`) lets be shown; no "other" row, since team groups overlap.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashMap};
 
 use rusqlite::{Connection, params_from_iter};
 
-use super::{GroupRow, Tally};
+use super::{GroupRow, PersonIds, Tally, text};
 use crate::analytics::query::disclosure::{Disclosure, GroupKey};
 use crate::analytics::query::{FIGURE_SUMS, Figures, Period, read_figures};
 use crate::db::DbError;
@@ -36,11 +36,13 @@ pub fn per_team(
         "SELECT user_id, {FIGURE_SUMS} FROM {usage} WHERE bucket_start_ms >= ?1 AND bucket_start_ms < ?2
          GROUP BY user_id"
     );
+    let mut people = PersonIds::default();
     let mut stmt = conn.prepare(&sql)?;
     let mut rows = stmt.query([period.from_ms, period.to_ms])?;
     while let Some(row) = rows.next()? {
-        let user: String = row.get(0)?;
-        teams.add(&read_figures(row, 1)?, &user);
+        let user = text(row, 0)?;
+        let person = people.of(user);
+        teams.add(&read_figures(row, 1)?, user, person);
     }
     Ok(teams.rows(disclosure))
 }
@@ -50,20 +52,25 @@ pub(super) struct TeamTallies {
     keys: Vec<GroupKey>,
     members: Vec<(String, BTreeSet<String>)>,
     tallies: Vec<Tally>,
+    /// The groups each person (by `PersonIds`) is in, found on first meeting them.
+    groups_of: HashMap<u32, Vec<usize>>,
 }
 
 impl TeamTallies {
     pub(super) fn of(conn: &Connection, groups: &[TeamGroup]) -> Result<TeamTallies, DbError> {
         let members = members_of(conn, groups)?;
         let tallies = members.iter().map(|_| Tally::default()).collect();
-        Ok(TeamTallies { keys: groups.iter().map(GroupKey::of).collect(), members, tallies })
+        Ok(TeamTallies { keys: groups.iter().map(GroupKey::of).collect(), members, tallies, groups_of: HashMap::new() })
     }
 
-    pub(super) fn add(&mut self, figures: &Figures, user: &str) {
-        for ((_, ids), tally) in self.members.iter().zip(self.tallies.iter_mut()) {
-            if ids.contains(user) {
-                tally.add(figures, user);
-            }
+    /// Adds a row of `user` (`person` by `PersonIds`) to every group they are in.
+    pub(super) fn add(&mut self, figures: &Figures, user: &str, person: u32) {
+        let members = &self.members;
+        let groups = self.groups_of.entry(person).or_insert_with(|| {
+            members.iter().enumerate().filter(|(_, (_, ids))| ids.contains(user)).map(|(i, _)| i).collect()
+        });
+        for &group in groups.iter() {
+            self.tallies[group].add(figures, person);
         }
     }
 

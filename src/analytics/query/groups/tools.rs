@@ -2,11 +2,11 @@
 //! daily tools aggregate, the most called first, each group of fewer than the minimum of
 //! people folded into one "other" row (the groups do not overlap).
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashMap};
 
 use rusqlite::{Connection, params_from_iter};
 
-use super::{GroupRow, fold};
+use super::{GroupRow, PersonIds, fold, text};
 use crate::analytics::query::{Period, Subject, ToolFigures, parameters, subject_filter};
 use crate::db::DbError;
 
@@ -87,22 +87,35 @@ pub fn tool_groups(
 ) -> Result<Vec<GroupRow<ToolFigures>>, DbError> {
     let (filter, values) = subject_filter(subject);
     let sql = select_sql(key, filter);
-    let mut groups: std::collections::HashMap<(String, String), (ToolFigures, BTreeSet<String>)> = Default::default();
+    // By tool, then server, so a row's text is borrowed for the look-up and copied only
+    // for a group's first row.
+    let mut groups: HashMap<String, HashMap<String, (ToolFigures, BTreeSet<u32>)>> = HashMap::new();
+    let mut people = PersonIds::default();
     let mut stmt = conn.prepare(&sql)?;
     let mut found = stmt.query(params_from_iter(parameters(values, period)))?;
     while let Some(row) = found.next()? {
-        let (tool, tool_server, user): (String, String, String) = (row.get(0)?, row.get(1)?, row.get(2)?);
-        let (figures, people) = groups.entry((tool, tool_server)).or_default();
+        let person = people.of(text(row, 2)?);
+        let (tool, tool_server) = (text(row, 0)?, text(row, 1)?);
+        if !groups.contains_key(tool) {
+            groups.insert(tool.to_string(), HashMap::new());
+        }
+        let servers = groups.get_mut(tool).expect("inserted above");
+        if !servers.contains_key(tool_server) {
+            servers.insert(tool_server.to_string(), Default::default());
+        }
+        let (figures, group_people) = servers.get_mut(tool_server).expect("inserted above");
         figures.calls += row.get::<_, i64>(3)?;
         figures.errors += row.get::<_, i64>(4)?;
         figures.denials += row.get::<_, i64>(5)?;
         figures.duration_ms += row.get::<_, i64>(6)?;
-        people.insert(user);
+        group_people.insert(person);
     }
-    let mut rows: Vec<(String, ToolFigures, BTreeSet<String>)> = groups
+    let mut rows: Vec<(String, ToolFigures, BTreeSet<u32>)> = groups
         .into_iter()
-        .map(|((tool, tool_server), (figures, people))| {
-            (format!("{tool}\t{tool_server}"), ToolFigures { tool, tool_server, ..figures }, people)
+        .flat_map(|(tool, servers)| {
+            servers.into_iter().map(move |(tool_server, (figures, people))| {
+                (format!("{tool}\t{tool_server}"), ToolFigures { tool: tool.clone(), tool_server, ..figures }, people)
+            })
         })
         .collect();
     rows.sort_by(|a, b| b.1.calls.cmp(&a.1.calls).then_with(|| a.0.cmp(&b.0)));
