@@ -325,6 +325,10 @@ impl WriterState {
             tx.commit()?;
             Ok::<_, DbError>(())
         })();
+        // A stream of changes without events (a webhook flood) grows main.db's WAL as
+        // ingest does: readers come and go all the time, so a passive checkpoint never
+        // lets it start over, and only the cap shrinks it.
+        self.cap_wal(None);
         result.map_err(|err| WriteError::Unavailable(err.to_string()))
     }
 
