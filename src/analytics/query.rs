@@ -133,7 +133,7 @@ fn subject_filter(subject: &Subject) -> (&'static str, Vec<String>) {
     }
 }
 
-pub(in crate::analytics) const FIGURE_SUMS: &str =
+const FIGURE_SUMS: &str =
     "coalesce(sum(events), 0), coalesce(sum(prompts), 0), coalesce(sum(sessions_started), 0),
     coalesce(sum(input_tokens), 0), coalesce(sum(output_tokens), 0), coalesce(sum(cache_read_tokens), 0),
     coalesce(sum(cache_write_5m_tokens), 0), coalesce(sum(cache_write_1h_tokens), 0),

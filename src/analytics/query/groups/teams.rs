@@ -6,9 +6,9 @@ use std::collections::{BTreeSet, HashMap};
 
 use rusqlite::{Connection, params_from_iter};
 
-use super::{GroupRow, PersonIds, Tally, text};
+use super::{FIGURE_COLUMNS, GroupRow, PersonIds, Tally, text};
 use crate::analytics::query::disclosure::{Disclosure, GroupKey};
-use crate::analytics::query::{FIGURE_SUMS, Figures, Period, read_figures};
+use crate::analytics::query::{Figures, Period, read_figures};
 use crate::db::DbError;
 
 /// A group of a team breakdown: a team with the teams below it, or the people directly
@@ -29,12 +29,11 @@ pub fn per_team(
     disclosure: &Disclosure,
 ) -> Result<Vec<GroupRow<Figures>>, DbError> {
     let mut teams = TeamTallies::of(conn, groups)?;
-    // Summed per person by SQL: the tallies then see one row per person, not one per day,
-    // agent and model.
+    // Every row, not `GROUP BY user_id`: SQLite sorts to group, which cost more than the
+    // tallies (their per-row work is a look-up of the person's number and groups).
     let usage = crate::analytics::usage::table_for(period);
     let sql = format!(
-        "SELECT user_id, {FIGURE_SUMS} FROM {usage} WHERE bucket_start_ms >= ?1 AND bucket_start_ms < ?2
-         GROUP BY user_id"
+        "SELECT user_id, {FIGURE_COLUMNS} FROM {usage} WHERE bucket_start_ms >= ?1 AND bucket_start_ms < ?2"
     );
     let mut people = PersonIds::default();
     let mut stmt = conn.prepare(&sql)?;
