@@ -133,8 +133,7 @@ fn subject_filter(subject: &Subject) -> (&'static str, Vec<String>) {
     }
 }
 
-const FIGURE_SUMS: &str =
-    "coalesce(sum(events), 0), coalesce(sum(prompts), 0), coalesce(sum(sessions_started), 0),
+const FIGURE_SUMS: &str = "coalesce(sum(events), 0), coalesce(sum(prompts), 0), coalesce(sum(sessions_started), 0),
     coalesce(sum(input_tokens), 0), coalesce(sum(output_tokens), 0), coalesce(sum(cache_read_tokens), 0),
     coalesce(sum(cache_write_5m_tokens), 0), coalesce(sum(cache_write_1h_tokens), 0),
     coalesce(sum(reasoning_tokens), 0), coalesce(sum(cost_nusd), 0)";

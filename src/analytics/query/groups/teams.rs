@@ -32,9 +32,8 @@ pub fn per_team(
     // Every row, not `GROUP BY user_id`: SQLite sorts to group, which cost more than the
     // tallies (their per-row work is a look-up of the person's number and groups).
     let usage = crate::analytics::usage::table_for(period);
-    let sql = format!(
-        "SELECT user_id, {FIGURE_COLUMNS} FROM {usage} WHERE bucket_start_ms >= ?1 AND bucket_start_ms < ?2"
-    );
+    let sql =
+        format!("SELECT user_id, {FIGURE_COLUMNS} FROM {usage} WHERE bucket_start_ms >= ?1 AND bucket_start_ms < ?2");
     let mut people = PersonIds::default();
     let mut stmt = conn.prepare(&sql)?;
     let mut rows = stmt.query([period.from_ms, period.to_ms])?;
