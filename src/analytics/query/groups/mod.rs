@@ -151,7 +151,7 @@ const FIGURE_COLUMNS: &str = "events, prompts, sessions_started, input_tokens, o
 /// Groups as rows, the costliest first, the small ones folded into "other".
 fn costliest_first(groups: impl IntoIterator<Item = (String, Tally)>, min_people: i64) -> Vec<GroupRow<Figures>> {
     let mut rows: Vec<(String, Figures, BTreeSet<u32>)> =
-        groups.into_iter().map(|(key, t)| (key, t.figures, t.people)).collect();
+        groups.into_iter().map(|(key, t)| (key, t.figures, t.people.to_set())).collect();
     rows.sort_by(|a, b| b.1.cost_nusd.cmp(&a.1.cost_nusd).then_with(|| a.0.cmp(&b.0)));
     fold(rows, min_people, add_figures, |f| f.cost_nusd)
 }
@@ -208,7 +208,7 @@ pub fn breakdown_with(
         return Ok(costliest_first(groups, min_people));
     }
     let mut days: Vec<(String, Figures, BTreeSet<u32>)> =
-        groups.into_iter().map(|(key, t)| (key, t.figures, t.people)).collect();
+        groups.into_iter().map(|(key, t)| (key, t.figures, t.people.to_set())).collect();
     days.sort_by(|a, b| a.0.cmp(&b.0));
     Ok(fold(days, min_people, add_figures, |f| f.cost_nusd))
 }
@@ -246,7 +246,50 @@ pub struct Overview {
 #[derive(Default)]
 struct Tally {
     figures: Figures,
-    people: BTreeSet<u32>,
+    people: PeopleBits,
+}
+
+/// A set of person numbers ([`PersonIds`]) as bits: adding a row's person is one OR,
+/// where an ordered set took a search and, for a new person, an allocation.
+#[derive(Clone, Default)]
+pub(super) struct PeopleBits {
+    words: Vec<u64>,
+    count: usize,
+}
+
+impl PeopleBits {
+    pub(super) fn insert(&mut self, person: u32) {
+        let (word, bit) = ((person / 64) as usize, person % 64);
+        if self.words.len() <= word {
+            self.words.resize(word + 1, 0);
+        }
+        let mask = 1u64 << bit;
+        if self.words[word] & mask == 0 {
+            self.words[word] |= mask;
+            self.count += 1;
+        }
+    }
+
+    pub(super) fn len(&self) -> usize {
+        self.count
+    }
+
+    pub(super) fn is_empty(&self) -> bool {
+        self.count == 0
+    }
+
+    /// The numbers, for [`fold`]'s unions.
+    pub(super) fn to_set(&self) -> BTreeSet<u32> {
+        let mut set = BTreeSet::new();
+        for (index, word) in self.words.iter().enumerate() {
+            let mut bits = *word;
+            while bits != 0 {
+                set.insert(index as u32 * 64 + bits.trailing_zeros());
+                bits &= bits - 1;
+            }
+        }
+        set
+    }
 }
 
 impl Tally {
@@ -350,7 +393,7 @@ pub fn overview(
         }
         per_team.add(&figures, user, person);
     }
-    let by_day = days.into_iter().map(|(day, t)| (day.to_string(), t.figures, t.people)).collect();
+    let by_day = days.into_iter().map(|(day, t)| (day.to_string(), t.figures, t.people.to_set())).collect();
     let disclosure = Disclosure::of_usage(conn, period, min_people)?;
     Ok(Overview {
         people: totals.people.len() as i64,
@@ -380,6 +423,19 @@ mod tests {
     }
 
     proptest::proptest! {
+        /// The bit set holds what an ordered set of the same numbers holds, duplicates once.
+        #[test]
+        fn people_bits_are_the_set_of_the_numbers_added(numbers in proptest::collection::vec(0u32..5_000, 0..300)) {
+            let mut bits = PeopleBits::default();
+            for number in &numbers {
+                bits.insert(*number);
+            }
+            let expected: BTreeSet<u32> = numbers.iter().copied().collect();
+            proptest::prop_assert_eq!(bits.len(), expected.len());
+            proptest::prop_assert_eq!(bits.is_empty(), expected.is_empty());
+            proptest::prop_assert_eq!(bits.to_set(), expected);
+        }
+
         /// Whatever the groups: no row describes fewer than the minimum, and either nothing
         /// is shown (everyone together is fewer) or every figure is somewhere (nothing lost).
         #[test]

@@ -6,7 +6,7 @@ use std::collections::{BTreeSet, HashMap};
 
 use rusqlite::{Connection, params_from_iter};
 
-use super::{GroupRow, PersonIds, fold, text};
+use super::{GroupRow, PeopleBits, PersonIds, fold, text};
 use crate::analytics::query::{Period, Subject, ToolFigures, parameters, subject_filter};
 use crate::db::DbError;
 
@@ -89,7 +89,7 @@ pub fn tool_groups(
     let sql = select_sql(key, filter);
     // By tool, then server, so a row's text is borrowed for the look-up and copied only
     // for a group's first row.
-    let mut groups: HashMap<String, HashMap<String, (ToolFigures, BTreeSet<u32>)>> = HashMap::new();
+    let mut groups: HashMap<String, HashMap<String, (ToolFigures, PeopleBits)>> = HashMap::new();
     let mut people = PersonIds::default();
     let mut stmt = conn.prepare(&sql)?;
     let mut found = stmt.query(params_from_iter(parameters(values, period)))?;
@@ -114,7 +114,11 @@ pub fn tool_groups(
         .into_iter()
         .flat_map(|(tool, servers)| {
             servers.into_iter().map(move |(tool_server, (figures, people))| {
-                (format!("{tool}\t{tool_server}"), ToolFigures { tool: tool.clone(), tool_server, ..figures }, people)
+                (
+                    format!("{tool}\t{tool_server}"),
+                    ToolFigures { tool: tool.clone(), tool_server, ..figures },
+                    people.to_set(),
+                )
             })
         })
         .collect();
