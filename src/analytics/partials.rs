@@ -18,7 +18,6 @@ use crate::db::DbError;
 use crate::events::partitions::{DailySessions, SessionDay};
 
 const DAY_MS: i64 = 86_400_000;
-const HOUR_MS: i64 = 3_600_000;
 
 /// Session days are kept this many days behind the newest folded day; an older day's
 /// late event makes the refresh rebuild that day from its partition.
@@ -222,9 +221,4 @@ pub fn prune(tx: &Connection) -> Result<(), DbError> {
     )?
     .execute([before])?;
     Ok(())
-}
-
-/// Every hour of the day starting at `day_start_ms`.
-pub fn hours_of(day_start_ms: i64) -> Vec<i64> {
-    (0..24).map(|hour| day_start_ms + hour * HOUR_MS).collect()
 }

@@ -23,13 +23,12 @@ pub use super::partitions::{Day, list_days};
 
 /// One day's partition opened read-only.
 pub struct DayReader {
-    day: Day,
     conn: Connection,
 }
 
 /// Opens a day to read, or `None` if the day has no events file.
 pub fn read(data_dir: &Path, day: Day) -> Result<Option<DayReader>, DbError> {
-    Ok(partitions::open_for_read(data_dir, day)?.map(|conn| DayReader { day, conn }))
+    Ok(partitions::open_for_read(data_dir, day)?.map(|conn| DayReader { conn }))
 }
 
 /// Whether a day has an events file.
@@ -40,7 +39,11 @@ pub fn exists(data_dir: &Path, day: Day) -> bool {
 /// The event store's files, relative to the data directory, oldest day first: what a
 /// backup copies (each one a SQLite database).
 pub fn files(data_dir: &Path) -> Result<Vec<String>, DbError> {
-    Ok(list_days(data_dir)?.into_iter().map(|day| format!("events/{day}.db")).collect())
+    let relative = |day| {
+        let path = partitions::partition_path(data_dir, day);
+        path.strip_prefix(data_dir).unwrap_or(&path).to_string_lossy().into_owned()
+    };
+    Ok(list_days(data_dir)?.into_iter().map(relative).collect())
 }
 
 /// The people with events in a day: how many rows each, and the oldest and newest.
@@ -53,10 +56,6 @@ pub struct Owner {
 }
 
 impl DayReader {
-    pub fn day(&self) -> Day {
-        self.day
-    }
-
     /// Every row with token usage or a cost (repricing).
     pub fn priced_rows(&self, each: impl FnMut(PricedRow)) -> Result<(), DbError> {
         partitions::for_each_priced_row(&self.conn, each)
@@ -110,7 +109,7 @@ pub struct DayEditor {
 /// Opens a day to change, or `None` if the day has no file or a crash left it without
 /// its schema.
 pub fn edit(data_dir: &Path, day: Day) -> Result<Option<DayEditor>, DbError> {
-    Ok(partitions::open_for_delete(data_dir, day)?.map(|conn| DayEditor { reader: DayReader { day, conn } }))
+    Ok(partitions::open_for_delete(data_dir, day)?.map(|conn| DayEditor { reader: DayReader { conn } }))
 }
 
 impl Deref for DayEditor {
