@@ -7,8 +7,6 @@
 //! whole days (alerts), the daily one every page (their periods are whole days), so a
 //! 90-day page reads one row a day instead of one an hour. [`table_for`] picks.
 
-use std::collections::BTreeMap;
-
 use rusqlite::{Connection, params};
 
 use super::query::Period;
@@ -51,39 +49,22 @@ const ADD_SQL: &str = "(bucket_start_ms, user_id, agent_type, model, events, pro
          reasoning_tokens = reasoning_tokens + excluded.reasoning_tokens,
          cost_nusd = cost_nusd + excluded.cost_nusd";
 
-/// Adds `rows` (new events' sums) to their hours' rows and their days' rows.
+/// Adds `rows` (new events' sums) to their hours' rows and to their days' rows: the
+/// upsert adds into the day as into the hour, so a day is its hours' sum.
 pub fn add_rows(conn: &Connection, rows: &[HourlyUsage]) -> Result<(), DbError> {
     let mut hourly = conn.prepare_cached(&format!("INSERT INTO agg_usage_hourly {ADD_SQL}"))?;
-    for row in rows {
-        add(&mut hourly, row)?;
-    }
-    // A day's rows summed first, so each is written once however many hours it spans.
-    let mut days: BTreeMap<(i64, &str, &str, &str), HourlyUsage> = BTreeMap::new();
-    for row in rows {
-        let day = row.bucket_start_ms.div_euclid(DAY_MS) * DAY_MS;
-        let sum = days.entry((day, &row.user_id, &row.agent_type, &row.model)).or_insert_with(|| HourlyUsage {
-            bucket_start_ms: day,
-            user_id: row.user_id.clone(),
-            agent_type: row.agent_type.clone(),
-            model: row.model.clone(),
-            ..HourlyUsage::default()
-        });
-        sum.events += row.events;
-        sum.prompts += row.prompts;
-        sum.sessions_started += row.sessions_started;
-        sum.usage.add(&row.usage);
-        sum.cost_nusd += row.cost_nusd;
-    }
     let mut daily = conn.prepare_cached(&format!("INSERT INTO agg_usage_daily {ADD_SQL}"))?;
-    for row in days.values() {
-        add(&mut daily, row)?;
+    for row in rows {
+        add(&mut hourly, row.bucket_start_ms, row)?;
+        add(&mut daily, row.bucket_start_ms.div_euclid(DAY_MS) * DAY_MS, row)?;
     }
     Ok(())
 }
 
-fn add(stmt: &mut rusqlite::CachedStatement<'_>, row: &HourlyUsage) -> Result<(), DbError> {
+/// Adds `row`'s figures to the row of `bucket_start_ms` (its hour or its day).
+fn add(stmt: &mut rusqlite::CachedStatement<'_>, bucket_start_ms: i64, row: &HourlyUsage) -> Result<(), DbError> {
     stmt.execute(params![
-        row.bucket_start_ms,
+        bucket_start_ms,
         row.user_id,
         row.agent_type,
         row.model,

@@ -309,12 +309,8 @@ struct PersonIds {
 
 impl PersonIds {
     fn of(&mut self, user: &str) -> u32 {
-        if let Some(&id) = self.ids.get(user) {
-            return id;
-        }
-        let id = self.ids.len() as u32;
-        self.ids.insert(user.to_string(), id);
-        id
+        let next = self.ids.len() as u32;
+        *entry(&mut self.ids, user, || next)
     }
 }
 
@@ -331,19 +327,23 @@ impl RowKeys {
     }
 
     fn of(&mut self, raw: &str) -> Option<&str> {
-        if !self.known.contains_key(raw) {
-            self.known.insert(raw.to_string(), models::row_key(self.by, raw));
-        }
-        self.known.get(raw).and_then(|key| key.as_deref())
+        let by = self.by;
+        entry(&mut self.known, raw, || models::row_key(by, raw)).as_deref()
     }
 }
 
-/// The tally of `key`, made on first use (the key is copied only then).
-fn tally_in<'m>(groups: &'m mut HashMap<String, Tally>, key: &str) -> &'m mut Tally {
-    if !groups.contains_key(key) {
-        groups.insert(key.to_string(), Tally::default());
+/// The value of `key` in `map`, made by `make` on first use: the row's text is borrowed
+/// for the look-up and copied only for a new key (`entry` would copy it every row).
+fn entry<'m, V>(map: &'m mut HashMap<String, V>, key: &str, make: impl FnOnce() -> V) -> &'m mut V {
+    if !map.contains_key(key) {
+        map.insert(key.to_string(), make());
     }
-    groups.get_mut(key).expect("inserted above")
+    map.get_mut(key).expect("inserted above")
+}
+
+/// The tally of `key`, made on first use.
+fn tally_in<'m>(groups: &'m mut HashMap<String, Tally>, key: &str) -> &'m mut Tally {
+    entry(groups, key, Tally::default)
 }
 
 /// A text column, borrowed from the row (no copy).

@@ -6,7 +6,7 @@ use std::collections::{BTreeSet, HashMap};
 
 use rusqlite::{Connection, params_from_iter};
 
-use super::{GroupRow, PeopleBits, PersonIds, fold, text};
+use super::{GroupRow, PeopleBits, PersonIds, entry, fold, text};
 use crate::analytics::query::{Period, Subject, ToolFigures, parameters, subject_filter};
 use crate::db::DbError;
 
@@ -96,14 +96,8 @@ pub fn tool_groups(
     while let Some(row) = found.next()? {
         let person = people.of(text(row, 2)?);
         let (tool, tool_server) = (text(row, 0)?, text(row, 1)?);
-        if !groups.contains_key(tool) {
-            groups.insert(tool.to_string(), HashMap::new());
-        }
-        let servers = groups.get_mut(tool).expect("inserted above");
-        if !servers.contains_key(tool_server) {
-            servers.insert(tool_server.to_string(), Default::default());
-        }
-        let (figures, group_people) = servers.get_mut(tool_server).expect("inserted above");
+        let servers = entry(&mut groups, tool, HashMap::new);
+        let (figures, group_people) = entry(servers, tool_server, Default::default);
         figures.calls += row.get::<_, i64>(3)?;
         figures.errors += row.get::<_, i64>(4)?;
         figures.denials += row.get::<_, i64>(5)?;
