@@ -173,3 +173,22 @@ where
         Err(DbError::Io { context: "storage task panicked".into(), source: std::io::Error::other(join.to_string()) })
     })
 }
+
+/// A fresh in-memory `main.db` at the current schema, and the steps of a statement's
+/// plan (`EXPLAIN QUERY PLAN`), for the tests that hold a hot statement to its index:
+/// Sightline never runs `ANALYZE`, so a plan is checked rather than trusted.
+#[cfg(test)]
+pub mod plans {
+    use rusqlite::{Connection, Params};
+
+    pub fn main_db() -> Connection {
+        let mut conn = Connection::open_in_memory().unwrap();
+        super::migrations::migrate(&mut conn, std::path::Path::new(":memory:")).unwrap();
+        conn
+    }
+
+    pub fn plan(conn: &Connection, sql: &str, params: impl Params) -> Vec<String> {
+        let mut stmt = conn.prepare(&format!("EXPLAIN QUERY PLAN {sql}")).unwrap();
+        stmt.query_map(params, |row| row.get::<_, String>(3)).unwrap().collect::<Result<_, _>>().unwrap()
+    }
+}

@@ -226,16 +226,9 @@ mod tests {
     /// partial index, not by a scan of all of them (the cost grew with history).
     #[test]
     fn the_commit_path_reads_only_the_unchecked_reports() {
-        let mut conn = Connection::open_in_memory().unwrap();
-        crate::db::migrations::migrate(&mut conn, std::path::Path::new(":memory:")).unwrap();
+        let conn = crate::db::plans::main_db();
         for sql in [UNCHECKED_SQL, MARK_CHECKED_SQL] {
-            let plan: Vec<String> = conn
-                .prepare(&format!("EXPLAIN QUERY PLAN {sql}"))
-                .unwrap()
-                .query_map([], |row| row.get::<_, String>(3))
-                .unwrap()
-                .collect::<Result<_, _>>()
-                .unwrap();
+            let plan = crate::db::plans::plan(&conn, sql, []);
             assert!(plan.iter().any(|step| step.contains("USING INDEX session_git_unchecked")), "{sql}: {plan:?}");
             assert!(
                 !plan.iter().any(|step| step.trim_end() == "SCAN g" || step.trim_end() == "SCAN session_git"),
@@ -250,15 +243,7 @@ mod tests {
     /// time in a webhook flood).
     #[test]
     fn a_pull_requests_named_sessions_are_read_by_index() {
-        let mut conn = Connection::open_in_memory().unwrap();
-        crate::db::migrations::migrate(&mut conn, std::path::Path::new(":memory:")).unwrap();
-        let plan: Vec<String> = conn
-            .prepare(&format!("EXPLAIN QUERY PLAN {NAMED_SQL}"))
-            .unwrap()
-            .query_map(params!["github.com/a/b", 7], |row| row.get::<_, String>(3))
-            .unwrap()
-            .collect::<Result<_, _>>()
-            .unwrap();
+        let plan = crate::db::plans::plan(&crate::db::plans::main_db(), NAMED_SQL, params!["github.com/a/b", 7]);
         assert!(plan.iter().any(|step| step.contains("session_git_by_pr_number (repo=? AND pr_number=?)")), "{plan:?}");
     }
 

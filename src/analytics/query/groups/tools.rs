@@ -150,8 +150,7 @@ mod tests {
     /// for a team.
     #[test]
     fn a_minority_group_reads_only_its_partial_index() {
-        let mut conn = Connection::open_in_memory().unwrap();
-        crate::db::migrations::migrate(&mut conn, std::path::Path::new(":memory:")).unwrap();
+        let conn = crate::db::plans::main_db();
         for subject in [Subject::Organisation, Subject::Team("t".into())] {
             let (filter, values) = subject_filter(&subject);
             for (key, index) in [
@@ -159,16 +158,12 @@ mod tests {
                 (ToolKey::SlashCommand, "agg_tools_daily_commands"),
                 (ToolKey::Server, "agg_tools_daily_servers"),
             ] {
-                let sql = format!("EXPLAIN QUERY PLAN {}", select_sql(key, filter));
-                let plan: Vec<String> = conn
-                    .prepare(&sql)
-                    .unwrap()
-                    .query_map(params_from_iter(parameters(values.clone(), Period { from_ms: 0, to_ms: 1 })), |row| {
-                        row.get::<_, String>(3)
-                    })
-                    .unwrap()
-                    .collect::<Result<_, _>>()
-                    .unwrap();
+                let period = Period { from_ms: 0, to_ms: 1 };
+                let plan = crate::db::plans::plan(
+                    &conn,
+                    &select_sql(key, filter),
+                    params_from_iter(parameters(values.clone(), period)),
+                );
                 assert!(
                     plan.iter().any(|step| step.contains(&format!("USING COVERING INDEX {index}"))),
                     "{key:?} {subject:?}: {plan:?}"
