@@ -22,7 +22,7 @@ CREATE TABLE users (
 CREATE TABLE auth_tokens (
     id              TEXT PRIMARY KEY,
     user_id         TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE,
-    kind            TEXT NOT NULL CHECK (kind IN ('hook', 'refresh')),
+    kind            TEXT NOT NULL CHECK (kind IN ('hook', 'refresh', 'otlp')),
     token_sha256    BLOB NOT NULL UNIQUE,
     family_id       TEXT,
     label           TEXT,

@@ -78,6 +78,9 @@ pub struct Ingest {
     pub max_metadata_bytes: usize,
     pub max_future_skew_secs: i64,
     pub max_event_age_days: i64,
+    /// A second path for the OTLP receiver's `/v1/logs`, `/v1/metrics` and `/v1/traces`
+    /// (`/otel` serves `/otel/v1/logs`), for exporters and proxies that want their own.
+    pub otlp_path_prefix: String,
 }
 
 #[derive(Clone, Debug, PartialEq, Deserialize)]
@@ -172,6 +175,7 @@ impl Default for Ingest {
             max_metadata_bytes: 8192,
             max_future_skew_secs: 86_400,
             max_event_age_days: 400,
+            otlp_path_prefix: "/otel".to_string(),
         }
     }
 }
@@ -295,6 +299,17 @@ impl Config {
         let ingest = &self.ingest;
         if ingest.max_body_bytes < 1024 || ingest.max_decoded_bytes < ingest.max_body_bytes {
             return invalid("ingest.max_body_bytes must be at least 1024 and at most ingest.max_decoded_bytes".into());
+        }
+        let prefix = &ingest.otlp_path_prefix;
+        if !prefix.starts_with('/')
+            || prefix.len() < 2
+            || prefix.ends_with('/')
+            || prefix.starts_with("/v1")
+            || !prefix.chars().all(|c| c.is_ascii_alphanumeric() || "/-_.".contains(c))
+        {
+            return invalid(format!(
+                "ingest.otlp_path_prefix must be a path such as /otel (letters, digits, - _ . and /, no trailing /, not /v1); got {prefix:?}"
+            ));
         }
         if !(1..=100_000).contains(&ingest.max_events_per_batch) {
             return invalid("ingest.max_events_per_batch must be between 1 and 100000".into());

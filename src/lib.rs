@@ -33,6 +33,7 @@ pub mod logging;
 pub mod memory;
 pub mod metrics;
 pub mod model;
+pub mod otlp;
 pub mod pricing;
 pub mod projections;
 pub mod redact;

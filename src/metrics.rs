@@ -59,6 +59,8 @@ pub struct Metrics {
     pub request_seconds: Family<RouteLabels, Histogram, fn() -> Histogram>,
     pub events: Family<OutcomeLabels, Counter>,
     pub unknown_model_events: Counter,
+    /// OTLP log records by outcome: mapped (to an event), skipped, refused.
+    pub otlp_records: Family<OutcomeLabels, Counter>,
     pub commit_latency: Histogram,
     /// Where a commit's time goes, step by step (each fold apart).
     pub writer_step_seconds: Family<StepLabels, Histogram, fn() -> Histogram>,
@@ -93,6 +95,7 @@ impl Metrics {
             Family::new_with_constructor(|| Histogram::new(latency_buckets()));
         let events = Family::<OutcomeLabels, Counter>::default();
         let unknown_model_events = Counter::default();
+        let otlp_records = Family::<OutcomeLabels, Counter>::default();
         let commit_latency = Histogram::new(latency_buckets());
         let writer_step_seconds: Family<StepLabels, Histogram, fn() -> Histogram> =
             Family::new_with_constructor(|| Histogram::new(step_buckets()));
@@ -112,6 +115,11 @@ impl Metrics {
             "ingest_unknown_model_events",
             "Events with token usage whose model no price table knows (priced at 0)",
             unknown_model_events.clone(),
+        );
+        registry.register(
+            "otlp_log_records",
+            "OTLP log records by outcome: mapped (to an event), skipped (not used), refused",
+            otlp_records.clone(),
         );
         registry.register(
             "writer_commit_duration_seconds",
@@ -176,6 +184,7 @@ impl Metrics {
             request_seconds,
             events,
             unknown_model_events,
+            otlp_records,
             commit_latency,
             writer_step_seconds,
             writer_queue_depth,
@@ -208,6 +217,14 @@ impl Metrics {
         for (outcome, n) in [("accepted", accepted), ("duplicate", duplicates), ("rejected", rejected)] {
             if n > 0 {
                 self.events.get_or_create(&OutcomeLabels { outcome }).inc_by(n);
+            }
+        }
+    }
+
+    pub fn count_otlp_records(&self, mapped: u64, skipped: u64, refused: u64) {
+        for (outcome, n) in [("mapped", mapped), ("skipped", skipped), ("refused", refused)] {
+            if n > 0 {
+                self.otlp_records.get_or_create(&OutcomeLabels { outcome }).inc_by(n);
             }
         }
     }

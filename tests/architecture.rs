@@ -16,10 +16,10 @@ const SHARED: &[&str] = &["charts", "clock", "config", "logging", "memory", "met
 const STORAGE: &[&str] = &["db", "events"];
 /// Features of the platform (stores with their rules, and the modules with handlers).
 const FEATURES: &[&str] =
-    &["access", "audit", "auth", "deletion", "github", "ingest", "sessions", "transcripts", "web"];
+    &["access", "audit", "auth", "deletion", "github", "ingest", "otlp", "sessions", "transcripts", "web"];
 /// What runs only in the server (the hook CLI on a developer's machine never needs it).
 const SERVER: &[&str] =
-    &["app", "state", "http", "ingest", "web", "deletion", "github", "sessions", "access", "auth", "events"];
+    &["app", "state", "http", "ingest", "otlp", "web", "deletion", "github", "sessions", "access", "auth", "events"];
 
 /// Every top-level module and the modules it may depend on.
 const ALLOWED: &[(&str, &[&str])] = &[
@@ -151,6 +151,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "events",
             "http",
             "model",
+            "otlp",
             "pricing",
             "redact",
             "sessions",
@@ -158,6 +159,9 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "transcripts",
         ],
     ),
+    // The agents' own OpenTelemetry, mapped into wire events with the agents' tool
+    // vocabularies (the hook's adapters name each tool's action).
+    ("otlp", &["hook", "http", "model"]),
     (
         "web",
         &[

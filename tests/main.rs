@@ -37,6 +37,7 @@ mod jira;
 mod jobs;
 mod judge;
 mod me_pages;
+mod otlp;
 mod prices;
 mod projections;
 mod redaction_corpus;

@@ -36,8 +36,16 @@ fn token_routes() -> Router<Arc<AppState>> {
 }
 
 pub fn ingest(state: Arc<AppState>) -> Router {
+    let prefix = state.config.ingest.otlp_path_prefix.clone();
     let routes = Router::new()
         .route("/v1/events", post(ingest::post_events))
+        // OTLP/HTTP at its default paths and under the configured prefix.
+        .route("/v1/logs", post(ingest::otlp::post_logs))
+        .route("/v1/metrics", post(ingest::otlp::post_metrics))
+        .route("/v1/traces", post(ingest::otlp::post_traces))
+        .route(&format!("{prefix}/v1/logs"), post(ingest::otlp::post_logs))
+        .route(&format!("{prefix}/v1/metrics"), post(ingest::otlp::post_metrics))
+        .route(&format!("{prefix}/v1/traces"), post(ingest::otlp::post_traces))
         .route("/v1/price-table", get(ingest::price_table))
         .route("/v1/transcripts/{session_id}", get(ingest::transcripts::state_of).post(ingest::transcripts::post_chunk))
         .route("/v1/me/sessions/{agent_type}/{session_id}", get(ingest::me::session))

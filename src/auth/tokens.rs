@@ -16,6 +16,8 @@ use crate::db::DbError;
 pub enum TokenKind {
     Hook,
     Refresh,
+    /// An agent's OpenTelemetry exporter: the OTLP routes only.
+    Otlp,
 }
 
 impl TokenKind {
@@ -23,6 +25,7 @@ impl TokenKind {
         match self {
             TokenKind::Hook => "hook",
             TokenKind::Refresh => "refresh",
+            TokenKind::Otlp => "otlp",
         }
     }
 
@@ -30,13 +33,14 @@ impl TokenKind {
         match text {
             "hook" => Some(TokenKind::Hook),
             "refresh" => Some(TokenKind::Refresh),
+            "otlp" => Some(TokenKind::Otlp),
             _ => None,
         }
     }
 
     pub fn lifetime_ms(self) -> i64 {
         match self {
-            TokenKind::Hook => 365 * 86_400_000,
+            TokenKind::Hook | TokenKind::Otlp => 365 * 86_400_000,
             TokenKind::Refresh => 90 * 86_400_000,
         }
     }

@@ -19,7 +19,8 @@ pub enum TokenCommand {
         /// The owner's e-mail address.
         #[arg(long)]
         user: String,
-        /// Token kind: hook (365 days, ingest routes only).
+        /// Token kind: hook (365 days, the hook's ingest routes and OTLP) or otlp (365
+        /// days, the OTLP routes only: for an agent's OpenTelemetry exporter).
         #[arg(long)]
         kind: String,
         /// A note to recognise the token by (e.g. the machine it is for).
@@ -49,11 +50,13 @@ pub fn token(command: TokenCommand) -> anyhow::Result<i32> {
     match command {
         TokenCommand::Create { config, user, kind, label } => {
             let kind =
-                tokens::TokenKind::parse(&kind).filter(|kind| *kind == tokens::TokenKind::Hook).ok_or_else(|| {
-                    anyhow::anyhow!(
-                        "token kind {kind:?} cannot be made here; expected: hook (refresh tokens come from sign-in)"
-                    )
-                })?;
+                tokens::TokenKind::parse(&kind).filter(|kind| *kind != tokens::TokenKind::Refresh).ok_or_else(
+                    || {
+                        anyhow::anyhow!(
+                            "token kind {kind:?} cannot be made here; expected: hook or otlp (refresh tokens come from sign-in)"
+                        )
+                    },
+                )?;
             let config = load_config(&config, Overrides::default())?;
             let conn = open_main(&config)?;
             let owner = users::by_email(&conn, &user)?;

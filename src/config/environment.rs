@@ -25,6 +25,7 @@ pub const ENV_KEYS: &[(&str, &str)] = &[
     ("SIGHTLINE_INGEST_MAX_METADATA_BYTES", "ingest.max_metadata_bytes"),
     ("SIGHTLINE_INGEST_MAX_FUTURE_SKEW_SECS", "ingest.max_future_skew_secs"),
     ("SIGHTLINE_INGEST_MAX_EVENT_AGE_DAYS", "ingest.max_event_age_days"),
+    ("SIGHTLINE_INGEST_OTLP_PATH_PREFIX", "ingest.otlp_path_prefix"),
     ("SIGHTLINE_STORAGE_MAX_GROUP_EVENTS", "storage.max_group_events"),
     ("SIGHTLINE_STORAGE_WRITER_QUEUE", "storage.writer_queue"),
     ("SIGHTLINE_STORAGE_WAL_SOFT_CAP_MB", "storage.wal_soft_cap_mb"),
@@ -98,6 +99,9 @@ pub const COMMAND_VARIABLES: &[(&str, &str)] = &[
     ("SIGHTLINE_BENCH_TOKEN", "sightline bench --token"),
     ("SIGHTLINE_BENCH_BIN", "benches/ingest.sh: the binary to measure"),
     ("SIGHTLINE_BENCH_PORT", "benches/ingest.sh: the port to serve on"),
+    ("SIGHTLINE_BENCH_CLIENT", "benches/ingest.sh: the binary whose bench ingest drives the load"),
+    ("SIGHTLINE_BENCH_SETTLE", "benches/ingest.sh: seconds between start-up and the history runs' load"),
+    ("SIGHTLINE_HISTORY_DIR", "benches/ingest.sh: the year of history the history runs load"),
     ("SIGHTLINE_CRASH_ROUNDS", "the crash tests' rounds"),
     ("SIGHTLINE_FLUSHER_KILL_ROUNDS", "the flusher kill test's rounds"),
 ];

@@ -45,18 +45,26 @@ pub async fn ingest(
     let raw = read_body(headers, body, limits.max_body_bytes).await?;
     let decoded = decode(headers, &raw, limits.max_decoded_bytes)?;
     let envelope = parse_envelope(&decoded, limits.max_events_per_batch)?;
-    let prepared = prepare_events(state, &envelope.events);
+    store(state, user_id, &envelope.client, &envelope.events, received).await
+}
+
+/// Validates, redacts and prices `raw_events` and stores the good ones for `user_id`
+/// (the answer comes after the writer's commit); the hook's batches and the events
+/// mapped from an OTLP export take this one path.
+pub(crate) async fn store(
+    state: &Arc<AppState>,
+    user_id: &str,
+    client: &wire::ClientInfo,
+    raw_events: &[&RawValue],
+    received: std::time::Instant,
+) -> Result<BatchOutcome, AppError> {
+    let prepared = prepare_events(state, raw_events);
     let stored = prepared.events.len();
     let (mut accepted, mut duplicates) = (0, 0);
     if stored > 0 {
         let (events, known_models, redactions) = (prepared.events, prepared.known_models, prepared.redactions);
-        let request = WriteRequest {
-            user_id: user_id.to_string(),
-            client: envelope.client.clone(),
-            events,
-            known_models,
-            redactions,
-        };
+        let request =
+            WriteRequest { user_id: user_id.to_string(), client: client.clone(), events, known_models, redactions };
         let written = state.writer.write(request).await;
         state.slis.event_write(stored, written.is_ok(), received.elapsed().as_millis() as i64);
         let outcome = written?;
@@ -69,7 +77,11 @@ pub async fn ingest(
 }
 
 /// The request body, refused with 413 past `max_body_bytes` (declared or read).
-async fn read_body(headers: &HeaderMap, body: Body, max_body_bytes: usize) -> Result<axum::body::Bytes, AppError> {
+pub(crate) async fn read_body(
+    headers: &HeaderMap,
+    body: Body,
+    max_body_bytes: usize,
+) -> Result<axum::body::Bytes, AppError> {
     if let Some(length) = headers.get(header::CONTENT_LENGTH).and_then(|v| v.to_str().ok()?.parse::<usize>().ok())
         && length > max_body_bytes
     {
@@ -162,7 +174,11 @@ fn too_large_body(limit: usize) -> AppError {
 
 /// Decodes `Content-Encoding: zstd | gzip | identity`, refusing to inflate past
 /// `max_decoded` bytes (a decompression bomb gets 413, not our memory).
-fn decode<'a>(headers: &HeaderMap, raw: &'a [u8], max_decoded: usize) -> Result<std::borrow::Cow<'a, [u8]>, AppError> {
+pub(crate) fn decode<'a>(
+    headers: &HeaderMap,
+    raw: &'a [u8],
+    max_decoded: usize,
+) -> Result<std::borrow::Cow<'a, [u8]>, AppError> {
     let encoding = headers
         .get(header::CONTENT_ENCODING)
         .map(|v| v.to_str().unwrap_or("?").trim().to_ascii_lowercase())

@@ -7,6 +7,7 @@
 
 pub mod batch;
 pub mod me;
+pub mod otlp;
 pub mod transcripts;
 
 use std::sync::Arc;

@@ -1,0 +1,189 @@
+//! `POST /v1/logs`, `/v1/metrics`, `/v1/traces` (and the same under the configured
+//! prefix, `/otel/v1/...` by default): the agents' own OTLP/HTTP export. The
+//! credential is read before the body (401 first); the body is read within the
+//! ingest limits, decoded by its `Content-Type`, and a logs export's records become
+//! events on the hook's path (`otlp::logs`, `batch::store`). Records refused are
+//! counted in `partial_success`, as OTLP asks, never a retryable error.
+//!
+//! Metrics and traces are accepted (a well-formed export is 200) and not stored yet:
+//! per-request log events carry the tokens and cost, and the answer says so in
+//! `partial_success.error_message` so an operator reading the exporter's log knows.
+
+use std::sync::Arc;
+
+use axum::body::Body;
+use axum::extract::State;
+use axum::http::HeaderMap;
+use axum::response::Response;
+use opentelemetry_proto::tonic::collector::logs::v1::{
+    ExportLogsPartialSuccess, ExportLogsServiceRequest, ExportLogsServiceResponse,
+};
+use opentelemetry_proto::tonic::collector::metrics::v1::{
+    ExportMetricsPartialSuccess, ExportMetricsServiceRequest, ExportMetricsServiceResponse,
+};
+use opentelemetry_proto::tonic::collector::trace::v1::{
+    ExportTracePartialSuccess, ExportTraceServiceRequest, ExportTraceServiceResponse,
+};
+use serde_json::value::RawValue;
+
+use super::batch;
+use crate::auth::tokens::{self, TokenKind};
+use crate::db;
+use crate::http::cookies::bearer;
+use crate::http::errors::AppError;
+use crate::model::wire::ClientInfo;
+use crate::otlp::attributes::Attributes;
+use crate::otlp::logs;
+use crate::otlp::wire::Encoding;
+use crate::state::AppState;
+
+pub async fn post_logs(State(state): State<Arc<AppState>>, headers: HeaderMap, body: Body) -> Response {
+    answer(&headers, |encoding| receive_logs(state, &headers, body, encoding)).await
+}
+
+pub async fn post_metrics(State(state): State<Arc<AppState>>, headers: HeaderMap, body: Body) -> Response {
+    let headers = &headers;
+    answer(headers, |encoding| async move {
+        let request: ExportMetricsServiceRequest = read(&state, headers, body, encoding, "metrics").await?;
+        let points = request
+            .resource_metrics
+            .iter()
+            .flat_map(|resource| &resource.scope_metrics)
+            .flat_map(|scope| &scope.metrics)
+            .count();
+        let partial_success = (points > 0).then(|| ExportMetricsPartialSuccess {
+            rejected_data_points: 0,
+            error_message: NOT_STORED.replace("{signal}", "metrics"),
+        });
+        Ok(encoding.answer(&ExportMetricsServiceResponse { partial_success }))
+    })
+    .await
+}
+
+pub async fn post_traces(State(state): State<Arc<AppState>>, headers: HeaderMap, body: Body) -> Response {
+    let headers = &headers;
+    answer(headers, |encoding| async move {
+        let request: ExportTraceServiceRequest = read(&state, headers, body, encoding, "traces").await?;
+        let spans = request.resource_spans.iter().flat_map(|r| &r.scope_spans).map(|s| s.spans.len()).sum::<usize>();
+        let partial_success = (spans > 0).then(|| ExportTracePartialSuccess {
+            rejected_spans: 0,
+            error_message: NOT_STORED.replace("{signal}", "traces"),
+        });
+        Ok(encoding.answer(&ExportTraceServiceResponse { partial_success }))
+    })
+    .await
+}
+
+const NOT_STORED: &str =
+    "Sightline does not store OTLP {signal} yet; export logs (the agents' events carry tokens, cost and tool calls)";
+
+/// Runs `receive` with the request's encoding and answers its error in that encoding.
+async fn answer<F, Fut>(headers: &HeaderMap, receive: F) -> Response
+where
+    F: FnOnce(Encoding) -> Fut,
+    Fut: std::future::Future<Output = Result<Response, AppError>>,
+{
+    use axum::response::IntoResponse;
+    match Encoding::of(headers) {
+        Ok(encoding) => receive(encoding).await.unwrap_or_else(|err| encoding.error(err)),
+        Err(err) => Encoding::Json.error(err).into_response(),
+    }
+}
+
+async fn receive_logs(
+    state: Arc<AppState>,
+    headers: &HeaderMap,
+    body: Body,
+    encoding: Encoding,
+) -> Result<Response, AppError> {
+    let received = std::time::Instant::now();
+    let user_id = otlp_user(&state, headers).await?;
+    let request: ExportLogsServiceRequest = read_decoded(&state, headers, body, encoding, "logs").await?;
+    let mapped = logs::map(&request, &user_id);
+    let raw: Vec<Box<RawValue>> = mapped
+        .events
+        .iter()
+        .map(|event| serde_json::value::to_raw_value(event).map_err(|err| AppError::Internal(err.to_string())))
+        .collect::<Result<_, _>>()?;
+    let refs: Vec<&RawValue> = raw.iter().map(|event| event.as_ref()).collect();
+    let outcome = batch::store(&state, &user_id, &client_of(&request), &refs, received).await?;
+    let mut reasons = mapped.reasons;
+    for rejected in outcome.rejected.iter().take(5usize.saturating_sub(reasons.len())) {
+        reasons.push(format!("{}: {}", rejected.field, rejected.reason));
+    }
+    let rejected = mapped.refused + outcome.rejected.len() as u64;
+    let partial_success = (rejected > 0).then(|| ExportLogsPartialSuccess {
+        rejected_log_records: rejected as i64,
+        error_message: format!("{rejected} log records refused: {}", reasons.join("; ")),
+    });
+    state.metrics.count_otlp_records(mapped.events.len() as u64, mapped.skipped, rejected);
+    Ok(encoding.answer(&ExportLogsServiceResponse { partial_success }))
+}
+
+/// Reads the credential, then the body, and decodes the export.
+async fn read<T>(
+    state: &Arc<AppState>,
+    headers: &HeaderMap,
+    body: Body,
+    encoding: Encoding,
+    signal: &str,
+) -> Result<T, AppError>
+where
+    T: prost::Message + Default + serde::de::DeserializeOwned,
+{
+    otlp_user(state, headers).await?;
+    read_decoded(state, headers, body, encoding, signal).await
+}
+
+async fn read_decoded<T>(
+    state: &Arc<AppState>,
+    headers: &HeaderMap,
+    body: Body,
+    encoding: Encoding,
+    signal: &str,
+) -> Result<T, AppError>
+where
+    T: prost::Message + Default + serde::de::DeserializeOwned,
+{
+    // Exporters seldom compress (gzip is opt-in), so the raw body may be as large as
+    // a decoded hook batch.
+    let limit = state.config.ingest.max_decoded_bytes;
+    let raw = batch::read_body(headers, body, limit).await?;
+    let decoded = batch::decode(headers, &raw, limit)?;
+    encoding.decode(&decoded, signal)
+}
+
+/// The person an OTLP credential belongs to: an OTLP token, or the person's hook token.
+async fn otlp_user(state: &Arc<AppState>, headers: &HeaderMap) -> Result<String, AppError> {
+    let secret = bearer(headers).ok_or(AppError::Unauthorized)?.to_string();
+    let pool = state.readers.clone();
+    let now_ms = state.clock.now_ms();
+    let owner = db::blocking(move || {
+        let conn = pool.get()?;
+        match tokens::verify(&conn, &secret, TokenKind::Otlp, now_ms)? {
+            Some(owner) => Ok(Some(owner)),
+            None => tokens::verify(&conn, &secret, TokenKind::Hook, now_ms),
+        }
+    })
+    .await?;
+    owner.map(|owner| owner.user_id).ok_or(AppError::Unauthorized)
+}
+
+/// The sending machine as the export's first resource describes it.
+fn client_of(request: &ExportLogsServiceRequest) -> ClientInfo {
+    let resource = request
+        .resource_logs
+        .first()
+        .and_then(|logs| logs.resource.as_ref())
+        .map(|resource| resource.attributes.as_slice())
+        .unwrap_or_default();
+    let attributes = Attributes::of(resource, &[]);
+    let clip = |text: String, max: usize| text.chars().take(max).collect::<String>();
+    let service = attributes.text("service.name").unwrap_or_else(|| "otlp".into());
+    let version = attributes.text("service.version").unwrap_or_else(|| "unknown".into());
+    ClientInfo {
+        machine_id: clip(attributes.first_text(&["host.name", "host.id"]).unwrap_or_else(|| "otlp".into()), 128),
+        cli_version: clip(format!("{service} {version}"), 64),
+        os: clip(attributes.first_text(&["os.type", "os"]).unwrap_or_else(|| "unknown".into()), 64),
+    }
+}

@@ -1,0 +1,149 @@
+//! Claude Code's log events (`code.claude.com/docs/en/monitoring-usage`, "Events"):
+//! the body is `claude_code.<name>` and the attribute `event.name` the bare name;
+//! every event carries `session.id`, `event.timestamp` and `event.sequence`. Numbers
+//! were strings up to 2.1.121 and are numbers since; `success` is `"true"`/`"false"`;
+//! `tool_result` said `name`, `decision` and `source` in 2025 builds and says
+//! `tool_name`, `decision_type` and `decision_source` now; one build wrote the use id of a
+//! failed call as `use_id`. All of these are read.
+//!
+//! Mapping (field by field in `docs/otel.md`): `user_prompt` → prompt_submit (its
+//! length, never its text), `api_request` → turn_end with the request's tokens and
+//! model (the vendor's `cost_usd` kept as the client's cost, the server prices the
+//! tokens), `tool_result` → tool_end, `tool_decision` with `reject` → tool_end
+//! `denied` (a refused call has no result), `compaction` → compact,
+//! `subagent_completed` → subagent_end. Other events are counted and not stored.
+
+use serde_json::{Map, Value, json};
+
+use super::logs::{Outcome, Record};
+use crate::hook::adapters::claude_code::tool_action;
+use crate::model::AgentType;
+
+pub const AGENT: AgentType = AgentType::ClaudeCode;
+
+pub fn map(record: &Record<'_>) -> Outcome {
+    let attributes = &record.attributes;
+    match record.name.as_str() {
+        "user_prompt" => {
+            let mut event = record.event("prompt_submit", None);
+            if let Some(length) = attributes.count("prompt_length") {
+                event["metadata"]["prompt_length"] = json!(length);
+            }
+            Outcome::Event(event)
+        }
+        "api_request" => {
+            let request_id = attributes.text("request_id");
+            let mut event = record.event("turn_end", request_id.as_deref());
+            if let Some(model) = attributes.text("model") {
+                event["model"] = json!(model);
+            }
+            event["usage"] = json!({
+                "input_tokens": attributes.count("input_tokens").unwrap_or(0),
+                "output_tokens": attributes.count("output_tokens").unwrap_or(0),
+                "cache_read_tokens": attributes.count("cache_read_tokens").unwrap_or(0),
+                // The export does not split cache writes by lifetime; the 5-minute
+                // write is the default and the price table's cheaper assumption.
+                "cache_write_5m_tokens": attributes.count("cache_creation_tokens").unwrap_or(0),
+            });
+            let micros = attributes.count("cost_usd_micros").map(|micros| micros as f64 / 1e6);
+            if let Some(cost) = micros.or_else(|| attributes.number("cost_usd")).filter(|cost| *cost >= 0.0) {
+                event["client_cost_usd"] = json!(cost);
+            }
+            if let Some(duration) = attributes.count("duration_ms") {
+                event["response_ms"] = json!(duration);
+            }
+            copy_texts(&mut event, attributes, &["request_id", "query_source", "speed", "effort"]);
+            Outcome::Event(event)
+        }
+        "tool_result" => tool_end(record, status_of_result(record)),
+        "tool_decision" => match attributes.first_text(&["decision", "decision_type"]).as_deref() {
+            Some("reject") => tool_end(record, "denied"),
+            _ => Outcome::Skipped,
+        },
+        "compaction" => {
+            let mut event = record.event("compact", None);
+            copy_texts(&mut event, attributes, &["trigger"]);
+            Outcome::Event(event)
+        }
+        "subagent_completed" => {
+            let mut event = record.event("subagent_end", None);
+            if let Some(agent) = attributes.text("agent_type") {
+                event["metadata"]["subagent_type"] = json!(agent);
+            }
+            Outcome::Event(event)
+        }
+        _ => Outcome::Skipped,
+    }
+}
+
+fn status_of_result(record: &Record<'_>) -> &'static str {
+    let attributes = &record.attributes;
+    let decision = attributes.first_text(&["decision_type", "decision"]);
+    if decision.as_deref() == Some("reject") {
+        "denied"
+    } else if attributes.flag("success") == Some(false) {
+        "error"
+    } else {
+        "success"
+    }
+}
+
+/// A tool call's end, keyed by its use id so a replay is the same event.
+fn tool_end(record: &Record<'_>, status: &str) -> Outcome {
+    let attributes = &record.attributes;
+    let Some(name) = attributes.first_text(&["tool_name", "name"]) else {
+        return Outcome::Refused("tool_name is missing".into());
+    };
+    let parameters: Option<Value> =
+        attributes.text("tool_parameters").and_then(|text| serde_json::from_str(&text).ok());
+    let parameter = |key: &str| parameters.as_ref()?.get(key)?.as_str().map(str::to_string);
+    // With tool details off, every MCP tool is "mcp_tool"; with them on, the parameters
+    // name the server and tool, and the hook's name for it is mcp__<server>__<tool>.
+    let (name, server) = match (name.as_str(), parameter("mcp_server_name"), parameter("mcp_tool_name")) {
+        ("mcp_tool", Some(server), Some(tool)) => (format!("mcp__{server}__{tool}"), Some(server)),
+        _ => {
+            let server = name.strip_prefix("mcp__").and_then(|rest| rest.split("__").next()).map(str::to_string);
+            (name, server)
+        }
+    };
+    let use_id = attributes.first_text(&["tool_use_id", "use_id"]);
+    let mut event = record.event("tool_end", use_id.as_deref());
+    let mut tool = Map::new();
+    tool.insert("name".into(), json!(format!("{}:{name}", AGENT.as_str())));
+    tool.insert("action".into(), json!(tool_action(&name)));
+    tool.insert("status".into(), json!(status));
+    if let Some(server) = server {
+        tool.insert("server".into(), json!(server));
+    }
+    if let Some(skill) = parameter("skill_name") {
+        tool.insert("skill".into(), json!(skill));
+    }
+    if let Some(use_id) = use_id {
+        tool.insert("use_id".into(), json!(use_id));
+    }
+    for (wire, key) in [
+        ("duration_ms", "duration_ms"),
+        ("input_bytes", "tool_input_size_bytes"),
+        ("output_bytes", "tool_result_size_bytes"),
+    ] {
+        if let Some(value) = attributes.count(key) {
+            tool.insert(wire.into(), json!(value));
+        }
+    }
+    event["tool"] = Value::Object(tool);
+    if let Some(source) = attributes.first_text(&["decision_source", "source"]) {
+        event["metadata"]["decision_source"] = json!(source);
+    }
+    copy_texts(&mut event, attributes, &["error_type"]);
+    Outcome::Event(event)
+}
+
+/// Copies short descriptive attributes into the event's metadata (redacted at ingest
+/// like every metadata value).
+pub(super) fn copy_texts(event: &mut Value, attributes: &super::attributes::Attributes<'_>, keys: &[&str]) {
+    for key in keys {
+        if let Some(text) = attributes.text(key).filter(|text| text.len() <= 200) {
+            event["metadata"][*key] = json!(text);
+        }
+    }
+}

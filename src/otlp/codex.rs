@@ -1,0 +1,107 @@
+//! OpenAI Codex's log events (`openai/codex`, `docs/config.md` "otel" and
+//! `codex-rs/otel`): the attribute `event.name` is `codex.<name>` (the record's own
+//! `eventName` is a source location and is not used); the conversation is
+//! `conversation.id`; `duration_ms`, `success` and the input and output token counts
+//! are text, the cached and reasoning counts integers.
+//!
+//! Mapping (field by field in `docs/otel.md`): `conversation_starts` → session_start
+//! with its model, `user_prompt` → prompt_submit (its length), `sse_event` of kind
+//! `response.completed` → turn_end with the response's tokens (OpenAI counts cached
+//! input inside input and reasoning inside output; the wire contract counts each kind
+//! apart, as the hook's Codex transcript reader does), `tool_result` → tool_end keyed
+//! by `call_id`, `tool_decision` `denied` or `abort` → tool_end `denied`. Every other
+//! event (each streamed delta is one) is counted and not stored.
+
+use serde_json::{Map, Value, json};
+
+use super::claude_code::copy_texts;
+use super::logs::{Outcome, Record};
+use crate::hook::adapters::codex::tool_action;
+use crate::model::AgentType;
+
+pub const AGENT: AgentType = AgentType::Codex;
+
+pub fn map(record: &Record<'_>) -> Outcome {
+    let attributes = &record.attributes;
+    match record.name.as_str() {
+        "conversation_starts" => {
+            let mut event = record.event("session_start", None);
+            if let Some(model) = attributes.text("model") {
+                event["model"] = json!(model);
+            }
+            copy_texts(&mut event, attributes, &["approval_policy", "sandbox_policy", "reasoning_effort"]);
+            Outcome::Event(event)
+        }
+        "user_prompt" => {
+            let mut event = record.event("prompt_submit", None);
+            if let Some(length) = attributes.count("prompt_length") {
+                event["metadata"]["prompt_length"] = json!(length);
+            }
+            Outcome::Event(event)
+        }
+        "sse_event" if attributes.text("event.kind").as_deref() == Some("response.completed") => {
+            if attributes.text("error.message").is_some() {
+                return Outcome::Skipped;
+            }
+            let Some(input) = attributes.count("input_token_count") else {
+                return Outcome::Refused("input_token_count is missing on response.completed".into());
+            };
+            let output = attributes.count("output_token_count").unwrap_or(0);
+            let cached = attributes.count("cached_token_count").unwrap_or(0).min(input);
+            let reasoning = attributes.count("reasoning_token_count").unwrap_or(0).min(output);
+            let mut event = record.event("turn_end", None);
+            if let Some(model) = attributes.text("model") {
+                event["model"] = json!(model);
+            }
+            event["usage"] = json!({
+                "input_tokens": input - cached,
+                "output_tokens": output - reasoning,
+                "cache_read_tokens": cached,
+                "reasoning_tokens": reasoning,
+            });
+            Outcome::Event(event)
+        }
+        "tool_result" => {
+            let status = if attributes.flag("success") == Some(false) { "error" } else { "success" };
+            tool_end(record, status)
+        }
+        "tool_decision" => match attributes.text("decision").map(|d| d.to_ascii_lowercase()).as_deref() {
+            Some("denied" | "abort") => tool_end(record, "denied"),
+            _ => Outcome::Skipped,
+        },
+        _ => Outcome::Skipped,
+    }
+}
+
+fn tool_end(record: &Record<'_>, status: &str) -> Outcome {
+    let attributes = &record.attributes;
+    let Some(name) = attributes.text("tool_name") else {
+        return Outcome::Refused("tool_name is missing".into());
+    };
+    let call_id = attributes.text("call_id");
+    let mut event = record.event("tool_end", call_id.as_deref());
+    let mut tool = Map::new();
+    tool.insert("name".into(), json!(format!("{}:{name}", AGENT.as_str())));
+    tool.insert("action".into(), json!(tool_action(&name)));
+    tool.insert("status".into(), json!(status));
+    if let Some(server) = attributes.text("mcp_server") {
+        tool.insert("server".into(), json!(server));
+    }
+    if let Some(call_id) = call_id {
+        tool.insert("use_id".into(), json!(call_id));
+    }
+    if let Some(duration) = attributes.count("duration_ms") {
+        tool.insert("duration_ms".into(), json!(duration));
+    }
+    // The arguments and output are content: only their sizes are kept (§1.5).
+    for (wire, key) in [("input_bytes", "arguments"), ("output_bytes", "output")] {
+        if let Some(text) = attributes.text(key) {
+            tool.insert(wire.into(), json!(text.len()));
+        }
+    }
+    event["tool"] = Value::Object(tool);
+    if let Some(source) = attributes.text("source") {
+        event["metadata"]["decision_source"] = json!(source.to_ascii_lowercase());
+    }
+    Outcome::Event(event)
+}

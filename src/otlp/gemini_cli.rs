@@ -1,0 +1,84 @@
+//! Gemini CLI's log events (`google-gemini/gemini-cli`, `docs/cli/telemetry.md`):
+//! the attribute `event.name` is `gemini_cli.<name>` (the body is a sentence);
+//! `session.id` on every record; numbers are numbers and `success` a boolean.
+//!
+//! Mapping (field by field in `docs/otel.md`): `config` → session_start with its
+//! model, `user_prompt` → prompt_submit (its length), `api_response` → turn_end with
+//! the response's tokens (Gemini counts cached input inside the prompt count; the wire
+//! contract counts it apart, as the hook's Gemini transcript reader does; thoughts are
+//! reasoning), `tool_call` → tool_end (a `reject` decision is `denied`). Other events
+//! are counted and not stored.
+
+use serde_json::{Map, Value, json};
+
+use super::logs::{Outcome, Record};
+use crate::hook::adapters::gemini_cli::tool_action;
+use crate::model::AgentType;
+
+pub const AGENT: AgentType = AgentType::GeminiCli;
+
+pub fn map(record: &Record<'_>) -> Outcome {
+    let attributes = &record.attributes;
+    match record.name.as_str() {
+        "config" => {
+            let mut event = record.event("session_start", None);
+            if let Some(model) = attributes.text("model") {
+                event["model"] = json!(model);
+            }
+            Outcome::Event(event)
+        }
+        "user_prompt" => {
+            let mut event = record.event("prompt_submit", None);
+            if let Some(length) = attributes.count("prompt_length") {
+                event["metadata"]["prompt_length"] = json!(length);
+            }
+            Outcome::Event(event)
+        }
+        "api_response" => {
+            let input = attributes.count("input_token_count").unwrap_or(0);
+            let cached = attributes.count("cached_content_token_count").unwrap_or(0).min(input);
+            let mut event = record.event("turn_end", attributes.text("response_id").as_deref());
+            if let Some(model) = attributes.text("model") {
+                event["model"] = json!(model);
+            }
+            event["usage"] = json!({
+                "input_tokens": input - cached,
+                "output_tokens": attributes.count("output_token_count").unwrap_or(0),
+                "cache_read_tokens": cached,
+                "reasoning_tokens": attributes.count("thoughts_token_count").unwrap_or(0),
+            });
+            if let Some(duration) = attributes.count("duration_ms") {
+                event["response_ms"] = json!(duration);
+            }
+            Outcome::Event(event)
+        }
+        "tool_call" => {
+            let Some(name) = attributes.text("function_name") else {
+                return Outcome::Refused("function_name is missing".into());
+            };
+            let mcp = attributes.text("tool_type").as_deref() == Some("mcp");
+            let status = match (attributes.text("decision").as_deref(), attributes.flag("success")) {
+                (Some("reject"), _) => "denied",
+                (_, Some(false)) => "error",
+                _ => "success",
+            };
+            let mut event = record.event("tool_end", None);
+            let mut tool = Map::new();
+            tool.insert("name".into(), json!(format!("{}:{name}", AGENT.as_str())));
+            tool.insert("action".into(), json!(tool_action(&name, mcp)));
+            tool.insert("status".into(), json!(status));
+            if let Some(server) = attributes.text("mcp_server_name").filter(|_| mcp) {
+                tool.insert("server".into(), json!(server));
+            }
+            if let Some(duration) = attributes.count("duration_ms") {
+                tool.insert("duration_ms".into(), json!(duration));
+            }
+            if let Some(length) = attributes.count("content_length") {
+                tool.insert("output_bytes".into(), json!(length));
+            }
+            event["tool"] = Value::Object(tool);
+            Outcome::Event(event)
+        }
+        _ => Outcome::Skipped,
+    }
+}

@@ -1,0 +1,220 @@
+//! From an OTLP logs export to wire events: each log record is recognised by its
+//! agent and event name, read by that agent's mapping into one event of wire contract
+//! v1 (or skipped, or refused with a reason), and the events then take the hook's
+//! path: validation, redaction, pricing, the writer.
+//!
+//! Invariants: the person is the credential's owner, never an exported attribute; a
+//! record is never stored with more than its mapping takes (no prompt text, no tool
+//! parameters or output: lengths and sizes only); an event's id is derived from the
+//! person, agent, session, event name, record time and the vendor's own key for it
+//! (request, tool call or sequence number), so an exporter's retry or replay is a
+//! duplicate, not a second event; one bad record never blocks the others.
+
+use opentelemetry_proto::tonic::collector::logs::v1::ExportLogsServiceRequest;
+use opentelemetry_proto::tonic::common::v1::any_value::Value as AnyValue;
+use opentelemetry_proto::tonic::logs::v1::LogRecord;
+use serde_json::{Value, json};
+
+use super::attributes::Attributes;
+use super::{claude_code, codex, gemini_cli};
+use crate::model::{AgentType, rfc3339_ms};
+
+/// What a mapping makes of one record.
+pub enum Outcome {
+    Event(Value),
+    /// A record the product does not use (counted, not an error).
+    Skipped,
+    /// A record that names an event we map but cannot be read; the reason is returned
+    /// to the exporter in `partial_success`.
+    Refused(String),
+}
+
+/// One log record, recognised: its agent, bare event name and attributes.
+pub struct Record<'a> {
+    pub agent: AgentType,
+    pub name: String,
+    pub attributes: Attributes<'a>,
+    user_id: &'a str,
+    session_id: String,
+    time_ms: i64,
+    time_nanos: u64,
+    run_kind: &'static str,
+}
+
+impl Record<'_> {
+    /// A wire event of `kind` for this record. `key` is the vendor's id of what the
+    /// event describes (a request, a tool call); without one the record's time and
+    /// sequence number tell its replays apart from other records.
+    pub fn event(&self, kind: &str, key: Option<&str>) -> Value {
+        let sequence = self.attributes.text("event.sequence").unwrap_or_default();
+        let identity = match key {
+            Some(key) => format!("{}\u{1f}{key}", self.name),
+            None => format!("{}\u{1f}{}\u{1f}{sequence}", self.name, self.time_nanos),
+        };
+        json!({
+            "event_id": derived_id(self.user_id, self.agent, &self.session_id, &identity, self.time_ms).to_string(),
+            "type": kind,
+            "ts": rfc3339_ms(self.time_ms),
+            "agent_type": self.agent.as_str(),
+            "session_id": self.session_id,
+            "run_kind": self.run_kind,
+            "metadata": {"source": "otlp", "otlp_event": self.name},
+        })
+    }
+}
+
+/// A deterministic id laid out as a UUIDv7 (the record's time in its first 48 bits, so
+/// a partition's inserts stay in time order) with the rest from a digest of what the
+/// event is.
+fn derived_id(user_id: &str, agent: AgentType, session_id: &str, identity: &str, time_ms: i64) -> uuid::Uuid {
+    let material = format!("{user_id}\u{1f}{}\u{1f}{session_id}\u{1f}{identity}", agent.as_str());
+    let digest = crate::model::sha256(material.as_bytes());
+    let mut random = [0u8; 10];
+    random.copy_from_slice(&digest[..10]);
+    uuid::Builder::from_unix_timestamp_millis(time_ms.max(0) as u64, &random).into_uuid()
+}
+
+/// The events of one export, and what became of the other records.
+#[derive(Debug, Default)]
+pub struct Mapped {
+    pub events: Vec<Value>,
+    pub skipped: u64,
+    /// Records refused, with the first few reasons for the exporter's log.
+    pub refused: u64,
+    pub reasons: Vec<String>,
+}
+
+impl Mapped {
+    fn refuse(&mut self, reason: String) {
+        self.refused += 1;
+        if self.reasons.len() < 5 && !self.reasons.contains(&reason) {
+            self.reasons.push(reason);
+        }
+    }
+}
+
+/// Maps every record of `request` for the person `user_id`.
+pub fn map(request: &ExportLogsServiceRequest, user_id: &str) -> Mapped {
+    let mut mapped = Mapped::default();
+    for resource_logs in &request.resource_logs {
+        let resource = resource_logs.resource.as_ref().map(|r| r.attributes.as_slice()).unwrap_or_default();
+        for scope_logs in &resource_logs.scope_logs {
+            let scope = scope_logs.scope.as_ref().map(|s| s.name.as_str()).unwrap_or_default();
+            for log in &scope_logs.log_records {
+                let attributes = Attributes::of(resource, &log.attributes);
+                match recognise(log, attributes, scope, user_id) {
+                    Err(Some(reason)) => mapped.refuse(reason),
+                    Err(None) => mapped.skipped += 1,
+                    Ok(record) => {
+                        let outcome = match record.agent {
+                            AgentType::ClaudeCode => claude_code::map(&record),
+                            AgentType::Codex => codex::map(&record),
+                            _ => gemini_cli::map(&record),
+                        };
+                        match outcome {
+                            Outcome::Event(event) => mapped.events.push(event),
+                            Outcome::Skipped => mapped.skipped += 1,
+                            Outcome::Refused(reason) => mapped.refuse(format!("{}: {reason}", full_name(&record))),
+                        }
+                    }
+                }
+            }
+        }
+    }
+    mapped
+}
+
+fn full_name(record: &Record<'_>) -> String {
+    let prefix = match record.agent {
+        AgentType::ClaudeCode => "claude_code",
+        AgentType::Codex => "codex",
+        _ => "gemini_cli",
+    };
+    format!("{prefix}.{}", record.name)
+}
+
+/// The agent and event a record is: `Err(None)` for a record of no agent we map (skipped),
+/// `Err(Some(reason))` for one of ours that lacks its session or time.
+fn recognise<'a>(
+    log: &'a LogRecord,
+    attributes: Attributes<'a>,
+    scope: &str,
+    user_id: &'a str,
+) -> Result<Record<'a>, Option<String>> {
+    let body = match log.body.as_ref().and_then(|body| body.value.as_ref()) {
+        Some(AnyValue::StringValue(text)) => text.as_str(),
+        _ => "",
+    };
+    let attribute_name = attributes.text("event.name").unwrap_or_default();
+    let service = attributes.text("service.name").unwrap_or_default();
+    let candidates = [body, attribute_name.as_str(), log.event_name.as_str()];
+    let (agent, name) = match candidates.iter().find_map(|text| prefixed(text)) {
+        Some((agent, name)) => (agent, name.to_string()),
+        // Claude Code's `event.name` is the bare name; its service or scope says whose.
+        None if !attribute_name.is_empty()
+            && (service.starts_with("claude-code") || scope.starts_with("com.anthropic.claude_code")) =>
+        {
+            (AgentType::ClaudeCode, attribute_name.clone())
+        }
+        None => return Err(None),
+    };
+    let full = |reason: &str| Some(format!("{name}: {reason}"));
+    let session_keys: &[&str] = match agent {
+        AgentType::Codex => &["conversation.id", "session.id"],
+        _ => &["session.id"],
+    };
+    let session_id = attributes.first_text(session_keys).ok_or_else(|| full("session.id is missing"))?;
+    let time_nanos = [log.time_unix_nano, log.observed_time_unix_nano].into_iter().find(|nanos| *nanos > 0);
+    let time_ms = match time_nanos {
+        Some(nanos) => (nanos / 1_000_000) as i64,
+        None => attributes
+            .text("event.timestamp")
+            .and_then(|text| crate::model::parse_rfc3339_ms(&text))
+            .ok_or_else(|| full("the record has no time (timeUnixNano or event.timestamp)"))?,
+    };
+    let run_kind = run_kind(agent, &attributes);
+    Ok(Record {
+        agent,
+        name,
+        attributes,
+        user_id,
+        session_id,
+        time_ms,
+        time_nanos: time_nanos.unwrap_or(time_ms as u64 * 1_000_000),
+        run_kind,
+    })
+}
+
+/// `claude_code.x`, `codex.x`, `gemini_cli.x` → the agent and `x`.
+fn prefixed(text: &str) -> Option<(AgentType, &str)> {
+    let (prefix, name) = text.trim().split_once('.')?;
+    let agent = match prefix {
+        "claude_code" => AgentType::ClaudeCode,
+        "codex" => AgentType::Codex,
+        "gemini_cli" => AgentType::GeminiCli,
+        _ => return None,
+    };
+    (!name.is_empty() && !name.contains(' ')).then_some((agent, name))
+}
+
+/// Whether a person drove the session. An explicit `sightline.run_kind` (set through
+/// `OTEL_RESOURCE_ATTRIBUTES` by a CI or eval runner) wins; otherwise the agents'
+/// own signs of a run nobody sits at: Claude Code's SDK entry points, `codex exec`,
+/// Gemini CLI's `interactive=false`. CI and EVAL never reach developer figures, so a
+/// sign of automation counts for more than its absence.
+fn run_kind(agent: AgentType, attributes: &Attributes<'_>) -> &'static str {
+    if let Some(kind) = attributes.text("sightline.run_kind") {
+        match kind.to_ascii_uppercase().as_str() {
+            "CI" => return "CI",
+            "EVAL" => return "EVAL",
+            "INTERACTIVE" => return "INTERACTIVE",
+            _ => {}
+        }
+    }
+    let automated = match agent {
+        AgentType::ClaudeCode => attributes.text("app.entrypoint").is_some_and(|entry| entry.starts_with("sdk-")),
+        AgentType::Codex => attributes.text("originator").is_some_and(|origin| origin == "codex_exec"),
+        _ => attributes.flag("interactive") == Some(false),
+    };
+    if automated { "CI" } else { "INTERACTIVE" }
+}

@@ -1,0 +1,204 @@
+//! The mappings over fixtures written from each vendor's documentation
+//! (`tests/fixtures/otlp/`): which records become which events, with which fields, and
+//! what is never taken from a record.
+
+use opentelemetry_proto::tonic::collector::logs::v1::ExportLogsServiceRequest;
+use serde_json::Value;
+
+use super::logs::{Mapped, map};
+
+fn fixture(name: &str) -> ExportLogsServiceRequest {
+    let text = match name {
+        "claude_code" => include_str!("../../tests/fixtures/otlp/claude_code_logs.json"),
+        "claude_code_numeric" => include_str!("../../tests/fixtures/otlp/claude_code_logs_numeric.json"),
+        "codex" => include_str!("../../tests/fixtures/otlp/codex_logs.json"),
+        "gemini_cli" => include_str!("../../tests/fixtures/otlp/gemini_cli_logs.json"),
+        other => panic!("no fixture {other}"),
+    };
+    serde_json::from_str(text).expect("the fixture is OTLP/JSON")
+}
+
+fn of_type<'a>(mapped: &'a Mapped, kind: &str) -> Vec<&'a Value> {
+    mapped.events.iter().filter(|event| event["type"] == kind).collect()
+}
+
+#[test]
+fn claude_code_events_map_field_by_field() {
+    let mapped = map(&fixture("claude_code"), "user-1");
+    assert_eq!(mapped.refused, 0, "{:?}", mapped.reasons);
+    assert_eq!(mapped.skipped, 2, "the accepted tool_decision and plugin_loaded are not events");
+    let prompt = &of_type(&mapped, "prompt_submit")[0];
+    assert_eq!(prompt["metadata"]["prompt_length"], 52);
+    let text = serde_json::to_string(&mapped.events).unwrap();
+    for content in ["AKIAIOSFODNN7EXAMPLE", "fix the flaky", "npm test", "ENOENT"] {
+        assert!(!text.contains(content), "{content} is content and must not become event data");
+    }
+
+    let turn = &of_type(&mapped, "turn_end")[0];
+    assert_eq!(turn["model"], "claude-sonnet-4-5-20250929");
+    assert_eq!(
+        turn["usage"],
+        serde_json::json!({"input_tokens": 1200, "output_tokens": 350, "cache_read_tokens": 9000, "cache_write_5m_tokens": 400})
+    );
+    assert_eq!(turn["client_cost_usd"], 0.0123);
+    assert_eq!(turn["response_ms"], 2500);
+    assert_eq!(turn["metadata"]["request_id"], "req_011CVzqR8T3u1fNcP7Y6AbcD");
+
+    let tools: Vec<(String, String, Option<String>)> = of_type(&mapped, "tool_end")
+        .iter()
+        .map(|event| {
+            let tool = &event["tool"];
+            (
+                tool["name"].as_str().unwrap().to_string(),
+                tool["status"].as_str().unwrap().to_string(),
+                tool["use_id"].as_str().map(str::to_string),
+            )
+        })
+        .collect();
+    let expected = [
+        ("claude_code:Bash", "success", Some("toolu_01A9bQ")),
+        ("claude_code:Read", "error", Some("toolu_01Fail")),
+        ("claude_code:Edit", "denied", Some("toolu_01Reject")),
+        ("claude_code:Grep", "success", None),
+        ("claude_code:mcp__github__create_issue", "success", Some("toolu_01Mcp")),
+    ];
+    let expected: Vec<_> =
+        expected.iter().map(|(n, s, u)| (n.to_string(), s.to_string(), u.map(str::to_string))).collect();
+    assert_eq!(tools, expected);
+    let bash = &of_type(&mapped, "tool_end")[0]["tool"];
+    assert_eq!(
+        (bash["duration_ms"].as_i64(), bash["input_bytes"].as_i64(), bash["output_bytes"].as_i64()),
+        (Some(1830), Some(96), Some(2048))
+    );
+    assert_eq!(bash["action"], "exec");
+    let mcp = &of_type(&mapped, "tool_end")[4]["tool"];
+    assert_eq!((mcp["server"].as_str(), mcp["action"].as_str()), (Some("github"), Some("mcp")));
+    assert_eq!(
+        of_type(&mapped, "tool_end")[3]["metadata"]["decision_source"],
+        "user_temporary",
+        "the 2025 name `source`"
+    );
+    assert_eq!(of_type(&mapped, "compact")[0]["metadata"]["trigger"], "auto");
+    for event in &mapped.events {
+        assert_eq!(event["agent_type"], "claude_code");
+        assert_eq!(event["session_id"], "3c1d2f4e-8a7b-4c6d-9e0f-1a2b3c4d5e6f");
+        assert_eq!(event["run_kind"], "INTERACTIVE");
+        assert_eq!(event["metadata"]["source"], "otlp");
+    }
+}
+
+#[test]
+fn claude_code_numbers_sent_as_numbers_read_the_same() {
+    let mapped = map(&fixture("claude_code_numeric"), "user-1");
+    let turns = of_type(&mapped, "turn_end");
+    assert_eq!(turns.len(), 2);
+    assert_eq!(turns[0]["usage"]["input_tokens"], 3000);
+    assert_eq!(turns[0]["client_cost_usd"], 0.5, "cost_usd_micros is preferred and agrees");
+    assert_eq!(turns[0]["metadata"]["effort"], "high");
+    assert_eq!(turns[1]["client_cost_usd"], 0.0, "a whole-number cost sent as an integer");
+}
+
+#[test]
+fn codex_tokens_are_split_into_the_contracts_kinds() {
+    let mapped = map(&fixture("codex"), "user-1");
+    assert_eq!(mapped.refused, 0, "{:?}", mapped.reasons);
+    assert_eq!(mapped.skipped, 3, "api_request, a streamed delta and the approval are not events");
+    let start = &of_type(&mapped, "session_start")[0];
+    assert_eq!(
+        (start["model"].as_str(), start["metadata"]["approval_policy"].as_str()),
+        (Some("gpt-5.4"), Some("on-request"))
+    );
+    let turn = &of_type(&mapped, "turn_end")[0];
+    // OpenAI counts cached input inside input and reasoning inside output.
+    assert_eq!(
+        turn["usage"],
+        serde_json::json!({"input_tokens": 634, "output_tokens": 300, "cache_read_tokens": 9600, "reasoning_tokens": 512})
+    );
+    let tools = of_type(&mapped, "tool_end");
+    assert_eq!(tools.len(), 2);
+    assert_eq!(tools[0]["tool"]["name"], "codex:shell");
+    assert_eq!(tools[0]["tool"]["use_id"], "call_Xy12");
+    assert_eq!(tools[0]["tool"]["input_bytes"], r#"{"command": ["bash", "-lc", "cargo test"]}"#.len());
+    assert!(!serde_json::to_string(&tools[0]).unwrap().contains("cargo test"), "arguments are content");
+    assert_eq!(
+        (tools[1]["tool"]["status"].as_str(), tools[1]["tool"]["action"].as_str()),
+        (Some("denied"), Some("edit"))
+    );
+    assert!(mapped.events.iter().all(|event| event["session_id"] == "0199a2b3-c4d5-7e6f-8a9b-0c1d2e3f4a5b"));
+}
+
+#[test]
+fn gemini_cli_tokens_and_tool_calls() {
+    let mapped = map(&fixture("gemini_cli"), "user-1");
+    assert_eq!(mapped.refused, 0, "{:?}", mapped.reasons);
+    assert_eq!(mapped.skipped, 1, "the GenAI semantic-convention twin of a response is not counted again");
+    let turn = &of_type(&mapped, "turn_end")[0];
+    assert_eq!(
+        turn["usage"],
+        serde_json::json!({"input_tokens": 1000, "output_tokens": 600, "cache_read_tokens": 4000, "reasoning_tokens": 300})
+    );
+    let statuses: Vec<&str> =
+        of_type(&mapped, "tool_end").iter().map(|e| e["tool"]["status"].as_str().unwrap()).collect();
+    assert_eq!(statuses, ["success", "denied", "success"]);
+    assert_eq!(of_type(&mapped, "tool_end")[2]["tool"]["server"], "github");
+    assert!(!serde_json::to_string(&mapped.events).unwrap().contains("dark mode"), "the prompt is content");
+}
+
+#[test]
+fn event_ids_are_the_same_for_a_replay_and_differ_between_people() {
+    let first = map(&fixture("claude_code"), "user-1");
+    let again = map(&fixture("claude_code"), "user-1");
+    let other = map(&fixture("claude_code"), "user-2");
+    let ids =
+        |mapped: &Mapped| mapped.events.iter().map(|e| e["event_id"].as_str().unwrap().to_string()).collect::<Vec<_>>();
+    assert_eq!(ids(&first), ids(&again));
+    let unique: std::collections::BTreeSet<_> = ids(&first).into_iter().collect();
+    assert_eq!(unique.len(), first.events.len(), "each record its own id");
+    assert!(
+        ids(&first).iter().zip(ids(&other)).all(|(a, b)| *a != b),
+        "one person's replay never meets another's event"
+    );
+    for id in ids(&first) {
+        assert_eq!(uuid::Uuid::parse_str(&id).unwrap().get_version_num(), 7, "time-ordered like the hook's ids");
+    }
+}
+
+#[test]
+fn automation_is_told_apart_and_an_explicit_kind_wins() {
+    let mut request = fixture("codex");
+    let set = |request: &mut ExportLogsServiceRequest, key: &str, value: &str| {
+        use opentelemetry_proto::tonic::common::v1::{AnyValue, KeyValue, any_value};
+        let resource = request.resource_logs[0].resource.as_mut().unwrap();
+        resource.attributes.push(KeyValue {
+            key: key.into(),
+            value: Some(AnyValue { value: Some(any_value::Value::StringValue(value.into())) }),
+            ..Default::default()
+        });
+    };
+    // `codex exec` names itself in every record's `originator`.
+    for record in &mut request.resource_logs[0].scope_logs[0].log_records {
+        for pair in &mut record.attributes {
+            if pair.key == "originator" {
+                pair.value = Some(opentelemetry_proto::tonic::common::v1::AnyValue {
+                    value: Some(opentelemetry_proto::tonic::common::v1::any_value::Value::StringValue(
+                        "codex_exec".into(),
+                    )),
+                });
+            }
+        }
+    }
+    assert!(map(&request, "u").events.iter().all(|event| event["run_kind"] == "CI"));
+    set(&mut request, "sightline.run_kind", "eval");
+    assert!(map(&request, "u").events.iter().all(|event| event["run_kind"] == "EVAL"));
+}
+
+#[test]
+fn a_record_without_its_session_is_refused_by_name_and_the_rest_kept() {
+    let mut request = fixture("gemini_cli");
+    request.resource_logs[0].resource.as_mut().unwrap().attributes.retain(|pair| pair.key != "session.id");
+    request.resource_logs[0].scope_logs[0].log_records[1].attributes.retain(|pair| pair.key != "session.id");
+    let mapped = map(&request, "u");
+    assert_eq!(mapped.refused, 1);
+    assert_eq!(mapped.reasons, ["user_prompt: session.id is missing"]);
+    assert_eq!(mapped.events.len(), 5);
+}
