@@ -804,3 +804,13 @@ CREATE TABLE backups (
     index_state TEXT NOT NULL
 );
 CREATE INDEX backups_by_start ON backups (started_at_ms);
+
+-- The sessions that sent OTLP lately (events::writer's join of the hook's and OTLP's
+-- reports of one tool call or request); pruned after two days at writer start.
+CREATE TABLE otlp_sessions (
+    user_id      TEXT NOT NULL,
+    agent_type   TEXT NOT NULL,
+    session_id   TEXT NOT NULL,
+    last_seen_ms INTEGER NOT NULL,
+    PRIMARY KEY (user_id, agent_type, session_id)
+) WITHOUT ROWID;

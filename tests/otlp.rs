@@ -270,3 +270,110 @@ fn metrics_and_traces_are_accepted_and_said_to_be_unused() {
         send(&format!("{}/otel/v1/traces", server.ingest), &server.token, "application/json", &[], b"{}".to_vec());
     assert_eq!((status, json_of(&body)), (200, serde_json::json!({})), "an empty export is a success");
 }
+
+const CLAUDE_SESSION: &str = "3c1d2f4e-8a7b-4c6d-9e0f-1a2b3c4d5e6f";
+
+/// The hook's reports of the fixture's Bash call and first model request (the same
+/// `tool_use_id` and `request_id`), at `ts_ms`, with what only the hook knows: the
+/// input's digest.
+fn hook_twins(ts_ms: i64) -> Vec<Value> {
+    let mut tool = event("tool_end", CLAUDE_SESSION, ts_ms);
+    tool["tool"]["use_id"] = Value::from("toolu_01A9bQ");
+    let mut turn = event("turn_end", CLAUDE_SESSION, ts_ms + 2_000);
+    turn["usage"] = serde_json::json!({"input_tokens": 1200, "output_tokens": 350, "cache_read_tokens": 9000, "cache_write_5m_tokens": 400});
+    turn["metadata"] = serde_json::json!({"request_id": "req_011CVzqR8T3u1fNcP7Y6AbcD"});
+    vec![event("session_start", CLAUDE_SESSION, ts_ms - 5_000), tool, turn]
+}
+
+fn stored_tool(server: &TestServer, use_id: &str) -> Vec<Value> {
+    let url = format!("{}/v1/me/sessions/claude_code/{CLAUDE_SESSION}/events", server.ingest);
+    let (status, page) = get_auth(&url, &server.token);
+    assert_eq!(status, 200, "{page}");
+    page["events"].as_array().unwrap().iter().filter(|e| e["tool"]["use_id"] == use_id).cloned().collect()
+}
+
+#[test]
+fn a_call_and_a_request_seen_by_the_hook_and_by_otlp_are_counted_once_in_either_order() {
+    for otlp_first in [false, true] {
+        let server = TestServer::spawn();
+        let export = fixture("claude_code_logs");
+        let first_ms = (export["resourceLogs"][0]["scopeLogs"][0]["logRecords"][0]["timeUnixNano"]
+            .as_str()
+            .unwrap()
+            .parse::<u64>()
+            .unwrap()
+            / 1_000_000) as i64;
+        let send_otlp = || {
+            let (status, _, body) = send(
+                &format!("{}/v1/logs", server.ingest),
+                &server.token,
+                "application/json",
+                &[],
+                serde_json::to_vec(&export).unwrap(),
+            );
+            assert_eq!((status, json_of(&body)), (200, serde_json::json!({})));
+        };
+        let send_hook = || {
+            // The hook's Bash end a few seconds after OTLP's, its turn's usage at the turn's end.
+            let (status, answer) = server.post_events(&server.token, &envelope(hook_twins(first_ms + 9_000)));
+            assert_eq!(status, 200, "{answer}");
+            answer
+        };
+        let hook_answer = if otlp_first {
+            send_otlp();
+            send_hook()
+        } else {
+            let answer = send_hook();
+            send_otlp();
+            answer
+        };
+        let view = session_view(&server, "claude_code", CLAUDE_SESSION);
+        let order = if otlp_first { "OTLP first" } else { "hook first" };
+        assert_eq!(view["tool_call_count"], 5, "{order}: one Bash call, not two: {view}");
+        assert_eq!(view["usage"]["input_tokens"], 1200, "{order}: one request's tokens, not twice: {view}");
+        assert_eq!(view["event_count"], 9, "{order}: 3 hook events and 8 OTLP events, two of them one: {view}");
+        if otlp_first {
+            assert_eq!(hook_answer["duplicates"], 2, "{hook_answer}");
+        }
+        let bash = stored_tool(&server, "toolu_01A9bQ");
+        assert_eq!(bash.len(), 1, "{order}: {bash:?}");
+        assert_eq!(bash[0]["tool"]["input_sha256"], "ab".repeat(32), "{order}: the hook's digest is kept");
+        // Counted columns are the first report's: the aggregates already hold them.
+        let duration = if otlp_first { Value::from(1830) } else { Value::Null };
+        assert_eq!(bash[0]["tool"]["duration_ms"], duration, "{order}");
+    }
+}
+
+#[test]
+fn the_hooks_own_reports_of_one_request_are_never_joined_with_each_other() {
+    let server = TestServer::spawn();
+    let now = now_ms() - 60_000;
+    // OTLP has spoken for this session (a record of another request).
+    let mut export = fixture("claude_code_logs_numeric");
+    let records = export["resourceLogs"][0]["scopeLogs"][0]["logRecords"].as_array_mut().unwrap();
+    records.truncate(1);
+    for pair in records[0]["attributes"].as_array_mut().unwrap() {
+        if pair["key"] == "session.id" {
+            pair["value"]["stringValue"] = Value::from("s-growth");
+        }
+    }
+    let (status, _, _) = send(
+        &format!("{}/v1/logs", server.ingest),
+        &server.token,
+        "application/json",
+        &[],
+        serde_json::to_vec(&export).unwrap(),
+    );
+    assert_eq!(status, 200);
+    // The hook reports one request's usage in two parts (it grew while streaming).
+    let part = |ts: i64, input: i64| {
+        let mut turn = event("turn_end", "s-growth", ts);
+        turn["usage"] = serde_json::json!({"input_tokens": input});
+        turn["metadata"] = serde_json::json!({"request_id": "req_grows"});
+        turn
+    };
+    let (status, answer) = server.post_events(&server.token, &envelope(vec![part(now, 100), part(now + 1_000, 50)]));
+    assert_eq!((status, answer["accepted"].as_i64()), (200, Some(2)), "{answer}");
+    let view = session_view(&server, "claude_code", "s-growth");
+    assert_eq!(view["usage"]["input_tokens"], 3000 + 150, "both parts count beside OTLP's other request: {view}");
+}

@@ -50,6 +50,7 @@ pub const MIGRATIONS: &[&str] = &[
     include_str!("../../migrations/0030_session_git_by_pr_number.sql"),
     include_str!("../../migrations/0031_tools_daily_by_kind.sql"),
     include_str!("../../migrations/0032_otlp_tokens.sql"),
+    include_str!("../../migrations/0033_otlp_sessions.sql"),
 ];
 
 pub fn latest_version() -> i64 {

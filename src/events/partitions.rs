@@ -191,6 +191,69 @@ pub fn insert_event(
     Ok(changed == 1)
 }
 
+/// Looks for the other source's report of what `event` reports (`key`: its tool call's
+/// use id or its model request's id) among its session's rows near its time: an OTLP
+/// event looks among the hook's rows, a hook event among OTLP's. Found, the stored row
+/// takes the digests and git context it lacks from `event` and the answer is true (the
+/// event is a duplicate); columns that are counted are never changed.
+pub fn join_other_source(conn: &Connection, event: &Event, user_id: &str, key: &str) -> Result<bool, DbError> {
+    use crate::model::wire::OTLP_METADATA_PREFIX;
+    // A tool call's two reports are seconds apart; a request's, up to its turn's length
+    // (the hook reports usage when the turn ends).
+    let window_ms = if event.event_type == EventType::ToolEnd { 15 * 60_000 } else { 3 * 3_600_000 };
+    let mut find = conn.prepare_cached(
+        "SELECT event_id FROM events INDEXED BY events_by_session
+         WHERE user_id = ?1 AND agent_type = ?2 AND session_id = ?3 AND ts_ms BETWEEN ?4 AND ?5
+           AND type = ?6 AND event_id <> ?7
+           AND CASE WHEN ?6 = 'tool_end' THEN tool_use_id = ?8
+                    ELSE json_extract(metadata, '$.request_id') = ?8 END
+           AND (substr(coalesce(metadata, ''), 1, length(?9)) = ?9) = ?10
+         LIMIT 1",
+    )?;
+    let found: Option<Vec<u8>> = find
+        .query_row(
+            params![
+                user_id,
+                event.agent_type.as_str(),
+                event.session_id,
+                event.ts_ms - window_ms,
+                event.ts_ms + window_ms,
+                event.event_type.as_str(),
+                event.event_id.as_bytes().as_slice(),
+                key,
+                OTLP_METADATA_PREFIX,
+                !event.is_otlp(),
+            ],
+            |row| row.get(0),
+        )
+        .optional()?;
+    let Some(stored_id) = found else { return Ok(false) };
+    let tool = event.tool.as_ref();
+    let git = event.git.as_ref();
+    conn.prepare_cached(
+        "UPDATE events SET
+            tool_input_sha256 = coalesce(tool_input_sha256, ?2),
+            tool_output_sha256 = coalesce(tool_output_sha256, ?3),
+            tool_target_hash = coalesce(tool_target_hash, ?4),
+            git_branch = coalesce(git_branch, ?5),
+            git_commit = coalesce(git_commit, ?6),
+            git_remote = coalesce(git_remote, ?7),
+            git_dirty = coalesce(git_dirty, ?8)
+         WHERE event_id = ?1",
+    )?
+    .execute(params![
+        stored_id,
+        tool.and_then(|t| t.input_sha256.as_ref()).map(|d| d.as_slice()),
+        tool.and_then(|t| t.output_sha256.as_ref()).map(|d| d.as_slice()),
+        tool.and_then(|t| t.target_hash.as_ref()).map(|d| d.as_slice()),
+        git.and_then(|g| g.branch.as_deref()),
+        git.and_then(|g| g.commit.as_deref()),
+        git.and_then(|g| g.remote.as_deref()),
+        git.and_then(|g| g.dirty),
+    ])?;
+    Ok(true)
+}
+
 /// An event as read back, with who owns it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct StoredEvent {

@@ -43,6 +43,9 @@ pub enum Line {
 pub struct Request {
     pub model: Option<String>,
     pub usage: Usage,
+    /// The vendor's id of the request, when the transcript gives one (Claude Code's
+    /// `requestId`): the server joins it with the agent's own OTLP report of it.
+    pub request_id: Option<String>,
 }
 
 /// `later - earlier` per count, never negative (a count that shrank reports nothing).
@@ -98,10 +101,18 @@ pub fn report_groups(
         let grown = growth(&latest, &reported);
         tx.set_usage_group(path, &group, &latest.max_with(&reported), now_ms)?;
         if !grown.is_zero() {
-            requests.push(Request { model: group_model, usage: grown });
+            let request_id = request_id_of(&group);
+            requests.push(Request { model: group_model, usage: grown, request_id });
         }
     }
     Ok(requests)
+}
+
+/// The request id in a usage group's key: Claude Code's groups are
+/// `<message id>\u{1f}<requestId>` (`adapters::claude_code::record_usage`).
+fn request_id_of(group: &str) -> Option<String> {
+    let (_, request) = group.split_once('\u{1f}')?;
+    (!request.is_empty()).then(|| request.to_string())
 }
 
 /// The ledger key of a transcript's running total.
@@ -159,7 +170,11 @@ pub fn read_new(
                 let grown = growth(&usage, &previous);
                 running = Some(usage.max_with(&previous));
                 if !grown.is_zero() {
-                    requests.push(Request { model: line_model.or_else(|| model.clone()), usage: grown });
+                    requests.push(Request {
+                        model: line_model.or_else(|| model.clone()),
+                        usage: grown,
+                        request_id: None,
+                    });
                 }
             }
             Line::Counts { group, model: line_model, usage } => {
@@ -241,5 +256,18 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let mut queue = Queue::open(&dir.path().join("q.db")).unwrap();
         assert_eq!(read(&mut queue, &dir.path().join("absent.jsonl")), []);
+    }
+}
+
+#[cfg(test)]
+mod request_id_tests {
+    use super::request_id_of;
+
+    #[test]
+    fn a_claude_group_names_its_request_and_other_groups_do_not() {
+        assert_eq!(request_id_of("msg_01X\u{1f}req_011CV").as_deref(), Some("req_011CV"));
+        assert_eq!(request_id_of("msg_01X\u{1f}"), None, "a line without requestId");
+        assert_eq!(request_id_of("gemini-message-id"), None);
+        assert_eq!(request_id_of(super::CUMULATIVE_GROUP), None);
     }
 }

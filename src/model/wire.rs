@@ -126,6 +126,17 @@ pub struct Event {
     pub metadata: Option<String>,
 }
 
+/// The start of the metadata of an event mapped from an agent's own OTLP export
+/// (`otlp::logs` writes `source` first): how the store tells the two sources apart.
+pub const OTLP_METADATA_PREFIX: &str = r#"{"source":"otlp""#;
+
+impl Event {
+    /// Whether this event came from an agent's OTLP export rather than the hook.
+    pub fn is_otlp(&self) -> bool {
+        self.metadata.as_deref().is_some_and(|metadata| metadata.starts_with(OTLP_METADATA_PREFIX))
+    }
+}
+
 /// A validated event whose metadata has not been redacted yet. Kept apart from
 /// [`Event::metadata`] so unredacted metadata has no path into storage.
 #[derive(Debug)]

@@ -128,7 +128,12 @@ impl WriterState {
                     }
                 }
             }
-            let unknown = match self.commit_main(&stored, &committed) {
+            let otlp: Vec<(&str, &crate::model::wire::Event)> = requests
+                .iter()
+                .flat_map(|request| request.events.iter().map(move |event| (request.user_id.as_str(), event)))
+                .filter(|(_, event)| event.is_otlp())
+                .collect();
+            let unknown = match self.commit_main(&stored, &committed, &otlp) {
                 Ok(unknown) => unknown,
                 Err(err) => {
                     self.needs_reconcile = true;
@@ -172,6 +177,15 @@ impl WriterState {
         received_ms: i64,
     ) -> Result<(i64, Vec<bool>), DbError> {
         let (rows_seconds, commit_seconds) = (self.timers.partition_rows.clone(), self.timers.partition_commit.clone());
+        // The events that may be the other source's report of a stored call or request.
+        let join_keys: Vec<Option<String>> = refs
+            .iter()
+            .map(|(r, e)| {
+                let (request, event) = (requests[*r], &requests[*r].events[*e]);
+                let looked_at = event.is_otlp() || self.otlp_sessions.contains(&request.user_id, event);
+                if looked_at { super::join::key_of(event) } else { None }
+            })
+            .collect();
         let partition = match self.partition(day) {
             Ok(partition) => partition,
             Err(err) => {
@@ -184,9 +198,16 @@ impl WriterState {
             let started = Instant::now();
             let tx = partition.conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
             let mut flags = Vec::with_capacity(refs.len());
-            for (r, e) in refs {
+            for ((r, e), join_key) in refs.iter().zip(&join_keys) {
                 let request = requests[*r];
-                flags.push(partitions::insert_event(&tx, &request.events[*e], &request.user_id, received_ms, seq)?);
+                let event = &request.events[*e];
+                if let Some(key) = join_key
+                    && partitions::join_other_source(&tx, event, &request.user_id, key)?
+                {
+                    flags.push(false);
+                    continue;
+                }
+                flags.push(partitions::insert_event(&tx, event, &request.user_id, received_ms, seq)?);
             }
             partitions::set_last_seq(&tx, seq)?;
             observe(&rows_seconds, started);
@@ -211,9 +232,18 @@ impl WriterState {
 
     /// Folds the stored events and records the commits in the ledger, in one
     /// main.db transaction; returns the fold's count of unknown-model events.
-    pub(super) fn commit_main(&mut self, stored: &[Stored<'_>], committed: &[(Day, i64)]) -> Result<u64, DbError> {
+    pub(super) fn commit_main(
+        &mut self,
+        stored: &[Stored<'_>],
+        committed: &[(Day, i64)],
+        otlp: &[(&str, &crate::model::wire::Event)],
+    ) -> Result<u64, DbError> {
+        let now_ms = self.config.clock.now_ms();
         let tx = self.main.transaction_with_behavior(TransactionBehavior::Immediate)?;
-        let unknown = fold_all(&self.folds, &tx, stored, self.config.clock.now_ms())?;
+        let unknown = fold_all(&self.folds, &tx, stored, now_ms)?;
+        for (user_id, event) in otlp {
+            self.otlp_sessions.note(&tx, user_id, &[*event], now_ms)?;
+        }
         for (day, seq) in committed {
             record_applied(&tx, *day, *seq)?;
         }

@@ -26,10 +26,12 @@ use tokio::sync::{mpsc, oneshot};
 
 mod commit;
 mod fold;
+mod join;
 mod ledger;
 mod wal;
 
 pub use fold::{CommitFold, Stored};
+pub use join::forget_person as forget_otlp_sessions;
 
 use crate::db::{Checkpointing, DbError, Durability};
 use crate::events::partitions::{self, Day};
@@ -225,6 +227,8 @@ struct WriterState {
     /// When the writer may next try to truncate a WAL past its cap (`wal.rs`): a try
     /// that a long reader defeated is not repeated on every commit.
     next_cap_try: Instant,
+    /// Sessions that sent OTLP lately: their hook events are joined with OTLP's (`join.rs`).
+    otlp_sessions: join::OtlpSessions,
 }
 
 /// Partitions idle this long are closed (late events reopen them).
@@ -238,6 +242,7 @@ impl WriterState {
         queue_depth: Arc<AtomicI64>,
     ) -> Result<Self, DbError> {
         let main = crate::db::open(&config.data_dir.join("main.db"), Durability::PowerSafe, Checkpointing::Background)?;
+        let otlp_sessions = join::OtlpSessions::load(&main, config.clock.now_ms())?;
         Ok(WriterState {
             config,
             main,
@@ -248,6 +253,7 @@ impl WriterState {
             metrics,
             queue_depth,
             next_cap_try: Instant::now(),
+            otlp_sessions,
         })
     }
 

@@ -104,6 +104,9 @@ pub fn usage_events(template: &Value, requests: Vec<Request>) -> Vec<Value> {
             if let Some(model) = request.model {
                 event["model"] = json!(model);
             }
+            if let Some(request_id) = request.request_id {
+                event["metadata"]["request_id"] = json!(request_id);
+            }
             event["usage"] = serde_json::to_value(request.usage).unwrap_or(Value::Null);
             event
         })

@@ -1,0 +1,105 @@
+//! One tool call or model request seen by both the hook and the agent's own OTLP export
+//! is stored once. The join key is the vendor's id both sides carry: a tool call's
+//! `tool_use_id` (Codex: `call_id`), a model request's `request_id` (Claude Code; the
+//! hook reads it from the transcript). An incoming event with a key is looked for among
+//! the *other* source's rows of its session near its time (`partitions::join_other_source`);
+//! found, it is a duplicate and only fills what that row lacks (digests, git context).
+//!
+//! Which hook events are looked at: only those of a session that has sent OTLP (kept
+//! here, in memory and in `main.db`'s `otlp_sessions`, reloaded at start), so the hook's
+//! path pays nothing for a session without OTLP. OTLP events are always looked at.
+//!
+//! Invariants: a row is never joined with a row of its own source (two reports of one
+//! request's growing usage from the hook both count); the first report of a call or
+//! request is the one counted, so the fold and the aggregates, which count inserted rows
+//! only, count it once; what a later report fills is never a counted column.
+
+use std::collections::HashMap;
+
+use rusqlite::{Connection, params};
+
+use crate::db::DbError;
+use crate::model::AgentType;
+use crate::model::wire::Event;
+
+/// How long a session that sent OTLP is remembered: past it, a late hook event of the
+/// session is not joined (its OTLP twin is long stored, and the hook's has been too).
+const REMEMBER_MS: i64 = 2 * 86_400_000;
+
+type SessionOf = (String, AgentType, String);
+
+/// The sessions that sent OTLP lately, by when they last did.
+#[derive(Debug, Default)]
+pub(super) struct OtlpSessions {
+    recent: HashMap<SessionOf, i64>,
+}
+
+impl OtlpSessions {
+    /// The sessions `main.db` remembers, forgetting those past [`REMEMBER_MS`].
+    pub(super) fn load(main: &Connection, now_ms: i64) -> Result<OtlpSessions, DbError> {
+        main.execute("DELETE FROM otlp_sessions WHERE last_seen_ms < ?1", [now_ms - REMEMBER_MS])?;
+        let mut stmt = main.prepare("SELECT user_id, agent_type, session_id, last_seen_ms FROM otlp_sessions")?;
+        let rows = stmt.query_map([], |row| {
+            Ok((row.get::<_, String>(0)?, row.get::<_, String>(1)?, row.get::<_, String>(2)?, row.get::<_, i64>(3)?))
+        })?;
+        let mut recent = HashMap::new();
+        for row in rows {
+            let (user, agent, session, seen) = row?;
+            if let Some(agent) = AgentType::parse(&agent) {
+                recent.insert((user, agent, session), seen);
+            }
+        }
+        Ok(OtlpSessions { recent })
+    }
+
+    /// Whether a hook event of this session must be looked for among OTLP rows.
+    pub(super) fn contains(&self, user_id: &str, event: &Event) -> bool {
+        !self.recent.is_empty()
+            && self.recent.contains_key(&(user_id.to_string(), event.agent_type, event.session_id.clone()))
+    }
+
+    /// Remembers the sessions of OTLP events just stored, in memory and in `main.db`
+    /// (inside the writer's `main.db` transaction).
+    pub(super) fn note(
+        &mut self,
+        tx: &Connection,
+        user_id: &str,
+        events: &[&Event],
+        now_ms: i64,
+    ) -> Result<(), DbError> {
+        let mut upsert = tx.prepare_cached(
+            "INSERT INTO otlp_sessions (user_id, agent_type, session_id, last_seen_ms) VALUES (?1, ?2, ?3, ?4)
+             ON CONFLICT (user_id, agent_type, session_id) DO UPDATE SET last_seen_ms = excluded.last_seen_ms",
+        )?;
+        for event in events {
+            let key = (user_id.to_string(), event.agent_type, event.session_id.clone());
+            if self.recent.insert(key, now_ms).is_none_or(|seen| now_ms - seen > 60_000) {
+                upsert.execute(params![user_id, event.agent_type.as_str(), event.session_id, now_ms])?;
+            }
+        }
+        if self.recent.len() > 200_000 {
+            self.recent.retain(|_, seen| now_ms - *seen < REMEMBER_MS);
+        }
+        Ok(())
+    }
+}
+
+/// Forgets a person's sessions (a deletion request).
+pub fn forget_person(tx: &Connection, user_id: &str) -> Result<(), DbError> {
+    tx.execute("DELETE FROM otlp_sessions WHERE user_id = ?1", [user_id])?;
+    Ok(())
+}
+
+/// The vendor's id of what `event` reports, if it is joinable: a tool call's use id, a
+/// model request's id.
+pub(super) fn key_of(event: &Event) -> Option<String> {
+    use crate::model::EventType;
+    match event.event_type {
+        EventType::ToolEnd => event.tool.as_ref()?.use_id.clone(),
+        EventType::TurnEnd => {
+            let metadata: serde_json::Value = serde_json::from_str(event.metadata.as_deref()?).ok()?;
+            metadata.get("request_id")?.as_str().filter(|id| !id.is_empty()).map(str::to_string)
+        }
+        _ => None,
+    }
+}
