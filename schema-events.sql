@@ -60,6 +60,19 @@ CREATE INDEX events_by_session ON events(user_id, agent_type, session_id, ts_ms)
 -- the new events, not the day. Appended at the right edge, so cheap to keep.
 CREATE INDEX events_by_commit ON events(commit_seq) WHERE run_kind = 'INTERACTIVE';
 
+-- The join keys of the tool calls and model requests of sessions that sent OTLP (schema
+-- version 3): the vendor's id of what an event reports, by source, so the writer finds
+-- the other source's report of one call or request by its key (events::writer::join).
+CREATE TABLE join_keys (
+    user_id    TEXT NOT NULL,
+    agent_type TEXT NOT NULL,
+    session_id TEXT NOT NULL,
+    key        TEXT NOT NULL,
+    from_otlp  INTEGER NOT NULL,
+    event_id   BLOB NOT NULL,
+    PRIMARY KEY (user_id, agent_type, session_id, key, from_otlp)
+) WITHOUT ROWID;
+
 CREATE TABLE partition_meta (
     singleton    INTEGER PRIMARY KEY CHECK (singleton = 1),
     day          TEXT NOT NULL,

@@ -5,7 +5,9 @@
 # the writer's blocking checkpoints. Usage: benches/ingest.sh [scenario ...]
 # Scenarios: reference fivex max-v7 max-v4 (default: all; ~5 minutes); tenx: 2,000
 # developers at 20,000 events/s (issue 34's ten-times organisation; with RUN_DIR=<data dir>
-# it loads that directory, e.g. a `sightline demo --developers 2000 --days 90`); history: the
+# it loads that directory, e.g. a `sightline demo --developers 2000 --days 90`); otlp: the
+# agents' OTLP logs (`bench otlp`, Claude Code's records, protobuf) at the maximum for 60 s,
+# then max-v7, on fresh directories (issue 35's figure beside the hook's); history: the
 # reference and 5x loads (30 s each) on a fresh directory and on a year of history, in
 # turn, with the ratio. The year is `sightline demo` (200 developers, 365 days, ~7 minutes
 # to make) in $SIGHTLINE_HISTORY_DIR (default /tmp/sightline-history/data), reused if
@@ -51,8 +53,8 @@ run() {
   ( set +e +o pipefail; while kill -0 $pid 2>/dev/null; do
       curl -s 127.0.0.1:$port/metrics | awk '/^sightline_aggregate_refresh_lag_seconds/ {print $2}'; sleep 1
     done > "$dir.lag" ) &
-  echo "== $name: sightline bench ingest $*"
-  $C bench ingest --url http://127.0.0.1:$port --token "$token" --verify-data-dir "$dir" "$@" || true
+  echo "== $name: sightline bench ${BENCH:-ingest} $*"
+  $C bench "${BENCH:-ingest}" --url http://127.0.0.1:$port --token "$token" --verify-data-dir "$dir" "$@" || true
   local metrics; metrics=$(curl -s 127.0.0.1:$port/metrics)
   echo "max WAL bytes sampled: $(sort -n "$dir.wal" | tail -1); blocking checkpoints: $(awk '/^sightline_wal_blocking_checkpoints_total/ {print $2}' <<<"$metrics"); max refresh lag sampled: $(sort -g "$dir.lag" | tail -1) s"
   # Where the writer's time went, per commit of a group (builds without the step metrics print nothing).
@@ -101,6 +103,9 @@ for scenario in "${scenarios[@]}"; do
     max-v7) run max-v7 --rate max --concurrency 8 --duration 60s --zstd --id-version 7 ;;
     max-v4) run max-v4 --rate max --concurrency 8 --duration 60s --zstd --id-version 4 ;;
     history) history ;;
+    # Issue 35: the agents' own OTLP logs at the maximum, then the hook's maximum, in one run.
+    otlp) BENCH=otlp run otlp-max --rate max --concurrency 8 --duration 60s
+          run max-v7 --rate max --concurrency 8 --duration 60s --zstd --id-version 7 ;;
     *) echo "unknown scenario $scenario"; exit 2 ;;
   esac
 done

@@ -73,6 +73,29 @@ fn the_demo_fills_an_empty_directory_through_the_product_and_says_how_to_sign_in
         "errors and denials"
     );
     assert!(count(&conn, "SELECT count(*) FROM sessions WHERE compact_count > 0") > 0, "compactions");
+    // Native telemetry: one developer's agents export OTLP only, another's OTLP and the hook.
+    assert!(count(&conn, "SELECT count(*) FROM otlp_sessions") > 0, "sessions that sent OTLP");
+    let (mut from_otlp, mut twice) = (0, 0);
+    for day in std::fs::read_dir(dir.path().join("events")).unwrap() {
+        let path = day.unwrap().path();
+        if path.extension().and_then(|e| e.to_str()) != Some("db") {
+            continue;
+        }
+        let events = rusqlite::Connection::open(&path).unwrap();
+        from_otlp += count(&events, r#"SELECT count(*) FROM events WHERE metadata LIKE '{"source":"otlp"%'"#);
+        twice += count(
+            &events,
+            "SELECT count(*) FROM (SELECT 1 FROM events WHERE type = 'tool_end' AND tool_use_id IS NOT NULL
+             GROUP BY user_id, session_id, tool_use_id HAVING count(*) > 1)",
+        );
+    }
+    assert!(from_otlp > 0, "events from the agents' own export");
+    assert_eq!(twice, 0, "a tool call the hook and OTLP both reported is stored once");
+    assert!(
+        count(&conn, "SELECT count(*) FROM sessions WHERE cli_version LIKE 'claude-code %' AND started_at_ms IS NULL")
+            > 0,
+        "Claude Code sessions known only from its export (which has no start)"
+    );
     assert!(count(&conn, "SELECT count(*) FROM agg_tools_daily WHERE tool_server <> ''") > 0, "MCP servers");
     // Pull requests through the GitHub App's webhook, linked to sessions by the product.
     assert!(count(&conn, "SELECT count(*) FROM pull_requests") > 0, "pull requests");

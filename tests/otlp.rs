@@ -285,6 +285,13 @@ fn hook_twins(ts_ms: i64) -> Vec<Value> {
     vec![event("session_start", CLAUDE_SESSION, ts_ms - 5_000), tool, turn]
 }
 
+/// The hook's report of the fixture's prompt (no id both sides share: joined by time).
+fn hook_prompt(ts_ms: i64) -> Value {
+    let mut prompt = event("prompt_submit", CLAUDE_SESSION, ts_ms);
+    prompt.as_object_mut().unwrap().remove("response_ms");
+    prompt
+}
+
 fn stored_tool(server: &TestServer, use_id: &str) -> Vec<Value> {
     let url = format!("{}/v1/me/sessions/claude_code/{CLAUDE_SESSION}/events", server.ingest);
     let (status, page) = get_auth(&url, &server.token);
@@ -315,7 +322,9 @@ fn a_call_and_a_request_seen_by_the_hook_and_by_otlp_are_counted_once_in_either_
         };
         let send_hook = || {
             // The hook's Bash end a few seconds after OTLP's, its turn's usage at the turn's end.
-            let (status, answer) = server.post_events(&server.token, &envelope(hook_twins(first_ms + 9_000)));
+            let mut events = hook_twins(first_ms + 9_000);
+            events.push(hook_prompt(first_ms + 500));
+            let (status, answer) = server.post_events(&server.token, &envelope(events));
             assert_eq!(status, 200, "{answer}");
             answer
         };
@@ -331,9 +340,10 @@ fn a_call_and_a_request_seen_by_the_hook_and_by_otlp_are_counted_once_in_either_
         let order = if otlp_first { "OTLP first" } else { "hook first" };
         assert_eq!(view["tool_call_count"], 5, "{order}: one Bash call, not two: {view}");
         assert_eq!(view["usage"]["input_tokens"], 1200, "{order}: one request's tokens, not twice: {view}");
-        assert_eq!(view["event_count"], 9, "{order}: 3 hook events and 8 OTLP events, two of them one: {view}");
+        assert_eq!(view["prompt_count"], 1, "{order}: one prompt, joined by time: {view}");
+        assert_eq!(view["event_count"], 9, "{order}: 4 hook events and 8 OTLP events, three of them one: {view}");
         if otlp_first {
-            assert_eq!(hook_answer["duplicates"], 2, "{hook_answer}");
+            assert_eq!(hook_answer["duplicates"], 3, "{hook_answer}");
         }
         let bash = stored_tool(&server, "toolu_01A9bQ");
         assert_eq!(bash.len(), 1, "{order}: {bash:?}");

@@ -19,6 +19,7 @@ use clap::{Args, Subcommand};
 
 pub mod dashboard;
 pub mod hook;
+pub mod otlp;
 pub mod reprice;
 pub mod retention;
 pub mod search;
@@ -34,6 +35,8 @@ use serde_json::json;
 pub enum BenchCommand {
     /// Load-test a running server's POST /v1/events.
     Ingest(IngestArgs),
+    /// Load-test a running server's OTLP receiver (POST /v1/logs) with Claude Code's log records.
+    Otlp(otlp::OtlpBenchArgs),
     /// Compression ratio of partition compaction on generated events.
     Compaction(storage::CompactionArgs),
     /// Latency of a running server's own pages (/me, /me/sessions, a session, /me/insights).
@@ -97,6 +100,7 @@ pub struct IngestArgs {
 pub fn run(command: BenchCommand) -> anyhow::Result<i32> {
     match command {
         BenchCommand::Ingest(args) => ingest(&args),
+        BenchCommand::Otlp(args) => otlp::run(&args),
         BenchCommand::Compaction(args) => storage::compaction(&args),
         BenchCommand::Retention(args) => retention::run(&args),
         BenchCommand::Reprice(args) => reprice::run(&args),
@@ -186,15 +190,95 @@ impl Developer {
     }
 }
 
+/// The shape of a load: how many threads drive how many simulated developers, paced
+/// (each developer sends every `interval`, from a random offset) or back to back.
+pub(crate) struct Load {
+    pub threads: usize,
+    pub developers: usize,
+    pub max_mode: bool,
+    pub interval: Duration,
+    pub duration: Duration,
+}
+
+/// Drives `load`: each thread owns every `threads`-th developer (made by `make`) and
+/// calls `send` for one of them at a time; answers the threads' results together and
+/// the seconds the run took.
+pub(crate) fn drive<D: 'static>(
+    load: Load,
+    make: impl Fn(usize) -> D + Send + Sync + 'static,
+    send: impl Fn(&ureq::Agent, &mut D, &mut ThreadResult) + Send + Sync + 'static,
+) -> anyhow::Result<(ThreadResult, f64)> {
+    let Load { threads, developers, max_mode, interval, duration } = load;
+    let (make, send) = (Arc::new(make), Arc::new(send));
+    let started = Instant::now();
+    let deadline = started + duration;
+    let mut handles = Vec::new();
+    for thread in 0..threads {
+        let (make, send) = (make.clone(), send.clone());
+        handles.push(std::thread::spawn(move || {
+            let agent = ureq::Agent::config_builder()
+                .http_status_as_error(false)
+                .timeout_global(Some(Duration::from_secs(30)))
+                .build()
+                .new_agent();
+            let mut result = ThreadResult::default();
+            let mut devs: Vec<D> = (thread..developers).step_by(threads).map(|d| make(d)).collect();
+            if max_mode {
+                let mut i = 0;
+                while Instant::now() < deadline {
+                    let n = devs.len();
+                    send(&agent, &mut devs[i % n], &mut result);
+                    i += 1;
+                }
+                return result;
+            }
+            // Paced: each developer flushes every `interval`, starting at a random
+            // offset so the load is spread as real laptops spread it.
+            let mut due: BinaryHeap<Reverse<(Instant, usize)>> =
+                (0..devs.len()).map(|i| Reverse((started + interval.mul_f64(fastrand::f64()), i))).collect();
+            while let Some(Reverse((at, i))) = due.pop() {
+                if at >= deadline {
+                    break;
+                }
+                let now = Instant::now();
+                if at > now {
+                    std::thread::sleep(at - now);
+                }
+                send(&agent, &mut devs[i], &mut result);
+                due.push(Reverse((at + interval, i)));
+            }
+            result
+        }));
+    }
+    let mut total = ThreadResult::default();
+    for handle in handles {
+        let result = handle.join().map_err(|_| anyhow::anyhow!("a load thread panicked"))?;
+        total.latencies_us.extend(result.latencies_us);
+        total.accepted += result.accepted;
+        total.duplicates += result.duplicates;
+        total.rejected += result.rejected;
+        total.errors += result.errors;
+        total.batches += result.batches;
+        total.events_expected += result.events_expected;
+        if total.first_error.is_none() {
+            total.first_error = result.first_error;
+        }
+    }
+    Ok((total, started.elapsed().as_secs_f64()))
+}
+
 #[derive(Default)]
-struct ThreadResult {
-    latencies_us: Vec<u64>,
-    accepted: u64,
-    duplicates: u64,
-    rejected: u64,
-    errors: u64,
-    batches: u64,
-    first_error: Option<String>,
+pub(crate) struct ThreadResult {
+    pub latencies_us: Vec<u64>,
+    pub accepted: u64,
+    pub duplicates: u64,
+    pub rejected: u64,
+    pub errors: u64,
+    pub batches: u64,
+    /// Events the accepted sends should have stored, where a send knows (OTLP: the
+    /// records that make events).
+    pub events_expected: u64,
+    pub first_error: Option<String>,
 }
 
 fn send_batch(agent: &ureq::Agent, args: &IngestArgs, dev: &mut Developer, result: &mut ThreadResult) {
@@ -252,70 +336,19 @@ fn ingest(args: &IngestArgs) -> anyhow::Result<i32> {
     let developers = if max_mode { concurrency.max(args.developers.min(concurrency)) } else { args.developers };
     let threads = concurrency.min(developers);
     let run_id = uuid::Uuid::new_v4().simple().to_string();
+    let session_run = run_id.clone();
     let interval = if max_mode {
         Duration::ZERO
     } else {
         Duration::from_secs_f64(developers as f64 * args.batch_size as f64 / rate)
     };
-    let started = Instant::now();
-    let deadline = started + duration;
     let args = Arc::new(args.clone());
-    let mut handles = Vec::new();
-    for thread in 0..threads {
-        let args = args.clone();
-        let run_id = run_id.clone();
-        handles.push(std::thread::spawn(move || {
-            let agent = ureq::Agent::config_builder()
-                .http_status_as_error(false)
-                .timeout_global(Some(Duration::from_secs(30)))
-                .build()
-                .new_agent();
-            let mut result = ThreadResult::default();
-            let mut devs: Vec<Developer> = (thread..developers)
-                .step_by(threads)
-                .map(|d| Developer { session_id: format!("bench-{run_id}-{d}"), step: 0 })
-                .collect();
-            if max_mode {
-                let mut i = 0;
-                while Instant::now() < deadline {
-                    let n = devs.len();
-                    send_batch(&agent, &args, &mut devs[i % n], &mut result);
-                    i += 1;
-                }
-                return result;
-            }
-            // Paced: each developer flushes every `interval`, starting at a random
-            // offset so the load is spread as real laptops spread it.
-            let mut due: BinaryHeap<Reverse<(Instant, usize)>> =
-                (0..devs.len()).map(|i| Reverse((started + interval.mul_f64(fastrand::f64()), i))).collect();
-            while let Some(Reverse((at, i))) = due.pop() {
-                if at >= deadline {
-                    break;
-                }
-                let now = Instant::now();
-                if at > now {
-                    std::thread::sleep(at - now);
-                }
-                send_batch(&agent, &args, &mut devs[i], &mut result);
-                due.push(Reverse((at + interval, i)));
-            }
-            result
-        }));
-    }
-    let mut total = ThreadResult::default();
-    for handle in handles {
-        let result = handle.join().map_err(|_| anyhow::anyhow!("a load thread panicked"))?;
-        total.latencies_us.extend(result.latencies_us);
-        total.accepted += result.accepted;
-        total.duplicates += result.duplicates;
-        total.rejected += result.rejected;
-        total.errors += result.errors;
-        total.batches += result.batches;
-        if total.first_error.is_none() {
-            total.first_error = result.first_error;
-        }
-    }
-    let elapsed = started.elapsed().as_secs_f64();
+    let send_args = args.clone();
+    let (mut total, elapsed) = drive(
+        Load { threads, developers, max_mode, interval, duration },
+        move |d| Developer { session_id: format!("bench-{session_run}-{d}"), step: 0 },
+        move |agent, dev, result| send_batch(agent, &send_args, dev, result),
+    )?;
     total.latencies_us.sort_unstable();
     let pct = |p: f64| nearest_rank(&total.latencies_us, p).map_or(0.0, |us| us as f64 / 1000.0);
     let stored = match &args.verify_data_dir {
@@ -361,14 +394,16 @@ fn ingest(args: &IngestArgs) -> anyhow::Result<i32> {
 /// Counts the events of one bench run across all partitions (a full scan; for
 /// verification after a run, not for production use).
 fn count_run_events(data_dir: &std::path::Path, run_id: &str) -> anyhow::Result<u64> {
+    count_events_like(data_dir, &format!("bench-{run_id}-%"))
+}
+
+/// Counts the events whose session id is `LIKE` the pattern, in every partition.
+pub(crate) fn count_events_like(data_dir: &std::path::Path, pattern: &str) -> anyhow::Result<u64> {
     let mut total = 0u64;
     for day in crate::events::partitions::list_days(data_dir)? {
         if let Some(conn) = crate::events::partitions::open_for_read(data_dir, day)? {
-            let n: i64 = conn.query_row(
-                "SELECT count(*) FROM events WHERE session_id LIKE ?1",
-                [format!("bench-{run_id}-%")],
-                |row| row.get(0),
-            )?;
+            let n: i64 =
+                conn.query_row("SELECT count(*) FROM events WHERE session_id LIKE ?1", [pattern], |row| row.get(0))?;
             total += n as u64;
         }
     }

@@ -4,6 +4,7 @@
 
 use serde_json::{Value, json};
 
+use super::otlp::{self, Source};
 use super::people::Person;
 use super::{DAY_MS, Server, activity};
 
@@ -18,6 +19,9 @@ pub(super) struct Sent {
     pub(super) events: usize,
     pub(super) sessions: usize,
     pub(super) transcripts: usize,
+    /// Sessions whose agent exported OTLP only, and both OTLP and the hook.
+    pub(super) otlp_only: usize,
+    pub(super) otlp_and_hook: usize,
     /// Work on a branch, for the pull requests: (developer, repository, branch) → first
     /// and last session start.
     pub(super) branches: std::collections::BTreeMap<(usize, &'static str, String), (i64, i64)>,
@@ -28,7 +32,7 @@ pub(super) fn send_history(server: &Server, people: &[Person], days: i64, now_ms
     let developers: Vec<&Person> = people.iter().filter(|p| p.team.is_some()).collect();
     let habits: Vec<activity::Habits> = developers.iter().enumerate().map(|(i, _)| activity::habits(i)).collect();
     // Generate on this thread (the seed orders everything), send on the senders.
-    let (queue, work) = std::sync::mpsc::sync_channel::<(String, Vec<Value>, Option<(String, String, String)>)>(64);
+    let (queue, work) = std::sync::mpsc::sync_channel::<Work>(64);
     let work = std::sync::Arc::new(std::sync::Mutex::new(work));
     let senders: Vec<_> = (0..SENDERS)
         .map(|_| {
@@ -37,8 +41,13 @@ pub(super) fn send_history(server: &Server, people: &[Person], days: i64, now_ms
                 let agent = Server::agent();
                 loop {
                     let next = work.lock().map_err(|_| anyhow::anyhow!("a sender stopped"))?.recv();
-                    let Ok((token, events, transcript)) = next else { return Ok(()) };
-                    post_events(&agent, &ingest, &token, events)?;
+                    let Ok(Work { token, events, transcript, export }) = next else { return Ok(()) };
+                    if !events.is_empty() {
+                        post_events(&agent, &ingest, &token, events)?;
+                    }
+                    if let Some(export) = export {
+                        post_export(&agent, &ingest, &token, &export)?;
+                    }
                     if let Some((agent_type, session, text)) = transcript {
                         upload_transcript(&agent, &ingest, &token, &agent_type, &session, &text)?;
                     }
@@ -73,8 +82,43 @@ pub(super) fn send_history(server: &Server, people: &[Person], days: i64, now_ms
                     let span = sent.branches.entry((index, habit.repo(), branch.clone())).or_insert((start, start));
                     span.1 = span.1.max(start);
                 }
-                let session = activity::session(habit, start, kind, &branch);
+                let mut session = activity::session(habit, start, kind, &branch);
                 sent.sessions += 1;
+                let source = match otlp::source_of(index) {
+                    // Codex's and Gemini CLI's requests have no id both sources carry, so
+                    // their tokens would count twice: those developers use one source.
+                    Source::Both if session.agent != "claude_code" => Source::Hook,
+                    source if otlp::exports(session.agent) => source,
+                    _ => Source::Hook,
+                };
+                if source == Source::Both {
+                    // The hook reads each request's id from the transcript, as the agent exports it.
+                    for event in session.events.iter_mut().filter(|e| e["type"] == "turn_end") {
+                        if session.agent == "claude_code" {
+                            event["metadata"]["request_id"] = json!(otlp::request_id(event));
+                        }
+                    }
+                }
+                let export = (source != Source::Hook)
+                    .then(|| otlp::export(session.agent, &session.session_id, session.model, &session.events))
+                    .flatten();
+                match source {
+                    Source::Hook => {}
+                    Source::Otlp => sent.otlp_only += 1,
+                    Source::Both => sent.otlp_and_hook += 1,
+                }
+                if source == Source::Otlp {
+                    // No hook: no transcript, no git context; the exporter's records only.
+                    if let Some(export) = export {
+                        queue.send(Work {
+                            token: person.hook_token.clone(),
+                            events: Vec::new(),
+                            transcript: None,
+                            export: Some(export),
+                        })?;
+                    }
+                    continue;
+                }
                 sent.events += session.events.len();
                 // One interactive session in TRANSCRIPT_EVERY keeps its transcript, and so do
                 // the first whose shell calls follow their last edit, so even a small demo,
@@ -92,12 +136,13 @@ pub(super) fn send_history(server: &Server, people: &[Person], days: i64, now_ms
                     sent.transcripts += 1;
                 }
                 batch.extend(session.events);
-                if batch.len() >= BATCH || transcript.is_some() {
-                    queue.send((person.hook_token.clone(), std::mem::take(&mut batch), transcript))?;
+                if batch.len() >= BATCH || transcript.is_some() || export.is_some() {
+                    let events = std::mem::take(&mut batch);
+                    queue.send(Work { token: person.hook_token.clone(), events, transcript, export })?;
                 }
             }
             if !batch.is_empty() {
-                queue.send((person.hook_token.clone(), batch, None))?;
+                queue.send(Work { token: person.hook_token.clone(), events: batch, transcript: None, export: None })?;
             }
         }
     }
@@ -106,6 +151,28 @@ pub(super) fn send_history(server: &Server, people: &[Person], days: i64, now_ms
         sender.join().map_err(|_| anyhow::anyhow!("a sender panicked"))??;
     }
     Ok(sent)
+}
+
+/// What one sender posts: a person's hook events, a transcript, an agent's OTLP export.
+struct Work {
+    token: String,
+    events: Vec<Value>,
+    transcript: Option<(String, String, String)>,
+    export: Option<Value>,
+}
+
+/// An agent's OTLP/JSON export to `/v1/logs`, as its exporter sends it.
+fn post_export(agent: &ureq::Agent, ingest: &str, token: &str, export: &Value) -> anyhow::Result<()> {
+    let mut response = agent
+        .post(format!("{ingest}/v1/logs"))
+        .header("Authorization", format!("Bearer {token}"))
+        .content_type("application/json")
+        .send(export.to_string())?;
+    let status = response.status().as_u16();
+    let answer = response.body_mut().read_to_string().unwrap_or_default();
+    anyhow::ensure!(status == 200, "POST /v1/logs answered {status}: {answer}");
+    anyhow::ensure!(!answer.contains("partialSuccess"), "log records were refused: {answer}");
+    Ok(())
 }
 
 fn post_events(agent: &ureq::Agent, ingest: &str, token: &str, events: Vec<Value>) -> anyhow::Result<()> {

@@ -14,6 +14,7 @@ mod activity;
 mod alerting;
 mod cost;
 mod history;
+mod otlp;
 mod people;
 mod pulls;
 
@@ -65,10 +66,12 @@ pub fn run(config: &Config, options: &Options) -> anyhow::Result<()> {
     let started = Instant::now();
     let sent = send_history(&server, &people, options.days, now_ms)?;
     eprintln!(
-        "sent {} events in {} sessions ({} with a transcript) in {:.0} s",
+        "sent {} events in {} sessions ({} with a transcript; {} by the agents' OTLP only, {} by OTLP and the hook) in {:.0} s",
         sent.events,
         sent.sessions,
         sent.transcripts,
+        sent.otlp_only,
+        sent.otlp_and_hook,
         started.elapsed().as_secs_f64()
     );
     let developers: Vec<&Person> = people.iter().filter(|p| p.team.is_some()).collect();

@@ -18,12 +18,20 @@ use crate::model::wire::{Event, GitContext, ToolFields};
 use crate::model::{AgentType, EventType, NotificationKind, PermissionMode, RunKind, ToolStatus, Usage};
 
 pub const SCHEMA_SQL: &str = include_str!("../../schema-events.sql");
-pub const SCHEMA_VERSION: i64 = 2;
+pub const SCHEMA_VERSION: i64 = 3;
 
 /// What each schema version adds to the one before, applied in order to older files
 /// when the writer opens them (version 1 is `schema-events.sql` without these).
-const UPGRADES: [(i64, &str); 1] =
-    [(2, "CREATE INDEX IF NOT EXISTS events_by_commit ON events(commit_seq) WHERE run_kind = 'INTERACTIVE';")];
+const UPGRADES: [(i64, &str); 2] = [
+    (2, "CREATE INDEX IF NOT EXISTS events_by_commit ON events(commit_seq) WHERE run_kind = 'INTERACTIVE';"),
+    (
+        3,
+        "CREATE TABLE IF NOT EXISTS join_keys (
+            user_id TEXT NOT NULL, agent_type TEXT NOT NULL, session_id TEXT NOT NULL, key TEXT NOT NULL,
+            from_otlp INTEGER NOT NULL, event_id BLOB NOT NULL,
+            PRIMARY KEY (user_id, agent_type, session_id, key, from_otlp)) WITHOUT ROWID;",
+    ),
+];
 
 /// A UTC calendar day, the partition key.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -96,15 +104,21 @@ pub fn open_for_write(data_dir: &Path, day: Day) -> Result<(Connection, i64), Db
     } else if version > SCHEMA_VERSION {
         return Err(DbError::TooNew { path: partition_path(data_dir, day), found: version, supported: SCHEMA_VERSION });
     } else if version < SCHEMA_VERSION {
-        let tx = conn.unchecked_transaction()?;
-        for (to_version, sql) in UPGRADES.iter().filter(|(to_version, _)| *to_version > version) {
-            tx.execute_batch(sql)?;
-            tx.pragma_update(None, "user_version", to_version)?;
-        }
-        tx.commit()?;
+        upgrade(&conn, version)?;
     }
     let last_seq = last_seq(&conn)?;
     Ok((conn, last_seq))
+}
+
+/// Brings an older partition file to [`SCHEMA_VERSION`] in one transaction.
+fn upgrade(conn: &Connection, version: i64) -> Result<(), DbError> {
+    let tx = conn.unchecked_transaction()?;
+    for (to_version, sql) in UPGRADES.iter().filter(|(to_version, _)| *to_version > version) {
+        tx.execute_batch(sql)?;
+        tx.pragma_update(None, "user_version", to_version)?;
+    }
+    tx.commit()?;
+    Ok(())
 }
 
 /// Opens an existing partition read-only, or `None` if the day has no file.
@@ -191,26 +205,67 @@ pub fn insert_event(
     Ok(changed == 1)
 }
 
-/// Looks for the other source's report of what `event` reports (`key`: its tool call's
-/// use id or its model request's id) among its session's rows near its time: an OTLP
-/// event looks among the hook's rows, a hook event among OTLP's. Found, the stored row
-/// takes the digests and git context it lacks from `event` and the answer is true (the
-/// event is a duplicate); columns that are counted are never changed.
-pub fn join_other_source(conn: &Connection, event: &Event, user_id: &str, key: &str) -> Result<bool, DbError> {
-    use crate::model::wire::OTLP_METADATA_PREFIX;
-    // A tool call's two reports are seconds apart; a request's, up to its turn's length
-    // (the hook reports usage when the turn ends).
-    let window_ms = if event.event_type == EventType::ToolEnd { 15 * 60_000 } else { 3 * 3_600_000 };
+/// The join key of what an event reports, from its stored columns: a tool call's use id,
+/// a model request's id (`metadata.request_id`); `None` for anything else.
+pub fn join_key(event_type: EventType, tool_use_id: Option<&str>, metadata: Option<&str>) -> Option<String> {
+    match event_type {
+        EventType::ToolEnd => tool_use_id.filter(|id| !id.is_empty()).map(|id| format!("tool:{id}")),
+        EventType::TurnEnd => {
+            let metadata = metadata.filter(|text| text.contains("request_id"))?;
+            let value: serde_json::Value = serde_json::from_str(metadata).ok()?;
+            value.get("request_id")?.as_str().filter(|id| !id.is_empty()).map(|id| format!("request:{id}"))
+        }
+        _ => None,
+    }
+}
+
+/// The stored event the other source reported under `key` in this session, if any.
+pub fn other_report(conn: &Connection, event: &Event, user_id: &str, key: &str) -> Result<Option<Vec<u8>>, DbError> {
     let mut find = conn.prepare_cached(
-        "SELECT event_id FROM events INDEXED BY events_by_session
-         WHERE user_id = ?1 AND agent_type = ?2 AND session_id = ?3 AND ts_ms BETWEEN ?4 AND ?5
-           AND type = ?6 AND event_id <> ?7
-           AND CASE WHEN ?6 = 'tool_end' THEN tool_use_id = ?8
-                    ELSE json_extract(metadata, '$.request_id') = ?8 END
-           AND (substr(coalesce(metadata, ''), 1, length(?9)) = ?9) = ?10
-         LIMIT 1",
+        "SELECT event_id FROM join_keys
+         WHERE user_id = ?1 AND agent_type = ?2 AND session_id = ?3 AND key = ?4 AND from_otlp = ?5",
     )?;
-    let found: Option<Vec<u8>> = find
+    Ok(find
+        .query_row(params![user_id, event.agent_type.as_str(), event.session_id, key, !event.is_otlp()], |row| {
+            row.get(0)
+        })
+        .optional()?)
+}
+
+/// How near in time the other source's report of an event without a shared id must be
+/// to be the same thing (both come from one machine's clock), by type; `None` for types
+/// that are only joined by key.
+pub fn near_window_ms(event: &Event) -> Option<i64> {
+    match event.event_type {
+        EventType::PromptSubmit => Some(10_000),
+        EventType::SessionStart => Some(120_000),
+        EventType::Compact => Some(30_000),
+        EventType::SubagentEnd => Some(60_000),
+        EventType::ToolEnd => Some(5_000),
+        _ => None,
+    }
+}
+
+/// The other source's unpaired report of the same kind near `event` in its session
+/// (for a tool call, of the same tool), if any: the twin of an event that has no id both
+/// sources share (a prompt, a session's start, a compaction, a Gemini tool call).
+pub fn other_report_near(
+    conn: &Connection,
+    event: &Event,
+    user_id: &str,
+    window_ms: i64,
+) -> Result<Option<Vec<u8>>, DbError> {
+    use crate::model::wire::OTLP_METADATA_PREFIX;
+    let mut find = conn.prepare_cached(
+        "SELECT e.event_id FROM events e INDEXED BY events_by_session
+         WHERE e.user_id = ?1 AND e.agent_type = ?2 AND e.session_id = ?3 AND e.ts_ms BETWEEN ?4 AND ?5
+           AND e.type = ?6 AND (?7 IS NULL OR e.tool_name = ?7)
+           AND (substr(coalesce(e.metadata, ''), 1, length(?8)) = ?8) = ?9
+           AND NOT EXISTS (SELECT 1 FROM join_keys j WHERE j.user_id = ?1 AND j.agent_type = ?2
+                           AND j.session_id = ?3 AND j.key = 'paired:' || hex(e.event_id))
+         ORDER BY abs(e.ts_ms - ?10) LIMIT 1",
+    )?;
+    Ok(find
         .query_row(
             params![
                 user_id,
@@ -219,15 +274,30 @@ pub fn join_other_source(conn: &Connection, event: &Event, user_id: &str, key: &
                 event.ts_ms - window_ms,
                 event.ts_ms + window_ms,
                 event.event_type.as_str(),
-                event.event_id.as_bytes().as_slice(),
-                key,
+                event.tool.as_ref().map(|tool| tool.name.as_str()),
                 OTLP_METADATA_PREFIX,
                 !event.is_otlp(),
+                event.ts_ms,
             ],
             |row| row.get(0),
         )
-        .optional()?;
-    let Some(stored_id) = found else { return Ok(false) };
+        .optional()?)
+}
+
+/// Marks a stored report as paired with its other source's (so it is the twin of one
+/// report only).
+pub fn mark_paired(conn: &Connection, event: &Event, user_id: &str, stored_id: &[u8]) -> Result<(), DbError> {
+    conn.prepare_cached(
+        "INSERT OR IGNORE INTO join_keys (user_id, agent_type, session_id, key, from_otlp, event_id)
+         VALUES (?1, ?2, ?3, 'paired:' || hex(?4), ?5, ?4)",
+    )?
+    .execute(params![user_id, event.agent_type.as_str(), event.session_id, stored_id, event.is_otlp()])?;
+    Ok(())
+}
+
+/// Gives the stored report `stored_id` what it lacks of `event`, the same call's or
+/// request's other report: digests and git context, never a counted column.
+pub fn fill_from(conn: &Connection, stored_id: &[u8], event: &Event) -> Result<(), DbError> {
     let tool = event.tool.as_ref();
     let git = event.git.as_ref();
     conn.prepare_cached(
@@ -251,7 +321,58 @@ pub fn join_other_source(conn: &Connection, event: &Event, user_id: &str, key: &
         git.and_then(|g| g.remote.as_deref()),
         git.and_then(|g| g.dirty),
     ])?;
-    Ok(true)
+    Ok(())
+}
+
+/// Records a just-stored event's join key (the first report of a source wins).
+pub fn record_join_key(conn: &Connection, event: &Event, user_id: &str, key: &str) -> Result<(), DbError> {
+    conn.prepare_cached(
+        "INSERT OR IGNORE INTO join_keys (user_id, agent_type, session_id, key, from_otlp, event_id)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+    )?
+    .execute(params![
+        user_id,
+        event.agent_type.as_str(),
+        event.session_id,
+        key,
+        event.is_otlp(),
+        event.event_id.as_bytes().as_slice()
+    ])?;
+    Ok(())
+}
+
+/// Records the join keys of a session's rows already stored in this partition: when a
+/// session first sends OTLP, the hook's reports before it become findable.
+pub fn record_session_join_keys(
+    conn: &Connection,
+    user_id: &str,
+    agent_type: AgentType,
+    session_id: &str,
+) -> Result<(), DbError> {
+    let mut rows = conn.prepare_cached(
+        "SELECT event_id, type, tool_use_id, metadata FROM events INDEXED BY events_by_session
+         WHERE user_id = ?1 AND agent_type = ?2 AND session_id = ?3 AND type IN ('tool_end', 'turn_end')",
+    )?;
+    /// A stored report: its id, type, tool use id and metadata.
+    type Report = (Vec<u8>, String, Option<String>, Option<String>);
+    let found: Vec<Report> = rows
+        .query_map(params![user_id, agent_type.as_str(), session_id], |row| {
+            Ok((row.get(0)?, row.get(1)?, row.get(2)?, row.get(3)?))
+        })?
+        .collect::<Result<_, _>>()?;
+    let mut insert = conn.prepare_cached(
+        "INSERT OR IGNORE INTO join_keys (user_id, agent_type, session_id, key, from_otlp, event_id)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+    )?;
+    for (event_id, kind, tool_use_id, metadata) in found {
+        let Some(kind) = EventType::parse(&kind) else { continue };
+        if let Some(key) = join_key(kind, tool_use_id.as_deref(), metadata.as_deref()) {
+            let from_otlp =
+                metadata.as_deref().is_some_and(|text| text.starts_with(crate::model::wire::OTLP_METADATA_PREFIX));
+            insert.execute(params![user_id, agent_type.as_str(), session_id, key, from_otlp, event_id])?;
+        }
+    }
+    Ok(())
 }
 
 /// An event as read back, with who owns it.
@@ -396,6 +517,10 @@ pub fn open_for_delete(data_dir: &Path, day: Day) -> Result<Option<Connection>, 
     if version == 0 {
         return Ok(None);
     }
+    if version < SCHEMA_VERSION {
+        // A deletion also clears the join keys, which an older file lacks.
+        upgrade(&conn, version)?;
+    }
     conn.execute_batch("PRAGMA secure_delete = ON;")?;
     Ok(Some(conn))
 }
@@ -408,6 +533,8 @@ pub fn delete_session_events(
     agent_type: &str,
     session_id: &str,
 ) -> Result<u64, DbError> {
+    conn.prepare_cached("DELETE FROM join_keys WHERE user_id = ?1 AND agent_type = ?2 AND session_id = ?3")?
+        .execute(params![user_id, agent_type, session_id])?;
     let mut stmt =
         conn.prepare_cached("DELETE FROM events WHERE user_id = ?1 AND agent_type = ?2 AND session_id = ?3")?;
     Ok(stmt.execute(params![user_id, agent_type, session_id])? as u64)
@@ -500,11 +627,19 @@ pub fn set_costs(conn: &Connection, costs: &[(Vec<u8>, i64)]) -> Result<u64, DbE
 /// Deletes a user's events older than `before_ms` (retention). Returns how many went.
 pub fn delete_user_events_before(conn: &Connection, user_id: &str, before_ms: i64) -> Result<u64, DbError> {
     let mut delete = conn.prepare_cached("DELETE FROM events WHERE user_id = ?1 AND ts_ms < ?2")?;
-    Ok(delete.execute(rusqlite::params![user_id, before_ms])? as u64)
+    let deleted = delete.execute(rusqlite::params![user_id, before_ms])? as u64;
+    // The keys of what went (a key names the event it belongs to).
+    conn.prepare_cached(
+        "DELETE FROM join_keys WHERE user_id = ?1
+           AND event_id NOT IN (SELECT event_id FROM events WHERE user_id = ?1)",
+    )?
+    .execute([user_id])?;
+    Ok(deleted)
 }
 
 /// Deletes every event of a user, whatever session it names. Returns how many rows went.
 pub fn delete_user_events(conn: &Connection, user_id: &str) -> Result<u64, DbError> {
+    conn.execute("DELETE FROM join_keys WHERE user_id = ?1", [user_id])?;
     Ok(conn.execute("DELETE FROM events WHERE user_id = ?1", [user_id])? as u64)
 }
 

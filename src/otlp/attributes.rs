@@ -6,31 +6,38 @@
 //! Invariant: a getter never fails; a value of a type it cannot read is absent, and
 //! the mapping decides whether a record without it is still an event.
 
-use std::collections::HashMap;
-
 use opentelemetry_proto::tonic::common::v1::{AnyValue, KeyValue, any_value::Value};
 
-/// The attributes of one record, the record's own over its resource's.
+/// The attributes of one record, the record's own over its resource's. A record has a
+/// few dozen at most, so a look-up is a scan (cheaper than hashing every key).
 #[derive(Debug, Default)]
 pub struct Attributes<'a> {
-    values: HashMap<&'a str, &'a Value>,
+    resource: &'a [KeyValue],
+    record: &'a [KeyValue],
 }
 
+struct Found<'a>(&'a Value);
+
 impl<'a> Attributes<'a> {
-    /// The resource's attributes, then the record's (a record's key wins).
+    /// The resource's attributes and the record's (a record's key wins).
     pub fn of(resource: &'a [KeyValue], record: &'a [KeyValue]) -> Self {
-        let mut values = HashMap::with_capacity(resource.len() + record.len());
-        for pair in resource.iter().chain(record) {
-            if let Some(value) = pair.value.as_ref().and_then(|any: &AnyValue| any.value.as_ref()) {
-                values.insert(pair.key.as_str(), value);
-            }
-        }
-        Attributes { values }
+        Attributes { resource, record }
+    }
+
+    fn get(&self, key: &str) -> Option<Found<'a>> {
+        let value_of = |pairs: &'a [KeyValue]| {
+            pairs
+                .iter()
+                .rev()
+                .find(|pair| pair.key == key)
+                .and_then(|pair| pair.value.as_ref().and_then(|any: &AnyValue| any.value.as_ref()))
+        };
+        value_of(self.record).or_else(|| value_of(self.resource)).map(Found)
     }
 
     /// A text value; numbers and booleans are given as their text. Empty text is absent.
     pub fn text(&self, key: &str) -> Option<String> {
-        let text = match self.values.get(key)? {
+        let text = match self.get(key)?.0 {
             Value::StringValue(text) => text.trim().to_string(),
             Value::IntValue(number) => number.to_string(),
             Value::DoubleValue(number) => number.to_string(),
@@ -47,7 +54,7 @@ impl<'a> Attributes<'a> {
 
     /// A whole number: an integer, a double with no fraction, or text of either.
     pub fn integer(&self, key: &str) -> Option<i64> {
-        match self.values.get(key)? {
+        match self.get(key)?.0 {
             Value::IntValue(number) => Some(*number),
             Value::DoubleValue(number) => whole(*number),
             Value::StringValue(text) => {
@@ -65,7 +72,7 @@ impl<'a> Attributes<'a> {
 
     /// A decimal number: a double, an integer, or text of either.
     pub fn number(&self, key: &str) -> Option<f64> {
-        match self.values.get(key)? {
+        match self.get(key)?.0 {
             Value::IntValue(number) => Some(*number as f64),
             Value::DoubleValue(number) => Some(*number),
             Value::StringValue(text) => text.trim().parse::<f64>().ok(),
@@ -76,7 +83,7 @@ impl<'a> Attributes<'a> {
 
     /// A boolean: `true`/`false` as a boolean or as text (`"true"`, `"1"`, `"false"`, `"0"`).
     pub fn flag(&self, key: &str) -> Option<bool> {
-        match self.values.get(key)? {
+        match self.get(key)?.0 {
             Value::BoolValue(flag) => Some(*flag),
             Value::IntValue(0) => Some(false),
             Value::IntValue(1) => Some(true),

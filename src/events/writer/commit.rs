@@ -177,13 +177,22 @@ impl WriterState {
         received_ms: i64,
     ) -> Result<(i64, Vec<bool>), DbError> {
         let (rows_seconds, commit_seconds) = (self.timers.partition_rows.clone(), self.timers.partition_commit.clone());
-        // The events that may be the other source's report of a stored call or request.
-        let join_keys: Vec<Option<String>> = refs
+        // Per event: its join key when it may be the other source's report of a stored call
+        // or request (an OTLP event, or any event of a session that sent OTLP, this group
+        // included), and whether it is its session's first OTLP (record the keys stored before).
+        let mut first_otlp: std::collections::HashSet<(&str, crate::model::AgentType, &str)> = Default::default();
+        let joins: Vec<(super::join::Join, bool)> = refs
             .iter()
             .map(|(r, e)| {
                 let (request, event) = (requests[*r], &requests[*r].events[*e]);
-                let looked_at = event.is_otlp() || self.otlp_sessions.contains(&request.user_id, event);
-                if looked_at { super::join::key_of(event) } else { None }
+                let session = (request.user_id.as_str(), event.agent_type, event.session_id.as_str());
+                let known = self.otlp_sessions.contains(&request.user_id, event) || first_otlp.contains(&session);
+                let first = event.is_otlp() && !known;
+                if first {
+                    first_otlp.insert(session);
+                }
+                let key = if known || first { super::join::Join::of(event) } else { super::join::Join::None };
+                (key, first)
             })
             .collect();
         let partition = match self.partition(day) {
@@ -198,16 +207,35 @@ impl WriterState {
             let started = Instant::now();
             let tx = partition.conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
             let mut flags = Vec::with_capacity(refs.len());
-            for ((r, e), join_key) in refs.iter().zip(&join_keys) {
+            for ((r, e), (join_key, first_otlp)) in refs.iter().zip(&joins) {
                 let request = requests[*r];
                 let event = &request.events[*e];
-                if let Some(key) = join_key
-                    && partitions::join_other_source(&tx, event, &request.user_id, key)?
-                {
+                if *first_otlp {
+                    partitions::record_session_join_keys(&tx, &request.user_id, event.agent_type, &event.session_id)?;
+                }
+                let user_id = &request.user_id;
+                let twin = match join_key {
+                    super::join::Join::None => None,
+                    super::join::Join::Key(key) => partitions::other_report(&tx, event, user_id, key)?,
+                    super::join::Join::Near(window_ms) => {
+                        partitions::other_report_near(&tx, event, user_id, *window_ms)?
+                    }
+                };
+                if let Some(stored) = twin {
+                    if !event.is_otlp() {
+                        partitions::fill_from(&tx, &stored, event)?;
+                    }
+                    if matches!(join_key, super::join::Join::Near(_)) {
+                        partitions::mark_paired(&tx, event, user_id, &stored)?;
+                    }
                     flags.push(false);
                     continue;
                 }
-                flags.push(partitions::insert_event(&tx, event, &request.user_id, received_ms, seq)?);
+                let inserted = partitions::insert_event(&tx, event, user_id, received_ms, seq)?;
+                if inserted && let super::join::Join::Key(key) = join_key {
+                    partitions::record_join_key(&tx, event, user_id, key)?;
+                }
+                flags.push(inserted);
             }
             partitions::set_last_seq(&tx, seq)?;
             observe(&rows_seconds, started);

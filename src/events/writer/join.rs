@@ -1,9 +1,15 @@
 //! One tool call or model request seen by both the hook and the agent's own OTLP export
 //! is stored once. The join key is the vendor's id both sides carry: a tool call's
 //! `tool_use_id` (Codex: `call_id`), a model request's `request_id` (Claude Code; the
-//! hook reads it from the transcript). An incoming event with a key is looked for among
-//! the *other* source's rows of its session near its time (`partitions::join_other_source`);
-//! found, it is a duplicate and only fills what that row lacks (digests, git context).
+//! hook reads it from the transcript). The partition's `join_keys` table holds the keys
+//! of the reports stored for sessions that sent OTLP, by source; an incoming event whose
+//! key the *other* source already holds is a duplicate and only fills what that row
+//! lacks (digests, git context). When a session first sends OTLP, the keys of its rows
+//! already in the partition are recorded, so earlier hook reports are found too. What has
+//! no shared id (a prompt, a session's start, a compaction, an ended subagent, a Gemini
+//! tool call) is joined by time: the other source's unpaired report of the same kind
+//! (and tool) within seconds, by the session index, then marked paired. A model request
+//! without an id (Codex, Gemini CLI) is not joined: its two reports are minutes apart.
 //!
 //! Which hook events are looked at: only those of a session that has sent OTLP (kept
 //! here, in memory and in `main.db`'s `otlp_sessions`, reloaded at start), so the hook's
@@ -52,7 +58,7 @@ impl OtlpSessions {
         Ok(OtlpSessions { recent })
     }
 
-    /// Whether a hook event of this session must be looked for among OTLP rows.
+    /// Whether this session has sent OTLP (so its events are joined).
     pub(super) fn contains(&self, user_id: &str, event: &Event) -> bool {
         !self.recent.is_empty()
             && self.recent.contains_key(&(user_id.to_string(), event.agent_type, event.session_id.clone()))
@@ -90,16 +96,27 @@ pub fn forget_person(tx: &Connection, user_id: &str) -> Result<(), DbError> {
     Ok(())
 }
 
-/// The vendor's id of what `event` reports, if it is joinable: a tool call's use id, a
-/// model request's id.
-pub(super) fn key_of(event: &Event) -> Option<String> {
-    use crate::model::EventType;
-    match event.event_type {
-        EventType::ToolEnd => event.tool.as_ref()?.use_id.clone(),
-        EventType::TurnEnd => {
-            let metadata: serde_json::Value = serde_json::from_str(event.metadata.as_deref()?).ok()?;
-            metadata.get("request_id")?.as_str().filter(|id| !id.is_empty()).map(str::to_string)
+/// How an event may be joined with the other source's report of the same thing.
+pub(super) enum Join {
+    /// Not joinable (a notification, a session's end, a request without an id).
+    None,
+    /// By the vendor's id both sources carry (`partitions::join_key`).
+    Key(String),
+    /// By time: the other source's unpaired report of the same kind (and tool) this near.
+    Near(i64),
+}
+
+impl Join {
+    pub(super) fn of(event: &Event) -> Join {
+        let key = crate::events::partitions::join_key(
+            event.event_type,
+            event.tool.as_ref().and_then(|tool| tool.use_id.as_deref()),
+            event.metadata.as_deref(),
+        );
+        match (key, crate::events::partitions::near_window_ms(event)) {
+            (Some(key), _) => Join::Key(key),
+            (None, Some(window_ms)) => Join::Near(window_ms),
+            (None, None) => Join::None,
         }
-        _ => None,
     }
 }
