@@ -284,6 +284,38 @@ pub fn other_report_near(
         .optional()?)
 }
 
+/// The marker a session's hook rows leave in `join_keys` (only sessions that sent OTLP):
+/// an OTLP event looks for a twin by time only in a session the hook also reports.
+const HOOK_MARKER: &str = "source:hook";
+
+/// Whether the hook has reported in this session (for a session that sent OTLP).
+pub fn hook_reports(conn: &Connection, event: &Event, user_id: &str) -> Result<bool, DbError> {
+    Ok(conn
+        .prepare_cached(
+            "SELECT 1 FROM join_keys WHERE user_id = ?1 AND agent_type = ?2 AND session_id = ?3
+               AND key = ?4 AND from_otlp = 0",
+        )?
+        .query_row(params![user_id, event.agent_type.as_str(), event.session_id, HOOK_MARKER], |_| Ok(()))
+        .optional()?
+        .is_some())
+}
+
+/// Notes that the hook reports in this session (see [`hook_reports`]).
+pub fn mark_hook_reports(
+    conn: &Connection,
+    user_id: &str,
+    agent_type: AgentType,
+    session_id: &str,
+    event_id: &[u8],
+) -> Result<(), DbError> {
+    conn.prepare_cached(
+        "INSERT OR IGNORE INTO join_keys (user_id, agent_type, session_id, key, from_otlp, event_id)
+         VALUES (?1, ?2, ?3, ?4, 0, ?5)",
+    )?
+    .execute(params![user_id, agent_type.as_str(), session_id, HOOK_MARKER, event_id])?;
+    Ok(())
+}
+
 /// Marks a stored report as paired with its other source's (so it is the twin of one
 /// report only).
 pub fn mark_paired(conn: &Connection, event: &Event, user_id: &str, stored_id: &[u8]) -> Result<(), DbError> {
@@ -351,7 +383,7 @@ pub fn record_session_join_keys(
 ) -> Result<(), DbError> {
     let mut rows = conn.prepare_cached(
         "SELECT event_id, type, tool_use_id, metadata FROM events INDEXED BY events_by_session
-         WHERE user_id = ?1 AND agent_type = ?2 AND session_id = ?3 AND type IN ('tool_end', 'turn_end')",
+         WHERE user_id = ?1 AND agent_type = ?2 AND session_id = ?3",
     )?;
     /// A stored report: its id, type, tool use id and metadata.
     type Report = (Vec<u8>, String, Option<String>, Option<String>);
@@ -366,9 +398,12 @@ pub fn record_session_join_keys(
     )?;
     for (event_id, kind, tool_use_id, metadata) in found {
         let Some(kind) = EventType::parse(&kind) else { continue };
+        let from_otlp =
+            metadata.as_deref().is_some_and(|text| text.starts_with(crate::model::wire::OTLP_METADATA_PREFIX));
+        if !from_otlp {
+            insert.execute(params![user_id, agent_type.as_str(), session_id, HOOK_MARKER, false, event_id])?;
+        }
         if let Some(key) = join_key(kind, tool_use_id.as_deref(), metadata.as_deref()) {
-            let from_otlp =
-                metadata.as_deref().is_some_and(|text| text.starts_with(crate::model::wire::OTLP_METADATA_PREFIX));
             insert.execute(params![user_id, agent_type.as_str(), session_id, key, from_otlp, event_id])?;
         }
     }

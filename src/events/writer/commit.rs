@@ -214,7 +214,20 @@ impl WriterState {
                     partitions::record_session_join_keys(&tx, &request.user_id, event.agent_type, &event.session_id)?;
                 }
                 let user_id = &request.user_id;
+                // Keys are kept, and twins looked for, only where both sources report: the
+                // first report of the second source records the keys of the session's rows.
+                let both = match join_key {
+                    super::join::Join::None => false,
+                    _ if event.is_otlp() => partitions::hook_reports(&tx, event, user_id)?,
+                    _ => {
+                        if !partitions::hook_reports(&tx, event, user_id)? {
+                            partitions::record_session_join_keys(&tx, user_id, event.agent_type, &event.session_id)?;
+                        }
+                        true
+                    }
+                };
                 let twin = match join_key {
+                    _ if !both => None,
                     super::join::Join::None => None,
                     super::join::Join::Key(key) => partitions::other_report(&tx, event, user_id, key)?,
                     super::join::Join::Near(window_ms) => {
@@ -232,8 +245,15 @@ impl WriterState {
                     continue;
                 }
                 let inserted = partitions::insert_event(&tx, event, user_id, received_ms, seq)?;
-                if inserted && let super::join::Join::Key(key) = join_key {
+                if inserted
+                    && both
+                    && let super::join::Join::Key(key) = join_key
+                {
                     partitions::record_join_key(&tx, event, user_id, key)?;
+                }
+                if inserted && !event.is_otlp() && both {
+                    let id = event.event_id.as_bytes();
+                    partitions::mark_hook_reports(&tx, user_id, event.agent_type, &event.session_id, id)?;
                 }
                 flags.push(inserted);
             }
