@@ -502,3 +502,33 @@ fn a_browser_walks_every_console_page_and_the_install_page() {
         browser.wait_for(WAIT, "signed out", |b| b.find("nav a[href='/org']").is_none());
     }
 }
+
+/// `/install`'s settings-only alternative: each agent's OTLP settings with this server's
+/// address, and a button that makes the person an OTLP token (shown once, filled in,
+/// listed in their settings) that the receiver then takes as theirs.
+#[test]
+fn install_fills_an_otlp_token_of_ones_own_into_each_agents_settings() {
+    let world = world();
+    let (status, body, _) = world.page(Some("max@example.com"), "/install");
+    assert_eq!(status, 200);
+    assert!(body.contains("OTEL_EXPORTER_OTLP_ENDPOINT") && body.contains(&world.server.ingest), "{body}");
+    assert!(body.contains(&format!("{}/otel/v1/logs", world.server.ingest)), "Codex's endpoint with its path");
+    assert!(body.contains("Bearer &#60;token&#62;"), "a placeholder until a token is made");
+
+    let (status, body, _) = world.form(Some("max@example.com"), "/install/otlp-token", &[]);
+    assert_eq!(status, 200, "{body}");
+    let start = body.find("slh_otlp_").expect("the new token is shown");
+    let token: String =
+        body[start..].chars().take_while(|c| c.is_ascii_alphanumeric() || *c == '-' || *c == '_').collect();
+    assert_eq!(body.matches(&token).count(), 4, "shown once and filled into the three agents' settings");
+    assert!(!body.contains("&#60;token&#62;"));
+    let (_, settings, _) = world.page(Some("max@example.com"), "/me/settings");
+    assert!(settings.contains("OTLP settings (from /install)"), "listed to revoke");
+
+    let url = format!("{}/v1/logs", world.server.ingest);
+    let (status, _) = post_raw(&url, &token, &[], br#"{"resourceLogs": []}"#.to_vec());
+    assert_eq!(status, 200, "the receiver takes it");
+    let (status, _, location) = world.form(None, "/install/otlp-token", &[]);
+    assert!(status == 401 || (status == 303 && location.starts_with("/login")), "nobody: {status} {location}");
+    assert_eq!(world.count("SELECT count(*) FROM auth_tokens WHERE kind = 'otlp'"), 1);
+}

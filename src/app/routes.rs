@@ -132,6 +132,7 @@ pub fn web(state: Arc<AppState>) -> Router {
         .route("/admin/projections", get(admin::projections::page).post(admin::projections::record))
         .route("/admin/projections/{id}/remove", post(admin::projections::remove))
         .route("/install", get(install::page))
+        .route("/install/otlp-token", post(install::new_otlp_token))
         .merge(token_routes())
         .fallback(crate::web::not_found)
         .layer(axum::middleware::from_fn_with_state(state.clone(), security::guard));

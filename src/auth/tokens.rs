@@ -153,21 +153,23 @@ pub fn revoke_all_for_user(conn: &Connection, user_id: &str, reason: &str, now_m
     )?)
 }
 
-/// A hook token as its owner sees it in their settings (never its secret).
+/// A hook or OTLP token as its owner sees it in their settings (never its secret).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct HookTokenLine {
     pub id: String,
+    /// `hook` or `otlp`.
+    pub kind: String,
     pub label: Option<String>,
     pub created_at_ms: i64,
     pub expires_at_ms: i64,
     pub last_used_at_ms: Option<i64>,
 }
 
-/// A user's live hook tokens, newest first.
+/// A user's live hook and OTLP tokens, newest first.
 pub fn live_hook_tokens(conn: &Connection, user_id: &str, now_ms: i64) -> Result<Vec<HookTokenLine>, DbError> {
     let mut stmt = conn.prepare_cached(
-        "SELECT id, label, created_at_ms, expires_at_ms, last_used_at_ms FROM auth_tokens
-         WHERE user_id = ?1 AND kind = 'hook' AND revoked_at_ms IS NULL AND expires_at_ms > ?2
+        "SELECT id, label, created_at_ms, expires_at_ms, last_used_at_ms, kind FROM auth_tokens
+         WHERE user_id = ?1 AND kind IN ('hook', 'otlp') AND revoked_at_ms IS NULL AND expires_at_ms > ?2
          ORDER BY created_at_ms DESC, id",
     )?;
     let rows = stmt.query_map(params![user_id, now_ms], |row| {
@@ -177,16 +179,17 @@ pub fn live_hook_tokens(conn: &Connection, user_id: &str, now_ms: i64) -> Result
             created_at_ms: row.get(2)?,
             expires_at_ms: row.get(3)?,
             last_used_at_ms: row.get(4)?,
+            kind: row.get(5)?,
         })
     })?;
     Ok(rows.collect::<Result<_, _>>()?)
 }
 
-/// Revokes one of the user's own hook tokens; whether there was such a live token.
+/// Revokes one of the user's own hook or OTLP tokens; whether there was such a live token.
 pub fn revoke_own_hook_token(conn: &Connection, user_id: &str, token_id: &str, now_ms: i64) -> Result<bool, DbError> {
     Ok(conn.execute(
         "UPDATE auth_tokens SET revoked_at_ms = ?3, revoked_reason = 'revoked by its owner'
-         WHERE id = ?2 AND user_id = ?1 AND kind = 'hook' AND revoked_at_ms IS NULL",
+         WHERE id = ?2 AND user_id = ?1 AND kind IN ('hook', 'otlp') AND revoked_at_ms IS NULL",
         params![user_id, token_id, now_ms],
     )? == 1)
 }

@@ -1,18 +1,23 @@
 //! `/install`: how a developer connects an agent to this server, with the server's
 //! addresses filled in: the one line that signs the machine in and registers the hooks
 //! (per agent, with what it changes), the device sign-in it starts, the alternative of
-//! a hook token, and how to check and undo it.
+//! a hook token, and how to check and undo it; and the settings-only alternative, the
+//! agents' own OpenTelemetry export (`docs/otel.md`), per agent, with a button that makes
+//! the caller an OTLP token and fills it in.
 //!
 //! Invariants: shows nothing about anyone; open to every signed-in person (the login
-//! page for nobody), since every one of them may connect their own agents.
+//! page for nobody), since every one of them may connect their own agents; a token made
+//! here is the caller's own, shown once and never stored in the clear.
 
 use std::sync::Arc;
 
 use askama::Template;
 use axum::extract::State;
+use axum::http::{HeaderValue, header};
 use axum::response::Response;
 
 use super::login::render;
+use crate::auth::tokens::{self, TokenKind};
 use crate::http::errors::PageError;
 use crate::state::AppState;
 use crate::state::caller::PageCaller;
@@ -44,6 +49,51 @@ const AGENTS: [(&str, &str, &str); 7] = [
     ("cline", "Cline", "writes 9 hook scripts in <Documents>/Cline/Hooks/"),
 ];
 
+/// One agent's settings for its own OpenTelemetry export to this server.
+pub struct OtlpSettings {
+    pub id: &'static str,
+    pub name: &'static str,
+    /// Where the settings go.
+    pub file: &'static str,
+    pub settings: String,
+}
+
+/// The settings of each agent that exports OTLP, with this server's address and `token`.
+fn otlp_settings(ingest_url: &str, prefix: &str, token: &str) -> Vec<OtlpSettings> {
+    vec![
+        OtlpSettings {
+            id: "otlp-claude_code",
+            name: "Claude Code",
+            file: "managed settings (or ~/.claude/settings.json), its env block",
+            settings: format!(
+                "{{\n  \"env\": {{\n    \"CLAUDE_CODE_ENABLE_TELEMETRY\": \"1\",\n    \"OTEL_LOGS_EXPORTER\": \"otlp\",\n    \
+                 \"OTEL_METRICS_EXPORTER\": \"none\",\n    \"OTEL_EXPORTER_OTLP_PROTOCOL\": \"http/protobuf\",\n    \
+                 \"OTEL_EXPORTER_OTLP_ENDPOINT\": \"{ingest_url}\",\n    \
+                 \"OTEL_EXPORTER_OTLP_HEADERS\": \"Authorization=Bearer {token}\"\n  }}\n}}"
+            ),
+        },
+        OtlpSettings {
+            id: "otlp-codex",
+            name: "Codex",
+            file: "~/.codex/config.toml (the endpoint is used as written, with its path)",
+            settings: format!(
+                "[otel]\nexporter = {{ otlp-http = {{ endpoint = \"{ingest_url}{prefix}/v1/logs\", protocol = \"binary\", \
+                 headers = {{ \"Authorization\" = \"Bearer {token}\" }} }} }}"
+            ),
+        },
+        OtlpSettings {
+            id: "otlp-gemini_cli",
+            name: "Gemini CLI",
+            file: "~/.gemini/settings.json, and the header in the environment",
+            settings: format!(
+                "{{\n  \"telemetry\": {{\n    \"enabled\": true,\n    \"target\": \"local\",\n    \
+                 \"otlpEndpoint\": \"{ingest_url}\",\n    \"otlpProtocol\": \"http\",\n    \"logPrompts\": false\n  }}\n}}\n\
+                 export OTEL_EXPORTER_OTLP_HEADERS=\"Authorization=Bearer {token}\""
+            ),
+        },
+    ]
+}
+
 #[derive(Template)]
 #[template(path = "web/install.html")]
 struct InstallPage {
@@ -53,6 +103,9 @@ struct InstallPage {
     derived: bool,
     web_url: String,
     agents: Vec<AgentSteps>,
+    otlp: Vec<OtlpSettings>,
+    /// An OTLP token just made for the caller (shown once), filled into the settings.
+    new_token: Option<String>,
 }
 
 /// The ingest listener as a developer machine reaches it: `auth.ingest_public_url`, or
@@ -74,7 +127,26 @@ pub fn ingest_url(state: &AppState) -> String {
 }
 
 pub async fn page(State(state): State<Arc<AppState>>, PageCaller(caller): PageCaller) -> Result<Response, PageError> {
-    let ingest_url = ingest_url(&state);
+    Ok(render(&install_page(&state, caller.role.as_str(), None)))
+}
+
+/// `POST /install/otlp-token`: makes the caller an OTLP token and shows the page with it
+/// filled into every agent's settings (once: only its digest is stored).
+pub async fn new_otlp_token(
+    State(state): State<Arc<AppState>>,
+    PageCaller(caller): PageCaller,
+) -> Result<Response, PageError> {
+    let (user_id, now_ms) = (caller.user.id.clone(), state.clock.now_ms());
+    let token = state
+        .write(move |tx| tokens::create(tx, &user_id, TokenKind::Otlp, Some("OTLP settings (from /install)"), now_ms))
+        .await?;
+    let mut response = render(&install_page(&state, caller.role.as_str(), Some(token.secret)));
+    response.headers_mut().insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    Ok(response)
+}
+
+fn install_page(state: &AppState, nav_role: &'static str, new_token: Option<String>) -> InstallPage {
+    let ingest_url = ingest_url(state);
     let agents = AGENTS
         .iter()
         .map(|(id, name, changes)| AgentSteps {
@@ -84,12 +156,15 @@ pub async fn page(State(state): State<Arc<AppState>>, PageCaller(caller): PageCa
             command: format!("sightline login --server {ingest_url} && sightline install --agent {id}"),
         })
         .collect();
-    let derived = state.config.auth.ingest_public_url.is_empty();
-    Ok(render(&InstallPage {
-        nav_role: caller.role.as_str(),
-        ingest_url,
-        derived,
+    let token = new_token.clone().unwrap_or_else(|| "<token>".to_string());
+    let otlp = otlp_settings(&ingest_url, &state.config.ingest.otlp_path_prefix, &token);
+    InstallPage {
+        nav_role,
+        derived: state.config.auth.ingest_public_url.is_empty(),
         web_url: state.web_origin.clone(),
+        ingest_url,
         agents,
-    }))
+        otlp,
+        new_token,
+    }
 }

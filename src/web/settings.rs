@@ -131,7 +131,11 @@ pub async fn page(State(state): State<Arc<AppState>>, PageCaller(caller): PageCa
             .into_iter()
             .map(|t| TokenRow {
                 id: t.id,
-                label: t.label.unwrap_or_else(|| "(no label)".into()),
+                label: match (t.label, t.kind.as_str()) {
+                    (Some(label), _) => label,
+                    (None, "otlp") => "(an OTLP token, no label)".into(),
+                    (None, _) => "(no label)".into(),
+                },
                 created: rfc3339_ms(t.created_at_ms),
                 expires: rfc3339_ms(t.expires_at_ms),
                 last_used: t.last_used_at_ms.map_or("never".into(), rfc3339_ms),
