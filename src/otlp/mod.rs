@@ -21,4 +21,6 @@ pub mod logs;
 pub mod wire;
 
 #[cfg(test)]
+mod fuzz;
+#[cfg(test)]
 mod tests;

@@ -1,0 +1,76 @@
+//! Generated OTLP exports (`fuzz_otlp_*`, see `model::arbitrary`): the vendors' fixtures
+//! bent by edits (any node replaced by JSON of another type or removed) and their bytes
+//! cut or flipped, as OTLP/JSON and as protobuf. Whatever arrives, decoding never panics
+//! and a body that cannot be read is a bad request naming it; every record of an export
+//! that decodes is mapped, skipped or refused with a reason; every event the mapping makes
+//! is either a valid wire event or refused naming its field, and carries no prompt text.
+
+use opentelemetry_proto::tonic::collector::logs::v1::ExportLogsServiceRequest;
+use proptest::prelude::*;
+use prost::Message;
+use serde_json::Value;
+
+use super::logs::map;
+use super::wire::Encoding;
+use crate::http::errors::AppError;
+use crate::model::arbitrary::{damage, damaged, edited, edits};
+use crate::model::wire::{EventLimits, parse_event};
+
+const FIXTURES: [&str; 4] = [
+    include_str!("../../tests/fixtures/otlp/claude_code_logs.json"),
+    include_str!("../../tests/fixtures/otlp/claude_code_logs_numeric.json"),
+    include_str!("../../tests/fixtures/otlp/codex_logs.json"),
+    include_str!("../../tests/fixtures/otlp/gemini_cli_logs.json"),
+];
+
+/// The fixtures' records are from 2026; the wire contract is checked as of then.
+const THEN_MS: i64 = 1_778_400_000_000;
+
+fn check(request: &ExportLogsServiceRequest) -> Result<(), TestCaseError> {
+    let records: usize =
+        request.resource_logs.iter().flat_map(|r| &r.scope_logs).map(|scope| scope.log_records.len()).sum();
+    let mapped = map(request, "user-1");
+    prop_assert_eq!(mapped.events.len() as u64 + mapped.skipped + mapped.refused, records as u64);
+    prop_assert!(mapped.reasons.iter().all(|reason| !reason.is_empty()));
+    let limits = EventLimits { max_age_ms: i64::MAX / 4, max_future_skew_ms: i64::MAX / 4, ..EventLimits::default() };
+    for event in &mapped.events {
+        let text = serde_json::to_string(event).unwrap();
+        prop_assert!(!text.contains("AKIAIOSFODNN7EXAMPLE") && !text.contains("dark mode"), "content: {text}");
+        let raw = serde_json::value::to_raw_value(event).unwrap();
+        if let Err(rejection) = parse_event(&raw, &limits, THEN_MS) {
+            prop_assert!(!rejection.field.is_empty() && !rejection.reason.is_empty(), "{rejection:?}");
+        }
+    }
+    Ok(())
+}
+
+fn refused_as_bad(error: AppError) -> Result<(), TestCaseError> {
+    match error {
+        AppError::BadRequest { message, .. } => prop_assert!(!message.is_empty()),
+        other => prop_assert!(false, "an export that cannot be read is a bad request, not {other:?}"),
+    }
+    Ok(())
+}
+
+proptest! {
+    #[test]
+    fn fuzz_otlp_json_exports(which in 0usize..4, edits in edits(), (cut, flips) in damage()) {
+        let fixture: Value = serde_json::from_str(FIXTURES[which]).unwrap();
+        let body = serde_json::to_vec(&edited(&fixture, &edits)).unwrap();
+        let body = damaged(&body, cut, &flips);
+        match Encoding::Json.decode::<ExportLogsServiceRequest>(&body, "logs") {
+            Ok(request) => check(&request)?,
+            Err(error) => refused_as_bad(error)?,
+        }
+    }
+
+    #[test]
+    fn fuzz_otlp_protobuf_exports(which in 0usize..4, (cut, flips) in damage()) {
+        let request: ExportLogsServiceRequest = serde_json::from_str(FIXTURES[which]).unwrap();
+        let body = damaged(&request.encode_to_vec(), cut, &flips);
+        match Encoding::Protobuf.decode::<ExportLogsServiceRequest>(&body, "logs") {
+            Ok(request) => check(&request)?,
+            Err(error) => refused_as_bad(error)?,
+        }
+    }
+}
