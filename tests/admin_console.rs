@@ -532,3 +532,33 @@ fn install_fills_an_otlp_token_of_ones_own_into_each_agents_settings() {
     assert!(status == 401 || (status == 303 && location.starts_with("/login")), "nobody: {status} {location}");
     assert_eq!(world.count("SELECT count(*) FROM auth_tokens WHERE kind = 'otlp'"), 1);
 }
+
+/// `/admin/adapters` says per person and agent whether data arrives by the hook, by the
+/// agent's own OTLP export, or both.
+#[test]
+fn adapters_name_each_persons_source() {
+    let world = world();
+    let session = format!("otlp-{}", now_ms());
+    let now = now_rfc3339();
+    let export = json!({"resourceLogs": [{"resource": {"attributes": [
+        {"key": "service.name", "value": {"stringValue": "codex_cli_rs"}}]},
+        "scopeLogs": [{"logRecords": [{"timeUnixNano": format!("{}", (now_ms() as u64 - 60_000) * 1_000_000),
+            "attributes": [{"key": "event.name", "value": {"stringValue": "codex.user_prompt"}},
+                           {"key": "conversation.id", "value": {"stringValue": session}},
+                           {"key": "prompt_length", "value": {"stringValue": "12"}}]}]}]}]});
+    let (status, _) = post_json(&format!("{}/v1/logs", world.server.ingest), &world.max_hook, &export);
+    assert_eq!(status, 200);
+    let mut hook = event("session_start", "hook-session", now_ms() - 30_000);
+    hook["ts"] = Value::from(now);
+    let (status, _) = world.server.post_events(&world.max_hook, &envelope(vec![hook]));
+    assert_eq!(status, 200);
+    let (status, body, _) = world.page(Some(ADMIN), "/admin/adapters");
+    assert_eq!(status, 200);
+    let section = &body[body.find("id=\"sources\"").expect("the sources section")..];
+    let row_of = |agent: &str| {
+        let at = section.find(&format!("<td>{agent}</td>")).unwrap_or_else(|| panic!("{agent}: {section}"));
+        section[at..at + 60].to_string()
+    };
+    assert!(row_of("codex").contains("<td>OTLP</td>"), "{}", row_of("codex"));
+    assert!(row_of("claude_code").contains("<td>hook</td>"), "{}", row_of("claude_code"));
+}

@@ -345,6 +345,16 @@ fn a_call_and_a_request_seen_by_the_hook_and_by_otlp_are_counted_once_in_either_
         if otlp_first {
             assert_eq!(hook_answer["duplicates"], 3, "{hook_answer}");
         }
+        let (otlp_events, events): (i64, i64) = server
+            .main_db()
+            .query_row(
+                "SELECT otlp_events, event_count FROM sessions WHERE agent_session_id = ?1",
+                [CLAUDE_SESSION],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
+            .unwrap();
+        let expected_otlp = if otlp_first { 8 } else { 5 };
+        assert_eq!((otlp_events, events), (expected_otlp, 9), "{order}: the first report of each is the one kept");
         let bash = stored_tool(&server, "toolu_01A9bQ");
         assert_eq!(bash.len(), 1, "{order}: {bash:?}");
         assert_eq!(bash[0]["tool"]["input_sha256"], "ab".repeat(32), "{order}: the hook's digest is kept");

@@ -51,6 +51,7 @@ pub const MIGRATIONS: &[&str] = &[
     include_str!("../../migrations/0031_tools_daily_by_kind.sql"),
     include_str!("../../migrations/0032_otlp_tokens.sql"),
     include_str!("../../migrations/0033_otlp_sessions.sql"),
+    include_str!("../../migrations/0034_session_sources.sql"),
 ];
 
 pub fn latest_version() -> i64 {

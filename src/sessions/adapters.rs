@@ -4,6 +4,9 @@
 //! the 30 days before the last 7 and not since) or arrives without usage (events but
 //! no tokens, so spend is invisible).
 //!
+//! It also says, per person and agent, whether data arrives by the hook, by the agent's
+//! own OTLP export, or both (`sessions.otlp_events`).
+//!
 //! Invariants: reads session rows only, never raw events; every list is bounded.
 
 use rusqlite::{Connection, params};
@@ -32,6 +35,53 @@ pub struct MachineLine {
     pub cli_version: String,
     pub os: String,
     pub last_seen_ms: i64,
+}
+
+/// How one person's agent reports (last 30 days): sessions by the hook only, by OTLP
+/// only, and by both.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SourceLine {
+    pub email: String,
+    pub agent_type: String,
+    pub hook_only: i64,
+    pub otlp_only: i64,
+    pub both: i64,
+    pub last_seen_ms: i64,
+}
+
+impl SourceLine {
+    /// The source in a word: `hook`, `OTLP` or `both`.
+    pub fn source(&self) -> &'static str {
+        match (self.hook_only > 0, self.otlp_only > 0, self.both > 0) {
+            (_, _, true) | (true, true, _) => "both",
+            (false, true, false) => "OTLP",
+            _ => "hook",
+        }
+    }
+}
+
+/// Per person and agent, the sessions of the last 30 days by source, latest first
+/// (at most 500).
+pub fn sources(conn: &Connection, now_ms: i64) -> Result<Vec<SourceLine>, DbError> {
+    let mut stmt = conn.prepare(
+        "SELECT u.email, s.agent_type,
+                sum(s.otlp_events = 0), sum(s.otlp_events = s.event_count AND s.otlp_events > 0),
+                sum(s.otlp_events > 0 AND s.otlp_events < s.event_count), max(s.last_event_ms)
+         FROM sessions s JOIN users u ON u.id = s.user_id
+         WHERE s.last_event_ms >= ?1
+         GROUP BY s.user_id, s.agent_type ORDER BY 6 DESC LIMIT 500",
+    )?;
+    let rows = stmt.query_map([now_ms - 30 * DAY_MS], |row| {
+        Ok(SourceLine {
+            email: row.get(0)?,
+            agent_type: row.get(1)?,
+            hook_only: row.get(2)?,
+            otlp_only: row.get(3)?,
+            both: row.get(4)?,
+            last_seen_ms: row.get(5)?,
+        })
+    })?;
+    Ok(rows.collect::<Result<_, _>>()?)
 }
 
 /// A person whose telemetry has a gap.

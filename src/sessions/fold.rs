@@ -35,6 +35,8 @@ pub struct SessionDelta {
     pub started_at_ms: Option<i64>,
     pub ended_at_ms: Option<i64>,
     pub event_count: i64,
+    /// Events from the agent's own OTLP export (the rest came from the hook).
+    pub otlp_events: i64,
     pub prompt_count: i64,
     pub tool_call_count: i64,
     pub tool_error_count: i64,
@@ -95,6 +97,7 @@ impl Deltas {
         delta.first_event_ms = delta.first_event_ms.min(event.ts_ms);
         delta.last_event_ms = delta.last_event_ms.max(event.ts_ms);
         delta.event_count += 1;
+        delta.otlp_events += i64::from(event.is_otlp());
         let tool_status = event.tool.as_ref().and_then(|tool| tool.status);
         match event.event_type {
             EventType::SessionStart => {
@@ -173,10 +176,10 @@ const UPSERT_SQL: &str = "INSERT INTO sessions (
     notification_count, subagent_count, compact_count, input_tokens, output_tokens, cache_read_tokens,
     cache_write_5m_tokens, cache_write_1h_tokens, reasoning_tokens, cost_nusd, client_cost_nusd,
     unknown_model_events, total_response_ms, response_sample_count, max_autonomy_rank, git_ts_ms,
-    git_branch, git_commit, git_remote, git_dirty, machine_id, cli_version, os, end_reason)
+    git_branch, git_commit, git_remote, git_dirty, machine_id, cli_version, os, end_reason, otlp_events)
   VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20,
     ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30, ?31, ?32, ?33, ?34, ?35, ?36, ?37,
-    CASE WHEN ?9 IS NULL THEN NULL ELSE 'ended' END)
+    CASE WHEN ?9 IS NULL THEN NULL ELSE 'ended' END, ?38)
   ON CONFLICT (user_id, agent_type, agent_session_id) DO UPDATE SET
     run_kind = CASE
         WHEN 'EVAL' IN (sessions.run_kind, excluded.run_kind) THEN 'EVAL'
@@ -198,6 +201,7 @@ const UPSERT_SQL: &str = "INSERT INTO sessions (
         WHEN sessions.end_reason = 'abandoned' AND excluded.last_event_ms > sessions.ended_at_ms THEN NULL
         ELSE sessions.end_reason END,
     event_count = sessions.event_count + excluded.event_count,
+    otlp_events = sessions.otlp_events + excluded.otlp_events,
     prompt_count = sessions.prompt_count + excluded.prompt_count,
     tool_call_count = sessions.tool_call_count + excluded.tool_call_count,
     tool_error_count = sessions.tool_error_count + excluded.tool_error_count,
@@ -282,6 +286,7 @@ pub fn apply(conn: &Connection, deltas: &Deltas, now_ms: i64) -> Result<(), DbEr
                 client.map(|c| c.machine_id.as_str()),
                 client.map(|c| c.cli_version.as_str()),
                 client.map(|c| c.os.as_str()),
+                delta.otlp_events,
             ],
             |row| row.get(0),
         )?;

@@ -41,19 +41,20 @@ pub async fn page(
     Query(flash): Query<Flash>,
 ) -> Result<Response, PageError> {
     let now_ms = state.clock.now_ms();
-    let (versions, machines, stopped, without_usage) = state
+    let (versions, machines, stopped, without_usage, sources) = state
         .read(move |conn| {
             Ok::<_, DbError>((
                 adapters::versions(conn, now_ms)?,
                 adapters::machines(conn, now_ms)?,
                 adapters::stopped_reporting(conn, now_ms)?,
                 adapters::without_usage(conn, now_ms)?,
+                adapters::sources(conn, now_ms)?,
             ))
         })
         .await?;
 
     let mut by_version = Section::new("versions", "Agents and hook versions (last 30 days)")
-        .columns(vec!["Agent", "Hook version", "Sessions", "People", "Machines", "Last seen"])
+        .columns(vec!["Agent", "Hook or exporter version", "Sessions", "People", "Machines", "Last seen"])
         .empty("Nothing has reported in the last 30 days. Send people to /install.");
     by_version.rows = versions
         .into_iter()
@@ -64,6 +65,24 @@ pub async fn page(
                 Cell::count(line.sessions),
                 Cell::count(line.people),
                 Cell::count(line.machines),
+                when(Some(line.last_seen_ms)),
+            ])
+        })
+        .collect();
+    let mut by_source = Section::new("sources", "Hook, OTLP or both, per person and agent (last 30 days)")
+        .intro("Sessions by the hook only, by the agent's own OpenTelemetry export only (settings from /install), and by both (each call, request and prompt stored once; docs/otel.md).")
+        .columns(vec!["Person", "Agent", "Source", "Hook only", "OTLP only", "Both", "Last seen"])
+        .empty("Nothing has reported in the last 30 days.");
+    by_source.rows = sources
+        .into_iter()
+        .map(|line| {
+            Row::new(vec![
+                Cell::text(line.email.clone()),
+                Cell::text(line.agent_type.clone()),
+                Cell::text(line.source()),
+                Cell::count(line.hook_only),
+                Cell::count(line.otlp_only),
+                Cell::count(line.both),
                 when(Some(line.last_seen_ms)),
             ])
         })
@@ -101,6 +120,7 @@ pub async fn page(
         flash,
     )
     .section(by_version)
+    .section(by_source)
     .section(stopped_section)
     .section(no_usage)
     .section(by_machine)
