@@ -59,6 +59,8 @@ pub struct Listen {
     pub ingest: SocketAddr,
     pub web: SocketAddr,
     pub github: SocketAddr,
+    /// OTLP/gRPC's listener (`host:port`, OTLP's own port is 4317), or empty for none.
+    pub otlp_grpc: String,
     /// Reverse proxies whose `X-Forwarded-For` is believed (the client address for
     /// throttling); from any other peer the header is ignored.
     pub trusted_proxies: Vec<IpAddr>,
@@ -153,12 +155,28 @@ impl Default for Config {
     }
 }
 
+impl Listen {
+    /// `otlp_grpc` as an address, `None` when it is empty (no gRPC listener).
+    pub fn otlp_grpc_addr(&self) -> Result<Option<SocketAddr>, ConfigError> {
+        let text = self.otlp_grpc.trim();
+        if text.is_empty() {
+            return Ok(None);
+        }
+        text.parse().map(Some).map_err(|_| {
+            ConfigError::Invalid(format!(
+                "listen.otlp_grpc must be host:port such as 127.0.0.1:4317, or empty for none; got {text:?}"
+            ))
+        })
+    }
+}
+
 impl Default for Listen {
     fn default() -> Self {
         Listen {
             ingest: SocketAddr::from(([127, 0, 0, 1], 4000)),
             web: SocketAddr::from(([127, 0, 0, 1], 3000)),
             github: SocketAddr::from(([127, 0, 0, 1], 4001)),
+            otlp_grpc: String::new(),
             trusted_proxies: Vec::new(),
             max_connections: 1024,
             header_timeout_secs: 10,
@@ -283,7 +301,10 @@ impl Config {
         if self.data_dir.as_os_str().is_empty() {
             return invalid("data_dir must not be empty".into());
         }
-        let listeners = [("ingest", self.listen.ingest), ("web", self.listen.web), ("github", self.listen.github)];
+        let grpc = self.listen.otlp_grpc_addr()?;
+        let mut listeners =
+            vec![("ingest", self.listen.ingest), ("web", self.listen.web), ("github", self.listen.github)];
+        listeners.extend(grpc.map(|addr| ("otlp_grpc", addr)));
         for (i, (name_a, a)) in listeners.iter().enumerate() {
             for (name_b, b) in &listeners[i + 1..] {
                 if a.port() != 0 && a == b {

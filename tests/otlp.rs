@@ -397,3 +397,31 @@ fn the_hooks_own_reports_of_one_request_are_never_joined_with_each_other() {
     let view = session_view(&server, "claude_code", "s-growth");
     assert_eq!(view["usage"]["input_tokens"], 3000 + 150, "both parts count beside OTLP's other request: {view}");
 }
+
+/// OTLP/gRPC, on its own listener when `listen.otlp_grpc` is set: Gemini CLI's default.
+#[test]
+fn the_grpc_listener_takes_the_same_exports_with_the_same_credentials() {
+    use opentelemetry_proto::tonic::collector::logs::v1::logs_service_client::LogsServiceClient;
+    let server = TestServer::spawn_with_env(&[("SIGHTLINE_LISTEN_OTLP_GRPC", "127.0.0.1:0")]);
+    let addresses: Value =
+        serde_json::from_str(&std::fs::read_to_string(server.data_dir.join("run/addresses.json")).unwrap()).unwrap();
+    let endpoint = format!("http://{}", addresses["otlp_grpc"].as_str().expect("the gRPC listener's address"));
+    let export: ExportLogsServiceRequest = serde_json::from_value(fixture("gemini_cli_logs")).unwrap();
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    let (answer, refused) = runtime.block_on(async {
+        let mut client = LogsServiceClient::connect(endpoint)
+            .await
+            .unwrap()
+            .send_compressed(tonic::codec::CompressionEncoding::Gzip);
+        let mut request = tonic::Request::new(export.clone());
+        request.metadata_mut().insert("authorization", format!("Bearer {}", server.token).parse().unwrap());
+        let answer = client.export(request).await.map(|response| response.into_inner());
+        let mut wrong = tonic::Request::new(export);
+        wrong.metadata_mut().insert("authorization", "Bearer slh_otlp_wrong".parse().unwrap());
+        (answer, client.export(wrong).await)
+    });
+    assert_eq!(answer.expect("the export is taken").partial_success, None);
+    assert_eq!(refused.expect_err("a wrong token is refused").code(), tonic::Code::Unauthenticated);
+    let view = session_view(&server, "gemini_cli", "b7e4c1d2-3f4a-4b5c-9d6e-7f8a9b0c1d2e");
+    assert_eq!((view["event_count"].as_i64(), view["usage"]["cache_read_tokens"].as_i64()), (Some(6), Some(4000)));
+}

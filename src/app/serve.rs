@@ -41,6 +41,9 @@ pub struct BoundAddresses {
     pub ingest: SocketAddr,
     pub web: SocketAddr,
     pub github: SocketAddr,
+    /// OTLP/gRPC's listener, when `listen.otlp_grpc` is set.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub otlp_grpc: Option<SocketAddr>,
     pub pid: u32,
 }
 
@@ -131,6 +134,10 @@ pub async fn serve_with_clock(
     let ingest = bind("ingest (listen.ingest)", config.listen.ingest).await?;
     let web = bind("web (listen.web)", config.listen.web).await?;
     let github = bind("GitHub app (listen.github)", config.listen.github).await?;
+    let otlp_grpc = match config.listen.otlp_grpc_addr()? {
+        Some(addr) => Some(bind("OTLP/gRPC (listen.otlp_grpc)", addr).await?),
+        None => None,
+    };
     let web_origin = config.auth.public_origin(web.local_addr()?);
     let issuer = if config.auth.public_url.is_empty() { "sightline".to_string() } else { web_origin.clone() };
     let keys = SigningKeys::load_or_create(&config.data_dir, &issuer)?;
@@ -157,10 +164,11 @@ pub async fn serve_with_clock(
         ingest: ingest.local_addr()?,
         web: web.local_addr()?,
         github: github.local_addr()?,
+        otlp_grpc: otlp_grpc.as_ref().map(|listener| listener.local_addr()).transpose()?,
         pid: std::process::id(),
     };
     write_addresses(&config.data_dir, &bound)?;
-    tracing::info!(ingest = %bound.ingest, web = %bound.web, github = %bound.github, data_dir = %config.data_dir.display(), "sightline serving");
+    tracing::info!(ingest = %bound.ingest, web = %bound.web, github = %bound.github, otlp_grpc = ?bound.otlp_grpc, data_dir = %config.data_dir.display(), "sightline serving");
 
     let scheduler = tokio::spawn(crate::jobs::scheduler::run(state.clone()));
     let webhook_worker = tokio::spawn(crate::github::worker::run(state.clone()));
@@ -185,6 +193,19 @@ pub async fn serve_with_clock(
         servers.push(tokio::spawn(crate::http::serve::serve(listener, router, limits, async move {
             let _ = stop.wait_for(|stopped| *stopped).await;
         })));
+    }
+    if let Some(listener) = otlp_grpc {
+        let mut stop = stop_rx.clone();
+        let state = state.clone();
+        servers.push(tokio::spawn(async move {
+            let stopped = async move {
+                let _ = stop.wait_for(|stopped| *stopped).await;
+            };
+            if let Err(err) = crate::ingest::otlp_grpc::serve(state, listener, stopped).await {
+                tracing::error!(error = %err, "the OTLP/gRPC listener stopped");
+            }
+            Ok(())
+        }));
     }
     let mut stop = stop_rx.clone();
     let _ = stop.wait_for(|stopped| *stopped).await;

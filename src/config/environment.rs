@@ -16,6 +16,7 @@ pub const ENV_KEYS: &[(&str, &str)] = &[
     ("SIGHTLINE_INGEST_ADDR", "listen.ingest"),
     ("SIGHTLINE_WEB_ADDR", "listen.web"),
     ("SIGHTLINE_GITHUB_ADDR", "listen.github"),
+    ("SIGHTLINE_LISTEN_OTLP_GRPC", "listen.otlp_grpc"),
     ("SIGHTLINE_LISTEN_TRUSTED_PROXIES", "listen.trusted_proxies"),
     ("SIGHTLINE_LISTEN_MAX_CONNECTIONS", "listen.max_connections"),
     ("SIGHTLINE_LISTEN_HEADER_TIMEOUT_SECS", "listen.header_timeout_secs"),
@@ -144,6 +145,10 @@ fn env_value(key: &str, raw: &str) -> Result<toml::Value, String> {
             })
             .collect();
         return parsed.map(toml::Value::Array);
+    }
+    if matches!(key, "listen.otlp_grpc" | "ingest.otlp_path_prefix") {
+        // Text checked with the rest of the configuration (empty turns gRPC off).
+        return Ok(toml::Value::String(raw.to_string()));
     }
     if matches!(key, "listen.ingest" | "listen.web" | "listen.github") {
         raw.parse::<SocketAddr>().map_err(|_| format!("{raw:?} is not an address such as 127.0.0.1:4000"))?;

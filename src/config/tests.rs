@@ -143,3 +143,25 @@ fn settings_of_the_services_outside_are_typed_and_unknown_variables_are_named() 
     .unwrap_err();
     assert!(err.to_string().contains("SIGHTLINE_BILLING_DRIFT_TOLERANCE_PCT"), "{err}");
 }
+
+#[test]
+fn the_otlp_settings_are_read_from_the_environment_and_checked() {
+    let config = Config::load(
+        None,
+        env(&[("SIGHTLINE_INGEST_OTLP_PATH_PREFIX", "/collector"), ("SIGHTLINE_LISTEN_OTLP_GRPC", "127.0.0.1:4317")]),
+        &Overrides::default(),
+    )
+    .unwrap();
+    assert_eq!(config.ingest.otlp_path_prefix, "/collector");
+    assert_eq!(config.listen.otlp_grpc_addr().unwrap(), Some("127.0.0.1:4317".parse().unwrap()));
+    assert_eq!(Config::default().listen.otlp_grpc_addr().unwrap(), None, "no gRPC listener unless asked");
+    for (variable, value, named) in [
+        ("SIGHTLINE_INGEST_OTLP_PATH_PREFIX", "otel/", "ingest.otlp_path_prefix"),
+        ("SIGHTLINE_INGEST_OTLP_PATH_PREFIX", "/v1", "ingest.otlp_path_prefix"),
+        ("SIGHTLINE_LISTEN_OTLP_GRPC", "localhost", "listen.otlp_grpc"),
+        ("SIGHTLINE_LISTEN_OTLP_GRPC", "127.0.0.1:4000", "listen.ingest and listen.otlp_grpc"),
+    ] {
+        let err = Config::load(None, env(&[(variable, value)]), &Overrides::default()).unwrap_err().to_string();
+        assert!(err.contains(named), "{variable}={value}: {err}");
+    }
+}

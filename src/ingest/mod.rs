@@ -8,6 +8,7 @@
 pub mod batch;
 pub mod me;
 pub mod otlp;
+pub mod otlp_grpc;
 pub mod transcripts;
 
 use std::sync::Arc;

@@ -45,17 +45,7 @@ pub async fn post_metrics(State(state): State<Arc<AppState>>, headers: HeaderMap
     let headers = &headers;
     answer(headers, |encoding| async move {
         let request: ExportMetricsServiceRequest = read(&state, headers, body, encoding, "metrics").await?;
-        let points = request
-            .resource_metrics
-            .iter()
-            .flat_map(|resource| &resource.scope_metrics)
-            .flat_map(|scope| &scope.metrics)
-            .count();
-        let partial_success = (points > 0).then(|| ExportMetricsPartialSuccess {
-            rejected_data_points: 0,
-            error_message: NOT_STORED.replace("{signal}", "metrics"),
-        });
-        Ok(encoding.answer(&ExportMetricsServiceResponse { partial_success }))
+        Ok(encoding.answer(&metrics_answer(&request)))
     })
     .await
 }
@@ -64,12 +54,7 @@ pub async fn post_traces(State(state): State<Arc<AppState>>, headers: HeaderMap,
     let headers = &headers;
     answer(headers, |encoding| async move {
         let request: ExportTraceServiceRequest = read(&state, headers, body, encoding, "traces").await?;
-        let spans = request.resource_spans.iter().flat_map(|r| &r.scope_spans).map(|s| s.spans.len()).sum::<usize>();
-        let partial_success = (spans > 0).then(|| ExportTracePartialSuccess {
-            rejected_spans: 0,
-            error_message: NOT_STORED.replace("{signal}", "traces"),
-        });
-        Ok(encoding.answer(&ExportTraceServiceResponse { partial_success }))
+        Ok(encoding.answer(&traces_answer(&request)))
     })
     .await
 }
@@ -99,14 +84,26 @@ async fn receive_logs(
     let received = std::time::Instant::now();
     let user_id = otlp_user(&state, headers).await?;
     let request: ExportLogsServiceRequest = read_decoded(&state, headers, body, encoding, "logs").await?;
-    let mapped = logs::map(&request, &user_id);
+    Ok(encoding.answer(&store_logs(&state, &user_id, &request, received).await?))
+}
+
+/// Maps a logs export for `user_id` and stores its events on the hook's path; the answer
+/// counts the records refused (by the mapping or by the wire contract) with the first
+/// reasons. OTLP/HTTP and OTLP/gRPC share it.
+pub(crate) async fn store_logs(
+    state: &Arc<AppState>,
+    user_id: &str,
+    request: &ExportLogsServiceRequest,
+    received: std::time::Instant,
+) -> Result<ExportLogsServiceResponse, AppError> {
+    let mapped = logs::map(request, user_id);
     let raw: Vec<Box<RawValue>> = mapped
         .events
         .iter()
         .map(|event| serde_json::value::to_raw_value(event).map_err(|err| AppError::Internal(err.to_string())))
         .collect::<Result<_, _>>()?;
     let refs: Vec<&RawValue> = raw.iter().map(|event| event.as_ref()).collect();
-    let outcome = batch::store(&state, &user_id, &client_of(&request), &refs, received).await?;
+    let outcome = batch::store(state, user_id, &client_of(request), &refs, received).await?;
     let mut reasons = mapped.reasons;
     for rejected in outcome.rejected.iter().take(5usize.saturating_sub(reasons.len())) {
         reasons.push(format!("{}: {}", rejected.field, rejected.reason));
@@ -117,7 +114,32 @@ async fn receive_logs(
         error_message: format!("{rejected} log records refused: {}", reasons.join("; ")),
     });
     state.metrics.count_otlp_records(mapped.events.len() as u64, mapped.skipped, rejected);
-    Ok(encoding.answer(&ExportLogsServiceResponse { partial_success }))
+    Ok(ExportLogsServiceResponse { partial_success })
+}
+
+/// The answer to a metrics export: accepted, not stored (said in `partial_success`).
+pub(crate) fn metrics_answer(request: &ExportMetricsServiceRequest) -> ExportMetricsServiceResponse {
+    let points = request
+        .resource_metrics
+        .iter()
+        .flat_map(|resource| &resource.scope_metrics)
+        .flat_map(|scope| &scope.metrics)
+        .count();
+    let partial_success = (points > 0).then(|| ExportMetricsPartialSuccess {
+        rejected_data_points: 0,
+        error_message: NOT_STORED.replace("{signal}", "metrics"),
+    });
+    ExportMetricsServiceResponse { partial_success }
+}
+
+/// The answer to a traces export: accepted, not stored (said in `partial_success`).
+pub(crate) fn traces_answer(request: &ExportTraceServiceRequest) -> ExportTraceServiceResponse {
+    let spans = request.resource_spans.iter().flat_map(|r| &r.scope_spans).map(|s| s.spans.len()).sum::<usize>();
+    let partial_success = (spans > 0).then(|| ExportTracePartialSuccess {
+        rejected_spans: 0,
+        error_message: NOT_STORED.replace("{signal}", "traces"),
+    });
+    ExportTraceServiceResponse { partial_success }
 }
 
 /// Reads the credential, then the body, and decodes the export.
@@ -156,6 +178,11 @@ where
 /// The person an OTLP credential belongs to: an OTLP token, or the person's hook token.
 async fn otlp_user(state: &Arc<AppState>, headers: &HeaderMap) -> Result<String, AppError> {
     let secret = bearer(headers).ok_or(AppError::Unauthorized)?.to_string();
+    owner_of(state, secret).await
+}
+
+/// The owner of an OTLP or hook token's secret.
+pub(crate) async fn owner_of(state: &Arc<AppState>, secret: String) -> Result<String, AppError> {
     let pool = state.readers.clone();
     let now_ms = state.clock.now_ms();
     let owner = db::blocking(move || {
