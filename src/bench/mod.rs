@@ -11,7 +11,6 @@
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
-use std::io::Read;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -296,29 +295,39 @@ fn send_batch(agent: &ureq::Agent, args: &IngestArgs, dev: &mut Developer, resul
         request = request.header("Content-Encoding", "zstd");
     }
     let started = Instant::now();
-    let outcome = request.send(&bytes[..]);
+    if let Some(text) = answered(result, started, request.send(&bytes[..])) {
+        let parsed: serde_json::Value = serde_json::from_slice(&text).unwrap_or_default();
+        result.accepted += parsed["accepted"].as_u64().unwrap_or(0);
+        result.duplicates += parsed["duplicates"].as_u64().unwrap_or(0);
+        result.rejected += parsed["rejected"].as_array().map_or(0, |r| r.len() as u64);
+    }
+}
+
+/// Counts one request's answer into `result` (its latency from `started`, an error for
+/// anything but a 200) and returns a 200's body.
+pub(crate) fn answered(
+    result: &mut ThreadResult,
+    started: Instant,
+    outcome: Result<ureq::http::Response<ureq::Body>, ureq::Error>,
+) -> Option<Vec<u8>> {
     result.batches += 1;
     match outcome {
         Ok(mut response) => {
             let status = response.status().as_u16();
-            let mut text = String::new();
-            let _ = response.body_mut().as_reader().read_to_string(&mut text);
+            let bytes = response.body_mut().with_config().limit(16 << 20).read_to_vec().unwrap_or_default();
             result.latencies_us.push(started.elapsed().as_micros() as u64);
             if status == 200 {
-                let parsed: serde_json::Value = serde_json::from_str(&text).unwrap_or_default();
-                result.accepted += parsed["accepted"].as_u64().unwrap_or(0);
-                result.duplicates += parsed["duplicates"].as_u64().unwrap_or(0);
-                result.rejected += parsed["rejected"].as_array().map_or(0, |r| r.len() as u64);
-            } else {
-                result.errors += 1;
-                result.first_error.get_or_insert(format!("HTTP {status}: {text}"));
+                return Some(bytes);
             }
+            result.errors += 1;
+            result.first_error.get_or_insert(format!("HTTP {status}: {}", String::from_utf8_lossy(&bytes)));
         }
         Err(err) => {
             result.errors += 1;
             result.first_error.get_or_insert(err.to_string());
         }
     }
+    None
 }
 
 fn ingest(args: &IngestArgs) -> anyhow::Result<i32> {

@@ -17,7 +17,7 @@ use opentelemetry_proto::tonic::resource::v1::Resource;
 use prost::Message;
 use serde_json::json;
 
-use super::{Load, ThreadResult, drive, nearest_rank, parse_duration};
+use super::{Load, ThreadResult, answered, drive, nearest_rank, parse_duration};
 
 #[derive(Debug, Clone, Args)]
 pub struct OtlpBenchArgs {
@@ -178,39 +178,23 @@ fn send_export(agent: &ureq::Agent, args: &OtlpBenchArgs, exporter: &mut Exporte
         request = request.header("Content-Encoding", "gzip");
     }
     let started = Instant::now();
-    let outcome = request.send(&body[..]);
-    result.batches += 1;
-    match outcome {
-        Ok(mut response) => {
-            let status = response.status().as_u16();
-            let bytes = response.body_mut().read_to_vec().unwrap_or_default();
-            result.latencies_us.push(started.elapsed().as_micros() as u64);
-            if status == 200 {
-                let rejected = if args.json {
-                    serde_json::from_slice::<serde_json::Value>(&bytes).ok().and_then(|answer| {
-                        let count = &answer["partialSuccess"]["rejectedLogRecords"];
-                        count.as_str().and_then(|text| text.parse().ok()).or(count.as_u64())
-                    })
-                } else {
-                    ExportLogsServiceResponse::decode(&bytes[..])
-                        .ok()
-                        .and_then(|answer| answer.partial_success)
-                        .map(|partial| partial.rejected_log_records.max(0) as u64)
-                };
-                let rejected = rejected.unwrap_or(0);
-                result.rejected += rejected;
-                result.accepted += args.records as u64 - rejected.min(args.records as u64);
-                if rejected == 0 {
-                    result.events_expected += mapped;
-                }
-            } else {
-                result.errors += 1;
-                result.first_error.get_or_insert(format!("HTTP {status}: {}", String::from_utf8_lossy(&bytes)));
-            }
-        }
-        Err(err) => {
-            result.errors += 1;
-            result.first_error.get_or_insert(err.to_string());
+    if let Some(bytes) = answered(result, started, request.send(&body[..])) {
+        let rejected = if args.json {
+            serde_json::from_slice::<serde_json::Value>(&bytes).ok().and_then(|answer| {
+                let count = &answer["partialSuccess"]["rejectedLogRecords"];
+                count.as_str().and_then(|text| text.parse().ok()).or(count.as_u64())
+            })
+        } else {
+            ExportLogsServiceResponse::decode(&bytes[..])
+                .ok()
+                .and_then(|answer| answer.partial_success)
+                .map(|partial| partial.rejected_log_records.max(0) as u64)
+        };
+        let rejected = rejected.unwrap_or(0);
+        result.rejected += rejected;
+        result.accepted += args.records as u64 - rejected.min(args.records as u64);
+        if rejected == 0 {
+            result.events_expected += mapped;
         }
     }
 }

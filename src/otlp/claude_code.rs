@@ -24,13 +24,7 @@ pub const AGENT: AgentType = AgentType::ClaudeCode;
 pub fn map(record: &Record<'_>) -> Outcome {
     let attributes = &record.attributes;
     match record.name.as_str() {
-        "user_prompt" => {
-            let mut event = record.event("prompt_submit", None);
-            if let Some(length) = attributes.count("prompt_length") {
-                event["metadata"]["prompt_length"] = json!(length);
-            }
-            Outcome::Event(event)
-        }
+        "user_prompt" => Outcome::Event(record.prompt()),
         "api_request" => {
             let request_id = attributes.text("request_id");
             let mut event = record.event("turn_end", request_id.as_deref());

@@ -25,20 +25,11 @@ pub fn map(record: &Record<'_>) -> Outcome {
     let attributes = &record.attributes;
     match record.name.as_str() {
         "conversation_starts" => {
-            let mut event = record.event("session_start", None);
-            if let Some(model) = attributes.text("model") {
-                event["model"] = json!(model);
-            }
+            let mut event = record.start();
             copy_texts(&mut event, attributes, &["approval_policy", "sandbox_policy", "reasoning_effort"]);
             Outcome::Event(event)
         }
-        "user_prompt" => {
-            let mut event = record.event("prompt_submit", None);
-            if let Some(length) = attributes.count("prompt_length") {
-                event["metadata"]["prompt_length"] = json!(length);
-            }
-            Outcome::Event(event)
-        }
+        "user_prompt" => Outcome::Event(record.prompt()),
         "sse_event" if attributes.text("event.kind").as_deref() == Some("response.completed") => {
             if attributes.text("error.message").is_some() {
                 return Outcome::Skipped;

@@ -20,20 +20,8 @@ pub const AGENT: AgentType = AgentType::GeminiCli;
 pub fn map(record: &Record<'_>) -> Outcome {
     let attributes = &record.attributes;
     match record.name.as_str() {
-        "config" => {
-            let mut event = record.event("session_start", None);
-            if let Some(model) = attributes.text("model") {
-                event["model"] = json!(model);
-            }
-            Outcome::Event(event)
-        }
-        "user_prompt" => {
-            let mut event = record.event("prompt_submit", None);
-            if let Some(length) = attributes.count("prompt_length") {
-                event["metadata"]["prompt_length"] = json!(length);
-            }
-            Outcome::Event(event)
-        }
+        "config" => Outcome::Event(record.start()),
+        "user_prompt" => Outcome::Event(record.prompt()),
         "api_response" => {
             let input = attributes.count("input_token_count").unwrap_or(0);
             let cached = attributes.count("cached_content_token_count").unwrap_or(0).min(input);

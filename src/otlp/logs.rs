@@ -63,6 +63,26 @@ impl Record<'_> {
     }
 }
 
+impl Record<'_> {
+    /// A prompt: its length, never its text.
+    pub fn prompt(&self) -> Value {
+        let mut event = self.event("prompt_submit", None);
+        if let Some(length) = self.attributes.count("prompt_length") {
+            event["metadata"]["prompt_length"] = json!(length);
+        }
+        event
+    }
+
+    /// A session's start, with its model.
+    pub fn start(&self) -> Value {
+        let mut event = self.event("session_start", None);
+        if let Some(model) = self.attributes.text("model") {
+            event["model"] = json!(model);
+        }
+        event
+    }
+}
+
 /// A deterministic id laid out as a UUIDv7 (the record's time in its first 48 bits, so
 /// a partition's inserts stay in time order) with the rest from a digest of what the
 /// event is.
