@@ -32,12 +32,20 @@ use crate::model::wire::Event;
 /// session is not joined (its OTLP twin is long stored, and the hook's has been too).
 const REMEMBER_MS: i64 = 2 * 86_400_000;
 
-type SessionOf = (String, AgentType, String);
+/// A session by a hash of (person, agent, session id), so a hook event's look-up borrows
+/// its fields instead of copying them (the writer's hot path). A collision only makes a
+/// hook event look for a twin it will not find.
+fn session_of(user_id: &str, agent: AgentType, session_id: &str) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    (user_id, agent.as_str(), session_id).hash(&mut hasher);
+    hasher.finish()
+}
 
 /// The sessions that sent OTLP lately, by when they last did.
 #[derive(Debug, Default)]
 pub(super) struct OtlpSessions {
-    recent: HashMap<SessionOf, i64>,
+    recent: HashMap<u64, i64>,
 }
 
 impl OtlpSessions {
@@ -52,7 +60,7 @@ impl OtlpSessions {
         for row in rows {
             let (user, agent, session, seen) = row?;
             if let Some(agent) = AgentType::parse(&agent) {
-                recent.insert((user, agent, session), seen);
+                recent.insert(session_of(&user, agent, &session), seen);
             }
         }
         Ok(OtlpSessions { recent })
@@ -60,8 +68,7 @@ impl OtlpSessions {
 
     /// Whether this session has sent OTLP (so its events are joined).
     pub(super) fn contains(&self, user_id: &str, event: &Event) -> bool {
-        !self.recent.is_empty()
-            && self.recent.contains_key(&(user_id.to_string(), event.agent_type, event.session_id.clone()))
+        !self.recent.is_empty() && self.recent.contains_key(&session_of(user_id, event.agent_type, &event.session_id))
     }
 
     /// Remembers the sessions of OTLP events just stored, in memory and in `main.db`
@@ -78,7 +85,7 @@ impl OtlpSessions {
              ON CONFLICT (user_id, agent_type, session_id) DO UPDATE SET last_seen_ms = excluded.last_seen_ms",
         )?;
         for event in events {
-            let key = (user_id.to_string(), event.agent_type, event.session_id.clone());
+            let key = session_of(user_id, event.agent_type, &event.session_id);
             if self.recent.insert(key, now_ms).is_none_or(|seen| now_ms - seen > 60_000) {
                 upsert.execute(params![user_id, event.agent_type.as_str(), event.session_id, now_ms])?;
             }
