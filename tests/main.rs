@@ -38,6 +38,7 @@ mod jobs;
 mod judge;
 mod me_pages;
 mod otlp;
+mod otlp_metrics;
 mod prices;
 mod projections;
 mod redaction_corpus;

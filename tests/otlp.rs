@@ -14,7 +14,7 @@ use serde_json::Value;
 use crate::common::*;
 
 /// A fixture with every `*UnixNano` time moved so its first record is an hour ago.
-fn fixture(name: &str) -> Value {
+pub(crate) fn fixture(name: &str) -> Value {
     let path = format!("{}/tests/fixtures/otlp/{name}.json", env!("CARGO_MANIFEST_DIR"));
     let mut value: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
     let mut earliest = u64::MAX;
@@ -47,14 +47,20 @@ fn protobuf(export: &Value) -> Vec<u8> {
     request.encode_to_vec()
 }
 
-fn gzip(bytes: &[u8]) -> Vec<u8> {
+pub(crate) fn gzip(bytes: &[u8]) -> Vec<u8> {
     let mut encoder = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
     encoder.write_all(bytes).unwrap();
     encoder.finish().unwrap()
 }
 
 /// Posts `body` and answers the status, the response's content type and its bytes.
-fn send(url: &str, token: &str, content_type: &str, extra: &[(&str, &str)], body: Vec<u8>) -> (u16, String, Vec<u8>) {
+pub(crate) fn send(
+    url: &str,
+    token: &str,
+    content_type: &str,
+    extra: &[(&str, &str)],
+    body: Vec<u8>,
+) -> (u16, String, Vec<u8>) {
     let mut request =
         agent().post(url).header("Authorization", format!("Bearer {token}")).header("Content-Type", content_type);
     for (key, value) in extra {
@@ -66,17 +72,17 @@ fn send(url: &str, token: &str, content_type: &str, extra: &[(&str, &str)], body
     (response.status().as_u16(), kind, bytes)
 }
 
-fn json_of(bytes: &[u8]) -> Value {
+pub(crate) fn json_of(bytes: &[u8]) -> Value {
     serde_json::from_slice(bytes).unwrap()
 }
 
-fn session_view(server: &TestServer, agent: &str, session: &str) -> Value {
+pub(crate) fn session_view(server: &TestServer, agent: &str, session: &str) -> Value {
     let (status, view) = server.agent_session(&server.token, agent, session);
     assert_eq!(status, 200, "{view}");
     view
 }
 
-fn otlp_token(server: &TestServer) -> String {
+pub(crate) fn otlp_token(server: &TestServer) -> String {
     let dir = server.data_dir.to_str().unwrap();
     let made = sightline(&["token", "create", "--data-dir", dir, "--user", "dev@example.com", "--kind", "otlp"]);
     assert!(made.status.success(), "{}", stderr(&made));
@@ -247,31 +253,14 @@ fn opentelemetry_status(body: &[u8]) -> String {
 }
 
 #[test]
-fn metrics_and_traces_are_accepted_and_said_to_be_unused() {
+fn traces_are_accepted_and_said_to_be_unused() {
     let server = TestServer::spawn();
-    let metrics = serde_json::json!({"resourceMetrics": [{"resource": {"attributes": [
-        {"key": "service.name", "value": {"stringValue": "claude-code"}}]},
-        "scopeMetrics": [{"scope": {"name": "com.anthropic.claude_code"}, "metrics": [{
-            "name": "claude_code.lines_of_code.count",
-            "sum": {"aggregationTemporality": 1, "isMonotonic": true, "dataPoints": [{
-                "asDouble": 12, "startTimeUnixNano": "1776364399123000000", "timeUnixNano": "1776364459123000000",
-                "attributes": [{"key": "type", "value": {"stringValue": "added"}}]}]}}]}]}]});
-    let (status, _, body) = send(
-        &format!("{}/v1/metrics", server.ingest),
-        &server.token,
-        "application/json",
-        &[],
-        serde_json::to_vec(&metrics).unwrap(),
-    );
-    assert_eq!(status, 200);
-    let message = json_of(&body)["partialSuccess"]["errorMessage"].as_str().unwrap().to_string();
-    assert!(message.contains("does not store OTLP metrics"), "{message}");
     let (status, _, body) =
         send(&format!("{}/otel/v1/traces", server.ingest), &server.token, "application/json", &[], b"{}".to_vec());
     assert_eq!((status, json_of(&body)), (200, serde_json::json!({})), "an empty export is a success");
 }
 
-const CLAUDE_SESSION: &str = "3c1d2f4e-8a7b-4c6d-9e0f-1a2b3c4d5e6f";
+pub(crate) const CLAUDE_SESSION: &str = "3c1d2f4e-8a7b-4c6d-9e0f-1a2b3c4d5e6f";
 
 /// The hook's reports of the fixture's Bash call and first model request (the same
 /// `tool_use_id` and `request_id`), at `ts_ms`, with what only the hook knows: the

@@ -52,6 +52,7 @@ pub const MIGRATIONS: &[&str] = &[
     include_str!("../../migrations/0032_otlp_tokens.sql"),
     include_str!("../../migrations/0033_otlp_sessions.sql"),
     include_str!("../../migrations/0034_session_sources.sql"),
+    include_str!("../../migrations/0035_session_reported.sql"),
 ];
 
 pub fn latest_version() -> i64 {

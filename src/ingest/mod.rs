@@ -9,6 +9,7 @@ pub mod batch;
 pub mod me;
 pub mod otlp;
 pub mod otlp_grpc;
+pub mod otlp_metrics;
 pub mod transcripts;
 
 use std::sync::Arc;

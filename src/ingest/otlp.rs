@@ -5,9 +5,10 @@
 //! events on the hook's path (`otlp::logs`, `batch::store`). Records refused are
 //! counted in `partial_success`, as OTLP asks, never a retryable error.
 //!
-//! Metrics and traces are accepted (a well-formed export is 200) and not stored yet:
-//! per-request log events carry the tokens and cost, and the answer says so in
-//! `partial_success.error_message` so an operator reading the exporter's log knows.
+//! A metrics export adds what no event carries (lines of code, commits, active time)
+//! to its sessions (`ingest::otlp_metrics`). Traces are accepted and not stored yet;
+//! the answer says so in `partial_success.error_message` so an operator reading the
+//! exporter's log knows.
 
 use std::sync::Arc;
 
@@ -18,15 +19,14 @@ use axum::response::Response;
 use opentelemetry_proto::tonic::collector::logs::v1::{
     ExportLogsPartialSuccess, ExportLogsServiceRequest, ExportLogsServiceResponse,
 };
-use opentelemetry_proto::tonic::collector::metrics::v1::{
-    ExportMetricsPartialSuccess, ExportMetricsServiceRequest, ExportMetricsServiceResponse,
-};
+use opentelemetry_proto::tonic::collector::metrics::v1::ExportMetricsServiceRequest;
 use opentelemetry_proto::tonic::collector::trace::v1::{
     ExportTracePartialSuccess, ExportTraceServiceRequest, ExportTraceServiceResponse,
 };
 use serde_json::value::RawValue;
 
 use super::batch;
+use super::otlp_metrics::store_metrics;
 use crate::auth::tokens::{self, TokenKind};
 use crate::db;
 use crate::http::cookies::bearer;
@@ -44,8 +44,9 @@ pub async fn post_logs(State(state): State<Arc<AppState>>, headers: HeaderMap, b
 pub async fn post_metrics(State(state): State<Arc<AppState>>, headers: HeaderMap, body: Body) -> Response {
     let headers = &headers;
     answer(headers, |encoding| async move {
-        let request: ExportMetricsServiceRequest = read(&state, headers, body, encoding, "metrics").await?;
-        Ok(encoding.answer(&metrics_answer(&request)))
+        let user_id = otlp_user(&state, headers).await?;
+        let request: ExportMetricsServiceRequest = read_decoded(&state, headers, body, encoding, "metrics").await?;
+        Ok(encoding.answer(&store_metrics(&state, &user_id, &request).await?))
     })
     .await
 }
@@ -115,21 +116,6 @@ pub(crate) async fn store_logs(
     });
     state.metrics.count_otlp_records(mapped.events.len() as u64, mapped.skipped, rejected);
     Ok(ExportLogsServiceResponse { partial_success })
-}
-
-/// The answer to a metrics export: accepted, not stored (said in `partial_success`).
-pub(crate) fn metrics_answer(request: &ExportMetricsServiceRequest) -> ExportMetricsServiceResponse {
-    let points = request
-        .resource_metrics
-        .iter()
-        .flat_map(|resource| &resource.scope_metrics)
-        .flat_map(|scope| &scope.metrics)
-        .count();
-    let partial_success = (points > 0).then(|| ExportMetricsPartialSuccess {
-        rejected_data_points: 0,
-        error_message: NOT_STORED.replace("{signal}", "metrics"),
-    });
-    ExportMetricsServiceResponse { partial_success }
 }
 
 /// The answer to a traces export: accepted, not stored (said in `partial_success`).

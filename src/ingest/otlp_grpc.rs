@@ -22,7 +22,8 @@ use opentelemetry_proto::tonic::collector::trace::v1::{ExportTraceServiceRequest
 use tonic::codec::CompressionEncoding;
 use tonic::{Request, Response, Status};
 
-use super::otlp::{metrics_answer, owner_of, store_logs, traces_answer};
+use super::otlp::{owner_of, store_logs, traces_answer};
+use super::otlp_metrics::store_metrics;
 use crate::http::errors::AppError;
 use crate::state::AppState;
 
@@ -77,8 +78,9 @@ impl MetricsService for Receiver {
         &self,
         request: Request<ExportMetricsServiceRequest>,
     ) -> Result<Response<ExportMetricsServiceResponse>, Status> {
-        self.caller(&request).await?;
-        Ok(Response::new(metrics_answer(request.get_ref())))
+        let user_id = self.caller(&request).await?;
+        let answer = store_metrics(&self.state, &user_id, request.get_ref()).await.map_err(status)?;
+        Ok(Response::new(answer))
     }
 }
 

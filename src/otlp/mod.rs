@@ -18,6 +18,7 @@ mod claude_code;
 mod codex;
 mod gemini_cli;
 pub mod logs;
+pub mod metrics;
 pub mod wire;
 
 #[cfg(test)]

@@ -19,6 +19,7 @@ pub mod git;
 pub mod listing;
 pub mod measures;
 pub mod read;
+pub mod reported;
 pub mod reprice;
 pub mod scored;
 pub mod sharing;

@@ -54,6 +54,10 @@ pub struct SessionView {
     pub machine_id: Option<String>,
     pub cli_version: Option<String>,
     pub os: Option<String>,
+    /// What the agent reported that no event carries (lines of code, commits, active
+    /// time), when it exports OTLP metrics.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reported: Option<super::reported::Reported>,
 }
 
 #[derive(Clone, Debug, Serialize, PartialEq, Eq)]
@@ -148,6 +152,7 @@ pub fn session_view(conn: &Connection, proof: &SessionRead) -> Result<Option<Ses
                     cli_version: row.get(32)?,
                     os: row.get(33)?,
                     end_reason: row.get(34)?,
+                    reported: None,
                 })
             },
         )
@@ -156,6 +161,7 @@ pub fn session_view(conn: &Connection, proof: &SessionRead) -> Result<Option<Ses
     let mut stmt = conn.prepare_cached("SELECT model, event_count FROM session_models WHERE session_id = ?1")?;
     let models = stmt.query_map([&view.id], |row| Ok((row.get::<_, String>(0)?, row.get::<_, i64>(1)?)))?;
     view.models = models.collect::<Result<_, _>>()?;
+    view.reported = super::reported::of_session(conn, user_id, key_agent.as_str(), session_id)?;
     Ok(Some(view))
 }
 
