@@ -39,6 +39,7 @@ mod judge;
 mod me_pages;
 mod otlp;
 mod otlp_metrics;
+mod otlp_traces;
 mod prices;
 mod projections;
 mod redaction_corpus;

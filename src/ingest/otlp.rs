@@ -6,9 +6,8 @@
 //! counted in `partial_success`, as OTLP asks, never a retryable error.
 //!
 //! A metrics export adds what no event carries (lines of code, commits, active time)
-//! to its sessions (`ingest::otlp_metrics`). Traces are accepted and not stored yet;
-//! the answer says so in `partial_success.error_message` so an operator reading the
-//! exporter's log knows.
+//! to its sessions (`ingest::otlp_metrics`); a traces export's spans (Copilot's and
+//! opencode's, whose telemetry is spans) become events as log records do.
 
 use std::sync::Arc;
 
@@ -33,8 +32,8 @@ use crate::http::cookies::bearer;
 use crate::http::errors::AppError;
 use crate::model::wire::ClientInfo;
 use crate::otlp::attributes::Attributes;
-use crate::otlp::logs;
 use crate::otlp::wire::Encoding;
+use crate::otlp::{logs, traces};
 use crate::state::AppState;
 
 pub async fn post_logs(State(state): State<Arc<AppState>>, headers: HeaderMap, body: Body) -> Response {
@@ -54,14 +53,13 @@ pub async fn post_metrics(State(state): State<Arc<AppState>>, headers: HeaderMap
 pub async fn post_traces(State(state): State<Arc<AppState>>, headers: HeaderMap, body: Body) -> Response {
     let headers = &headers;
     answer(headers, |encoding| async move {
-        let request: ExportTraceServiceRequest = read(&state, headers, body, encoding, "traces").await?;
-        Ok(encoding.answer(&traces_answer(&request)))
+        let received = std::time::Instant::now();
+        let user_id = otlp_user(&state, headers).await?;
+        let request: ExportTraceServiceRequest = read_decoded(&state, headers, body, encoding, "traces").await?;
+        Ok(encoding.answer(&store_traces(&state, &user_id, &request, received).await?))
     })
     .await
 }
-
-const NOT_STORED: &str =
-    "Sightline does not store OTLP {signal} yet; export logs (the agents' events carry tokens, cost and tool calls)";
 
 /// Runs `receive` with the request's encoding and answers its error in that encoding.
 async fn answer<F, Fut>(headers: &HeaderMap, receive: F) -> Response
@@ -97,50 +95,67 @@ pub(crate) async fn store_logs(
     request: &ExportLogsServiceRequest,
     received: std::time::Instant,
 ) -> Result<ExportLogsServiceResponse, AppError> {
-    let mapped = logs::map(request, user_id);
+    let resource = request.resource_logs.first().and_then(|logs| logs.resource.as_ref());
+    let client = client_of(resource.map(|r| r.attributes.as_slice()).unwrap_or_default());
+    let refused = store_events(state, user_id, client, logs::map(request, user_id), received).await?;
+    let partial_success = refused.map(|(rejected, error_message)| ExportLogsPartialSuccess {
+        rejected_log_records: rejected as i64,
+        error_message: format!("{rejected} log records refused: {error_message}"),
+    });
+    Ok(ExportLogsServiceResponse { partial_success })
+}
+
+/// The session of each trace seen lately, across exports (`otlp::traces::TraceSessions`):
+/// a cache of the process, bounded, that a restart only empties (a span whose sibling
+/// came before the restart then takes its trace id as its session).
+static TRACE_SESSIONS: std::sync::LazyLock<std::sync::Mutex<traces::TraceSessions>> =
+    std::sync::LazyLock::new(Default::default);
+
+/// Maps a traces export (Copilot's and opencode's spans) for `user_id` and stores its
+/// events as [`store_logs`] does.
+pub(crate) async fn store_traces(
+    state: &Arc<AppState>,
+    user_id: &str,
+    request: &ExportTraceServiceRequest,
+    received: std::time::Instant,
+) -> Result<ExportTraceServiceResponse, AppError> {
+    let resource = request.resource_spans.first().and_then(|spans| spans.resource.as_ref());
+    let client = client_of(resource.map(|r| r.attributes.as_slice()).unwrap_or_default());
+    let mapped = {
+        let mut sessions = TRACE_SESSIONS.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        traces::map(request, user_id, &mut sessions)
+    };
+    let refused = store_events(state, user_id, client, mapped, received).await?;
+    let partial_success = refused.map(|(rejected, error_message)| ExportTracePartialSuccess {
+        rejected_spans: rejected as i64,
+        error_message: format!("{rejected} spans refused: {error_message}"),
+    });
+    Ok(ExportTraceServiceResponse { partial_success })
+}
+
+/// Stores mapped events on the hook's path; answers how many records were refused (by
+/// the mapping or by the wire contract) and the first reasons, if any were.
+async fn store_events(
+    state: &Arc<AppState>,
+    user_id: &str,
+    client: ClientInfo,
+    mapped: logs::Mapped,
+    received: std::time::Instant,
+) -> Result<Option<(u64, String)>, AppError> {
     let raw: Vec<Box<RawValue>> = mapped
         .events
         .iter()
         .map(|event| serde_json::value::to_raw_value(event).map_err(|err| AppError::Internal(err.to_string())))
         .collect::<Result<_, _>>()?;
     let refs: Vec<&RawValue> = raw.iter().map(|event| event.as_ref()).collect();
-    let outcome = batch::store(state, user_id, &client_of(request), &refs, received).await?;
+    let outcome = batch::store(state, user_id, &client, &refs, received).await?;
     let mut reasons = mapped.reasons;
     for rejected in outcome.rejected.iter().take(5usize.saturating_sub(reasons.len())) {
         reasons.push(format!("{}: {}", rejected.field, rejected.reason));
     }
     let rejected = mapped.refused + outcome.rejected.len() as u64;
-    let partial_success = (rejected > 0).then(|| ExportLogsPartialSuccess {
-        rejected_log_records: rejected as i64,
-        error_message: format!("{rejected} log records refused: {}", reasons.join("; ")),
-    });
     state.metrics.count_otlp_records(mapped.events.len() as u64, mapped.skipped, rejected);
-    Ok(ExportLogsServiceResponse { partial_success })
-}
-
-/// The answer to a traces export: accepted, not stored (said in `partial_success`).
-pub(crate) fn traces_answer(request: &ExportTraceServiceRequest) -> ExportTraceServiceResponse {
-    let spans = request.resource_spans.iter().flat_map(|r| &r.scope_spans).map(|s| s.spans.len()).sum::<usize>();
-    let partial_success = (spans > 0).then(|| ExportTracePartialSuccess {
-        rejected_spans: 0,
-        error_message: NOT_STORED.replace("{signal}", "traces"),
-    });
-    ExportTraceServiceResponse { partial_success }
-}
-
-/// Reads the credential, then the body, and decodes the export.
-async fn read<T>(
-    state: &Arc<AppState>,
-    headers: &HeaderMap,
-    body: Body,
-    encoding: Encoding,
-    signal: &str,
-) -> Result<T, AppError>
-where
-    T: prost::Message + Default + serde::de::DeserializeOwned,
-{
-    otlp_user(state, headers).await?;
-    read_decoded(state, headers, body, encoding, signal).await
+    Ok((rejected > 0).then(|| (rejected, reasons.join("; "))))
 }
 
 async fn read_decoded<T>(
@@ -183,13 +198,7 @@ pub(crate) async fn owner_of(state: &Arc<AppState>, secret: String) -> Result<St
 }
 
 /// The sending machine as the export's first resource describes it.
-fn client_of(request: &ExportLogsServiceRequest) -> ClientInfo {
-    let resource = request
-        .resource_logs
-        .first()
-        .and_then(|logs| logs.resource.as_ref())
-        .map(|resource| resource.attributes.as_slice())
-        .unwrap_or_default();
+fn client_of(resource: &[opentelemetry_proto::tonic::common::v1::KeyValue]) -> ClientInfo {
     let attributes = Attributes::of(resource, &[]);
     let clip = |text: String, max: usize| text.chars().take(max).collect::<String>();
     let service = attributes.text("service.name").unwrap_or_else(|| "otlp".into());

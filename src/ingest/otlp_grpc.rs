@@ -2,7 +2,7 @@
 //! `LogsService`, `MetricsService` and `TraceService` (`opentelemetry-proto`'s tonic
 //! stubs), for exporters whose default is gRPC (Gemini CLI; Claude Code with
 //! `OTEL_EXPORTER_OTLP_PROTOCOL=grpc`). Logs take the same path as over HTTP
-//! (`otlp::store_logs`); metrics and traces are accepted and not stored.
+//! (`otlp::store_logs`, `otlp::store_traces`, `otlp_metrics::store_metrics`).
 //!
 //! Invariants: the credential (`authorization: Bearer …` metadata) is checked before the
 //! export is read; errors map to the gRPC codes OTLP names (UNAUTHENTICATED,
@@ -22,7 +22,7 @@ use opentelemetry_proto::tonic::collector::trace::v1::{ExportTraceServiceRequest
 use tonic::codec::CompressionEncoding;
 use tonic::{Request, Response, Status};
 
-use super::otlp::{owner_of, store_logs, traces_answer};
+use super::otlp::{owner_of, store_logs, store_traces};
 use super::otlp_metrics::store_metrics;
 use crate::http::errors::AppError;
 use crate::state::AppState;
@@ -90,8 +90,10 @@ impl TraceService for Receiver {
         &self,
         request: Request<ExportTraceServiceRequest>,
     ) -> Result<Response<ExportTraceServiceResponse>, Status> {
-        self.caller(&request).await?;
-        Ok(Response::new(traces_answer(request.get_ref())))
+        let received = std::time::Instant::now();
+        let user_id = self.caller(&request).await?;
+        let answer = store_traces(&self.state, &user_id, request.get_ref(), received).await.map_err(status)?;
+        Ok(Response::new(answer))
     }
 }
 

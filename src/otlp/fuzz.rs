@@ -74,3 +74,56 @@ proptest! {
         }
     }
 }
+
+const SPAN_FIXTURES: [&str; 2] = [
+    include_str!("../../tests/fixtures/otlp/copilot_cli_traces.json"),
+    include_str!("../../tests/fixtures/otlp/opencode_traces.json"),
+];
+
+const METRIC_FIXTURE: &str = include_str!("../../tests/fixtures/otlp/claude_code_metrics.json");
+
+proptest! {
+    /// Traces: every span is mapped, skipped or refused with a reason, and every event is
+    /// valid or refused naming its field, whatever the edits.
+    #[test]
+    fn fuzz_otlp_trace_exports(which in 0usize..2, edits in edits(), (cut, flips) in damage()) {
+        use opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceRequest;
+        let fixture: Value = serde_json::from_str(SPAN_FIXTURES[which]).unwrap();
+        let body = damaged(&serde_json::to_vec(&edited(&fixture, &edits)).unwrap(), cut, &flips);
+        match Encoding::Json.decode::<ExportTraceServiceRequest>(&body, "traces") {
+            Ok(request) => {
+                let spans: usize = request.resource_spans.iter().flat_map(|r| &r.scope_spans).map(|s| s.spans.len()).sum();
+                let mapped = super::traces::map(&request, "user-1", &mut Default::default());
+                prop_assert_eq!(mapped.events.len() as u64 + mapped.skipped + mapped.refused, spans as u64);
+                let limits = EventLimits { max_age_ms: i64::MAX / 4, max_future_skew_ms: i64::MAX / 4, ..EventLimits::default() };
+                for event in &mapped.events {
+                    let text = serde_json::to_string(event).unwrap();
+                    prop_assert!(!text.contains("export const app"), "content: {text}");
+                    let raw = serde_json::value::to_raw_value(event).unwrap();
+                    if let Err(rejection) = parse_event(&raw, &limits, THEN_MS) {
+                        prop_assert!(!rejection.field.is_empty() && !rejection.reason.is_empty(), "{rejection:?}");
+                    }
+                }
+            }
+            Err(error) => refused_as_bad(error)?,
+        }
+    }
+
+    /// Metrics: every kept point has a finite, non-negative value and a session.
+    #[test]
+    fn fuzz_otlp_metric_exports(edits in edits(), (cut, flips) in damage()) {
+        use opentelemetry_proto::tonic::collector::metrics::v1::ExportMetricsServiceRequest;
+        let fixture: Value = serde_json::from_str(METRIC_FIXTURE).unwrap();
+        let body = damaged(&serde_json::to_vec(&edited(&fixture, &edits)).unwrap(), cut, &flips);
+        match Encoding::Json.decode::<ExportMetricsServiceRequest>(&body, "metrics") {
+            Ok(request) => {
+                let mapped = super::metrics::map(&request, "user-1");
+                for point in &mapped.points {
+                    prop_assert!(point.value.is_finite() && point.value >= 0.0 && !point.session_id.is_empty());
+                }
+                prop_assert_eq!(mapped.refused == 0, mapped.reasons.is_empty());
+            }
+            Err(error) => refused_as_bad(error)?,
+        }
+    }
+}

@@ -41,7 +41,30 @@ pub struct Record<'a> {
     run_kind: &'static str,
 }
 
-impl Record<'_> {
+impl<'a> Record<'a> {
+    /// A record made from something other than a log record (a span), with the same
+    /// identity rules: `name` is its bare event name, `time_ms` the time it describes.
+    pub(super) fn from_parts(
+        agent: AgentType,
+        name: String,
+        attributes: Attributes<'a>,
+        user_id: &'a str,
+        session_id: String,
+        time_nanos: u64,
+    ) -> Record<'a> {
+        let run_kind = run_kind(agent, &attributes);
+        Record {
+            agent,
+            name,
+            attributes,
+            user_id,
+            session_id,
+            time_ms: (time_nanos / 1_000_000) as i64,
+            time_nanos,
+            run_kind,
+        }
+    }
+
     /// A wire event of `kind` for this record. `key` is the vendor's id of what the
     /// event describes (a request, a tool call); without one the record's time and
     /// sequence number tell its replays apart from other records.
@@ -105,7 +128,7 @@ pub struct Mapped {
 }
 
 impl Mapped {
-    fn refuse(&mut self, reason: String) {
+    pub(super) fn refuse(&mut self, reason: String) {
         self.refused += 1;
         if self.reasons.len() < 5 && !self.reasons.contains(&reason) {
             self.reasons.push(reason);

@@ -19,6 +19,7 @@ mod codex;
 mod gemini_cli;
 pub mod logs;
 pub mod metrics;
+pub mod traces;
 pub mod wire;
 
 #[cfg(test)]

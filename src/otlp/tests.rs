@@ -202,3 +202,65 @@ fn a_record_without_its_session_is_refused_by_name_and_the_rest_kept() {
     assert_eq!(mapped.reasons, ["user_prompt: session.id is missing"]);
     assert_eq!(mapped.events.len(), 5);
 }
+
+fn spans(name: &str) -> opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceRequest {
+    let text = match name {
+        "copilot_cli" => include_str!("../../tests/fixtures/otlp/copilot_cli_traces.json"),
+        "opencode" => include_str!("../../tests/fixtures/otlp/opencode_traces.json"),
+        other => panic!("no fixture {other}"),
+    };
+    serde_json::from_str(text).expect("the fixture is OTLP/JSON")
+}
+
+#[test]
+fn copilot_spans_map_each_call_and_never_the_agents_totals() {
+    let mapped = super::traces::map(&spans("copilot_cli"), "user-1", &mut Default::default());
+    assert_eq!((mapped.refused, mapped.skipped), (0, 0), "{:?}", mapped.reasons);
+    let kinds: Vec<&str> = mapped.events.iter().map(|event| event["type"].as_str().unwrap()).collect();
+    assert_eq!(kinds, ["turn_end", "tool_end", "turn_end", "tool_end", "session_start"]);
+    let turn = &of_type(&mapped, "turn_end")[0];
+    assert_eq!(
+        turn["usage"],
+        serde_json::json!({"input_tokens": 3000, "output_tokens": 700, "cache_read_tokens": 10000,
+                           "cache_write_5m_tokens": 1000, "reasoning_tokens": 0}),
+        "the count sent as text is read; cached input is counted apart"
+    );
+    assert_eq!(turn["response_ms"], 4000);
+    let failed = &of_type(&mapped, "tool_end")[1];
+    assert_eq!(failed["tool"]["status"], "error");
+    assert_eq!(failed["tool"]["use_id"], "toolu_01B19r01rx01mr028946mr0");
+    assert!(of_type(&mapped, "session_start")[0].get("usage").is_none(), "invoke_agent's totals are never read");
+}
+
+#[test]
+fn opencode_spans_map_each_step_and_skip_the_outer_call() {
+    let mapped = super::traces::map(&spans("opencode"), "user-1", &mut Default::default());
+    assert_eq!((mapped.refused, mapped.skipped), (0, 1), "{:?}", mapped.reasons);
+    let turns = of_type(&mapped, "turn_end");
+    assert_eq!(turns.len(), 2);
+    assert_eq!(turns[0]["usage"]["input_tokens"], 1034);
+    assert_eq!(turns[0]["usage"]["cache_read_tokens"], 11000);
+    assert_eq!(turns[0]["response_ms"], 4150);
+    assert_eq!(turns[0]["session_id"], "ses_01JXK4Q9P2M7N3R8T5V6W0Y1Z2");
+    let text = serde_json::to_string(&mapped.events).unwrap();
+    assert!(!text.contains("export const app"), "a tool's result is content");
+}
+
+#[test]
+fn a_tool_span_finds_its_session_through_its_trace_in_an_earlier_export() {
+    let mut whole = spans("copilot_cli");
+    let all = std::mem::take(&mut whole.resource_spans[0].scope_spans[0].spans);
+    let (mut chats, mut tools) = (whole.clone(), whole);
+    chats.resource_spans[0].scope_spans[0].spans = all.iter().filter(|s| s.name.starts_with("chat")).cloned().collect();
+    tools.resource_spans[0].scope_spans[0].spans =
+        all.iter().filter(|s| s.name.starts_with("execute_tool")).cloned().collect();
+    let mut traces = super::traces::TraceSessions::default();
+    let conversation = "0c4d3e2f-1a2b-4c5d-8e9f-a0b1c2d3e4f5";
+    let alone = super::traces::map(&tools, "user-1", &mut traces);
+    assert_ne!(alone.events[0]["session_id"], conversation, "without its sibling, the trace is the session");
+    super::traces::map(&chats, "user-1", &mut traces);
+    let later = super::traces::map(&tools, "user-1", &mut traces);
+    assert_eq!(later.events[0]["session_id"], conversation);
+    let other = super::traces::map(&tools, "user-2", &mut traces);
+    assert_ne!(other.events[0]["session_id"], conversation, "a trace names a session of its own person only");
+}

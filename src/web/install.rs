@@ -67,7 +67,7 @@ fn otlp_settings(ingest_url: &str, prefix: &str, token: &str) -> Vec<OtlpSetting
             file: "managed settings (or ~/.claude/settings.json), its env block",
             settings: format!(
                 "{{\n  \"env\": {{\n    \"CLAUDE_CODE_ENABLE_TELEMETRY\": \"1\",\n    \"OTEL_LOGS_EXPORTER\": \"otlp\",\n    \
-                 \"OTEL_METRICS_EXPORTER\": \"none\",\n    \"OTEL_EXPORTER_OTLP_PROTOCOL\": \"http/protobuf\",\n    \
+                 \"OTEL_METRICS_EXPORTER\": \"otlp\",\n    \"OTEL_EXPORTER_OTLP_PROTOCOL\": \"http/protobuf\",\n    \
                  \"OTEL_EXPORTER_OTLP_ENDPOINT\": \"{ingest_url}\",\n    \
                  \"OTEL_EXPORTER_OTLP_HEADERS\": \"Authorization=Bearer {token}\"\n  }}\n}}"
             ),
@@ -88,6 +88,26 @@ fn otlp_settings(ingest_url: &str, prefix: &str, token: &str) -> Vec<OtlpSetting
             settings: format!(
                 "{{\n  \"telemetry\": {{\n    \"enabled\": true,\n    \"target\": \"local\",\n    \
                  \"otlpEndpoint\": \"{ingest_url}\",\n    \"otlpProtocol\": \"http\",\n    \"logPrompts\": false\n  }}\n}}\n\
+                 export OTEL_EXPORTER_OTLP_HEADERS=\"Authorization=Bearer {token}\""
+            ),
+        },
+        OtlpSettings {
+            id: "otlp-copilot_cli",
+            name: "GitHub Copilot (CLI and VS Code)",
+            file: "the environment of the copilot CLI, or of VS Code (with github.copilot.chat.otel.enabled)",
+            settings: format!(
+                "export COPILOT_OTEL_ENABLED=true\n\
+                 export OTEL_EXPORTER_OTLP_ENDPOINT=\"{ingest_url}{prefix}\"\n\
+                 export OTEL_EXPORTER_OTLP_HEADERS=\"Authorization=Bearer {token}\""
+            ),
+        },
+        OtlpSettings {
+            id: "otlp-opencode",
+            name: "opencode",
+            file: "~/.config/opencode/opencode.json, and the endpoint in the environment",
+            settings: format!(
+                "{{\n  \"experimental\": {{ \"openTelemetry\": true }}\n}}\n\
+                 export OTEL_EXPORTER_OTLP_ENDPOINT=\"{ingest_url}{prefix}\"\n\
                  export OTEL_EXPORTER_OTLP_HEADERS=\"Authorization=Bearer {token}\""
             ),
         },

@@ -1,0 +1,367 @@
+//! From an OTLP traces export to wire events, for the agents whose telemetry is spans:
+//! GitHub Copilot (the CLI runtime, `service.name` `github-copilot`, and the VS Code
+//! extension, `copilot-chat`, both `copilot_cli` here) and opencode (the Vercel AI SDK's
+//! `ai.*` spans). Each span is recognised by its agent and operation and becomes one
+//! event, or is skipped; the events take the hook's path like the log events.
+//!
+//! Counting once: a model call's tokens come from the span of that one call (Copilot's
+//! `chat`, the AI SDK's `ai.streamText.doStream` and its kin), never from the spans that
+//! total them (`invoke_agent`, `ai.streamText`), which would count them twice. Ids are
+//! derived as for log records (the vendor's response or tool-call id, else the span
+//! id), so a retried export is a duplicate. Content (`gen_ai.input.messages`,
+//! `ai.prompt`, tool arguments and results) is never read beyond its size.
+
+use opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceRequest;
+use opentelemetry_proto::tonic::trace::v1::{Span, status::StatusCode};
+use serde_json::{Map, Value, json};
+
+use super::attributes::Attributes;
+use super::logs::{Mapped, Outcome, Record};
+use crate::model::AgentType;
+
+/// The session of each trace seen lately. A span that does not name its session (a
+/// tool call's, in both agents) belongs to its trace's, which a sibling named (a
+/// `chat` span, an AI SDK step); the exporter may send the sibling in an earlier export,
+/// so the receiver keeps this across exports. Bounded: past `CAPACITY` traces it starts
+/// over (a span then falls back to its trace id as its session).
+#[derive(Debug, Default)]
+pub struct TraceSessions {
+    sessions: std::collections::HashMap<Vec<u8>, String>,
+}
+
+impl TraceSessions {
+    const CAPACITY: usize = 100_000;
+
+    fn learn(&mut self, trace_id: &[u8], session: String) {
+        if self.sessions.len() >= Self::CAPACITY && !self.sessions.contains_key(trace_id) {
+            self.sessions.clear();
+        }
+        self.sessions.insert(trace_id.to_vec(), session);
+    }
+}
+
+/// Maps every span of `request` for the person `user_id`.
+pub fn map(request: &ExportTraceServiceRequest, user_id: &str, traces: &mut TraceSessions) -> Mapped {
+    let mut mapped = Mapped::default();
+    // First the sessions the export names, so a span before its named sibling finds it.
+    for resource_spans in &request.resource_spans {
+        let resource = resource_spans.resource.as_ref().map(|r| r.attributes.as_slice()).unwrap_or_default();
+        for scope_spans in &resource_spans.scope_spans {
+            let scope = scope_spans.scope.as_ref().map(|s| s.name.as_str()).unwrap_or_default();
+            for span in &scope_spans.spans {
+                let attributes = Attributes::of(resource, &span.attributes);
+                let keys = match agent_of(&attributes, scope) {
+                    Some(AgentType::Opencode) => OPENCODE_SESSION,
+                    Some(_) => COPILOT_SESSION,
+                    None => continue,
+                };
+                if let Some(session) = attributes.first_text(keys).filter(|_| !span.trace_id.is_empty()) {
+                    traces.learn(&span.trace_id, scoped(user_id, session));
+                }
+            }
+        }
+    }
+    for resource_spans in &request.resource_spans {
+        let resource = resource_spans.resource.as_ref().map(|r| r.attributes.as_slice()).unwrap_or_default();
+        for scope_spans in &resource_spans.scope_spans {
+            let scope = scope_spans.scope.as_ref().map(|s| s.name.as_str()).unwrap_or_default();
+            for span in &scope_spans.spans {
+                let attributes = Attributes::of(resource, &span.attributes);
+                let Some(agent) = agent_of(&attributes, scope) else {
+                    mapped.skipped += 1;
+                    continue;
+                };
+                let trace_session = traces
+                    .sessions
+                    .get(&span.trace_id)
+                    .and_then(|scoped| scoped.strip_prefix(user_id)?.strip_prefix('\u{1f}'));
+                let outcome = match agent {
+                    AgentType::Opencode => opencode(span, attributes, user_id, trace_session),
+                    _ => copilot(span, attributes, user_id, trace_session),
+                };
+                match outcome {
+                    Outcome::Event(event) => mapped.events.push(event),
+                    Outcome::Skipped => mapped.skipped += 1,
+                    Outcome::Refused(reason) => mapped.refuse(format!("{}: {reason}", span.name)),
+                }
+            }
+        }
+    }
+    mapped
+}
+
+/// Copilot's exporters name their service (or scope); opencode's spans carry the AI
+/// SDK's operation id under the `opencode` service.
+fn agent_of(attributes: &Attributes<'_>, scope: &str) -> Option<AgentType> {
+    let service = attributes.text("service.name").unwrap_or_default();
+    if service == "github-copilot" || service == "copilot-chat" || scope.starts_with("github.copilot") {
+        return Some(AgentType::CopilotCli);
+    }
+    let ai_sdk = attributes.text("ai.operationId").is_some();
+    (ai_sdk && (service.starts_with("opencode") || attributes.text("ai.telemetry.metadata.sessionId").is_some()))
+        .then_some(AgentType::Opencode)
+}
+
+/// A trace's session is remembered per person: another person's trace id never names
+/// this person's session.
+fn scoped(user_id: &str, session: String) -> String {
+    format!("{user_id}\u{1f}{session}")
+}
+
+/// Where a span is: its agent, the person, the keys that name its session, and the
+/// session its trace was seen in.
+struct Place<'a, 'b> {
+    agent: AgentType,
+    user_id: &'a str,
+    session_keys: &'static [&'static str],
+    trace_session: Option<&'b str>,
+}
+
+/// The span's record: its session from the first of the session keys, else its trace's
+/// session, else the trace id itself (a span always has one), at `time_nanos`.
+fn record<'a>(
+    place: &Place<'a, '_>,
+    name: &str,
+    span: &Span,
+    attributes: Attributes<'a>,
+    time_nanos: u64,
+) -> Result<Record<'a>, Outcome> {
+    let (agent, user_id, session_keys) = (place.agent, place.user_id, place.session_keys);
+    if time_nanos == 0 {
+        return Err(Outcome::Refused("the span has no time (startTimeUnixNano, endTimeUnixNano)".into()));
+    }
+    let session = attributes
+        .first_text(session_keys)
+        .or_else(|| place.trace_session.map(str::to_string))
+        .or_else(|| (!span.trace_id.is_empty()).then(|| hex(&span.trace_id)));
+    let Some(session) = session else {
+        return Err(Outcome::Refused(format!("{} is missing and the span has no trace id", session_keys[0])));
+    };
+    Ok(Record::from_parts(agent, name.to_string(), attributes, user_id, session, time_nanos))
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|byte| format!("{byte:02x}")).collect()
+}
+
+fn failed(span: &Span, attributes: &Attributes<'_>) -> bool {
+    span.status.as_ref().is_some_and(|status| status.code == StatusCode::Error as i32)
+        || attributes.text("error.type").is_some()
+}
+
+fn duration_ms(span: &Span) -> Option<i64> {
+    (span.end_time_unix_nano >= span.start_time_unix_nano && span.start_time_unix_nano > 0)
+        .then(|| ((span.end_time_unix_nano - span.start_time_unix_nano) / 1_000_000) as i64)
+}
+
+/// The VS Code extension names its window (`session.id` on the resource) and not the
+/// conversation on its `chat` spans, so the window is its session; the CLI names the
+/// conversation on every span.
+const COPILOT_SESSION: &[&str] = &["session.id", "gen_ai.conversation.id"];
+
+/// Copilot: `chat` → turn_end (the call's tokens), `execute_tool` → tool_end keyed by
+/// `gen_ai.tool.call.id`, `invoke_agent` → session_start with its model (its token
+/// totals are the chats' sum and are not read). Other operations are skipped.
+fn copilot(span: &Span, attributes: Attributes<'_>, user_id: &str, trace_session: Option<&str>) -> Outcome {
+    let place = Place { agent: AgentType::CopilotCli, user_id, session_keys: COPILOT_SESSION, trace_session };
+    let operation = attributes
+        .text("gen_ai.operation.name")
+        .unwrap_or_else(|| span.name.split(' ').next().unwrap_or_default().to_string());
+    match operation.as_str() {
+        "chat" => {
+            let record = match record(&place, "chat", span, attributes, span.end_time_unix_nano) {
+                Ok(record) => record,
+                Err(outcome) => return outcome,
+            };
+            gen_ai_turn(&record, span)
+        }
+        "execute_tool" => {
+            let record = match record(&place, "execute_tool", span, attributes, span.end_time_unix_nano) {
+                Ok(record) => record,
+                Err(outcome) => return outcome,
+            };
+            let Some(name) = record.attributes.text("gen_ai.tool.name") else {
+                return Outcome::Refused("gen_ai.tool.name is missing".into());
+            };
+            let call_id = record.attributes.text("gen_ai.tool.call.id");
+            let action = crate::hook::adapters::copilot_cli::tool_action(&name);
+            tool_end(
+                &record,
+                span,
+                &name,
+                action,
+                call_id.as_deref(),
+                "gen_ai.tool.call.arguments",
+                "gen_ai.tool.call.result",
+            )
+        }
+        "invoke_agent" => {
+            // Only a top-level agent starts a session; a subagent's span is inside one.
+            if span.parent_span_id.iter().any(|byte| *byte != 0) {
+                return Outcome::Skipped;
+            }
+            let record = match record(&place, "invoke_agent", span, attributes, span.start_time_unix_nano) {
+                Ok(record) => record,
+                Err(outcome) => return outcome,
+            };
+            let mut event = record.event("session_start", None);
+            if let Some(model) = record.attributes.first_text(&["gen_ai.response.model", "gen_ai.request.model"]) {
+                event["model"] = json!(model);
+            }
+            if let Some(agent_name) = record.attributes.text("gen_ai.agent.name") {
+                event["metadata"]["agent_name"] = json!(agent_name);
+            }
+            Outcome::Event(event)
+        }
+        _ => Outcome::Skipped,
+    }
+}
+
+/// A GenAI `chat` span's tokens. The semantic conventions count cached input inside
+/// `gen_ai.usage.input_tokens` and reasoning inside output; the wire contract counts
+/// each kind apart. Copilot's cost and AI units are kept beside, unpriced (their unit
+/// is not documented); the server prices the tokens.
+fn gen_ai_turn(record: &Record<'_>, span: &Span) -> Outcome {
+    let attributes = &record.attributes;
+    let Some(input) = attributes.count("gen_ai.usage.input_tokens") else {
+        return Outcome::Refused("gen_ai.usage.input_tokens is missing".into());
+    };
+    let output = attributes.count("gen_ai.usage.output_tokens").unwrap_or(0);
+    let cache_read = attributes.count("gen_ai.usage.cache_read.input_tokens").unwrap_or(0).min(input);
+    let cache_write = attributes.count("gen_ai.usage.cache_creation.input_tokens").unwrap_or(0).min(input - cache_read);
+    let reasoning = attributes
+        .first_text(&["gen_ai.usage.reasoning.output_tokens", "gen_ai.usage.reasoning_tokens"])
+        .and_then(|text| text.parse::<i64>().ok())
+        .unwrap_or(0)
+        .clamp(0, output);
+    let key = attributes.text("gen_ai.response.id").unwrap_or_else(|| hex(&span.span_id));
+    let mut event = record.event("turn_end", Some(&key));
+    if let Some(model) = attributes.first_text(&["gen_ai.response.model", "gen_ai.request.model"]) {
+        event["model"] = json!(model);
+    }
+    event["usage"] = json!({
+        "input_tokens": input - cache_read - cache_write,
+        "output_tokens": output - reasoning,
+        "cache_read_tokens": cache_read,
+        "cache_write_5m_tokens": cache_write,
+        "reasoning_tokens": reasoning,
+    });
+    if let Some(duration) = duration_ms(span) {
+        event["response_ms"] = json!(duration);
+    }
+    for (wire, key) in
+        [("vendor_cost", "github.copilot.cost"), ("aiu", "github.copilot.aiu"), ("nano_aiu", "github.copilot.nano_aiu")]
+    {
+        if let Some(value) = attributes.text(key) {
+            event["metadata"][wire] = json!(value);
+        }
+    }
+    Outcome::Event(event)
+}
+
+/// A tool call's end from its span: the name, action, status, duration, the call id
+/// (the key the hook's report of the same call shares) and the sizes of its content.
+fn tool_end(
+    record: &Record<'_>,
+    span: &Span,
+    name: &str,
+    action: &str,
+    call_id: Option<&str>,
+    arguments_key: &str,
+    result_key: &str,
+) -> Outcome {
+    let attributes = &record.attributes;
+    let key = call_id.map(str::to_string).unwrap_or_else(|| hex(&span.span_id));
+    let mut event = record.event("tool_end", Some(&key));
+    let mut tool = Map::new();
+    tool.insert("name".into(), json!(format!("{}:{name}", record.agent.as_str())));
+    tool.insert("action".into(), json!(action));
+    tool.insert("status".into(), json!(if failed(span, attributes) { "error" } else { "success" }));
+    if let Some(call_id) = call_id {
+        tool.insert("use_id".into(), json!(call_id));
+    }
+    if let Some(duration) = duration_ms(span) {
+        tool.insert("duration_ms".into(), json!(duration));
+    }
+    for (wire, key) in [("input_bytes", arguments_key), ("output_bytes", result_key)] {
+        if let Some(text) = attributes.text(key) {
+            tool.insert(wire.into(), json!(text.len()));
+        }
+    }
+    event["tool"] = Value::Object(tool);
+    Outcome::Event(event)
+}
+
+const OPENCODE_SESSION: &[&str] = &["ai.telemetry.metadata.sessionId", "ai.request.headers.x-opencode-session"];
+
+/// opencode's AI SDK spans: one provider call (`ai.streamText.doStream`,
+/// `ai.generateText.doGenerate`, `ai.streamObject.doStream`, `ai.generateObject.doGenerate`)
+/// → turn_end; `ai.toolCall` → tool_end keyed by `ai.toolCall.id`. The outer spans
+/// (`ai.streamText`, …) total their steps and are skipped.
+fn opencode(span: &Span, attributes: Attributes<'_>, user_id: &str, trace_session: Option<&str>) -> Outcome {
+    let place = Place { agent: AgentType::Opencode, user_id, session_keys: OPENCODE_SESSION, trace_session };
+    let operation = attributes.text("ai.operationId").unwrap_or_default();
+    match operation.as_str() {
+        "ai.streamText.doStream"
+        | "ai.generateText.doGenerate"
+        | "ai.streamObject.doStream"
+        | "ai.generateObject.doGenerate" => {
+            let record = match record(&place, &operation, span, attributes, span.end_time_unix_nano) {
+                Ok(record) => record,
+                Err(outcome) => return outcome,
+            };
+            ai_sdk_turn(&record, span)
+        }
+        "ai.toolCall" => {
+            let record = match record(&place, &operation, span, attributes, span.end_time_unix_nano) {
+                Ok(record) => record,
+                Err(outcome) => return outcome,
+            };
+            let Some(name) = record.attributes.text("ai.toolCall.name") else {
+                return Outcome::Refused("ai.toolCall.name is missing".into());
+            };
+            let call_id = record.attributes.text("ai.toolCall.id");
+            let action = crate::hook::adapters::opencode::tool_action(&name);
+            tool_end(&record, span, &name, action, call_id.as_deref(), "ai.toolCall.args", "ai.toolCall.result")
+        }
+        _ => Outcome::Skipped,
+    }
+}
+
+/// The AI SDK's usage, in each version's names: v5 and v6 `ai.usage.inputTokens` (cached
+/// input inside it: `cachedInputTokens`, or v6's `inputTokenDetails.*`) and
+/// `outputTokens` (reasoning inside it), v4's `promptTokens`/`completionTokens`, and
+/// the GenAI names on the provider span as a last resort.
+fn ai_sdk_turn(record: &Record<'_>, span: &Span) -> Outcome {
+    let attributes = &record.attributes;
+    let count = |keys: &[&str]| keys.iter().find_map(|key| attributes.count(key));
+    let Some(input) = count(&["ai.usage.inputTokens", "ai.usage.promptTokens", "gen_ai.usage.input_tokens"]) else {
+        return Outcome::Refused("ai.usage.inputTokens is missing".into());
+    };
+    let output =
+        count(&["ai.usage.outputTokens", "ai.usage.completionTokens", "gen_ai.usage.output_tokens"]).unwrap_or(0);
+    let cache_read =
+        count(&["ai.usage.inputTokenDetails.cacheReadTokens", "ai.usage.cachedInputTokens"]).unwrap_or(0).min(input);
+    let cache_write = count(&["ai.usage.inputTokenDetails.cacheWriteTokens"]).unwrap_or(0).min(input - cache_read);
+    let reasoning =
+        count(&["ai.usage.outputTokenDetails.reasoningTokens", "ai.usage.reasoningTokens"]).unwrap_or(0).min(output);
+    let key = attributes.first_text(&["ai.response.id", "gen_ai.response.id"]).unwrap_or_else(|| hex(&span.span_id));
+    let mut event = record.event("turn_end", Some(&key));
+    if let Some(model) = attributes.first_text(&["ai.response.model", "gen_ai.response.model", "ai.model.id"]) {
+        event["model"] = json!(model);
+    }
+    event["usage"] = json!({
+        "input_tokens": input - cache_read - cache_write,
+        "output_tokens": output - reasoning,
+        "cache_read_tokens": cache_read,
+        "cache_write_5m_tokens": cache_write,
+        "reasoning_tokens": reasoning,
+    });
+    if let Some(duration) = count(&["ai.response.msToFinish"]).or_else(|| duration_ms(span)) {
+        event["response_ms"] = json!(duration);
+    }
+    if let Some(provider) = attributes.text("ai.model.provider") {
+        event["metadata"]["provider"] = json!(provider);
+    }
+    Outcome::Event(event)
+}
