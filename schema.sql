@@ -838,3 +838,29 @@ CREATE TABLE otlp_metric_series (
     seen_ms     INTEGER NOT NULL
 ) WITHOUT ROWID;
 CREATE INDEX otlp_metric_series_seen ON otlp_metric_series (seen_ms);
+
+-- Service-account OTLP tokens, the mapping from exported identities to people, and the
+-- identities seen without one (auth::otlp_identities).
+CREATE TABLE otlp_service_tokens (
+    token_id      TEXT PRIMARY KEY REFERENCES auth_tokens(id) ON DELETE CASCADE,
+    name          TEXT NOT NULL,
+    created_by    TEXT NOT NULL,
+    created_at_ms INTEGER NOT NULL
+) WITHOUT ROWID;
+CREATE TABLE otlp_identities (
+    attribute     TEXT NOT NULL CHECK (attribute IN ('user.email', 'user.account_uuid', 'user.id')),
+    value         TEXT NOT NULL,
+    user_id       TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+    created_by    TEXT NOT NULL,
+    created_at_ms INTEGER NOT NULL,
+    PRIMARY KEY (attribute, value)
+) WITHOUT ROWID;
+CREATE TABLE otlp_unknown_identities (
+    attribute     TEXT NOT NULL,
+    value         TEXT NOT NULL,
+    records       INTEGER NOT NULL,
+    first_seen_ms INTEGER NOT NULL,
+    last_seen_ms  INTEGER NOT NULL,
+    token_id      TEXT NOT NULL,
+    PRIMARY KEY (attribute, value)
+) WITHOUT ROWID;

@@ -59,6 +59,12 @@ pub enum Action {
     ProjectionRecorded,
     /// An administrator removed a projection.
     ProjectionRemoved,
+    /// An administrator made a service-account OTLP token (a collector's).
+    OtlpServiceTokenCreated,
+    /// An administrator mapped an exported identity (`user.email`, …) to a person.
+    OtlpIdentityMapped,
+    /// An administrator removed such a mapping.
+    OtlpIdentityUnmapped,
 }
 
 impl Action {
@@ -92,6 +98,9 @@ impl Action {
             Action::AlertChannelTested => "ALERT_CHANNEL_TESTED",
             Action::ProjectionRecorded => "PROJECTION_RECORDED",
             Action::ProjectionRemoved => "PROJECTION_REMOVED",
+            Action::OtlpServiceTokenCreated => "OTLP_SERVICE_TOKEN_CREATED",
+            Action::OtlpIdentityMapped => "OTLP_IDENTITY_MAPPED",
+            Action::OtlpIdentityUnmapped => "OTLP_IDENTITY_UNMAPPED",
         }
     }
 }

@@ -18,13 +18,13 @@ use common::*;
 use serde_json::{Value, json};
 
 const WAIT: Duration = Duration::from_secs(20);
-const ADMIN: &str = "ari@example.com";
+pub(crate) const ADMIN: &str = "ari@example.com";
 
-struct World {
-    server: TestServer,
+pub(crate) struct World {
+    pub(crate) server: TestServer,
     chat: Receiver,
     /// A hook token of max, a member of team web.
-    max_hook: String,
+    pub(crate) max_hook: String,
 }
 
 fn cli(data_dir: &Path, args: &[&str]) -> String {
@@ -35,7 +35,7 @@ fn cli(data_dir: &Path, args: &[&str]) -> String {
     stdout(&output)
 }
 
-fn world() -> World {
+pub(crate) fn world() -> World {
     let chat = Receiver::start(|_, _, _| 200);
     let server = TestServer::spawn_with_env(&[
         ("SIGHTLINE_ALERT_CHAT_WEBHOOK_URL", &chat.url),
@@ -60,20 +60,20 @@ fn world() -> World {
 }
 
 impl World {
-    fn db(&self) -> rusqlite::Connection {
+    pub(crate) fn db(&self) -> rusqlite::Connection {
         rusqlite::Connection::open(self.server.data_dir.join("main.db")).unwrap()
     }
 
-    fn count(&self, sql: &str) -> i64 {
+    pub(crate) fn count(&self, sql: &str) -> i64 {
         self.db().query_row(sql, [], |r| r.get(0)).unwrap()
     }
 
-    fn user_id(&self, email: &str) -> String {
+    pub(crate) fn user_id(&self, email: &str) -> String {
         self.db().query_row("SELECT id FROM users WHERE email = ?1", [email], |r| r.get(0)).unwrap()
     }
 
     /// A page as a browser asks for it: (status, body, Location).
-    fn page(&self, email: Option<&str>, path: &str) -> (u16, String, String) {
+    pub(crate) fn page(&self, email: Option<&str>, path: &str) -> (u16, String, String) {
         let agent = ureq::Agent::config_builder().http_status_as_error(false).max_redirects(0).build().new_agent();
         let mut request = agent.get(format!("{}{path}", self.server.web)).header("Accept", "text/html");
         if let Some(email) = email {
@@ -83,7 +83,7 @@ impl World {
     }
 
     /// A form posted as a browser posts it: (status, body, Location).
-    fn form(&self, email: Option<&str>, path: &str, fields: &[(&str, &str)]) -> (u16, String, String) {
+    pub(crate) fn form(&self, email: Option<&str>, path: &str, fields: &[(&str, &str)]) -> (u16, String, String) {
         let agent = ureq::Agent::config_builder().http_status_as_error(false).max_redirects(0).build().new_agent();
         let mut request = agent.post(format!("{}{path}", self.server.web)).header("Accept", "text/html");
         if let Some(email) = email {
@@ -93,14 +93,14 @@ impl World {
     }
 
     /// Posts as the administrator and expects the 303 back to the page; its message.
-    fn change(&self, path: &str, fields: &[(&str, &str)]) -> String {
+    pub(crate) fn change(&self, path: &str, fields: &[(&str, &str)]) -> String {
         let (status, body, location) = self.form(Some(ADMIN), path, fields);
         assert_eq!(status, 303, "{path}: {body}");
         let message = location.split_once("?done=").map(|(_, m)| m.to_string()).unwrap_or_default();
         percent_decode(&message)
     }
 
-    fn audited(&self, action: &str) -> i64 {
+    pub(crate) fn audited(&self, action: &str) -> i64 {
         self.db().query_row("SELECT count(*) FROM audit_log WHERE action = ?1", [action], |r| r.get(0)).unwrap()
     }
 
@@ -184,6 +184,9 @@ fn only_administrators_reach_the_console_and_a_refusal_changes_nothing() {
             ],
         ),
         ("/admin/projections/some-projection/remove".into(), vec![]),
+        ("/admin/adapters/service-tokens".into(), vec![("name", "collector")]),
+        ("/admin/adapters/identities".into(), vec![("attribute", "user.email"), ("value", "a@b.c"), ("email", ADMIN)]),
+        ("/admin/adapters/identities/unmap".into(), vec![("attribute", "user.email"), ("value", "a@b.c")]),
     ];
     let audit_before = world.count("SELECT count(*) FROM audit_log");
     for who in ["ivy@example.com", "vera@example.com", "max@example.com", "lee@example.com"] {
@@ -212,6 +215,8 @@ fn only_administrators_reach_the_console_and_a_refusal_changes_nothing() {
     assert_eq!(world.count("SELECT count(*) FROM job_config"), 0);
     assert_eq!(world.count("SELECT count(*) FROM alert_budgets"), 0);
     assert_eq!(world.count("SELECT count(*) FROM projections"), 0);
+    assert_eq!(world.count("SELECT count(*) FROM otlp_service_tokens"), 0);
+    assert_eq!(world.count("SELECT count(*) FROM otlp_identities"), 0);
     assert_eq!(world.count("SELECT count(*) FROM users WHERE org_role = 'ADMIN'"), 2);
     for (path, heading) in PAGES {
         let (status, body, _) = world.page(Some(ADMIN), path);

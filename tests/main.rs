@@ -38,6 +38,7 @@ mod jobs;
 mod judge;
 mod me_pages;
 mod otlp;
+mod otlp_identities;
 mod otlp_metrics;
 mod otlp_traces;
 mod prices;

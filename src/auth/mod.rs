@@ -10,6 +10,7 @@
 pub mod code_throttle;
 pub mod device;
 pub mod jwt;
+pub mod otlp_identities;
 pub mod passwords;
 pub mod signins;
 pub mod throttle;

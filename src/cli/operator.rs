@@ -26,6 +26,12 @@ pub enum TokenCommand {
         /// A note to recognise the token by (e.g. the machine it is for).
         #[arg(long)]
         label: Option<String>,
+        /// Make an OTLP token for a service account (a collector forwarding many
+        /// people's exports) with this name: each record then counts as the person its
+        /// exported user.email, user.account_uuid or user.id is mapped to in
+        /// /admin/adapters; `--user` is the administrator responsible for it.
+        #[arg(long, value_name = "NAME")]
+        service_account: Option<String>,
     },
 }
 
@@ -48,7 +54,7 @@ pub fn open_main(config: &Config) -> anyhow::Result<rusqlite::Connection> {
 
 pub fn token(command: TokenCommand) -> anyhow::Result<i32> {
     match command {
-        TokenCommand::Create { config, user, kind, label } => {
+        TokenCommand::Create { config, user, kind, label, service_account } => {
             let kind =
                 tokens::TokenKind::parse(&kind).filter(|kind| *kind != tokens::TokenKind::Refresh).ok_or_else(
                     || {
@@ -60,10 +66,30 @@ pub fn token(command: TokenCommand) -> anyhow::Result<i32> {
             let config = load_config(&config, Overrides::default())?;
             let conn = open_main(&config)?;
             let owner = users::by_email(&conn, &user)?;
-            let token = tokens::create(&conn, &owner.id, kind, label.as_deref(), crate::clock::system_now_ms())?;
+            let now_ms = crate::clock::system_now_ms();
+            let token = match &service_account {
+                None => tokens::create(&conn, &owner.id, kind, label.as_deref(), now_ms)?,
+                Some(name) => {
+                    if kind != tokens::TokenKind::Otlp {
+                        anyhow::bail!("--service-account makes an OTLP token: use it with --kind otlp");
+                    }
+                    let name = crate::auth::otlp_identities::service_name(name).map_err(|err| anyhow::anyhow!(err))?;
+                    if owner.org_role != "ADMIN" {
+                        anyhow::bail!(
+                            "{} is not an administrator; a service account's token is an administrator's",
+                            owner.email
+                        );
+                    }
+                    let tx = conn.unchecked_transaction()?;
+                    let token = crate::auth::otlp_identities::create_service_token(&tx, &owner.id, &name, now_ms)?;
+                    tx.commit()?;
+                    token
+                }
+            };
             eprintln!(
-                "created {} token {} for {}, expires {}; it is shown only now:",
+                "created {}{} token {} for {}, expires {}; it is shown only now:",
                 kind.as_str(),
+                if service_account.is_some() { " service-account" } else { "" },
                 token.id,
                 owner.email,
                 crate::model::rfc3339_ms(token.expires_at_ms)

@@ -10,6 +10,7 @@ pub mod me;
 pub mod otlp;
 pub mod otlp_grpc;
 pub mod otlp_metrics;
+pub mod otlp_senders;
 pub mod transcripts;
 
 use std::sync::Arc;

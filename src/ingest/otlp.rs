@@ -25,9 +25,7 @@ use opentelemetry_proto::tonic::collector::trace::v1::{
 use serde_json::value::RawValue;
 
 use super::batch;
-use super::otlp_metrics::store_metrics;
-use crate::auth::tokens::{self, TokenKind};
-use crate::db;
+use super::otlp_senders;
 use crate::http::cookies::bearer;
 use crate::http::errors::AppError;
 use crate::model::wire::ClientInfo;
@@ -43,9 +41,9 @@ pub async fn post_logs(State(state): State<Arc<AppState>>, headers: HeaderMap, b
 pub async fn post_metrics(State(state): State<Arc<AppState>>, headers: HeaderMap, body: Body) -> Response {
     let headers = &headers;
     answer(headers, |encoding| async move {
-        let user_id = otlp_user(&state, headers).await?;
+        let sender = otlp_sender(&state, headers).await?;
         let request: ExportMetricsServiceRequest = read_decoded(&state, headers, body, encoding, "metrics").await?;
-        Ok(encoding.answer(&store_metrics(&state, &user_id, &request).await?))
+        Ok(encoding.answer(&otlp_senders::metrics(&state, &sender, &request).await?))
     })
     .await
 }
@@ -54,9 +52,9 @@ pub async fn post_traces(State(state): State<Arc<AppState>>, headers: HeaderMap,
     let headers = &headers;
     answer(headers, |encoding| async move {
         let received = std::time::Instant::now();
-        let user_id = otlp_user(&state, headers).await?;
+        let sender = otlp_sender(&state, headers).await?;
         let request: ExportTraceServiceRequest = read_decoded(&state, headers, body, encoding, "traces").await?;
-        Ok(encoding.answer(&store_traces(&state, &user_id, &request, received).await?))
+        Ok(encoding.answer(&otlp_senders::traces(&state, &sender, &request, received).await?))
     })
     .await
 }
@@ -81,9 +79,9 @@ async fn receive_logs(
     encoding: Encoding,
 ) -> Result<Response, AppError> {
     let received = std::time::Instant::now();
-    let user_id = otlp_user(&state, headers).await?;
+    let sender = otlp_sender(&state, headers).await?;
     let request: ExportLogsServiceRequest = read_decoded(&state, headers, body, encoding, "logs").await?;
-    Ok(encoding.answer(&store_logs(&state, &user_id, &request, received).await?))
+    Ok(encoding.answer(&otlp_senders::logs(&state, &sender, &request, received).await?))
 }
 
 /// Maps a logs export for `user_id` and stores its events on the hook's path; the answer
@@ -176,25 +174,10 @@ where
     encoding.decode(&decoded, signal)
 }
 
-/// The person an OTLP credential belongs to: an OTLP token, or the person's hook token.
-async fn otlp_user(state: &Arc<AppState>, headers: &HeaderMap) -> Result<String, AppError> {
+/// Who an OTLP credential is: a person (an OTLP or hook token) or a service account.
+async fn otlp_sender(state: &Arc<AppState>, headers: &HeaderMap) -> Result<otlp_senders::Sender, AppError> {
     let secret = bearer(headers).ok_or(AppError::Unauthorized)?.to_string();
-    owner_of(state, secret).await
-}
-
-/// The owner of an OTLP or hook token's secret.
-pub(crate) async fn owner_of(state: &Arc<AppState>, secret: String) -> Result<String, AppError> {
-    let pool = state.readers.clone();
-    let now_ms = state.clock.now_ms();
-    let owner = db::blocking(move || {
-        let conn = pool.get()?;
-        match tokens::verify(&conn, &secret, TokenKind::Otlp, now_ms)? {
-            Some(owner) => Ok(Some(owner)),
-            None => tokens::verify(&conn, &secret, TokenKind::Hook, now_ms),
-        }
-    })
-    .await?;
-    owner.map(|owner| owner.user_id).ok_or(AppError::Unauthorized)
+    otlp_senders::sender_of(state, secret).await
 }
 
 /// The sending machine as the export's first resource describes it.

@@ -22,8 +22,7 @@ use opentelemetry_proto::tonic::collector::trace::v1::{ExportTraceServiceRequest
 use tonic::codec::CompressionEncoding;
 use tonic::{Request, Response, Status};
 
-use super::otlp::{owner_of, store_logs, store_traces};
-use super::otlp_metrics::store_metrics;
+use super::otlp_senders::{self, Sender, sender_of};
 use crate::http::errors::AppError;
 use crate::state::AppState;
 
@@ -34,7 +33,7 @@ pub struct Receiver {
 }
 
 impl Receiver {
-    async fn caller<T>(&self, request: &Request<T>) -> Result<String, Status> {
+    async fn caller<T>(&self, request: &Request<T>) -> Result<Sender, Status> {
         let secret = request
             .metadata()
             .get("authorization")
@@ -44,7 +43,7 @@ impl Receiver {
             .ok_or_else(|| {
                 Status::unauthenticated("missing credentials: send authorization: Bearer <OTLP or hook token>")
             })?;
-        owner_of(&self.state, secret).await.map_err(status)
+        sender_of(&self.state, secret).await.map_err(status)
     }
 }
 
@@ -66,8 +65,8 @@ impl LogsService for Receiver {
         request: Request<ExportLogsServiceRequest>,
     ) -> Result<Response<ExportLogsServiceResponse>, Status> {
         let received = std::time::Instant::now();
-        let user_id = self.caller(&request).await?;
-        let answer = store_logs(&self.state, &user_id, request.get_ref(), received).await.map_err(status)?;
+        let sender = self.caller(&request).await?;
+        let answer = otlp_senders::logs(&self.state, &sender, request.get_ref(), received).await.map_err(status)?;
         Ok(Response::new(answer))
     }
 }
@@ -78,8 +77,8 @@ impl MetricsService for Receiver {
         &self,
         request: Request<ExportMetricsServiceRequest>,
     ) -> Result<Response<ExportMetricsServiceResponse>, Status> {
-        let user_id = self.caller(&request).await?;
-        let answer = store_metrics(&self.state, &user_id, request.get_ref()).await.map_err(status)?;
+        let sender = self.caller(&request).await?;
+        let answer = otlp_senders::metrics(&self.state, &sender, request.get_ref()).await.map_err(status)?;
         Ok(Response::new(answer))
     }
 }
@@ -91,8 +90,8 @@ impl TraceService for Receiver {
         request: Request<ExportTraceServiceRequest>,
     ) -> Result<Response<ExportTraceServiceResponse>, Status> {
         let received = std::time::Instant::now();
-        let user_id = self.caller(&request).await?;
-        let answer = store_traces(&self.state, &user_id, request.get_ref(), received).await.map_err(status)?;
+        let sender = self.caller(&request).await?;
+        let answer = otlp_senders::traces(&self.state, &sender, request.get_ref(), received).await.map_err(status)?;
         Ok(Response::new(answer))
     }
 }

@@ -17,6 +17,7 @@ pub mod attributes;
 mod claude_code;
 mod codex;
 mod gemini_cli;
+pub mod identity;
 pub mod logs;
 pub mod metrics;
 pub mod traces;

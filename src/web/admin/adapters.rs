@@ -10,6 +10,7 @@ use std::sync::Arc;
 use axum::extract::State;
 use axum::response::Response;
 
+use super::identities::Identities;
 use super::{AdminPage, Flash, Row, Section, when};
 use crate::db::DbError;
 use crate::http::errors::PageError;
@@ -40,15 +41,23 @@ pub async fn page(
     _: Administrator,
     Query(flash): Query<Flash>,
 ) -> Result<Response, PageError> {
+    render(&state, flash).await
+}
+
+/// The page, saying `flash` (what a form just did).
+pub async fn render(state: &AppState, flash: Flash) -> Result<Response, PageError> {
     let now_ms = state.clock.now_ms();
-    let (versions, machines, stopped, without_usage, sources) = state
+    let ((versions, machines, stopped, without_usage, sources), identities) = state
         .read(move |conn| {
             Ok::<_, DbError>((
-                adapters::versions(conn, now_ms)?,
-                adapters::machines(conn, now_ms)?,
-                adapters::stopped_reporting(conn, now_ms)?,
-                adapters::without_usage(conn, now_ms)?,
-                adapters::sources(conn, now_ms)?,
+                (
+                    adapters::versions(conn, now_ms)?,
+                    adapters::machines(conn, now_ms)?,
+                    adapters::stopped_reporting(conn, now_ms)?,
+                    adapters::without_usage(conn, now_ms)?,
+                    adapters::sources(conn, now_ms)?,
+                ),
+                Identities::read(conn, now_ms)?,
             ))
         })
         .await?;
@@ -87,6 +96,7 @@ pub async fn page(
             ])
         })
         .collect();
+    let [services, unknown, mappings] = identities.sections();
     let mut stopped_section = Section::new("stopped", "Stopped reporting")
         .intro("Reported in the 30 days before the last 7, and nothing since: a broken hook, a new machine without it, or a holiday.")
         .columns(vec!["Person", "Agents", "Last seen", "Sessions (37 days)"])
@@ -121,6 +131,9 @@ pub async fn page(
     )
     .section(by_version)
     .section(by_source)
+    .section(services)
+    .section(unknown)
+    .section(mappings)
     .section(stopped_section)
     .section(no_usage)
     .section(by_machine)

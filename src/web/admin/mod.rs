@@ -13,6 +13,7 @@
 pub mod adapters;
 pub mod alerts;
 pub mod grants;
+pub mod identities;
 pub mod jobs;
 pub mod prices;
 pub mod projections;
