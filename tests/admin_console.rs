@@ -525,7 +525,7 @@ fn install_fills_an_otlp_token_of_ones_own_into_each_agents_settings() {
     let start = body.find("slh_otlp_").expect("the new token is shown");
     let token: String =
         body[start..].chars().take_while(|c| c.is_ascii_alphanumeric() || *c == '-' || *c == '_').collect();
-    assert_eq!(body.matches(&token).count(), 6, "shown once and filled into the five agents' settings");
+    assert_eq!(body.matches(&token).count(), 7, "shown once and filled into the six agents' settings");
     assert!(!body.contains("&#60;token&#62;"));
     let (_, settings, _) = world.page(Some("max@example.com"), "/me/settings");
     assert!(settings.contains("OTLP settings (from /install)"), "listed to revoke");

@@ -153,6 +153,20 @@ fn the_agents_exports_become_their_sessions_once_whatever_the_encoding() {
     assert_eq!(status, 200);
     let view = session_view(&server, "gemini_cli", "b7e4c1d2-3f4a-4b5c-9d6e-7f8a9b0c1d2e");
     assert_eq!((view["event_count"].as_i64(), view["denial_count"].as_i64()), (Some(6), Some(1)));
+
+    // Qwen Code (Gemini CLI's fork, `qwen-code.*`) over protobuf, priced from its own table.
+    let (status, _, body) = send(&logs, &token, "application/x-protobuf", &[], protobuf(&fixture("qwen_code_logs")));
+    assert_eq!(status, 200);
+    assert_eq!(ExportLogsServiceResponse::decode(&body[..]).unwrap().partial_success, None);
+    let view = session_view(&server, "qwen_code", "7a1f3c9e-2b4d-4e6f-8a0b-1c2d3e4f5a6b");
+    assert_eq!((view["event_count"].as_i64(), view["denial_count"].as_i64()), (Some(5), Some(1)), "{view}");
+    assert_eq!(
+        (view["usage"]["input_tokens"].as_i64(), view["usage"]["cache_read_tokens"].as_i64()),
+        (Some(3000), Some(12000))
+    );
+    assert_eq!(view["models"], serde_json::json!({"qwen3-coder-plus": 2}), "its config and its response");
+    assert_eq!(view["unknown_model_events"], 0);
+    assert!(view["cost_usd"].as_f64().unwrap() > 0.0, "{view}");
 }
 
 #[test]
@@ -253,7 +267,7 @@ fn opentelemetry_status(body: &[u8]) -> String {
 }
 
 #[test]
-fn traces_are_accepted_and_said_to_be_unused() {
+fn an_empty_traces_export_is_a_success() {
     let server = TestServer::spawn();
     let (status, _, body) =
         send(&format!("{}/otel/v1/traces", server.ingest), &server.token, "application/json", &[], b"{}".to_vec());

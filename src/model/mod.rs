@@ -58,7 +58,8 @@ macro_rules! string_enum {
 
 string_enum!(
     /// The coding agents the platform knows. The first seven have hook adapters;
-    /// `cursor`, `aider` and `windsurf` are accepted by the server but have none yet.
+    /// `cursor`, `aider` and `windsurf` are accepted by the server but have none yet;
+    /// `qwen_code` arrives through its own OpenTelemetry export only (`otlp`).
     AgentType {
         ClaudeCode => "claude_code",
         Codex => "codex",
@@ -70,6 +71,7 @@ string_enum!(
         Cursor => "cursor",
         Aider => "aider",
         Windsurf => "windsurf",
+        QwenCode => "qwen_code",
     }
 );
 
@@ -81,7 +83,7 @@ impl AgentType {
     }
 
     pub fn has_adapter(self) -> bool {
-        !matches!(self, AgentType::Cursor | AgentType::Aider | AgentType::Windsurf)
+        !matches!(self, AgentType::Cursor | AgentType::Aider | AgentType::Windsurf | AgentType::QwenCode)
     }
 }
 
@@ -373,7 +375,7 @@ mod tests {
             assert_eq!(EventType::parse(kind.as_str()), Some(*kind));
         }
         assert_eq!(EventType::ALL.len(), 9);
-        assert_eq!(AgentType::ALL.len(), 10);
+        assert_eq!(AgentType::ALL.len(), 11);
         assert_eq!(AgentType::ALL.iter().filter(|a| a.has_adapter()).count(), 7);
     }
 

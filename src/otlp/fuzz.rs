@@ -16,11 +16,12 @@ use crate::http::errors::AppError;
 use crate::model::arbitrary::{damage, damaged, edited, edits};
 use crate::model::wire::{EventLimits, parse_event};
 
-const FIXTURES: [&str; 4] = [
+const FIXTURES: [&str; 5] = [
     include_str!("../../tests/fixtures/otlp/claude_code_logs.json"),
     include_str!("../../tests/fixtures/otlp/claude_code_logs_numeric.json"),
     include_str!("../../tests/fixtures/otlp/codex_logs.json"),
     include_str!("../../tests/fixtures/otlp/gemini_cli_logs.json"),
+    include_str!("../../tests/fixtures/otlp/qwen_code_logs.json"),
 ];
 
 /// The fixtures' records are from 2026; the wire contract is checked as of then.
@@ -54,7 +55,7 @@ fn refused_as_bad(error: AppError) -> Result<(), TestCaseError> {
 
 proptest! {
     #[test]
-    fn fuzz_otlp_json_exports(which in 0usize..4, edits in edits(), (cut, flips) in damage()) {
+    fn fuzz_otlp_json_exports(which in 0usize..5, edits in edits(), (cut, flips) in damage()) {
         let fixture: Value = serde_json::from_str(FIXTURES[which]).unwrap();
         let body = serde_json::to_vec(&edited(&fixture, &edits)).unwrap();
         let body = damaged(&body, cut, &flips);
@@ -65,7 +66,7 @@ proptest! {
     }
 
     #[test]
-    fn fuzz_otlp_protobuf_exports(which in 0usize..4, (cut, flips) in damage()) {
+    fn fuzz_otlp_protobuf_exports(which in 0usize..5, (cut, flips) in damage()) {
         let request: ExportLogsServiceRequest = serde_json::from_str(FIXTURES[which]).unwrap();
         let body = damaged(&request.encode_to_vec(), cut, &flips);
         match Encoding::Protobuf.decode::<ExportLogsServiceRequest>(&body, "logs") {

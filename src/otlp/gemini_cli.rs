@@ -1,4 +1,5 @@
-//! Gemini CLI's log events (`google-gemini/gemini-cli`, `docs/cli/telemetry.md`):
+//! Gemini CLI's log events (`google-gemini/gemini-cli`, `docs/cli/telemetry.md`), and
+//! Qwen Code's (`QwenLM/qwen-code`, a fork that names them `qwen-code.<name>`):
 //! the attribute `event.name` is `gemini_cli.<name>` (the body is a sentence);
 //! `session.id` on every record; numbers are numbers and `success` a boolean.
 //!
@@ -13,9 +14,6 @@ use serde_json::{Map, Value, json};
 
 use super::logs::{Outcome, Record};
 use crate::hook::adapters::gemini_cli::tool_action;
-use crate::model::AgentType;
-
-pub const AGENT: AgentType = AgentType::GeminiCli;
 
 pub fn map(record: &Record<'_>) -> Outcome {
     let attributes = &record.attributes;
@@ -52,7 +50,7 @@ pub fn map(record: &Record<'_>) -> Outcome {
             };
             let mut event = record.event("tool_end", None);
             let mut tool = Map::new();
-            tool.insert("name".into(), json!(format!("{}:{name}", AGENT.as_str())));
+            tool.insert("name".into(), json!(format!("{}:{name}", record.agent.as_str())));
             tool.insert("action".into(), json!(tool_action(&name, mcp)));
             tool.insert("status".into(), json!(status));
             if let Some(server) = attributes.text("mcp_server_name").filter(|_| mcp) {

@@ -152,6 +152,7 @@ pub fn map(request: &ExportLogsServiceRequest, user_id: &str) -> Mapped {
                         let outcome = match record.agent {
                             AgentType::ClaudeCode => claude_code::map(&record),
                             AgentType::Codex => codex::map(&record),
+                            // Qwen Code is a fork of Gemini CLI: the same events and fields.
                             _ => gemini_cli::map(&record),
                         };
                         match outcome {
@@ -171,6 +172,7 @@ fn full_name(record: &Record<'_>) -> String {
     let prefix = match record.agent {
         AgentType::ClaudeCode => "claude_code",
         AgentType::Codex => "codex",
+        AgentType::QwenCode => "qwen-code",
         _ => "gemini_cli",
     };
     format!("{prefix}.{}", record.name)
@@ -204,6 +206,7 @@ fn recognise<'a>(
     let full = |reason: &str| Some(format!("{name}: {reason}"));
     let session_keys: &[&str] = match agent {
         AgentType::Codex => &["conversation.id", "session.id"],
+        AgentType::QwenCode => &["session.id", "sessionId"],
         _ => &["session.id"],
     };
     let session_id = attributes.first_text(session_keys).ok_or_else(|| full("session.id is missing"))?;
@@ -228,13 +231,14 @@ fn recognise<'a>(
     })
 }
 
-/// `claude_code.x`, `codex.x`, `gemini_cli.x` → the agent and `x`.
+/// `claude_code.x`, `codex.x`, `gemini_cli.x`, `qwen-code.x` → the agent and `x`.
 fn prefixed(text: &str) -> Option<(AgentType, &str)> {
     let (prefix, name) = text.trim().split_once('.')?;
     let agent = match prefix {
         "claude_code" => AgentType::ClaudeCode,
         "codex" => AgentType::Codex,
         "gemini_cli" => AgentType::GeminiCli,
+        "qwen-code" => AgentType::QwenCode,
         _ => return None,
     };
     (!name.is_empty() && !name.contains(' ')).then_some((agent, name))

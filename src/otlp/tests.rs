@@ -13,6 +13,7 @@ fn fixture(name: &str) -> ExportLogsServiceRequest {
         "claude_code_numeric" => include_str!("../../tests/fixtures/otlp/claude_code_logs_numeric.json"),
         "codex" => include_str!("../../tests/fixtures/otlp/codex_logs.json"),
         "gemini_cli" => include_str!("../../tests/fixtures/otlp/gemini_cli_logs.json"),
+        "qwen_code" => include_str!("../../tests/fixtures/otlp/qwen_code_logs.json"),
         other => panic!("no fixture {other}"),
     };
     serde_json::from_str(text).expect("the fixture is OTLP/JSON")
@@ -263,4 +264,18 @@ fn a_tool_span_finds_its_session_through_its_trace_in_an_earlier_export() {
     assert_eq!(later.events[0]["session_id"], conversation);
     let other = super::traces::map(&tools, "user-2", &mut traces);
     assert_ne!(other.events[0]["session_id"], conversation, "a trace names a session of its own person only");
+}
+
+#[test]
+fn qwen_code_events_map_as_gemini_clis_under_their_own_agent() {
+    let mapped = map(&fixture("qwen_code"), "user-1");
+    assert_eq!((mapped.refused, mapped.skipped), (0, 1), "the api_request is not an event: {:?}", mapped.reasons);
+    assert!(mapped.events.iter().all(|event| event["agent_type"] == "qwen_code"));
+    let turn = &of_type(&mapped, "turn_end")[0];
+    assert_eq!(turn["usage"]["input_tokens"], 3000, "cached input is counted apart");
+    let tools = of_type(&mapped, "tool_end");
+    assert_eq!(tools[0]["tool"]["name"], "qwen_code:read_file");
+    assert_eq!(tools[0]["tool"]["action"], "read");
+    assert_eq!(tools[1]["tool"]["status"], "denied");
+    assert!(!serde_json::to_string(&mapped.events).unwrap().contains("secret_plan"), "arguments are content");
 }

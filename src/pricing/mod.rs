@@ -88,6 +88,9 @@ fn embedded_json(agent: AgentType) -> &'static str {
         AgentType::Windsurf => {
             include_str!("../../assets/price-tables/price-table.windsurf.v1.json")
         }
+        AgentType::QwenCode => {
+            include_str!("../../assets/price-tables/price-table.qwen_code.v1.json")
+        }
     }
 }
 
@@ -96,7 +99,7 @@ pub fn file_name(agent: AgentType) -> String {
     format!("price-table.{}.v1.json", agent.as_str())
 }
 
-/// The price tables of all ten agents, parsed and compiled once at start-up and then
+/// The price tables of all eleven agents, parsed and compiled once at start-up and then
 /// only read (it is `Send + Sync`; share it behind an `Arc`).
 #[derive(Debug)]
 pub struct PriceBook {

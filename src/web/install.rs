@@ -92,6 +92,16 @@ fn otlp_settings(ingest_url: &str, prefix: &str, token: &str) -> Vec<OtlpSetting
             ),
         },
         OtlpSettings {
+            id: "otlp-qwen_code",
+            name: "Qwen Code",
+            file: "~/.qwen/settings.json, and the header in the environment",
+            settings: format!(
+                "{{\n  \"telemetry\": {{\n    \"enabled\": true,\n    \"target\": \"local\",\n    \
+                 \"otlpEndpoint\": \"{ingest_url}\",\n    \"otlpProtocol\": \"http\",\n    \"logPrompts\": false\n  }}\n}}\n\
+                 export OTEL_EXPORTER_OTLP_HEADERS=\"Authorization=Bearer {token}\""
+            ),
+        },
+        OtlpSettings {
             id: "otlp-copilot_cli",
             name: "GitHub Copilot (CLI and VS Code)",
             file: "the environment of the copilot CLI, or of VS Code (with github.copilot.chat.otel.enabled)",
