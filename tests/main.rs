@@ -39,6 +39,7 @@ mod judge;
 mod me_pages;
 mod otlp;
 mod otlp_identities;
+mod otlp_joins;
 mod otlp_metrics;
 mod otlp_traces;
 mod prices;

@@ -11,17 +11,45 @@ use crate::model::wire::Event;
 use crate::model::{AgentType, EventType};
 
 /// The join key of what an event reports, from its stored columns: a tool call's use id,
-/// a model request's id (`metadata.request_id`); `None` for anything else.
-pub fn join_key(event_type: EventType, tool_use_id: Option<&str>, metadata: Option<&str>) -> Option<String> {
+/// a model request's id (`metadata.request_id`); for a Gemini CLI request, whose two
+/// sources share no id for it (the hook reads the transcript's messages, the export names
+/// no message), the request's exact token counts, which both report per response and
+/// which two responses of one session almost never share; `None` for anything else.
+/// (Codex's hook reports a turn's tokens, several responses together, so its requests
+/// have no key its export shares: `docs/otel.md`.)
+pub fn join_key(
+    event_type: EventType,
+    agent: AgentType,
+    tool_use_id: Option<&str>,
+    metadata: Option<&str>,
+    usage: &crate::model::Usage,
+) -> Option<String> {
     match event_type {
         EventType::ToolEnd => tool_use_id.filter(|id| !id.is_empty()).map(|id| format!("tool:{id}")),
         EventType::TurnEnd => {
-            let metadata = metadata.filter(|text| text.contains("request_id"))?;
-            let value: serde_json::Value = serde_json::from_str(metadata).ok()?;
-            value.get("request_id")?.as_str().filter(|id| !id.is_empty()).map(|id| format!("request:{id}"))
+            let request = metadata.filter(|text| text.contains("request_id")).and_then(|metadata| {
+                let value: serde_json::Value = serde_json::from_str(metadata).ok()?;
+                value.get("request_id")?.as_str().filter(|id| !id.is_empty()).map(|id| format!("request:{id}"))
+            });
+            request.or_else(|| usage_key(agent, usage))
         }
         _ => None,
     }
+}
+
+fn usage_key(agent: AgentType, usage: &crate::model::Usage) -> Option<String> {
+    let counts = [
+        usage.input_tokens,
+        usage.output_tokens,
+        usage.cache_read_tokens,
+        usage.cache_write_5m_tokens,
+        usage.cache_write_1h_tokens,
+        usage.reasoning_tokens,
+    ];
+    (agent == AgentType::GeminiCli && counts.iter().sum::<i64>() > 0).then(|| {
+        let counts: Vec<String> = counts.iter().map(i64::to_string).collect();
+        format!("usage:{}", counts.join("/"))
+    })
 }
 
 /// The stored event the other source reported under `key` in this session, if any.
@@ -187,28 +215,38 @@ pub fn record_session_join_keys(
     session_id: &str,
 ) -> Result<(), DbError> {
     let mut rows = conn.prepare_cached(
-        "SELECT event_id, type, tool_use_id, metadata FROM events INDEXED BY events_by_session
+        "SELECT event_id, type, tool_use_id, metadata, input_tokens, output_tokens, cache_read_tokens,
+                cache_write_5m_tokens, cache_write_1h_tokens, reasoning_tokens
+         FROM events INDEXED BY events_by_session
          WHERE user_id = ?1 AND agent_type = ?2 AND session_id = ?3",
     )?;
-    /// A stored report: its id, type, tool use id and metadata.
-    type Report = (Vec<u8>, String, Option<String>, Option<String>);
+    /// A stored report: its id, type, tool use id, metadata and tokens.
+    type Report = (Vec<u8>, String, Option<String>, Option<String>, crate::model::Usage);
     let found: Vec<Report> = rows
         .query_map(params![user_id, agent_type.as_str(), session_id], |row| {
-            Ok((row.get(0)?, row.get(1)?, row.get(2)?, row.get(3)?))
+            let usage = crate::model::Usage {
+                input_tokens: row.get(4)?,
+                output_tokens: row.get(5)?,
+                cache_read_tokens: row.get(6)?,
+                cache_write_5m_tokens: row.get(7)?,
+                cache_write_1h_tokens: row.get(8)?,
+                reasoning_tokens: row.get(9)?,
+            };
+            Ok((row.get(0)?, row.get(1)?, row.get(2)?, row.get(3)?, usage))
         })?
         .collect::<Result<_, _>>()?;
     let mut insert = conn.prepare_cached(
         "INSERT OR IGNORE INTO join_keys (user_id, agent_type, session_id, key, from_otlp, event_id)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
     )?;
-    for (event_id, kind, tool_use_id, metadata) in found {
+    for (event_id, kind, tool_use_id, metadata, usage) in found {
         let Some(kind) = EventType::parse(&kind) else { continue };
         let from_otlp =
             metadata.as_deref().is_some_and(|text| text.starts_with(crate::model::wire::OTLP_METADATA_PREFIX));
         if !from_otlp {
             insert.execute(params![user_id, agent_type.as_str(), session_id, HOOK_MARKER, false, event_id])?;
         }
-        if let Some(key) = join_key(kind, tool_use_id.as_deref(), metadata.as_deref()) {
+        if let Some(key) = join_key(kind, agent_type, tool_use_id.as_deref(), metadata.as_deref(), &usage) {
             insert.execute(params![user_id, agent_type.as_str(), session_id, key, from_otlp, event_id])?;
         }
     }

@@ -117,8 +117,10 @@ impl Join {
     pub(super) fn of(event: &Event) -> Join {
         let key = crate::events::partitions::join_key(
             event.event_type,
+            event.agent_type,
             event.tool.as_ref().and_then(|tool| tool.use_id.as_deref()),
             event.metadata.as_deref(),
+            &event.usage,
         );
         match (key, crate::events::partitions::near_window_ms(event)) {
             (Some(key), _) => Join::Key(key),

@@ -1,0 +1,179 @@
+//! The hook and OTLP reporting the same session on the real binary: a tool call or a
+//! model request both report (the same `tool_use_id`, `request_id`, or for Gemini CLI the
+//! same response's tokens) is stored once, whichever arrives first, with what only the
+//! hook knows filled in; the hook's own reports are never joined with each other.
+
+use serde_json::Value;
+
+use crate::common::*;
+use crate::otlp::{CLAUDE_SESSION, fixture, json_of, send, session_view};
+
+/// The hook's reports of the fixture's Bash call and first model request (the same
+/// `tool_use_id` and `request_id`), at `ts_ms`, with what only the hook knows: the
+/// input's digest.
+fn hook_twins(ts_ms: i64) -> Vec<Value> {
+    let mut tool = event("tool_end", CLAUDE_SESSION, ts_ms);
+    tool["tool"]["use_id"] = Value::from("toolu_01A9bQ");
+    let mut turn = event("turn_end", CLAUDE_SESSION, ts_ms + 2_000);
+    turn["usage"] = serde_json::json!({"input_tokens": 1200, "output_tokens": 350, "cache_read_tokens": 9000, "cache_write_5m_tokens": 400});
+    turn["metadata"] = serde_json::json!({"request_id": "req_011CVzqR8T3u1fNcP7Y6AbcD"});
+    vec![event("session_start", CLAUDE_SESSION, ts_ms - 5_000), tool, turn]
+}
+
+/// The hook's report of the fixture's prompt (no id both sides share: joined by time).
+fn hook_prompt(ts_ms: i64) -> Value {
+    let mut prompt = event("prompt_submit", CLAUDE_SESSION, ts_ms);
+    prompt.as_object_mut().unwrap().remove("response_ms");
+    prompt
+}
+
+fn stored_tool(server: &TestServer, use_id: &str) -> Vec<Value> {
+    let url = format!("{}/v1/me/sessions/claude_code/{CLAUDE_SESSION}/events", server.ingest);
+    let (status, page) = get_auth(&url, &server.token);
+    assert_eq!(status, 200, "{page}");
+    page["events"].as_array().unwrap().iter().filter(|e| e["tool"]["use_id"] == use_id).cloned().collect()
+}
+
+#[test]
+fn a_call_and_a_request_seen_by_the_hook_and_by_otlp_are_counted_once_in_either_order() {
+    for otlp_first in [false, true] {
+        let server = TestServer::spawn();
+        let export = fixture("claude_code_logs");
+        let first_ms = (export["resourceLogs"][0]["scopeLogs"][0]["logRecords"][0]["timeUnixNano"]
+            .as_str()
+            .unwrap()
+            .parse::<u64>()
+            .unwrap()
+            / 1_000_000) as i64;
+        let send_otlp = || {
+            let (status, _, body) = send(
+                &format!("{}/v1/logs", server.ingest),
+                &server.token,
+                "application/json",
+                &[],
+                serde_json::to_vec(&export).unwrap(),
+            );
+            assert_eq!((status, json_of(&body)), (200, serde_json::json!({})));
+        };
+        let send_hook = || {
+            // The hook's Bash end a few seconds after OTLP's, its turn's usage at the turn's end.
+            let mut events = hook_twins(first_ms + 9_000);
+            events.push(hook_prompt(first_ms + 500));
+            let (status, answer) = server.post_events(&server.token, &envelope(events));
+            assert_eq!(status, 200, "{answer}");
+            answer
+        };
+        let hook_answer = if otlp_first {
+            send_otlp();
+            send_hook()
+        } else {
+            let answer = send_hook();
+            send_otlp();
+            answer
+        };
+        let view = session_view(&server, "claude_code", CLAUDE_SESSION);
+        let order = if otlp_first { "OTLP first" } else { "hook first" };
+        assert_eq!(view["tool_call_count"], 5, "{order}: one Bash call, not two: {view}");
+        assert_eq!(view["usage"]["input_tokens"], 1200, "{order}: one request's tokens, not twice: {view}");
+        assert_eq!(view["prompt_count"], 1, "{order}: one prompt, joined by time: {view}");
+        assert_eq!(view["event_count"], 9, "{order}: 4 hook events and 8 OTLP events, three of them one: {view}");
+        if otlp_first {
+            assert_eq!(hook_answer["duplicates"], 3, "{hook_answer}");
+        }
+        let (otlp_events, events): (i64, i64) = server
+            .main_db()
+            .query_row(
+                "SELECT otlp_events, event_count FROM sessions WHERE agent_session_id = ?1",
+                [CLAUDE_SESSION],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
+            .unwrap();
+        let expected_otlp = if otlp_first { 8 } else { 5 };
+        assert_eq!((otlp_events, events), (expected_otlp, 9), "{order}: the first report of each is the one kept");
+        let bash = stored_tool(&server, "toolu_01A9bQ");
+        assert_eq!(bash.len(), 1, "{order}: {bash:?}");
+        assert_eq!(bash[0]["tool"]["input_sha256"], "ab".repeat(32), "{order}: the hook's digest is kept");
+        // Counted columns are the first report's: the aggregates already hold them.
+        let duration = if otlp_first { Value::from(1830) } else { Value::Null };
+        assert_eq!(bash[0]["tool"]["duration_ms"], duration, "{order}");
+    }
+}
+
+#[test]
+fn the_hooks_own_reports_of_one_request_are_never_joined_with_each_other() {
+    let server = TestServer::spawn();
+    let now = now_ms() - 60_000;
+    // OTLP has spoken for this session (a record of another request).
+    let mut export = fixture("claude_code_logs_numeric");
+    let records = export["resourceLogs"][0]["scopeLogs"][0]["logRecords"].as_array_mut().unwrap();
+    records.truncate(1);
+    for pair in records[0]["attributes"].as_array_mut().unwrap() {
+        if pair["key"] == "session.id" {
+            pair["value"]["stringValue"] = Value::from("s-growth");
+        }
+    }
+    let (status, _, _) = send(
+        &format!("{}/v1/logs", server.ingest),
+        &server.token,
+        "application/json",
+        &[],
+        serde_json::to_vec(&export).unwrap(),
+    );
+    assert_eq!(status, 200);
+    // The hook reports one request's usage in two parts (it grew while streaming).
+    let part = |ts: i64, input: i64| {
+        let mut turn = event("turn_end", "s-growth", ts);
+        turn["usage"] = serde_json::json!({"input_tokens": input});
+        turn["metadata"] = serde_json::json!({"request_id": "req_grows"});
+        turn
+    };
+    let (status, answer) = server.post_events(&server.token, &envelope(vec![part(now, 100), part(now + 1_000, 50)]));
+    assert_eq!((status, answer["accepted"].as_i64()), (200, Some(2)), "{answer}");
+    let view = session_view(&server, "claude_code", "s-growth");
+    assert_eq!(view["usage"]["input_tokens"], 3000 + 150, "both parts count beside OTLP's other request: {view}");
+}
+
+/// Gemini CLI's hook reads each response's tokens from the transcript and its export
+/// reports the same response's tokens: the same counts are one request, in either order.
+#[test]
+fn a_gemini_response_seen_by_the_hook_and_by_otlp_is_counted_once_by_its_tokens() {
+    const SESSION: &str = "b7e4c1d2-3f4a-4b5c-9d6e-7f8a9b0c1d2e";
+    for otlp_first in [false, true] {
+        let server = TestServer::spawn();
+        let export = fixture("gemini_cli_logs");
+        let send_otlp = || {
+            let (status, _, body) = send(
+                &format!("{}/v1/logs", server.ingest),
+                &server.token,
+                "application/json",
+                &[],
+                serde_json::to_vec(&export).unwrap(),
+            );
+            assert_eq!((status, json_of(&body)), (200, serde_json::json!({})));
+        };
+        let send_hook = || {
+            // The transcript's message: 5,000 input of which 4,000 cached, 600 output, 300 thoughts.
+            let mut turn = event("turn_end", SESSION, now_ms() - 3_590_000);
+            turn["agent_type"] = Value::from("gemini_cli");
+            turn["model"] = Value::from("gemini-2.5-pro");
+            turn["usage"] = serde_json::json!({"input_tokens": 1000, "output_tokens": 600, "cache_read_tokens": 4000, "reasoning_tokens": 300});
+            let mut start = event("session_start", SESSION, now_ms() - 3_600_000);
+            start["agent_type"] = Value::from("gemini_cli");
+            let (status, body) = server.post_events(&server.token, &envelope(vec![start, turn]));
+            assert_eq!(status, 200, "{body}");
+        };
+        if otlp_first {
+            send_otlp();
+            send_hook();
+        } else {
+            send_hook();
+            send_otlp();
+        }
+        let view = session_view(&server, "gemini_cli", SESSION);
+        assert_eq!(
+            (view["usage"]["input_tokens"].as_i64(), view["usage"]["reasoning_tokens"].as_i64()),
+            (Some(1000), Some(300)),
+            "otlp first: {otlp_first}: {view}"
+        );
+    }
+}
