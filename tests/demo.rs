@@ -90,6 +90,14 @@ fn the_demo_fills_an_empty_directory_through_the_product_and_says_how_to_sign_in
         );
     }
     assert!(from_otlp > 0, "events from the agents' own export");
+    assert!(count(&conn, "SELECT count(*) FROM session_reported WHERE lines_added > 0") > 0, "Claude Code's metrics");
+    assert_eq!(count(&conn, "SELECT count(*) FROM otlp_service_tokens"), 1, "a collector's token");
+    assert_eq!(count(&conn, "SELECT count(*) FROM otlp_identities"), 1, "an identity mapped");
+    assert_eq!(
+        count(&conn, "SELECT records FROM otlp_unknown_identities WHERE value = 'contractor@partner.example'"),
+        1,
+        "an identity nobody mapped, refused and counted"
+    );
     assert_eq!(twice, 0, "a tool call the hook and OTLP both reported is stored once");
     assert!(
         count(&conn, "SELECT count(*) FROM sessions WHERE cli_version LIKE 'claude-code %' AND started_at_ms IS NULL")

@@ -41,12 +41,12 @@ pub(super) fn send_history(server: &Server, people: &[Person], days: i64, now_ms
                 let agent = Server::agent();
                 loop {
                     let next = work.lock().map_err(|_| anyhow::anyhow!("a sender stopped"))?.recv();
-                    let Ok(Work { token, events, transcript, export }) = next else { return Ok(()) };
+                    let Ok(Work { token, events, transcript, exports }) = next else { return Ok(()) };
                     if !events.is_empty() {
                         post_events(&agent, &ingest, &token, events)?;
                     }
-                    if let Some(export) = export {
-                        post_export(&agent, &ingest, &token, &export)?;
+                    for (path, export) in &exports {
+                        post_export(&agent, &ingest, &token, path, export)?;
                     }
                     if let Some((agent_type, session, text)) = transcript {
                         upload_transcript(&agent, &ingest, &token, &agent_type, &session, &text)?;
@@ -83,11 +83,17 @@ pub(super) fn send_history(server: &Server, people: &[Person], days: i64, now_ms
                     span.1 = span.1.max(start);
                 }
                 let mut session = activity::session(habit, start, kind, &branch);
+                if session.agent == "gemini_cli" {
+                    // Gemini reports no cache writes (its context cache is not written per request).
+                    for event in session.events.iter_mut().filter(|e| e["type"] == "turn_end") {
+                        event["usage"]["cache_write_5m_tokens"] = json!(0);
+                    }
+                }
                 sent.sessions += 1;
-                let source = match otlp::source_of(index) {
-                    // Codex's and Gemini CLI's requests have no id both sources carry, so
-                    // their tokens would count twice: those developers use one source.
-                    Source::Both if session.agent != "claude_code" => Source::Hook,
+                let source = match otlp::source_of(index, session.agent) {
+                    // Codex's, Copilot's and opencode's requests are not joined (their tokens
+                    // would count twice): those developers use one source for them.
+                    Source::Both if !otlp::joined(session.agent) => Source::Hook,
                     source if otlp::exports(session.agent) => source,
                     _ => Source::Hook,
                 };
@@ -99,9 +105,10 @@ pub(super) fn send_history(server: &Server, people: &[Person], days: i64, now_ms
                         }
                     }
                 }
-                let export = (source != Source::Hook)
-                    .then(|| otlp::export(session.agent, &session.session_id, session.model, &session.events))
-                    .flatten();
+                let exports = match source {
+                    Source::Hook => Vec::new(),
+                    _ => otlp::session_exports(session.agent, &session.session_id, session.model, &session.events),
+                };
                 match source {
                     Source::Hook => {}
                     Source::Otlp => sent.otlp_only += 1,
@@ -109,12 +116,12 @@ pub(super) fn send_history(server: &Server, people: &[Person], days: i64, now_ms
                 }
                 if source == Source::Otlp {
                     // No hook: no transcript, no git context; the exporter's records only.
-                    if let Some(export) = export {
+                    if !exports.is_empty() {
                         queue.send(Work {
                             token: person.hook_token.clone(),
                             events: Vec::new(),
                             transcript: None,
-                            export: Some(export),
+                            exports,
                         })?;
                     }
                     continue;
@@ -136,13 +143,18 @@ pub(super) fn send_history(server: &Server, people: &[Person], days: i64, now_ms
                     sent.transcripts += 1;
                 }
                 batch.extend(session.events);
-                if batch.len() >= BATCH || transcript.is_some() || export.is_some() {
+                if batch.len() >= BATCH || transcript.is_some() || !exports.is_empty() {
                     let events = std::mem::take(&mut batch);
-                    queue.send(Work { token: person.hook_token.clone(), events, transcript, export })?;
+                    queue.send(Work { token: person.hook_token.clone(), events, transcript, exports })?;
                 }
             }
             if !batch.is_empty() {
-                queue.send(Work { token: person.hook_token.clone(), events: batch, transcript: None, export: None })?;
+                queue.send(Work {
+                    token: person.hook_token.clone(),
+                    events: batch,
+                    transcript: None,
+                    exports: Vec::new(),
+                })?;
             }
         }
     }
@@ -153,25 +165,32 @@ pub(super) fn send_history(server: &Server, people: &[Person], days: i64, now_ms
     Ok(sent)
 }
 
-/// What one sender posts: a person's hook events, a transcript, an agent's OTLP export.
+/// What one sender posts: a person's hook events, a transcript, an agent's OTLP exports.
 struct Work {
     token: String,
     events: Vec<Value>,
     transcript: Option<(String, String, String)>,
-    export: Option<Value>,
+    exports: Vec<otlp::Export>,
 }
 
-/// An agent's OTLP/JSON export to `/v1/logs`, as its exporter sends it.
-fn post_export(agent: &ureq::Agent, ingest: &str, token: &str, export: &Value) -> anyhow::Result<()> {
+/// An agent's OTLP/JSON export to `path` (`/v1/logs`, `/v1/metrics`, `/v1/traces`), as
+/// its exporter sends it.
+pub(super) fn post_export(
+    agent: &ureq::Agent,
+    ingest: &str,
+    token: &str,
+    path: &str,
+    export: &Value,
+) -> anyhow::Result<()> {
     let mut response = agent
-        .post(format!("{ingest}/v1/logs"))
+        .post(format!("{ingest}{path}"))
         .header("Authorization", format!("Bearer {token}"))
         .content_type("application/json")
         .send(export.to_string())?;
     let status = response.status().as_u16();
     let answer = response.body_mut().read_to_string().unwrap_or_default();
-    anyhow::ensure!(status == 200, "POST /v1/logs answered {status}: {answer}");
-    anyhow::ensure!(!answer.contains("partialSuccess"), "log records were refused: {answer}");
+    anyhow::ensure!(status == 200, "POST {path} answered {status}: {answer}");
+    anyhow::ensure!(!answer.contains("partialSuccess"), "{path}: records were refused: {answer}");
     Ok(())
 }
 

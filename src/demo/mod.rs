@@ -15,6 +15,7 @@ mod alerting;
 mod cost;
 mod history;
 mod otlp;
+mod otlp_signals;
 mod people;
 mod pulls;
 
@@ -78,6 +79,7 @@ pub fn run(config: &Config, options: &Options) -> anyhow::Result<()> {
     let prs = pulls::send(&server, &developers, &sent.branches, now_ms)?;
     eprintln!("{} pull requests through the GitHub App's webhook ({} merged)", prs.opened, prs.merged);
     let ran = governance(&server, &people, &options.password)?;
+    otlp_signals::collector(&server, config, &people, now_ms)?;
     server.wait_for_aggregates(Duration::from_secs(600))?;
     alerting::set_up(&server, &people, &options.password)?;
     // Scored beside the running server (as `sightline jobs run` would be), so its

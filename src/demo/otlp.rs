@@ -1,8 +1,9 @@
 //! The demo's native telemetry: some developers' agents export OpenTelemetry instead of
-//! (or beside) the hook. A session of Claude Code, Codex or Gemini CLI is written as the
-//! agent's own exporter would send it (OTLP/JSON log records with the agent's event
-//! names and attribute types, `docs/otel.md`) and posted to `/v1/logs`, so the demo
-//! shows sessions that arrived by OTLP only, by the hook only, and by both (joined).
+//! (or beside) the hook. A session is written as the agent's own exporter would send it
+//! (`docs/otel.md`): Claude Code, Codex and Gemini CLI as OTLP/JSON log records with the
+//! agent's event names and attribute types (and Claude Code's metrics: lines of code,
+//! commits, active time), GitHub Copilot and opencode as spans; so the demo shows
+//! sessions that arrived by OTLP only, by the hook only, and by both (joined).
 //!
 //! Invariant: no random draws here (the conversion reads the session's events), so the
 //! seed's organisation is the same with or without this part.
@@ -18,18 +19,46 @@ pub enum Source {
 }
 
 /// One developer in ten exports OTLP only, one in ten sends both (never the last, the
-/// demo's leaver, in a demo of under ten).
-pub fn source_of(developer: usize) -> Source {
+/// demo's leaver, in a demo of under ten); and every fourth developer exports their
+/// GitHub Copilot and opencode sessions (those agents' telemetry is spans), so the demo
+/// has traces too.
+pub fn source_of(developer: usize, agent: &str) -> Source {
     match developer % 10 {
         3 => Source::Otlp,
         5 => Source::Both,
+        _ if developer.is_multiple_of(4) && matches!(agent, "copilot_cli" | "opencode") => Source::Otlp,
         _ => Source::Hook,
     }
 }
 
-/// Whether the agent exports the OTLP events this demo writes.
+/// Whether the agent exports the OTLP this demo writes.
 pub fn exports(agent: &str) -> bool {
-    matches!(agent, "claude_code" | "codex" | "gemini_cli")
+    matches!(agent, "claude_code" | "codex" | "gemini_cli" | "copilot_cli" | "opencode")
+}
+
+/// Whether the hook's and the export's reports of this agent's requests are joined, so a
+/// developer may send both (Codex's, Copilot's and opencode's would count twice).
+pub fn joined(agent: &str) -> bool {
+    matches!(agent, "claude_code" | "gemini_cli")
+}
+
+/// One export as the agent's exporter posts it: the OTLP/HTTP path and its JSON body.
+pub type Export = (&'static str, Value);
+
+/// Everything the session's agent exports: its log records (or spans), and Claude Code's
+/// metrics.
+pub fn session_exports(agent: &str, session_id: &str, model: &str, events: &[Value]) -> Vec<Export> {
+    let mut exports = Vec::new();
+    if let Some(logs) = export(agent, session_id, model, events) {
+        exports.push(("/v1/logs", logs));
+    }
+    if agent == "claude_code" {
+        exports.push(("/v1/metrics", super::otlp_signals::claude_metrics(session_id, events)));
+    }
+    if let Some(traces) = super::otlp_signals::traces(agent, session_id, model, events) {
+        exports.push(("/v1/traces", traces));
+    }
+    exports
 }
 
 /// A model request's id, as the vendor would give it, from the event that reports it;
