@@ -81,6 +81,16 @@ fn what_no_event_carries_is_added_to_the_session_once_and_tokens_never_twice() {
         json!({"lines_added": 120, "lines_removed": 30, "commits": 2, "pull_requests": 1,
                "active_user_ms": 300_500, "active_agent_ms": 1_200_000})
     );
+    // The owner's session page shows them.
+    let page_url = format!("{}/me/sessions/{}", server.web, view["id"].as_str().unwrap());
+    let mut response = agent()
+        .get(&page_url)
+        .header("Accept", "text/html")
+        .header("Authorization", format!("Bearer {}", access_token(&server, "dev@example.com")))
+        .call()
+        .unwrap();
+    let page = response.body_mut().read_to_string().unwrap();
+    assert!(page.contains("Reported by claude_code itself") && page.contains("+120 −30"), "{page}");
     for field in ["event_count", "usage", "cost_nusd", "client_cost_usd"] {
         assert_eq!(view[field], before[field], "{field}: metrics never add to what the events counted");
     }

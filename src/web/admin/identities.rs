@@ -44,7 +44,7 @@ impl Identities {
     pub fn sections(self) -> [Section; 3] {
         let mut services = Section::new("service-accounts", "Service accounts (OTLP collectors)")
             .intro("A collector (an OpenTelemetry Collector, a vendor's agent) that forwards many people's exports holds one service-account token; each record then counts as the person its user.email, user.account_uuid or user.id is mapped to below. A person's own token (from /install) needs no mapping.")
-            .columns(vec!["Service account", "Token", "Expires"])
+            .columns(vec!["Service account", "Token id", "Expires"])
             .empty("No service account has a token.")
             .form(
                 PageForm::new(format!("{PATH}/service-tokens"), "Make a service-account token")
