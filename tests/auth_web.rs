@@ -35,6 +35,13 @@ fn get_with_cookie(url: &str, cookie: &str) -> (u16, Value) {
     read(no_redirects().get(url).header("Cookie", cookie).call())
 }
 
+/// A GET with the cookie, following no redirect: status, body and `Location`.
+fn get_with_cookie_location(url: &str, cookie: &str) -> (u16, String, String) {
+    let mut response = no_redirects().get(url).header("Cookie", cookie).call().unwrap();
+    let location = response.headers().get("location").map(|v| v.to_str().unwrap().to_string()).unwrap_or_default();
+    (response.status().as_u16(), response.body_mut().read_to_string().unwrap_or_default(), location)
+}
+
 fn refresh(server: &TestServer, token: &str) -> (u16, Value) {
     read(
         agent()
@@ -61,12 +68,26 @@ fn the_login_form_sets_a_hardened_cookie_that_signs_the_browser_in() {
     assert_eq!((status, cookie.as_str()), (401, ""));
 
     let (status, location, cookie) = login_form(&server, "ada@example.com", TEST_PASSWORD);
-    assert_eq!((status, location.as_str()), (303, "/me/grants"));
-    for attribute in ["HttpOnly", "Secure", "SameSite=Lax", "Path=/", "Max-Age=28800"] {
+    assert_eq!((status, location.as_str()), (303, "/login/check?next=%2Fme%2Fgrants"));
+    for attribute in ["HttpOnly", "SameSite=Lax", "Path=/", "Max-Age=28800"] {
         assert!(cookie.contains(attribute), "{attribute} missing from {cookie}");
     }
     assert!(cookie.starts_with("sightline="), "plain HTTP has no __Host- prefix: {cookie}");
+    assert!(!cookie.contains("Secure"), "a browser drops a Secure cookie set over plain HTTP: {cookie}");
     let cookie = cookie_pair(&cookie);
+    // The check finds the cookie and sends the browser on; without it, the page says why.
+    let (status, _, location) = get_with_cookie_location(&format!("{}{location}", server.web), &cookie);
+    assert_eq!((status, location.as_str()), (303, "/me/grants"));
+    let dropped = no_redirects().get(format!("{}/login/check?next=/me/grants", server.web)).call().unwrap();
+    assert_eq!(dropped.status().as_u16(), 200);
+    let text = dropped.into_body().read_to_string().unwrap();
+    assert!(text.contains("did not keep the sign-in cookie"), "{text}");
+    // Plain HTTP from another machine: the page warns that the password crosses in clear.
+    let remote =
+        no_redirects().get(format!("{}/login", server.web)).header("Host", "sightline.internal").call().unwrap();
+    assert!(remote.into_body().read_to_string().unwrap().contains("cross the network unencrypted"));
+    let local = no_redirects().get(format!("{}/login", server.web)).call().unwrap();
+    assert!(!local.into_body().read_to_string().unwrap().contains("unencrypted"), "not on this machine's loopback");
     assert_eq!(get_with_cookie(&format!("{}/me/grants", server.web), &cookie).0, 200);
     assert_eq!(get_with_cookie(&format!("{}/api/me/grants", server.web), &cookie).0, 200);
     // Without the cookie a page sends the browser to /login, and the API says 401.

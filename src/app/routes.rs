@@ -59,6 +59,7 @@ pub fn ingest(state: Arc<AppState>) -> Router {
 pub fn web(state: Arc<AppState>) -> Router {
     let routes = Router::new()
         .route("/login", get(login::show).post(login::submit))
+        .route("/login/check", get(login::check))
         .route("/logout", post(login::logout))
         .route("/auth/github", get(github::start))
         .route("/auth/github/callback", get(github::callback))

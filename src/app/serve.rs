@@ -169,6 +169,7 @@ pub async fn serve_with_clock(
     };
     write_addresses(&config.data_dir, &bound)?;
     tracing::info!(ingest = %bound.ingest, web = %bound.web, github = %bound.github, otlp_grpc = ?bound.otlp_grpc, data_dir = %config.data_dir.display(), "sightline serving");
+    warn_of_cleartext(&state, &bound);
 
     let scheduler = tokio::spawn(crate::jobs::scheduler::run(state.clone()));
     let webhook_worker = tokio::spawn(crate::github::worker::run(state.clone()));
@@ -290,5 +291,23 @@ pub async fn shutdown_signal() {
     tokio::select! {
         _ = ctrl_c => {},
         _ = term => {},
+    }
+}
+
+/// Warns when a listener other than this machine's loopback speaks plain HTTP: passwords,
+/// sign-in cookies and tokens then cross the network in clear (`docs/operations.md`, TLS).
+fn warn_of_cleartext(state: &AppState, bound: &BoundAddresses) {
+    if !state.https() && !bound.web.ip().is_loopback() {
+        tracing::warn!(
+            web = %bound.web,
+            origin = %state.web_origin,
+            "the web listener serves plain HTTP beyond this machine: passwords and sign-in cookies cross the network in clear; put TLS in front (docs/operations.md, TLS) and set auth.public_url to its https:// address"
+        );
+    }
+    if !bound.ingest.ip().is_loopback() && !state.config.auth.ingest_public_url.starts_with("https://") {
+        tracing::warn!(
+            ingest = %bound.ingest,
+            "the ingest listener serves plain HTTP beyond this machine: hook and OTLP tokens cross the network in clear; put TLS in front (docs/operations.md, TLS) and set auth.ingest_public_url to its https:// address"
+        );
     }
 }

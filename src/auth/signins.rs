@@ -232,6 +232,10 @@ pub fn cookie_name(https: bool) -> &'static str {
 
 /// The `Set-Cookie` value of the sign-in cookie holding `value` for `max_age_secs`
 /// (0 clears it).
+///
+/// `Secure` only over HTTPS: a browser drops a `Secure` cookie set over plain HTTP on any
+/// host but the loopback one, so a trial on `http://sightline.internal` could never sign in.
 pub fn sign_in_cookie(https: bool, value: &str, max_age_secs: i64) -> String {
-    format!("{}={value}; Path=/; HttpOnly; Secure; SameSite=Lax; Max-Age={max_age_secs}", cookie_name(https))
+    let secure = if https { "; Secure" } else { "" };
+    format!("{}={value}; Path=/; HttpOnly{secure}; SameSite=Lax; Max-Age={max_age_secs}", cookie_name(https))
 }

@@ -66,3 +66,38 @@ mod tests {
         assert_eq!(bearer(&with("Basic abc")), None);
     }
 }
+
+/// Whether the request's `Host` names this machine's loopback (`localhost`, `127.x`,
+/// `[::1]`), where plain HTTP never leaves the machine. No `Host` counts as not.
+pub fn host_is_loopback(headers: &HeaderMap) -> bool {
+    let Some(host) = headers.get(axum::http::header::HOST).and_then(|host| host.to_str().ok()) else { return false };
+    let name = match host.strip_prefix('[') {
+        Some(rest) => rest.split(']').next().unwrap_or_default(),
+        None => host.rsplit_once(':').map_or(host, |(name, _)| name),
+    };
+    name.eq_ignore_ascii_case("localhost")
+        || name.parse::<std::net::IpAddr>().is_ok_and(|address| address.is_loopback())
+}
+
+#[cfg(test)]
+mod loopback_tests {
+    use super::*;
+
+    #[test]
+    fn loopback_hosts_are_told_from_the_network() {
+        let with = |host: &str| {
+            let mut headers = HeaderMap::new();
+            headers.insert(axum::http::header::HOST, host.parse().unwrap());
+            host_is_loopback(&headers)
+        };
+        for host in ["localhost", "localhost:8080", "127.0.0.1:3000", "127.1.2.3", "[::1]:8080", "LOCALHOST"] {
+            assert!(with(host), "{host}");
+        }
+        for host in
+            ["sightline.internal", "sightline.internal:80", "10.0.0.5:8080", "[2001:db8::1]:80", "localhost.evil"]
+        {
+            assert!(!with(host), "{host}");
+        }
+        assert!(!host_is_loopback(&HeaderMap::new()));
+    }
+}

@@ -1,9 +1,12 @@
 //! `/login` (form fields `email`, `password`), `/logout`, and the sign-in cookie.
 //!
-//! Invariants: the cookie holds an access token and is `HttpOnly; Secure;
-//! SameSite=Lax; Path=/`, named `__Host-sightline` over HTTPS; `next` only ever
-//! redirects within this site; a wrong e-mail and a wrong password look and cost the
-//! same; throttled attempts answer 429 with `Retry-After`.
+//! Invariants: the cookie holds an access token and is `HttpOnly; SameSite=Lax; Path=/`,
+//! `Secure` and named `__Host-sightline` over HTTPS (plain `sightline` without `Secure`
+//! over HTTP, which a browser would otherwise drop); a sign-in is confirmed by
+//! `/login/check`, which says on the page and in the log when the browser did not keep
+//! the cookie; the page warns when a password would cross the network in clear; `next`
+//! only ever redirects within this site; a wrong e-mail and a wrong password look and
+//! cost the same; throttled attempts answer 429 with `Retry-After`.
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -35,6 +38,8 @@ struct LoginPage<'a> {
     next: &'a str,
     next_encoded: String,
     github: bool,
+    /// Plain HTTP to a host other than this machine: the password crosses the network in clear.
+    cleartext: bool,
 }
 
 /// Renders a template, or a plain 500 if rendering fails.
@@ -51,7 +56,14 @@ pub fn safe_next(next: Option<&str>) -> String {
     crate::http::redirect::safe_next(next, "/me")
 }
 
-fn login_page(state: &AppState, status: StatusCode, error: Option<&str>, email: &str, next: &str) -> Response {
+fn login_page(
+    state: &AppState,
+    headers: &HeaderMap,
+    status: StatusCode,
+    error: Option<&str>,
+    email: &str,
+    next: &str,
+) -> Response {
     let page = LoginPage {
         nav_role: "",
         error,
@@ -59,6 +71,7 @@ fn login_page(state: &AppState, status: StatusCode, error: Option<&str>, email: 
         next,
         next_encoded: percent_encode(next),
         github: state.config.auth.github_enabled(),
+        cleartext: !state.https() && !crate::http::cookies::host_is_loopback(headers),
     };
     (status, render(&page)).into_response()
 }
@@ -69,13 +82,44 @@ pub struct LoginQuery {
     error: Option<String>,
 }
 
-pub async fn show(State(state): State<Arc<AppState>>, Query(query): Query<LoginQuery>) -> Response {
+pub async fn show(State(state): State<Arc<AppState>>, headers: HeaderMap, Query(query): Query<LoginQuery>) -> Response {
     let next = safe_next(query.next.as_deref());
     let error = match query.error.as_deref() {
         Some("github") => Some("GitHub sign-in failed or this GitHub account is not linked to a Sightline user."),
         _ => None,
     };
-    login_page(&state, StatusCode::OK, error, "", &next)
+    login_page(&state, &headers, StatusCode::OK, error, "", &next)
+}
+
+#[derive(Deserialize)]
+pub struct CheckQuery {
+    next: Option<String>,
+}
+
+const COOKIE_DROPPED: &str = "Your password was right, but this browser did not keep the sign-in cookie, so you are not signed in. \
+    Allow cookies for this site; if the address starts with https:// only behind a proxy, set auth.public_url to it \
+    (docs/operations.md).";
+
+/// `GET /login/check`: where a sign-in lands first. With the cookie the browser was just
+/// given, on to `next`; without it, the sign-in page says why, and so does the log.
+pub async fn check(
+    State(state): State<Arc<AppState>>,
+    headers: HeaderMap,
+    Query(query): Query<CheckQuery>,
+) -> Response {
+    let next = safe_next(query.next.as_deref());
+    let name = crate::auth::signins::cookie_name(state.https());
+    if crate::http::cookies::cookie_value(&headers, name).is_some() {
+        return Redirect::to(&next).into_response();
+    }
+    let host = headers.get(header::HOST).and_then(|host| host.to_str().ok()).unwrap_or("");
+    tracing::warn!(
+        host,
+        https = state.https(),
+        cookie = name,
+        "a sign-in succeeded but the browser did not send the sign-in cookie back"
+    );
+    login_page(&state, &headers, StatusCode::OK, Some(COOKIE_DROPPED), "", &next)
 }
 
 #[derive(Deserialize)]
@@ -95,24 +139,36 @@ pub async fn submit(
     let email = form.email.unwrap_or_default();
     let password = form.password.unwrap_or_default();
     if email.trim().is_empty() || password.is_empty() {
-        return login_page(&state, StatusCode::BAD_REQUEST, Some("Enter your e-mail and password."), &email, &next);
+        return login_page(
+            &state,
+            &headers,
+            StatusCode::BAD_REQUEST,
+            Some("Enter your e-mail and password."),
+            &email,
+            &next,
+        );
     }
     match verify_password_sign_in(&state, &email, password, state.client_ip(&headers, peer)).await {
         Ok(user_id) => sign_in_response(&state, &user_id, Method::Password, &next).await,
         Err(PasswordFailure::Throttled { retry_after_secs }) => {
             let message = format!("Too many failed sign-ins. Try again in {} minutes.", retry_after_secs.div_ceil(60));
-            let mut response = login_page(&state, StatusCode::TOO_MANY_REQUESTS, Some(&message), &email, &next);
+            tracing::info!(email = %email.trim(), "sign-in refused: throttled");
+            let mut response =
+                login_page(&state, &headers, StatusCode::TOO_MANY_REQUESTS, Some(&message), &email, &next);
             response.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from(retry_after_secs));
             response
         }
         Err(PasswordFailure::Wrong) => {
-            login_page(&state, StatusCode::UNAUTHORIZED, Some("E-mail or password is incorrect."), &email, &next)
+            tracing::info!(email = %email.trim(), "sign-in refused: wrong e-mail or password");
+            let message = Some("E-mail or password is incorrect.");
+            login_page(&state, &headers, StatusCode::UNAUTHORIZED, message, &email, &next)
         }
         Err(PasswordFailure::Internal(cause)) => AppError::Internal(cause).into_response(),
     }
 }
 
-/// Starts a web sign-in for `user_id`, sets the cookie and redirects to `next`.
+/// Starts a web sign-in for `user_id`, sets the cookie and redirects to `next` through
+/// `/login/check`, which says so when the browser did not keep the cookie.
 pub async fn sign_in_response(state: &AppState, user_id: &str, method: Method, next: &str) -> Response {
     let now_ms = state.clock.now_ms();
     let owner = user_id.to_string();
@@ -125,7 +181,8 @@ pub async fn sign_in_response(state: &AppState, user_id: &str, method: Method, n
         Err(cause) => return AppError::Internal(cause).into_response(),
     };
     let cookie = sign_in_cookie(state.https(), &token, ACCESS_TOKEN_LIFETIME_MS / 1000);
-    with_cookie(Redirect::to(next).into_response(), &cookie)
+    let check = format!("/login/check?next={}", percent_encode(next));
+    with_cookie(Redirect::to(&check).into_response(), &cookie)
 }
 
 /// Ends this sign-in (cookie or bearer) and clears the cookie.

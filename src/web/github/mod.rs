@@ -101,9 +101,11 @@ impl Flow {
 
     /// `state.verifier.hex(next)`: base64url and hex never contain `.`, and all three
     /// are valid cookie-value characters.
-    fn cookie(&self) -> String {
+    /// `Secure` only over HTTPS, as the sign-in cookie (`auth::signins::sign_in_cookie`).
+    fn cookie(&self, https: bool) -> String {
+        let secure = if https { "; Secure" } else { "" };
         format!(
-            "{FLOW_COOKIE}={}.{}.{}; Path={FLOW_COOKIE_PATH}; HttpOnly; Secure; SameSite=Lax; Max-Age={FLOW_LIFETIME_SECS}",
+            "{FLOW_COOKIE}={}.{}.{}; Path={FLOW_COOKIE_PATH}; HttpOnly{secure}; SameSite=Lax; Max-Age={FLOW_LIFETIME_SECS}",
             self.state,
             self.verifier,
             hex::encode(&self.next)
@@ -119,8 +121,9 @@ impl Flow {
     }
 }
 
-fn clear_flow_cookie() -> String {
-    format!("{FLOW_COOKIE}=; Path={FLOW_COOKIE_PATH}; HttpOnly; Secure; SameSite=Lax; Max-Age=0")
+fn clear_flow_cookie(https: bool) -> String {
+    let secure = if https { "; Secure" } else { "" };
+    format!("{FLOW_COOKIE}=; Path={FLOW_COOKIE_PATH}; HttpOnly{secure}; SameSite=Lax; Max-Age=0")
 }
 
 fn redirect_uri(state: &AppState) -> String {
@@ -153,7 +156,7 @@ pub async fn start(State(state): State<Arc<AppState>>, Query(query): Query<Start
         flow.state,
         flow.challenge(),
     );
-    with_cookie(Redirect::to(&authorize).into_response(), &flow.cookie())
+    with_cookie(Redirect::to(&authorize).into_response(), &flow.cookie(state.https()))
 }
 
 #[derive(Deserialize)]
@@ -173,7 +176,7 @@ pub async fn callback(
         return AppError::NotFound.into_response();
     }
     let Some(flow) = cookie_value(&parts.headers, FLOW_COOKIE).and_then(Flow::from_cookie) else {
-        return with_cookie(refused(GithubError::NoFlow, None), &clear_flow_cookie());
+        return with_cookie(refused(GithubError::NoFlow, None), &clear_flow_cookie(state.https()));
     };
     let response = match finish(&state, &flow, query).await {
         Ok(user_id) => sign_in_response(&state, &user_id, Method::Github, &flow.next).await,
@@ -181,7 +184,7 @@ pub async fn callback(
     };
     // The browser forgets the flow whatever happened; a replayed flow cookie gets
     // nowhere, as GitHub's codes are single-use.
-    with_cookie(response, &clear_flow_cookie())
+    with_cookie(response, &clear_flow_cookie(state.https()))
 }
 
 /// Back to the login page, which says GitHub sign-in failed; the reason is logged.
@@ -284,11 +287,13 @@ mod tests {
         let flow = Flow::new("/me/grants?x=1.2".into()).unwrap();
         assert_eq!(flow.state.len(), 43);
         assert_eq!(flow.verifier.len(), 43);
-        let cookie = flow.cookie();
+        let cookie = flow.cookie(true);
+        let plain = flow.cookie(false);
         let value = cookie.strip_prefix("sightline_oauth=").unwrap().split(';').next().unwrap();
         let back = Flow::from_cookie(value).unwrap();
         assert_eq!((back.state, back.verifier, back.next), (flow.state, flow.verifier, flow.next));
         assert!(cookie.contains("; Path=/auth/github; HttpOnly; Secure; SameSite=Lax; Max-Age=600"));
+        assert!(plain.contains("; Path=/auth/github; HttpOnly; SameSite=Lax; Max-Age=600"), "no Secure over HTTP");
         let evil = format!("a.b.{}", hex::encode("//evil.example"));
         assert_eq!(Flow::from_cookie(&evil).unwrap().next, "/me");
         assert!(Flow::from_cookie("a.b").is_none());
