@@ -310,12 +310,12 @@ fn src_dir() -> PathBuf {
 }
 
 /// The top-level module a file belongs to (`src/events/reads.rs` → `events`), or
-/// `None` for the crate roots.
+/// `None` for the crate roots (`lib.rs`, `main.rs`, and the binaries in `src/bin/`).
 fn module_of(file: &Path) -> Option<String> {
     let relative = file.strip_prefix(src_dir()).unwrap();
     let first = relative.components().next()?.as_os_str().to_str()?.to_string();
     let name = first.strip_suffix(".rs").unwrap_or(&first).to_string();
-    (name != "lib" && name != "main").then_some(name)
+    (name != "lib" && name != "main" && name != "bin").then_some(name)
 }
 
 /// Every `crate::<module>` named by each top-level module, keyed by (from, to).

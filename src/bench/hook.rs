@@ -26,6 +26,10 @@ pub struct HookBenchArgs {
     /// No flusher drains or checkpoints the queue during the run.
     #[arg(long)]
     pub without_flusher: bool,
+    /// The binary whose `hook` is timed (default: this one), e.g. the slim
+    /// `sightline-hook`, to compare the two builds' cold starts.
+    #[arg(long, value_name = "PATH")]
+    pub binary: Option<std::path::PathBuf>,
 }
 
 /// Does to the queue what a running flusher does, until `done`: every 5 s or 50 events
@@ -56,7 +60,10 @@ const PAYLOAD: &str = r#"{"session_id":"bench-session","transcript_path":"/tmp/t
 
 pub fn run(args: &HookBenchArgs) -> anyhow::Result<i32> {
     anyhow::ensure!(args.runs > 0 && args.concurrency > 0, "--runs and --concurrency must be at least 1");
-    let exe = std::env::current_exe()?;
+    let exe = match &args.binary {
+        Some(path) => path.clone(),
+        None => std::env::current_exe()?,
+    };
     let home = std::env::temp_dir().join(format!("sightline-hook-bench-{}", uuid::Uuid::new_v4().simple()));
     std::fs::create_dir_all(&home)?;
     let one = |exe: &std::path::Path| -> anyhow::Result<f64> {

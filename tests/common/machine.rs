@@ -18,9 +18,17 @@ pub fn fixture_dir(agent: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/agents").join(agent)
 }
 
+/// The developer machine's slim binary (`src/bin/sightline-hook.rs`).
+pub const HOOK_BIN: &str = env!("CARGO_BIN_EXE_sightline-hook");
+
 /// Runs the binary as the developer machine at `home` would, with stdin.
 pub fn client_with(home: &Path, args: &[&str], stdin: Option<&str>, env: &[(&str, &str)]) -> Output {
-    let mut command = Command::new(BIN);
+    run_as_machine(BIN, home, args, stdin, env)
+}
+
+/// Runs `binary` as the developer machine at `home` would, with stdin.
+pub fn run_as_machine(binary: &str, home: &Path, args: &[&str], stdin: Option<&str>, env: &[(&str, &str)]) -> Output {
+    let mut command = Command::new(binary);
     command
         .args(args)
         .env("HOME", home)
