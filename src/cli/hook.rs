@@ -268,6 +268,7 @@ mod tests {
     use clap::Parser;
 
     use super::HookArgs;
+    use crate::cli::developer::DeveloperCommand;
     use crate::cli::{Cli, Command};
 
     fn fast(argv: &[&str]) -> Option<(String, String)> {
@@ -276,7 +277,7 @@ mod tests {
 
     fn full(argv: &[&str]) -> Option<(String, String)> {
         match Cli::try_parse_from(std::iter::once("sightline").chain(argv.iter().copied())).ok()?.command {
-            Command::Hook(a) => Some((a.event, a.agent)),
+            Command::Developer(DeveloperCommand::Hook(a)) => Some((a.event, a.agent)),
             _ => None,
         }
     }

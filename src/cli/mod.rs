@@ -4,6 +4,7 @@
 pub mod backup;
 pub mod deletions;
 pub mod demo;
+pub mod developer;
 pub mod evals;
 pub mod hook;
 pub mod jobs;
@@ -96,26 +97,10 @@ pub enum Command {
     /// Eval-results helpers (demo database).
     #[command(subcommand)]
     Evals(evals::EvalsCommand),
-    /// Record one agent hook event (called by the agent's hooks; always exits 0).
-    Hook(hook::HookArgs),
-    /// Ship queued events to the server (started by hooks; one per user).
-    Flusher(hook::FlusherArgs),
-    /// Sign this machine in: device code in a browser, or --email with --password-stdin.
-    Login(hook::LoginArgs),
-    /// Show the local queue, credentials and flusher state.
-    Status,
-    /// Register the hook CLI in an agent's configuration (idempotent, with a backup).
-    Install(machine::AgentArgs),
-    /// Remove exactly the hooks `install` added.
-    Uninstall(machine::AgentArgs),
-    /// Stop recording agent events (until `resume`, or for a while with --for).
-    Pause(machine::PauseArgs),
-    /// Record agent events again.
-    Resume,
-    /// Delete the local queue and log (and with --all, the login too).
-    PurgeLocal(machine::PurgeArgs),
-    /// Backfill past sessions from an agent's own transcripts (idempotent).
-    Import(machine::ImportArgs),
+    /// The developer machine's commands (`hook`, `flusher`, `login`, `status`, `install`,
+    /// `uninstall`, `pause`, `resume`, `purge-local`, `import`), as in `sightline-hook`.
+    #[command(flatten)]
+    Developer(developer::DeveloperCommand),
 }
 
 impl Command {
@@ -128,14 +113,11 @@ impl Command {
         // `hook` promises to exit 0 whatever happens, and `bench hook` writes into its
         // hooks' stdin, so both keep ignoring SIGPIPE too (and write to stdout ignoring
         // a closed pipe).
-        !matches!(
-            self,
-            Command::Serve(_)
-                | Command::Dashboard(_)
-                | Command::Flusher(_)
-                | Command::Hook(_)
-                | Command::Bench(crate::bench::BenchCommand::Hook(_))
-        )
+        match self {
+            Command::Developer(command) => command.ends_quietly_on_closed_stdout(),
+            Command::Serve(_) | Command::Dashboard(_) | Command::Bench(crate::bench::BenchCommand::Hook(_)) => false,
+            _ => true,
+        }
     }
 }
 
@@ -237,15 +219,6 @@ pub fn run(cli: Cli) -> anyhow::Result<i32> {
         Command::Report(args) => evals::report(&args),
         Command::Dashboard(args) => evals::dashboard(&args),
         Command::Evals(command) => evals::evals(command),
-        Command::Hook(args) => Ok(hook::hook(&args)),
-        Command::Flusher(args) => hook::flusher(&args),
-        Command::Login(args) => hook::login(&args),
-        Command::Status => hook::status(),
-        Command::Install(args) => machine::install(&args),
-        Command::Uninstall(args) => machine::uninstall(&args),
-        Command::Pause(args) => machine::pause(&args),
-        Command::Resume => machine::resume(),
-        Command::PurgeLocal(args) => machine::purge_local(&args),
-        Command::Import(args) => machine::import(&args),
+        Command::Developer(command) => command.run(),
     }
 }
