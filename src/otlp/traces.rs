@@ -78,7 +78,8 @@ pub fn map(request: &ExportTraceServiceRequest, user_id: &str, traces: &mut Trac
                 let outcome = match agent {
                     AgentType::Opencode => opencode(span, attributes, user_id, trace_session),
                     _ => copilot(span, attributes, user_id, trace_session),
-                };
+                }
+                .unwrap_or_else(Outcome::Refused);
                 match outcome {
                     Outcome::Event(event) => mapped.events.push(event),
                     Outcome::Skipped => mapped.skipped += 1,
@@ -125,18 +126,16 @@ fn record<'a>(
     span: &Span,
     attributes: Attributes<'a>,
     time_nanos: u64,
-) -> Result<Record<'a>, Outcome> {
+) -> Result<Record<'a>, String> {
     let (agent, user_id, session_keys) = (place.agent, place.user_id, place.session_keys);
     if time_nanos == 0 {
-        return Err(Outcome::Refused("the span has no time (startTimeUnixNano, endTimeUnixNano)".into()));
+        return Err("the span has no time (startTimeUnixNano, endTimeUnixNano)".into());
     }
     let session = attributes
         .first_text(session_keys)
         .or_else(|| place.trace_session.map(str::to_string))
-        .or_else(|| (!span.trace_id.is_empty()).then(|| hex(&span.trace_id)));
-    let Some(session) = session else {
-        return Err(Outcome::Refused(format!("{} is missing and the span has no trace id", session_keys[0])));
-    };
+        .or_else(|| (!span.trace_id.is_empty()).then(|| hex(&span.trace_id)))
+        .ok_or_else(|| format!("{} is missing and the span has no trace id", session_keys[0]))?;
     Ok(Record::from_parts(agent, name.to_string(), attributes, user_id, session, time_nanos))
 }
 
@@ -162,48 +161,28 @@ const COPILOT_SESSION: &[&str] = &["session.id", "gen_ai.conversation.id"];
 /// Copilot: `chat` → turn_end (the call's tokens), `execute_tool` → tool_end keyed by
 /// `gen_ai.tool.call.id`, `invoke_agent` → session_start with its model (its token
 /// totals are the chats' sum and are not read). Other operations are skipped.
-fn copilot(span: &Span, attributes: Attributes<'_>, user_id: &str, trace_session: Option<&str>) -> Outcome {
+fn copilot(
+    span: &Span,
+    attributes: Attributes<'_>,
+    user_id: &str,
+    trace_session: Option<&str>,
+) -> Result<Outcome, String> {
     let place = Place { agent: AgentType::CopilotCli, user_id, session_keys: COPILOT_SESSION, trace_session };
     let operation = attributes
         .text("gen_ai.operation.name")
         .unwrap_or_else(|| span.name.split(' ').next().unwrap_or_default().to_string());
-    match operation.as_str() {
-        "chat" => {
-            let record = match record(&place, "chat", span, attributes, span.end_time_unix_nano) {
-                Ok(record) => record,
-                Err(outcome) => return outcome,
-            };
-            gen_ai_turn(&record, span)
-        }
-        "execute_tool" => {
-            let record = match record(&place, "execute_tool", span, attributes, span.end_time_unix_nano) {
-                Ok(record) => record,
-                Err(outcome) => return outcome,
-            };
-            let Some(name) = record.attributes.text("gen_ai.tool.name") else {
-                return Outcome::Refused("gen_ai.tool.name is missing".into());
-            };
-            let call_id = record.attributes.text("gen_ai.tool.call.id");
-            let action = crate::hook::adapters::copilot_cli::tool_action(&name);
-            tool_end(
-                &record,
-                span,
-                &name,
-                action,
-                call_id.as_deref(),
-                "gen_ai.tool.call.arguments",
-                "gen_ai.tool.call.result",
-            )
-        }
-        "invoke_agent" => {
-            // Only a top-level agent starts a session; a subagent's span is inside one.
-            if span.parent_span_id.iter().any(|byte| *byte != 0) {
-                return Outcome::Skipped;
-            }
-            let record = match record(&place, "invoke_agent", span, attributes, span.start_time_unix_nano) {
-                Ok(record) => record,
-                Err(outcome) => return outcome,
-            };
+    let end = span.end_time_unix_nano;
+    Ok(match operation.as_str() {
+        "chat" => gen_ai_turn(&record(&place, "chat", span, attributes, end)?, span),
+        "execute_tool" => tool_end(
+            &record(&place, "execute_tool", span, attributes, end)?,
+            span,
+            COPILOT_TOOL,
+            crate::hook::adapters::copilot_cli::tool_action,
+        )?,
+        // Only a top-level agent starts a session; a subagent's span is inside one.
+        "invoke_agent" if span.parent_span_id.iter().all(|byte| *byte == 0) => {
+            let record = record(&place, "invoke_agent", span, attributes, span.start_time_unix_nano)?;
             let mut event = record.event("session_start", None);
             if let Some(model) = record.attributes.first_text(&["gen_ai.response.model", "gen_ai.request.model"]) {
                 event["model"] = json!(model);
@@ -214,7 +193,7 @@ fn copilot(span: &Span, attributes: Attributes<'_>, user_id: &str, trace_session
             Outcome::Event(event)
         }
         _ => Outcome::Skipped,
-    }
+    })
 }
 
 /// A GenAI `chat` span's tokens. The semantic conventions count cached input inside
@@ -259,23 +238,45 @@ fn gen_ai_turn(record: &Record<'_>, span: &Span) -> Outcome {
     Outcome::Event(event)
 }
 
-/// A tool call's end from its span: the name, action, status, duration, the call id
-/// (the key the hook's report of the same call shares) and the sizes of its content.
+/// Where a tool span keeps the tool's name, its call id (the key the hook's report of
+/// the same call shares) and its content (only sizes are taken).
+struct ToolKeys {
+    name: &'static str,
+    call_id: &'static str,
+    arguments: &'static str,
+    result: &'static str,
+}
+
+const COPILOT_TOOL: ToolKeys = ToolKeys {
+    name: "gen_ai.tool.name",
+    call_id: "gen_ai.tool.call.id",
+    arguments: "gen_ai.tool.call.arguments",
+    result: "gen_ai.tool.call.result",
+};
+
+const OPENCODE_TOOL: ToolKeys = ToolKeys {
+    name: "ai.toolCall.name",
+    call_id: "ai.toolCall.id",
+    arguments: "ai.toolCall.args",
+    result: "ai.toolCall.result",
+};
+
+/// A tool call's end from its span: the name, action, status, duration, the call id and
+/// the sizes of its content.
 fn tool_end(
     record: &Record<'_>,
     span: &Span,
-    name: &str,
-    action: &str,
-    call_id: Option<&str>,
-    arguments_key: &str,
-    result_key: &str,
-) -> Outcome {
+    keys: ToolKeys,
+    action: fn(&str) -> &'static str,
+) -> Result<Outcome, String> {
     let attributes = &record.attributes;
-    let key = call_id.map(str::to_string).unwrap_or_else(|| hex(&span.span_id));
+    let name = attributes.text(keys.name).ok_or_else(|| format!("{} is missing", keys.name))?;
+    let call_id = attributes.text(keys.call_id);
+    let key = call_id.clone().unwrap_or_else(|| hex(&span.span_id));
     let mut event = record.event("tool_end", Some(&key));
     let mut tool = Map::new();
     tool.insert("name".into(), json!(format!("{}:{name}", record.agent.as_str())));
-    tool.insert("action".into(), json!(action));
+    tool.insert("action".into(), json!(action(&name)));
     tool.insert("status".into(), json!(if failed(span, attributes) { "error" } else { "success" }));
     if let Some(call_id) = call_id {
         tool.insert("use_id".into(), json!(call_id));
@@ -283,13 +284,13 @@ fn tool_end(
     if let Some(duration) = duration_ms(span) {
         tool.insert("duration_ms".into(), json!(duration));
     }
-    for (wire, key) in [("input_bytes", arguments_key), ("output_bytes", result_key)] {
+    for (wire, key) in [("input_bytes", keys.arguments), ("output_bytes", keys.result)] {
         if let Some(text) = attributes.text(key) {
             tool.insert(wire.into(), json!(text.len()));
         }
     }
     event["tool"] = Value::Object(tool);
-    Outcome::Event(event)
+    Ok(Outcome::Event(event))
 }
 
 const OPENCODE_SESSION: &[&str] = &["ai.telemetry.metadata.sessionId", "ai.request.headers.x-opencode-session"];
@@ -298,34 +299,28 @@ const OPENCODE_SESSION: &[&str] = &["ai.telemetry.metadata.sessionId", "ai.reque
 /// `ai.generateText.doGenerate`, `ai.streamObject.doStream`, `ai.generateObject.doGenerate`)
 /// → turn_end; `ai.toolCall` → tool_end keyed by `ai.toolCall.id`. The outer spans
 /// (`ai.streamText`, …) total their steps and are skipped.
-fn opencode(span: &Span, attributes: Attributes<'_>, user_id: &str, trace_session: Option<&str>) -> Outcome {
+fn opencode(
+    span: &Span,
+    attributes: Attributes<'_>,
+    user_id: &str,
+    trace_session: Option<&str>,
+) -> Result<Outcome, String> {
     let place = Place { agent: AgentType::Opencode, user_id, session_keys: OPENCODE_SESSION, trace_session };
     let operation = attributes.text("ai.operationId").unwrap_or_default();
-    match operation.as_str() {
+    let end = span.end_time_unix_nano;
+    Ok(match operation.as_str() {
         "ai.streamText.doStream"
         | "ai.generateText.doGenerate"
         | "ai.streamObject.doStream"
-        | "ai.generateObject.doGenerate" => {
-            let record = match record(&place, &operation, span, attributes, span.end_time_unix_nano) {
-                Ok(record) => record,
-                Err(outcome) => return outcome,
-            };
-            ai_sdk_turn(&record, span)
-        }
-        "ai.toolCall" => {
-            let record = match record(&place, &operation, span, attributes, span.end_time_unix_nano) {
-                Ok(record) => record,
-                Err(outcome) => return outcome,
-            };
-            let Some(name) = record.attributes.text("ai.toolCall.name") else {
-                return Outcome::Refused("ai.toolCall.name is missing".into());
-            };
-            let call_id = record.attributes.text("ai.toolCall.id");
-            let action = crate::hook::adapters::opencode::tool_action(&name);
-            tool_end(&record, span, &name, action, call_id.as_deref(), "ai.toolCall.args", "ai.toolCall.result")
-        }
+        | "ai.generateObject.doGenerate" => ai_sdk_turn(&record(&place, &operation, span, attributes, end)?, span),
+        "ai.toolCall" => tool_end(
+            &record(&place, &operation, span, attributes, end)?,
+            span,
+            OPENCODE_TOOL,
+            crate::hook::adapters::opencode::tool_action,
+        )?,
         _ => Outcome::Skipped,
-    }
+    })
 }
 
 /// The AI SDK's usage, in each version's names: v5 and v6 `ai.usage.inputTokens` (cached
