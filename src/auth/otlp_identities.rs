@@ -69,13 +69,14 @@ pub fn is_service(conn: &Connection, token_id: &str) -> Result<bool, DbError> {
 }
 
 /// Maps `attribute` = `value` to the person `user_id` (replacing an earlier mapping of
-/// it) and clears its unknown count. `attribute` must be one of [`ATTRIBUTES`].
+/// it), clears its unknown count, and audits it (`OTLP_IDENTITY_MAPPED`, by `actor_id`).
+/// `attribute` must be one of [`ATTRIBUTES`].
 pub fn map(
     tx: &Transaction<'_>,
     attribute: &str,
     value: &str,
     user_id: &str,
-    created_by: &str,
+    actor_id: &str,
     now_ms: i64,
 ) -> Result<(), DbError> {
     let value = normalised(attribute, value);
@@ -84,21 +85,53 @@ pub fn map(
          VALUES (?1, ?2, ?3, ?4, ?5)
          ON CONFLICT (attribute, value) DO UPDATE SET user_id = excluded.user_id,
              created_by = excluded.created_by, created_at_ms = excluded.created_at_ms",
-        params![attribute, value, user_id, created_by, now_ms],
+        params![attribute, value, user_id, actor_id, now_ms],
     )?;
     tx.execute("DELETE FROM otlp_unknown_identities WHERE attribute = ?1 AND value = ?2", params![attribute, value])?;
-    Ok(())
+    audit_change(tx, crate::audit::Action::OtlpIdentityMapped, actor_id, user_id, attribute, &value, now_ms)
 }
 
-/// Removes a mapping; answers the person it named, if there was one.
-pub fn unmap(tx: &Transaction<'_>, attribute: &str, value: &str) -> Result<Option<String>, DbError> {
-    Ok(tx
+/// Removes a mapping and audits it (`OTLP_IDENTITY_UNMAPPED`); answers the person it
+/// named, or `None` (nothing removed, nothing audited) if there was none.
+pub fn unmap(
+    tx: &Transaction<'_>,
+    attribute: &str,
+    value: &str,
+    actor_id: &str,
+    now_ms: i64,
+) -> Result<Option<String>, DbError> {
+    let value = normalised(attribute, value);
+    let person: Option<String> = tx
         .query_row(
             "DELETE FROM otlp_identities WHERE attribute = ?1 AND value = ?2 RETURNING user_id",
-            params![attribute, normalised(attribute, value)],
+            params![attribute, value],
             |row| row.get(0),
         )
-        .optional()?)
+        .optional()?;
+    if let Some(person) = &person {
+        audit_change(tx, crate::audit::Action::OtlpIdentityUnmapped, actor_id, person, attribute, &value, now_ms)?;
+    }
+    Ok(person)
+}
+
+fn audit_change(
+    tx: &Connection,
+    action: crate::audit::Action,
+    actor_id: &str,
+    person: &str,
+    attribute: &str,
+    value: &str,
+    now_ms: i64,
+) -> Result<(), DbError> {
+    let entry = crate::audit::Entry {
+        actor_id: Some(actor_id),
+        action,
+        subject_user_id: Some(person),
+        target: None,
+        detail: serde_json::json!({ "attribute": attribute, "value": value }),
+    };
+    crate::audit::record(tx, &entry, now_ms)?;
+    Ok(())
 }
 
 /// The person an identity is mapped to.
@@ -213,7 +246,7 @@ mod tests {
         assert_eq!(person_of(&tx, "user.email", "ada@CORP.example").unwrap().as_deref(), Some("u1"));
         assert!(unknown(&tx).unwrap().is_empty());
         assert_eq!(person_of(&tx, "user.id", "ada@corp.example").unwrap(), None, "per attribute");
-        assert_eq!(unmap(&tx, "user.email", "ada@corp.example").unwrap().as_deref(), Some("u1"));
+        assert_eq!(unmap(&tx, "user.email", "ada@corp.example", "admin", 40).unwrap().as_deref(), Some("u1"));
         assert_eq!(person_of(&tx, "user.email", "ada@corp.example").unwrap(), None);
     }
 }

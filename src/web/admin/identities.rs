@@ -2,8 +2,8 @@
 //! forwarding many people's exports), the identities their records carried that no
 //! mapping names (refused, counted, never guessed), and the mappings from exported
 //! identities (`user.email`, `user.account_uuid`, `user.id`) to people, with the forms
-//! that change them. Every change is audited (`OTLP_SERVICE_TOKEN_CREATED`,
-//! `OTLP_IDENTITY_MAPPED`, `OTLP_IDENTITY_UNMAPPED`).
+//! that change them. Every change is audited by the store (`OTLP_SERVICE_TOKEN_CREATED`,
+//! `OTLP_IDENTITY_MAPPED`, `OTLP_IDENTITY_UNMAPPED`, in `auth::otlp_identities`).
 
 use std::sync::Arc;
 
@@ -13,7 +13,6 @@ use axum::response::{Redirect, Response};
 use serde::Deserialize;
 
 use super::{Field, Flash, Form as PageForm, Row, Section, change, done, when};
-use crate::audit::{self, Action, Entry};
 use crate::auth::otlp_identities::{self, ATTRIBUTES, Mapping, Unknown};
 use crate::auth::users;
 use crate::http::errors::{AppError, PageError};
@@ -188,14 +187,6 @@ pub async fn map(
             return Ok(Err(AppError::bad_request("email", format!("there is nobody {email:?}"))));
         };
         otlp_identities::map(tx, attribute, &value, &person.id, &actor, now_ms)?;
-        let entry = Entry {
-            actor_id: Some(&actor),
-            action: Action::OtlpIdentityMapped,
-            subject_user_id: Some(&person.id),
-            target: None,
-            detail: serde_json::json!({ "attribute": attribute, "value": value }),
-        };
-        audit::record(tx, &entry, now_ms)?;
         Ok(Ok(format!("{attribute} {value} is now {}", person.email)))
     })
     .await?;
@@ -212,15 +203,9 @@ pub async fn unmap(
     let value = value_of(form.value)?;
     let (actor, now_ms) = (admin.0.user.id.clone(), state.clock.now_ms());
     let message = change(&state, move |tx| {
-        let Some(person) = otlp_identities::unmap(tx, attribute, &value)? else { return Ok(Err(AppError::NotFound)) };
-        let entry = Entry {
-            actor_id: Some(&actor),
-            action: Action::OtlpIdentityUnmapped,
-            subject_user_id: Some(&person),
-            target: None,
-            detail: serde_json::json!({ "attribute": attribute, "value": value }),
-        };
-        audit::record(tx, &entry, now_ms)?;
+        if otlp_identities::unmap(tx, attribute, &value, &actor, now_ms)?.is_none() {
+            return Ok(Err(AppError::NotFound));
+        }
         Ok(Ok(format!("{attribute} {value} is no longer mapped")))
     })
     .await?;
