@@ -365,6 +365,8 @@ mod tests;
 mod tests_invalid;
 #[cfg(test)]
 mod tests_names;
+#[cfg(test)]
+mod tests_vendors;
 
 #[cfg(test)]
 mod fuzz;
