@@ -25,6 +25,7 @@ pub mod evals;
 pub mod events;
 pub mod github;
 pub mod hook;
+pub mod hook_binaries;
 pub mod http;
 pub mod ingest;
 pub mod jira;

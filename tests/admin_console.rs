@@ -519,6 +519,8 @@ fn install_fills_an_otlp_token_of_ones_own_into_each_agents_settings() {
     assert!(body.contains("OTEL_EXPORTER_OTLP_ENDPOINT") && body.contains(&world.server.ingest), "{body}");
     assert!(body.contains(&format!("{}/otel/v1/logs", world.server.ingest)), "Codex's endpoint with its path");
     assert!(body.contains("Bearer &#60;token&#62;"), "a placeholder until a token is made");
+    let line = format!("curl -fsSL {}/install.sh | sh</code>", world.server.ingest);
+    assert!(body.contains(&line), "the one line that installs the hook from this server: {body}");
 
     let (status, body, _) = world.form(Some("max@example.com"), "/install/otlp-token", &[]);
     assert_eq!(status, 200, "{body}");

@@ -180,6 +180,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "evals",
             "events",
             "github",
+            "hook_binaries",
             "http",
             "jobs",
             "model",
@@ -196,6 +197,8 @@ const ALLOWED: &[(&str, &[&str])] = &[
     ("evals", &["charts", "http", "model", "redact"]),
     // The developer-machine side.
     ("hook", &["clock", "config", "db", "model", "redact"]),
+    // The hook binaries the server hands out (files in <data_dir>/bin, by platform).
+    ("hook_binaries", &["model"]),
     // The shell: serving, benchmarks, the command line.
     (
         "app",
@@ -272,6 +275,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "events",
             "github",
             "hook",
+            "hook_binaries",
             "jira",
             "jobs",
             "logging",

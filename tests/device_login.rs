@@ -18,7 +18,7 @@ fn no_redirects() -> ureq::Agent {
     ureq::Agent::config_builder().http_status_as_error(false).max_redirects(0).build().new_agent()
 }
 
-fn browser_cookie(server: &TestServer, email: &str) -> String {
+pub(crate) fn browser_cookie(server: &TestServer, email: &str) -> String {
     let response = no_redirects()
         .post(format!("{}/login", server.web))
         .header("Sec-Fetch-Site", "same-origin")
@@ -58,7 +58,7 @@ fn start_login(home: &std::path::Path, server: &str) -> (Child, String, String) 
     (child, uri, code)
 }
 
-fn decide(server: &TestServer, cookie: &str, code: &str, action: &str) -> (u16, String) {
+pub(crate) fn decide(server: &TestServer, cookie: &str, code: &str, action: &str) -> (u16, String) {
     let response = no_redirects()
         .post(format!("{}/device", server.web))
         .header("Cookie", cookie)

@@ -32,6 +32,7 @@ mod hook_cli;
 mod hook_durability;
 mod hook_import;
 mod hook_install;
+mod hook_install_script;
 mod hook_shipper;
 mod ingest_api;
 mod jira;

@@ -20,9 +20,9 @@ use crate::evals::dashboard::{self, DashState, api as evals_api, pages as evals_
 use crate::ingest;
 use crate::state::AppState;
 use crate::web::{
-    admin, benchmarks, deletion, device, github, grants, insights, install, jobs, login, me, my_prs, my_session,
-    my_sessions, oauth, org, org_search, overview, reports, search, security, sessions, settings, team_people, teams,
-    transcript_page,
+    admin, benchmarks, deletion, device, github, grants, insights, install, install_script, jobs, login, me, my_prs,
+    my_session, my_sessions, oauth, org, org_search, overview, reports, search, security, sessions, settings,
+    team_people, teams, transcript_page,
 };
 
 /// The token endpoints, on both the ingest and the web listener.
@@ -47,6 +47,9 @@ pub fn ingest(state: Arc<AppState>) -> Router {
         .route(&format!("{prefix}/v1/metrics"), post(ingest::otlp::post_metrics))
         .route(&format!("{prefix}/v1/traces"), post(ingest::otlp::post_traces))
         .route("/v1/price-table", get(ingest::price_table))
+        // The one-line install for developer machines, and the hook binaries it downloads.
+        .route("/install.sh", get(install_script::script))
+        .route("/install/hook/{name}", get(install_script::hook_binary))
         .route("/v1/transcripts/{session_id}", get(ingest::transcripts::state_of).post(ingest::transcripts::post_chunk))
         .route("/v1/me/sessions/{agent_type}/{session_id}", get(ingest::me::session))
         .route("/v1/me/sessions/{agent_type}/{session_id}/events", get(ingest::me::session_events))

@@ -82,6 +82,10 @@ pub struct LoginArgs {
     /// Read the password from standard input (first line).
     #[arg(long, requires = "email")]
     pub password_stdin: bool,
+    /// Do nothing when this machine already holds a hook token for this server (the
+    /// install script runs login this way, so running it again asks for nothing).
+    #[arg(long)]
+    pub if_needed: bool,
 }
 
 pub fn hook(args: &HookArgs) -> i32 {
@@ -138,8 +142,19 @@ pub(crate) fn ensure_flusher() {
         .stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null());
+    // Its own process group (Unix) or console-less process group (Windows), so the
+    // agent's Ctrl-C or a closed terminal does not stop it mid-batch.
     #[cfg(unix)]
     std::os::unix::process::CommandExt::process_group(&mut command, 0);
+    #[cfg(windows)]
+    {
+        const CREATE_NEW_PROCESS_GROUP: u32 = 0x0000_0200;
+        const CREATE_NO_WINDOW: u32 = 0x0800_0000;
+        std::os::windows::process::CommandExt::creation_flags(
+            &mut command,
+            CREATE_NEW_PROCESS_GROUP | CREATE_NO_WINDOW,
+        );
+    }
     if let Err(err) = command.spawn() {
         local::log(&format!("cannot start the flusher: {err}"));
     }
@@ -163,6 +178,14 @@ pub fn login(args: &LoginArgs) -> anyhow::Result<i32> {
         server.starts_with("http://") || server.starts_with("https://"),
         "--server must be an http:// or https:// URL, got {server:?}"
     );
+    if args.if_needed
+        && let Some(current) = local::load_config()?
+        && current.server.trim_end_matches('/') == server
+        && current.token.starts_with("slh_hook_")
+    {
+        println!("already logged in to {server} (credentials in {})", local::config_path().display());
+        return Ok(0);
+    }
     let path = if let Some(token) = &args.token {
         anyhow::ensure!(token.starts_with("slh_hook_"), "--token is not a hook token (they start with slh_hook_)");
         local::save_config(&ClientConfig { server: server.clone(), token: token.clone() })?
@@ -190,6 +213,8 @@ pub fn status() -> anyhow::Result<i32> {
     let flusher_running = flusher::try_lock()?.is_none();
     let when = |ms: i64| crate::model::rfc3339_ms(ms);
     println!("server:      {}", config.as_ref().map_or("not logged in", |c| c.server.as_str()));
+    let platform = crate::model::platform::Platform::current().map(|p| p.to_string()).unwrap_or_default();
+    println!("client:      {} {platform}", crate::model::platform::HOOK_BINARY_MARKER.trim_end_matches('/'));
     println!("queued:      {} events", queue.queued_count()?);
     println!("rejected:    {} events (kept aside)", queue.rejected_count()?);
     println!("flusher:     {}", if flusher_running { "running" } else { "not running" });

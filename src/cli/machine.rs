@@ -10,8 +10,29 @@ use crate::model::AgentType;
 pub struct AgentArgs {
     /// The agent: claude_code, codex, gemini_cli, copilot_cli, droid, opencode or cline
     /// (hyphens accepted, e.g. claude-code).
+    #[arg(long, required_unless_present = "found", conflicts_with = "found")]
+    pub agent: Option<String>,
+    /// Every agent whose own directory exists on this machine (~/.claude, ~/.codex,
+    /// ~/.gemini, ~/.copilot, ~/.factory, ~/.config/opencode, Documents/Cline).
     #[arg(long)]
-    pub agent: String,
+    pub found: bool,
+}
+
+/// The agents a command names: the one given, or those found on this machine.
+fn agents_of(args: &AgentArgs) -> anyhow::Result<Vec<AgentType>> {
+    match &args.agent {
+        Some(name) => Ok(vec![parse_agent(name)?]),
+        None => {
+            let found = install::found_agents();
+            if found.is_empty() {
+                println!("no agent found on this machine (none of their directories exists)");
+            }
+            for (agent, dir) in &found {
+                println!("found {} ({})", agent.as_str(), dir.display());
+            }
+            Ok(found.into_iter().map(|(agent, _)| agent).collect())
+        }
+    }
 }
 
 #[derive(Debug, Args)]
@@ -35,15 +56,19 @@ pub fn parse_agent(name: &str) -> anyhow::Result<AgentType> {
 }
 
 pub fn install(args: &AgentArgs) -> anyhow::Result<i32> {
-    for line in install::install(parse_agent(&args.agent)?)?.lines {
-        println!("{line}");
+    for agent in agents_of(args)? {
+        for line in install::install(agent)?.lines {
+            println!("{line}");
+        }
     }
     Ok(0)
 }
 
 pub fn uninstall(args: &AgentArgs) -> anyhow::Result<i32> {
-    for line in install::uninstall(parse_agent(&args.agent)?)?.lines {
-        println!("{line}");
+    for agent in agents_of(args)? {
+        for line in install::uninstall(agent)?.lines {
+            println!("{line}");
+        }
     }
     Ok(0)
 }

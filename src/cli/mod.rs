@@ -7,6 +7,7 @@ pub mod demo;
 pub mod developer;
 pub mod evals;
 pub mod hook;
+pub mod hook_binaries;
 pub mod jobs;
 pub mod machine;
 pub mod operator;
@@ -62,6 +63,9 @@ pub enum Command {
     Backup(backup::BackupArgs),
     /// Restore a backup into an empty data directory (--check: verify it, write nothing).
     Restore(backup::RestoreArgs),
+    /// The hook binaries this server hands to developer machines: `add <file>`, `list`.
+    #[command(subcommand)]
+    HookBinaries(hook_binaries::HookBinariesCommand),
     /// Create or migrate main.db to this binary's schema, then exit.
     Migrate(ConfigArgs),
     /// Compact event partitions older than the configured age (zstd + VACUUM).
@@ -204,6 +208,7 @@ pub fn run(cli: Cli) -> anyhow::Result<i32> {
             println!("main.db is at schema version {}", crate::db::migrations::latest_version());
             Ok(0)
         }
+        Command::HookBinaries(command) => hook_binaries::hook_binaries(command),
         Command::Backup(args) => backup::backup(&args),
         Command::Restore(args) => backup::restore(&args),
         Command::Compact(args) => operator::compact(&args),

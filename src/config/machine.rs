@@ -14,6 +14,8 @@ use std::path::PathBuf;
 pub enum MachineVariable {
     /// The person's home directory.
     Home,
+    /// Windows' home directory, when `HOME` is not set (as it usually is not there).
+    UserProfile,
     /// The XDG base directories; relative values are ignored, as the specification says.
     XdgConfigHome,
     XdgDataHome,
@@ -23,8 +25,9 @@ pub enum MachineVariable {
     CopilotHome,
     /// opencode's session database, when moved from its default.
     OpenCodeDb,
-    /// The host's name when `/proc` does not say it.
+    /// The host's name when `/proc` does not say it (and Windows' `COMPUTERNAME`).
     Hostname,
+    ComputerName,
     /// GitHub Actions' ref of the run (`refs/pull/<n>/merge` on a pull request).
     GithubRef,
     /// The terminal's width in columns.
@@ -37,6 +40,7 @@ pub enum MachineVariable {
 impl MachineVariable {
     pub const ALL: &'static [MachineVariable] = &[
         Self::Home,
+        Self::UserProfile,
         Self::XdgConfigHome,
         Self::XdgDataHome,
         Self::ClaudeConfigDir,
@@ -44,6 +48,7 @@ impl MachineVariable {
         Self::CopilotHome,
         Self::OpenCodeDb,
         Self::Hostname,
+        Self::ComputerName,
         Self::GithubRef,
         Self::Columns,
         Self::NoFlusher,
@@ -52,6 +57,7 @@ impl MachineVariable {
     pub fn name(self) -> &'static str {
         match self {
             Self::Home => "HOME",
+            Self::UserProfile => "USERPROFILE",
             Self::XdgConfigHome => "XDG_CONFIG_HOME",
             Self::XdgDataHome => "XDG_DATA_HOME",
             Self::ClaudeConfigDir => "CLAUDE_CONFIG_DIR",
@@ -59,6 +65,7 @@ impl MachineVariable {
             Self::CopilotHome => "COPILOT_HOME",
             Self::OpenCodeDb => "OPENCODE_DB",
             Self::Hostname => "HOSTNAME",
+            Self::ComputerName => "COMPUTERNAME",
             Self::GithubRef => "GITHUB_REF",
             Self::Columns => "COLUMNS",
             Self::NoFlusher => "SIGHTLINE_NO_FLUSHER",
@@ -80,9 +87,12 @@ impl MachineVariable {
     }
 }
 
-/// The person's home directory (`.` when `HOME` is unset).
+/// The person's home directory: `HOME`, else on Windows `USERPROFILE`, else `.`.
 pub fn home_dir() -> PathBuf {
-    MachineVariable::Home.path().unwrap_or_else(|| PathBuf::from("."))
+    MachineVariable::Home
+        .path()
+        .or_else(|| if cfg!(windows) { MachineVariable::UserProfile.path() } else { None })
+        .unwrap_or_else(|| PathBuf::from("."))
 }
 
 /// A directory an agent lets a variable move, else `~/<fallback>`; with `absolute_only`

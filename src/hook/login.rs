@@ -30,12 +30,23 @@ fn oauth_failure(what: &str, status: u16, body: &Value) -> anyhow::Error {
     anyhow::anyhow!("{what} failed ({status} {code}): {description}")
 }
 
+/// The machine's name for the hook token's label: Linux's `/proc`, then `HOSTNAME`,
+/// Windows' `COMPUTERNAME`, then the `hostname` command (macOS, where neither variable
+/// is exported).
 fn host_name() -> String {
-    std::fs::read_to_string("/proc/sys/kernel/hostname")
-        .ok()
-        .or_else(|| crate::config::machine::MachineVariable::Hostname.text())
+    use crate::config::machine::MachineVariable;
+    let proc_name =
+        || if cfg!(target_os = "linux") { std::fs::read_to_string("/proc/sys/kernel/hostname").ok() } else { None };
+    let command = || {
+        let out = std::process::Command::new("hostname").stdin(std::process::Stdio::null()).output().ok()?;
+        out.status.success().then(|| String::from_utf8_lossy(&out.stdout).into_owned())
+    };
+    [proc_name(), MachineVariable::Hostname.text(), MachineVariable::ComputerName.text()]
+        .into_iter()
+        .flatten()
+        .chain(std::iter::once_with(command).flatten())
         .map(|name| name.trim().to_string())
-        .filter(|name| !name.is_empty())
+        .find(|name| !name.is_empty())
         .unwrap_or_else(|| "unknown host".into())
 }
 

@@ -13,6 +13,7 @@ pub mod csv_cells;
 pub mod decimal;
 pub mod event_json;
 pub mod oauth;
+pub mod platform;
 pub mod wire;
 
 use serde::{Deserialize, Serialize};

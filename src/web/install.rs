@@ -1,6 +1,7 @@
 //! `/install`: how a developer connects an agent to this server, with the server's
-//! addresses filled in: the one line that signs the machine in and registers the hooks
-//! (per agent, with what it changes), the device sign-in it starts, the alternative of
+//! addresses filled in: the one line that installs the hook from this server
+//! (`install.sh`, `web::install_script`), the per-agent lines that sign the machine in
+//! and register the hooks (with what each changes), the device sign-in it starts, the alternative of
 //! a hook token, and how to check and undo it; and the settings-only alternative, the
 //! agents' own OpenTelemetry export (`docs/otel.md`), per agent, with a button that makes
 //! the caller an OTLP token and fills it in.
@@ -133,6 +134,8 @@ struct InstallPage {
     derived: bool,
     web_url: String,
     agents: Vec<AgentSteps>,
+    /// The platforms this server hands the hook binary out for.
+    platforms: Vec<String>,
     otlp: Vec<OtlpSettings>,
     /// An OTLP token just made for the caller (shown once), filled into the settings.
     new_token: Option<String>,
@@ -194,6 +197,9 @@ fn install_page(state: &AppState, nav_role: &'static str, new_token: Option<Stri
         web_url: state.web_origin.clone(),
         ingest_url,
         agents,
+        platforms: crate::hook_binaries::list(&state.config.data_dir)
+            .map(|binaries| binaries.iter().map(|b| b.platform.to_string()).collect())
+            .unwrap_or_default(),
         otlp,
         new_token,
     }

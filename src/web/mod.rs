@@ -18,6 +18,7 @@ pub mod github;
 pub mod grants;
 pub mod insights;
 pub mod install;
+pub mod install_script;
 pub mod jobs;
 pub mod login;
 pub mod me;

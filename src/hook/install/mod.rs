@@ -332,6 +332,14 @@ pub enum Target {
     Owned(owned::OwnedFile),
 }
 
+/// The hooked agents whose own directory exists on this machine, with that directory.
+pub fn found_agents() -> Vec<(AgentType, PathBuf)> {
+    targets::HOOKED_AGENTS
+        .into_iter()
+        .filter_map(|agent| targets::home_of(agent).filter(|dir| dir.is_dir()).map(|dir| (agent, dir)))
+        .collect()
+}
+
 pub fn install(agent: AgentType) -> anyhow::Result<Outcome> {
     let mut outcome = Outcome::default();
     for target in targets::for_agent(agent)? {

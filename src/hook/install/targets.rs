@@ -155,6 +155,32 @@ fn documents_dir() -> PathBuf {
     home().join("Documents")
 }
 
+/// The agents `install` has hooks for.
+pub const HOOKED_AGENTS: [AgentType; 7] = [
+    AgentType::ClaudeCode,
+    AgentType::Codex,
+    AgentType::GeminiCli,
+    AgentType::CopilotCli,
+    AgentType::Droid,
+    AgentType::Opencode,
+    AgentType::Cline,
+];
+
+/// The directory whose presence says an agent is on this machine (each agent makes it
+/// on its first run): where `install --found` looks.
+pub fn home_of(agent: AgentType) -> Option<PathBuf> {
+    Some(match agent {
+        AgentType::ClaudeCode => dir_from_env(MachineVariable::ClaudeConfigDir, ".claude"),
+        AgentType::Codex => dir_from_env(MachineVariable::CodexHome, ".codex"),
+        AgentType::GeminiCli => home().join(".gemini"),
+        AgentType::CopilotCli => dir_from_env(MachineVariable::CopilotHome, ".copilot"),
+        AgentType::Droid => home().join(".factory"),
+        AgentType::Opencode => xdg_config_home().join("opencode"),
+        AgentType::Cline => documents_dir().join("Cline"),
+        _ => return None,
+    })
+}
+
 pub fn for_agent(agent: AgentType) -> anyhow::Result<Vec<Target>> {
     Ok(match agent {
         AgentType::ClaudeCode => vec![Target::Json(JsonHooks {
