@@ -69,6 +69,10 @@ pub struct Listen {
     /// Seconds a client has to send a request's headers, from when the connection opens
     /// or falls idle after an answer.
     pub header_timeout_secs: u64,
+    /// PEM certificate chain and private key: with both, the ingest, web and GitHub
+    /// listeners speak HTTPS (`http::tls`); empty for plain HTTP behind a proxy.
+    pub tls_cert: String,
+    pub tls_key: String,
 }
 
 #[derive(Clone, Debug, PartialEq, Deserialize)]
@@ -156,6 +160,17 @@ impl Default for Config {
 }
 
 impl Listen {
+    /// The certificate and key files when TLS is on (both set), `None` when both are empty.
+    pub fn tls_files(&self) -> Result<Option<(PathBuf, PathBuf)>, ConfigError> {
+        match (self.tls_cert.trim(), self.tls_key.trim()) {
+            ("", "") => Ok(None),
+            (cert, key) if !cert.is_empty() && !key.is_empty() => Ok(Some((PathBuf::from(cert), PathBuf::from(key)))),
+            _ => Err(ConfigError::Invalid(
+                "listen.tls_cert and listen.tls_key go together: set both (PEM files) for HTTPS, or neither".into(),
+            )),
+        }
+    }
+
     /// `otlp_grpc` as an address, `None` when it is empty (no gRPC listener).
     pub fn otlp_grpc_addr(&self) -> Result<Option<SocketAddr>, ConfigError> {
         let text = self.otlp_grpc.trim();
@@ -180,6 +195,8 @@ impl Default for Listen {
             trusted_proxies: Vec::new(),
             max_connections: 1024,
             header_timeout_secs: 10,
+            tls_cert: String::new(),
+            tls_key: String::new(),
         }
     }
 }
@@ -302,6 +319,7 @@ impl Config {
             return invalid("data_dir must not be empty".into());
         }
         let grpc = self.listen.otlp_grpc_addr()?;
+        self.listen.tls_files()?;
         let mut listeners =
             vec![("ingest", self.listen.ingest), ("web", self.listen.web), ("github", self.listen.github)];
         listeners.extend(grpc.map(|addr| ("otlp_grpc", addr)));

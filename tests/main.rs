@@ -52,6 +52,7 @@ mod scoring;
 mod session_events;
 mod storage_failure;
 mod team_org_pages;
+mod tls;
 mod transcripts_search;
 mod transcripts_upload;
 mod upgrade;

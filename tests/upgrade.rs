@@ -31,7 +31,11 @@ fn the_oldest_supported_data_directory_upgrades_with_nothing_lost_and_is_served(
     let migrated = sightline(&["migrate", "--data-dir", data.to_str().unwrap()]);
     assert!(migrated.status.success(), "{}", stderr(&migrated));
     let latest = sightline::db::migrations::latest_version();
-    assert!(stdout(&migrated).contains(&format!("schema version {latest}")), "{}", stdout(&migrated));
+    assert!(
+        stdout(&migrated).contains(&format!("migrated main.db from schema version 26 to {latest}")),
+        "{}",
+        stdout(&migrated)
+    );
     assert_eq!(version(&data.join("main.db")), latest);
 
     let main = open_read_only(&data.join("main.db"));

@@ -44,6 +44,9 @@ pub struct BoundAddresses {
     /// OTLP/gRPC's listener, when `listen.otlp_grpc` is set.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub otlp_grpc: Option<SocketAddr>,
+    /// Whether the HTTP listeners speak TLS (`listen.tls_cert`), for `healthcheck`.
+    #[serde(default)]
+    pub tls: bool,
     pub pid: u32,
 }
 
@@ -52,7 +55,8 @@ pub fn addresses_path(data_dir: &Path) -> std::path::PathBuf {
 }
 
 /// Opens `main.db`, creating and migrating it. Used by `serve` and operator verbs.
-pub fn prepare_main_db(config: &Config) -> anyhow::Result<()> {
+/// Creates or migrates main.db; returns the schema version it found (0: a new file).
+pub fn prepare_main_db(config: &Config) -> anyhow::Result<i64> {
     crate::backup::restore::ensure_not_half_restored(&config.data_dir)?;
     db::ensure_dir(&config.data_dir)?;
     let path = config.main_db_path();
@@ -61,7 +65,7 @@ pub fn prepare_main_db(config: &Config) -> anyhow::Result<()> {
     if found != db::migrations::latest_version() {
         tracing::info!(from = found, to = db::migrations::latest_version(), "migrated main.db");
     }
-    Ok(())
+    Ok(found)
 }
 
 /// Runs the server until `shutdown` resolves, then drains and exits.
@@ -128,6 +132,11 @@ pub async fn serve_with_clock(
         clock.clone(),
         opened.fresh,
     )?;
+    // Before binding: a certificate that cannot be used stops the start, naming the file.
+    let tls = match config.listen.tls_files()? {
+        Some((cert, key)) => Some(crate::http::tls::acceptor(&cert, &key, crate::http::tls::RECHECK)?),
+        None => None,
+    };
     let bind = |name: &'static str, addr: SocketAddr| async move {
         TcpListener::bind(addr).await.with_context(|| format!("cannot listen on {addr} for {name}"))
     };
@@ -138,7 +147,7 @@ pub async fn serve_with_clock(
         Some(addr) => Some(bind("OTLP/gRPC (listen.otlp_grpc)", addr).await?),
         None => None,
     };
-    let web_origin = config.auth.public_origin(web.local_addr()?);
+    let web_origin = config.auth.public_origin(web.local_addr()?, tls.is_some());
     let issuer = if config.auth.public_url.is_empty() { "sightline".to_string() } else { web_origin.clone() };
     let keys = SigningKeys::load_or_create(&config.data_dir, &issuer)?;
     let state = Arc::new(AppState {
@@ -165,6 +174,7 @@ pub async fn serve_with_clock(
         web: web.local_addr()?,
         github: github.local_addr()?,
         otlp_grpc: otlp_grpc.as_ref().map(|listener| listener.local_addr()).transpose()?,
+        tls: tls.is_some(),
         pid: std::process::id(),
     };
     write_addresses(&config.data_dir, &bound)?;
@@ -191,7 +201,7 @@ pub async fn serve_with_clock(
     };
     for (listener, router) in routers {
         let mut stop = stop_rx.clone();
-        servers.push(tokio::spawn(crate::http::serve::serve(listener, router, limits, async move {
+        servers.push(tokio::spawn(crate::http::serve::serve(listener, router, limits, tls.clone(), async move {
             let _ = stop.wait_for(|stopped| *stopped).await;
         })));
     }
@@ -268,7 +278,7 @@ pub async fn dashboard(db: &Path, host: &str, port: u16, token: Option<&str>) ->
     let auth = if token.is_some() { "token required" } else { "no authentication" };
     let _ = writeln!(std::io::stdout(), "dashboard: http://{shown}/ ({auth})");
     let limits = crate::http::serve::Limits { max_connections: 256, header_timeout: Duration::from_secs(10) };
-    crate::http::serve::serve(listener, routes::dashboard(state), limits, shutdown_signal()).await?;
+    crate::http::serve::serve(listener, routes::dashboard(state), limits, None, shutdown_signal()).await?;
     Ok(())
 }
 
@@ -304,7 +314,7 @@ fn warn_of_cleartext(state: &AppState, bound: &BoundAddresses) {
             "the web listener serves plain HTTP beyond this machine: passwords and sign-in cookies cross the network in clear; put TLS in front (docs/operations.md, TLS) and set auth.public_url to its https:// address"
         );
     }
-    if !bound.ingest.ip().is_loopback() && !state.config.auth.ingest_public_url.starts_with("https://") {
+    if !bound.tls && !bound.ingest.ip().is_loopback() && !state.config.auth.ingest_public_url.starts_with("https://") {
         tracing::warn!(
             ingest = %bound.ingest,
             "the ingest listener serves plain HTTP beyond this machine: hook and OTLP tokens cross the network in clear; put TLS in front (docs/operations.md, TLS) and set auth.ingest_public_url to its https:// address"

@@ -204,8 +204,13 @@ pub fn run(cli: Cli) -> anyhow::Result<i32> {
         Command::Token(command) => operator::token(command),
         Command::Migrate(args) => {
             let config = load_config(&args, Overrides::default())?;
-            crate::app::serve::prepare_main_db(&config)?;
-            println!("main.db is at schema version {}", crate::db::migrations::latest_version());
+            let found = crate::app::serve::prepare_main_db(&config)?;
+            let latest = crate::db::migrations::latest_version();
+            match found {
+                0 => println!("created main.db at schema version {latest}"),
+                _ if found == latest => println!("main.db is at schema version {latest}; nothing to migrate"),
+                _ => println!("migrated main.db from schema version {found} to {latest}"),
+            }
             Ok(0)
         }
         Command::HookBinaries(command) => hook_binaries::hook_binaries(command),

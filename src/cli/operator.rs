@@ -139,8 +139,8 @@ pub fn compact(args: &CompactArgs) -> anyhow::Result<i32> {
 /// Exit 0 when `/readyz` answers 200 within 5 seconds, 1 otherwise, with the
 /// reason on stderr.
 pub fn healthcheck(args: &HealthcheckArgs) -> anyhow::Result<i32> {
-    let url = match &args.url {
-        Some(url) => url.trim_end_matches('/').to_string(),
+    let (url, own_listener) = match &args.url {
+        Some(url) => (url.trim_end_matches('/').to_string(), false),
         None => {
             let config = load_config(&args.config, Overrides::default())?;
             let path = addresses_path(&config.data_dir);
@@ -152,12 +152,17 @@ pub fn healthcheck(args: &HealthcheckArgs) -> anyhow::Result<i32> {
                 }
             };
             let bound: BoundAddresses = serde_json::from_str(&text)?;
-            format!("http://{}", bound.ingest)
+            (format!("{}://{}", if bound.tls { "https" } else { "http" }, bound.ingest), true)
         }
     };
+    // Asking its own listener (from addresses.json), the probe sends no credential and
+    // reads only /readyz, and the certificate names the public host rather than the
+    // address asked: it does not verify it. A --url given is verified as any client would.
+    let tls = ureq::tls::TlsConfig::builder().disable_verification(own_listener).build();
     let agent = ureq::Agent::config_builder()
         .timeout_global(Some(std::time::Duration::from_secs(5)))
         .http_status_as_error(false)
+        .tls_config(tls)
         .build()
         .new_agent();
     match agent.get(format!("{url}/readyz")).call() {

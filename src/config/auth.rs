@@ -48,9 +48,10 @@ impl std::fmt::Debug for Secret {
 
 impl Auth {
     /// The web app's public origin, without a trailing slash.
-    pub fn public_origin(&self, web: SocketAddr) -> String {
+    /// `public_url`, else the web listener's own address (`https://` when it speaks TLS).
+    pub fn public_origin(&self, web: SocketAddr, tls: bool) -> String {
         if self.public_url.is_empty() {
-            format!("http://{web}")
+            format!("{}://{web}", if tls { "https" } else { "http" })
         } else {
             self.public_url.trim_end_matches('/').to_string()
         }

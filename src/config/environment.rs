@@ -17,6 +17,8 @@ pub const ENV_KEYS: &[(&str, &str)] = &[
     ("SIGHTLINE_WEB_ADDR", "listen.web"),
     ("SIGHTLINE_GITHUB_ADDR", "listen.github"),
     ("SIGHTLINE_LISTEN_OTLP_GRPC", "listen.otlp_grpc"),
+    ("SIGHTLINE_LISTEN_TLS_CERT", "listen.tls_cert"),
+    ("SIGHTLINE_LISTEN_TLS_KEY", "listen.tls_key"),
     ("SIGHTLINE_LISTEN_TRUSTED_PROXIES", "listen.trusted_proxies"),
     ("SIGHTLINE_LISTEN_MAX_CONNECTIONS", "listen.max_connections"),
     ("SIGHTLINE_LISTEN_HEADER_TIMEOUT_SECS", "listen.header_timeout_secs"),
@@ -146,7 +148,7 @@ fn env_value(key: &str, raw: &str) -> Result<toml::Value, String> {
             .collect();
         return parsed.map(toml::Value::Array);
     }
-    if matches!(key, "listen.otlp_grpc" | "ingest.otlp_path_prefix") {
+    if matches!(key, "listen.otlp_grpc" | "listen.tls_cert" | "listen.tls_key" | "ingest.otlp_path_prefix") {
         // Text checked with the rest of the configuration (empty turns gRPC off).
         return Ok(toml::Value::String(raw.to_string()));
     }

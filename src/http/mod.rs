@@ -15,3 +15,4 @@ pub mod query;
 pub mod redirect;
 pub mod security;
 pub mod serve;
+pub mod tls;

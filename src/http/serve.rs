@@ -6,6 +6,10 @@
 //! idle kept-alive connection holds a slot for long. Each request carries the peer's
 //! address (`ConnectInfo<SocketAddr>`), as `into_make_service_with_connect_info` gave it.
 //!
+//! With a TLS acceptor (`http::tls`), each connection's handshake runs in its own task,
+//! bounded by the header timeout, so a client that never finishes it holds one slot for
+//! that long and never the accept loop.
+//!
 //! Invariant: on `stop`, no new connection is accepted and the open ones finish the
 //! request they are in, then close (graceful shutdown); the caller bounds how long.
 
@@ -38,6 +42,7 @@ pub async fn serve(
     listener: TcpListener,
     router: Router,
     limits: Limits,
+    tls: Option<tokio_rustls::TlsAcceptor>,
     stop: impl std::future::Future<Output = ()> + Send,
 ) -> std::io::Result<()> {
     let slots = Arc::new(Semaphore::new(limits.max_connections.max(1)));
@@ -70,12 +75,30 @@ pub async fn serve(
             let mut router = router.clone();
             async move { router.call(request).await }
         });
-        let connection = graceful.watch(builder.serve_connection(TokioIo::new(stream), service));
-        tokio::spawn(async move {
-            // A client that went away or timed out ends its connection; nothing to report.
-            let _ = connection.await;
-            drop(slot);
-        });
+        match &tls {
+            None => {
+                let connection = graceful.watch(builder.serve_connection(TokioIo::new(stream), service));
+                tokio::spawn(async move {
+                    // A client that went away or timed out ends its connection; nothing to report.
+                    let _ = connection.await;
+                    drop(slot);
+                });
+            }
+            Some(acceptor) => {
+                let (acceptor, builder, watcher) = (acceptor.clone(), builder.clone(), graceful.watcher());
+                tokio::spawn(async move {
+                    let handshake = tokio::time::timeout(limits.header_timeout, acceptor.accept(stream)).await;
+                    match handshake {
+                        Ok(Ok(stream)) => {
+                            let _ = watcher.watch(builder.serve_connection(TokioIo::new(stream), service)).await;
+                        }
+                        Ok(Err(err)) => tracing::debug!(error = %err, %peer, "TLS handshake failed"),
+                        Err(_) => tracing::debug!(%peer, "TLS handshake timed out"),
+                    }
+                    drop(slot);
+                });
+            }
+        }
     }
     drop(listener);
     // Connections finish the request they are in; one that never does (a client sending

@@ -218,10 +218,16 @@ impl TestServer {
         let pid = child.id();
         self.child = Some(child);
         let addresses = wait_for_addresses(&self.data_dir, pid, self.child.as_mut().unwrap());
-        self.ingest = format!("http://{}", addresses["ingest"].as_str().unwrap());
-        self.web = format!("http://{}", addresses["web"].as_str().unwrap());
-        self.github = format!("http://{}", addresses["github"].as_str().unwrap());
-        wait_until(Duration::from_secs(30), "readyz", || get(&format!("{}/readyz", self.ingest)).0 == 200);
+        let scheme = if addresses["tls"].as_bool() == Some(true) { "https" } else { "http" };
+        self.ingest = format!("{scheme}://{}", addresses["ingest"].as_str().unwrap());
+        self.web = format!("{scheme}://{}", addresses["web"].as_str().unwrap());
+        self.github = format!("{scheme}://{}", addresses["github"].as_str().unwrap());
+        // Over TLS the server's certificate is the test's own; `healthcheck` asks it.
+        let data_dir = self.data_dir.to_str().unwrap().to_string();
+        wait_until(Duration::from_secs(30), "readyz", || match scheme {
+            "https" => sightline(&["healthcheck", "--data-dir", &data_dir]).status.success(),
+            _ => get(&format!("{}/readyz", self.ingest)).0 == 200,
+        });
     }
 
     pub fn kill9(&mut self) {
