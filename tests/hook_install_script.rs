@@ -222,3 +222,25 @@ fn get_text(url: &str) -> (u16, String) {
     let response = agent().get(url).call().unwrap();
     (response.status().as_u16(), response.into_body().read_to_string().unwrap())
 }
+
+/// The script names the server by the address the machine fetched it from (behind a
+/// proxy, the web app's own host is often a loopback a laptop cannot reach), unless the
+/// administrator set `auth.ingest_public_url`; a `Host` that is not an address is not
+/// written into a shell script.
+#[test]
+fn the_script_names_the_address_it_was_fetched_from() {
+    let server = TestServer::spawn();
+    let fetch = |host: &str| {
+        let response = agent().get(format!("{}/install.sh", server.ingest)).header("Host", host).call().unwrap();
+        assert_eq!(response.status().as_u16(), 200);
+        response.into_body().read_to_string().unwrap()
+    };
+    assert!(fetch("sightline.internal:4000").contains("\nSERVER='http://sightline.internal:4000'\n"));
+    let odd = fetch("x'$(reboot)");
+    assert!(odd.contains(&format!("\nSERVER='{}'\n", server.ingest)), "falls back to the configured address");
+    assert!(!odd.contains("reboot"));
+
+    let configured = TestServer::spawn_with_env(&[("SIGHTLINE_AUTH_INGEST_PUBLIC_URL", "https://ingest.example.com")]);
+    let body = agent().get(format!("{}/install.sh", configured.ingest)).call().unwrap().into_body().read_to_string();
+    assert!(body.unwrap().contains("\nSERVER='https://ingest.example.com'\n"));
+}

@@ -1,10 +1,11 @@
 //! `GET /install.sh` and the hook binaries it downloads (`GET /install/hook/<platform>`
 //! and `…/<platform>.sha256`), on the ingest listener, which developer machines reach:
-//! the one line on `/install` (`curl -fsSL <ingest>/install.sh | sh`).
+//! the one line on `/install` (`curl -fsSL <ingest>/install.sh | sh`). The script names
+//! the server by `auth.ingest_public_url`, else by the address it was fetched from.
 //!
 //! Invariants: open to anyone who reaches the listener, like a release download (the
-//! binary holds no secret; signing in is what needs a person); the script names this
-//! server's ingest address as `/install` shows it; a binary is served with the digest
+//! binary holds no secret; signing in is what needs a person); only a `Host` made of a
+//! name or address and a port is written into the script; a binary is served with the digest
 //! recorded when it was added (`crate::hook_binaries`), never one computed from the file
 //! as it is now, so the script refuses a file changed since.
 
@@ -12,7 +13,7 @@ use std::sync::Arc;
 
 use askama::Template;
 use axum::extract::{Path, State};
-use axum::http::{HeaderValue, StatusCode, header};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 
 use crate::hook_binaries;
@@ -27,9 +28,18 @@ struct InstallScript {
     server_quoted: String,
 }
 
-/// The install script, with this server's ingest address in it.
-pub async fn script(State(state): State<Arc<AppState>>) -> Result<Response, AppError> {
-    let server = super::install::ingest_url(&state);
+/// The install script, with this server's ingest address in it: `auth.ingest_public_url`
+/// when set, else the address the script was fetched from (its `Host`), which is one the
+/// machine running it can reach, where the web app's host may be a proxy's loopback.
+pub async fn script(State(state): State<Arc<AppState>>, headers: HeaderMap) -> Result<Response, AppError> {
+    let host = headers.get(header::HOST).and_then(|value| value.to_str().ok()).filter(|host| is_authority(host));
+    let server = match host {
+        Some(host) if state.config.auth.ingest_public_url.is_empty() => {
+            let tls = matches!(state.config.listen.tls_files(), Ok(Some(_)));
+            format!("{}://{host}", if tls { "https" } else { "http" })
+        }
+        _ => super::install::ingest_url(&state),
+    };
     let script = InstallScript { server_quoted: single_quoted(&server), server }
         .render()
         .map_err(|err| AppError::Internal(format!("install.sh template: {err}")))?;
@@ -76,6 +86,11 @@ pub async fn hook_binary(State(state): State<Arc<AppState>>, Path(name): Path<St
     }
     headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
     Ok(response)
+}
+
+/// A `Host` header fit to be written into a script: a name or address and a port.
+fn is_authority(host: &str) -> bool {
+    !host.is_empty() && host.len() <= 255 && host.bytes().all(|b| b.is_ascii_alphanumeric() || b".-:[]".contains(&b))
 }
 
 /// A word as a POSIX shell reads it literally.
