@@ -568,4 +568,13 @@ fn adapters_name_each_persons_source() {
     };
     assert!(row_of("codex").contains("<td>OTLP</td>"), "{}", row_of("codex"));
     assert!(row_of("claude_code").contains("<td>hook</td>"), "{}", row_of("claude_code"));
+
+    // What the one-line install hands out: this server's own platform built in, the
+    // released platforms it has no binary for named as such.
+    let binaries = &body[body.find("id=\"hook-binaries\"").expect("the hook binaries section")..];
+    let binaries = &binaries[..binaries.find("</table>").unwrap()];
+    let own = if cfg!(target_arch = "aarch64") { "linux-aarch64" } else { "linux-x86_64" };
+    let own_row = &binaries[binaries.find(&format!("<td>{own}</td>")).unwrap()..];
+    assert!(own_row[..own_row.find("</tr>").unwrap()].contains("built in"), "{binaries}");
+    assert_eq!(binaries.matches("none: machines of this platform cannot use the one line").count(), 4, "{binaries}");
 }

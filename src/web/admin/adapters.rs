@@ -1,6 +1,8 @@
 //! `/admin/adapters`: which agents and hook versions are reporting, from which machines
 //! and when last, and the silent gaps: people who stopped reporting, and people whose
-//! adapter sends events without usage. Read from `sessions::adapters`.
+//! adapter sends events without usage. Read from `sessions::adapters`. And the hook
+//! binaries this server hands out per platform (`crate::hook_binaries`), with the
+//! platforms a release has that it does not, so the administrator sees what to add.
 //!
 //! Invariant: read-only; the page links each gap to the install page a person would
 //! use to fix it.
@@ -34,6 +36,37 @@ fn gap_rows(lines: Vec<GapLine>) -> Vec<Row> {
             ])
         })
         .collect()
+}
+
+/// The hook binary per platform that `install.sh` downloads, and the platforms without one.
+fn hook_binaries_section(data_dir: &std::path::Path) -> Section {
+    let mut section = Section::new("hook-binaries", "Hook binaries handed to developer machines")
+        .intro("What the one line on /install (curl -fsSL <ingest>/install.sh | sh) downloads, by platform, with the SHA-256 it checks. Add a release's binary for another platform with: sightline hook-binaries add <file> (docs/operations.md).")
+        .columns(vec!["Platform", "Served from", "SHA-256", "Size"])
+        .empty("No hook binary is available.");
+    let listed = crate::hook_binaries::list(data_dir).unwrap_or_default();
+    for platform in crate::model::platform::Platform::RELEASED {
+        let row = match listed.iter().find(|binary| binary.platform == platform) {
+            Some(binary) => {
+                let origin = if binary.registered { "registered" } else { "built in: this server's own" };
+                let size = std::fs::metadata(&binary.path).map(|m| format!("{:.1} MB", m.len() as f64 / 1e6));
+                vec![
+                    Cell::text(platform.to_string()),
+                    Cell::text(format!("{} ({origin})", binary.path.display())),
+                    Cell::text(binary.sha256.clone()),
+                    Cell::text(size.unwrap_or_else(|_| "missing".into())),
+                ]
+            }
+            None => vec![
+                Cell::text(platform.to_string()),
+                Cell::text("none: machines of this platform cannot use the one line"),
+                Cell::text(""),
+                Cell::text(""),
+            ],
+        };
+        section.rows.push(Row::new(row));
+    }
+    section
 }
 
 pub async fn page(
@@ -97,6 +130,7 @@ pub async fn render(state: &AppState, flash: Flash) -> Result<Response, PageErro
         })
         .collect();
     let [services, unknown, mappings] = identities.sections();
+    let binaries = hook_binaries_section(&state.config.data_dir);
     let mut stopped_section = Section::new("stopped", "Stopped reporting")
         .intro("Reported in the 30 days before the last 7, and nothing since: a broken hook, a new machine without it, or a holiday.")
         .columns(vec!["Person", "Agents", "Last seen", "Sessions (37 days)"])
@@ -130,6 +164,7 @@ pub async fn render(state: &AppState, flash: Flash) -> Result<Response, PageErro
         flash,
     )
     .section(by_version)
+    .section(binaries)
     .section(by_source)
     .section(services)
     .section(unknown)
