@@ -112,12 +112,23 @@ impl World {
         &self.running.server.web
     }
 
-    /// The status of each route for `reader` on `session`.
+    /// The status of each API route for `reader` on `session`, then of the two pages,
+    /// which must answer as the API does (the session page as the session, the
+    /// transcript page as the transcript): one rule, two doors.
     fn statuses(&self, reader: &str, session: &str) -> Vec<u16> {
-        ROUTES
+        let token = &self.tokens[reader];
+        let api: Vec<u16> = ROUTES
             .iter()
-            .map(|route| get_as(&format!("{}/api/sessions/{session}{route}", self.web()), &self.tokens[reader]).0)
-            .collect()
+            .map(|route| get_as(&format!("{}/api/sessions/{session}{route}", self.web()), token).0)
+            .collect();
+        let page = |path: String| {
+            let response =
+                agent().get(format!("{}{path}", self.web())).header("Authorization", format!("Bearer {token}"));
+            response.call().unwrap().status().as_u16()
+        };
+        let pages = [page(format!("/sessions/{session}")), page(format!("/sessions/{session}/transcript"))];
+        assert_eq!(pages, [api[0], api[2]], "{reader}: /sessions/{session} and its transcript page answer as the API");
+        api.into_iter().chain(pages).collect()
     }
 
     fn cross_user_audit_rows(&self) -> i64 {
@@ -139,19 +150,14 @@ fn every_role_against_every_route_for_own_other_granted_and_expired() {
     let mut check = |situation: &str, expected: &[(&str, [u16; 3])]| {
         for (reader, want) in expected {
             let got = world.statuses(reader, &subject_session);
-            assert_eq!(got, want.to_vec(), "{reader}, {situation}");
+            assert_eq!(got[..3], want[..], "{reader}, {situation}");
             successful_cross_user_reads += got.iter().filter(|status| **status == 200).count() as i64;
         }
     };
 
     // Own: everyone reads their own session, events and transcript; no audit needed.
     for reader in &READERS {
-        assert_eq!(
-            world.statuses(reader.name, &world.own_sessions[reader.name]),
-            vec![200, 200, 200],
-            "{} own",
-            reader.name
-        );
+        assert_eq!(world.statuses(reader.name, &world.own_sessions[reader.name]), vec![200; 5], "{} own", reader.name);
     }
     assert_eq!(world.cross_user_audit_rows(), 0, "own reads are not privileged reads");
 
@@ -359,7 +365,7 @@ fn an_administrator_may_lower_visibility_but_never_raise_it() {
     let (status, _) = patch(&world.tokens["member"], url.clone(), json!({"team_drill_in": false}));
     assert_eq!(status, 403, "only administrators");
     // With drill-in off, the lead no longer reaches the session.
-    assert_eq!(world.statuses("team_lead", &world.subject_session), vec![404, 404, 404]);
+    assert_eq!(world.statuses("team_lead", &world.subject_session), vec![404; 5]);
     // The subject may turn it back on; the defaults keep transcripts private.
     let (status, body) =
         patch(&world.subject, format!("{}/api/me/visibility", world.web()), json!({"team_drill_in": true}));
@@ -554,21 +560,18 @@ fn every_role_sees_its_own_overview_and_nobody_elses() {
             .unwrap()
             .status();
         assert_eq!(status, 200, "{} opens /me/settings", reader.name);
-        // Another person's session is not a page of mine, whatever my role: 404.
-        let status = no_redirects
-            .get(format!("{}/me/sessions/{}", world.web(), world.subject_session))
-            .header("Authorization", format!("Bearer {}", world.tokens[reader.name]))
-            .call()
-            .unwrap()
-            .status();
-        assert_eq!(status, 404, "{} opens the subject's session under /me", reader.name);
-        let status = no_redirects
-            .get(format!("{}/me/sessions/{}/transcript", world.web(), world.subject_session))
-            .header("Authorization", format!("Bearer {}", world.tokens[reader.name]))
-            .call()
-            .unwrap()
-            .status();
-        assert_eq!(status, 404, "{} opens the subject's transcript under /me", reader.name);
+        // The old address of a session page sends everyone to the one address, where the
+        // matrix above decides (`statuses`).
+        for tail in ["", "/transcript"] {
+            let response = no_redirects
+                .get(format!("{}/me/sessions/{}{tail}?after=x", world.web(), world.subject_session))
+                .header("Authorization", format!("Bearer {}", world.tokens[reader.name]))
+                .call()
+                .unwrap();
+            assert_eq!(response.status(), 308, "{}", reader.name);
+            let location = response.headers()["location"].to_str().unwrap().to_string();
+            assert_eq!(location, format!("/sessions/{}{tail}?after=x", world.subject_session));
+        }
         // Nor may anyone give feedback on it, or flip its sharing switch.
         for (path, body) in [("feedback", "thumbs=down"), ("sharing", "transcript=share")] {
             let (status, _) = common::read(
@@ -582,7 +585,7 @@ fn every_role_sees_its_own_overview_and_nobody_elses() {
         }
         let own = &world.own_sessions[reader.name];
         let status = no_redirects
-            .get(format!("{}/me/sessions/{own}", world.web()))
+            .get(format!("{}/sessions/{own}", world.web()))
             .header("Authorization", format!("Bearer {}", world.tokens[reader.name]))
             .call()
             .unwrap()

@@ -521,7 +521,7 @@ fn sessions_link_on_exact_evidence_and_the_merge_rollup_keeps_ci_apart() {
     assert!(html.contains("PAY-7"), "the issue key: {html}");
     let id: String =
         conn.query_row("SELECT id FROM sessions WHERE agent_session_id = 's-branch'", [], |r| r.get(0)).unwrap();
-    let html = page(&format!("/me/sessions/{id}"));
+    let html = page(&format!("/sessions/{id}"));
     assert!(html.contains("acme/api#7") && html.contains("branch"), "the session's pull request and evidence: {html}");
     // Outcome scores: the linked interactive sessions and the pull request itself.
     for job in ["compute-effectiveness", "compute-subject-scores"] {
@@ -544,7 +544,7 @@ fn sessions_link_on_exact_evidence_and_the_merge_rollup_keeps_ci_apart() {
     assert_eq!(outcome("acme/api#7", "pr_effectiveness"), Some((1.0, "merged".into())));
     let per_line = outcome("acme/api#7", "pr_cost_per_line").unwrap().0;
     assert!((per_line - (interactive / 150) as f64 / 1e9).abs() < 1e-12, "{per_line}");
-    let html = page(&format!("/me/sessions/{id_of_main}"));
+    let html = page(&format!("/sessions/{id_of_main}"));
     assert!(html.contains(&format!("Landed on the default branch: acme/api <code>{c0}</code>")), "{html}");
 }
 

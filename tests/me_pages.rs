@@ -107,16 +107,16 @@ fn me_shows_my_interactive_usage_and_the_root_sends_me_there() {
         .query_row("SELECT id FROM sessions WHERE agent_session_id = 'mine'", [], |r| r.get(0))
         .unwrap();
     assert!(html_list_links_to(&web, &access, &id));
-    let (status, html, _) = page(&format!("{web}/me/sessions/{id}"), Some(&access));
+    let (status, html, _) = page(&format!("{web}/sessions/{id}"), Some(&access));
     assert_eq!(status, 200, "{html}");
     assert!(html.contains("<code>mine</code>") && html.contains("<td>prompt</td>"), "{html}");
     assert!(html.contains("claude_code:Bash: success"), "tool calls with their outcome: {html}");
     assert!(html.contains("claude-sonnet-4-5-20250929: 1000 in, 500 out"), "each turn's tokens: {html}");
     assert!(html.contains("<td>$0.0450</td>"), "each turn's cost: {html}");
     assert!(html.contains("notification: permission"), "{html}");
-    let (status, _, _) = page(&format!("{web}/me/sessions/no-such-session"), Some(&access));
+    let (status, _, _) = page(&format!("{web}/sessions/no-such-session"), Some(&access));
     assert_eq!(status, 404);
-    let (status, html, _) = page(&format!("{web}/me/sessions/{id}?after=nonsense"), Some(&access));
+    let (status, html, _) = page(&format!("{web}/sessions/{id}?after=nonsense"), Some(&access));
     assert!(status == 400 && html.contains("after must be a cursor"), "{html}");
 
     for (query, field) in [
@@ -172,18 +172,18 @@ fn me_shows_my_interactive_usage_and_the_root_sends_me_there() {
     let (status, html, _) = page(&format!("{web}/me/search?q=zanzibar"), Some(&access));
     assert_eq!(status, 200, "{html}");
     assert!(html.contains("1 matching messages") && html.contains("<mark>zanzibar</mark>"), "{html}");
-    assert!(html.contains(&format!("href=\"/me/sessions/{id}\"")), "{html}");
+    assert!(html.contains(&format!("href=\"/sessions/{id}\"")), "{html}");
     // The transcript, rendered: the secret redacted and marked; find lists the matches.
-    let (status, html, _) = page(&format!("{web}/me/sessions/{id}/transcript"), Some(&access));
+    let (status, html, _) = page(&format!("{web}/sessions/{id}/transcript"), Some(&access));
     assert_eq!(status, 200, "{html}");
     assert!(html.contains("where is the zanzibar migration?"), "{html}");
     assert!(html.contains(r#"<span class="redacted">[REDACTED:code_hosting_token]</span>"#), "{html}");
     assert!(!html.contains("ghp_a1B2"), "the secret never reaches the page");
-    let (_, html, _) = page(&format!("{web}/me/sessions/{id}/transcript?find=ZANZIBAR"), Some(&access));
+    let (_, html, _) = page(&format!("{web}/sessions/{id}/transcript?find=ZANZIBAR"), Some(&access));
     assert!(html.contains("1 messages contain") && html.contains("<mark>zanzibar</mark>"), "{html}");
-    let (_, html, _) = page(&format!("{web}/me/sessions/{id}"), Some(&access));
-    assert!(html.contains(&format!("href=\"/me/sessions/{id}/transcript\"")), "the session links its transcript");
-    assert_eq!(page(&format!("{web}/me/sessions/{id}/transcript?page=0"), Some(&access)).0, 400);
+    let (_, html, _) = page(&format!("{web}/sessions/{id}"), Some(&access));
+    assert!(html.contains(&format!("href=\"/sessions/{id}/transcript\"")), "the session links its transcript");
+    assert_eq!(page(&format!("{web}/sessions/{id}/transcript?page=0"), Some(&access)).0, 400);
     let (status, html, _) = page(&format!("{web}/me/search"), Some(&access));
     assert!(status == 200 && !html.contains("matching messages"), "no query: the form alone");
     let (status, _, _) = page(&format!("{web}/me/search?q=x&sort=oldest"), Some(&access));
@@ -251,7 +251,7 @@ fn a_browser_walks_me_in_light_and_dark_with_no_console_error() {
     browser.wait_for(Duration::from_secs(20), "a session's timeline", |b| b.text("h1").contains("session"));
     browser.screenshot(&artefacts.join("me-session.png"));
     assert_eq!(browser.console_errors(), Vec::<String>::new(), "no console error on the list or a session");
-    browser.goto(&format!("{web}/me/sessions/{id}/transcript"));
+    browser.goto(&format!("{web}/sessions/{id}/transcript"));
     browser.wait_for(Duration::from_secs(20), "the transcript", |b| b.text("h1").contains("Transcript"));
     assert!(browser.text(".message.user .text").contains("walk <me> through it"), "escaped, shown as written");
     browser.screenshot(&artefacts.join("me-transcript.png"));
@@ -288,7 +288,7 @@ fn a_browser_walks_me_in_light_and_dark_with_no_console_error() {
 
 /// Whether the list's row of the session links to its timeline.
 fn html_list_links_to(web: &str, access: &str, id: &str) -> bool {
-    page(&format!("{web}/me/sessions"), Some(access)).1.contains(&format!("href=\"/me/sessions/{id}\""))
+    page(&format!("{web}/me/sessions"), Some(access)).1.contains(&format!("href=\"/sessions/{id}\""))
 }
 
 #[test]
@@ -374,9 +374,9 @@ fn the_owner_switches_one_sessions_transcript_on_and_off_for_their_team_lead() {
         |value: &str| post_form(&format!("{web}/me/sessions/{id}/sharing"), &owner, &format!("transcript={value}"));
 
     assert_eq!(lead_reads(), 404, "transcripts are not shared by default");
-    assert_eq!(switch("share"), (303, Some(format!("/me/sessions/{id}"))));
+    assert_eq!(switch("share"), (303, Some(format!("/sessions/{id}"))));
     assert_eq!(lead_reads(), 200, "this session's transcript is shared");
-    let (_, html, _) = page(&format!("{web}/me/sessions/{id}"), Some(&owner));
+    let (_, html, _) = page(&format!("{web}/sessions/{id}"), Some(&owner));
     assert!(html.contains(r#"value="share" checked"#), "the page shows the switch: {html}");
     // The owner shares everything, but not this one.
     let patched = agent()
@@ -440,11 +440,11 @@ fn a_transcript_is_read_a_window_at_a_time() {
         assert_eq!((status, body["error"]["field"].as_str()), (400, Some(field)), "{query}: {body}");
     }
 
-    let (status, html, _) = page(&format!("{web}/me/sessions/{id}/transcript?page=3"), Some(&owner));
+    let (status, html, _) = page(&format!("{web}/sessions/{id}/transcript?page=3"), Some(&owner));
     assert_eq!(status, 200);
     assert!(html.contains("450 messages, page 3 of 3"), "{html}");
     assert!(html.contains("prompt number 400") && !html.contains("prompt number 399<"), "only page 3's messages");
-    let (_, html, _) = page(&format!("{web}/me/sessions/{id}/transcript?find=PROMPT"), Some(&owner));
+    let (_, html, _) = page(&format!("{web}/sessions/{id}/transcript?find=PROMPT"), Some(&owner));
     assert!(html.contains("450 messages contain “PROMPT”; the first 200 are listed."), "{html}");
 }
 
@@ -458,7 +458,7 @@ fn malformed_requests_answer_in_the_error_family_of_their_route() {
     let access = access_token(&server.server, "dev@example.com");
 
     // A path segment that is not UTF-8, on a page and on the API.
-    let (status, html, _) = page(&format!("{web}/me/sessions/%FF%FE"), Some(&access));
+    let (status, html, _) = page(&format!("{web}/sessions/%FF%FE"), Some(&access));
     assert_eq!(status, 400, "{html}");
     assert!(html.contains("<h1>Bad Request</h1>") && html.contains("</html>"), "the HTML error page: {html}");
     let (status, body) = get_auth(&format!("{web}/api/sessions/%FF%FE/events"), &access);
@@ -471,4 +471,60 @@ fn malformed_requests_answer_in_the_error_family_of_their_route() {
     let (status, body) = post_json(&url, &access, &json!({"subject": 5, "justification": "x", "duration_hours": 1}));
     assert_eq!((status, body["error"]["code"].as_str()), (422, Some("invalid_parameter")), "{body}");
     assert!(body["error"]["message"].as_str().unwrap().contains("subject"), "names the field: {body}");
+}
+
+/// A team lead opens a member's session from the team's list, at the one session
+/// address: the page says on what ground they read it and that the read is audited, shows
+/// none of the owner's controls, offers the transcript only once the owner shares it, and
+/// the owner finds each read under "Who read my data".
+#[test]
+fn a_lead_opens_a_members_session_and_shared_transcript_with_the_ground_said() {
+    let server = TestServer::spawn();
+    let (web, hook, data_dir) = (server.web.clone(), server.token.clone(), server.data_dir.clone());
+    add_user(&data_dir, "lead@example.com", "MEMBER");
+    let path = data_dir.to_str().unwrap();
+    for args in [
+        &["team", "add", "--data-dir", path, "--slug", "shop", "--name", "Shop"][..],
+        &["team", "add-member", "--data-dir", path, "--team", "shop", "--email", "dev@example.com"][..],
+        &["team", "add-member", "--data-dir", path, "--team", "shop", "--email", "lead@example.com", "--role", "lead"]
+            [..],
+    ] {
+        assert!(sightline(args).status.success());
+    }
+    let turns = [common::transcripts::Turn::User("the checkout flaked"), common::transcripts::Turn::Assistant("ok")];
+    let transcript = common::transcripts::Transcript {
+        agent: "claude_code",
+        session: "theirs",
+        model: "claude-sonnet-4-5-20250929",
+        start_ms: now_ms(),
+        turns: &turns,
+    };
+    let id = common::transcripts::session_with_transcript(&server, &hook, &transcript);
+    let (owner, lead) = (access_token(&server, "dev@example.com"), access_token(&server, "lead@example.com"));
+
+    let (status, list, _) = page(&format!("{web}/team/shop/sessions"), Some(&lead));
+    assert_eq!(status, 200);
+    assert!(list.contains(&format!("href=\"/sessions/{id}\"")), "the team's list opens the session: {list}");
+    let (status, html, _) = page(&format!("{web}/sessions/{id}"), Some(&lead));
+    assert_eq!(status, 200, "{html}");
+    let ground = &html[html.find("id=\"reading-ground\"").expect("the banner")..];
+    assert!(ground.contains("as their team lead") && ground.contains("recorded in the audit log"), "{ground}");
+    assert!(!html.contains("name=\"transcript\"") && !html.contains("name=\"thumbs\""), "no owner controls: {html}");
+    assert!(html.contains("Its transcript is not shared.") && !html.contains("/transcript\">"), "{html}");
+    assert_eq!(page(&format!("{web}/sessions/{id}/transcript"), Some(&lead)).0, 404);
+
+    let shared = post_form(&format!("{web}/me/sessions/{id}/sharing"), &owner, "transcript=share");
+    assert_eq!(shared.0, 303);
+    let (_, html, _) = page(&format!("{web}/sessions/{id}"), Some(&lead));
+    assert!(html.contains(&format!("href=\"/sessions/{id}/transcript\"")), "{html}");
+    let (status, html, _) = page(&format!("{web}/sessions/{id}/transcript"), Some(&lead));
+    assert_eq!(status, 200);
+    assert!(html.contains("the checkout flaked") && html.contains("id=\"reading-ground\""), "{html}");
+
+    // The owner's own page has no banner; their audit page lists the lead's reads.
+    let (_, mine, _) = page(&format!("{web}/sessions/{id}"), Some(&owner));
+    assert!(!mine.contains("reading-ground") && mine.contains("name=\"thumbs\""));
+    let (_, audit, _) = page(&format!("{web}/me/settings/audit"), Some(&owner));
+    assert!(audit.contains("lead@example.com") && audit.contains("TRANSCRIPT_READ"), "{audit}");
+    assert!(audit.contains("SESSION_READ"), "{audit}");
 }

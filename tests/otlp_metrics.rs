@@ -82,7 +82,7 @@ fn what_no_event_carries_is_added_to_the_session_once_and_tokens_never_twice() {
                "active_user_ms": 300_500, "active_agent_ms": 1_200_000})
     );
     // The owner's session page shows them.
-    let page_url = format!("{}/me/sessions/{}", server.web, view["id"].as_str().unwrap());
+    let page_url = format!("{}/sessions/{}", server.web, view["id"].as_str().unwrap());
     let mut response = agent()
         .get(&page_url)
         .header("Accept", "text/html")

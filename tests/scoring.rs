@@ -113,12 +113,12 @@ fn sessions_are_scored_from_their_stored_events_once_and_again_when_they_change(
     };
     let id: String =
         conn.query_row("SELECT id FROM sessions WHERE agent_session_id = 's-debug'", [], |r| r.get(0)).unwrap();
-    let html = page(&format!("/me/sessions/{id}"));
+    let html = page(&format!("/sessions/{id}"));
     assert!(html.contains("<td><code>friction</code></td><td>2</td><td>37.8 of 100</td>"), "{html}");
     assert!(html.contains("<td><code>step_efficiency</code></td><td>2</td><td>38% (debugging)</td>"), "{html}");
     let html = page("/me/insights");
     assert!(html.contains("<tr><td>Mean friction (0–100)</td><td>37.8</td><td>—</td></tr>"), "{html}");
-    assert!(html.contains(&format!("href=\"/me/sessions/{id}\"")), "linked to the session: {html}");
+    assert!(html.contains(&format!("href=\"/sessions/{id}\"")), "linked to the session: {html}");
     // Efficiency within its shape, linked to the period's sessions of that shape.
     let shape_link = html
         .split("<a href=\"/me/sessions?shape=debugging&#38;")
@@ -129,8 +129,8 @@ fn sessions_are_scored_from_their_stored_events_once_and_again_when_they_change(
         "{html}"
     );
     let listed = page("/me/sessions?shape=debugging&sort=friction");
-    assert!(listed.contains(&format!("href=\"/me/sessions/{id}\"")), "{listed}");
-    assert!(!page("/me/sessions?shape=feature").contains(&format!("href=\"/me/sessions/{id}\"")));
+    assert!(listed.contains(&format!("href=\"/sessions/{id}\"")), "{listed}");
+    assert!(!page("/me/sessions?shape=feature").contains(&format!("href=\"/sessions/{id}\"")));
 
     // The daily aggregate gains the day's friction at the server's next refresh.
     wait_until(std::time::Duration::from_secs(60), "friction in the daily aggregate", || {
@@ -181,7 +181,7 @@ fn the_owner_gives_feedback_with_the_rubric_and_nobody_else_can() {
     let url = format!("{}/me/sessions/{id}/feedback", server.web);
     let token = format!("ghp_{}", "a1B2c3D4e5".repeat(4)).chars().take(40).collect::<String>();
     let body = format!("thumbs=up&done=partly&unsteered=no&note=it+leaked+{token}+then+fixed+it");
-    assert_eq!(post_form(&url, &owner, &body), (303, Some(format!("/me/sessions/{id}#feedback"))));
+    assert_eq!(post_form(&url, &owner, &body), (303, Some(format!("/sessions/{id}#feedback"))));
 
     let conn = server.main_db();
     let (thumbs, note, rubric): (i64, String, i64) = conn
@@ -205,7 +205,7 @@ fn the_owner_gives_feedback_with_the_rubric_and_nobody_else_can() {
     );
     // The page shows the form filled in.
     let mut page = agent()
-        .get(&format!("{}/me/sessions/{id}", server.web))
+        .get(&format!("{}/sessions/{id}", server.web))
         .header("Authorization", format!("Bearer {owner}"))
         .call()
         .unwrap();

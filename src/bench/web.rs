@@ -69,7 +69,7 @@ pub fn run(args: &WebBenchArgs) -> anyhow::Result<i32> {
         .and_then(|head| head.rsplit('>').next())
         .and_then(|n| n.trim().parse().ok())
         .unwrap_or(0);
-    let session = list.split("href=\"/me/sessions/").nth(1).and_then(|rest| rest.split('"').next()).map(str::to_string);
+    let session = list.split("href=\"/sessions/").nth(1).and_then(|rest| rest.split('"').next()).map(str::to_string);
     let pages = total.div_ceil(50).max(1);
     println!("{} has {total} sessions ({pages} pages of the list); {} requests per page", args.email, args.requests);
     let sorts = ["started", "cost", "duration", "events", "tools", "friction"];
@@ -112,7 +112,7 @@ pub fn run(args: &WebBenchArgs) -> anyhow::Result<i32> {
     // A person with no session of their own (an administrator, finance) has none to open.
     if let Some(session) = session {
         let base = base.clone();
-        scenarios.insert(3, ("/me/sessions/{id}".into(), Box::new(move |_| format!("{base}/me/sessions/{session}"))));
+        scenarios.insert(3, ("/sessions/{id}".into(), Box::new(move |_| format!("{base}/sessions/{session}"))));
     }
     // Every organisation page at 30 and 90 days (search with a query, benchmarks once).
     let org_pages = [

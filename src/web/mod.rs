@@ -1,7 +1,7 @@
 //! The web listener's handlers (mounted in `app::routes`): sign-in (`/login`, `/logout`,
 //! `/device`, GitHub sign-in), the OAuth endpoints (`/oauth/*`, also on the ingest
 //! listener),
-//! the developer's pages (`/` and `/me`: the overview; `/me/sessions`: the list; `/me/sessions/{id}`: one session's timeline, and its transcript; `/me/insights`, `/me/search`, `/me/prs`, `/me/settings` with its forms; `/me/grants`, `/me/settings/audit`), and the JSON API
+//! the developer's pages (`/` and `/me`: the overview; `/me/sessions`: the list; `/sessions/{id}`: one session's timeline and its transcript, for every reader the rules allow; `/me/insights`, `/me/search`, `/me/prs`, `/me/settings` with its forms; `/me/grants`, `/me/settings/audit`), and the JSON API
 //! (`/api/search`, `/api/sessions/{id}…`, `/api/grants…`, `/api/me/…` including the
 //! deletion request), the administrator's console (`/admin/*`, [`admin`]) and `/install`.
 //!
@@ -29,6 +29,7 @@ pub mod oauth;
 pub mod org;
 pub mod org_search;
 pub mod overview;
+pub mod reading_ground;
 pub mod report;
 pub mod reports;
 pub mod scope;

@@ -1,12 +1,17 @@
-//! `/me/sessions/{id}`: one of the caller's own sessions as a timeline — prompts (with
-//! the time to the first response), tool calls with their duration and outcome, denials,
-//! notifications (permission waits), compactions, subagents, model switches, and each
-//! turn's tokens and cost — under the session's totals and git context. 500 events a
-//! page (`?after=<cursor>`), and the owner's sharing switch for its transcript.
+//! `/sessions/{id}`: one session as a timeline — prompts (with the time to the first
+//! response), tool calls with their duration and outcome, denials, notifications
+//! (permission waits), compactions, subagents, model switches, and each turn's tokens and
+//! cost — under the session's totals and git context. 500 events a page
+//! (`?after=<cursor>`). The owner also gets their sharing switch and feedback form; any
+//! other reader the access rules allow (their team lead through drill-in, an
+//! investigator or administrator with a grant) gets a banner saying on what ground they
+//! read it and that the read is audited (`web::reading_ground`). `/me/sessions/{id}`,
+//! the old address, redirects here.
 //!
-//! Invariants: only the owner's own session is shown here (anyone else's id is a 404, as
-//! an unknown one is; other people's sessions are read through the audited API); this is
-//! the one page that reads raw events, and only this session's.
+//! Invariants: every read goes through `sessions::read` (the owner's own, or `authorize`,
+//! which audits a cross-user read in the same transaction); anyone else's session is a
+//! 404, as an unknown one is; the owner's controls are rendered for the owner only; this
+//! is the one page that reads raw events, and only this session's.
 
 use std::sync::Arc;
 
@@ -23,7 +28,7 @@ use crate::http::extract::{Form, Path, Query};
 use crate::model::wire::Event;
 use crate::model::{EventType, nusd_to_usd};
 use crate::scoring::feedback::{Answer, Feedback, NOTE_MAX_CHARS};
-use crate::sessions::read::{self, Reading};
+use crate::sessions::read::{Basis, Reading};
 use crate::sessions::sharing;
 use crate::sessions::views::{self, SessionView};
 use crate::state::AppState;
@@ -54,11 +59,17 @@ struct SessionPage {
     /// The caller's org role (`OrgRole::as_str`), "" when nobody is signed in: the navigation follows it.
     nav_role: &'static str,
     session: SessionView,
+    /// Why a reader who is not the owner may read it (`None` for the owner).
+    ground: Option<String>,
+    /// Where the owner's own list is, for the owner's back link.
+    is_owner: bool,
     cost: String,
     duration: String,
     steps: Vec<Step>,
     next: Option<String>,
     transcript_stored: bool,
+    /// Whether this reader may open the transcript (the owner always; others when shared).
+    transcript_open: bool,
     /// `follow`, `share` or `private`.
     sharing: &'static str,
     /// The owner's own flag, to say what "follow" means.
@@ -140,6 +151,13 @@ fn shown(score: &crate::scoring::store::ShownScore) -> String {
     }
 }
 
+/// `GET /me/sessions/{id}[/transcript]`: the old addresses, kept for links already
+/// given out; a permanent redirect to `/sessions/…` with the query kept.
+pub async fn moved(uri: axum::http::Uri) -> axum::response::Redirect {
+    let path_and_query = uri.path_and_query().map_or(uri.path(), |pq| pq.as_str());
+    axum::response::Redirect::permanent(path_and_query.strip_prefix("/me").unwrap_or(path_and_query))
+}
+
 pub async fn page(
     State(state): State<Arc<AppState>>,
     PageCaller(caller): PageCaller,
@@ -152,11 +170,12 @@ pub async fn page(
             PageError(AppError::bad_request("after", "after must be a cursor this page gave (its Next link)"))
         })?),
     };
-    let (data_dir, user_id) = (state.config.data_dir.clone(), caller.user.id.clone());
+    let (proof, basis) = super::sessions::authorize(&state, &caller, &session_id, Reading::Session).await?;
+    let is_owner = basis == Basis::Own;
+    let data_dir = state.config.data_dir.clone();
     let host_prefix = crate::github::links::host_prefix(&state.config.auth.github_url);
     let read = state
         .read(move |conn| {
-            let Some(proof) = read::own(conn, &user_id, &session_id, Reading::Session)? else { return Ok(None) };
             let Some(view) = views::session_view(conn, &proof)? else { return Ok(None) };
             let page = reads::session_events_page(
                 &data_dir,
@@ -168,23 +187,33 @@ pub async fn page(
             )?;
             let transcript_stored = crate::transcripts::store::stored_upload(conn, &view.id)?.is_some();
             let switch = sharing::get(conn, proof.owner_id(), &view.id)?.flatten();
-            let shares_by_default = crate::access::policies::get(conn, proof.owner_id())?.share_transcripts;
+            let policy = crate::access::policies::get(conn, proof.owner_id())?;
+            // A reader other than the owner is offered the transcript only where the
+            // rules would let them open it (the owner shares it).
+            let transcript_open = transcript_stored && (is_owner || switch.unwrap_or(policy.share_transcripts));
+            let ground = super::reading_ground::describe(conn, &basis, proof.owner_id())?;
             let pull_requests = crate::github::pulls::of_session(conn, &view.id)?;
             let landed = crate::github::pulls::landed_commits(conn, &view.id, &host_prefix)?;
             let scores = crate::scoring::store::of_session(conn, &view.id)?;
-            let feedback = crate::scoring::feedback::get(conn, &view.id)?;
+            let feedback = if is_owner { crate::scoring::feedback::get(conn, &view.id)? } else { None };
             Ok::<_, DbError>(Some((
-                view,
+                (view, ground),
                 page,
-                transcript_stored,
+                (transcript_stored, transcript_open),
                 switch,
-                shares_by_default,
+                policy.share_transcripts,
                 (pull_requests, landed, scores, feedback),
             )))
         })
         .await?;
-    let Some((session, page, transcript_stored, switch, shares_by_default, (pull_requests, landed, scores, feedback))) =
-        read
+    let Some((
+        (session, ground),
+        page,
+        (transcript_stored, transcript_open),
+        switch,
+        shares_by_default,
+        (pull_requests, landed, scores, feedback),
+    )) = read
     else {
         return Err(PageError(AppError::NotFound));
     };
@@ -196,10 +225,13 @@ pub async fn page(
         duration: clock(session.last_event_ms - session.first_event_ms),
         next: page
             .next_cursor
-            .map(|cursor| format!("/me/sessions/{}?after={}", session.id, crate::model::percent_encode(&cursor))),
+            .map(|cursor| format!("/sessions/{}?after={}", session.id, crate::model::percent_encode(&cursor))),
         session,
+        ground,
+        is_owner,
         steps,
         transcript_stored,
+        transcript_open,
         sharing: match switch {
             None => "follow",
             Some(true) => "share",
@@ -325,7 +357,7 @@ pub async fn set_sharing(
     if !theirs {
         return Err(PageError(AppError::NotFound));
     }
-    Ok(axum::response::Redirect::to(&format!("/me/sessions/{session_id}")))
+    Ok(axum::response::Redirect::to(&format!("/sessions/{session_id}")))
 }
 
 /// `POST /me/sessions/{id}/feedback`: the owner's thumbs, note and rubric answers.
@@ -341,7 +373,7 @@ pub async fn set_feedback(
     if !theirs {
         return Err(PageError(AppError::NotFound));
     }
-    Ok(axum::response::Redirect::to(&format!("/me/sessions/{session_id}#feedback")))
+    Ok(axum::response::Redirect::to(&format!("/sessions/{session_id}#feedback")))
 }
 
 #[cfg(test)]

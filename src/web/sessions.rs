@@ -22,8 +22,10 @@ use crate::state::AppState;
 use crate::state::caller::Caller;
 use crate::transcripts::pages;
 
-/// The proof for `session_id`, or 404.
-async fn authorize(
+/// The proof for `session_id` and the ground it was given on (owner first, on a read
+/// connection with no audit row; anyone else through `read::authorize`, audited), or 404.
+/// The JSON API and the session and transcript pages share it.
+pub(crate) async fn authorize(
     state: &AppState,
     caller: &Caller,
     session_id: &str,

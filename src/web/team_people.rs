@@ -65,7 +65,10 @@ fn sessions_table(slug: &str, rows: &[(String, SessionRow)], people: &[Visible])
         let Some(person) = people.iter().find(|p| &p.user_id == owner) else { continue };
         let started = Cell::text(row.started[..16].replace('T', " "));
         table.rows.push(vec![
-            if person.basis == Basis::Own { started.link(format!("/me/sessions/{}", row.id)) } else { started },
+            // Every row opens: the list shows only sessions the rules let this reader open
+            // (their own, a member they lead who allows drill-in, a grant's subject), and
+            // the session page audits a read that is not their own.
+            started.link(format!("/sessions/{}", row.id)),
             person_cell(slug, person),
             Cell::text(row.agent_type.clone()),
             Cell::hours(Some(row.duration_ms)),

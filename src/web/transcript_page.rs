@@ -1,9 +1,10 @@
-//! `/me/sessions/{id}/transcript`: one of my own sessions' transcript, as stored (redacted),
-//! rendered: messages by role, tool calls and their results folded with their input and
+//! `/sessions/{id}/transcript`: a session's transcript, as stored (redacted), rendered: messages by role, tool calls and their results folded with their input and
 //! output, reasoning folded, redaction markers visible, 200 messages a page (`?page=`);
 //! `?find=` lists the first 200 messages that contain the words, each linked to its page.
 //!
-//! Invariants: only the owner's own transcript is shown here (anyone else's is a 404);
+//! Invariants: read through `sessions::read` like the session page: the owner, or a reader
+//! `authorize` allows (which needs the owner's sharing on, and audits the read), with the
+//! same banner; anyone else's is a 404;
 //! every piece of transcript text is escaped before the page marks anything in it; the
 //! transcript is read through `transcripts::pages`, so a view holds one page, never the
 //! file.
@@ -19,7 +20,7 @@ use super::login::render;
 use crate::http::errors::{AppError, PageError};
 use crate::http::extract::{Path, Query};
 use crate::model::{escape_markup, rfc3339_ms};
-use crate::sessions::read::{self, Reading};
+use crate::sessions::read::Reading;
 use crate::state::AppState;
 use crate::state::caller::PageCaller;
 use crate::transcripts::model::{Message, Role};
@@ -59,6 +60,8 @@ struct TranscriptPage {
     /// The caller's org role (`OrgRole::as_str`), "" when nobody is signed in: the navigation follows it.
     nav_role: &'static str,
     session_id: String,
+    /// Why a reader who is not the owner may read it (`None` for the owner).
+    ground: Option<String>,
     total: usize,
     page: usize,
     pages: usize,
@@ -154,15 +157,16 @@ pub async fn page(
     };
     let find = params.find.trim().to_string();
     let needle = find.to_lowercase();
-    let (data_dir, user_id, id) = (state.config.data_dir.clone(), caller.user.id.clone(), session_id.clone());
-    let read_page = state
+    let (proof, basis) = super::sessions::authorize(&state, &caller, &session_id, Reading::Transcript).await?;
+    let data_dir = state.config.data_dir.clone();
+    let (read_page, ground) = state
         .read(move |conn| {
-            let Some(proof) = read::own(conn, &user_id, &id, Reading::Transcript)? else { return Ok(None) };
+            let ground = super::reading_ground::describe(conn, &basis, proof.owner_id())?;
             let wanted = match needle.as_str() {
                 "" => Wanted::Window { offset: (page - 1).saturating_mul(PAGE_MESSAGES), limit: PAGE_MESSAGES },
                 needle => Wanted::Containing { needle, limit: MAX_FOUND },
             };
-            pages::read(conn, &data_dir, &proof, wanted)
+            Ok::<_, crate::db::DbError>(pages::read(conn, &data_dir, &proof, wanted)?.map(|page| (page, ground)))
         })
         .await?
         .ok_or(PageError(AppError::NotFound))?;
@@ -173,6 +177,7 @@ pub async fn page(
     Ok(render(&TranscriptPage {
         nav_role: caller.role.as_str(),
         session_id,
+        ground,
         total,
         page,
         pages,
