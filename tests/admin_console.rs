@@ -480,6 +480,8 @@ fn a_browser_walks_every_console_page_and_the_install_page() {
         let mut pages: Vec<(&str, &str)> = vec![("/install", "Connect your agents")];
         if role == "admin" {
             pages.extend(PAGES);
+            // An administrator may ask for access too (the investigator's page).
+            pages.push(("/grants", "Access grants"));
         }
         for (path, heading) in pages {
             browser.goto(&format!("{web}{path}"));

@@ -27,6 +27,7 @@ mod evals_dashboard;
 mod evals_failed_streams;
 mod github_app;
 mod github_oauth;
+mod grants_pages;
 mod hook_binary;
 mod hook_cli;
 mod hook_durability;

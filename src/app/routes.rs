@@ -20,9 +20,9 @@ use crate::evals::dashboard::{self, DashState, api as evals_api, pages as evals_
 use crate::ingest;
 use crate::state::AppState;
 use crate::web::{
-    admin, benchmarks, deletion, device, github, grants, insights, install, install_script, jobs, login, me, my_prs,
-    my_session, my_sessions, oauth, org, org_search, overview, reports, search, security, sessions, settings,
-    team_people, teams, transcript_page,
+    access_requests, admin, benchmarks, deletion, device, github, grants, insights, install, install_script, jobs,
+    login, me, my_prs, my_session, my_sessions, oauth, org, org_search, overview, reports, search, security, sessions,
+    settings, team_people, teams, transcript_page,
 };
 
 /// The token endpoints, on both the ingest and the web listener.
@@ -71,6 +71,8 @@ pub fn web(state: Arc<AppState>) -> Router {
         .route("/me", get(overview::page))
         .route("/me/sessions", get(my_sessions::page))
         .route("/me/runs", get(my_sessions::machine_runs))
+        .route("/grants", get(access_requests::page).post(access_requests::request))
+        .route("/grants/{id}", get(access_requests::grant_page))
         .route("/sessions/{id}", get(my_session::page))
         .route("/sessions/{id}/transcript", get(transcript_page::page))
         .route("/me/sessions/{id}", get(my_session::moved))

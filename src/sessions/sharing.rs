@@ -18,6 +18,12 @@ pub fn set(conn: &Connection, owner_id: &str, session_id: &str, shared: Option<b
     )? == 1)
 }
 
+/// Whose session it is (for a grant asked on a session: the owner is not shown to the
+/// requester until an administrator approves).
+pub fn owner_of(conn: &Connection, session_id: &str) -> Result<Option<String>, DbError> {
+    Ok(conn.query_row("SELECT user_id FROM sessions WHERE id = ?1", [session_id], |row| row.get(0)).optional()?)
+}
+
 /// Whether the session is the person's.
 pub fn is_owned_by(conn: &Connection, session_id: &str, user_id: &str) -> Result<bool, DbError> {
     Ok(get(conn, user_id, session_id)?.is_some())

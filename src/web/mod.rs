@@ -10,6 +10,7 @@
 //! from an extractor, and a read of another person's session goes through
 //! `sessions::read::authorize`, never around it.
 
+pub mod access_requests;
 pub mod admin;
 pub mod benchmarks;
 pub mod deletion;

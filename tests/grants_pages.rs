@@ -1,0 +1,84 @@
+//! Grants in the browser (`/grants`): an investigator asks for access to one session
+//! (naming no person), sees the request waiting, an administrator approves it on the
+//! console, the investigator opens the grant's session from the grant's page and reads
+//! the banner, and the subject finds the grant on `/me/grants` and the read in "Who read
+//! my data". Refused requests re-show the form with the reason and write nothing.
+
+use crate::admin_console::{ADMIN, world};
+use crate::common::*;
+
+const INVESTIGATOR: &str = "ivy@example.com";
+
+#[test]
+fn an_investigator_asks_in_the_browser_is_approved_and_opens_the_session_under_the_banner() {
+    let world = world();
+    let batch = envelope(vec![event("session_start", "checkout-flake", now_ms() - 60_000)]);
+    assert_eq!(world.server.post_events(&world.max_hook, &batch).0, 200);
+    let session: String = world
+        .db()
+        .query_row("SELECT id FROM sessions WHERE agent_session_id = 'checkout-flake'", [], |r| r.get(0))
+        .unwrap();
+
+    // Only those who may ask see the page; the nav offers it to them.
+    let (status, form, _) = world.page(Some(INVESTIGATOR), &format!("/grants?session={session}"));
+    assert_eq!(status, 200);
+    assert!(
+        form.contains(&format!("value=\"{session}\"")) && form.contains("href=\"/grants\">Access grants"),
+        "{form}"
+    );
+    assert_eq!(world.page(Some("max@example.com"), "/grants").0, 403);
+
+    // Refusals say why, and store nothing.
+    let ask = |fields: &[(&str, &str)]| world.form(Some(INVESTIGATOR), "/grants", fields);
+    let (status, body, _) = ask(&[("session", &session), ("duration_hours", "4"), ("justification", "short")]);
+    assert_eq!(status, 400);
+    assert!(body.contains("Not asked: justification must be"), "{body}");
+    let (status, body, _) =
+        ask(&[("session", "no-such"), ("duration_hours", "4"), ("justification", "a flaky checkout run")]);
+    assert!(status == 400 && body.contains("session no-such"), "{status} {body}");
+    let (status, body, _) =
+        ask(&[("session", &session), ("duration_hours", "lots"), ("justification", "a flaky checkout")]);
+    assert!(status == 400 && body.contains("number of hours"), "{body}");
+    assert_eq!(world.count("SELECT count(*) FROM access_grants"), 0);
+
+    let (status, _, location) =
+        ask(&[("session", &session), ("duration_hours", "4"), ("justification", "why does checkout flake in CI")]);
+    assert_eq!(status, 303);
+    let grant_page = location.clone();
+    let (_, waiting, _) = world.page(Some(INVESTIGATOR), &grant_page);
+    assert!(waiting.contains("requested, waiting for an administrator"), "{waiting}");
+    assert!(
+        waiting.contains("the owner of that session") && !waiting.contains("max@example.com"),
+        "no name before approval: {waiting}"
+    );
+    assert!(!waiting.contains("/sessions/"), "nothing to open yet: {waiting}");
+    assert_eq!(world.page(Some(INVESTIGATOR), &format!("/sessions/{session}")).0, 404);
+
+    // The administrator approves on the console.
+    let id = grant_page.trim_start_matches("/grants/").to_string();
+    let (_, queue, _) = world.page(Some(ADMIN), "/admin/access-grants");
+    assert!(queue.contains("why does checkout flake in CI"), "{queue}");
+    assert!(world.change(&format!("/admin/access-grants/{id}/approve"), &[("note", "fine")]).ends_with("APPROVED"));
+
+    let (_, active, _) = world.page(Some(INVESTIGATOR), &grant_page);
+    assert!(active.contains("active until") && active.contains("max@example.com"), "{active}");
+    assert!(active.contains(&format!("href=\"/sessions/{session}\"")), "the grant's session opens: {active}");
+    let (status, opened, _) = world.page(Some(INVESTIGATOR), &format!("/sessions/{session}"));
+    assert_eq!(status, 200);
+    let banner = &opened[opened.find("id=\"reading-ground\"").expect("the banner")..];
+    assert!(
+        banner.contains(&format!("under access grant {id}")) && banner.contains("why does checkout flake"),
+        "{banner}"
+    );
+    assert!(
+        banner.contains("approved by ari@example.com") || banner.contains(&format!("approved by {ADMIN}")),
+        "{banner}"
+    );
+    assert_eq!(world.audited("GRANT_USED"), 1);
+
+    // The subject sees the grant and the read.
+    let (_, theirs, _) = world.page(Some("max@example.com"), "/me/grants");
+    assert!(theirs.contains("why does checkout flake in CI") && theirs.contains("active"), "{theirs}");
+    let (_, audit, _) = world.page(Some("max@example.com"), "/me/settings/audit");
+    assert!(audit.contains("GRANT_USED") && audit.contains(INVESTIGATOR), "{audit}");
+}
