@@ -138,7 +138,8 @@ fn percent_decode(text: &str) -> String {
 }
 
 /// Every console page, with a word of its heading.
-const PAGES: [(&str, &str); 11] = [
+const PAGES: [(&str, &str); 12] = [
+    ("/admin/health", "Health"),
     ("/admin/jobs", "Jobs"),
     ("/admin/jobs/sweep-retention/runs", "Job sweep-retention"),
     ("/admin/org-roles", "Organisation roles"),
@@ -476,7 +477,8 @@ fn a_browser_walks_every_console_page_and_the_install_page() {
         browser.type_into("input[name=email]", email);
         browser.type_into("input[name=password]", TEST_PASSWORD);
         browser.click("form[action='/login'] button[type=submit]");
-        browser.wait_for(WAIT, "the overview", |b| b.url().ends_with("/me"));
+        let landing = if role == "admin" { "/admin/health" } else { "/me" };
+        browser.wait_for(WAIT, landing, |b| b.url().ends_with(landing));
         let mut pages: Vec<(&str, &str)> = vec![("/install", "Connect your agents")];
         if role == "admin" {
             pages.extend(PAGES);
@@ -579,4 +581,49 @@ fn adapters_name_each_persons_source() {
     let own_row = &binaries[binaries.find(&format!("<td>{own}</td>")).unwrap()..];
     assert!(own_row[..own_row.find("</tr>").unwrap()].contains("built in"), "{binaries}");
     assert_eq!(binaries.matches("none: machines of this platform cannot use the one line").count(), 4, "{binaries}");
+}
+
+/// An administrator lands on the health page: each check says ok or problem with where
+/// it is fixed; no notification channel configured is a problem, and so is a missing
+/// backup until one is taken.
+#[test]
+fn the_health_page_lists_what_needs_an_administrator() {
+    let world = world();
+    let (status, _, location) = world.page(Some(ADMIN), "/");
+    assert_eq!((status, location.as_str()), (303, "/admin/health"), "an administrator lands on the health page");
+    let (status, body, _) = world.page(Some(ADMIN), "/admin/health");
+    assert_eq!(status, 200, "{body}");
+    let check = |body: &str, what: &str| -> String {
+        let at = body.find(&format!(">{what}</a>")).unwrap_or_else(|| panic!("{what}: {body}"));
+        body[at..at + body[at..].find("</tr>").unwrap()].to_string()
+    };
+    assert!(check(&body, "Notification channels").contains("<td>ok</td>"), "the chat webhook is on");
+    let backup = check(&body, "Last backup");
+    assert!(backup.contains("<td>problem</td>") && backup.contains("no backup has been taken"), "{backup}");
+    assert!(body.contains("href=\"/admin/jobs\">Jobs</a>"), "each check links where it is fixed");
+    assert!(body.contains("href=\"/admin/alerts\">Notification channels</a>"));
+    assert!(check(&body, "Disk").contains("MB a day"), "{}", check(&body, "Disk"));
+    assert!(body.contains("No alert is open."));
+
+    let to = tempfile::tempdir().unwrap();
+    cli(&world.server.data_dir, &["backup", "--to", to.path().to_str().unwrap()]);
+    let (_, body, _) = world.page(Some(ADMIN), "/admin/health");
+    let backup = check(&body, "Last backup");
+    assert!(backup.contains("<td>ok</td>") && backup.contains("days ago"), "{backup}");
+
+    // Without a channel, nobody is told: a problem, said so.
+    let quiet = TestServer::spawn();
+    add_user(&quiet.data_dir, "root@example.com", "ADMIN");
+    let token = access_token(&quiet, "root@example.com");
+    let agent = ureq::Agent::config_builder().http_status_as_error(false).build().new_agent();
+    let body = agent
+        .get(format!("{}/admin/health", quiet.web))
+        .header("Authorization", format!("Bearer {token}"))
+        .call()
+        .unwrap()
+        .into_body()
+        .read_to_string()
+        .unwrap();
+    let channels = check(&body, "Notification channels");
+    assert!(channels.contains("<td>problem</td>") && channels.contains("nobody is told"), "{channels}");
 }

@@ -51,7 +51,9 @@ fn me_shows_my_interactive_usage_and_the_root_sends_me_there() {
     let access = access_token(&server.server, "dev@example.com");
 
     let (status, _, location) = page(&format!("{web}/"), None);
-    assert_eq!((status, location.as_deref()), (303, Some("/me")));
+    assert_eq!((status, location.as_deref()), (303, Some("/login?next=%2F")));
+    let (status, _, location) = page(&format!("{web}/"), Some(&access));
+    assert_eq!((status, location.as_deref()), (303, Some("/me")), "a developer lands on their own overview");
     let (status, _, location) = page(&format!("{web}/me"), None);
     assert_eq!((status, location.as_deref()), (303, Some("/login?next=%2Fme")), "not signed in: the login page");
 

@@ -231,9 +231,19 @@ fn a_browser_walks_every_team_and_org_page_as_each_role() {
         browser.type_into("input[name=email]", email);
         browser.type_into("input[name=password]", TEST_PASSWORD);
         browser.click("form[action='/login'] button[type=submit]");
-        browser.wait_for(WAIT, "the overview", |b| b.url().ends_with("/me"));
+        // Each role lands on the page that answers its first question.
+        let landing = match role {
+            "admin" => "/admin/health",
+            "viewer" => "/org",
+            "investigator" => "/grants",
+            "lead" => "/team/web",
+            _ => "/me",
+        };
+        browser.wait_for(WAIT, landing, |b| b.url().ends_with(landing));
         assert!(browser.find("nav a[href='/org']").is_some() && browser.find("nav a[href='/team']").is_some());
-        assert_eq!(browser.find("nav a[href='/admin/jobs']").is_some(), role == "admin", "{role}: admin link");
+        assert_eq!(browser.find("nav a[href='/admin/health']").is_some(), role == "admin", "{role}: admin link");
+        let grants_link = browser.find("nav a[href='/grants']").is_some();
+        assert_eq!(grants_link, matches!(role, "admin" | "investigator"), "{role}: the grants link");
         // (path, part of its heading, whether a chart is drawn; None: it depends on the data)
         let mut pages: Vec<(String, String, Option<bool>)> = vec![
             ("/org".into(), "The organisation".into(), Some(true)),

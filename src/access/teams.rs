@@ -144,6 +144,16 @@ pub fn visible_to(
     Ok(all.into_iter().filter(|(team, _)| ids.contains(&team.id)).collect())
 }
 
+/// The slugs of the teams `user_id` leads directly (a lead's landing goes to them).
+pub fn led_by(conn: &Connection, user_id: &str) -> Result<Vec<String>, DbError> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT t.slug FROM team_members m JOIN teams t ON t.id = m.team_id
+         WHERE m.user_id = ?1 AND m.team_role = 'lead' ORDER BY t.slug",
+    )?;
+    let slugs = stmt.query_map([user_id], |row| row.get(0))?.collect::<Result<_, _>>()?;
+    Ok(slugs)
+}
+
 /// One person on a team's roster.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct RosterEntry {

@@ -47,6 +47,15 @@ impl Rule {
         Rule::SloBurn,
     ];
 
+    /// How urgent an open event of the rule is: money over budget and service levels
+    /// failing are `critical`, the rest `warning` (the health page's order).
+    pub fn severity(self) -> &'static str {
+        match self {
+            Rule::BudgetThreshold | Rule::JobSlo | Rule::SloBurn => "critical",
+            _ => "warning",
+        }
+    }
+
     pub fn id(self) -> &'static str {
         match self {
             Rule::SpendSpike => "spend_spike",

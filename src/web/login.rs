@@ -53,7 +53,7 @@ pub fn render(template: &impl Template) -> Response {
 /// A `next` target that stays on this site ([`crate::http::redirect::local_redirect_target`],
 /// shared with the eval dashboard), else the person's own overview.
 pub fn safe_next(next: Option<&str>) -> String {
-    crate::http::redirect::safe_next(next, "/me")
+    crate::http::redirect::safe_next(next, "/")
 }
 
 fn login_page(
@@ -203,6 +203,6 @@ mod tests {
         for evil in ["//evil.example", "/\\evil.example", "https://evil.example", "me", "/a\nb"] {
             assert_eq!(safe_next(Some(evil)), "/me", "{evil:?}");
         }
-        assert_eq!(safe_next(None), "/me");
+        assert_eq!(safe_next(None), "/");
     }
 }

@@ -17,6 +17,7 @@ use serde::Deserialize;
 
 use super::login::render;
 use super::shown::{count, hours, share, tokens, trend, usd};
+use crate::access::roles::OrgRole;
 use crate::analytics::query::{self, Activity, By, Figures, Period, Subject, ToolFigures};
 use crate::db;
 use crate::http::errors::{AppError, PageError};
@@ -34,9 +35,26 @@ pub struct OverviewParams {
     days: Option<String>,
 }
 
-/// `/`: the overview (which sends a visitor who is not signed in to `/login`).
-pub async fn root() -> Redirect {
-    Redirect::to("/me")
+/// `/`: the page that answers the caller's first question, by role: an administrator's
+/// health page, the organisation for `VIEWER_AGGREGATE` (leadership, finance), an
+/// investigator's grants, a lead's team (the team chooser when they lead several), and
+/// everyone else's own overview. A visitor who is not signed in goes to `/login`.
+pub async fn root(State(state): State<Arc<AppState>>, PageCaller(caller): PageCaller) -> Result<Redirect, PageError> {
+    let to = match caller.role {
+        OrgRole::Admin => "/admin/health".to_string(),
+        OrgRole::ViewerAggregate => "/org".to_string(),
+        OrgRole::Investigator => "/grants".to_string(),
+        OrgRole::Member => {
+            let user_id = caller.user.id.clone();
+            let led = state.read(move |conn| crate::access::teams::led_by(conn, &user_id)).await?;
+            match led.as_slice() {
+                [] => "/me".to_string(),
+                [slug] => format!("/team/{slug}"),
+                _ => "/team".to_string(),
+            }
+        }
+    };
+    Ok(Redirect::to(&to))
 }
 
 /// One headline figure with its trend against the previous period.

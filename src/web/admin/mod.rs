@@ -13,6 +13,7 @@
 pub mod adapters;
 pub mod alerts;
 pub mod grants;
+pub mod health;
 pub mod identities;
 pub mod jobs;
 pub mod prices;
@@ -36,7 +37,8 @@ use crate::state::AppState;
 use crate::state::caller::Caller;
 
 /// The console's pages, in its tab order.
-pub const TABS: [(&str, &str); 10] = [
+pub const TABS: [(&str, &str); 11] = [
+    ("/admin/health", "Health"),
     ("/admin/jobs", "Jobs"),
     ("/admin/org-roles", "Org roles"),
     ("/admin/team-roles", "Team roles"),
@@ -248,7 +250,7 @@ pub struct AdminPage {
     pub nav_role: &'static str,
     pub title: String,
     pub path: &'static str,
-    pub tabs: [(&'static str, &'static str); 10],
+    pub tabs: [(&'static str, &'static str); 11],
     pub intro: String,
     pub flash: Option<String>,
     pub sections: Vec<Section>,
