@@ -27,6 +27,11 @@ fn an_investigator_asks_in_the_browser_is_approved_and_opens_the_session_under_t
         "{form}"
     );
     assert_eq!(world.page(Some("max@example.com"), "/grants").0, 403);
+    // An investigator lands here: their grants, and the organisation's research pages.
+    assert_eq!(world.page(Some(INVESTIGATOR), "/").2, "/grants");
+    for report in ["tools", "skills", "knowledge"] {
+        assert!(form.contains(&format!("href=\"/org/{report}\"")), "{report}");
+    }
 
     // Refusals say why, and store nothing.
     let ask = |fields: &[(&str, &str)]| world.form(Some(INVESTIGATOR), "/grants", fields);

@@ -112,6 +112,7 @@ fn groups_of_fewer_than_five_people_are_never_shown() {
         let (status, html, _) = world.get(email, "/team/ops");
         assert_eq!(status, 200, "{html}");
         assert!(html.contains("2 people were active in this period"), "{html}");
+        assert!(html.contains("3 more active people (or a longer period) would show them"), "what would show them");
         assert!(!html.contains("Spend per day"), "{html}");
     }
     let (status, body, _) = world.get("ari@example.com", "/team/ops?format=csv&table=agents");

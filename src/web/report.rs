@@ -149,8 +149,10 @@ impl ReportPage {
 /// The notice of a group below the minimum size.
 pub fn too_few_notice(people: i64, min_people: i64) -> String {
     let who = if people == 1 { "1 person was".to_string() } else { format!("{people} people were") };
+    let more = (min_people - people).max(1);
+    let more = if more == 1 { "1 more active person".to_string() } else { format!("{more} more active people") };
     format!(
-        "{who} active in this period: figures are shown only for groups of at least {min_people} people, so that none points at anyone."
+        "{who} active in this period: figures are shown only for groups of at least {min_people} people, so that none points at anyone. {more} (or a longer period) would show them; the organisation's figures are on /org."
     )
 }
 
@@ -161,7 +163,7 @@ pub fn withheld_notice<T>(read: &crate::analytics::query::groups::Guarded<T>) ->
         Guarded::Shown(_) => None,
         Guarded::TooFew { people, min_people } => Some(too_few_notice(*people, *min_people)),
         Guarded::Withheld { min_people } => Some(format!(
-            "This team's figures are withheld in this period: with the figures of the teams around it, they would give away those of a group of fewer than {min_people} people."
+            "This team's figures are withheld in this period: with the figures of the teams around it, they would give away those of a group of fewer than {min_people} people. A longer period, or the team and its neighbours each reaching {min_people} active people, would show them; the organisation's figures are on /org."
         )),
     }
 }
