@@ -171,6 +171,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "analytics",
             "audit",
             "auth",
+            "backup",
             "billing",
             "charts",
             "clock",
