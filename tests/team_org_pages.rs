@@ -432,3 +432,40 @@ fn benchmarks_count_cells_as_the_eval_surfaces_do() {
         assert_eq!(counts, [want.total, want.completed, want.passed, want.failed], "{run}: {row}");
     }
 }
+
+/// Finance lands on `/org` and reads the month to date against the organisation's
+/// budget, with the forecast to the month's end (linear and by weekday, as a range) and
+/// the cost per active developer; past the budget at this pace, the page says so.
+#[test]
+fn finance_reads_the_month_to_date_against_the_budget() {
+    let world = world();
+    let token = access_token(&world.server.server, "vera@example.com");
+    let (status, location) = {
+        let agent = ureq::Agent::config_builder().http_status_as_error(false).max_redirects(0).build().new_agent();
+        let response = agent
+            .get(format!("{}/", world.server.server.web))
+            .header("Authorization", format!("Bearer {token}"))
+            .call();
+        let response = response.unwrap();
+        (response.status().as_u16(), response.headers()["location"].to_str().unwrap().to_string())
+    };
+    assert_eq!((status, location.as_str()), (303, "/org"), "VIEWER_AGGREGATE lands on the organisation");
+    let (status, html, _) = world.get("vera@example.com", "/org");
+    assert_eq!(status, 200);
+    let month = &html[html.find("id=\"month\"").expect("the month section")..];
+    let month = &month[..month.find("</table>").unwrap()];
+    assert!(month.contains("Month to date") && month.contains("no organisation budget is set"), "{month}");
+    assert!(
+        month.contains("Forecast, weekday pattern") && month.contains("people with interactive sessions"),
+        "{month}"
+    );
+    assert!(month.contains("13 people active this month") || month.contains("people active this month"), "{month}");
+
+    // A budget of one cent: the month is past it, and the page says so.
+    let token = access_token(&world.server.server, "ari@example.com");
+    let url = format!("{}/admin/alerts/rules/budget_threshold", world.server.server.web);
+    let (status, _) = post_form(&url, &token, "threshold=0.01&enabled=on");
+    assert_eq!(status, 303);
+    let (_, html, _) = world.get("vera@example.com", "/org");
+    assert!(html.contains("of a $0.01 budget") && html.contains("id=\"over-budget\""), "{html}");
+}

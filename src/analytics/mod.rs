@@ -16,6 +16,7 @@
 
 pub mod additions;
 pub mod insights;
+pub mod month;
 pub mod partials;
 pub mod query;
 pub mod redactions;

@@ -11,11 +11,13 @@ use axum::extract::State;
 use axum::response::Response;
 
 use super::scope::{self, PERIODS};
-use super::teams::{ScopePage, ScopeParams, overview_response};
+use super::teams::{MonthCard, ScopePage, ScopeParams, overview_response};
 use crate::access::teams;
+use crate::analytics::month::MonthToDate;
 use crate::analytics::query::Subject;
 use crate::http::errors::PageError;
 use crate::http::extract::Query;
+use crate::model::nusd_to_usd;
 use crate::state::AppState;
 use crate::state::caller::PageCaller;
 
@@ -35,14 +37,23 @@ pub async fn dashboard(
 ) -> Result<Response, PageError> {
     let (days, period) = scope::period_param(params.days.as_deref(), state.clock.now_ms())?;
     let min_people = state.config.analytics.min_group_size;
-    let read = state
+    let now_ms = state.clock.now_ms();
+    let (read, month) = state
         .read(move |conn| {
             let all: Vec<_> = teams::list(conn)?.into_iter().map(|(team, _)| team).collect();
             let groups = super::reports::org_groups(&all);
-            scope::read(conn, &Subject::Organisation, &groups, period, min_people)
+            let read = scope::read(conn, &Subject::Organisation, &groups, period, min_people)?;
+            let month = crate::analytics::month::organisation(conn, now_ms)?;
+            let budget = crate::alerts::store::rule_settings(conn)?
+                .into_iter()
+                .find(|setting| setting.rule == crate::alerts::rules::Rule::BudgetThreshold && setting.enabled)
+                .and_then(|setting| setting.threshold)
+                .filter(|dollars| *dollars > 0.0);
+            Ok::<_, crate::db::DbError>((read, month_card(&month, budget, min_people)))
         })
         .await?;
     let page = ScopePage {
+        month,
         nav_role: caller.role.as_str(),
         title: "The organisation".into(),
         path: "/org".into(),
@@ -54,4 +65,33 @@ pub async fn dashboard(
         tabs: org_tabs(),
     };
     overview_response(page, read, period, &params, "org")
+}
+
+/// The month card, or `None` when fewer than the minimum number of people were active
+/// this month (a monthly total of a handful of people is their spend).
+fn month_card(month: &MonthToDate, budget_usd: Option<f64>, min_people: i64) -> Option<MonthCard> {
+    if (month.active_people as i64) < min_people {
+        return None;
+    }
+    let usd = |nusd: i64| format!("${:.2}", nusd_to_usd(nusd));
+    let (low, high) = month.range_nusd();
+    let (budget, over_budget) = match budget_usd {
+        Some(dollars) => {
+            let share = nusd_to_usd(month.spent_nusd) / dollars * 100.0;
+            let over = nusd_to_usd(high) > dollars;
+            (format!("of a ${dollars:.2} budget ({share:.0}%)"), over)
+        }
+        None => ("no organisation budget is set (an administrator sets it on /admin/alerts)".into(), false),
+    };
+    Some(MonthCard {
+        month: month.month.clone(),
+        spent: usd(month.spent_nusd),
+        budget,
+        linear: usd(month.linear_nusd),
+        weekday: usd(month.weekday_nusd),
+        range: format!("{} to {}", usd(low), usd(high)),
+        per_developer: usd(month.spent_nusd / month.active_people.max(1) as i64),
+        people: month.active_people,
+        over_budget,
+    })
 }

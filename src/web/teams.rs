@@ -111,6 +111,24 @@ pub struct ScopePage {
     pub teams_heading: &'static str,
     /// Links of the pages beside this one: (path, label).
     pub tabs: Vec<(String, &'static str)>,
+    /// The calendar month against the budget (the organisation's page only).
+    pub month: Option<MonthCard>,
+}
+
+/// Month to date against the organisation's budget, with the forecast, in words.
+pub struct MonthCard {
+    pub month: String,
+    pub spent: String,
+    /// "of a $X budget (Y %)", or why there is none.
+    pub budget: String,
+    pub linear: String,
+    pub weekday: String,
+    pub range: String,
+    /// Spend per active developer so far, and how many.
+    pub per_developer: String,
+    pub people: usize,
+    /// The forecast past the budget: said as a warning.
+    pub over_budget: bool,
 }
 
 /// The tabs of a team's pages.
@@ -173,6 +191,7 @@ pub async fn overview(
     })
     .await?;
     let page = ScopePage {
+        month: None,
         nav_role: caller.role.as_str(),
         title: format!("Team {}", team.name),
         path: format!("/team/{slug}"),
