@@ -345,23 +345,21 @@ fn settings_change_my_flags_revoke_my_tokens_and_ask_for_deletion() {
     assert!(html.contains("You asked for your data to be deleted on"), "{html}");
 }
 
-/// The owner's switch on one session's transcript overrides their flag, both ways: the
-/// team lead reads it only while it is shared, and the reads are audited.
-#[test]
-fn the_owner_switches_one_sessions_transcript_on_and_off_for_their_team_lead() {
+/// A server where dev@example.com (the hook token's owner) and lead@example.com, their
+/// lead, make up team shop, and one session of dev's whose transcript says `said`.
+fn shop_with_a_lead(said: &str) -> (TestServer, String) {
     let server = TestServer::spawn();
-    let (web, hook, data_dir) = (server.web.clone(), server.token.clone(), server.data_dir.clone());
-    add_user(&data_dir, "lead@example.com", "MEMBER");
-    let path = data_dir.to_str().unwrap();
+    add_user(&server.data_dir, "lead@example.com", "MEMBER");
+    let path = server.data_dir.to_str().unwrap().to_string();
     for args in [
-        &["team", "add", "--data-dir", path, "--slug", "shop", "--name", "Shop"][..],
-        &["team", "add-member", "--data-dir", path, "--team", "shop", "--email", "dev@example.com"][..],
-        &["team", "add-member", "--data-dir", path, "--team", "shop", "--email", "lead@example.com", "--role", "lead"]
+        &["team", "add", "--data-dir", &path, "--slug", "shop", "--name", "Shop"][..],
+        &["team", "add-member", "--data-dir", &path, "--team", "shop", "--email", "dev@example.com"][..],
+        &["team", "add-member", "--data-dir", &path, "--team", "shop", "--email", "lead@example.com", "--role", "lead"]
             [..],
     ] {
         assert!(sightline(args).status.success());
     }
-    let turns = [common::transcripts::Turn::User("a private thought"), common::transcripts::Turn::Assistant("ok")];
+    let turns = [common::transcripts::Turn::User(said), common::transcripts::Turn::Assistant("ok")];
     let transcript = common::transcripts::Transcript {
         agent: "claude_code",
         session: "mine",
@@ -369,7 +367,16 @@ fn the_owner_switches_one_sessions_transcript_on_and_off_for_their_team_lead() {
         start_ms: now_ms(),
         turns: &turns,
     };
-    let id = common::transcripts::session_with_transcript(&server, &hook, &transcript);
+    let id = common::transcripts::session_with_transcript(&server, &server.token, &transcript);
+    (server, id)
+}
+
+/// The owner's switch on one session's transcript overrides their flag, both ways: the
+/// team lead reads it only while it is shared, and the reads are audited.
+#[test]
+fn the_owner_switches_one_sessions_transcript_on_and_off_for_their_team_lead() {
+    let (server, id) = shop_with_a_lead("a private thought");
+    let web = server.web.clone();
     let (owner, lead) = (access_token(&server, "dev@example.com"), access_token(&server, "lead@example.com"));
     let lead_reads = || get_auth(&format!("{web}/api/sessions/{id}/transcript"), &lead).0;
     let switch =
@@ -481,27 +488,8 @@ fn malformed_requests_answer_in_the_error_family_of_their_route() {
 /// the owner finds each read under "Who read my data".
 #[test]
 fn a_lead_opens_a_members_session_and_shared_transcript_with_the_ground_said() {
-    let server = TestServer::spawn();
-    let (web, hook, data_dir) = (server.web.clone(), server.token.clone(), server.data_dir.clone());
-    add_user(&data_dir, "lead@example.com", "MEMBER");
-    let path = data_dir.to_str().unwrap();
-    for args in [
-        &["team", "add", "--data-dir", path, "--slug", "shop", "--name", "Shop"][..],
-        &["team", "add-member", "--data-dir", path, "--team", "shop", "--email", "dev@example.com"][..],
-        &["team", "add-member", "--data-dir", path, "--team", "shop", "--email", "lead@example.com", "--role", "lead"]
-            [..],
-    ] {
-        assert!(sightline(args).status.success());
-    }
-    let turns = [common::transcripts::Turn::User("the checkout flaked"), common::transcripts::Turn::Assistant("ok")];
-    let transcript = common::transcripts::Transcript {
-        agent: "claude_code",
-        session: "theirs",
-        model: "claude-sonnet-4-5-20250929",
-        start_ms: now_ms(),
-        turns: &turns,
-    };
-    let id = common::transcripts::session_with_transcript(&server, &hook, &transcript);
+    let (server, id) = shop_with_a_lead("the checkout flaked");
+    let web = server.web.clone();
     let (owner, lead) = (access_token(&server, "dev@example.com"), access_token(&server, "lead@example.com"));
 
     let (status, list, _) = page(&format!("{web}/team/shop/sessions"), Some(&lead));
