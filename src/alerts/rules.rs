@@ -205,10 +205,7 @@ fn measure(conn: &Connection, rule: Rule, threshold: f64, now_ms: i64) -> Result
 
 /// The first millisecond of the UTC month of `now_ms`.
 fn month_start(now_ms: i64) -> i64 {
-    use chrono::{Datelike, TimeZone, Utc};
-    let now = Utc.timestamp_millis_opt(now_ms).single().unwrap_or_default();
-    let first = Utc.with_ymd_and_hms(now.year(), now.month(), 1, 0, 0, 0).single().unwrap_or(now);
-    first.timestamp_millis()
+    crate::analytics::month::month_bounds(now_ms).0
 }
 
 /// Spend against a budget at one level (0.75 = 75 %). `private` names the budget of a
