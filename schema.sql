@@ -155,6 +155,8 @@ CREATE TABLE auth_sessions (
 CREATE INDEX auth_sessions_by_user ON auth_sessions(user_id);
 
 -- Teams nest (parent_id); retention_days overrides the organisation's retention.
+-- synced_at_ms: set by the GitHub team sync, which then owns the team's name, parent
+-- and members (the console shows it as the source).
 CREATE TABLE teams (
     id             TEXT PRIMARY KEY,
     slug           TEXT NOT NULL UNIQUE,
@@ -162,7 +164,7 @@ CREATE TABLE teams (
     parent_id      TEXT REFERENCES teams(id),
     retention_days INTEGER CHECK (retention_days IS NULL OR retention_days > 0),
     created_at_ms  INTEGER NOT NULL
-);
+, synced_at_ms INTEGER);
 
 CREATE TABLE team_members (
     team_id     TEXT NOT NULL REFERENCES teams(id) ON DELETE CASCADE,
@@ -218,6 +220,20 @@ CREATE INDEX access_grants_by_requester ON access_grants(requester_id, status);
 CREATE INDEX access_grants_by_subject ON access_grants(subject_id, requested_at_ms);
 
 -- Append-only. No foreign keys: the record of who read whose data outlives both.
+-- One-time links to set a password (a new person's first, or a reset); only a digest
+-- of the secret is kept (auth::password_links).
+CREATE TABLE password_links (
+    id            TEXT PRIMARY KEY,
+    secret_sha256 BLOB NOT NULL UNIQUE,
+    user_id       TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+    purpose       TEXT NOT NULL CHECK (purpose IN ('welcome', 'reset')),
+    created_by    TEXT,
+    created_at_ms INTEGER NOT NULL,
+    expires_at_ms INTEGER NOT NULL,
+    used_at_ms    INTEGER
+);
+CREATE INDEX password_links_by_user ON password_links(user_id);
+
 CREATE TABLE audit_log (
     id              TEXT PRIMARY KEY,
     at_ms           INTEGER NOT NULL,

@@ -65,6 +65,22 @@ pub enum Action {
     OtlpIdentityMapped,
     /// An administrator removed such a mapping.
     OtlpIdentityUnmapped,
+    /// An administrator added a person (one by one or from a CSV).
+    UserAdded,
+    /// An administrator enabled a disabled person again.
+    UserEnabled,
+    /// An administrator made a one-time link for a person to set their password.
+    PasswordLinkMade,
+    /// A person set their password with a one-time link.
+    PasswordSetByLink,
+    /// An administrator revoked every sign-in and token of a person.
+    TokensRevoked,
+    /// An administrator created a team.
+    TeamCreated,
+    /// An administrator renamed a team or moved it under another.
+    TeamChanged,
+    /// An administrator removed a person from a team.
+    TeamMemberRemoved,
 }
 
 impl Action {
@@ -101,6 +117,14 @@ impl Action {
             Action::OtlpServiceTokenCreated => "OTLP_SERVICE_TOKEN_CREATED",
             Action::OtlpIdentityMapped => "OTLP_IDENTITY_MAPPED",
             Action::OtlpIdentityUnmapped => "OTLP_IDENTITY_UNMAPPED",
+            Action::UserAdded => "USER_ADDED",
+            Action::UserEnabled => "USER_ENABLED",
+            Action::PasswordLinkMade => "PASSWORD_LINK_MADE",
+            Action::PasswordSetByLink => "PASSWORD_SET_BY_LINK",
+            Action::TokensRevoked => "TOKENS_REVOKED",
+            Action::TeamCreated => "TEAM_CREATED",
+            Action::TeamChanged => "TEAM_CHANGED",
+            Action::TeamMemberRemoved => "TEAM_MEMBER_REMOVED",
         }
     }
 }

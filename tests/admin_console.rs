@@ -22,7 +22,7 @@ pub(crate) const ADMIN: &str = "ari@example.com";
 
 pub(crate) struct World {
     pub(crate) server: TestServer,
-    chat: Receiver,
+    pub(crate) chat: Receiver,
     /// A hook token of max, a member of team web.
     pub(crate) max_hook: String,
 }
@@ -105,7 +105,7 @@ impl World {
     }
 
     /// Runs `evaluate-alerts` from the console and waits for its run to end.
-    fn evaluate(&self) {
+    pub(crate) fn evaluate(&self) {
         let runs = self.count("SELECT count(*) FROM job_runs WHERE job = 'evaluate-alerts' AND outcome <> 'running'");
         self.change("/admin/jobs/evaluate-alerts/run", &[]);
         wait_until(WAIT, "the evaluation", || {
@@ -142,8 +142,8 @@ const PAGES: [(&str, &str); 12] = [
     ("/admin/health", "Health"),
     ("/admin/jobs", "Jobs"),
     ("/admin/jobs/sweep-retention/runs", "Job sweep-retention"),
-    ("/admin/org-roles", "Organisation roles"),
-    ("/admin/team-roles", "Team roles"),
+    ("/admin/people", "People"),
+    ("/admin/teams", "Teams"),
     ("/admin/price-tables", "Price tables"),
     ("/admin/retention", "Retention"),
     ("/admin/access-grants", "Access grants"),
@@ -160,9 +160,18 @@ fn only_administrators_reach_the_console_and_a_refusal_changes_nothing() {
     let forms: Vec<(String, Vec<(&str, &str)>)> = vec![
         ("/admin/jobs/sweep-retention/schedule".into(), vec![("form", "schedule"), ("cron", "0 4 * * *")]),
         ("/admin/jobs/sweep-abandoned/run".into(), vec![]),
-        (format!("/admin/org-roles/{max}"), vec![("role", "ADMIN")]),
-        ("/admin/team-roles/web".into(), vec![("email", "ivy@example.com"), ("role", "lead")]),
-        (format!("/admin/team-roles/web/{max}"), vec![("role", "lead")]),
+        (format!("/admin/people/{max}/role"), vec![("role", "ADMIN")]),
+        ("/admin/people".into(), vec![("email", "new@example.com"), ("name", "New"), ("role", "ADMIN")]),
+        ("/admin/people/import".into(), vec![("csv", "email,name\nnew@example.com,New\n")]),
+        (format!("/admin/people/{max}/disable"), vec![]),
+        (format!("/admin/people/{max}/revoke"), vec![]),
+        (format!("/admin/people/{max}/password-link"), vec![]),
+        ("/admin/teams".into(), vec![("slug", "ops"), ("name", "Ops")]),
+        ("/admin/teams/web/rename".into(), vec![("name", "Renamed")]),
+        ("/admin/teams/web/parent".into(), vec![("parent", "web")]),
+        ("/admin/teams/web/members".into(), vec![("email", "ivy@example.com"), ("role", "lead")]),
+        (format!("/admin/teams/web/members/{max}"), vec![("role", "lead")]),
+        (format!("/admin/teams/web/members/{max}/remove"), vec![]),
         ("/admin/price-tables".into(), vec![("agent", "claude_code"), ("table", "{}")]),
         ("/admin/retention/web".into(), vec![("days", "1")]),
         ("/admin/access-grants/some-grant/approve".into(), vec![]),
@@ -190,6 +199,7 @@ fn only_administrators_reach_the_console_and_a_refusal_changes_nothing() {
         ("/admin/adapters/identities/unmap".into(), vec![("attribute", "user.email"), ("value", "a@b.c")]),
     ];
     let audit_before = world.count("SELECT count(*) FROM audit_log");
+    let people_before = world.count("SELECT count(*) FROM users");
     for who in ["ivy@example.com", "vera@example.com", "max@example.com", "lee@example.com"] {
         for (path, _) in PAGES {
             let (status, body, _) = world.page(Some(who), path);
@@ -219,6 +229,12 @@ fn only_administrators_reach_the_console_and_a_refusal_changes_nothing() {
     assert_eq!(world.count("SELECT count(*) FROM otlp_service_tokens"), 0);
     assert_eq!(world.count("SELECT count(*) FROM otlp_identities"), 0);
     assert_eq!(world.count("SELECT count(*) FROM users WHERE org_role = 'ADMIN'"), 2);
+    assert_eq!(world.count("SELECT count(*) FROM users"), people_before, "nobody was added");
+    assert_eq!(world.count("SELECT count(*) FROM users WHERE disabled_at_ms IS NOT NULL"), 0);
+    assert_eq!(world.count("SELECT count(*) FROM password_links"), 0);
+    assert_eq!(world.count("SELECT count(*) FROM teams"), 1);
+    assert_eq!(world.count("SELECT count(*) FROM team_members"), 2);
+    assert_eq!(world.count("SELECT count(*) FROM teams WHERE name = 'Web'"), 1);
     for (path, heading) in PAGES {
         let (status, body, _) = world.page(Some(ADMIN), path);
         assert_eq!(status, 200, "admin GET {path}: {body}");
@@ -241,26 +257,26 @@ fn administrators_change_roles_teams_retention_schedules_prices_and_grants_with_
     let world = world();
     let (max, abe) = (world.user_id("max@example.com"), world.user_id("abe@example.com"));
 
-    let said = world.change(&format!("/admin/org-roles/{max}"), &[("role", "INVESTIGATOR")]);
+    let said = world.change(&format!("/admin/people/{max}/role"), &[("role", "INVESTIGATOR")]);
     assert_eq!(said, "the role is now INVESTIGATOR (was MEMBER)", "the flash, in the URL, names no one");
     assert_eq!(world.audited("USER_ROLE_CHANGED"), 1);
-    world.change(&format!("/admin/org-roles/{abe}"), &[("role", "MEMBER")]);
+    world.change(&format!("/admin/people/{abe}/role"), &[("role", "MEMBER")]);
     let (status, body, _) =
-        world.form(Some(ADMIN), &format!("/admin/org-roles/{}", world.user_id(ADMIN)), &[("role", "MEMBER")]);
+        world.form(Some(ADMIN), &format!("/admin/people/{}/role", world.user_id(ADMIN)), &[("role", "MEMBER")]);
     assert_eq!(status, 400, "the last administrator stays");
     assert!(body.contains("only active administrator") && body.contains("role"), "{body}");
-    let (status, body, _) = world.form(Some(ADMIN), &format!("/admin/org-roles/{max}"), &[("role", "OWNER")]);
+    let (status, body, _) = world.form(Some(ADMIN), &format!("/admin/people/{max}/role"), &[("role", "OWNER")]);
     assert!(status == 400 && body.contains("OWNER"), "{body}");
     assert_eq!(world.audited("USER_ROLE_CHANGED"), 2, "refusals record nothing");
 
-    world.change(&format!("/admin/team-roles/web/{max}"), &[("role", "lead")]);
-    world.change("/admin/team-roles/web", &[("email", "ivy@example.com"), ("role", "member")]);
+    world.change(&format!("/admin/teams/web/members/{max}"), &[("role", "lead")]);
+    world.change("/admin/teams/web/members", &[("email", "ivy@example.com"), ("role", "member")]);
     let (status, body, _) =
-        world.form(Some(ADMIN), "/admin/team-roles/web", &[("email", "nobody@example.com"), ("role", "member")]);
+        world.form(Some(ADMIN), "/admin/teams/web/members", &[("email", "nobody@example.com"), ("role", "member")]);
     assert!(status == 400 && body.contains("nobody@example.com"), "{body}");
     assert_eq!(world.audited("TEAM_ROLE_CHANGED"), 2);
     assert_eq!(world.count("SELECT count(*) FROM team_members WHERE team_role = 'lead'"), 2);
-    let (_, roles, _) = world.page(Some(ADMIN), "/admin/team-roles");
+    let (_, roles, _) = world.page(Some(ADMIN), "/admin/teams");
     assert!(roles.contains("ivy@example.com"), "the added member is listed");
 
     let (status, body, _) = world.form(Some(ADMIN), "/admin/retention/web", &[("days", "zero")]);
@@ -314,7 +330,7 @@ fn administrators_change_roles_teams_retention_schedules_prices_and_grants_with_
     assert!(prices.contains("revision 2026-11-23 waits for a restart"), "{prices}");
 }
 
-fn turn(session: &str, ts: i64, input_tokens: i64) -> Value {
+pub(crate) fn turn(session: &str, ts: i64, input_tokens: i64) -> Value {
     let mut turn = event("turn_end", session, ts);
     turn["model"] = json!("claude-sonnet-4-5");
     turn["usage"] = json!({"input_tokens": input_tokens, "output_tokens": 0});

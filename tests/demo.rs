@@ -39,7 +39,16 @@ fn the_demo_fills_an_empty_directory_through_the_product_and_says_how_to_sign_in
     assert!(!text.contains("a long passphrase"), "{text}");
 
     let conn = rusqlite::Connection::open(dir.path().join("main.db")).unwrap();
-    assert_eq!(count(&conn, "SELECT count(*) FROM users"), 11, "8 developers and the three organisation roles");
+    assert_eq!(
+        count(&conn, "SELECT count(*) FROM users"),
+        12,
+        "8 developers, the three organisation roles and a new hire added on /admin/people"
+    );
+    assert_eq!(
+        count(&conn, "SELECT count(*) FROM users WHERE password_hash IS NULL AND email = 'new.hire@demo.example'"),
+        1,
+        "the new hire has not used their one-time link yet"
+    );
     assert_eq!(count(&conn, "SELECT count(DISTINCT org_role) FROM users"), 4);
     assert_eq!(count(&conn, "SELECT count(*) FROM teams WHERE parent_id IS NOT NULL"), 4, "a team tree");
     assert!(count(&conn, "SELECT count(*) FROM team_members WHERE team_role = 'lead'") >= 5);
@@ -136,7 +145,7 @@ fn the_demo_fills_an_empty_directory_through_the_product_and_says_how_to_sign_in
     let again = demo(dir.path());
     assert_eq!(again.status.code(), Some(2));
     assert!(stderr(&again).contains("this data directory already has people"), "{}", stderr(&again));
-    assert_eq!(count(&conn, "SELECT count(*) FROM users"), 11);
+    assert_eq!(count(&conn, "SELECT count(*) FROM users"), 12);
 
     // The same seed, the same organisation.
     let other = tempfile::tempdir().unwrap();
@@ -350,6 +359,10 @@ fn a_demo_of_a_few_developers_is_made_without_failing() {
         assert!(made.status.success(), "{developers} developers: {}", stderr(&made));
         let conn = rusqlite::Connection::open(dir.path().join("main.db")).unwrap();
         let people = count(&conn, "SELECT count(*) FROM users");
-        assert_eq!(people, developers.parse::<i64>().unwrap() + 3, "{developers} developers and the three roles");
+        assert_eq!(
+            people,
+            developers.parse::<i64>().unwrap() + 4,
+            "{developers} developers, the three roles, a new hire"
+        );
     }
 }

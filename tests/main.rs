@@ -45,6 +45,8 @@ mod otlp_identities;
 mod otlp_joins;
 mod otlp_metrics;
 mod otlp_traces;
+mod people_console;
+mod personas;
 mod prices;
 mod projections;
 mod redaction_corpus;

@@ -43,12 +43,12 @@ fn person(data_dir: &Path, email: &str, name: &str, role: &str) -> String {
 
 /// Teams `web` (6 active people, led by Lee), `data` (5) and `ops` (2); an administrator,
 /// a viewer of aggregates, an investigator and a member in no team, none of them active.
-struct World {
+pub(crate) struct World {
     _dir: tempfile::TempDir,
-    server: InProcess,
+    pub(crate) server: InProcess,
 }
 
-fn world() -> World {
+pub(crate) fn world() -> World {
     let dir = tempfile::tempdir().unwrap();
     let data = dir.path();
     let mut hooks = Vec::new();
@@ -88,7 +88,7 @@ fn world() -> World {
 }
 
 impl World {
-    fn get(&self, email: &str, path: &str) -> (u16, String, String) {
+    pub(crate) fn get(&self, email: &str, path: &str) -> (u16, String, String) {
         page(&format!("{}{path}", self.server.server.web), &access_token(&self.server.server, email))
     }
 }

@@ -118,6 +118,9 @@ pub fn chat_payload(notice: &Notice<'_>) -> Value {
     if notice.what == "test" {
         return json!({ "text": format!(":information_source: Sightline test notice: {}", t.detail) });
     }
+    if notice.what == GRANT_REQUESTED {
+        return json!({ "text": format!(":key: Sightline: {}", t.detail) });
+    }
     let icon = if notice.what == "opened" { ":rotating_light:" } else { ":white_check_mark:" };
     json!({
         "text": format!(
@@ -134,6 +137,14 @@ pub fn chat_payload(notice: &Notice<'_>) -> Value {
 /// The generic webhook's JSON.
 pub fn webhook_payload(notice: &Notice<'_>, at_ms: i64) -> Value {
     let t = notice.transition;
+    if notice.what == GRANT_REQUESTED {
+        return json!({
+            "type": "grant.requested",
+            "grant_id": notice.event_id,
+            "detail": t.detail,
+            "at": crate::model::rfc3339_ms(at_ms),
+        });
+    }
     json!({
         "type": if notice.what == "test" { "alert.test" } else { "alert.transition" },
         "event_id": notice.event_id,
@@ -176,6 +187,9 @@ pub fn email_text(notice: &Notice<'_>) -> (String, String) {
     let t = notice.transition;
     if notice.what == "test" {
         return ("[Sightline] test notice".into(), format!("{}\n", t.detail));
+    }
+    if notice.what == GRANT_REQUESTED {
+        return ("[Sightline] an access grant waits for a decision".into(), format!("{}\n", t.detail));
     }
     let subject = format!("[Sightline] alert {} {}", t.rule.id(), notice.what);
     let body = format!(
@@ -363,6 +377,33 @@ pub fn test_send(channel: &Channel, now_ms: &dyn Fn() -> i64, pause: &dyn Fn(Dur
     };
     let notice = Notice { transition: &transition, event_id: &event_id, what: "test" };
     deliver(std::slice::from_ref(channel), &[notice], now_ms, pause)
+}
+
+/// What a notice of a grant request is called in attempts and payloads.
+pub const GRANT_REQUESTED: &str = "grant_requested";
+
+/// Tells the channels that an access grant waits for an administrator's decision, each
+/// with its retries. The notice names nobody (a chat channel is often a shared room):
+/// `detail` says what was asked and where to decide, and the console says who.
+pub fn grant_requested(
+    channels: &[Channel],
+    grant_id: &str,
+    detail: String,
+    now_ms: &dyn Fn() -> i64,
+    pause: &dyn Fn(Duration),
+) -> Vec<Attempt> {
+    let transition = Transition {
+        // Not an alert: no payload of a grant request says a rule.
+        rule: super::rules::Rule::JobSlo,
+        subject: String::new(),
+        step: Step::Open { notify: true },
+        event_id: Some(grant_id.to_string()),
+        value: 0.0,
+        threshold: 0.0,
+        detail,
+    };
+    let notice = Notice { transition: &transition, event_id: grant_id, what: GRANT_REQUESTED };
+    deliver(channels, &[notice], now_ms, pause)
 }
 
 /// One logged delivery attempt, as the console lists it.

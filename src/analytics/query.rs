@@ -172,6 +172,16 @@ pub fn totals(conn: &Connection, subject: &Subject, period: Period) -> Result<Fi
     Ok(conn.query_row(&sql, params_from_iter(parameters(values, period)), |row| read_figures(row, 0))?)
 }
 
+/// How many people of the subject had interactive usage in the period.
+pub fn active_people(conn: &Connection, subject: &Subject, period: Period) -> Result<i64, DbError> {
+    let (filter, values) = subject_filter(subject);
+    let usage = crate::analytics::usage::table_for(period);
+    let sql = format!(
+        "SELECT count(DISTINCT user_id) FROM {usage} WHERE {filter} AND bucket_start_ms >= ? AND bucket_start_ms < ?"
+    );
+    Ok(conn.query_row(&sql, params_from_iter(parameters(values, period)), |row| row.get(0))?)
+}
+
 /// The subject's usage over the period, broken down, the costliest first (days in order).
 pub fn breakdown(
     conn: &Connection,

@@ -21,8 +21,8 @@ use crate::ingest;
 use crate::state::AppState;
 use crate::web::{
     access_requests, admin, benchmarks, deletion, device, github, grants, insights, install, install_script, jobs,
-    login, me, my_prs, my_session, my_sessions, oauth, org, org_search, overview, reports, search, security, sessions,
-    settings, team_people, teams, transcript_page,
+    login, me, my_prs, my_session, my_sessions, oauth, org, org_search, overview, password_link, reports, search,
+    security, sessions, settings, team_people, teams, transcript_page,
 };
 
 /// The token endpoints, on both the ingest and the web listener.
@@ -63,6 +63,7 @@ pub fn web(state: Arc<AppState>) -> Router {
     let routes = Router::new()
         .route("/login", get(login::show).post(login::submit))
         .route("/login/check", get(login::check))
+        .route("/password/{secret}", get(password_link::show).post(password_link::submit))
         .route("/logout", post(login::logout))
         .route("/auth/github", get(github::start))
         .route("/auth/github/callback", get(github::callback))
@@ -119,11 +120,19 @@ pub fn web(state: Arc<AppState>) -> Router {
         .route("/admin/jobs/{name}/runs", get(jobs::history))
         .route("/admin/jobs/{name}/run", post(jobs::trigger))
         .route("/admin/jobs/{name}/schedule", post(admin::jobs::schedule))
-        .route("/admin/org-roles", get(admin::roles::org_roles))
-        .route("/admin/org-roles/{user}", post(admin::roles::set_org_role))
-        .route("/admin/team-roles", get(admin::roles::team_roles))
-        .route("/admin/team-roles/{slug}", post(admin::roles::add_to_team))
-        .route("/admin/team-roles/{slug}/{user}", post(admin::roles::set_team_role))
+        .route("/admin/people", get(admin::people::page).post(admin::people::add))
+        .route("/admin/people/import", post(admin::people::import))
+        .route("/admin/people/{user}/role", post(admin::people::set_role))
+        .route("/admin/people/{user}/{act}", post(admin::people::act))
+        .route("/admin/teams", get(admin::teams::page).post(admin::teams::create))
+        .route("/admin/teams/{slug}/rename", post(admin::teams::rename))
+        .route("/admin/teams/{slug}/parent", post(admin::teams::move_under))
+        .route("/admin/teams/{slug}/members", post(admin::teams::add_member))
+        .route("/admin/teams/{slug}/members/{user}", post(admin::teams::set_member_role))
+        .route("/admin/teams/{slug}/members/{user}/remove", post(admin::teams::remove_member))
+        // The pages' earlier addresses, for bookmarks.
+        .route("/admin/org-roles", get(|| async { axum::response::Redirect::permanent("/admin/people") }))
+        .route("/admin/team-roles", get(|| async { axum::response::Redirect::permanent("/admin/teams") }))
         .route("/admin/price-tables", get(admin::prices::page).post(admin::prices::upload))
         .route("/admin/retention", get(admin::retention::page))
         .route("/admin/retention/{slug}", post(admin::retention::set_team))

@@ -11,6 +11,7 @@ pub mod code_throttle;
 pub mod device;
 pub mod jwt;
 pub mod otlp_identities;
+pub mod password_links;
 pub mod passwords;
 pub mod signins;
 pub mod throttle;

@@ -202,6 +202,44 @@ pub fn revoke_own(conn: &Connection, user_id: &str, session_id: &str, now_ms: i6
     Ok(theirs)
 }
 
+/// What credentials a person holds now, as the administrator's people page lists it.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Credentials {
+    /// Live sign-ins (web and CLI).
+    pub sign_ins: i64,
+    /// Live hook and OTLP tokens.
+    pub tokens: i64,
+    /// When they last signed in (live or not).
+    pub last_sign_in_ms: Option<i64>,
+}
+
+/// Every person's [`Credentials`], by user id (people with none are absent).
+pub fn credentials_by_user(
+    conn: &Connection,
+    now_ms: i64,
+) -> Result<std::collections::HashMap<String, Credentials>, DbError> {
+    let mut by_user: std::collections::HashMap<String, Credentials> = std::collections::HashMap::new();
+    let mut stmt = conn.prepare(
+        "SELECT user_id, sum(revoked_at_ms IS NULL AND expires_at_ms > ?1), max(created_at_ms)
+         FROM auth_sessions GROUP BY user_id",
+    )?;
+    for row in stmt.query_map([now_ms], |row| Ok((row.get::<_, String>(0)?, row.get(1)?, row.get(2)?)))? {
+        let (user, live, last) = row?;
+        let entry = by_user.entry(user).or_default();
+        entry.sign_ins = live;
+        entry.last_sign_in_ms = last;
+    }
+    let mut stmt = conn.prepare(
+        "SELECT user_id, count(*) FROM auth_tokens
+         WHERE kind IN ('hook', 'otlp') AND revoked_at_ms IS NULL AND expires_at_ms > ?1 GROUP BY user_id",
+    )?;
+    for row in stmt.query_map([now_ms], |row| Ok((row.get::<_, String>(0)?, row.get(1)?)))? {
+        let (user, tokens) = row?;
+        by_user.entry(user).or_default().tokens = tokens;
+    }
+    Ok(by_user)
+}
+
 /// Ends every sign-in and token of a user (disabling an account).
 pub fn revoke_all_for_user(conn: &Connection, user_id: &str, reason: &str, now_ms: i64) -> Result<(), DbError> {
     conn.execute(

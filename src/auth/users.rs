@@ -191,12 +191,23 @@ pub fn change_role(
 /// of the caller's. Idempotent.
 pub fn disable(conn: &Connection, email: &str, now_ms: i64) -> Result<User, UserError> {
     let user = by_email(conn, email)?;
+    if user.org_role == "ADMIN" && user.disabled_at_ms.is_none() && active_admins(conn)? <= 1 {
+        return Err(UserError::LastAdministrator(user.email));
+    }
     conn.execute(
         "UPDATE users SET disabled_at_ms = ?2 WHERE id = ?1 AND disabled_at_ms IS NULL",
         params![user.id, now_ms],
     )?;
     super::signins::revoke_all_for_user(conn, &user.id, "user disabled", now_ms)?;
     Ok(user)
+}
+
+/// Enables a disabled user again (their old sign-ins and tokens stay revoked: they
+/// sign in afresh). Returns whether anything changed.
+pub fn enable(conn: &Connection, user_id: &str) -> Result<bool, DbError> {
+    Ok(conn
+        .execute("UPDATE users SET disabled_at_ms = NULL WHERE id = ?1 AND disabled_at_ms IS NOT NULL", [user_id])?
+        == 1)
 }
 
 /// The user linked to a GitHub account id, if any.

@@ -163,8 +163,9 @@ pub fn run(args: &WebBenchArgs) -> anyhow::Result<i32> {
     if status == 200 {
         console.extend([
             "/admin/jobs",
-            "/admin/org-roles",
-            "/admin/team-roles",
+            "/admin/health",
+            "/admin/people",
+            "/admin/teams",
             "/admin/price-tables",
             "/admin/retention",
             "/admin/access-grants",

@@ -54,6 +54,7 @@ pub const MIGRATIONS: &[&str] = &[
     include_str!("../../migrations/0034_session_sources.sql"),
     include_str!("../../migrations/0035_session_reported.sql"),
     include_str!("../../migrations/0036_otlp_identities.sql"),
+    include_str!("../../migrations/0037_people_console.sql"),
 ];
 
 pub fn latest_version() -> i64 {

@@ -1,7 +1,8 @@
 //! The demo's alerts, set through the administrator's console as an operator would:
 //! monthly budgets for two teams and one person, the budget rule switched on with an
 //! organisation budget, then one `evaluate-alerts` run, so `/admin/alerts` has budgets,
-//! events and (with a channel configured) deliveries to show.
+//! events and (with a channel configured) deliveries to show; and a new hire added on
+//! `/admin/people`, who has not yet used their one-time link.
 
 use anyhow::Context;
 
@@ -32,4 +33,17 @@ pub fn set_up(server: &Server, people: &[Person], password: &str) -> anyhow::Res
     )?;
     server.form(&admin, "/admin/alerts/rules/budget_threshold", &[("threshold", "20000"), ("enabled", "on")])?;
     server.run_job(&admin, "evaluate-alerts")
+}
+
+/// A person added through `/admin/people` into the platform team, as an administrator
+/// would on someone's first day: the people page shows them without a password yet.
+pub fn new_hire(server: &Server, password: &str) -> anyhow::Result<()> {
+    let admin = server.sign_in("admin@demo.example", password)?;
+    let page = server.form_page(
+        &admin,
+        "/admin/people",
+        &[("email", "new.hire@demo.example"), ("name", "Noor Haddad"), ("role", "MEMBER"), ("team", "platform")],
+    )?;
+    anyhow::ensure!(page.contains("/password/"), "adding a person showed no one-time link");
+    Ok(())
 }

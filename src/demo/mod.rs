@@ -82,6 +82,7 @@ pub fn run(config: &Config, options: &Options) -> anyhow::Result<()> {
     otlp_signals::collector(&server, config, &people, now_ms)?;
     server.wait_for_aggregates(Duration::from_secs(600))?;
     alerting::set_up(&server, &people, &options.password)?;
+    alerting::new_hire(&server, &options.password)?;
     // Scored beside the running server (as `sightline jobs run` would be), so its
     // refresh carries the friction into the daily aggregate before it stops.
     let scored = score_sessions(config, now_ms)?;
@@ -195,18 +196,29 @@ impl Server {
         answer["access_token"].as_str().map(str::to_string).with_context(|| format!("sign-in of {email}: {answer}"))
     }
 
-    /// Posts a console form as the administrator (`token`); the console answers 303 to a
-    /// change.
-    fn form(&self, token: &str, path: &str, fields: &[(&str, &str)]) -> anyhow::Result<()> {
+    /// Posts a console form as the administrator (`token`); its status and body.
+    fn post_console(&self, token: &str, path: &str, fields: &[(&str, &str)]) -> anyhow::Result<(u16, String)> {
         let mut response = self
             .console
             .post(format!("{}{path}", self.web))
             .header("Authorization", format!("Bearer {token}"))
             .header("Accept", "text/html")
             .send_form(fields.iter().copied())?;
-        let status = response.status().as_u16();
-        anyhow::ensure!(status == 303, "{path} answered {status}: {}", response.body_mut().read_to_string()?);
+        Ok((response.status().as_u16(), response.body_mut().read_to_string()?))
+    }
+
+    /// Posts a console form that changes one thing (the console answers 303).
+    fn form(&self, token: &str, path: &str, fields: &[(&str, &str)]) -> anyhow::Result<()> {
+        let (status, body) = self.post_console(token, path, fields)?;
+        anyhow::ensure!(status == 303, "{path} answered {status}: {body}");
         Ok(())
+    }
+
+    /// Posts a console form that answers with a page (a one-time link shown once).
+    fn form_page(&self, token: &str, path: &str, fields: &[(&str, &str)]) -> anyhow::Result<String> {
+        let (status, body) = self.post_console(token, path, fields)?;
+        anyhow::ensure!(status == 200, "{path} answered {status}: {body}");
+        Ok(body)
     }
 
     /// Starts `job` as the administrator (`token`) and waits up to 5 minutes for it to succeed.

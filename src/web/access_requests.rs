@@ -190,7 +190,10 @@ pub async fn request(
     })
     .await;
     match asked {
-        Ok(grant) => Ok(Redirect::to(&format!("/grants/{}", grant.id)).into_response()),
+        Ok(grant) => {
+            super::grants::tell_approvers(&state, &grant);
+            Ok(Redirect::to(&format!("/grants/{}", grant.id)).into_response())
+        }
         Err(AppError::Unavailable(why)) => Err(PageError(AppError::Unavailable(why))),
         Err(AppError::Internal(why)) => Err(PageError(AppError::Internal(why))),
         Err(refused) => list_page(&state, &caller, form, Some(refused.to_string())).await,

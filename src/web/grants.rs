@@ -77,6 +77,53 @@ impl StorageFailure for PolicyError {
 /// Runs a grant or policy operation on the writer. A refusal rides inside the committed
 /// value (it writes nothing, so committing it changes nothing); a storage failure rolls
 /// the transaction back.
+/// Tells the alert channels that `grant` waits for a decision, in the background (the
+/// requester's answer never waits on a chat service); failures are logged. Nothing is
+/// sent when no channel is configured and switched on.
+pub(crate) fn tell_approvers(state: &Arc<AppState>, grant: &grants::Grant) {
+    let scope = match grant.session_id {
+        Some(_) => "one session",
+        None => "a person's sessions",
+    };
+    let detail = format!(
+        "an access grant was requested ({scope}, for {:.0} h) and waits for an administrator's decision: {}/admin/access-grants",
+        grant.duration_ms as f64 / 3_600_000.0,
+        state.web_origin.trim_end_matches('/')
+    );
+    let (state, grant_id) = (state.clone(), grant.id.clone());
+    tokio::spawn(async move {
+        let alerts = state.config.alerts.clone();
+        let channels = match state.read(move |conn| crate::alerts::channel_configs::in_use(conn, &alerts)).await {
+            Ok(Ok(channels)) => channels,
+            Ok(Err(why)) => return tracing::warn!(%why, "grant request not told: the alert channels are misconfigured"),
+            Err(err) => return tracing::warn!(%err, "grant request not told: reading the channels failed"),
+        };
+        if channels.is_empty() {
+            return;
+        }
+        let clock = state.clock.clone();
+        let told = tokio::task::spawn_blocking(move || {
+            let now = move || clock.now_ms();
+            crate::alerts::channels::grant_requested(&channels, &grant_id, detail, &now, &std::thread::sleep)
+        })
+        .await;
+        match told {
+            Ok(attempts) => {
+                let undelivered: std::collections::BTreeSet<&str> = attempts
+                    .iter()
+                    .map(|a| a.channel)
+                    .filter(|channel| !attempts.iter().any(|a| a.delivered && a.channel == *channel))
+                    .collect();
+                match undelivered.is_empty() {
+                    true => tracing::info!("grant request told to the alert channels"),
+                    false => tracing::warn!(?undelivered, "grant request not delivered to every alert channel"),
+                }
+            }
+            Err(err) => tracing::warn!(%err, "grant request not told"),
+        }
+    });
+}
+
 pub(crate) async fn on_writer<T: Send + 'static, E: Into<AppError> + StorageFailure + Send + 'static>(
     state: &AppState,
     work: impl FnOnce(&rusqlite::Transaction<'_>) -> Result<T, E> + Send + 'static,
@@ -120,6 +167,7 @@ pub async fn request(
         grants::request(tx, caller.actor(), &ask, now_ms, sessions::sharing::is_owned_by)
     })
     .await?;
+    tell_approvers(&state, &grant);
     Ok((StatusCode::CREATED, Json(json!(grant))))
 }
 

@@ -30,6 +30,7 @@ pub mod oauth;
 pub mod org;
 pub mod org_search;
 pub mod overview;
+pub mod password_link;
 pub mod reading_ground;
 pub mod report;
 pub mod reports;

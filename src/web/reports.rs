@@ -26,6 +26,7 @@ use crate::state::AppState;
 use crate::state::caller::PageCaller;
 
 mod delivery;
+mod months;
 mod people;
 mod usage;
 
@@ -46,15 +47,23 @@ pub enum Report {
     Roi,
     Security,
     Knowledge,
+    Months,
 }
 
 impl Report {
     /// The reports of a team's pages, in tab order (after Overview, Roster, Sessions and
     /// Pull requests, which `web::team_people` serves).
-    pub const TEAM: [Report; 6] =
-        [Report::Adoption, Report::Tools, Report::ToolServers, Report::Agents, Report::Models, Report::Skills];
+    pub const TEAM: [Report; 7] = [
+        Report::Adoption,
+        Report::Tools,
+        Report::ToolServers,
+        Report::Agents,
+        Report::Models,
+        Report::Skills,
+        Report::Months,
+    ];
     /// The reports of the organisation, in tab order.
-    pub const ORG: [Report; 12] = [
+    pub const ORG: [Report; 13] = [
         Report::Adoption,
         Report::Delivery,
         Report::Teams,
@@ -67,6 +76,7 @@ impl Report {
         Report::Roi,
         Report::Security,
         Report::Knowledge,
+        Report::Months,
     ];
 
     pub fn segment(self) -> &'static str {
@@ -83,6 +93,7 @@ impl Report {
             Report::Roi => "roi",
             Report::Security => "security",
             Report::Knowledge => "knowledge",
+            Report::Months => "months",
         }
     }
 
@@ -100,6 +111,7 @@ impl Report {
             Report::Roi => "ROI",
             Report::Security => "Security",
             Report::Knowledge => "Knowledge",
+            Report::Months => "Months",
         }
     }
 
@@ -111,7 +123,8 @@ impl Report {
     /// work, so it needs no minimum of active people (its counts of people are withheld
     /// one by one instead).
     fn unguarded(self) -> bool {
-        self == Report::Governance
+        // Months guards each month (and each team's budget) by its own active people.
+        self == Report::Governance || self == Report::Months
     }
 }
 
@@ -148,6 +161,7 @@ fn build(report: Report, ctx: &Ctx<'_>) -> Result<(String, Vec<Table>), DbError>
         Report::Roi => delivery::roi(ctx),
         Report::Security => people::security(ctx),
         Report::Knowledge => people::knowledge(ctx),
+        Report::Months => months::months(ctx),
     }
 }
 
@@ -182,6 +196,7 @@ pub fn org_groups(all: &[Team]) -> Vec<TeamGroup> {
 }
 
 fn page(
+    report: Report,
     nav_role: &'static str,
     title: String,
     path: String,
@@ -189,7 +204,9 @@ fn page(
     tabs: Vec<(String, &'static str)>,
     read: Guarded<(String, Vec<Table>)>,
 ) -> ReportPage {
-    let mut page = ReportPage::new(nav_role, title, path, Some(days), tabs);
+    // Months are calendar months: no rolling period applies to them.
+    let days = (report != Report::Months).then_some(days);
+    let mut page = ReportPage::new(nav_role, title, path, days, tabs);
     match read {
         Guarded::Shown((intro, tables)) => (page.intro, page.tables) = (intro, tables),
         refused => page.notice = super::report::withheld_notice(&refused),
@@ -225,7 +242,7 @@ pub async fn team_report(
     .await?;
     let path = format!("/team/{slug}/{segment}");
     let title = format!("Team {}: {}", team.name, report.label());
-    let page = page(caller.role.as_str(), title, path, days, team_tabs(&slug), read);
+    let page = page(report, caller.role.as_str(), title, path, days, team_tabs(&slug), read);
     respond(page, &params, &format!("team-{slug}-{segment}"))
 }
 
@@ -259,6 +276,7 @@ pub async fn org_report(
         .await?;
     let path = format!("/org/{segment}");
     let page = page(
+        report,
         caller.role.as_str(),
         format!("Organisation: {}", report.label()),
         path,

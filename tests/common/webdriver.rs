@@ -134,6 +134,11 @@ impl Browser {
             .unwrap_or_default()
     }
 
+    /// Sets the window's outer size (a phone is 390 px wide).
+    pub fn resize(&self, width: u32, height: u32) {
+        self.call("POST", "/window/rect", Some(json!({"width": width, "height": height})));
+    }
+
     /// Saves a PNG of the window to `path` (test artefacts).
     pub fn screenshot(&self, path: &std::path::Path) {
         use base64::Engine as _;

@@ -1,4 +1,4 @@
-//! The administrator's console (`/admin/*`): jobs, org roles, team roles, price
+//! The administrator's console (`/admin/*`): health, jobs, people, teams, price
 //! tables, retention, access grants, adapters, alerts and service levels. Every page
 //! is one [`AdminPage`]: sections, each a table whose rows may carry forms, and forms
 //! of its own. Every form posts to a route of the same feature, which changes one thing
@@ -16,11 +16,12 @@ pub mod grants;
 pub mod health;
 pub mod identities;
 pub mod jobs;
+pub mod people;
 pub mod prices;
 pub mod projections;
 pub mod retention;
-pub mod roles;
 pub mod slo;
+pub mod teams;
 
 use askama::Template;
 use axum::http::HeaderMap;
@@ -40,8 +41,8 @@ use crate::state::caller::Caller;
 pub const TABS: [(&str, &str); 11] = [
     ("/admin/health", "Health"),
     ("/admin/jobs", "Jobs"),
-    ("/admin/org-roles", "Org roles"),
-    ("/admin/team-roles", "Team roles"),
+    ("/admin/people", "People"),
+    ("/admin/teams", "Teams"),
     ("/admin/price-tables", "Price tables"),
     ("/admin/retention", "Retention"),
     ("/admin/access-grants", "Access grants"),

@@ -8,30 +8,21 @@ use crate::analytics::query::delivery::{Delivery, KINDS, MergedPulls, Return};
 use crate::analytics::query::groups::GroupRow;
 use crate::db::DbError;
 
-/// A delivery table: per group, each kind's merged count, median time to merge, check
-/// failures per pull request and reverts.
+/// A delivery table: per group, one row per kind (with agent sessions, CI agent runs
+/// only, without), each with its merged count, median time to merge, check failures
+/// per pull request and reverts. Kinds are rows rather than columns so the table reads
+/// down a group at a glance and fits a laptop's screen.
 pub fn delivery_table(id: &'static str, heading: &str, what: &'static str, rows: &[GroupRow<Delivery>]) -> Table {
-    let mut columns = vec![what, "Authors"];
-    columns.extend([
-        "Merged with agent sessions",
-        "Median to merge (with)",
-        "Check failures per PR (with)",
-        "Reverted (with)",
-        "Merged with CI agent runs only",
-        "Median to merge (CI only)",
-        "Check failures per PR (CI only)",
-        "Reverted (CI only)",
-        "Merged without agent sessions",
-        "Median to merge (without)",
-        "Check failures per PR (without)",
-        "Reverted (without)",
-    ]);
+    let columns =
+        vec![what, "Authors", "Pull requests", "Merged", "Median to merge", "Check failures per PR", "Reverted"];
     let mut table = Table::new(id, heading, columns);
     for row in rows {
-        let mut cells = vec![Cell::text(row.key.clone().unwrap_or_else(|| OTHER.into())), Cell::count(row.people)];
-        for kind in &row.figures.kinds {
+        let group = row.key.clone().unwrap_or_else(|| OTHER.into());
+        for (kind, label) in row.figures.kinds.iter().zip(KINDS) {
+            let mut cells = vec![Cell::text(group.clone()), Cell::count(row.people), Cell::text(label)];
             if kind.withheld {
                 cells.extend((0..4).map(|_| Cell::text("withheld")));
+                table.rows.push(cells);
                 continue;
             }
             let per_pr = if kind.merged > 0 {
@@ -46,13 +37,10 @@ pub fn delivery_table(id: &'static str, heading: &str, what: &'static str, rows:
                 per_pr,
                 Cell::count(kind.reverted),
             ]);
+            table.rows.push(cells);
         }
-        table.rows.push(cells);
     }
-    table.note = format!(
-        "Pull requests merged in the period. “With agent sessions”: an interactive session is linked to it; “CI agent runs only”: only agent runs in CI are; “without”: none. A kind merged by fewer authors than the minimum in a row is withheld. Kinds: {}.",
-        KINDS.join(", ")
-    );
+    table.note = "Pull requests merged in the period, three rows per group. “With agent sessions”: an interactive session is linked to it; “CI agent runs only”: only agent runs in CI are; “without”: none. A kind merged by fewer authors than the minimum in a group is withheld.".into();
     table
 }
 
@@ -129,7 +117,7 @@ pub fn roi(ctx: &Ctx<'_>) -> Result<(String, Vec<Table>), DbError> {
             tables.extend(reconciliation_tables(ctx)?);
         } else {
             tables.push(Table::new("reconciled", "Reconciled spend (vendors' billing)", vec!["Vendor"]).note(
-                "Shown to administrators only: a vendor's bill per day and model is not folded by the minimum group size, and on a quiet day it can describe one person's spend.",
+                "The vendors' bills per day and model are shown to administrators only: on a quiet day one line can describe one person's spend. The organisation's monthly totals, billed beside recomputed, are on the Months page (/org/months).",
             ));
         }
         tables.push(projections_table(ctx)?);

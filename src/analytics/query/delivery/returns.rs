@@ -79,6 +79,8 @@ impl MergedPulls {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Outcome {
     pub merged: i64,
+    /// Their distinct authors (never shown; the minimum group size).
+    pub authors: i64,
     pub reverted: i64,
     pub cost_nusd: i64,
     pub value_milli: i64,
@@ -89,7 +91,9 @@ impl MergedPulls {
     /// All of them together, the pull requests with agent sessions only.
     pub fn outcome(&self) -> Outcome {
         let mut outcome = Outcome::default();
+        let mut authors = BTreeSet::new();
         for pr in self.0.iter().filter(|pr| pr.kind == 0) {
+            authors.insert(pr.author.as_str());
             outcome.merged += 1;
             outcome.reverted += i64::from(pr.reverted);
             outcome.cost_nusd += pr.cost_nusd;
@@ -98,6 +102,7 @@ impl MergedPulls {
                 outcome.valued_cost_nusd += pr.cost_nusd;
             }
         }
+        outcome.authors = authors.len() as i64;
         outcome
     }
 }
