@@ -315,8 +315,25 @@ fn reconcile_cost_stores_drift_per_day_and_model_as_worked_by_hand() {
         .into_body()
         .read_to_string()
         .unwrap();
-    assert!(page.contains("Shown to administrators only"), "{page}");
+    assert!(page.contains("are shown to administrators only"), "{page}");
+    assert!(
+        page.contains("href=\"/org/months\"") || page.contains("(/org/months)"),
+        "the monthly totals' page is named"
+    );
     assert!(!page.contains("claude-opus-4-6") && !page.contains("uncaptured"), "{page}");
+    // The organisation's monthly totals are theirs to read: a month of a vendor's bill
+    // over at least the minimum of active people is nobody's own spend.
+    let months = agent()
+        .get(format!("{}/org/months?format=csv&table=reconciled-months", server.web))
+        .header("Authorization", format!("Bearer {viewer}"))
+        .call()
+        .unwrap()
+        .into_body()
+        .read_to_string()
+        .unwrap();
+    let vendors: Vec<&str> = months.lines().skip(1).filter_map(|line| line.split(',').nth(1)).collect();
+    assert!(vendors.contains(&"anthropic") && vendors.contains(&"openai"), "{months}");
+    assert!(!months.contains("withheld") && !months.contains("claude-opus-4-6"), "{months}");
 
     // A source that fails fails the run, and what was stored stays as it was.
     let before = drift(&server);

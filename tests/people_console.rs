@@ -185,6 +185,7 @@ fn teams_are_created_renamed_nested_and_staffed_with_audit() {
     assert_eq!(status, 404, "not a member any more");
     let (_, page, _) = world.page(Some(ADMIN), "/admin/teams");
     assert!(page.contains("· Web &#38; Mobile") && page.contains("made here"), "nested under eng: {page}");
+    assert!(page.contains("href=\"#team-web\"") && page.contains("id=\"team-web\""), "each team's row leads to it");
     assert!(world.page(Some(ADMIN), "/admin/team-roles").2 == "/admin/teams", "the old address leads here");
 
     // A team the sync keeps: what the next sync would undo is refused, leads are ours.

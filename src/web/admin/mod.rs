@@ -193,7 +193,8 @@ impl Row {
 
 /// One section of a page: a heading, what it is about, a table and forms.
 pub struct Section {
-    pub id: &'static str,
+    /// The heading's `id`, unique on the page (a link's `#fragment`).
+    pub id: String,
     pub heading: String,
     pub intro: String,
     pub columns: Vec<&'static str>,
@@ -206,9 +207,9 @@ pub struct Section {
 }
 
 impl Section {
-    pub fn new(id: &'static str, heading: impl Into<String>) -> Section {
+    pub fn new(id: impl Into<String>, heading: impl Into<String>) -> Section {
         Section {
-            id,
+            id: id.into(),
             heading: heading.into(),
             intro: String::new(),
             columns: Vec::new(),

@@ -108,7 +108,7 @@ pub async fn page(
 
     for (team, _) in ordered {
         let kept_by_sync = synced.get(&team.slug).copied();
-        let mut section = Section::new("team", format!("{} ({})", team.name, team.slug))
+        let mut section = Section::new(format!("team-{}", team.slug), format!("{} ({})", team.name, team.slug))
             .intro(match kept_by_sync {
                 Some(_) => format!("{}. Its name, parent and members follow GitHub; change them there. Leads are set here and kept by the sync.", source(kept_by_sync)),
                 None => "Made here.".to_string(),
