@@ -665,12 +665,21 @@ fn every_role_against_the_team_and_organisation_pages() {
                 assert_eq!(got, status, "{name} opens {path}");
                 if status == 200 {
                     assert!(html.contains("figures are shown only for groups of at least 5 people"), "{name} {path}");
+                    // The organisation's figures of the same page are offered beside the notice.
+                    let org = format!("href=\"/org{page}?days=30\"");
+                    assert!(html.contains(&org), "{name} {path}: {org}");
                     assert!(!html.contains("<table>"), "{name} {path}: no table of a group of one");
                 }
                 let (got, _) = open(token, &format!("{path}?format=csv&table={table}"));
                 assert_eq!(got, if status == 200 { 403 } else { 404 }, "{name}: the CSV of {path}");
             }
             assert_eq!(open(token, &format!("/team/{slug}/roster")).0, status, "{name}: roster of {slug}");
+            // Months are withheld month by month, never by the page: it opens as the team does.
+            let (got, html) = open(token, &format!("/team/{slug}/months"));
+            assert_eq!(got, status, "{name}: months of {slug}");
+            if status == 200 {
+                assert!(html.contains("Month by month") && !html.contains("past the budget"), "{name}");
+            }
             let before = member_viewed();
             let (got, html) = open(token, &format!("/team/{slug}/sessions"));
             assert_eq!(got, status, "{name}: sessions of {slug}");
@@ -718,6 +727,7 @@ fn every_role_against_the_team_and_organisation_pages() {
             "/roi",
             "/security",
             "/knowledge",
+            "/months",
         ] {
             let path = format!("/org{page}");
             let (got, html) = open(token, &path);

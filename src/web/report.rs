@@ -114,6 +114,8 @@ pub struct ReportPage {
     pub intro: String,
     /// Why nothing is shown (a group below the minimum size), instead of the tables.
     pub notice: Option<String>,
+    /// Where the same figures stand for the whole organisation, offered beside a notice.
+    pub organisation_href: Option<String>,
     pub tables: Vec<Table>,
 }
 
@@ -135,6 +137,7 @@ impl ReportPage {
             tabs,
             intro: String::new(),
             notice: None,
+            organisation_href: None,
             tables: Vec::new(),
         }
     }

@@ -242,7 +242,10 @@ pub async fn team_report(
     .await?;
     let path = format!("/team/{slug}/{segment}");
     let title = format!("Team {}: {}", team.name, report.label());
-    let page = page(report, caller.role.as_str(), title, path, days, team_tabs(&slug), read);
+    let mut page = page(report, caller.role.as_str(), title, path, days, team_tabs(&slug), read);
+    if page.notice.is_some() && Report::ORG.contains(&report) {
+        page.organisation_href = Some(format!("/org/{segment}?days={days}"));
+    }
     respond(page, &params, &format!("team-{slug}-{segment}"))
 }
 

@@ -237,7 +237,10 @@ pub async fn pulls(
         Guarded::Shown(rows) => {
             page.tables.push(delivery_table("repositories", "Merged, per repository", "Repository", &rows))
         }
-        refused => page.notice = super::report::withheld_notice(&refused),
+        refused => {
+            page.notice = super::report::withheld_notice(&refused);
+            page.organisation_href = Some(format!("/org/delivery?days={days}"));
+        }
     }
     if caller.role.may_reach_individual_sessions() {
         page.tables.push(pulls_table(&lines, &slug, &visible));
