@@ -65,12 +65,20 @@ fn dashboard_behaves_in_a_real_browser() {
     browser.click(".pager a[rel=next]");
     browser.wait_for(WAIT, "page 2", |b| b.text(".pager span").contains("Page 2 of 2"));
 
-    // Dark mode: the toggle flips the theme and the choice survives a reload.
+    // Dark mode: the switch sets the theme and the choice survives a reload.
     let theme = |b: &Browser| b.script("return document.documentElement.getAttribute('data-theme');");
     let before = browser.script("return window.matchMedia('(prefers-color-scheme: dark)').matches ? 'dark' : 'light';");
-    browser.click("#theme-toggle");
+    let other = if before == "dark" { "light" } else { "dark" };
+    assert_eq!(
+        browser.script("return document.getElementById('theme-choice').hidden;"),
+        false,
+        "shown with JavaScript"
+    );
+    browser.script(&format!(
+        "const s = document.getElementById('theme-choice'); s.value = '{other}'; s.dispatchEvent(new Event('change'));"
+    ));
     let chosen = theme(&browser);
-    assert_ne!(chosen, before, "the toggle switches away from the system theme");
+    assert_eq!(chosen, other, "the switch sets the other theme");
     browser.goto(&format!("{}/", d.base));
     browser.wait_for(WAIT, "the theme after reload", |b| theme(b) == chosen);
     let background = browser.script("return getComputedStyle(document.body).backgroundColor;");

@@ -252,7 +252,7 @@ fn a_browser_walks_every_team_and_org_page_as_each_role() {
             ("/team/web".into(), "Team WEB".into(), Some(true)),
             ("/team/web/roster".into(), "roster".into(), Some(false)),
         ];
-        for tab in ["sessions", "pulls", "adoption", "tools", "tool-servers", "agents", "skills"] {
+        for tab in ["sessions", "pulls", "adoption", "tools", "tool-servers", "agents", "skills", "months"] {
             pages.push((format!("/team/web/{tab}"), "Team WEB: ".into(), (tab == "adoption").then_some(true)));
         }
         for tab in [
@@ -270,6 +270,7 @@ fn a_browser_walks_every_team_and_org_page_as_each_role() {
             "roi",
             "security",
             "knowledge",
+            "months",
         ] {
             pages.push((format!("/org/{tab}"), "Organisation: ".into(), (tab == "adoption").then_some(true)));
         }
@@ -287,14 +288,22 @@ fn a_browser_walks_every_team_and_org_page_as_each_role() {
         for (path, heading, chart) in pages {
             browser.goto(&format!("{web}{path}"));
             browser.wait_for(WAIT, &heading, |b| b.text("h1").contains(&heading));
-            for theme in ["light", "dark"] {
-                browser.script(&format!("document.documentElement.dataset.theme = '{theme}';"));
-                if let Some(chart) = chart {
-                    assert_eq!(browser.find("svg[role=img]").is_some(), chart, "{role} {path}: the chart");
+            // Nothing is wider than the window, on a laptop or a phone: wide tables
+            // scroll in their own box, charts scale, the navigation wraps.
+            for (width, height) in [(1400, 1000), (390, 844)] {
+                browser.resize(width, height);
+                let overflow = browser.overflow_px();
+                assert!(overflow <= 0, "{role} {path} at {width} px: {overflow} px too wide");
+                for theme in ["light", "dark"] {
+                    browser.script(&format!("document.documentElement.dataset.theme = '{theme}';"));
+                    if let Some(chart) = chart {
+                        assert_eq!(browser.find("svg[role=img]").is_some(), chart, "{role} {path}: the chart");
+                    }
+                    let name = path.trim_start_matches('/').replace('/', "-");
+                    browser.screenshot(&artefacts.join(format!("{name}-{role}-{width}-{theme}.png")));
                 }
-                let name = path.trim_start_matches('/').replace('/', "-");
-                browser.screenshot(&artefacts.join(format!("{name}-{role}-{theme}.png")));
             }
+            browser.resize(1400, 1000);
         }
         assert_eq!(browser.console_errors(), Vec::<String>::new(), "{role}: no console error");
         browser.click("form[action='/logout'] button[type=submit]");
@@ -408,6 +417,11 @@ fn benchmarks_list_the_runs_of_the_configured_results_db() {
     let (status, html, _) = page(&format!("{}/org/benchmarks", server.web), &token);
     assert_eq!(status, 200, "{html}");
     assert!(html.contains("<a href=\"http://evals.example:8090/run/"), "{html}");
+    let file = results.to_str().unwrap();
+    assert!(!html.contains(file), "the server's file path is for administrators only");
+    person(&server.data_dir, "ari@example.com", "Ari Admin", "ADMIN");
+    let (_, html, _) = page(&format!("{}/org/benchmarks", server.web), &access_token(&server, "ari@example.com"));
+    assert!(html.contains(file), "an administrator reads which file: {html}");
     let (status, csv, _) = page(&format!("{}/org/benchmarks?format=csv&table=runs", server.web), &token);
     assert_eq!(status, 200);
     assert!(csv.starts_with("Run,Cells,Completed,Passed,Failed,Mean success,Cost,Last activity\n"), "{csv}");

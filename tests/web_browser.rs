@@ -50,3 +50,31 @@ fn a_browser_signs_in_approves_a_device_and_signs_out() {
     browser.goto(&format!("{}/me/grants", server.web));
     browser.wait_for(WAIT, "the login form again", |b| b.url().contains("/login"));
 }
+
+/// The pages link one stylesheet by a hashed address, kept by the browser for a year;
+/// no page inlines a style, so the CSP refuses inline styles; a page drawn by Chromium
+/// under that CSP logs no refusal.
+#[test]
+fn one_cached_stylesheet_and_no_inline_style() {
+    let server = TestServer::spawn();
+    let response = agent().get(format!("{}/login", server.web)).call().unwrap();
+    let csp = response.headers()["content-security-policy"].to_str().unwrap().to_string();
+    assert!(csp.contains("style-src 'self';") && !csp.contains("unsafe-inline"), "{csp}");
+    let page = response.into_body().read_to_string().unwrap();
+    assert!(!page.contains("<style") && !page.contains(" style=\""), "{page}");
+    let at = page.find("href=\"/static/sightline-").expect("the stylesheet's link") + 6;
+    let href = &page[at..at + page[at..].find('"').unwrap()];
+    let css = agent().get(format!("{}{href}", server.web)).call().unwrap();
+    assert_eq!(css.headers()["content-type"], "text/css; charset=utf-8");
+    assert_eq!(css.headers()["cache-control"], "public, max-age=31536000, immutable");
+    assert!(css.into_body().read_to_string().unwrap().contains(":root[data-theme=\"dark\"]"));
+    let stale = agent().get(format!("{}/static/sightline-000000000000.css", server.web)).call();
+    assert_eq!(stale.map(|r| r.status().as_u16()).unwrap_or(404), 404, "an unknown hash is not served");
+
+    let browser = Browser::start();
+    browser.goto(&format!("{}/login", server.web));
+    browser.wait_for(WAIT, "the login page", |b| b.find("input[name=email]").is_some());
+    let background = browser.script("return getComputedStyle(document.body).backgroundColor;");
+    assert!(background.as_str().is_some_and(|bg| !bg.is_empty() && bg != "rgba(0, 0, 0, 0)"), "styled: {background}");
+    assert_eq!(browser.console_errors(), Vec::<String>::new(), "no CSP refusal");
+}

@@ -1,34 +1,8 @@
-// Sightline eval dashboard: theme toggle (follows the system until chosen, then
-// persists), and live progress counts that refresh while a run is running.
+// Sightline eval dashboard: live progress counts that refresh while a run is running
+// (the theme switch is theme.js, shared with the web app).
 // Served from /static/app.js so the page's CSP can forbid inline scripts.
 (function () {
   "use strict";
-  var KEY = "sightline-theme";
-  var root = document.documentElement;
-  try {
-    var saved = localStorage.getItem(KEY);
-    if (saved === "dark" || saved === "light") root.setAttribute("data-theme", saved);
-  } catch (e) { /* storage unavailable: follow the system */ }
-
-  function currentTheme() {
-    var set = root.getAttribute("data-theme");
-    if (set) return set;
-    return window.matchMedia && window.matchMedia("(prefers-color-scheme: dark)").matches ? "dark" : "light";
-  }
-
-  function bindToggle() {
-    var button = document.getElementById("theme-toggle");
-    if (!button) return;
-    var label = function () { button.textContent = currentTheme() === "dark" ? "Light theme" : "Dark theme"; };
-    label();
-    button.addEventListener("click", function () {
-      var next = currentTheme() === "dark" ? "light" : "dark";
-      root.setAttribute("data-theme", next);
-      try { localStorage.setItem(KEY, next); } catch (e) { /* not persisted */ }
-      label();
-    });
-  }
-
   function pollProgress() {
     var section = document.getElementById("progress");
     if (!section) return;
@@ -56,7 +30,6 @@
   }
 
   document.addEventListener("DOMContentLoaded", function () {
-    bindToggle();
     pollProgress();
   });
 })();

@@ -7,6 +7,7 @@
 //! it only reads and writes HTTP one way, so the web app and the dashboard cannot
 //! drift apart again.
 
+pub mod assets;
 pub mod conditional;
 pub mod cookies;
 pub mod errors;

@@ -85,7 +85,18 @@ pub async fn page(
         );
         return respond(page, &params, "org-benchmarks");
     }
+    // The server's file paths are the administrators' business: everyone else reads
+    // what the file is, not where it lives.
+    let is_admin = caller.role == crate::access::roles::OrgRole::Admin;
     let file = PathBuf::from(&path);
+    let (path, cannot_read) = if is_admin {
+        (path, None)
+    } else {
+        (
+            "the organisation's evaluation results".to_string(),
+            Some("The evaluation results cannot be read; an administrator sees why on this page."),
+        )
+    };
     let runs = tokio::task::spawn_blocking(move || evals_db::open(&file).and_then(|conn| evals_db::runs(&conn)))
         .await
         .map_err(|err| PageError(AppError::Internal(format!("benchmarks task failed: {err}"))))?;
@@ -100,6 +111,7 @@ pub async fn page(
             };
             page.tables.push(runs_table(&runs, &dashboard));
         }
+        Err(_) if cannot_read.is_some() => page.notice = cannot_read.map(str::to_string),
         Err(evals_db::EvalsError::Missing(_)) => {
             page.notice = Some(format!("analytics.results_db names {path}, which does not exist."));
         }

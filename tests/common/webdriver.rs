@@ -139,6 +139,13 @@ impl Browser {
         self.call("POST", "/window/rect", Some(json!({"width": width, "height": height})));
     }
 
+    /// How many pixels the page is wider than the window (0 or less: it fits).
+    pub fn overflow_px(&self) -> i64 {
+        self.script("return document.documentElement.scrollWidth - document.documentElement.clientWidth;")
+            .as_i64()
+            .unwrap_or(i64::MAX)
+    }
+
     /// Saves a PNG of the window to `path` (test artefacts).
     pub fn screenshot(&self, path: &std::path::Path) {
         use base64::Engine as _;

@@ -115,7 +115,7 @@ fn rebinding_refused(state: &DashState, headers: &HeaderMap) -> bool {
 
 /// Paths reachable without credentials.
 fn is_public(path: &str) -> bool {
-    matches!(path, "/login" | "/static/app.js" | "/health")
+    matches!(path, "/login" | "/health") || path.starts_with("/static/")
 }
 
 /// Host check, authentication, security headers and (without a token) access log.

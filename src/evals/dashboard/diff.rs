@@ -4,7 +4,9 @@
 //!
 //! Invariant: every text fragment in [`Line::html`] is HTML-escaped here; it is the
 //! only markup the templates pass through unescaped (`|safe`), so nothing from a diff
-//! can inject markup. Colours are a dark theme on a dark panel in both page themes.
+//! can inject markup. Colours are a dark theme on a dark panel in both page themes,
+//! given as classes (`c-rrggbb`, [`palette_css`] in the one stylesheet), never as
+//! `style` attributes, which the pages' CSP refuses.
 
 use std::sync::LazyLock;
 
@@ -135,14 +137,7 @@ fn colour(highlighter: &mut HighlightLines<'static>, code: &str) -> String {
                 if text.is_empty() {
                     continue;
                 }
-                let c = style.foreground;
-                out.push_str(&format!(
-                    "<span style=\"color:#{:02x}{:02x}{:02x}\">{}</span>",
-                    c.r,
-                    c.g,
-                    c.b,
-                    escape(text)
-                ));
+                out.push_str(&format!("<span class=\"{}\">{}</span>", class_of(style.foreground), escape(text)));
             }
             out
         }
@@ -150,11 +145,48 @@ fn colour(highlighter: &mut HighlightLines<'static>, code: &str) -> String {
     }
 }
 
+/// The class of a foreground colour: `c-` and its hex.
+fn class_of(colour: syntect::highlighting::Color) -> String {
+    format!("c-{:02x}{:02x}{:02x}", colour.r, colour.g, colour.b)
+}
+
+/// A rule for every colour the theme can give a token (its default and each scope's),
+/// for the stylesheet: the only colours [`colour`] emits. Kept as
+/// `assets/templates/diff-palette.css` (a test proves the file is this).
+pub fn palette_css() -> String {
+    let mut colours: Vec<syntect::highlighting::Color> =
+        THEME.scopes.iter().filter_map(|item| item.style.foreground).collect();
+    colours.extend(THEME.settings.foreground);
+    colours.sort_by_key(|c| (c.r, c.g, c.b));
+    colours.dedup_by_key(|c| (c.r, c.g, c.b));
+    colours.into_iter().fold(
+        String::from("/* The diff highlighter's colours (evals::dashboard::diff::palette_css). */\n"),
+        |mut css, c| {
+            css.push_str(&format!(".diff .{} {{ color: #{:02x}{:02x}{:02x}; }}\n", class_of(c), c.r, c.g, c.b));
+            css
+        },
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     const SAMPLE: &str = "diff --git a/src/app.py b/src/app.py\nindex 1..2 100644\n--- a/src/app.py\n+++ b/src/app.py\n@@ -1,3 +1,3 @@\n def f():\n-    return \"<old>\"\n+    return \"<script>alert(1)</script>\"\n";
+
+    #[test]
+    fn the_stylesheet_carries_the_palette() {
+        let want = palette_css();
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/assets/templates/diff-palette.css");
+        if std::env::var_os("SIGHTLINE_WRITE_PALETTE").is_some() {
+            std::fs::write(path, &want).unwrap();
+        }
+        assert_eq!(
+            std::fs::read_to_string(path).unwrap(),
+            want,
+            "rewrite it: SIGHTLINE_WRITE_PALETTE=1 cargo test palette"
+        );
+    }
 
     #[test]
     fn files_hunks_and_counts_are_found() {
@@ -170,7 +202,10 @@ mod tests {
     fn code_is_coloured_and_always_escaped() {
         let files = render(SAMPLE);
         let added = &files[0].hunks[0].lines[2].html;
-        assert!(added.contains("<span style=\"color:#"), "{added}");
+        assert!(added.contains("<span class=\"c-") && !added.contains("style="), "{added}");
+        let class = &added[added.find("class=\"").unwrap() + 7..];
+        let class = &class[..class.find('"').unwrap()];
+        assert!(palette_css().contains(&format!(".diff .{class} {{")), "every colour emitted has its rule: {class}");
         assert!(!added.contains("<script>"), "{added}");
         assert!(added.contains("&lt;script&gt;"), "{added}");
     }
