@@ -143,6 +143,9 @@ pub fn run(args: &WebBenchArgs) -> anyhow::Result<i32> {
     }
     let org_base = base.clone();
     scenarios.push(("/org/benchmarks".into(), Box::new(move |_| format!("{org_base}/org/benchmarks"))));
+    // Calendar months have no rolling period.
+    let org_base = base.clone();
+    scenarios.push(("/org/months".into(), Box::new(move |_| format!("{org_base}/org/months"))));
     if let Some(team) = team {
         let team_pages = ["", "/sessions", "/pulls", "/adoption", "/tools", "/tool-servers", "/agents", "/skills"];
         for page in team_pages {
@@ -154,6 +157,11 @@ pub fn run(args: &WebBenchArgs) -> anyhow::Result<i32> {
                 ));
             }
         }
+        let (months_base, months_team) = (base.clone(), team.clone());
+        scenarios.push((
+            format!("/team/{team}/months"),
+            Box::new(move |_| format!("{months_base}/team/{months_team}/months")),
+        ));
         let base = base.clone();
         scenarios.push((format!("/team/{team}/roster"), Box::new(move |_| format!("{base}/team/{team}/roster"))));
     }
