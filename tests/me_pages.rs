@@ -531,3 +531,67 @@ fn a_lead_opens_a_members_session_and_shared_transcript_with_the_ground_said() {
     assert!(audit.contains("lead@example.com") && audit.contains("TRANSCRIPT_READ"), "{audit}");
     assert!(audit.contains("SESSION_READ"), "{audit}");
 }
+
+/// A session reads as a trace: turns from each prompt, the tool calls nested under the
+/// turn that made them (a failed one red, a wait for the person hatched), each turn's
+/// tokens, cost and model in its summary; the flat table stays one click away and as CSV.
+#[test]
+fn a_session_reads_as_a_trace_of_turns_and_their_calls() {
+    let (_dir, server, hook) = world();
+    let now = server.clock.now_ms();
+    let tool = |kind: &str, ts: i64, name: &str, id: &str, status: Option<&str>| {
+        let mut e = event(kind, "traced", ts);
+        e["tool"] = serde_json::json!({"name": name, "use_id": id});
+        if let Some(status) = status {
+            e["tool"]["status"] = serde_json::json!(status);
+        }
+        e
+    };
+    let mut wait = event("notification", "traced", now - 50_000);
+    wait["notification_kind"] = serde_json::json!("permission");
+    let mut answer = event("turn_end", "traced", now - 40_000);
+    answer["model"] = serde_json::json!("claude-sonnet-4-5");
+    answer["usage"] = serde_json::json!({"input_tokens": 1200, "output_tokens": 300});
+    let events = vec![
+        event("session_start", "traced", now - 60_000),
+        event("prompt_submit", "traced", now - 59_000),
+        tool("tool_start", now - 58_000, "claude_code:Bash", "call-1", None),
+        wait,
+        tool("tool_end", now - 45_000, "claude_code:Bash", "call-1", Some("error")),
+        tool("tool_start", now - 44_000, "claude_code:Read", "call-2", None),
+        tool("tool_end", now - 43_000, "claude_code:Read", "call-2", Some("success")),
+        answer,
+        event("prompt_submit", "traced", now - 30_000),
+        event("turn_end", "traced", now - 20_000),
+    ];
+    let (status, body) = server.server.post_events(&hook, &envelope(events));
+    assert_eq!((status, &body["accepted"]), (200, &serde_json::json!(10)), "{body}");
+    let id: String = rusqlite::Connection::open(server.server.data_dir.join("main.db"))
+        .unwrap()
+        .query_row("SELECT id FROM sessions WHERE agent_session_id = 'traced'", [], |r| r.get(0))
+        .unwrap();
+    let token = access_token(&server.server, "dev@example.com");
+    let (status, html, _) = page(&format!("{}/sessions/{id}", server.server.web), Some(&token));
+    assert_eq!(status, 200, "{html}");
+    assert_eq!(html.matches("<details class=\"turn\"").count(), 2, "two turns: {html}");
+    let first = &html[html.find("<summary>Turn 1").expect("turn 1")..];
+    let summary = &first[..first.find("</summary>").unwrap()];
+    assert!(summary.contains("claude-sonnet-4-5") && summary.contains("1,200 in, 300 out"), "{summary}");
+    assert!(
+        summary.contains("claude_code:Bash, claude_code:Read")
+            && summary.contains("1 failed")
+            && summary.contains("1 waits"),
+        "{summary}"
+    );
+    let chart = &first[..first.find("</svg>").unwrap()];
+    assert!(chart.contains("fill=\"rgb(220,38,38)\"") && chart.contains("fill=\"url(#wait)\""), "{chart}");
+    assert!(html.contains("<details id=\"timeline\"><summary>Every event"), "the flat table, one click away");
+
+    let (status, csv, _) = page(&format!("{}/sessions/{id}?format=csv", server.server.web), Some(&token));
+    assert_eq!(status, 200);
+    let mut lines = csv.lines();
+    assert_eq!(lines.next(), Some("At,What,Detail,Cost"));
+    assert_eq!(lines.count(), 10, "one row per event: {csv}");
+    let (status, _, _) = page(&format!("{}/sessions/{id}?format=xml", server.server.web), Some(&token));
+    assert_eq!(status, 400);
+}

@@ -16,6 +16,8 @@
 
 mod bars;
 pub use bars::{Bar, bars};
+mod waterfall;
+pub use waterfall::{Span, SpanKind, offset, waterfall};
 
 use std::collections::HashMap;
 use std::f64::consts::FRAC_1_SQRT_2;

@@ -42,6 +42,7 @@ pub mod settings;
 pub mod shown;
 pub mod team_people;
 pub mod teams;
+pub mod trace;
 pub mod transcript_page;
 
 /// What the web listener answers for a path it has no route for: the product's HTML

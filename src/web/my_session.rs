@@ -21,6 +21,7 @@ use axum::response::Response;
 use serde::Deserialize;
 
 use super::login::render;
+use super::trace;
 use crate::db::DbError;
 use crate::events::reads;
 use crate::http::errors::{AppError, PageError};
@@ -40,6 +41,9 @@ const PAGE_EVENTS: usize = 500;
 pub struct TimelineParams {
     #[serde(default)]
     after: String,
+    /// `csv`: the page's events as the flat table, one row each.
+    #[serde(default)]
+    format: String,
 }
 
 /// One line of the timeline.
@@ -66,6 +70,11 @@ struct SessionPage {
     cost: String,
     duration: String,
     steps: Vec<Step>,
+    /// The page's turns on the session's time axis (a waterfall), then each turn's own.
+    trace: String,
+    turns: Vec<TurnRow>,
+    /// This page's events as CSV.
+    csv_href: String,
     next: Option<String>,
     transcript_stored: bool,
     /// Whether this reader may open the transcript (the owner always; others when shared).
@@ -82,6 +91,53 @@ struct SessionPage {
     scores: Vec<(&'static str, &'static str, String, &'static str)>,
     /// The owner's feedback, to fill the form.
     feedback: FeedbackForm,
+}
+
+/// One turn as the trace lists it: its summary line and its own waterfall.
+pub struct TurnRow {
+    pub label: String,
+    /// When it began, from the session's first event.
+    pub at: String,
+    pub took: String,
+    pub model: String,
+    pub tokens: String,
+    pub cost: String,
+    /// `Bash ×3, Edit`, and how many failed.
+    pub tools: String,
+    pub failed: usize,
+    pub waits: usize,
+    pub chart: String,
+}
+
+impl TurnRow {
+    fn of(turn: &trace::Turn, session_start_ms: i64) -> TurnRow {
+        let chart = crate::charts::waterfall(
+            &turn.label(),
+            &turn.spans,
+            turn.start_ms,
+            turn.end_ms.max(turn.start_ms + 1),
+            900,
+        );
+        TurnRow {
+            label: turn.label(),
+            at: clock(turn.start_ms - session_start_ms),
+            took: clock(turn.end_ms - turn.start_ms),
+            model: turn.model.clone().unwrap_or_else(|| "—".into()),
+            tokens: format!(
+                "{} in, {} out",
+                crate::model::count(turn.input_tokens),
+                crate::model::count(turn.output_tokens)
+            ),
+            cost: format!("${:.4}", nusd_to_usd(turn.cost_nusd)),
+            tools: match trace::tools_of(turn) {
+                tools if tools.is_empty() => "no tool calls".into(),
+                tools => tools,
+            },
+            failed: turn.failed_calls,
+            waits: turn.waits,
+            chart,
+        }
+    }
 }
 
 /// The feedback form's fields (`thumbs`: up, down or empty; the rubric's answers: yes,
@@ -219,6 +275,28 @@ pub async fn page(
     };
     let events: Vec<Event> = page.events.into_iter().map(|stored| stored.event).collect();
     let steps = timeline(session.first_event_ms, &events);
+    match params.format.as_str() {
+        "" | "html" => {}
+        "csv" => return Ok(timeline_csv(&session.id, &steps)),
+        other => {
+            return Err(PageError(AppError::bad_request(
+                "format",
+                format!("format must be html or csv, not {other:?}"),
+            )));
+        }
+    }
+    let turns = trace::turns(&events);
+    let (from_ms, to_ms) = match (turns.first(), turns.last()) {
+        (Some(first), Some(last)) => (first.start_ms, last.end_ms.max(first.start_ms + 1)),
+        _ => (session.first_event_ms, session.last_event_ms.max(session.first_event_ms + 1)),
+    };
+    let turn_spans: Vec<crate::charts::Span> = turns.iter().filter_map(|turn| turn.spans.first().cloned()).collect();
+    let trace_chart = crate::charts::waterfall("Turns of this page of the session", &turn_spans, from_ms, to_ms, 900);
+    let turn_rows: Vec<TurnRow> = turns.iter().map(|turn| TurnRow::of(turn, session.first_event_ms)).collect();
+    let csv_href = match params.after.as_str() {
+        "" => format!("/sessions/{}?format=csv", session.id),
+        after => format!("/sessions/{}?format=csv&after={}", session.id, crate::model::percent_encode(after)),
+    };
     Ok(render(&SessionPage {
         nav_role: caller.role.as_str(),
         cost: format!("${:.4}", session.cost_usd),
@@ -230,6 +308,9 @@ pub async fn page(
         ground,
         is_owner,
         steps,
+        trace: trace_chart,
+        turns: turn_rows,
+        csv_href,
         transcript_stored,
         transcript_open,
         sharing: match switch {
@@ -243,6 +324,28 @@ pub async fn page(
         scores: scores.iter().map(|s| (s.scorer.name, s.scorer.version, shown(s), s.scorer.definition)).collect(),
         feedback: FeedbackForm::of(feedback),
     }))
+}
+
+/// The flat table of a page of events as CSV (the time from the session's first event,
+/// the kind, the detail, the cost).
+fn timeline_csv(session_id: &str, steps: &[Step]) -> Response {
+    use axum::response::IntoResponse;
+    let mut writer = csv::Writer::from_writer(Vec::new());
+    // Writing to a Vec cannot fail.
+    let _ = writer.write_record(["At", "What", "Detail", "Cost"]);
+    for step in steps {
+        let _ = writer.write_record([step.offset.as_str(), step.kind, step.what.as_str(), step.cost.as_str()]);
+    }
+    let body = writer.into_inner().unwrap_or_default();
+    let disposition = format!("attachment; filename=\"session-{session_id}-events.csv\"");
+    (
+        [
+            (axum::http::header::CONTENT_TYPE, "text/csv; charset=utf-8".to_string()),
+            (axum::http::header::CONTENT_DISPOSITION, disposition),
+        ],
+        body,
+    )
+        .into_response()
 }
 
 /// `m:ss`, or `h:mm:ss` from an hour.
