@@ -595,3 +595,34 @@ fn a_session_reads_as_a_trace_of_turns_and_their_calls() {
     let (status, _, _) = page(&format!("{}/sessions/{id}?format=xml", server.server.web), Some(&token));
     assert_eq!(status, 400);
 }
+
+/// The transcript shows the work: a shell call says its command in its line, its short
+/// output is open under it, and a redaction label inside a command stays visible.
+#[test]
+fn the_transcript_shows_each_command_and_its_output() {
+    let (_dir, server, hook) = world();
+    let turns = [
+        common::transcripts::Turn::User("run the tests"),
+        common::transcripts::Turn::Shell { command: "cargo test --lib", output: "test result: ok. 12 passed" },
+        common::transcripts::Turn::Shell {
+            command: "curl -H 'Authorization: Bearer sk-proj-abcdefghijklmnopqrstuvwxyz0123456789ABCD' https://api.example.com",
+            output: "{}",
+        },
+        common::transcripts::Turn::Assistant("all green"),
+    ];
+    let transcript = common::transcripts::Transcript {
+        agent: "claude_code",
+        session: "worked",
+        model: "claude-sonnet-4-5",
+        start_ms: server.clock.now_ms(),
+        turns: &turns,
+    };
+    let id = common::transcripts::session_with_transcript(&server.server, &hook, &transcript);
+    let token = access_token(&server.server, "dev@example.com");
+    let (status, html, _) = page(&format!("{}/sessions/{id}/transcript", server.server.web), Some(&token));
+    assert_eq!(status, 200, "{html}");
+    assert!(html.contains("<code>cargo test --lib</code></summary>"), "the command in the call's line: {html}");
+    assert!(html.contains("<pre class=\"result\">test result: ok. 12 passed"), "a short output is open: {html}");
+    assert!(html.contains("<span class=\"redacted\">[REDACTED:"), "the redaction is visible in the command: {html}");
+    assert!(!html.contains("sk-proj-abcdefghijklmnopqrstuvwxyz"), "the secret itself never is");
+}

@@ -44,6 +44,7 @@ pub mod team_people;
 pub mod teams;
 pub mod trace;
 pub mod transcript_page;
+pub mod transcript_work;
 
 /// What the web listener answers for a path it has no route for: the product's HTML
 /// error page for a person, JSON for an API client (`/api/`, `/oauth/`, `/v1/`).

@@ -17,6 +17,7 @@ use axum::response::Response;
 use serde::Deserialize;
 
 use super::login::render;
+use super::transcript_work;
 use crate::http::errors::{AppError, PageError};
 use crate::http::extract::{Path, Query};
 use crate::model::{escape_markup, rfc3339_ms};
@@ -38,6 +39,16 @@ pub struct TranscriptParams {
     find: String,
 }
 
+/// A tool call as the page shows it: its name, the line saying what it did, and its
+/// input (an edit as removed and added lines), all escaped and marked.
+pub struct ShownCall {
+    pub name: String,
+    pub headline: String,
+    pub input: String,
+    /// The input is an edit's removed and added lines.
+    pub edit: bool,
+}
+
 /// A message ready for the page: its text already escaped and marked.
 pub struct Shown {
     pub position: usize,
@@ -48,7 +59,7 @@ pub struct Shown {
     pub folded: bool,
     pub summary: String,
     pub html: String,
-    pub calls: Vec<(String, String)>,
+    pub calls: Vec<ShownCall>,
     pub error: bool,
     /// The whole text's length when what is shown was cut.
     pub whole_bytes: Option<usize>,
@@ -118,12 +129,18 @@ pub fn marked(text: &str, find: &str) -> String {
 
 fn shown(position: usize, message: &Message, find: &str) -> Shown {
     let role = message.role.as_str();
-    let folded = matches!(message.role, Role::Tool | Role::Reasoning | Role::System);
+    // A short tool result is shown open; a long one, reasoning and notices are folded.
+    let folded = match message.role {
+        Role::Tool => !transcript_work::short(&message.text),
+        Role::Reasoning | Role::System => true,
+        _ => false,
+    };
     let summary = match message.role {
         Role::Tool => format!(
-            "{} result{}",
+            "{} result{}: {}",
             message.tool_name.as_deref().unwrap_or("tool"),
-            if message.is_error { " (failed)" } else { "" }
+            if message.is_error { " (failed)" } else { "" },
+            transcript_work::one_line(&message.text)
         ),
         Role::Reasoning => "reasoning".into(),
         Role::System => "from the agent".into(),
@@ -137,7 +154,19 @@ fn shown(position: usize, message: &Message, find: &str) -> Shown {
         folded,
         summary,
         html: marked(&message.text, find),
-        calls: message.tool_calls.iter().map(|call| (escape_markup(&call.name), marked(&call.input, find))).collect(),
+        calls: message
+            .tool_calls
+            .iter()
+            .map(|call| {
+                let edit = transcript_work::edit_lines(&call.input);
+                ShownCall {
+                    name: escape_markup(&call.name),
+                    headline: marked(&transcript_work::headline(&call.input), find),
+                    edit: edit.is_some(),
+                    input: marked(&edit.unwrap_or_else(|| transcript_work::readable_input(&call.input)), find),
+                }
+            })
+            .collect(),
         error: message.is_error,
         whole_bytes: message.whole_text_bytes,
     }
