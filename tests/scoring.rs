@@ -114,8 +114,18 @@ fn sessions_are_scored_from_their_stored_events_once_and_again_when_they_change(
     let id: String =
         conn.query_row("SELECT id FROM sessions WHERE agent_session_id = 's-debug'", [], |r| r.get(0)).unwrap();
     let html = page(&format!("/sessions/{id}"));
-    assert!(html.contains("<td><code>friction</code></td><td>2</td><td>37.8 of 100</td>"), "{html}");
-    assert!(html.contains("<td><code>step_efficiency</code></td><td>2</td><td>38% (debugging)</td>"), "{html}");
+    // Scores in words: the plain name (scorer and version on hover), the value said.
+    assert!(
+        html.contains(
+            "<td><abbr title=\"friction version 2\">Friction</abbr></td><td>37.8 of 100 (higher: more friction)</td>"
+        ),
+        "{html}"
+    );
+    assert!(
+        html.contains("<td><abbr title=\"step_efficiency version 2\">Productive tool calls</abbr></td><td>38% of tool calls (debugging)</td>"),
+        "{html}"
+    );
+    assert!(!html.contains("<th>Version</th>"), "no version column: {html}");
     let html = page("/me/insights");
     assert!(html.contains("<tr><td>Mean friction (0–100)</td><td>37.8</td><td>—</td></tr>"), "{html}");
     assert!(html.contains(&format!("href=\"/sessions/{id}\"")), "linked to the session: {html}");

@@ -125,6 +125,30 @@ pub const JUDGE: Scorer = Scorer {
     definition: "an LLM judge's verdict on the transcript (owners who opted in), 1 to 5 as a share",
 };
 
+impl Scorer {
+    /// The scorer's name in words, for pages (its `name` stays the key in data and CSV).
+    pub fn plain_name(&self) -> &'static str {
+        match self.name {
+            "retry_loops" => "Retry loops",
+            "edit_thrash" => "Files edited back and forth",
+            "redundant_reads" => "Files read again unchanged",
+            "denial_retry_success" => "Recovered after a denial",
+            "tests_before_merge" => "Tests passed after the last edit",
+            "step_efficiency" => "Productive tool calls",
+            "shape" => "Session shape",
+            "friction" => "Friction",
+            "feedback_done" => "Task done (the owner's answer)",
+            "feedback_unsteered" => "Worked without steering (the owner's answer)",
+            "effectiveness" => "What became of its pull requests",
+            "pr_effectiveness" => "Pull request outcome",
+            "pr_cost_per_line" => "Cost per changed line",
+            "failure_rate" => "Failure rate",
+            "judge" => "Judge's verdict",
+            other => other,
+        }
+    }
+}
+
 /// Every scorer this build knows.
 pub const ALL: &[Scorer] = &[
     RETRY_LOOPS,

@@ -87,8 +87,9 @@ struct SessionPage {
     pull_requests: Vec<(crate::github::pulls::StoredPr, String)>,
     /// Commits the session reported that landed on their default branch.
     landed: Vec<(String, String)>,
-    /// Its scores (current versions): scorer, version, value, what it means.
-    scores: Vec<(&'static str, &'static str, String, &'static str)>,
+    /// Its scores (current versions): the scorer's name in words, its key and version
+    /// (a tooltip), the value in words, what it means.
+    scores: Vec<(&'static str, String, String, &'static str)>,
     /// The owner's feedback, to fill the form.
     feedback: FeedbackForm,
 }
@@ -197,11 +198,24 @@ impl FeedbackForm {
 /// A score as the page writes it: a count, a share, a label, or why there is none.
 fn shown(score: &crate::scoring::store::ShownScore) -> String {
     let label = score.label.as_deref().unwrap_or("").replace('_', " ");
+    let times = |v: f64, one: &str, many: &str| {
+        let n = v.round() as i64;
+        if n == 1 { format!("1 {one}") } else { format!("{n} {many}") }
+    };
     match (score.scorer.name, score.value) {
-        ("step_efficiency", Some(v)) => format!("{:.0}% ({label})", v * 100.0),
-        ("denial_retry_success", Some(v)) => format!("{:.0}%", v * 100.0),
+        ("step_efficiency", Some(v)) => format!("{:.0}% of tool calls ({label})", v * 100.0),
+        ("denial_retry_success", Some(v)) => format!("{:.0}% of denied calls", v * 100.0),
         ("tests_before_merge", Some(v)) => format!("{} ({label})", if v > 0.0 { "yes" } else { "no" }),
-        ("friction", Some(v)) => format!("{v:.1} of 100"),
+        ("friction", Some(v)) => format!("{v:.1} of 100 (higher: more friction)"),
+        ("retry_loops", Some(v)) => times(v, "loop", "loops"),
+        ("edit_thrash", Some(v)) => times(v, "return to a file", "returns to files"),
+        ("redundant_reads", Some(v)) => times(v, "read", "reads"),
+        ("feedback_done" | "feedback_unsteered", Some(v)) => match v {
+            v if v >= 1.0 => "yes".into(),
+            v if v > 0.0 => "partly".into(),
+            _ => "no".into(),
+        },
+        ("effectiveness" | "judge", Some(v)) => format!("{:.0}%", v * 100.0),
         (_, Some(v)) => format!("{v}"),
         (_, None) => label,
     }
@@ -321,7 +335,17 @@ pub async fn page(
         shares_by_default,
         pull_requests,
         landed,
-        scores: scores.iter().map(|s| (s.scorer.name, s.scorer.version, shown(s), s.scorer.definition)).collect(),
+        scores: scores
+            .iter()
+            .map(|s| {
+                (
+                    s.scorer.plain_name(),
+                    format!("{} version {}", s.scorer.name, s.scorer.version),
+                    shown(s),
+                    s.scorer.definition,
+                )
+            })
+            .collect(),
         feedback: FeedbackForm::of(feedback),
     }))
 }
