@@ -552,8 +552,11 @@ fn a_session_reads_as_a_trace_of_turns_and_their_calls() {
     let mut answer = event("turn_end", "traced", now - 40_000);
     answer["model"] = serde_json::json!("claude-sonnet-4-5");
     answer["usage"] = serde_json::json!({"input_tokens": 1200, "output_tokens": 300});
+    let mut start = event("session_start", "traced", now - 60_000);
+    start["git"] =
+        serde_json::json!({"remote": "git@github.com:acme/shop.git", "branch": "main", "commit": "a".repeat(40)});
     let events = vec![
-        event("session_start", "traced", now - 60_000),
+        start,
         event("prompt_submit", "traced", now - 59_000),
         tool("tool_start", now - 58_000, "claude_code:Bash", "call-1", None),
         wait,
@@ -586,6 +589,9 @@ fn a_session_reads_as_a_trace_of_turns_and_their_calls() {
     let chart = &first[..first.find("</svg>").unwrap()];
     assert!(chart.contains("fill=\"rgb(220,38,38)\"") && chart.contains("fill=\"url(#wait)\""), "{chart}");
     assert!(html.contains("<details id=\"timeline\"><summary>Every event"), "the flat table, one click away");
+    // A name and a time a person reads: the repository as owner/name, linked; when, in words.
+    assert!(html.contains("<a href=\"https://github.com/acme/shop\">acme/shop</a>"), "{html}");
+    assert!(html.contains(" UTC\">1 min ago</time>"), "{html}");
 
     let (status, csv, _) = page(&format!("{}/sessions/{id}?format=csv", server.server.web), Some(&token));
     assert_eq!(status, 200);

@@ -12,6 +12,7 @@ pub mod arbitrary;
 pub mod csv_cells;
 pub mod decimal;
 pub mod event_json;
+pub mod instants;
 pub mod oauth;
 pub mod platform;
 pub mod wire;

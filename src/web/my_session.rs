@@ -69,6 +69,11 @@ struct SessionPage {
     is_owner: bool,
     cost: String,
     duration: String,
+    /// When it started, relative to now, and exactly (the hover).
+    started_ago: String,
+    started_exact: String,
+    /// Its repository as `owner/name` and a link to it, when the remote reads as one.
+    repository: Option<(String, String)>,
     steps: Vec<Step>,
     /// The page's turns on the session's time axis (a waterfall), then each turn's own.
     trace: String,
@@ -315,6 +320,13 @@ pub async fn page(
         nav_role: caller.role.as_str(),
         cost: format!("${:.4}", session.cost_usd),
         duration: clock(session.last_event_ms - session.first_event_ms),
+        started_ago: crate::model::instants::relative(session.first_event_ms, state.clock.now_ms()),
+        started_exact: crate::model::instants::exact_utc(session.first_event_ms),
+        repository: session
+            .git
+            .as_ref()
+            .and_then(|git| git.remote.as_deref())
+            .and_then(crate::model::instants::repository),
         next: page
             .next_cursor
             .map(|cursor| format!("/sessions/{}?after={}", session.id, crate::model::percent_encode(&cursor))),

@@ -65,6 +65,8 @@ struct SessionsPage {
     /// The caller's org role (`OrgRole::as_str`), "" when nobody is signed in: the navigation follows it.
     nav_role: &'static str,
     rows: Vec<SessionRow>,
+    /// Now, for "3 h ago".
+    now_ms: i64,
     total: i64,
     params: ListParams,
     run_kinds: [&'static str; 3],
@@ -182,6 +184,7 @@ pub async fn page(
     Ok(render(&SessionsPage {
         nav_role: caller.role.as_str(),
         rows,
+        now_ms: state.clock.now_ms(),
         total,
         run_kinds: RUN_KINDS,
         outcomes: OUTCOMES,
