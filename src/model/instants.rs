@@ -21,11 +21,11 @@ pub fn relative(ms: i64, now_ms: i64) -> String {
     const HOUR: i64 = 60 * MINUTE;
     const DAY: i64 = 24 * HOUR;
     match ago {
-        i64::MIN..60_000 => "just now".into(),
-        ..HOUR => format!("{} min ago", ago / MINUTE),
-        ..DAY => format!("{} h ago", ago / HOUR),
-        ..172_800_000 => "yesterday".into(),
-        ..2_592_000_000 => format!("{} days ago", ago / DAY),
+        i64::MIN..MINUTE => "just now".into(),
+        MINUTE..HOUR => format!("{} min ago", ago / MINUTE),
+        HOUR..DAY => format!("{} h ago", ago / HOUR),
+        DAY..172_800_000 => "yesterday".into(),
+        172_800_000..2_592_000_000 => format!("{} days ago", ago / DAY),
         _ => {
             let at = time::OffsetDateTime::from_unix_timestamp_nanos(i128::from(ms) * 1_000_000);
             let now = time::OffsetDateTime::from_unix_timestamp_nanos(i128::from(now_ms) * 1_000_000);
