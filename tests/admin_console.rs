@@ -508,6 +508,8 @@ fn a_browser_walks_every_console_page_and_the_install_page() {
                 browser.resize(width, height);
                 let overflow = browser.overflow_px();
                 assert!(overflow <= 0, "{role} {path} at {width} px: {overflow} px too wide");
+                let faults = browser.chart_label_faults();
+                assert!(faults.is_empty(), "{role} {path} at {width} px: chart labels {faults:?}");
                 for theme in ["light", "dark"] {
                     browser.script(&format!("document.documentElement.dataset.theme = '{theme}';"));
                     let name = path.trim_start_matches('/').replace('/', "-");

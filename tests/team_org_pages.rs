@@ -219,6 +219,9 @@ fn a_browser_walks_every_team_and_org_page_as_each_role() {
     let world = world();
     let web = world.server.server.web.clone();
     let browser = Browser::start();
+    // The label check can fail: two labels drawn on each other are seen.
+    browser.goto("data:text/html,<svg role='img' width='120' height='40'><text x='10' y='20'>alpha</text><text x='14' y='22'>beta</text></svg>");
+    assert_eq!(browser.chart_label_faults(), ["overlap: alpha / beta"]);
     let artefacts = Path::new(env!("CARGO_TARGET_TMPDIR")).join("../test-artefacts");
     for (role, email) in [
         ("admin", "ari@example.com"),
@@ -294,6 +297,8 @@ fn a_browser_walks_every_team_and_org_page_as_each_role() {
                 browser.resize(width, height);
                 let overflow = browser.overflow_px();
                 assert!(overflow <= 0, "{role} {path} at {width} px: {overflow} px too wide");
+                let faults = browser.chart_label_faults();
+                assert!(faults.is_empty(), "{role} {path} at {width} px: chart labels {faults:?}");
                 for theme in ["light", "dark"] {
                     browser.script(&format!("document.documentElement.dataset.theme = '{theme}';"));
                     if let Some(chart) = chart {

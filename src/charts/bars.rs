@@ -5,6 +5,11 @@ use std::fmt::Write as _;
 
 use super::{ALL, GRID_LINE, PALETTE, escape, line, nice_step, no_data, open_svg, text};
 
+/// The width of a character of an axis label at the charts' 12 px, on average.
+const CHAR_WIDTH: f64 = 6.6;
+/// Turned labels longer than this are cut (the whole label is in its hover).
+const ROTATED_CHARS: usize = 32;
+
 /// One bar: its label on the axis (e.g. `11-24`), its hover text and its value.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Bar {
@@ -25,12 +30,30 @@ pub fn bars(title: &str, points: &[Bar], tick: impl Fn(f64) -> String, width: u3
     }
     let step = nice_step(max);
     let top_value = (max / step).ceil() * step;
-    let (left, right, top, bottom) = (64.0, width - 12.0, 12.0, height - 28.0);
+    // Axis labels too wide for their slot are turned 40° and the drawing grows below to
+    // hold them (cut past ROTATED_CHARS, whole in their hover), so none overlaps another.
+    let slot_width = (width - 12.0 - 64.0) / points.len() as f64;
+    let every = points.len().div_ceil(12).max(1);
+    let longest = points.iter().step_by(every).map(|p| p.label.chars().count()).max().unwrap_or(0);
+    let rotated = longest as f64 * CHAR_WIDTH > slot_width * every as f64 - 4.0;
+    let below = if rotated { longest.min(ROTATED_CHARS) as f64 * CHAR_WIDTH * 0.77 + 18.0 } else { 28.0 };
+    let height = if rotated { height - 28.0 + below } else { height };
+    // A turned label runs down and left from its bar: the first must not leave the drawing.
+    let reach = longest.min(ROTATED_CHARS) as f64 * CHAR_WIDTH * 0.77;
+    let left = if rotated { (reach - slot_width / 2.0 + 8.0).max(64.0) } else { 64.0 };
+    // The value axis says its unit above its ticks: the title's "(unit)", or what
+    // follows its ": ".
+    let unit = unit_of(title);
+    let top = if unit.is_some() { 26.0 } else { 12.0 };
+    let (right, bottom) = (width - 12.0, height - below);
     let y = |value: f64| bottom - (value.max(0.0) / top_value).min(1.0) * (bottom - top);
     let mut out = String::new();
     let total: f64 = points.iter().map(|p| p.value).filter(|v| v.is_finite()).sum();
     let summary = format!("{} bars, highest {}, total {}", points.len(), tick(max), tick(total));
     open_svg(&mut out, width, height, title, &summary);
+    if let Some(unit) = unit {
+        text(&mut out, left - 6.0, 12.0, r#" text-anchor="end""#, unit, ALL);
+    }
     let mut value = 0.0;
     while value <= top_value + step / 2.0 {
         line(&mut out, (left, y(value)), (right, y(value)), GRID_LINE);
@@ -38,7 +61,6 @@ pub fn bars(title: &str, points: &[Bar], tick: impl Fn(f64) -> String, width: u3
         value += step;
     }
     let slot = (right - left) / points.len() as f64;
-    let every = points.len().div_ceil(12).max(1);
     for (i, point) in points.iter().enumerate() {
         let x = left + slot * i as f64;
         let value = if point.value.is_finite() { point.value } else { 0.0 };
@@ -52,12 +74,30 @@ pub fn bars(title: &str, points: &[Bar], tick: impl Fn(f64) -> String, width: u3
             PALETTE[0],
             escape(&point.hover)
         );
-        if i % every == 0 {
-            text(&mut out, x + slot / 2.0, bottom + 16.0, r#" text-anchor="middle""#, &point.label, ALL);
+        if i % every == 0 && rotated {
+            let (lx, ly) = (x + slot / 2.0 + 4.0, bottom + 12.0);
+            let turn = format!(r#" text-anchor="end" transform="rotate(-40 {lx:.1} {ly:.1})""#);
+            text(&mut out, lx, ly, &turn, &point.label, ROTATED_CHARS);
+        } else if i % every == 0 {
+            // A level label never reaches left of the axis, where the ticks are.
+            let half = point.label.chars().count() as f64 * CHAR_WIDTH / 2.0;
+            let lx = (x + slot / 2.0).max(left + half + 2.0);
+            text(&mut out, lx, bottom + 16.0, r#" text-anchor="middle""#, &point.label, ALL);
         }
     }
     out.push_str("</svg>");
     out
+}
+
+/// The unit a chart's title gives its values: `Spend per day (USD)` → `USD`,
+/// `Tools: calls` → `calls`.
+fn unit_of(title: &str) -> Option<&str> {
+    if let Some(open) = title.rfind('(')
+        && title.ends_with(')')
+    {
+        return Some(&title[open + 1..title.len() - 1]).filter(|unit| !unit.is_empty());
+    }
+    title.rsplit_once(": ").map(|(_, unit)| unit).filter(|unit| !unit.is_empty())
 }
 
 #[cfg(test)]
@@ -66,6 +106,30 @@ mod tests {
 
     fn bar(label: &str, value: f64) -> Bar {
         Bar { label: label.into(), hover: format!("{label}: {value}"), value }
+    }
+
+    #[test]
+    fn the_value_axis_says_its_unit() {
+        assert_eq!(unit_of("Spend per day (USD)"), Some("USD"));
+        assert_eq!(unit_of("Tools: calls"), Some("calls"));
+        assert_eq!(unit_of("Spend"), None);
+        let svg = bars("Spend per day (USD)", &[bar("a", 1.0), bar("b", 2.0)], |v| format!("{v}"), 600, 200);
+        assert!(svg.contains(r#"text-anchor="end">USD</text>"#), "{svg}");
+    }
+
+    #[test]
+    fn labels_too_wide_for_their_slot_are_turned_and_the_drawing_grows_to_hold_them() {
+        let short = [bar("11-22", 1.0), bar("11-23", 2.0)];
+        let svg = bars("Spend", &short, |v| format!("{v}"), 600, 200);
+        assert!(!svg.contains("rotate("), "short labels stay level");
+        assert!(svg.contains(r#"height="200""#));
+        let models: Vec<Bar> =
+            (0..8).map(|i| bar(&format!("claude-sonnet-4-5-2025092{i}"), f64::from(i) + 1.0)).collect();
+        let svg = bars("Spend by model", &models, |v| format!("{v}"), 600, 200);
+        assert_eq!(svg.matches("rotate(-40").count(), 8, "every model's label is turned");
+        assert!(svg.contains(">claude-sonnet-4-5-20250927<"), "and whole: two models never read the same");
+        let height: f64 = svg.split("height=\"").nth(1).unwrap().split('"').next().unwrap().parse().unwrap();
+        assert!(height > 200.0, "the drawing grew to hold them: {height}");
     }
 
     #[test]

@@ -146,6 +146,49 @@ impl Browser {
             .unwrap_or(i64::MAX)
     }
 
+    /// The chart labels that overlap another label of the same chart or run past the
+    /// chart's edge, computed from their boxes as drawn (each as its text).
+    pub fn chart_label_faults(&self) -> Vec<String> {
+        let found = self.script(
+            "const faults = [];
+             // Each label as the four corners it is drawn at (turned labels included).
+             const corners = t => {
+               const b = t.getBBox(), m = t.getScreenCTM();
+               return [[b.x, b.y], [b.x + b.width, b.y], [b.x + b.width, b.y + b.height], [b.x, b.y + b.height]]
+                 .map(([x, y]) => [m.a * x + m.c * y + m.e, m.b * x + m.d * y + m.f]);
+             };
+             // Two convex shapes overlap unless an edge's normal separates them (by more than 1 px).
+             const overlap = (p, q) => {
+               for (const shape of [p, q]) for (let i = 0; i < 4; i++) {
+                 const [x1, y1] = shape[i], [x2, y2] = shape[(i + 1) % 4];
+                 const n = [y1 - y2, x2 - x1], len = Math.hypot(n[0], n[1]) || 1;
+                 const proj = s => s.map(([x, y]) => (x * n[0] + y * n[1]) / len);
+                 const a = proj(p), b = proj(q);
+                 if (Math.max(...a) - 1 <= Math.min(...b) || Math.max(...b) - 1 <= Math.min(...a)) return false;
+               }
+               return true;
+             };
+             for (const svg of document.querySelectorAll('svg[role=img]')) {
+               const frame = svg.getBoundingClientRect();
+               const labels = [...svg.querySelectorAll('text')]
+                 .filter(t => t.getBBox().width > 0)
+                 .map(t => [t.childNodes[0] ? t.childNodes[0].textContent : t.textContent, corners(t)]);
+               for (let i = 0; i < labels.length; i++) {
+                 const [text, p] = labels[i];
+                 if (p.some(([x, y]) => x < frame.left - 1 || x > frame.right + 1 || y < frame.top - 1 || y > frame.bottom + 1))
+                   faults.push('cut: ' + text);
+                 for (let j = i + 1; j < labels.length; j++)
+                   if (overlap(p, labels[j][1])) faults.push('overlap: ' + text + ' / ' + labels[j][0]);
+               }
+             }
+             return faults;",
+        );
+        found
+            .as_array()
+            .map(|list| list.iter().filter_map(|v| v.as_str().map(str::to_string)).collect())
+            .unwrap_or_default()
+    }
+
     /// Saves a PNG of the window to `path` (test artefacts).
     pub fn screenshot(&self, path: &std::path::Path) {
         use base64::Engine as _;

@@ -83,7 +83,7 @@ pub fn adoption(ctx: &Ctx<'_>) -> Result<(String, Vec<Table>), DbError> {
             },
         });
     }
-    weeks.chart = Some(bars("Active people per week", &points, |v| format!("{v:.0}"), 900, 200));
+    weeks.chart = Some(bars("Active people per week (people)", &points, |v| format!("{v:.0}"), 900, 200));
     let weeks = weeks.note("A week of fewer active people than the minimum shows no count (and no bar).");
     let mut agents = Table::new("agents-per-person", "Agents per person", vec!["Agents used", "People"]);
     for (label, count) in ["one", "two", "three or more"].iter().zip(read.by_agent_count) {

@@ -66,7 +66,8 @@ fn tool_table(
         .filter(|row| row.key.is_some())
         .take(12)
         .map(|row| Bar {
-            label: row.figures.tool.chars().take(14).collect(),
+            // Whole: the chart turns or cuts labels that do not fit (charts::bars).
+            label: row.figures.tool.clone(),
             hover: format!("{}: {} calls", row.figures.tool, row.figures.calls),
             value: row.figures.calls as f64,
         })
@@ -164,7 +165,7 @@ pub fn models(ctx: &Ctx<'_>) -> Result<(String, Vec<Table>), DbError> {
         .filter(|row| row.key.is_some())
         .take(12)
         .map(|row| Bar {
-            label: row.key.clone().unwrap_or_default().chars().take(14).collect(),
+            label: row.key.clone().unwrap_or_default(),
             hover: format!("{}: {}", row.key.as_deref().unwrap_or(""), crate::model::usd(row.figures.cost_nusd)),
             value: crate::model::nusd_to_usd(row.figures.cost_nusd),
         })
