@@ -37,6 +37,22 @@ pub fn seconds(ms: &Option<i64>) -> String {
     ms.map_or_else(|| UNKNOWN.to_string(), |ms| decimal(ms as f64 / 1000.0, 1))
 }
 
+/// A harness's timestamp (RFC 3339 with any fraction and offset, or a naive UTC date
+/// and time) as every instant reads on a page, `2026-11-26 08:01:26 UTC`; as stored
+/// when it reads as neither, "—" when there is none.
+pub fn instant(value: &Option<String>) -> String {
+    let Some(text) = value.as_deref().map(str::trim).filter(|text| !text.is_empty()) else {
+        return UNKNOWN.to_string();
+    };
+    let parsed = chrono::DateTime::parse_from_rfc3339(text).map(|at| at.timestamp_millis()).ok().or_else(|| {
+        ["%Y-%m-%d %H:%M:%S%.f", "%Y-%m-%dT%H:%M:%S%.f"]
+            .iter()
+            .find_map(|format| chrono::NaiveDateTime::parse_from_str(text, format).ok())
+            .map(|at| at.and_utc().timestamp_millis())
+    });
+    parsed.map_or_else(|| text.to_string(), crate::model::instants::exact_utc)
+}
+
 /// Text as stored, or "—" when there is none (or it is empty).
 pub fn text(value: &Option<String>) -> &str {
     value.as_deref().filter(|text| !text.is_empty()).unwrap_or(UNKNOWN)
@@ -68,6 +84,16 @@ pub fn tenths(value: &Option<f64>) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_harness_instant_reads_as_every_instant_does() {
+        let at = |text: &str| instant(&Some(text.to_string()));
+        assert_eq!(at("2026-11-26T08:01:26.185123+00:00"), "2026-11-26 08:01:26 UTC");
+        assert_eq!(at("2026-11-26T10:01:26+02:00"), "2026-11-26 08:01:26 UTC");
+        assert_eq!(at("2026-11-26 08:01:26.5"), "2026-11-26 08:01:26 UTC");
+        assert_eq!(at("yesterday"), "yesterday");
+        assert_eq!(instant(&None), UNKNOWN);
+    }
 
     #[test]
     fn half_way_rounds_away_from_zero_on_every_surface() {

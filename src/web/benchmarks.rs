@@ -58,7 +58,11 @@ fn runs_table(runs: &[RunSummary], dashboard: &str) -> Table {
                 raw: format!("{usd:.4}"),
                 href: None,
             }),
-            Cell::text(run.last_activity.clone().unwrap_or_default()),
+            Cell {
+                text: crate::evals::shown::instant(&run.last_activity),
+                raw: run.last_activity.clone().unwrap_or_default(),
+                href: None,
+            },
         ]);
     }
     table.note = "Cells are every cell of a run, with a result or only in the harness's live progress; completed cells have a result, of which passed and failed are exit classes pass and fail. Mean success counts a cell without a score as not succeeded; a cost marked “or more” is of the cells that recorded one.".into();

@@ -193,7 +193,8 @@ fn pulls_table(lines: &[delivery::PullRequestLine], slug: &str, visible: &[Visib
         let Some(person) = visible.iter().find(|v| v.user_id == line.author_user_id) else { continue };
         table.rows.push(vec![
             Cell::text(line.repo.clone()),
-            Cell::count(line.number),
+            // A pull request's number reads as GitHub writes it (`#1054`), never as a count.
+            Cell { text: format!("#{}", line.number), raw: line.number.to_string(), href: None },
             Cell::text(line.title.clone()),
             person_cell(slug, person),
             Cell::text(line.state.clone()),
