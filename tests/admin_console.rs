@@ -504,19 +504,13 @@ fn a_browser_walks_every_console_page_and_the_install_page() {
         for (path, heading) in pages {
             browser.goto(&format!("{web}{path}"));
             browser.wait_for(WAIT, heading, |b| b.text("h1").contains(heading));
-            for (width, height) in [(1400, 1000), (390, 844)] {
-                browser.resize(width, height);
-                let overflow = browser.overflow_px();
-                assert!(overflow <= 0, "{role} {path} at {width} px: {overflow} px too wide");
-                let faults = browser.chart_label_faults();
-                assert!(faults.is_empty(), "{role} {path} at {width} px: chart labels {faults:?}");
+            browser.at_each_width(&format!("{role} {path}"), |width| {
                 for theme in ["light", "dark"] {
                     browser.script(&format!("document.documentElement.dataset.theme = '{theme}';"));
                     let name = path.trim_start_matches('/').replace('/', "-");
                     browser.screenshot(&artefacts.join(format!("{name}-{role}-{width}-{theme}.png")));
                 }
-            }
-            browser.resize(1400, 1000);
+            });
         }
         if role == "admin" {
             // A form works without JavaScript: the test-send comes back with what it did.

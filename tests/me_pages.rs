@@ -272,12 +272,7 @@ fn a_browser_walks_me_in_light_and_dark_with_no_console_error() {
     let mine = ["/me", "/me/sessions", &session_page, &transcript_page, "/me/insights", "/me/search?q=bash"];
     for path in mine.into_iter().chain(["/me/prs", "/me/runs", "/me/settings", "/me/grants", "/me/settings/audit"]) {
         browser.goto(&format!("{web}{path}"));
-        for (width, height) in [(1400, 1000), (390, 844)] {
-            browser.resize(width, height);
-            let overflow = browser.overflow_px();
-            assert!(overflow <= 0, "{path} at {width} px: {overflow} px too wide");
-        }
-        browser.resize(1400, 1000);
+        browser.at_each_width(path, |_| {});
     }
     assert_eq!(
         browser.console_errors(),

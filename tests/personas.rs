@@ -44,16 +44,12 @@ fn sign_out(browser: &Browser) {
 /// The landing page at a laptop's and a phone's width, light and dark; at each width
 /// nothing is wider than the window (wide tables scroll inside their own box).
 fn keep_landing(browser: &Browser, persona: &str) {
-    for (width, height) in [(1400, 1000), (390, 844)] {
-        browser.resize(width, height);
-        let overflow = browser.overflow_px();
-        assert!(overflow <= 0, "{persona} at {width} px overflows by {overflow} px");
+    browser.at_each_width(&format!("{persona}'s landing"), |width| {
         for theme in ["light", "dark"] {
             browser.script(&format!("document.documentElement.dataset.theme = '{theme}';"));
             browser.screenshot(&artefacts().join(format!("persona-{persona}-{width}-{theme}.png")));
         }
-    }
-    browser.resize(1400, 1000);
+    });
     browser.script("delete document.documentElement.dataset.theme;");
 }
 

@@ -293,12 +293,7 @@ fn a_browser_walks_every_team_and_org_page_as_each_role() {
             browser.wait_for(WAIT, &heading, |b| b.text("h1").contains(&heading));
             // Nothing is wider than the window, on a laptop or a phone: wide tables
             // scroll in their own box, charts scale, the navigation wraps.
-            for (width, height) in [(1400, 1000), (390, 844)] {
-                browser.resize(width, height);
-                let overflow = browser.overflow_px();
-                assert!(overflow <= 0, "{role} {path} at {width} px: {overflow} px too wide");
-                let faults = browser.chart_label_faults();
-                assert!(faults.is_empty(), "{role} {path} at {width} px: chart labels {faults:?}");
+            browser.at_each_width(&format!("{role} {path}"), |width| {
                 for theme in ["light", "dark"] {
                     browser.script(&format!("document.documentElement.dataset.theme = '{theme}';"));
                     if let Some(chart) = chart {
@@ -307,8 +302,7 @@ fn a_browser_walks_every_team_and_org_page_as_each_role() {
                     let name = path.trim_start_matches('/').replace('/', "-");
                     browser.screenshot(&artefacts.join(format!("{name}-{role}-{width}-{theme}.png")));
                 }
-            }
-            browser.resize(1400, 1000);
+            });
         }
         assert_eq!(browser.console_errors(), Vec::<String>::new(), "{role}: no console error");
         browser.click("form[action='/logout'] button[type=submit]");

@@ -139,6 +139,21 @@ impl Browser {
         self.call("POST", "/window/rect", Some(json!({"width": width, "height": height})));
     }
 
+    /// At a laptop's (1,400 px) and a phone's (390 px) width in turn: the page is no wider
+    /// than the window and no chart label overlaps another or leaves its chart (panics
+    /// naming `what`), then `each(width)` (a screenshot); back to 1,400 px after.
+    pub fn at_each_width(&self, what: &str, mut each: impl FnMut(u32)) {
+        for (width, height) in [(1400, 1000), (390, 844)] {
+            self.resize(width, height);
+            let overflow = self.overflow_px();
+            assert!(overflow <= 0, "{what} at {width} px: {overflow} px too wide");
+            let faults = self.chart_label_faults();
+            assert!(faults.is_empty(), "{what} at {width} px: chart labels {faults:?}");
+            each(width);
+        }
+        self.resize(1400, 1000);
+    }
+
     /// How many pixels the page is wider than the window (0 or less: it fits).
     pub fn overflow_px(&self) -> i64 {
         self.script("return document.documentElement.scrollWidth - document.documentElement.clientWidth;")
