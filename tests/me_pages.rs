@@ -626,4 +626,17 @@ fn the_transcript_shows_each_command_and_its_output() {
     assert!(html.contains("<pre class=\"result\">test result: ok. 12 passed"), "a short output is open: {html}");
     assert!(html.contains("<span class=\"redacted\">[REDACTED:"), "the redaction is visible in the command: {html}");
     assert!(!html.contains("sk-proj-abcdefghijklmnopqrstuvwxyz"), "the secret itself never is");
+
+    // Each row of the session's flat table links to its place in the transcript.
+    let (_, session_page, _) = page(&format!("{}/sessions/{id}", server.server.web), Some(&token));
+    let link = format!("href=\"/sessions/{id}/transcript?at=");
+    let at = session_page.find(&link).expect("a row's link to the transcript") + link.len();
+    let ts: i64 = session_page[at..].split('#').next().unwrap().parse().unwrap();
+    let (status, placed, _) =
+        page(&format!("{}/sessions/{id}/transcript?at={}", server.server.web, ts + 1_500), Some(&token));
+    assert_eq!(status, 200);
+    let here = &placed[placed.find("<span id=\"at\"></span>").expect("the place is marked")..];
+    assert!(here.contains("class=\"message") && here.contains(" here\""), "{here}");
+    let (status, _, _) = page(&format!("{}/sessions/{id}/transcript?at=soon", server.server.web), Some(&token));
+    assert_eq!(status, 400);
 }

@@ -67,6 +67,8 @@ pub struct Page {
     pub total: usize,
     /// How many messages matched, when the read looked for some (may exceed `messages`).
     pub matched: usize,
+    /// The position of the message a [`Wanted::WindowAt`] read found.
+    pub at: Option<usize>,
 }
 
 /// Which messages a read keeps.
@@ -77,6 +79,10 @@ pub enum Wanted<'a> {
     /// Up to `limit` messages containing `needle` (lower-case), in their text or a tool
     /// call's input.
     Containing { needle: &'a str, limit: usize },
+    /// The window of `limit` messages (windows start at multiples of `limit`) holding
+    /// the first message at or after `ts_ms`; the last window when none is. `Page::at`
+    /// says which message that is.
+    WindowAt { ts_ms: i64, limit: usize },
 }
 
 /// A message as a reader gets it: text and tool inputs cut to [`MAX_READ_TEXT_BYTES`].
@@ -114,11 +120,27 @@ pub fn read(
 /// measuring (`bench transcript-memory`). People's reads go through [`read`].
 pub fn read_file(data_dir: &Path, relative: &str, agent_type: &str, wanted: Wanted<'_>) -> Result<Page, DbError> {
     let text = store::open(data_dir, relative)?;
-    let mut page = Page { messages: Vec::new(), total: 0, matched: 0 };
+    let mut page = Page { messages: Vec::new(), total: 0, matched: 0, at: None };
     segments::for_each(text, |segment| {
         for message in super::parse::parse(agent_type, segment) {
             let position = page.total;
             page.total += 1;
+            if let Wanted::WindowAt { ts_ms, limit } = wanted {
+                let limit = limit.max(1);
+                if page.at.is_none() {
+                    // Until the message is found, keep only the window being read.
+                    if position % limit == 0 {
+                        page.messages.clear();
+                    }
+                    if message.ts_ms.is_some_and(|ts| ts >= ts_ms) {
+                        page.at = Some(position);
+                    }
+                    page.messages.push((position, for_reader(message)));
+                } else if position / limit == page.at.unwrap_or(0) / limit {
+                    page.messages.push((position, for_reader(message)));
+                }
+                continue;
+            }
             let keep = match wanted {
                 Wanted::Window { offset, limit } => position >= offset && position - offset < limit,
                 Wanted::Containing { needle, limit } => {
@@ -126,6 +148,7 @@ pub fn read_file(data_dir: &Path, relative: &str, agent_type: &str, wanted: Want
                     page.matched += usize::from(matches);
                     matches && page.messages.len() < limit
                 }
+                Wanted::WindowAt { .. } => false,
             };
             if keep && page.messages.len() < MAX_PAGE_MESSAGES {
                 page.messages.push((position, for_reader(message)));
@@ -148,6 +171,29 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let relative = store::write(dir.path(), "s1", &lines.join("\n")).unwrap();
         (dir, relative)
+    }
+
+    #[test]
+    fn a_window_is_found_by_the_time_of_its_message() {
+        let lines: Vec<String> = (0..45)
+            .map(|i| {
+                serde_json::json!({
+                    "type": "user",
+                    "message": {"role": "user", "content": format!("message {i}")},
+                    "timestamp": crate::model::rfc3339_ms(1_000 * i),
+                })
+                .to_string()
+            })
+            .collect();
+        let (dir, relative) = stored(&lines);
+        let found =
+            read_file(dir.path(), &relative, "claude_code", Wanted::WindowAt { ts_ms: 23_500, limit: 20 }).unwrap();
+        let positions: Vec<usize> = found.messages.iter().map(|(p, _)| *p).collect();
+        assert_eq!(found.at, Some(24), "the first message at or after the time");
+        assert_eq!(positions, (20..40).collect::<Vec<_>>(), "its whole window");
+        let late =
+            read_file(dir.path(), &relative, "claude_code", Wanted::WindowAt { ts_ms: 99_000, limit: 20 }).unwrap();
+        assert_eq!((late.at, late.messages.len()), (None, 5), "past the end: the last window");
     }
 
     #[test]

@@ -50,6 +50,8 @@ pub struct TimelineParams {
 pub struct Step {
     /// Time since the session's first event, `m:ss` or `h:mm:ss`.
     pub offset: String,
+    /// When it happened (ms), for the link to its place in the transcript.
+    pub ts_ms: i64,
     pub kind: &'static str,
     pub what: String,
     /// `error`, `denied` … for the row's class; empty when there is nothing to flag.
@@ -451,7 +453,7 @@ fn timeline(start_ms: i64, events: &[Event]) -> Vec<Step> {
             };
             let cost =
                 if event.cost_nusd != 0 { format!("${:.4}", nusd_to_usd(event.cost_nusd)) } else { String::new() };
-            Step { offset, kind, what, flag, cost }
+            Step { offset, ts_ms: event.ts_ms, kind, what, flag, cost }
         })
         .collect()
 }

@@ -37,6 +37,10 @@ pub struct TranscriptParams {
     page: String,
     #[serde(default)]
     find: String,
+    /// A time (ms since the epoch): the page holding the first message from then, with
+    /// that message marked `#at` (the session page's rows link here).
+    #[serde(default)]
+    at: String,
 }
 
 /// A tool call as the page shows it: its name, the line saying what it did, and its
@@ -61,6 +65,8 @@ pub struct Shown {
     pub html: String,
     pub calls: Vec<ShownCall>,
     pub error: bool,
+    /// The message an `?at=` link asked for.
+    pub here: bool,
     /// The whole text's length when what is shown was cut.
     pub whole_bytes: Option<usize>,
 }
@@ -168,6 +174,7 @@ fn shown(position: usize, message: &Message, find: &str) -> Shown {
             })
             .collect(),
         error: message.is_error,
+        here: false,
         whole_bytes: message.whole_text_bytes,
     }
 }
@@ -184,6 +191,12 @@ pub async fn page(
             PageError(AppError::bad_request("page", format!("page must be a number from 1, not {text:?}")))
         })?,
     };
+    let at_ms: Option<i64> = match params.at.as_str() {
+        "" => None,
+        text => Some(text.parse().map_err(|_| {
+            PageError(AppError::bad_request("at", format!("at must be a time in milliseconds, not {text:?}")))
+        })?),
+    };
     let find = params.find.trim().to_string();
     let needle = find.to_lowercase();
     let (proof, basis) = super::sessions::authorize(&state, &caller, &session_id, Reading::Transcript).await?;
@@ -191,9 +204,10 @@ pub async fn page(
     let (read_page, ground) = state
         .read(move |conn| {
             let ground = super::reading_ground::describe(conn, &basis, proof.owner_id())?;
-            let wanted = match needle.as_str() {
-                "" => Wanted::Window { offset: (page - 1).saturating_mul(PAGE_MESSAGES), limit: PAGE_MESSAGES },
-                needle => Wanted::Containing { needle, limit: MAX_FOUND },
+            let wanted = match (needle.as_str(), at_ms) {
+                ("", Some(ts_ms)) => Wanted::WindowAt { ts_ms, limit: PAGE_MESSAGES },
+                ("", None) => Wanted::Window { offset: (page - 1).saturating_mul(PAGE_MESSAGES), limit: PAGE_MESSAGES },
+                (needle, _) => Wanted::Containing { needle, limit: MAX_FOUND },
             };
             Ok::<_, crate::db::DbError>(pages::read(conn, &data_dir, &proof, wanted)?.map(|page| (page, ground)))
         })
@@ -202,7 +216,16 @@ pub async fn page(
     let total = read_page.total;
     let pages = total.div_ceil(PAGE_MESSAGES).max(1);
     let found = (!find.is_empty()).then_some(read_page.matched);
-    let shown_messages = read_page.messages.iter().map(|(position, m)| shown(*position, m, &find)).collect();
+    // An `?at=` read is of the window holding its message: that window's page.
+    let page = match (at_ms, read_page.messages.first()) {
+        (Some(_), Some((first, _))) if find.is_empty() => first / PAGE_MESSAGES + 1,
+        _ => page,
+    };
+    let shown_messages = read_page
+        .messages
+        .iter()
+        .map(|(position, m)| Shown { here: read_page.at == Some(*position), ..shown(*position, m, &find) })
+        .collect();
     Ok(render(&TranscriptPage {
         nav_role: caller.role.as_str(),
         session_id,
