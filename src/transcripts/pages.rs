@@ -129,7 +129,7 @@ pub fn read_file(data_dir: &Path, relative: &str, agent_type: &str, wanted: Want
                 let limit = limit.max(1);
                 if page.at.is_none() {
                     // Until the message is found, keep only the window being read.
-                    if position % limit == 0 {
+                    if position.is_multiple_of(limit) {
                         page.messages.clear();
                     }
                     if message.ts_ms.is_some_and(|ts| ts >= ts_ms) {
