@@ -48,6 +48,7 @@ fn runs_table(runs: &[RunSummary], dashboard: &str) -> Table {
                 text: format!("{}%", crate::model::decimal::decimal(rate * 100.0, 1)),
                 raw: format!("{rate:.4}"),
                 href: None,
+                title: None,
             }),
             run.total_cost.map_or(Cell::text("—"), |usd| Cell {
                 text: format!(
@@ -57,11 +58,13 @@ fn runs_table(runs: &[RunSummary], dashboard: &str) -> Table {
                 ),
                 raw: format!("{usd:.4}"),
                 href: None,
+                title: None,
             }),
             Cell {
                 text: crate::evals::shown::instant(&run.last_activity),
                 raw: run.last_activity.clone().unwrap_or_default(),
                 href: None,
+                title: None,
             },
         ]);
     }

@@ -24,20 +24,22 @@ pub struct Cell {
     pub text: String,
     pub raw: String,
     pub href: Option<String>,
+    /// Said on hover (an instant's exact time beside its "3 h ago").
+    pub title: Option<String>,
 }
 
 impl Cell {
     pub fn text(text: impl Into<String>) -> Cell {
         let text = text.into();
-        Cell { raw: text.clone(), text, href: None }
+        Cell { raw: text.clone(), text, href: None, title: None }
     }
 
     pub fn count(value: i64) -> Cell {
-        Cell { text: count(value), raw: value.to_string(), href: None }
+        Cell { text: count(value), raw: value.to_string(), href: None, title: None }
     }
 
     pub fn usd(nusd: i64) -> Cell {
-        Cell { text: usd(nusd), raw: format!("{:.2}", crate::model::nusd_to_usd(nusd)), href: None }
+        Cell { text: usd(nusd), raw: format!("{:.2}", crate::model::nusd_to_usd(nusd)), href: None, title: None }
     }
 
     /// A share of a whole, in percent; "—" when the whole is zero.
@@ -46,7 +48,7 @@ impl Cell {
             return Cell::text("—");
         }
         let percent = part as f64 * 100.0 / whole as f64;
-        Cell { text: format!("{percent:.0}%"), raw: format!("{percent:.1}"), href: None }
+        Cell { text: format!("{percent:.0}%"), raw: format!("{percent:.1}"), href: None, title: None }
     }
 
     /// A duration in hours, or "—".
@@ -54,9 +56,19 @@ impl Cell {
         match ms {
             Some(ms) => {
                 let hours = ms as f64 / 3_600_000.0;
-                Cell { text: format!("{hours:.1} h"), raw: format!("{hours:.2}"), href: None }
+                Cell { text: format!("{hours:.1} h"), raw: format!("{hours:.2}"), href: None, title: None }
             }
             None => Cell::text("—"),
+        }
+    }
+
+    /// An instant: "3 h ago" before `now_ms`, its exact UTC time on hover, RFC 3339 in CSV.
+    pub fn when(ms: i64, now_ms: i64) -> Cell {
+        Cell {
+            text: crate::model::instants::relative(ms, now_ms),
+            raw: crate::model::rfc3339_ms(ms),
+            href: None,
+            title: Some(crate::model::instants::exact_utc(ms)),
         }
     }
 

@@ -44,7 +44,7 @@ fn person_cell(slug: &str, visible: &Visible) -> Cell {
     Cell::text(shown_name(visible)).link(format!("/team/{slug}/members/{}", visible.user_id))
 }
 
-fn sessions_table(slug: &str, rows: &[(String, SessionRow)], people: &[Visible]) -> Table {
+fn sessions_table(slug: &str, rows: &[(String, SessionRow)], people: &[Visible], now_ms: i64) -> Table {
     let mut table = Table::new(
         "sessions",
         "Sessions",
@@ -63,7 +63,7 @@ fn sessions_table(slug: &str, rows: &[(String, SessionRow)], people: &[Visible])
     );
     for (owner, row) in rows {
         let Some(person) = people.iter().find(|p| &p.user_id == owner) else { continue };
-        let started = Cell::text(row.started[..16].replace('T', " "));
+        let started = Cell::when(row.started_ms, now_ms);
         table.rows.push(vec![
             // Every row opens: the list shows only sessions the rules let this reader open
             // (their own, a member they lead who allows drill-in, a grant's subject), and
@@ -176,7 +176,7 @@ pub async fn sessions(
             }),
         ]);
     }
-    page.tables = vec![sessions_table(&slug, &rows, &visible), people];
+    page.tables = vec![sessions_table(&slug, &rows, &visible, state.clock.now_ms()), people];
     if params.format.as_deref() != Some("csv") || params.table.as_deref() == Some("sessions") {
         audit_members(&state, &caller, shown, path).await?;
     }
@@ -194,7 +194,7 @@ fn pulls_table(lines: &[delivery::PullRequestLine], slug: &str, visible: &[Visib
         table.rows.push(vec![
             Cell::text(line.repo.clone()),
             // A pull request's number reads as GitHub writes it (`#1054`), never as a count.
-            Cell { text: format!("#{}", line.number), raw: line.number.to_string(), href: None },
+            Cell { text: format!("#{}", line.number), raw: line.number.to_string(), href: None, title: None },
             Cell::text(line.title.clone()),
             person_cell(slug, person),
             Cell::text(line.state.clone()),
@@ -326,7 +326,7 @@ pub async fn member(
         figures,
         by_agent,
         by_tool,
-        sessions_table(&slug, &sessions, &visible),
+        sessions_table(&slug, &sessions, &visible, state.clock.now_ms()),
         pulls_table(&pulls, &slug, &visible),
     ];
     audit_members(&state, &caller, vec![(person.user_id.clone(), person.basis)], path).await?;

@@ -284,7 +284,13 @@ impl AdminPage {
 /// A time for a page, `—` for none.
 pub fn when(ms: Option<i64>) -> Cell {
     match ms {
-        Some(ms) => Cell::text(crate::model::rfc3339_ms(ms)),
+        // The one exact form a person reads (`model::instants`); RFC 3339 where copied.
+        Some(ms) => Cell {
+            text: crate::model::instants::exact_utc(ms),
+            raw: crate::model::rfc3339_ms(ms),
+            href: None,
+            title: None,
+        },
         None => Cell::text("—"),
     }
 }
