@@ -9,4 +9,5 @@ pub mod drill_in;
 pub mod grants;
 pub mod policies;
 pub mod roles;
+pub mod team_edits;
 pub mod teams;

@@ -37,6 +37,7 @@ pub mod reports;
 pub mod scope;
 pub mod search;
 pub mod security;
+pub mod session_timeline;
 pub mod sessions;
 pub mod settings;
 pub mod shown;

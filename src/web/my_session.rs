@@ -21,13 +21,13 @@ use axum::response::Response;
 use serde::Deserialize;
 
 use super::login::render;
+use super::session_timeline::{Step, TurnRow, timeline, timeline_csv};
 use super::trace;
 use crate::db::DbError;
 use crate::events::reads;
 use crate::http::errors::{AppError, PageError};
 use crate::http::extract::{Form, Path, Query};
 use crate::model::wire::Event;
-use crate::model::{EventType, nusd_to_usd};
 use crate::scoring::feedback::{Answer, Feedback, NOTE_MAX_CHARS};
 use crate::sessions::read::{Basis, Reading};
 use crate::sessions::sharing;
@@ -44,19 +44,6 @@ pub struct TimelineParams {
     /// `csv`: the page's events as the flat table, one row each.
     #[serde(default)]
     format: String,
-}
-
-/// One line of the timeline.
-pub struct Step {
-    /// Time since the session's first event, `m:ss` or `h:mm:ss`.
-    pub offset: String,
-    /// When it happened (ms), for the link to its place in the transcript.
-    pub ts_ms: i64,
-    pub kind: &'static str,
-    pub what: String,
-    /// `error`, `denied` … for the row's class; empty when there is nothing to flag.
-    pub flag: &'static str,
-    pub cost: String,
 }
 
 #[derive(Template)]
@@ -99,53 +86,6 @@ struct SessionPage {
     scores: Vec<(&'static str, String, String, &'static str)>,
     /// The owner's feedback, to fill the form.
     feedback: FeedbackForm,
-}
-
-/// One turn as the trace lists it: its summary line and its own waterfall.
-pub struct TurnRow {
-    pub label: String,
-    /// When it began, from the session's first event.
-    pub at: String,
-    pub took: String,
-    pub model: String,
-    pub tokens: String,
-    pub cost: String,
-    /// `Bash ×3, Edit`, and how many failed.
-    pub tools: String,
-    pub failed: usize,
-    pub waits: usize,
-    pub chart: String,
-}
-
-impl TurnRow {
-    fn of(turn: &trace::Turn, session_start_ms: i64) -> TurnRow {
-        let chart = crate::charts::waterfall(
-            &turn.label(),
-            &turn.spans,
-            turn.start_ms,
-            turn.end_ms.max(turn.start_ms + 1),
-            900,
-        );
-        TurnRow {
-            label: turn.label(),
-            at: clock(turn.start_ms - session_start_ms),
-            took: clock(turn.end_ms - turn.start_ms),
-            model: turn.model.clone().unwrap_or_else(|| "—".into()),
-            tokens: format!(
-                "{} in, {} out",
-                crate::model::count(turn.input_tokens),
-                crate::model::count(turn.output_tokens)
-            ),
-            cost: format!("${:.4}", nusd_to_usd(turn.cost_nusd)),
-            tools: match trace::tools_of(turn) {
-                tools if tools.is_empty() => "no tool calls".into(),
-                tools => tools,
-            },
-            failed: turn.failed_calls,
-            waits: turn.waits,
-            chart,
-        }
-    }
 }
 
 /// The feedback form's fields (`thumbs`: up, down or empty; the rubric's answers: yes,
@@ -321,7 +261,7 @@ pub async fn page(
     Ok(render(&SessionPage {
         nav_role: caller.role.as_str(),
         cost: format!("${:.4}", session.cost_usd),
-        duration: clock(session.last_event_ms - session.first_event_ms),
+        duration: crate::charts::offset(session.last_event_ms - session.first_event_ms),
         started_ago: crate::model::instants::relative(session.first_event_ms, state.clock.now_ms()),
         started_exact: crate::model::instants::exact_utc(session.first_event_ms),
         repository: session
@@ -362,111 +302,6 @@ pub async fn page(
             .collect(),
         feedback: FeedbackForm::of(feedback),
     }))
-}
-
-/// The flat table of a page of events as CSV (the time from the session's first event,
-/// the kind, the detail, the cost).
-fn timeline_csv(session_id: &str, steps: &[Step]) -> Response {
-    use axum::response::IntoResponse;
-    let mut writer = csv::Writer::from_writer(Vec::new());
-    // Writing to a Vec cannot fail.
-    let _ = writer.write_record(["At", "What", "Detail", "Cost"]);
-    for step in steps {
-        let _ = writer.write_record([step.offset.as_str(), step.kind, step.what.as_str(), step.cost.as_str()]);
-    }
-    let body = writer.into_inner().unwrap_or_default();
-    let disposition = format!("attachment; filename=\"session-{session_id}-events.csv\"");
-    (
-        [
-            (axum::http::header::CONTENT_TYPE, "text/csv; charset=utf-8".to_string()),
-            (axum::http::header::CONTENT_DISPOSITION, disposition),
-        ],
-        body,
-    )
-        .into_response()
-}
-
-/// `m:ss`, or `h:mm:ss` from an hour.
-fn clock(ms: i64) -> String {
-    let seconds = ms.max(0) / 1000;
-    let (h, m, s) = (seconds / 3600, seconds / 60 % 60, seconds % 60);
-    if h > 0 { format!("{h}:{m:02}:{s:02}") } else { format!("{m}:{s:02}") }
-}
-
-/// The steps of a page of events; a model switch is noted on the turn that switched.
-fn timeline(start_ms: i64, events: &[Event]) -> Vec<Step> {
-    let mut model: Option<&str> = None;
-    events
-        .iter()
-        .map(|event| {
-            let offset = clock(event.ts_ms - start_ms);
-            let tool = event.tool.as_ref();
-            let tool_name = tool.map_or("a tool".to_string(), |t| t.name.clone());
-            let (kind, what, flag) = match event.event_type {
-                EventType::SessionStart => ("start", git_line(event), ""),
-                EventType::SessionEnd => ("end", "the session ended".to_string(), ""),
-                EventType::PromptSubmit => (
-                    "prompt",
-                    event
-                        .response_ms
-                        .map_or("a prompt".to_string(), |ms| format!("a prompt; first response after {}", clock(ms))),
-                    "",
-                ),
-                EventType::ToolStart => ("tool", format!("{tool_name} started"), ""),
-                EventType::ToolEnd => {
-                    let status = tool.and_then(|t| t.status).map_or("ended", |s| s.as_str());
-                    let took = tool.and_then(|t| t.duration_ms).map_or(String::new(), |ms| format!(" in {} ms", ms));
-                    let flag = match status {
-                        "error" => "error",
-                        "denied" => "denied",
-                        _ => "",
-                    };
-                    ("tool", format!("{tool_name}: {status}{took}"), flag)
-                }
-                EventType::Notification => {
-                    ("wait", format!("notification: {}", event.notification_kind.map_or("other", |k| k.as_str())), "")
-                }
-                EventType::TurnEnd => {
-                    let switched = match (model, event.model.as_deref()) {
-                        (Some(before), Some(now)) if before != now => format!(" (switched from {before})"),
-                        _ => String::new(),
-                    };
-                    if let Some(now) = event.model.as_deref() {
-                        model = Some(now);
-                    }
-                    let u = &event.usage;
-                    (
-                        "turn",
-                        format!(
-                            "{}{switched}: {} in, {} out, {} cache read, {} cache written",
-                            event.model.as_deref().unwrap_or("a turn"),
-                            u.input_tokens,
-                            u.output_tokens,
-                            u.cache_read_tokens,
-                            u.cache_write_5m_tokens + u.cache_write_1h_tokens
-                        ),
-                        "",
-                    )
-                }
-                EventType::SubagentEnd => ("subagent", "a subagent finished".to_string(), ""),
-                EventType::Compact => ("compaction", "the context was compacted".to_string(), ""),
-            };
-            let cost =
-                if event.cost_nusd != 0 { format!("${:.4}", nusd_to_usd(event.cost_nusd)) } else { String::new() };
-            Step { offset, ts_ms: event.ts_ms, kind, what, flag, cost }
-        })
-        .collect()
-}
-
-fn git_line(event: &Event) -> String {
-    match &event.git {
-        Some(git) => format!(
-            "started on {} at {}",
-            git.branch.as_deref().unwrap_or("an unknown branch"),
-            git.commit.as_deref().map_or("an unknown commit".to_string(), |c| c.chars().take(10).collect())
-        ),
-        None => "the session started".to_string(),
-    }
 }
 
 #[derive(Deserialize)]
@@ -515,17 +350,4 @@ pub async fn set_feedback(
         return Err(PageError(AppError::NotFound));
     }
     Ok(axum::response::Redirect::to(&format!("/sessions/{session_id}#feedback")))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn offsets_read_as_clocks() {
-        assert_eq!(clock(0), "0:00");
-        assert_eq!(clock(61_500), "1:01");
-        assert_eq!(clock(3_723_000), "1:02:03");
-        assert_eq!(clock(-5), "0:00");
-    }
 }
