@@ -64,6 +64,12 @@ fn section(browser: &Browser, id: &str) -> String {
     browser.script(&script).as_str().unwrap_or_default().to_string()
 }
 
+/// Whether the page's `main` (once it is there: a page may still be loading) contains
+/// `words`.
+fn main_says(browser: &Browser, words: &str) -> bool {
+    browser.find("main").is_some() && browser.text("main").contains(words)
+}
+
 fn no_console_errors(browser: &Browser, persona: &str) {
     assert_eq!(browser.console_errors(), Vec::<String>::new(), "{persona}: no console error");
 }
@@ -107,7 +113,7 @@ fn the_investigator_asks_an_administrator_approves_and_the_subject_sees_the_read
     let approve = format!("form[action='/admin/access-grants/{grant_id}/approve'] button[type=submit]");
     browser.wait_for(WAIT, "the approve button", |b| b.find(&approve).is_some());
     browser.click(&approve);
-    browser.wait_for(WAIT, "the approval", |b| b.text("main").contains("APPROVED"));
+    browser.wait_for(WAIT, "the approval", |b| main_says(b, "APPROVED"));
 
     // The investigator opens the session from the grant and reads on what ground.
     sign_out(&browser);
@@ -190,7 +196,7 @@ fn the_lead_lands_on_their_team_and_reads_a_members_shared_session() {
     assert!(browser.find("form[action$='/sharing']").is_none(), "the owner's controls are the owner's");
     let transcript_link = format!("a[href='/sessions/{session}/transcript']");
     browser.click(&transcript_link);
-    browser.wait_for(WAIT, "the transcript", |b| b.text("main").contains("where is the ledger kept"));
+    browser.wait_for(WAIT, "the transcript", |b| main_says(b, "where is the ledger kept"));
     assert!(browser.text("main").contains("in the vault, behind the payroll"));
     browser.screenshot(&artefacts().join("persona-lead-transcript.png"));
     no_console_errors(&browser, "lead");
@@ -285,7 +291,7 @@ fn the_administrator_lands_on_health_then_adds_a_person_and_a_team() {
     browser.type_into(&format!("{create} input[name=name]"), "Checkout");
     browser.script(&format!("document.querySelector(\"{create} select[name=parent]\").value = 'web';"));
     browser.click(&format!("{create} button[type=submit]"));
-    browser.wait_for(WAIT, "the created team", |b| b.text("main").contains("team web-checkout is created"));
+    browser.wait_for(WAIT, "the created team", |b| main_says(b, "team web-checkout is created"));
     assert!(section(&browser, "tree").contains("Checkout"), "{}", section(&browser, "tree"));
     no_console_errors(&browser, "admin");
     sign_out(&browser);
@@ -299,7 +305,7 @@ fn the_administrator_lands_on_health_then_adds_a_person_and_a_team() {
     browser.wait_for(WAIT, "the new person's own page", |b| b.url().ends_with("/me"));
     no_console_errors(&browser, "new person");
     browser.goto(&link);
-    browser.wait_for(WAIT, "the used link's page", |b| b.text("main").contains("cannot be used"));
+    browser.wait_for(WAIT, "the used link's page", |b| main_says(b, "cannot be used"));
     assert_eq!(world.audited("USER_ADDED"), 1);
     assert_eq!(world.audited("TEAM_CREATED"), 1);
     assert_eq!(world.audited("PASSWORD_SET_BY_LINK"), 1);
