@@ -131,14 +131,17 @@ CREATE TABLE event_partitions (
 
 -- Stored transcripts and their indexing state, one row per session that has one. The
 -- file itself is <data_dir>/transcripts/<session id>.jsonl.zst; sessions keep the pointer.
+-- title: the session's name the indexer found in the redacted file (transcripts::title),
+-- '' for none; NULL queues the row for the indexer.
 CREATE TABLE transcript_index (
     session_id      TEXT PRIMARY KEY REFERENCES sessions(id) ON DELETE CASCADE,
     upload_sha256   TEXT NOT NULL,
     stored_ms       INTEGER NOT NULL,
     indexed_ms      INTEGER,
     message_count   INTEGER
-);
+, title TEXT);
 CREATE INDEX transcript_index_unindexed ON transcript_index (stored_ms) WHERE indexed_ms IS NULL;
+CREATE INDEX transcript_index_untitled ON transcript_index (stored_ms) WHERE title IS NULL;
 
 -- One sign-in (a web login or a CLI login). Access tokens name it (`sid`) and refresh
 -- tokens belong to it (auth_tokens.family_id), so revoking it ends both at once.
@@ -297,6 +300,22 @@ CREATE TABLE scores (
     created_at_ms   INTEGER NOT NULL,
     UNIQUE (subject_type, subject_id, scorer_name, scorer_version, period_start_ms)
 );
+
+-- What each session score usually is (scoring::bands): scope '' is the organisation's
+-- band over the people it counts, a user id that person's own; replaced whole by the
+-- scoring jobs.
+CREATE TABLE score_bands (
+    scope          TEXT NOT NULL,
+    scorer_name    TEXT NOT NULL,
+    scorer_version TEXT NOT NULL,
+    sessions       INTEGER NOT NULL,
+    people         INTEGER NOT NULL,
+    low            REAL NOT NULL,
+    middle         REAL NOT NULL,
+    high           REAL NOT NULL,
+    computed_at_ms INTEGER NOT NULL,
+    PRIMARY KEY (scope, scorer_name, scorer_version)
+) WITHOUT ROWID;
 
 -- How far re-redaction of stored event metadata has come, one row per day partition
 -- (`backfill-redaction`); no row: stored under rules version 1.

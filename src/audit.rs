@@ -129,6 +129,37 @@ impl Action {
     }
 }
 
+/// What an action did, in words addressed to the person it was about ("read your
+/// transcript"), for their "Who read my data" page; `None` for an action not shown there
+/// in words (the page then shows its code alone).
+pub fn said_to_subject(action: &str) -> Option<&'static str> {
+    Some(match action {
+        "GRANT_REQUESTED" => "asked for access to your sessions",
+        "GRANT_APPROVED" => "approved access to your sessions",
+        "GRANT_DENIED" => "refused access to your sessions",
+        "GRANT_REVOKED" => "ended access to your sessions",
+        "GRANT_USED" => "read your session under an access grant",
+        "SESSION_READ" => "read your session as your team lead",
+        "TRANSCRIPT_READ" => "read your session's transcript as your team lead",
+        "MEMBER_VIEWED" => "looked at your figures on a team page",
+        "JUDGE_READ" => "read a judge's verdict on your session",
+        "USER_ROLE_CHANGED" => "changed your role",
+        "USER_DISABLED" => "disabled your account",
+        "USER_ENABLED" => "enabled your account",
+        "USER_ADDED" => "added you",
+        "PASSWORD_LINK_MADE" => "made a link to set your password",
+        "PASSWORD_SET_BY_LINK" => "set your password with a one-time link",
+        "TOKENS_REVOKED" => "signed you out everywhere and revoked your tokens",
+        "POLICY_LOWERED" => "lowered your privacy settings",
+        "DELETION_REQUESTED" => "asked for your data to be deleted",
+        "DELETION_COMPLETED" => "deleted your data",
+        "TEAM_ROLE_CHANGED" => "changed your role in a team",
+        "TEAM_MEMBER_REMOVED" => "removed you from a team",
+        "REFRESH_TOKEN_REUSED" => "reused an old sign-in token (all your sign-ins were ended)",
+        _ => return None,
+    })
+}
+
 /// One row to append.
 pub struct Entry<'a> {
     pub actor_id: Option<&'a str>,

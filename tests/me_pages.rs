@@ -100,7 +100,7 @@ fn me_shows_my_interactive_usage_and_the_root_sends_me_there() {
     let (status, csv, _) = page(&format!("{web}/me/sessions?format=csv&sort=cost&order=desc"), Some(&access));
     assert_eq!(status, 200);
     let lines: Vec<&str> = csv.lines().collect();
-    assert!(lines[0].starts_with("id,agent,session,run_kind,started"), "{csv}");
+    assert!(lines[0].starts_with("id,name,agent,session,run_kind,started"), "{csv}");
     assert_eq!(lines.len(), 3, "a header and two sessions: {csv}");
     assert!(lines[1].contains(",mine,INTERACTIVE,") && lines[1].contains(",0.090000,"), "the costlier first: {csv}");
     // One session's timeline, linked from the list.
@@ -525,6 +525,53 @@ fn a_lead_opens_a_members_session_and_shared_transcript_with_the_ground_said() {
     let (_, audit, _) = page(&format!("{web}/me/settings/audit"), Some(&owner));
     assert!(audit.contains("lead@example.com") && audit.contains("TRANSCRIPT_READ"), "{audit}");
     assert!(audit.contains("SESSION_READ"), "{audit}");
+}
+
+/// A session is named by what it was about for whoever may read its transcript, and by
+/// where it worked for anyone else: the owner's lists, page and audit page show its first
+/// prompt (one line), the lead's team list and session page its neutral name, and the
+/// lead sees the title only on the transcript page, whose read is audited.
+#[test]
+fn a_session_is_named_by_its_first_prompt_only_for_readers_of_its_transcript() {
+    let (server, id) = shop_with_a_lead("Fix the checkout flake\nIt fails one run in five.");
+    let web = server.web.clone();
+    let (owner, lead) = (access_token(&server, "dev@example.com"), access_token(&server, "lead@example.com"));
+    let title = "Fix the checkout flake…";
+
+    // The indexer names the session once it has read the stored transcript.
+    let mut mine = String::new();
+    for _ in 0..100 {
+        mine = page(&format!("{web}/me/sessions"), Some(&owner)).1;
+        if mine.contains(title) {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert!(mine.contains(&format!("href=\"/sessions/{id}\" class=\"session-name\"")), "{mine}");
+    assert!(mine.contains(title), "the owner's list names it by its first line: {mine}");
+    assert!(!mine.contains(">mine</code>"), "not by the agent's session id: {mine}");
+    let (_, csv, _) = page(&format!("{web}/me/sessions?format=csv"), Some(&owner));
+    assert!(csv.starts_with("id,name,agent,") && csv.contains(title), "{csv}");
+    let (_, own_page, _) = page(&format!("{web}/sessions/{id}"), Some(&owner));
+    assert!(own_page.contains(&format!("<h1 class=\"session-title\">{title}</h1>")), "{own_page}");
+
+    // The lead reads metadata: a neutral name on the team's list and the session page.
+    let (_, list, _) = page(&format!("{web}/team/shop/sessions"), Some(&lead));
+    assert!(!list.contains("checkout flake") && list.contains("a claude_code session"), "{list}");
+    let (_, theirs, _) = page(&format!("{web}/sessions/{id}"), Some(&lead));
+    assert!(!theirs.contains("checkout flake"), "{theirs}");
+    assert!(theirs.contains("<h1 class=\"session-title neutral\">a claude_code session</h1>"), "{theirs}");
+    // Once shared, the transcript page (an audited read) carries the title.
+    assert_eq!(post_form(&format!("{web}/me/sessions/{id}/sharing"), &owner, "transcript=share").0, 303);
+    let (_, transcript, _) = page(&format!("{web}/sessions/{id}/transcript"), Some(&lead));
+    assert!(transcript.contains(&format!("<span class=\"session-title\">{title}</span>")), "{transcript}");
+    let (_, theirs, _) = page(&format!("{web}/sessions/{id}"), Some(&lead));
+    assert!(!theirs.contains("checkout flake"), "the session page stays metadata for the lead: {theirs}");
+
+    // The owner's audit page names the session the lead read, by its title.
+    let (_, audit, _) = page(&format!("{web}/me/settings/audit"), Some(&owner));
+    assert!(audit.contains(&format!("href=\"/sessions/{id}\" class=\"session-name\">{title}</a>")), "{audit}");
+    assert!(audit.contains("transcript as your team lead<br><code class=\"muted\">TRANSCRIPT_READ"), "{audit}");
 }
 
 /// A session reads as a trace: turns from each prompt, the tool calls nested under the

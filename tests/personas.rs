@@ -186,9 +186,15 @@ fn the_lead_lands_on_their_team_and_reads_a_members_shared_session() {
     browser.goto(&format!("{web}/team/web/sessions"));
     let link = format!("a[href='/sessions/{session}']");
     browser.wait_for(WAIT, "the member's session in the team's list", |b| b.find(&link).is_some());
-    // When, in words; the exact time on hover.
-    assert_eq!(browser.text(&link), "just now");
-    let hover = browser.script(&format!("return document.querySelector(\"{link}\").parentElement.title;"));
+    // Named by where it worked (its first prompt is transcript content, not for a list);
+    // when, in words, with the exact time on hover.
+    let name = browser.text(&link);
+    assert!(name.contains("session") && !name.contains("ledger"), "{name}");
+    let started = |what: &str| {
+        browser.script(&format!("return document.querySelector(\"{link}\").closest('tr').children[1].{what};"))
+    };
+    assert_eq!(started("textContent").as_str(), Some("just now"));
+    let hover = started("title");
     assert!(hover.as_str().is_some_and(|t| t.ends_with(" UTC") && t.starts_with("20")), "{hover}");
     browser.click(&link);
     browser.wait_for(WAIT, "the session page", |b| b.find("#reading-ground").is_some());

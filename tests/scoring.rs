@@ -409,3 +409,90 @@ fn one_shot_rescoring_jobs_run_and_sweep_older_scorer_versions() {
         .unwrap();
     assert_eq!(scored, 1, "rescore-trajectory scored the session again under the current version");
 }
+
+/// A page as `access` reads it: status and body.
+fn get_page(url: &str, access: &str) -> (u16, String, ()) {
+    let mut answer = agent()
+        .get(url)
+        .header("Authorization", format!("Bearer {access}"))
+        .config()
+        .http_status_as_error(false)
+        .build()
+        .call()
+        .unwrap();
+    (answer.status().as_u16(), answer.body_mut().read_to_string().unwrap(), ())
+}
+
+/// A session that asked one question: a prompt, one read, the end.
+fn question(session: &str, t0: i64) -> Vec<Value> {
+    let mut events = vec![event("session_start", session, t0), event("prompt_submit", session, t0 + 1)];
+    events.push(call(session, t0 + 10, "Read", "read", "README.md", "{\"file_path\":\"README.md\"}", "success"));
+    events.push(event("session_end", session, t0 + 20));
+    for e in &mut events {
+        e["run_kind"] = json!("INTERACTIVE");
+    }
+    events
+}
+
+/// Each score reads in context: the organisation's middle half of the last 90 days (shown
+/// once it covers the minimum group) and, to the owner only, their own median; a team
+/// lead reading the same session sees the band and never the person's usual.
+#[test]
+fn a_sessions_scores_read_against_the_owners_usual_and_the_organisations_middle_half() {
+    let server = TestServer::spawn_with_env(&[("SIGHTLINE_ANALYTICS_MIN_GROUP_SIZE", "2")]);
+    let bo = user_with_token(&server.data_dir, "bo@example.com");
+    let t0 = now_ms() - 3_600_000;
+    let mut mine = Vec::new();
+    for i in 0..3 {
+        mine.extend(debugging(&format!("d-{i}"), t0 + i * 1_000, "INTERACTIVE"));
+    }
+    for i in 0..2 {
+        mine.extend(question(&format!("q-{i}"), t0 + 10_000 + i * 1_000));
+    }
+    assert_eq!(server.post_events(&server.token, &envelope(mine)).0, 200);
+    let mut theirs = question("bo-0", t0);
+    theirs.extend(question("bo-1", t0 + 1_000));
+    assert_eq!(server.post_events(&bo, &envelope(theirs)).0, 200);
+    let out = run_job(&server);
+    assert!(out.contains("7 sessions scored"), "{out}");
+
+    let conn = server.main_db();
+    let friction = |session: &str| -> f64 {
+        conn.query_row("SELECT friction_score FROM sessions WHERE agent_session_id = ?1", [session], |r| r.get(0))
+            .unwrap()
+    };
+    let (debugging_friction, question_friction) = (friction("d-0"), friction("q-0"));
+    assert!(question_friction < debugging_friction, "{question_friction} < {debugging_friction}");
+    let id: String =
+        conn.query_row("SELECT id FROM sessions WHERE agent_session_id = 'd-0'", [], |r| r.get(0)).unwrap();
+
+    // Seven sessions of two people: the middle half runs from a question's friction to a
+    // debugging session's; my five sessions' median is a debugging session's.
+    let owner = access_token(&server, "dev@example.com");
+    let (status, html, _) = get_page(&format!("{}/sessions/{id}", server.web), &owner);
+    assert_eq!(status, 200);
+    assert!(html.contains("<th>Your usual</th><th>Organisation's middle half</th>"), "{html}");
+    let row = format!(
+        "<td>{debugging_friction:.1} of 100 (higher: more friction)</td><td>{debugging_friction:.1}</td><td>{question_friction:.1}–{debugging_friction:.1}</td>"
+    );
+    assert!(html.contains(&row), "{row} in {html}");
+
+    // Their lead reads the same session: the organisation's band, not the person's usual.
+    add_user(&server.data_dir, "lead@example.com", "MEMBER");
+    let dir = server.data_dir.to_str().unwrap();
+    for args in [
+        &["team", "add", "--data-dir", dir, "--slug", "shop", "--name", "Shop"][..],
+        &["team", "add-member", "--data-dir", dir, "--team", "shop", "--email", "dev@example.com"][..],
+        &["team", "add-member", "--data-dir", dir, "--team", "shop", "--email", "lead@example.com", "--role", "lead"][..],
+    ] {
+        assert!(sightline(args).status.success());
+    }
+    let lead = access_token(&server, "lead@example.com");
+    let (status, html, _) = get_page(&format!("{}/sessions/{id}", server.web), &lead);
+    assert_eq!(status, 200, "{html}");
+    assert!(!html.contains("Your usual") && !html.contains("your usual"), "{html}");
+    let row = format!(
+        "<td>{debugging_friction:.1} of 100 (higher: more friction)</td><td>{question_friction:.1}–{debugging_friction:.1}</td>"
+    );
+    assert!(html.contains(&row), "{row} in {html}");
+}

@@ -55,6 +55,8 @@ pub const MIGRATIONS: &[&str] = &[
     include_str!("../../migrations/0035_session_reported.sql"),
     include_str!("../../migrations/0036_otlp_identities.sql"),
     include_str!("../../migrations/0037_people_console.sql"),
+    include_str!("../../migrations/0038_session_titles.sql"),
+    include_str!("../../migrations/0039_score_bands.sql"),
 ];
 
 pub fn latest_version() -> i64 {

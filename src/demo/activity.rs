@@ -367,11 +367,15 @@ pub fn session(habits: &Habits, start_ms: i64, run_kind: &str, branch: &str) -> 
 pub fn transcript(session: &Session, start_ms: i64) -> Option<String> {
     let calls_of = |turn: usize| session.shell_calls.iter().filter(move |(t, _, _)| *t == turn);
     let lines: Vec<Value> = match session.agent {
-        "claude_code" => session
-            .prompts
-            .iter()
-            .enumerate()
-            .flat_map(|(i, prompt)| {
+        // A longer session carries the title Claude Code writes for it (a `summary`
+        // record), which names it in lists instead of its first prompt.
+        "claude_code" => (session.prompts.len() >= 3)
+            .then(|| {
+                let title = format!("{} (and {} follow-ups)", session.prompts[0], session.prompts.len() - 1);
+                json!({"type": "summary", "summary": title, "leafUuid": format!("a{}", session.prompts.len() - 1)})
+            })
+            .into_iter()
+            .chain(session.prompts.iter().enumerate().flat_map(|(i, prompt)| {
                 let at = ts(start_ms + i as i64 * 60_000);
                 let uses: Vec<Value> = calls_of(i)
                     .map(|(_, id, command)| json!({"type": "tool_use", "id": id, "name": "Bash", "input": {"command": command}}))
@@ -395,7 +399,7 @@ pub fn transcript(session: &Session, start_ms: i64) -> Option<String> {
                                       "timestamp": at, "message": {"role": "user", "content": results}}));
                 }
                 lines
-            })
+            }))
             .collect(),
         "codex" => {
             let mut lines = vec![

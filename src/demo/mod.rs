@@ -110,7 +110,9 @@ fn score_sessions(config: &Config, now_ms: i64) -> anyhow::Result<crate::scoring
         change(&tx)?;
         Ok(tx.commit()?)
     };
-    Ok(crate::scoring::run::compute(&config.data_dir, &conn, &change_main, now_ms, false)?)
+    let report = crate::scoring::run::compute(&config.data_dir, &conn, &change_main, now_ms, false)?;
+    crate::scoring::bands::refresh(&conn, &change_main, now_ms)?;
+    Ok(report)
 }
 
 /// A server on loopback in this process, stopped when dropped.

@@ -64,9 +64,32 @@ pub fn repository(remote: &str) -> Option<(String, String)> {
     Some((format!("{owner}/{name}"), format!("https://{host}/{owner}/{name}")))
 }
 
+/// How long after `now_ms` the instant `ms` comes: "in 25 min", "in 3 h", "in 2 days";
+/// "now" once it is past (a grant's expiry, a link's end).
+pub fn ahead(ms: i64, now_ms: i64) -> String {
+    const MINUTE: i64 = 60_000;
+    const HOUR: i64 = 60 * MINUTE;
+    const DAY: i64 = 24 * HOUR;
+    match ms - now_ms {
+        i64::MIN..MINUTE => "now".into(),
+        left @ MINUTE..HOUR => format!("in {} min", left / MINUTE),
+        left @ HOUR..DAY => format!("in {} h", left / HOUR),
+        left => format!("in {} days", left / DAY),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_instant_ahead_reads_as_how_long_until_it() {
+        let now = 1_700_000_000_000;
+        assert_eq!(ahead(now - 5, now), "now");
+        assert_eq!(ahead(now + 25 * 60_000 + 10, now), "in 25 min");
+        assert_eq!(ahead(now + 3 * 3_600_000, now), "in 3 h");
+        assert_eq!(ahead(now + 72 * 3_600_000, now), "in 3 days");
+    }
 
     #[test]
     fn instants_read_relative_with_the_exact_time_kept() {

@@ -22,6 +22,7 @@ use super::index::documents::{self, SessionFacts};
 use super::index::{IndexError, TranscriptIndex};
 use super::segments::{self, SegmentError, SegmentsEnd};
 use super::store::{self, StoredTranscript};
+use super::title::TitleFinder;
 use crate::db::DbError;
 
 /// Sessions per commit: small enough that a new upload waits little behind a backlog.
@@ -35,6 +36,8 @@ pub struct Indexed {
     pub session_id: String,
     pub upload_sha256: String,
     pub message_count: usize,
+    /// The session's name found in it (`super::title`).
+    pub title: Option<String>,
 }
 
 /// What a drain did.
@@ -68,9 +71,11 @@ fn index_one(
     let facts = facts(stored);
     documents::remove_session(writer, index.fields(), &facts.session_id);
     let mut progress = documents::Progress::new(&facts);
+    let mut title = TitleFinder::default();
     let read = store::open(data_dir, &stored.relative_path).and_then(|text| {
         segments::for_each(text, |segment| {
             let messages = super::parse::parse(&stored.agent_type, segment);
+            title.feed(&messages);
             documents::add_documents(writer, index.fields(), &facts, &messages, &mut progress, MAX_INDEXED_MESSAGES)
         })
         .map_err(|err| match err {
@@ -97,6 +102,7 @@ fn index_one(
         session_id: stored.session_id.clone(),
         upload_sha256: stored.upload_sha256.clone(),
         message_count: count,
+        title: title.title(),
     })
 }
 

@@ -21,4 +21,5 @@ pub mod parse;
 pub mod search;
 pub mod segments;
 pub mod store;
+pub mod title;
 pub mod upload;

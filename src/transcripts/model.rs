@@ -80,6 +80,10 @@ pub struct Message {
     pub ts_ms: Option<i64>,
     pub model: Option<String>,
     pub usage: Option<Usage>,
+    /// For a [`Role::System`] message: the agent's own title for the session (Claude
+    /// Code's `summary` record, Gemini CLI's summary), which names the session in lists.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub is_title: bool,
     /// Set when a reader was given `text` cut short (`super::pages`): the length of the
     /// whole text, in bytes.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -99,6 +103,7 @@ impl Message {
             ts_ms: None,
             model: None,
             usage: None,
+            is_title: false,
             whole_text_bytes: None,
         }
     }

@@ -71,7 +71,7 @@ pub fn index_stored(
             let tx = conn.unchecked_transaction()?;
             let now_ms = crate::clock::system_now_ms();
             for done in &indexed {
-                store::mark_indexed(&tx, &done.session_id, &done.upload_sha256, done.message_count, now_ms)?;
+                store::mark_indexed(&tx, done, now_ms)?;
             }
             Ok(tx.commit()?)
         },

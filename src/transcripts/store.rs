@@ -8,6 +8,7 @@
 //! is read, through a zstd window of at most 2^[`MAX_WINDOW_LOG`] bytes and at most
 //! [`MAX_TRANSCRIPT_BYTES`] of text, so memory never grows with a transcript's size.
 
+use std::collections::HashMap;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
 
@@ -216,7 +217,7 @@ pub fn record_stored(
     conn.execute(
         "INSERT INTO transcript_index (session_id, upload_sha256, stored_ms, indexed_ms, message_count)
          VALUES (?1, ?2, ?3, NULL, NULL)
-         ON CONFLICT (session_id) DO UPDATE SET upload_sha256 = ?2, stored_ms = ?3, indexed_ms = NULL",
+         ON CONFLICT (session_id) DO UPDATE SET upload_sha256 = ?2, stored_ms = ?3, indexed_ms = NULL, title = NULL",
         params![session_id, upload_sha256, now_ms],
     )?;
     Ok(())
@@ -258,11 +259,13 @@ fn stored_from_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<StoredTranscript
     })
 }
 
-/// Up to `limit` stored transcripts waiting for the index, oldest upload first.
+/// Up to `limit` stored transcripts waiting for the index or for their name (stored
+/// before names were kept), oldest upload first.
 pub fn unindexed(conn: &Connection, limit: usize) -> Result<Vec<StoredTranscript>, DbError> {
     let sql = format!(
         "SELECT {STORED_COLUMNS} FROM transcript_index t JOIN sessions s ON s.id = t.session_id
-         WHERE t.indexed_ms IS NULL AND s.transcript_path IS NOT NULL ORDER BY t.stored_ms, t.session_id LIMIT ?1"
+         WHERE (t.indexed_ms IS NULL OR t.title IS NULL) AND s.transcript_path IS NOT NULL
+         ORDER BY t.stored_ms, t.session_id LIMIT ?1"
     );
     let mut statement = conn.prepare_cached(&sql)?;
     let rows = statement.query_map([limit as i64], stored_from_row)?;
@@ -274,20 +277,38 @@ pub fn unindexed_count(conn: &Connection) -> Result<i64, DbError> {
     Ok(conn.query_row("SELECT count(*) FROM transcript_index WHERE indexed_ms IS NULL", [], |r| r.get(0))?)
 }
 
-/// Records that the index holds this upload of the session. A row whose upload changed
-/// meanwhile (a newer transcript arrived while this one was indexed) stays waiting.
-pub fn mark_indexed(
-    conn: &Connection,
-    session_id: &str,
-    upload_sha256: &str,
-    message_count: usize,
-    now_ms: i64,
-) -> Result<(), DbError> {
+/// Records that the index holds this upload of the session, and the session's name
+/// found in it ('' when none: a NULL name queues the row for the indexer, which is how
+/// transcripts stored before names existed get theirs). A row whose upload changed meanwhile (a newer transcript arrived while
+/// this one was indexed) stays waiting.
+pub fn mark_indexed(conn: &Connection, done: &super::indexing::Indexed, now_ms: i64) -> Result<(), DbError> {
     conn.execute(
-        "UPDATE transcript_index SET indexed_ms = ?3, message_count = ?4 WHERE session_id = ?1 AND upload_sha256 = ?2",
-        params![session_id, upload_sha256, now_ms, message_count as i64],
+        "UPDATE transcript_index SET indexed_ms = ?3, message_count = ?4, title = ?5
+         WHERE session_id = ?1 AND upload_sha256 = ?2",
+        params![
+            done.session_id,
+            done.upload_sha256,
+            now_ms,
+            done.message_count as i64,
+            done.title.as_deref().unwrap_or("")
+        ],
     )?;
     Ok(())
+}
+
+/// The names (`super::title`) of those of `session_ids` whose transcript gave one
+/// (a title of '' records that the indexer found none).
+/// Transcript content: for the owner's own lists, or a reader of the transcript.
+pub fn titles(conn: &Connection, session_ids: &[&str]) -> Result<HashMap<String, String>, DbError> {
+    let mut titles = HashMap::new();
+    let mut statement =
+        conn.prepare_cached("SELECT title FROM transcript_index WHERE session_id = ?1 AND title <> ''")?;
+    for id in session_ids {
+        if let Some(title) = statement.query_row([id], |row| row.get::<_, String>(0)).optional()? {
+            titles.insert(id.to_string(), title);
+        }
+    }
+    Ok(titles)
 }
 
 /// Queues every stored transcript for indexing again (the index was rebuilt or lost).
@@ -324,7 +345,8 @@ pub fn record_reredacted(conn: &Connection, session_id: &str, bytes: i64, rules_
         "UPDATE sessions SET transcript_bytes = ?2, transcript_rules_version = ?3 WHERE id = ?1",
         params![session_id, bytes, rules_version],
     )?;
-    conn.execute("UPDATE transcript_index SET indexed_ms = NULL WHERE session_id = ?1", [session_id])?;
+    // Its name was found in the old text: gone with it until the indexer reads the new.
+    conn.execute("UPDATE transcript_index SET indexed_ms = NULL, title = NULL WHERE session_id = ?1", [session_id])?;
     Ok(())
 }
 

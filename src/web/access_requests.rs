@@ -24,10 +24,11 @@ use crate::access::grants::{self, Grant, GrantError, Request};
 use crate::auth::users;
 use crate::http::errors::{AppError, PageError};
 use crate::http::extract::{Form, Path, Query};
-use crate::model::rfc3339_ms;
-use crate::sessions::listing::{self, SessionRow};
+use crate::model::instants;
+use crate::sessions::listing;
 use crate::state::AppState;
 use crate::state::caller::{Caller, PageCaller};
+use crate::web::session_name::{self, Named};
 
 /// How far back a person-wide grant's session list reaches.
 const SESSIONS_DAYS: i64 = 90;
@@ -47,7 +48,9 @@ pub struct RequestForm {
 
 pub struct GrantLine {
     pub id: String,
+    /// When it was asked for, relative to now, and exactly (the hover).
     pub requested: String,
+    pub requested_exact: String,
     pub subject: String,
     pub scope: String,
     pub justification: String,
@@ -70,14 +73,17 @@ struct GrantPage {
     grant: GrantLine,
     decision: String,
     active: bool,
-    sessions: Vec<SessionRow>,
+    /// Named by where they worked: the grant holder has not read their transcripts.
+    sessions: Vec<Named>,
+    now_ms: i64,
 }
 
 /// A grant's state as its requester reads it.
 fn state_of(grant: &Grant, now_ms: i64) -> String {
     match grant.status.as_str() {
         "APPROVED" if grant.is_active(now_ms) => {
-            format!("active until {}", grant.expires_at_ms.map(rfc3339_ms).unwrap_or_default())
+            let until = grant.expires_at_ms.unwrap_or(now_ms);
+            format!("active until {} ({})", instants::exact_utc(until), instants::ahead(until, now_ms))
         }
         "APPROVED" => "expired".into(),
         "REQUESTED" => "requested, waiting for an administrator".into(),
@@ -89,7 +95,8 @@ fn line(grant: &Grant, now_ms: i64) -> GrantLine {
     let pending = grant.status == "REQUESTED";
     GrantLine {
         id: grant.id.clone(),
-        requested: rfc3339_ms(grant.requested_at_ms),
+        requested: instants::relative(grant.requested_at_ms, now_ms),
+        requested_exact: instants::exact_utc(grant.requested_at_ms),
         // Until approved, a request on a session names the session, not its owner.
         subject: if pending && grant.session_id.is_some() {
             "the owner of that session".into()
@@ -237,7 +244,7 @@ pub async fn grant_page(
     let decision = match (grant.decided_at_ms, decider) {
         (Some(at), who) => format!(
             "Decided {} by {}{}",
-            rfc3339_ms(at),
+            instants::exact_utc(at),
             who.unwrap_or_else(|| "an administrator".into()),
             grant.decision_note.as_deref().map(|note| format!(": {note}")).unwrap_or_default()
         ),
@@ -248,6 +255,7 @@ pub async fn grant_page(
         active: grant.is_active(now_ms),
         grant: line(&grant, now_ms),
         decision,
-        sessions,
+        sessions: session_name::untitled(sessions),
+        now_ms,
     }))
 }

@@ -15,7 +15,7 @@ use crate::access::policies::{self, Visibility, VisibilityChange};
 use crate::audit::{self, AuditRow};
 use crate::http::errors::{AppError, PageError};
 use crate::http::extract::Json;
-use crate::model::rfc3339_ms;
+use crate::model::instants;
 use crate::state::AppState;
 use crate::state::caller::{Caller, PageCaller};
 
@@ -40,10 +40,16 @@ async fn grants_on(state: &AppState, user_id: String) -> Result<Vec<Grant>, AppE
 }
 
 struct AuditLine {
+    /// When, relative to now, and exactly (the hover).
     at: String,
+    at_exact: String,
     actor: String,
+    /// The action in words (`audit::said_to_subject`), and its code.
+    said: Option<&'static str>,
     action: String,
     target: String,
+    /// The reader's own session the row is about, named by its title, for a link.
+    session: Option<String>,
     detail: String,
 }
 
@@ -60,12 +66,35 @@ pub async fn audit_page(
     PageCaller(caller): PageCaller,
 ) -> Result<Response, PageError> {
     let rows = audit_rows(&state, caller.user.id.clone()).await?;
+    // The sessions the rows are about are the caller's own: their titles name them.
+    let user_id = caller.user.id.clone();
+    let targets: Vec<String> = rows.iter().filter_map(|row| row.target.clone()).collect();
+    let sessions = state
+        .read(move |conn| {
+            let mut own: Vec<&str> = Vec::new();
+            for id in &targets {
+                if !own.contains(&id.as_str()) && crate::sessions::sharing::is_owned_by(conn, id, &user_id)? {
+                    own.push(id);
+                }
+            }
+            let titles = crate::transcripts::store::titles(conn, &own)?;
+            let named = own.into_iter().map(|id| {
+                let name = titles.get(id).cloned().unwrap_or_else(|| "your session".into());
+                (id.to_string(), name)
+            });
+            Ok(named.collect::<std::collections::HashMap<String, String>>())
+        })
+        .await?;
+    let now_ms = state.clock.now_ms();
     let rows = rows
         .into_iter()
         .map(|row| AuditLine {
-            at: rfc3339_ms(row.at_ms),
+            at: instants::relative(row.at_ms, now_ms),
+            at_exact: instants::exact_utc(row.at_ms),
             actor: row.actor_email.or(row.actor_id).unwrap_or_else(|| "the system".into()),
+            said: audit::said_to_subject(&row.action),
             action: row.action,
+            session: row.target.as_ref().and_then(|target| sessions.get(target).cloned()),
             target: row.target.unwrap_or_default(),
             detail: describe(&row.detail),
         })
@@ -93,7 +122,9 @@ pub async fn audit_json(State(state): State<Arc<AppState>>, caller: Caller) -> R
 }
 
 struct GrantLine {
+    /// When it was asked for, relative to now, and exactly (the hover).
     requested: String,
+    requested_exact: String,
     requester: String,
     scope: String,
     justification: String,
@@ -128,7 +159,8 @@ pub async fn grants_page(
     let grants = grants
         .iter()
         .map(|grant| GrantLine {
-            requested: rfc3339_ms(grant.requested_at_ms),
+            requested: instants::relative(grant.requested_at_ms, now_ms),
+            requested_exact: instants::exact_utc(grant.requested_at_ms),
             requester: grant.requester_email.clone(),
             scope: match &grant.session_id {
                 Some(session) => format!("session {session}"),
@@ -136,7 +168,13 @@ pub async fn grants_page(
             },
             justification: grant.justification.clone(),
             state: grant_state(grant, now_ms),
-            until: grant.expires_at_ms.map(rfc3339_ms).unwrap_or_default(),
+            until: grant
+                .expires_at_ms
+                .map(|until| match until > now_ms {
+                    true => format!("{} ({})", instants::exact_utc(until), instants::ahead(until, now_ms)),
+                    false => instants::exact_utc(until),
+                })
+                .unwrap_or_default(),
         })
         .collect();
     Ok(render(&GrantsPage { nav_role: caller.role.as_str(), grants }))

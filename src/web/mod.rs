@@ -37,6 +37,8 @@ pub mod reports;
 pub mod scope;
 pub mod search;
 pub mod security;
+pub mod session_name;
+pub mod session_scores;
 pub mod session_timeline;
 pub mod sessions;
 pub mod settings;

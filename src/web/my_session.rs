@@ -52,6 +52,10 @@ struct SessionPage {
     /// The caller's org role (`OrgRole::as_str`), "" when nobody is signed in: the navigation follows it.
     nav_role: &'static str,
     session: SessionView,
+    /// Its name (`web::session_name`): its transcript's title for the owner, where it
+    /// worked for anyone else; `titled` says which.
+    name: String,
+    titled: bool,
     /// Why a reader who is not the owner may read it (`None` for the owner).
     ground: Option<String>,
     /// Where the owner's own list is, for the owner's back link.
@@ -81,9 +85,8 @@ struct SessionPage {
     pull_requests: Vec<(crate::github::pulls::StoredPr, String)>,
     /// Commits the session reported that landed on their default branch.
     landed: Vec<(String, String)>,
-    /// Its scores (current versions): the scorer's name in words, its key and version
-    /// (a tooltip), the value in words, what it means.
-    scores: Vec<(&'static str, String, String, &'static str)>,
+    /// Its scores (current versions) in words and in context (`web::session_scores`).
+    scores: Vec<super::session_scores::ScoreLine>,
     /// The owner's feedback, to fill the form.
     feedback: FeedbackForm,
 }
@@ -142,32 +145,6 @@ impl FeedbackForm {
     }
 }
 
-/// A score as the page writes it: a count, a share, a label, or why there is none.
-fn shown(score: &crate::scoring::store::ShownScore) -> String {
-    let label = score.label.as_deref().unwrap_or("").replace('_', " ");
-    let times = |v: f64, one: &str, many: &str| {
-        let n = v.round() as i64;
-        if n == 1 { format!("1 {one}") } else { format!("{n} {many}") }
-    };
-    match (score.scorer.name, score.value) {
-        ("step_efficiency", Some(v)) => format!("{:.0}% of tool calls ({label})", v * 100.0),
-        ("denial_retry_success", Some(v)) => format!("{:.0}% of denied calls", v * 100.0),
-        ("tests_before_merge", Some(v)) => format!("{} ({label})", if v > 0.0 { "yes" } else { "no" }),
-        ("friction", Some(v)) => format!("{v:.1} of 100 (higher: more friction)"),
-        ("retry_loops", Some(v)) => times(v, "loop", "loops"),
-        ("edit_thrash", Some(v)) => times(v, "return to a file", "returns to files"),
-        ("redundant_reads", Some(v)) => times(v, "read", "reads"),
-        ("feedback_done" | "feedback_unsteered", Some(v)) => match v {
-            v if v >= 1.0 => "yes".into(),
-            v if v > 0.0 => "partly".into(),
-            _ => "no".into(),
-        },
-        ("effectiveness" | "judge", Some(v)) => format!("{:.0}%", v * 100.0),
-        (_, Some(v)) => format!("{v}"),
-        (_, None) => label,
-    }
-}
-
 /// `GET /me/sessions/{id}[/transcript]`: the old addresses, kept for links already
 /// given out; a permanent redirect to `/sessions/…` with the query kept.
 pub async fn moved(uri: axum::http::Uri) -> axum::response::Redirect {
@@ -191,6 +168,7 @@ pub async fn page(
     let is_owner = basis == Basis::Own;
     let data_dir = state.config.data_dir.clone();
     let host_prefix = crate::github::links::host_prefix(&state.config.auth.github_url);
+    let min_people = state.config.analytics.min_group_size;
     let read = state
         .read(move |conn| {
             let Some(view) = views::session_view(conn, &proof)? else { return Ok(None) };
@@ -212,9 +190,14 @@ pub async fn page(
             let pull_requests = crate::github::pulls::of_session(conn, &view.id)?;
             let landed = crate::github::pulls::landed_commits(conn, &view.id, &host_prefix)?;
             let scores = crate::scoring::store::of_session(conn, &view.id)?;
+            let owner = is_owner.then(|| proof.owner_id());
+            let scores = super::session_scores::lines(conn, &scores, owner, min_people)?;
             let feedback = if is_owner { crate::scoring::feedback::get(conn, &view.id)? } else { None };
+            // The title is transcript content: the owner's own, or nobody's here.
+            let title =
+                if is_owner { crate::transcripts::store::titles(conn, &[&view.id])?.remove(&view.id) } else { None };
             Ok::<_, DbError>(Some((
-                (view, ground),
+                (view, ground, title),
                 page,
                 (transcript_stored, transcript_open),
                 switch,
@@ -224,7 +207,7 @@ pub async fn page(
         })
         .await?;
     let Some((
-        (session, ground),
+        (session, ground, title),
         page,
         (transcript_stored, transcript_open),
         switch,
@@ -258,8 +241,19 @@ pub async fn page(
         "" => format!("/sessions/{}?format=csv", session.id),
         after => format!("/sessions/{}?format=csv&after={}", session.id, crate::model::percent_encode(after)),
     };
+    let titled = title.is_some();
+    let name = title.unwrap_or_else(|| {
+        let git = session.git.as_ref();
+        super::session_name::neutral(
+            &session.agent_type,
+            git.and_then(|git| git.remote.as_deref()),
+            git.and_then(|git| git.branch.as_deref()),
+        )
+    });
     Ok(render(&SessionPage {
         nav_role: caller.role.as_str(),
+        name,
+        titled,
         cost: format!("${:.4}", session.cost_usd),
         duration: crate::charts::offset(session.last_event_ms - session.first_event_ms),
         started_ago: crate::model::instants::relative(session.first_event_ms, state.clock.now_ms()),
@@ -289,17 +283,7 @@ pub async fn page(
         shares_by_default,
         pull_requests,
         landed,
-        scores: scores
-            .iter()
-            .map(|s| {
-                (
-                    s.scorer.plain_name(),
-                    format!("{} version {}", s.scorer.name, s.scorer.version),
-                    shown(s),
-                    s.scorer.definition,
-                )
-            })
-            .collect(),
+        scores,
         feedback: FeedbackForm::of(feedback),
     }))
 }

@@ -17,9 +17,10 @@ use serde::Deserialize;
 use super::login::render;
 use crate::http::errors::{AppError, PageError};
 use crate::http::query::StrictPageQuery;
-use crate::sessions::listing::{self, Filter, OUTCOMES, RUN_KINDS, SHAPES, SORTS, SessionRow};
+use crate::sessions::listing::{self, Filter, OUTCOMES, RUN_KINDS, SHAPES, SORTS};
 use crate::state::AppState;
 use crate::state::caller::PageCaller;
+use crate::web::session_name::{self, Named};
 use crate::web::shown::filters;
 
 const PAGE_ROWS: usize = 50;
@@ -64,7 +65,7 @@ pub struct ListParams {
 struct SessionsPage {
     /// The caller's org role (`OrgRole::as_str`), "" when nobody is signed in: the navigation follows it.
     nav_role: &'static str,
-    rows: Vec<SessionRow>,
+    rows: Vec<Named>,
     /// Now, for "3 h ago".
     now_ms: i64,
     total: i64,
@@ -165,11 +166,22 @@ pub async fn page(
     let (limit, offset) = if csv { (CSV_ROWS, 0) } else { (PAGE_ROWS, (page - 1) * PAGE_ROWS) };
     let user_id = caller.user.id.clone();
     let sort_key = sort.clone();
-    let listed = state
-        .read(move |conn| listing::own_sessions(conn, &user_id, &filter, &sort_key, descending, limit, offset))
-        .await?
-        .map_err(|refused| bad(refused.field, refused.message))?;
-    let (rows, total) = listed;
+    let (listed, titles) = state
+        .read(move |conn| {
+            let listed = listing::own_sessions(conn, &user_id, &filter, &sort_key, descending, limit, offset)?;
+            // The caller's own sessions: their transcripts' titles name them.
+            let titles = match &listed {
+                Ok((rows, _)) => {
+                    let ids: Vec<&str> = rows.iter().map(|row| row.id.as_str()).collect();
+                    crate::transcripts::store::titles(conn, &ids)?
+                }
+                Err(_) => Default::default(),
+            };
+            Ok((listed, titles))
+        })
+        .await?;
+    let (rows, total) = listed.map_err(|refused| bad(refused.field, refused.message))?;
+    let rows = session_name::titled(rows, &titles);
     if csv {
         return Ok(csv_response(&rows).into_response());
     }
@@ -199,10 +211,11 @@ pub async fn page(
     }))
 }
 
-fn csv_response(rows: &[SessionRow]) -> Response {
+fn csv_response(rows: &[Named]) -> Response {
     let mut writer = csv::Writer::from_writer(Vec::new());
     let _ = writer.write_record(crate::model::csv_cells::record([
         "id",
+        "name",
         "agent",
         "session",
         "run_kind",
@@ -217,9 +230,10 @@ fn csv_response(rows: &[SessionRow]) -> Response {
         "branch",
         "outcome",
     ]));
-    for row in rows {
+    for Named { row, name, .. } in rows {
         let _ = writer.write_record(crate::model::csv_cells::record([
             row.id.clone(),
+            name.clone(),
             row.agent_type.clone(),
             row.agent_session_id.clone(),
             row.run_kind.clone(),

@@ -11,7 +11,6 @@ use rusqlite::Connection;
 use crate::access::grants;
 use crate::auth::users;
 use crate::db::DbError;
-use crate::model::rfc3339_ms;
 use crate::sessions::read::Basis;
 
 /// What the banner says, or `None` for the owner.
@@ -35,7 +34,7 @@ pub fn describe(conn: &Connection, basis: &Basis, owner_id: &str) -> Result<Opti
                     "You are reading the work of {owner} under access grant {} ({}), approved by {approver}, until {}, for: “{}”.",
                     grant.id,
                     grant.session_id.as_deref().map_or("all their sessions".to_string(), |s| format!("session {s}")),
-                    grant.expires_at_ms.map(rfc3339_ms).unwrap_or_default(),
+                    grant.expires_at_ms.map(crate::model::instants::exact_utc).unwrap_or_default(),
                     grant.justification
                 )
             }

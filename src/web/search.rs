@@ -89,6 +89,8 @@ struct SearchPage {
     q: String,
     newest: bool,
     results: Option<SearchResults>,
+    /// The hits' sessions named by their titles (the caller's own sessions).
+    titles: std::collections::HashMap<String, String>,
     next: Option<String>,
 }
 
@@ -109,5 +111,12 @@ pub async fn page(
             if newest { "newest" } else { "relevance" }
         )
     });
-    Ok(render(&SearchPage { nav_role: caller.role.as_str(), q, newest, results, next }))
+    let ids: Vec<String> = results.iter().flat_map(|r| r.hits.iter().map(|hit| hit.session_id.clone())).collect();
+    let titles = state
+        .read(move |conn| {
+            let ids: Vec<&str> = ids.iter().map(String::as_str).collect();
+            crate::transcripts::store::titles(conn, &ids)
+        })
+        .await?;
+    Ok(render(&SearchPage { nav_role: caller.role.as_str(), q, newest, results, titles, next }))
 }

@@ -9,6 +9,7 @@
 //! audit row, committed before the page is sent; a member the caller may not see is a
 //! 404, as is a team they may not see.
 
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use axum::extract::State;
@@ -28,6 +29,7 @@ use crate::http::extract::{Path, Query};
 use crate::sessions::listing::{self, SessionRow};
 use crate::state::AppState;
 use crate::state::caller::{Caller, PageCaller};
+use crate::web::session_name;
 
 const LIST_LIMIT: usize = 200;
 
@@ -44,11 +46,21 @@ fn person_cell(slug: &str, visible: &Visible) -> Cell {
     Cell::text(shown_name(visible)).link(format!("/team/{slug}/members/{}", visible.user_id))
 }
 
-fn sessions_table(slug: &str, rows: &[(String, SessionRow)], people: &[Visible], now_ms: i64) -> Table {
+/// The sessions of the members the reader may see one by one. A session is named by its
+/// transcript's title only when it is the reader's own (`titles`); others' by where they
+/// worked (`web::session_name`).
+fn sessions_table(
+    slug: &str,
+    rows: Vec<(String, SessionRow)>,
+    titles: &HashMap<String, String>,
+    people: &[Visible],
+    now_ms: i64,
+) -> Table {
     let mut table = Table::new(
         "sessions",
         "Sessions",
         vec![
+            "Session",
             "Started",
             "Person",
             "Agent",
@@ -62,13 +74,21 @@ fn sessions_table(slug: &str, rows: &[(String, SessionRow)], people: &[Visible],
         ],
     );
     for (owner, row) in rows {
-        let Some(person) = people.iter().find(|p| &p.user_id == owner) else { continue };
+        let Some(person) = people.iter().find(|p| p.user_id == owner) else { continue };
         let started = Cell::when(row.started_ms, now_ms);
+        let Some(named) = session_name::titled(vec![row], titles).pop() else { continue };
+        let row = &named.row;
+        let repository = Cell::text(named.repository.shown.clone());
+        let repository = match &named.repository.href {
+            Some(href) => repository.link(href.clone()),
+            None => repository,
+        };
         table.rows.push(vec![
             // Every row opens: the list shows only sessions the rules let this reader open
             // (their own, a member they lead who allows drill-in, a grant's subject), and
             // the session page audits a read that is not their own.
-            started.link(format!("/sessions/{}", row.id)),
+            Cell::text(named.name.clone()).link(format!("/sessions/{}", row.id)),
+            started,
             person_cell(slug, person),
             Cell::text(row.agent_type.clone()),
             Cell::hours(Some(row.duration_ms)),
@@ -76,12 +96,14 @@ fn sessions_table(slug: &str, rows: &[(String, SessionRow)], people: &[Visible],
             Cell::count(row.tool_calls),
             Cell::count(row.tool_errors),
             Cell::usd(row.cost_nusd),
-            Cell::text(row.repo.clone().unwrap_or_default()),
+            repository,
             Cell::text(row.outcome.clone()),
         ]);
     }
-    table.note =
-        format!("Interactive sessions only, the newest first (at most {LIST_LIMIT}); metadata, never content.");
+    table.note = format!(
+        "Interactive sessions only, the newest first (at most {LIST_LIMIT}); metadata, never content: \
+         another person's session is named by its repository and branch, yours by its first prompt."
+    );
     table
 }
 
@@ -150,9 +172,13 @@ pub async fn sessions(
         let visible = drill_in::visible_members(conn, &user_id, role, &team.id, now)?;
         let ids: Vec<String> = visible.iter().map(|v| v.user_id.clone()).collect();
         let rows = listing::sessions_of(conn, &ids, period.from_ms, period.to_ms, LIST_LIMIT)?;
-        Ok((team.name.clone(), member_count(conn, &team.id)?, visible, rows))
+        let own: Vec<&str> =
+            rows.iter().filter(|(owner, _)| *owner == user_id).map(|(_, row)| row.id.as_str()).collect();
+        let titles = crate::transcripts::store::titles(conn, &own)?;
+        Ok((team.name.clone(), member_count(conn, &team.id)?, visible, (rows, titles)))
     })
     .await?;
+    let (rows, titles) = rows;
     let path = format!("/team/{slug}/sessions");
     let mut page = base_page(&caller, format!("Team {name}: sessions"), path.clone(), &slug, days);
     if !caller.role.may_reach_individual_sessions() {
@@ -176,7 +202,7 @@ pub async fn sessions(
             }),
         ]);
     }
-    page.tables = vec![sessions_table(&slug, &rows, &visible, state.clock.now_ms()), people];
+    page.tables = vec![sessions_table(&slug, rows, &titles, &visible, state.clock.now_ms()), people];
     if params.format.as_deref() != Some("csv") || params.table.as_deref() == Some("sessions") {
         audit_members(&state, &caller, shown, path).await?;
     }
@@ -278,6 +304,14 @@ pub async fn member(
         let tools = query::top_tools(conn, &subject, period, 15)?;
         let sessions =
             listing::sessions_of(conn, std::slice::from_ref(&person.user_id), period.from_ms, period.to_ms, 50)?;
+        // Titles are transcript content: only a reader's own page shows them.
+        let titles = if person.basis == Basis::Own {
+            let ids: Vec<&str> = sessions.iter().map(|(_, row)| row.id.as_str()).collect();
+            crate::transcripts::store::titles(conn, &ids)?
+        } else {
+            HashMap::new()
+        };
+        let sessions = (sessions, titles);
         let pulls = delivery::pull_requests_of(conn, std::slice::from_ref(&person.user_id), period, 50)?;
         Ok(Some((team.name.clone(), person, totals, activity, agents, tools, sessions, pulls)))
     })
@@ -322,11 +356,12 @@ pub async fn member(
         ]);
     }
     let visible = [person.clone()];
+    let (sessions, titles) = sessions;
     page.tables = vec![
         figures,
         by_agent,
         by_tool,
-        sessions_table(&slug, &sessions, &visible, state.clock.now_ms()),
+        sessions_table(&slug, sessions, &titles, &visible, state.clock.now_ms()),
         pulls_table(&pulls, &slug, &visible),
     ];
     audit_members(&state, &caller, vec![(person.user_id.clone(), person.basis)], path).await?;

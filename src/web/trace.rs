@@ -3,6 +3,10 @@
 //! it, its model, tokens and cost; drawn as a waterfall (`charts::waterfall`) and listed
 //! turn by turn.
 //!
+//! Subagents nest under the call that started them: no event links the two, so a
+//! subagent's end, and every call started while a delegating call (the adapters'
+//! `delegate` action) is open, belong to the innermost such call, drawn a level below it.
+//!
 //! Invariants: built from the events of one page of the session (never from other
 //! sessions'); a tool call is its `tool_start` and the `tool_end` with the same
 //! `use_id` (or the next end of the same tool when the agent gives no id), and a call
@@ -40,9 +44,51 @@ impl Turn {
 }
 
 struct OpenCall {
+    /// Which call of the page this is (the order of starts): how children find it.
+    serial: usize,
     name: String,
     start_ms: i64,
     use_id: Option<String>,
+    /// A call that hands work to a subagent (the adapters' `delegate` action: Claude
+    /// Code's Task, Codex's spawn_agent, …).
+    delegates: bool,
+    /// The open delegating call this one started inside: the subagent's own work.
+    parent: Option<usize>,
+    /// Rows of what its subagent did, already at their depth below this call.
+    children: Vec<Span>,
+}
+
+/// Puts `rows` (a finished call and what nested under it) under the open call `parent`
+/// when there is one, one level deeper, else into the turn.
+fn place(turn: &mut Turn, open: &mut [OpenCall], parent: Option<usize>, mut rows: Vec<Span>) {
+    match parent.and_then(|serial| open.iter_mut().find(|call| call.serial == serial)) {
+        Some(parent) => {
+            rows.iter_mut().for_each(|row| row.depth += 1);
+            parent.children.extend(rows);
+        }
+        None => turn.spans.extend(rows),
+    }
+}
+
+/// The rows of a call that reported no end, ended at `end_ms` (its turn's or its
+/// parent's end) at `depth`, with what nested under it.
+fn unended(call: OpenCall, end_ms: i64, depth: usize) -> Vec<Span> {
+    let mut rows = vec![Span {
+        label: call.name.clone(),
+        depth,
+        start_ms: call.start_ms,
+        end_ms,
+        kind: SpanKind::Call,
+        failed: false,
+        hover: format!("{}: no end was reported", call.name),
+    }];
+    rows.extend(call.children.into_iter().map(|row| Span { depth: row.depth + depth - 1, ..row }));
+    rows
+}
+
+/// The open delegating call a subagent's work belongs to: the innermost one.
+fn delegating(open: &[OpenCall]) -> Option<usize> {
+    open.iter().rev().find(|call| call.delegates).map(|call| call.serial)
 }
 
 /// The turns of `events` (one page of a session, in order).
@@ -51,6 +97,7 @@ pub fn turns(events: &[Event]) -> Vec<Turn> {
     let mut open: Vec<OpenCall> = Vec::new();
     let mut current = Turn::default();
     let mut started = false;
+    let mut serial = 0;
     for event in events {
         if event.event_type == EventType::PromptSubmit {
             if started || !current.spans.is_empty() {
@@ -68,10 +115,15 @@ pub fn turns(events: &[Event]) -> Vec<Turn> {
         match event.event_type {
             EventType::ToolStart => {
                 let tool = event.tool.as_ref();
+                serial += 1;
                 open.push(OpenCall {
+                    serial,
                     name: tool.map_or("a tool".into(), |t| t.name.clone()),
                     start_ms: event.ts_ms,
                     use_id: tool.and_then(|t| t.use_id.clone()),
+                    delegates: tool.and_then(|t| t.action.as_deref()) == Some("delegate"),
+                    parent: delegating(&open),
+                    children: Vec::new(),
                 });
             }
             EventType::ToolEnd => {
@@ -83,16 +135,25 @@ pub fn turns(events: &[Event]) -> Vec<Turn> {
                     .position(|call| use_id.is_some() && call.use_id.as_deref() == use_id)
                     .or_else(|| open.iter().position(|call| call.name == name));
                 let status = tool.and_then(|t| t.status);
-                let start_ms = match at {
-                    Some(at) => open.remove(at).start_ms,
+                let (start_ms, parent, children) = match at {
+                    Some(at) => {
+                        let mut call = open.remove(at);
+                        // Its subagent's calls that never reported an end end with it.
+                        while let Some(at) = open.iter().rposition(|child| child.parent == Some(call.serial)) {
+                            let child = open.remove(at);
+                            current.calls += 1;
+                            call.children.extend(unended(child, event.ts_ms, 2));
+                        }
+                        (call.start_ms, call.parent, call.children)
+                    }
                     // An end without its start: as long as the agent said it took.
-                    None => event.ts_ms - tool.and_then(|t| t.duration_ms).unwrap_or(0),
+                    None => (event.ts_ms - tool.and_then(|t| t.duration_ms).unwrap_or(0), None, Vec::new()),
                 };
                 let failed = matches!(status, Some(ToolStatus::Error) | Some(ToolStatus::Denied));
                 let outcome = status.map_or("ended", |s| s.as_str());
                 current.calls += 1;
                 current.failed_calls += usize::from(failed);
-                current.spans.push(Span {
+                let mut rows = vec![Span {
                     label: name.clone(),
                     depth: 1,
                     start_ms,
@@ -100,7 +161,9 @@ pub fn turns(events: &[Event]) -> Vec<Turn> {
                     kind: SpanKind::Call,
                     failed,
                     hover: format!("{name}: {outcome} after {}", crate::charts::offset(event.ts_ms - start_ms)),
-                });
+                }];
+                rows.extend(children);
+                place(&mut current, &mut open, parent, rows);
             }
             EventType::Notification => {
                 let kind = event.notification_kind;
@@ -124,15 +187,33 @@ pub fn turns(events: &[Event]) -> Vec<Turn> {
                     });
                 }
             }
-            EventType::SubagentEnd => current.spans.push(Span {
-                label: "subagent".into(),
-                depth: 1,
-                start_ms: event.ts_ms,
-                end_ms: event.ts_ms,
-                kind: SpanKind::Subagent,
-                failed: false,
-                hover: "a subagent finished".into(),
-            }),
+            EventType::SubagentEnd => {
+                // No event links a subagent to the call that started it: it ran inside
+                // the innermost delegating call still open, from that call's start.
+                let parent = delegating(&open);
+                let started = open.iter().find(|call| Some(call.serial) == parent);
+                let (start_ms, hover) = match started {
+                    Some(call) => (
+                        call.start_ms,
+                        format!(
+                            "a subagent started by {}: finished after {}",
+                            call.name,
+                            crate::charts::offset(event.ts_ms - call.start_ms)
+                        ),
+                    ),
+                    None => (event.ts_ms, "a subagent finished".into()),
+                };
+                let row = Span {
+                    label: "subagent".into(),
+                    depth: 1,
+                    start_ms,
+                    end_ms: event.ts_ms,
+                    kind: SpanKind::Subagent,
+                    failed: false,
+                    hover,
+                };
+                place(&mut current, &mut open, parent, vec![row]);
+            }
             EventType::TurnEnd => {
                 if let Some(model) = &event.model {
                     current.model = Some(model.clone());
@@ -163,18 +244,19 @@ pub fn turns(events: &[Event]) -> Vec<Turn> {
 
 /// Closes the turn at `end_ms`: calls still open end there; the turn's own row goes first.
 fn finish(turn: &mut Turn, open: &mut Vec<OpenCall>, end_ms: i64) {
-    for call in open.drain(..) {
+    // The innermost first, so each lands under its parent while that is still open; the
+    // turn's own calls then go in the order they started.
+    let mut unnested: Vec<Vec<Span>> = Vec::new();
+    while let Some(call) = open.pop() {
         turn.calls += 1;
-        turn.spans.push(Span {
-            label: call.name.clone(),
-            depth: 1,
-            start_ms: call.start_ms,
-            end_ms,
-            kind: SpanKind::Call,
-            failed: false,
-            hover: format!("{}: no end was reported", call.name),
-        });
+        let parent = call.parent;
+        let rows = unended(call, end_ms, 1);
+        match parent.filter(|serial| open.iter().any(|parent| parent.serial == *serial)) {
+            Some(_) => place(turn, open, parent, rows),
+            None => unnested.push(rows),
+        }
     }
+    turn.spans.extend(unnested.into_iter().rev().flatten());
     turn.end_ms = turn.end_ms.max(end_ms.min(turn.end_ms.max(turn.start_ms)));
     let hover = format!(
         "{}: {}{}, {} tool calls, ${:.4}",
@@ -297,5 +379,44 @@ mod tests {
         // Work before the first prompt (a resumed session's tail) keeps its own row.
         let early = super::turns(&[tool(EventType::ToolEnd, 500, "Read", None, Some(ToolStatus::Success))]);
         assert_eq!(early.iter().map(Turn::label).collect::<Vec<_>>(), ["Before the first prompt"]);
+    }
+
+    /// A subagent and the calls it made sit a level below the delegating call that
+    /// started it (Claude Code's Task), its bar from that call's start to its end.
+    #[test]
+    fn a_subagent_and_its_calls_nest_under_the_call_that_started_it() {
+        let delegate = |kind, ts, id: &str, status| {
+            let mut e = tool(kind, ts, "claude_code:Task", Some(id), status);
+            e.tool.as_mut().unwrap().action = Some("delegate".into());
+            e
+        };
+        let events = vec![
+            event(EventType::PromptSubmit, 0),
+            delegate(EventType::ToolStart, 1_000, "t", None),
+            tool(EventType::ToolStart, 2_000, "claude_code:Grep", Some("g"), None),
+            tool(EventType::ToolEnd, 3_000, "claude_code:Grep", Some("g"), Some(ToolStatus::Success)),
+            tool(EventType::ToolStart, 3_500, "claude_code:Read", Some("r"), None),
+            event(EventType::SubagentEnd, 4_000),
+            delegate(EventType::ToolEnd, 4_500, "t", Some(ToolStatus::Success)),
+            tool(EventType::ToolStart, 5_000, "claude_code:Edit", Some("e"), None),
+            tool(EventType::ToolEnd, 6_000, "claude_code:Edit", Some("e"), Some(ToolStatus::Success)),
+        ];
+        let turns = turns(&events);
+        let rows: Vec<(&str, usize, i64, i64)> =
+            turns[0].spans.iter().map(|s| (s.label.as_str(), s.depth, s.start_ms, s.end_ms)).collect();
+        assert_eq!(
+            rows,
+            [
+                ("Turn 1", 0, 0, 6_000),
+                ("claude_code:Task", 1, 1_000, 4_500),
+                ("claude_code:Grep", 2, 2_000, 3_000),
+                ("subagent", 2, 1_000, 4_000),
+                // Never ended: it lasts until its parent's end, under it.
+                ("claude_code:Read", 2, 3_500, 4_500),
+                ("claude_code:Edit", 1, 5_000, 6_000),
+            ]
+        );
+        assert_eq!(turns[0].spans[3].hover, "a subagent started by claude_code:Task: finished after 0:03");
+        assert_eq!(turns[0].calls, 4);
     }
 }

@@ -20,7 +20,7 @@ use super::login::render;
 use super::transcript_work;
 use crate::http::errors::{AppError, PageError};
 use crate::http::extract::{Path, Query};
-use crate::model::{escape_markup, rfc3339_ms};
+use crate::model::escape_markup;
 use crate::sessions::read::Reading;
 use crate::state::AppState;
 use crate::state::caller::PageCaller;
@@ -77,6 +77,8 @@ struct TranscriptPage {
     /// The caller's org role (`OrgRole::as_str`), "" when nobody is signed in: the navigation follows it.
     nav_role: &'static str,
     session_id: String,
+    /// Its title (`transcripts::title`): this reader reads the transcript it comes from.
+    title: Option<String>,
     /// Why a reader who is not the owner may read it (`None` for the owner).
     ground: Option<String>,
     total: usize,
@@ -156,7 +158,7 @@ fn shown(position: usize, message: &Message, find: &str) -> Shown {
         position,
         page: position / PAGE_MESSAGES + 1,
         role,
-        when: message.ts_ms.map(rfc3339_ms).unwrap_or_default(),
+        when: message.ts_ms.map(crate::model::instants::exact_utc).unwrap_or_default(),
         folded,
         summary,
         html: marked(&message.text, find),
@@ -201,9 +203,11 @@ pub async fn page(
     let needle = find.to_lowercase();
     let (proof, basis) = super::sessions::authorize(&state, &caller, &session_id, Reading::Transcript).await?;
     let data_dir = state.config.data_dir.clone();
-    let (read_page, ground) = state
+    let (read_page, (ground, title)) = state
         .read(move |conn| {
             let ground = super::reading_ground::describe(conn, &basis, proof.owner_id())?;
+            let title = crate::transcripts::store::titles(conn, &[proof.session_id()])?.remove(proof.session_id());
+            let ground = (ground, title);
             let wanted = match (needle.as_str(), at_ms) {
                 ("", Some(ts_ms)) => Wanted::WindowAt { ts_ms, limit: PAGE_MESSAGES },
                 ("", None) => Wanted::Window { offset: (page - 1).saturating_mul(PAGE_MESSAGES), limit: PAGE_MESSAGES },
@@ -229,6 +233,7 @@ pub async fn page(
     Ok(render(&TranscriptPage {
         nav_role: caller.role.as_str(),
         session_id,
+        title,
         ground,
         total,
         page,

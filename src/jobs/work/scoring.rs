@@ -2,7 +2,7 @@
 //! subject scores per pull request) and the LLM judge (docs/scoring.md).
 
 use crate::jobs::context::{Done, JobContext, JobError};
-use crate::scoring::{outcomes, registry, store};
+use crate::scoring::{bands, outcomes, registry, store};
 
 /// `compute-trajectory-scores`: the due sessions' trajectory scores.
 pub fn trajectory_scores(ctx: &JobContext<'_>) -> Result<Done, JobError> {
@@ -22,6 +22,7 @@ fn trajectories(ctx: &JobContext<'_>, all: bool) -> Result<Done, JobError> {
     if all {
         ctx.write(|tx| store::sweep_old_versions(tx))?;
     }
+    bands::refresh(&reads, &|change| ctx.change_main(change), ctx.now_ms())?;
     Ok(Done::described(report.sessions as i64, crate::scoring::run::describe(&report)))
 }
 
@@ -30,6 +31,7 @@ fn trajectories(ctx: &JobContext<'_>, all: bool) -> Result<Done, JobError> {
 pub fn effectiveness(ctx: &JobContext<'_>) -> Result<Done, JobError> {
     let now_ms = ctx.now_ms();
     let scored = ctx.write(move |tx| outcomes::compute_effectiveness(tx, now_ms))?;
+    bands::refresh(&*ctx.reader()?, &|change| ctx.change_main(change), now_ms)?;
     Ok(Done::described(scored as i64, format!("{scored} sessions scored")))
 }
 

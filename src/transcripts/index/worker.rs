@@ -190,15 +190,7 @@ impl Worker {
                     let now_ms = self.clock.now_ms();
                     self.writer
                         .change_main_blocking(Box::new(move |tx| {
-                            indexed.iter().try_for_each(|done| {
-                                store::mark_indexed(
-                                    tx,
-                                    &done.session_id,
-                                    &done.upload_sha256,
-                                    done.message_count,
-                                    now_ms,
-                                )
-                            })
+                            indexed.iter().try_for_each(|done| store::mark_indexed(tx, done, now_ms))
                         }))
                         .map_err(|err| DbError::Io {
                             context: "cannot record indexed transcripts".into(),

@@ -56,7 +56,8 @@ pub fn parse(transcript: &str) -> Vec<Message> {
                 conversation.assistant(content, &said);
             }
             (Some("summary"), _) => {
-                conversation.messages.push(message(Role::System, text(&record, "summary").unwrap_or(""), ts_ms));
+                let summary = text(&record, "summary").unwrap_or("");
+                conversation.messages.push(Message { is_title: true, ..message(Role::System, summary, ts_ms) });
             }
             (Some("system"), _) => {
                 let notice = text(&record, "content").or_else(|| text(&record, "subtype")).unwrap_or("");

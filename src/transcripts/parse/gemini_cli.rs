@@ -109,7 +109,8 @@ fn convert(record: &Value, line: &str, calls: &mut Calls, out: &mut Vec<Message>
     let content = text_of(record.get("content").unwrap_or(&Value::Null));
     match text(record, "type") {
         Some("user") => out.push(message(Role::User, content, ts_ms)),
-        Some("info" | "warning" | "error" | "summary") => out.push(message(Role::System, content, ts_ms)),
+        Some("summary") => out.push(Message { is_title: true, ..message(Role::System, content, ts_ms) }),
+        Some("info" | "warning" | "error") => out.push(message(Role::System, content, ts_ms)),
         Some("gemini") => {
             let model = text(record, "model").map(str::to_string);
             let thoughts: Vec<String> = record

@@ -416,7 +416,7 @@ pub async fn act_on_event(
         PATH,
         &match until_ms {
             None => "the event is acknowledged".to_string(),
-            Some(until) => format!("the event is silenced until {}", crate::model::rfc3339_ms(until)),
+            Some(until) => format!("the event is silenced until {}", crate::model::instants::exact_utc(until)),
         },
     ))
 }

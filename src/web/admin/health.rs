@@ -146,7 +146,7 @@ pub async fn page(
                 age > BACKUP_STALE_MS,
                 format!(
                     "last finished {} ({:.1} days ago) to {}",
-                    crate::model::rfc3339_ms(last.finished_at_ms),
+                    crate::model::instants::exact_utc(last.finished_at_ms),
                     age as f64 / DAY_MS as f64,
                     last.location
                 ),

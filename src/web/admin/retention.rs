@@ -78,7 +78,7 @@ pub async fn page(
     let mut next = Section::new("next-sweep", "What the next sweep removes")
         .intro(format!(
             "Next sweep-retention run: {}. It removes raw events and transcripts past retention; sessions, pull-request links and every aggregate stay, so the history pages keep their figures.",
-            next_sweep.map_or("not scheduled (the job is off)".to_string(), crate::model::rfc3339_ms)
+            next_sweep.map_or("not scheduled (the job is off)".to_string(), crate::model::instants::exact_utc)
         ))
         .columns(vec!["Retention", "Set by", "People", "Removes events before", "Events", "Day files", "Transcripts"]);
     next.rows = preview.into_iter().map(preview_row).collect();

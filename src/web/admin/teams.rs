@@ -159,7 +159,7 @@ pub async fn page(
 
 fn source(synced_at_ms: Option<i64>) -> String {
     match synced_at_ms {
-        Some(ms) => format!("GitHub team sync (last {})", crate::model::rfc3339_ms(ms)),
+        Some(ms) => format!("GitHub team sync (last {})", crate::model::instants::exact_utc(ms)),
         None => "made here".to_string(),
     }
 }
