@@ -73,6 +73,17 @@ fn the_oldest_supported_data_directory_upgrades_with_nothing_lost_and_is_served(
     assert_eq!(page["events"].as_array().unwrap().len() as i64, events, "the session's events are read back");
     let (status, body) = server.post_events(&server.token, &envelope(session_events("after-the-upgrade", now_ms(), 5)));
     assert_eq!(status, 200, "{body}");
+    // Transcripts stored before sessions had names get theirs from the indexer.
+    let stored: i64 = main.query_row("SELECT count(*) FROM transcript_index", [], |row| row.get(0)).unwrap();
+    assert!(stored > 0, "the fixture has transcripts");
+    wait_until(std::time::Duration::from_secs(60), "every stored transcript read for its name", || {
+        main.query_row("SELECT count(*) FROM transcript_index WHERE title IS NULL", [], |row| row.get::<_, i64>(0))
+            .unwrap()
+            == 0
+    });
+    let named: i64 =
+        main.query_row("SELECT count(*) FROM transcript_index WHERE title <> ''", [], |row| row.get(0)).unwrap();
+    assert!(named > 0, "the demo's transcripts begin with a prompt");
 }
 
 #[test]

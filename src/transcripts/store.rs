@@ -272,9 +272,12 @@ pub fn unindexed(conn: &Connection, limit: usize) -> Result<Vec<StoredTranscript
     Ok(rows.collect::<Result<_, _>>()?)
 }
 
-/// How many stored transcripts wait for the index.
+/// How many stored transcripts wait for the index or for their name (what
+/// [`unindexed`] hands out, so a drain starts whenever it has work).
 pub fn unindexed_count(conn: &Connection) -> Result<i64, DbError> {
-    Ok(conn.query_row("SELECT count(*) FROM transcript_index WHERE indexed_ms IS NULL", [], |r| r.get(0))?)
+    Ok(conn.query_row("SELECT count(*) FROM transcript_index WHERE indexed_ms IS NULL OR title IS NULL", [], |r| {
+        r.get(0)
+    })?)
 }
 
 /// Records that the index holds this upload of the session, and the session's name
