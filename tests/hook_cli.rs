@@ -103,6 +103,39 @@ fn bad_input_never_fails_the_agent_and_is_logged() {
     assert!(log.contains("PostToolUse") && log.contains("vim"), "{log}");
 }
 
+/// An evaluation harness (or a CI job) sets `SIGHTLINE_RUN_KIND` in its agent's
+/// environment: the hook records every event under that kind, so the session is stored
+/// as an EVAL run and never reaches the developer's own figures; a value the hook does not
+/// understand still keeps the run out of them (recorded as CI, the log says why).
+#[test]
+fn a_harness_marks_its_agents_runs_with_sightline_run_kind() {
+    let server = TestServer::spawn();
+    let home = tempfile::tempdir().unwrap();
+    let home = home.path();
+    assert!(client(home, &["login", "--server", &server.ingest, "--token", &server.token], None).status.success());
+    let run = |session: &str, kind: &str| {
+        let payload = json!({"session_id": session, "cwd": "/", "hook_event_name": "UserPromptSubmit"});
+        for event in ["UserPromptSubmit", "Stop"] {
+            let out = client_with(
+                home,
+                &["hook", event, "--agent", "claude-code"],
+                Some(&payload.to_string()),
+                &[("SIGHTLINE_RUN_KIND", kind)],
+            );
+            assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        }
+    };
+    run("s-eval", "eval");
+    run("s-typo", "EVALS");
+    hook(home, "UserPromptSubmit", json!({"session_id": "s-mine", "cwd": "/", "hook_event_name": "UserPromptSubmit"}));
+    assert!(client(home, &["flusher", "--once"], None).status.success());
+
+    let kind = |session: &str| server.session(&server.token, session).1["run_kind"].clone();
+    assert_eq!((kind("s-eval"), kind("s-typo"), kind("s-mine")), (json!("EVAL"), json!("CI"), json!("INTERACTIVE")));
+    let log = std::fs::read_to_string(home.join("data/sightline/hook.log")).unwrap();
+    assert!(log.contains("SIGHTLINE_RUN_KIND=\"EVALS\" is not INTERACTIVE, CI or EVAL"), "{log}");
+}
+
 #[test]
 fn events_wait_in_the_queue_while_the_server_is_down() {
     let mut server = TestServer::spawn();

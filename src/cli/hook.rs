@@ -109,7 +109,15 @@ fn record(args: &HookArgs) -> anyhow::Result<()> {
     let mut queue = Queue::open_for_hook(&local::queue_path())?;
     let now_ms = crate::clock::system_now_ms();
     let tx = queue.begin()?;
-    let events = adapters::map(agent, &args.event, &payload, &mut Context { now_ms, state: &tx })?;
+    let mut events = adapters::map(agent, &args.event, &payload, &mut Context { now_ms, state: &tx })?;
+    let (run_kind, warning) =
+        crate::hook::run_kind::read(crate::config::machine::MachineVariable::SightlineRunKind.text().as_deref());
+    if let Some(warning) = warning {
+        local::log(&warning);
+    }
+    if let Some(kind) = run_kind {
+        crate::hook::run_kind::stamp(&mut events, kind);
+    }
     // `status` shows the server's view of the session that started last (written once
     // per session, not on every hook).
     if let Some(started) = events.iter().find(|e| e["type"] == "session_start")

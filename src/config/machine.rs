@@ -35,6 +35,9 @@ pub enum MachineVariable {
     /// Set (to anything) to keep the hook from starting a background flusher: tests and
     /// the benchmarks flush themselves.
     NoFlusher,
+    /// Set by a CI job or an evaluation harness in the agent's environment: the run kind
+    /// of every event the hook records (`INTERACTIVE`, `CI` or `EVAL`).
+    SightlineRunKind,
 }
 
 impl MachineVariable {
@@ -52,6 +55,7 @@ impl MachineVariable {
         Self::GithubRef,
         Self::Columns,
         Self::NoFlusher,
+        Self::SightlineRunKind,
     ];
 
     pub fn name(self) -> &'static str {
@@ -69,6 +73,7 @@ impl MachineVariable {
             Self::GithubRef => "GITHUB_REF",
             Self::Columns => "COLUMNS",
             Self::NoFlusher => "SIGHTLINE_NO_FLUSHER",
+            Self::SightlineRunKind => "SIGHTLINE_RUN_KIND",
         }
     }
 

@@ -1,5 +1,6 @@
 //! The developer-machine side: the commands an agent's hooks call (`hook`), the local
-//! durable queue, and the flusher that ships queued events to the server.
+//! durable queue, and the flusher that ships queued events to the server; a CI job or an
+//! evaluation harness marks its runs through [`run_kind`].
 //!
 //! Invariants: `hook` never blocks or fails the agent — every error goes to the local
 //! log file and the exit code is 0 — and it does no network I/O; the flusher, not the
@@ -16,5 +17,6 @@ pub mod local;
 pub mod login;
 pub mod pause;
 pub mod queue;
+pub mod run_kind;
 pub mod shipper;
 pub mod usage;
