@@ -337,28 +337,8 @@ pub fn session(habits: &Habits, start_ms: i64, run_kind: &str, branch: &str) -> 
             context = 20_000;
         }
         if fastrand::u32(0..12) == 0 {
-            let started = t + 400;
             t += fastrand::i64(10_000..120_000);
-            // Claude Code starts a subagent with its Task tool: the call is open while the
-            // subagent works (its ids from the clock, so the demo's random draws, and with
-            // them the rest of the organisation, stay as they were).
-            let task = |status: Option<&str>, duration: Option<i64>| {
-                let digest = crate::model::sha256_hex(format!("task {started}").as_bytes());
-                json!({"name": "claude_code:Task", "use_id": format!("toolu_task{started}"), "status": status,
-                       "duration_ms": duration, "action": "delegate", "target_hash": digest, "input_sha256": digest})
-            };
-            if agent.name == "claude_code" {
-                let mut begin = base("tool_start", started);
-                begin["tool"] = task(None, None);
-                events.push(begin);
-            }
             events.push(base("subagent_end", t));
-            if agent.name == "claude_code" {
-                t += 300;
-                let mut end = base("tool_end", t);
-                end["tool"] = task(Some("success"), Some(t - started));
-                events.push(end);
-            }
         }
         if interactive && fastrand::u32(0..10) == 0 {
             t += 60_000;
