@@ -19,6 +19,7 @@ CREATE TABLE users (
 
 -- Every credential we issue. Only a SHA-256 of the secret is kept: tokens are 256-bit
 -- random, so a fast hash is enough and a database leak reveals no usable token.
+-- run_kind: a hook token that fixes the run kind of everything sent with it (a harness's).
 CREATE TABLE auth_tokens (
     id              TEXT PRIMARY KEY,
     user_id         TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE,
@@ -31,7 +32,7 @@ CREATE TABLE auth_tokens (
     last_used_at_ms INTEGER,
     revoked_at_ms   INTEGER,
     revoked_reason  TEXT
-);
+, run_kind TEXT CHECK (run_kind IS NULL OR run_kind IN ('CI', 'EVAL')));
 CREATE INDEX auth_tokens_by_user ON auth_tokens(user_id, kind);
 
 -- The central fact table. Aggregates are additive: ingest adds only events it newly

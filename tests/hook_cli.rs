@@ -136,6 +136,57 @@ fn a_harness_marks_its_agents_runs_with_sightline_run_kind() {
     assert!(log.contains("SIGHTLINE_RUN_KIND=\"EVALS\" is not INTERACTIVE, CI or EVAL"), "{log}");
 }
 
+/// An evaluation harness machine signs in with a hook token made for EVAL runs: every
+/// session sent with it is EVAL, whatever its events say; the CLI refuses a run kind on
+/// anything but a hook token, and a kind other than EVAL or CI, naming the problem.
+#[test]
+fn a_harness_token_makes_every_session_sent_with_it_an_eval_run() {
+    let server = TestServer::spawn();
+    add_user(&server.data_dir, "harness@example.com", "MEMBER");
+    let dir = server.data_dir.to_str().unwrap();
+    let made = sightline(&[
+        "token",
+        "create",
+        "--data-dir",
+        dir,
+        "--user",
+        "harness@example.com",
+        "--kind",
+        "hook",
+        "--run-kind",
+        "eval",
+    ]);
+    assert!(made.status.success(), "{}", stderr(&made));
+    assert!(stderr(&made).contains("(EVAL runs only)"), "{}", stderr(&made));
+    let token = stdout(&made).trim().to_string();
+
+    let mut claims_a_person = session_events("e-1", now_ms() - 60_000, 3);
+    for event in &mut claims_a_person {
+        event["run_kind"] = json!("INTERACTIVE");
+    }
+    let says_nothing = session_events("e-2", now_ms() - 30_000, 3);
+    for events in [claims_a_person, says_nothing] {
+        let (status, body) = server.post_events(&token, &envelope(events));
+        assert_eq!((status, &body["accepted"]), (200, &json!(3)), "{body}");
+    }
+    assert_eq!(server.session(&token, "e-1").1["run_kind"], "EVAL");
+    assert_eq!(server.session(&token, "e-2").1["run_kind"], "EVAL");
+    // The developer's own token still sends their runs as they are.
+    let (status, _) = server.post_events(&server.token, &envelope(session_events("mine", now_ms() - 10_000, 2)));
+    assert_eq!(status, 200);
+    assert_eq!(server.session(&server.token, "mine").1["run_kind"], "INTERACTIVE");
+
+    for (args, says) in [
+        (&["--kind", "otlp", "--run-kind", "EVAL"][..], "use it with --kind hook"),
+        (&["--kind", "hook", "--run-kind", "interactive"][..], "--run-kind must be EVAL or CI, not \"INTERACTIVE\""),
+    ] {
+        let mut command = vec!["token", "create", "--data-dir", dir, "--user", "harness@example.com"];
+        command.extend_from_slice(args);
+        let refused = sightline(&command);
+        assert!(!refused.status.success() && stderr(&refused).contains(says), "{}", stderr(&refused));
+    }
+}
+
 #[test]
 fn events_wait_in_the_queue_while_the_server_is_down() {
     let mut server = TestServer::spawn();

@@ -64,6 +64,9 @@ impl std::fmt::Debug for NewToken {
 pub struct TokenOwner {
     pub user_id: String,
     pub token_id: String,
+    /// The run kind this token fixes for everything sent with it (an evaluation
+    /// harness's or a CI runner's hook token), if it fixes one.
+    pub run_kind: Option<crate::model::RunKind>,
 }
 
 pub fn digest(secret: &str) -> [u8; 32] {
@@ -194,6 +197,15 @@ pub fn revoke_own_hook_token(conn: &Connection, user_id: &str, token_id: &str, n
     )? == 1)
 }
 
+/// Makes a hook token fix the run kind of everything sent with it (`CI` or `EVAL`).
+pub fn fix_run_kind(conn: &Connection, token_id: &str, kind: crate::model::RunKind) -> Result<(), DbError> {
+    conn.execute(
+        "UPDATE auth_tokens SET run_kind = ?2 WHERE id = ?1 AND kind = 'hook'",
+        params![token_id, kind.as_str()],
+    )?;
+    Ok(())
+}
+
 /// Finds the live token of `kind` with this secret, or `None` (unknown, wrong kind,
 /// expired, revoked, or its user disabled).
 pub fn verify(conn: &Connection, secret: &str, kind: TokenKind, now_ms: i64) -> Result<Option<TokenOwner>, DbError> {
@@ -202,13 +214,18 @@ pub fn verify(conn: &Connection, secret: &str, kind: TokenKind, now_ms: i64) -> 
         return Ok(None);
     }
     let mut stmt = conn.prepare_cached(
-        "SELECT t.id, t.user_id FROM auth_tokens t JOIN users u ON u.id = t.user_id
+        "SELECT t.id, t.user_id, t.run_kind FROM auth_tokens t JOIN users u ON u.id = t.user_id
          WHERE t.token_sha256 = ?1 AND t.kind = ?2 AND t.expires_at_ms > ?3
            AND t.revoked_at_ms IS NULL AND u.disabled_at_ms IS NULL",
     )?;
     Ok(stmt
         .query_row(params![digest(secret).as_slice(), kind.as_str(), now_ms], |row| {
-            Ok(TokenOwner { token_id: row.get(0)?, user_id: row.get(1)? })
+            let run_kind: Option<String> = row.get(2)?;
+            Ok(TokenOwner {
+                token_id: row.get(0)?,
+                user_id: row.get(1)?,
+                run_kind: run_kind.as_deref().and_then(crate::model::RunKind::parse),
+            })
         })
         .optional()?)
 }

@@ -32,6 +32,11 @@ pub enum TokenCommand {
         /// /admin/adapters; `--user` is the administrator responsible for it.
         #[arg(long, value_name = "NAME")]
         service_account: Option<String>,
+        /// Make a hook token for a machine that runs agents for an evaluation harness
+        /// (EVAL) or a CI job (CI): every event sent with it is stored under that run
+        /// kind, whatever the event says, so its sessions never reach developer figures.
+        #[arg(long, value_name = "EVAL|CI")]
+        run_kind: Option<String>,
     },
 }
 
@@ -54,7 +59,7 @@ pub fn open_main(config: &Config) -> anyhow::Result<rusqlite::Connection> {
 
 pub fn token(command: TokenCommand) -> anyhow::Result<i32> {
     match command {
-        TokenCommand::Create { config, user, kind, label, service_account } => {
+        TokenCommand::Create { config, user, kind, label, service_account, run_kind } => {
             let kind =
                 tokens::TokenKind::parse(&kind).filter(|kind| *kind != tokens::TokenKind::Refresh).ok_or_else(
                     || {
@@ -63,12 +68,30 @@ pub fn token(command: TokenCommand) -> anyhow::Result<i32> {
                         )
                     },
                 )?;
+            let run_kind = match run_kind.as_deref().map(|text| text.trim().to_ascii_uppercase()) {
+                None => None,
+                Some(_) if kind != tokens::TokenKind::Hook => {
+                    anyhow::bail!("--run-kind fixes a hook token's runs: use it with --kind hook")
+                }
+                Some(text) => match crate::model::RunKind::parse(&text) {
+                    Some(kind @ (crate::model::RunKind::Eval | crate::model::RunKind::Ci)) => Some(kind),
+                    _ => anyhow::bail!("--run-kind must be EVAL or CI, not {text:?}"),
+                },
+            };
             let config = load_config(&config, Overrides::default())?;
             let conn = open_main(&config)?;
             let owner = users::by_email(&conn, &user)?;
             let now_ms = crate::clock::system_now_ms();
             let token = match &service_account {
-                None => tokens::create(&conn, &owner.id, kind, label.as_deref(), now_ms)?,
+                None => {
+                    let tx = conn.unchecked_transaction()?;
+                    let token = tokens::create(&tx, &owner.id, kind, label.as_deref(), now_ms)?;
+                    if let Some(run_kind) = run_kind {
+                        tokens::fix_run_kind(&tx, &token.id, run_kind)?;
+                    }
+                    tx.commit()?;
+                    token
+                }
                 Some(name) => {
                     if kind != tokens::TokenKind::Otlp {
                         anyhow::bail!("--service-account makes an OTLP token: use it with --kind otlp");
@@ -87,9 +110,10 @@ pub fn token(command: TokenCommand) -> anyhow::Result<i32> {
                 }
             };
             eprintln!(
-                "created {}{} token {} for {}, expires {}; it is shown only now:",
+                "created {}{}{} token {} for {}, expires {}; it is shown only now:",
                 kind.as_str(),
                 if service_account.is_some() { " service-account" } else { "" },
+                run_kind.map(|kind| format!(" ({} runs only)", kind.as_str())).unwrap_or_default(),
                 token.id,
                 owner.email,
                 crate::model::rfc3339_ms(token.expires_at_ms)

@@ -57,6 +57,7 @@ pub const MIGRATIONS: &[&str] = &[
     include_str!("../../migrations/0037_people_console.sql"),
     include_str!("../../migrations/0038_session_titles.sql"),
     include_str!("../../migrations/0039_score_bands.sql"),
+    include_str!("../../migrations/0040_token_run_kind.sql"),
 ];
 
 pub fn latest_version() -> i64 {

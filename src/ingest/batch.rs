@@ -36,7 +36,7 @@ pub struct RejectedEvent {
 
 pub async fn ingest(
     state: &Arc<AppState>,
-    user_id: &str,
+    user: &crate::state::caller::HookUser,
     headers: &HeaderMap,
     body: Body,
 ) -> Result<BatchOutcome, AppError> {
@@ -45,20 +45,25 @@ pub async fn ingest(
     let raw = read_body(headers, body, limits.max_body_bytes).await?;
     let decoded = decode(headers, &raw, limits.max_decoded_bytes)?;
     let envelope = parse_envelope(&decoded, limits.max_events_per_batch)?;
-    store(state, user_id, &envelope.client, &envelope.events, received).await
+    store(state, &user.user_id, user.run_kind, &envelope.client, &envelope.events, received).await
 }
 
 /// Validates, redacts and prices `raw_events` and stores the good ones for `user_id`
 /// (the answer comes after the writer's commit); the hook's batches and the events
-/// mapped from an OTLP export take this one path.
+/// mapped from an OTLP export take this one path. `fixed_run_kind`, from a harness's
+/// token, replaces every event's run kind.
 pub(crate) async fn store(
     state: &Arc<AppState>,
     user_id: &str,
+    fixed_run_kind: Option<crate::model::RunKind>,
     client: &wire::ClientInfo,
     raw_events: &[&RawValue],
     received: std::time::Instant,
 ) -> Result<BatchOutcome, AppError> {
-    let prepared = prepare_events(state, raw_events);
+    let mut prepared = prepare_events(state, raw_events);
+    if let Some(kind) = fixed_run_kind {
+        prepared.events.iter_mut().for_each(|event| event.run_kind = kind);
+    }
     let stored = prepared.events.len();
     let (mut accepted, mut duplicates) = (0, 0);
     if stored > 0 {

@@ -32,7 +32,7 @@ pub async fn post_events(
     headers: HeaderMap,
     body: Body,
 ) -> Result<Response, AppError> {
-    let outcome = batch::ingest(&state, &user.user_id, &headers, body).await?;
+    let outcome = batch::ingest(&state, &user, &headers, body).await?;
     Ok(axum::Json(outcome).into_response())
 }
 

@@ -28,6 +28,7 @@ use super::batch;
 use super::otlp_senders;
 use crate::http::cookies::bearer;
 use crate::http::errors::AppError;
+use crate::model::RunKind;
 use crate::model::wire::ClientInfo;
 use crate::otlp::attributes::Attributes;
 use crate::otlp::wire::Encoding;
@@ -90,12 +91,14 @@ async fn receive_logs(
 pub(crate) async fn store_logs(
     state: &Arc<AppState>,
     user_id: &str,
+    fixed_run_kind: Option<RunKind>,
     request: &ExportLogsServiceRequest,
     received: std::time::Instant,
 ) -> Result<ExportLogsServiceResponse, AppError> {
     let resource = request.resource_logs.first().and_then(|logs| logs.resource.as_ref());
     let client = client_of(resource.map(|r| r.attributes.as_slice()).unwrap_or_default());
-    let refused = store_events(state, user_id, client, logs::map(request, user_id), received).await?;
+    let mapped = logs::map(request, user_id);
+    let refused = store_events(state, user_id, fixed_run_kind, client, mapped, received).await?;
     let partial_success = refused.map(|(rejected, error_message)| ExportLogsPartialSuccess {
         rejected_log_records: rejected as i64,
         error_message: format!("{rejected} log records refused: {error_message}"),
@@ -114,6 +117,7 @@ static TRACE_SESSIONS: std::sync::LazyLock<std::sync::Mutex<traces::TraceSession
 pub(crate) async fn store_traces(
     state: &Arc<AppState>,
     user_id: &str,
+    fixed_run_kind: Option<RunKind>,
     request: &ExportTraceServiceRequest,
     received: std::time::Instant,
 ) -> Result<ExportTraceServiceResponse, AppError> {
@@ -123,7 +127,7 @@ pub(crate) async fn store_traces(
         let mut sessions = TRACE_SESSIONS.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
         traces::map(request, user_id, &mut sessions)
     };
-    let refused = store_events(state, user_id, client, mapped, received).await?;
+    let refused = store_events(state, user_id, fixed_run_kind, client, mapped, received).await?;
     let partial_success = refused.map(|(rejected, error_message)| ExportTracePartialSuccess {
         rejected_spans: rejected as i64,
         error_message: format!("{rejected} spans refused: {error_message}"),
@@ -136,6 +140,7 @@ pub(crate) async fn store_traces(
 async fn store_events(
     state: &Arc<AppState>,
     user_id: &str,
+    fixed_run_kind: Option<RunKind>,
     client: ClientInfo,
     mapped: logs::Mapped,
     received: std::time::Instant,
@@ -146,7 +151,7 @@ async fn store_events(
         .map(|event| serde_json::value::to_raw_value(event).map_err(|err| AppError::Internal(err.to_string())))
         .collect::<Result<_, _>>()?;
     let refs: Vec<&RawValue> = raw.iter().map(|event| event.as_ref()).collect();
-    let outcome = batch::store(state, user_id, &client, &refs, received).await?;
+    let outcome = batch::store(state, user_id, fixed_run_kind, &client, &refs, received).await?;
     let mut reasons = mapped.reasons;
     for rejected in outcome.rejected.iter().take(5usize.saturating_sub(reasons.len())) {
         reasons.push(format!("{}: {}", rejected.field, rejected.reason));

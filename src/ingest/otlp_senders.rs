@@ -24,14 +24,15 @@ use crate::auth::otlp_identities;
 use crate::auth::tokens::{self, TokenKind};
 use crate::db;
 use crate::http::errors::AppError;
+use crate::model::RunKind;
 use crate::otlp::identity::{self, Identity};
 use crate::state::AppState;
 
 /// Whose an export's records are.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) enum Sender {
-    /// A person's own OTLP or hook token.
-    Person(String),
+    /// A person's own OTLP or hook token, and the run kind a harness's hook token fixes.
+    Person(String, Option<RunKind>),
     /// A service account's OTLP token: each record names its person.
     Service { token_id: String },
 }
@@ -45,10 +46,11 @@ pub(crate) async fn sender_of(state: &Arc<AppState>, secret: String) -> Result<S
         if let Some(owner) = tokens::verify(&conn, &secret, TokenKind::Otlp, now_ms)? {
             return Ok(Some(match otlp_identities::is_service(&conn, &owner.token_id)? {
                 true => Sender::Service { token_id: owner.token_id },
-                false => Sender::Person(owner.user_id),
+                false => Sender::Person(owner.user_id, None),
             }));
         }
-        Ok(tokens::verify(&conn, &secret, TokenKind::Hook, now_ms)?.map(|owner| Sender::Person(owner.user_id)))
+        let owner = tokens::verify(&conn, &secret, TokenKind::Hook, now_ms)?;
+        Ok(owner.map(|owner| Sender::Person(owner.user_id, owner.run_kind)))
     })
     .await?;
     sender.ok_or(AppError::Unauthorized)
@@ -62,7 +64,7 @@ pub(crate) async fn logs(
     received: std::time::Instant,
 ) -> Result<ExportLogsServiceResponse, AppError> {
     let token_id = match sender {
-        Sender::Person(user_id) => return store_logs(state, user_id, request, received).await,
+        Sender::Person(user_id, fixed) => return store_logs(state, user_id, *fixed, request, received).await,
         Sender::Service { token_id } => token_id,
     };
     let parts = identity::split_logs(request);
@@ -71,7 +73,7 @@ pub(crate) async fn logs(
     for ((_, part, count), person) in parts.iter().zip(people) {
         match person {
             Some(user_id) => {
-                let answer = store_logs(state, &user_id, part, received).await?;
+                let answer = store_logs(state, &user_id, None, part, received).await?;
                 refused.add_answer(answer.partial_success.map(|p| (p.rejected_log_records, p.error_message)));
             }
             None => refused.add_unknown(*count),
@@ -92,7 +94,7 @@ pub(crate) async fn traces(
     received: std::time::Instant,
 ) -> Result<ExportTraceServiceResponse, AppError> {
     let token_id = match sender {
-        Sender::Person(user_id) => return store_traces(state, user_id, request, received).await,
+        Sender::Person(user_id, fixed) => return store_traces(state, user_id, *fixed, request, received).await,
         Sender::Service { token_id } => token_id,
     };
     let parts = identity::split_traces(request);
@@ -101,7 +103,7 @@ pub(crate) async fn traces(
     for ((_, part, count), person) in parts.iter().zip(people) {
         match person {
             Some(user_id) => {
-                let answer = store_traces(state, &user_id, part, received).await?;
+                let answer = store_traces(state, &user_id, None, part, received).await?;
                 refused.add_answer(answer.partial_success.map(|p| (p.rejected_spans, p.error_message)));
             }
             None => refused.add_unknown(*count),
@@ -121,7 +123,7 @@ pub(crate) async fn metrics(
     request: &ExportMetricsServiceRequest,
 ) -> Result<ExportMetricsServiceResponse, AppError> {
     let token_id = match sender {
-        Sender::Person(user_id) => return store_metrics(state, user_id, request).await,
+        Sender::Person(user_id, _) => return store_metrics(state, user_id, request).await,
         Sender::Service { token_id } => token_id,
     };
     let parts = identity::split_metrics(request);

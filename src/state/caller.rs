@@ -32,6 +32,8 @@ use crate::sessions::read::Reader;
 #[derive(Clone, Debug)]
 pub struct HookUser {
     pub user_id: String,
+    /// The run kind the token fixes for every event sent with it (a harness's token).
+    pub run_kind: Option<crate::model::RunKind>,
 }
 
 impl FromRequestParts<Arc<AppState>> for HookUser {
@@ -46,7 +48,7 @@ impl FromRequestParts<Arc<AppState>> for HookUser {
             tokens::verify(&conn, &secret, TokenKind::Hook, now_ms)
         })
         .await?;
-        owner.map(|owner| HookUser { user_id: owner.user_id }).ok_or(AppError::Unauthorized)
+        owner.map(|owner| HookUser { user_id: owner.user_id, run_kind: owner.run_kind }).ok_or(AppError::Unauthorized)
     }
 }
 
