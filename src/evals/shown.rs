@@ -44,7 +44,7 @@ pub fn instant(value: &Option<String>) -> String {
     let Some(text) = value.as_deref().map(str::trim).filter(|text| !text.is_empty()) else {
         return UNKNOWN.to_string();
     };
-    let parsed = chrono::DateTime::parse_from_rfc3339(text).map(|at| at.timestamp_millis()).ok().or_else(|| {
+    let parsed = crate::model::parse_rfc3339_ms(text).or_else(|| {
         ["%Y-%m-%d %H:%M:%S%.f", "%Y-%m-%dT%H:%M:%S%.f"]
             .iter()
             .find_map(|format| chrono::NaiveDateTime::parse_from_str(text, format).ok())

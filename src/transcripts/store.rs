@@ -259,12 +259,17 @@ fn stored_from_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<StoredTranscript
     })
 }
 
+/// A `transcript_index` row the indexer still has to read: never indexed (or queued
+/// again), or stored before names were kept. [`unindexed`] and [`unindexed_count`] share
+/// it, so a drain starts whenever there is work for it.
+const WAITING_FOR_INDEXER: &str = "(indexed_ms IS NULL OR title IS NULL)";
+
 /// Up to `limit` stored transcripts waiting for the index or for their name (stored
 /// before names were kept), oldest upload first.
 pub fn unindexed(conn: &Connection, limit: usize) -> Result<Vec<StoredTranscript>, DbError> {
     let sql = format!(
         "SELECT {STORED_COLUMNS} FROM transcript_index t JOIN sessions s ON s.id = t.session_id
-         WHERE (t.indexed_ms IS NULL OR t.title IS NULL) AND s.transcript_path IS NOT NULL
+         WHERE {WAITING_FOR_INDEXER} AND s.transcript_path IS NOT NULL
          ORDER BY t.stored_ms, t.session_id LIMIT ?1"
     );
     let mut statement = conn.prepare_cached(&sql)?;
@@ -272,12 +277,10 @@ pub fn unindexed(conn: &Connection, limit: usize) -> Result<Vec<StoredTranscript
     Ok(rows.collect::<Result<_, _>>()?)
 }
 
-/// How many stored transcripts wait for the index or for their name (what
-/// [`unindexed`] hands out, so a drain starts whenever it has work).
+/// How many stored transcripts wait for the index or for their name.
 pub fn unindexed_count(conn: &Connection) -> Result<i64, DbError> {
-    Ok(conn.query_row("SELECT count(*) FROM transcript_index WHERE indexed_ms IS NULL OR title IS NULL", [], |r| {
-        r.get(0)
-    })?)
+    let sql = format!("SELECT count(*) FROM transcript_index WHERE {WAITING_FOR_INDEXER}");
+    Ok(conn.query_row(&sql, [], |r| r.get(0))?)
 }
 
 /// Records that the index holds this upload of the session, and the session's name
@@ -299,15 +302,18 @@ pub fn mark_indexed(conn: &Connection, done: &super::indexing::Indexed, now_ms: 
     Ok(())
 }
 
-/// The names (`super::title`) of those of `session_ids` whose transcript gave one
-/// (a title of '' records that the indexer found none).
-/// Transcript content: for the owner's own lists, or a reader of the transcript.
-pub fn titles(conn: &Connection, session_ids: &[&str]) -> Result<HashMap<String, String>, DbError> {
+/// The names (`super::title`) of those of `session_ids` that `owner_id` owns and whose
+/// transcript gave one (a title of '' records that the indexer found none). A name is
+/// transcript content, so it is read for its owner only: the owner's own pages, or a
+/// transcript read the access rules already allowed (pass the session's owner).
+pub fn titles(conn: &Connection, owner_id: &str, session_ids: &[&str]) -> Result<HashMap<String, String>, DbError> {
     let mut titles = HashMap::new();
-    let mut statement =
-        conn.prepare_cached("SELECT title FROM transcript_index WHERE session_id = ?1 AND title <> ''")?;
+    let mut statement = conn.prepare_cached(
+        "SELECT t.title FROM transcript_index t JOIN sessions s ON s.id = t.session_id
+         WHERE t.session_id = ?1 AND s.user_id = ?2 AND t.title <> ''",
+    )?;
     for id in session_ids {
-        if let Some(title) = statement.query_row([id], |row| row.get::<_, String>(0)).optional()? {
+        if let Some(title) = statement.query_row(params![id, owner_id], |row| row.get::<_, String>(0)).optional()? {
             titles.insert(id.to_string(), title);
         }
     }

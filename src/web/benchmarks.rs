@@ -44,28 +44,23 @@ fn runs_table(runs: &[RunSummary], dashboard: &str) -> Table {
             Cell::count(run.completed_cells),
             Cell::count(run.passed),
             Cell::count(run.failed),
-            run.avg_success.map_or(Cell::text("—"), |rate| Cell {
-                text: format!("{}%", crate::model::decimal::decimal(rate * 100.0, 1)),
-                raw: format!("{rate:.4}"),
-                href: None,
-                title: None,
+            run.avg_success.map_or(Cell::text("—"), |rate| {
+                Cell::shown(format!("{}%", crate::model::decimal::decimal(rate * 100.0, 1)), format!("{rate:.4}"))
             }),
-            run.total_cost.map_or(Cell::text("—"), |usd| Cell {
-                text: format!(
-                    "${}{}",
-                    crate::model::decimal::decimal(usd, 2),
-                    if run.costed_cells < run.completed_cells { " or more" } else { "" }
-                ),
-                raw: format!("{usd:.4}"),
-                href: None,
-                title: None,
+            run.total_cost.map_or(Cell::text("—"), |usd| {
+                Cell::shown(
+                    format!(
+                        "${}{}",
+                        crate::model::decimal::decimal(usd, 2),
+                        if run.costed_cells < run.completed_cells { " or more" } else { "" }
+                    ),
+                    format!("{usd:.4}"),
+                )
             }),
-            Cell {
-                text: crate::evals::shown::instant(&run.last_activity),
-                raw: run.last_activity.clone().unwrap_or_default(),
-                href: None,
-                title: None,
-            },
+            Cell::shown(
+                crate::evals::shown::instant(&run.last_activity),
+                run.last_activity.clone().unwrap_or_default(),
+            ),
         ]);
     }
     table.note = "Cells are every cell of a run, with a result or only in the harness's live progress; completed cells have a result, of which passed and failed are exit classes pass and fail. Mean success counts a cell without a score as not succeeded; a cost marked “or more” is of the cells that recorded one.".into();

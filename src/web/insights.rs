@@ -162,7 +162,7 @@ pub async fn page(State(state): State<Arc<AppState>>, PageCaller(caller): PageCa
             let mut scores = store::period_of_person(conn, &user_id, period.from_ms, period.to_ms)?;
             // The caller's own sessions: named by their transcripts' titles where there is one.
             let ids: Vec<&str> = scores.most_friction.iter().map(|(id, ..)| id.as_str()).collect();
-            let titles = crate::transcripts::store::titles(conn, &ids)?;
+            let titles = crate::transcripts::store::titles(conn, &user_id, &ids)?;
             for (id, name, ..) in &mut scores.most_friction {
                 *name = titles.get(id).cloned().unwrap_or_else(|| format!("session {name}"));
             }

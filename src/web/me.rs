@@ -77,7 +77,7 @@ pub async fn audit_page(
                     own.push(id);
                 }
             }
-            let titles = crate::transcripts::store::titles(conn, &own)?;
+            let titles = crate::transcripts::store::titles(conn, &user_id, &own)?;
             let named = own.into_iter().map(|id| {
                 let name = titles.get(id).cloned().unwrap_or_else(|| "your session".into());
                 (id.to_string(), name)

@@ -65,8 +65,8 @@ struct SessionPage {
     /// When it started, relative to now, and exactly (the hover).
     started_ago: String,
     started_exact: String,
-    /// Its repository as `owner/name` and a link to it, when the remote reads as one.
-    repository: Option<(String, String)>,
+    /// Its repository as lists show it (`owner/name` linked when the remote reads as one).
+    repository: super::session_name::Repository,
     steps: Vec<Step>,
     /// The page's turns on the session's time axis (a waterfall), then each turn's own.
     trace: String,
@@ -169,6 +169,7 @@ pub async fn page(
     let data_dir = state.config.data_dir.clone();
     let host_prefix = crate::github::links::host_prefix(&state.config.auth.github_url);
     let min_people = state.config.analytics.min_group_size;
+    let reader_id = caller.user.id.clone();
     let read = state
         .read(move |conn| {
             let Some(view) = views::session_view(conn, &proof)? else { return Ok(None) };
@@ -193,9 +194,8 @@ pub async fn page(
             let owner = is_owner.then(|| proof.owner_id());
             let scores = super::session_scores::lines(conn, &scores, owner, min_people)?;
             let feedback = if is_owner { crate::scoring::feedback::get(conn, &view.id)? } else { None };
-            // The title is transcript content: the owner's own, or nobody's here.
-            let title =
-                if is_owner { crate::transcripts::store::titles(conn, &[&view.id])?.remove(&view.id) } else { None };
+            // The title is transcript content: named so for the owner only.
+            let title = crate::transcripts::store::titles(conn, &reader_id, &[&view.id])?.remove(&view.id);
             Ok::<_, DbError>(Some((
                 (view, ground, title),
                 page,
@@ -242,14 +242,12 @@ pub async fn page(
         after => format!("/sessions/{}?format=csv&after={}", session.id, crate::model::percent_encode(after)),
     };
     let titled = title.is_some();
-    let name = title.unwrap_or_else(|| {
-        let git = session.git.as_ref();
-        super::session_name::neutral(
-            &session.agent_type,
-            git.and_then(|git| git.remote.as_deref()),
-            git.and_then(|git| git.branch.as_deref()),
-        )
-    });
+    let (remote, branch) = match &session.git {
+        Some(git) => (git.remote.as_deref(), git.branch.as_deref()),
+        None => (None, None),
+    };
+    let name = title.unwrap_or_else(|| super::session_name::neutral(&session.agent_type, remote, branch));
+    let repository = super::session_name::Repository::of(remote);
     Ok(render(&SessionPage {
         nav_role: caller.role.as_str(),
         name,
@@ -258,11 +256,7 @@ pub async fn page(
         duration: crate::charts::offset(session.last_event_ms - session.first_event_ms),
         started_ago: crate::model::instants::relative(session.first_event_ms, state.clock.now_ms()),
         started_exact: crate::model::instants::exact_utc(session.first_event_ms),
-        repository: session
-            .git
-            .as_ref()
-            .and_then(|git| git.remote.as_deref())
-            .and_then(crate::model::instants::repository),
+        repository,
         next: page
             .next_cursor
             .map(|cursor| format!("/sessions/{}?after={}", session.id, crate::model::percent_encode(&cursor))),

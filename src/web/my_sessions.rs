@@ -10,7 +10,6 @@ use std::sync::Arc;
 
 use askama::Template;
 use axum::extract::State;
-use axum::http::header;
 use axum::response::{IntoResponse, Response};
 use serde::Deserialize;
 
@@ -173,7 +172,7 @@ pub async fn page(
             let titles = match &listed {
                 Ok((rows, _)) => {
                     let ids: Vec<&str> = rows.iter().map(|row| row.id.as_str()).collect();
-                    crate::transcripts::store::titles(conn, &ids)?
+                    crate::transcripts::store::titles(conn, &user_id, &ids)?
                 }
                 Err(_) => Default::default(),
             };
@@ -249,15 +248,7 @@ fn csv_response(rows: &[Named]) -> Response {
             row.outcome.clone(),
         ]));
     }
-    let body = writer.into_inner().unwrap_or_default();
-    (
-        [
-            (header::CONTENT_TYPE, "text/csv; charset=utf-8"),
-            (header::CONTENT_DISPOSITION, "attachment; filename=\"my-sessions.csv\""),
-        ],
-        body,
-    )
-        .into_response()
+    super::report::csv_download("my-sessions.csv", writer.into_inner().unwrap_or_default())
 }
 
 #[derive(Template)]

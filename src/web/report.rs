@@ -34,12 +34,17 @@ impl Cell {
         Cell { raw: text.clone(), text, href: None, title: None }
     }
 
+    /// A value as a person reads it (`text`) and as a CSV keeps it (`raw`).
+    pub fn shown(text: impl Into<String>, raw: impl Into<String>) -> Cell {
+        Cell { text: text.into(), raw: raw.into(), href: None, title: None }
+    }
+
     pub fn count(value: i64) -> Cell {
-        Cell { text: count(value), raw: value.to_string(), href: None, title: None }
+        Cell::shown(count(value), value.to_string())
     }
 
     pub fn usd(nusd: i64) -> Cell {
-        Cell { text: usd(nusd), raw: format!("{:.2}", crate::model::nusd_to_usd(nusd)), href: None, title: None }
+        Cell::shown(usd(nusd), format!("{:.2}", crate::model::nusd_to_usd(nusd)))
     }
 
     /// A share of a whole, in percent; "—" when the whole is zero.
@@ -48,7 +53,7 @@ impl Cell {
             return Cell::text("—");
         }
         let percent = part as f64 * 100.0 / whole as f64;
-        Cell { text: format!("{percent:.0}%"), raw: format!("{percent:.1}"), href: None, title: None }
+        Cell::shown(format!("{percent:.0}%"), format!("{percent:.1}"))
     }
 
     /// A duration in hours, or "—".
@@ -56,7 +61,7 @@ impl Cell {
         match ms {
             Some(ms) => {
                 let hours = ms as f64 / 3_600_000.0;
-                Cell { text: format!("{hours:.1} h"), raw: format!("{hours:.2}"), href: None, title: None }
+                Cell::shown(format!("{hours:.1} h"), format!("{hours:.2}"))
             }
             None => Cell::text("—"),
         }
@@ -217,7 +222,11 @@ fn csv(table: &Table, file: &str) -> Response {
     for row in &table.rows {
         let _ = writer.write_record(crate::model::csv_cells::record(row.iter().map(|cell| cell.raw.as_str())));
     }
-    let body = writer.into_inner().unwrap_or_default();
+    csv_download(file, writer.into_inner().unwrap_or_default())
+}
+
+/// A CSV file the browser saves as `file`: every page's download answers this way.
+pub fn csv_download(file: &str, body: Vec<u8>) -> Response {
     (
         [
             (header::CONTENT_TYPE, "text/csv; charset=utf-8".to_string()),

@@ -8,8 +8,7 @@
 //! itself is smaller, and small rows are folded into "other"); figures are of interactive
 //! runs only; the page reads aggregates, never raw events.
 
-use axum::http::header;
-use axum::response::{IntoResponse, Response};
+use axum::response::Response;
 
 use super::shown::{count, hours, share, tokens, trend, usd};
 use crate::analytics::query::groups::{self, GroupRow, Guarded, TeamGroup};
@@ -255,13 +254,5 @@ pub fn csv(shown: &Shown, table: &str, file: &str) -> Result<Response, PageError
             )));
         }
     }
-    let body = writer.into_inner().unwrap_or_default();
-    Ok((
-        [
-            (header::CONTENT_TYPE, "text/csv; charset=utf-8".to_string()),
-            (header::CONTENT_DISPOSITION, format!("attachment; filename=\"{file}-{table}.csv\"")),
-        ],
-        body,
-    )
-        .into_response())
+    Ok(super::report::csv_download(&format!("{file}-{table}.csv"), writer.into_inner().unwrap_or_default()))
 }

@@ -112,10 +112,11 @@ pub async fn page(
         )
     });
     let ids: Vec<String> = results.iter().flat_map(|r| r.hits.iter().map(|hit| hit.session_id.clone())).collect();
+    let user_id = caller.user.id.clone();
     let titles = state
         .read(move |conn| {
             let ids: Vec<&str> = ids.iter().map(String::as_str).collect();
-            crate::transcripts::store::titles(conn, &ids)
+            crate::transcripts::store::titles(conn, &user_id, &ids)
         })
         .await?;
     Ok(render(&SearchPage { nav_role: caller.role.as_str(), q, newest, results, titles, next }))

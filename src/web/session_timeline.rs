@@ -75,7 +75,6 @@ impl TurnRow {
 /// The flat table of a page of events as CSV (the time from the session's first event,
 /// the kind, the detail, the cost).
 pub fn timeline_csv(session_id: &str, steps: &[Step]) -> Response {
-    use axum::response::IntoResponse;
     let mut writer = csv::Writer::from_writer(Vec::new());
     // Writing to a Vec cannot fail.
     let _ = writer.write_record(["At", "What", "Detail", "Cost"]);
@@ -83,15 +82,7 @@ pub fn timeline_csv(session_id: &str, steps: &[Step]) -> Response {
         let _ = writer.write_record([step.offset.as_str(), step.kind, step.what.as_str(), step.cost.as_str()]);
     }
     let body = writer.into_inner().unwrap_or_default();
-    let disposition = format!("attachment; filename=\"session-{session_id}-events.csv\"");
-    (
-        [
-            (axum::http::header::CONTENT_TYPE, "text/csv; charset=utf-8".to_string()),
-            (axum::http::header::CONTENT_DISPOSITION, disposition),
-        ],
-        body,
-    )
-        .into_response()
+    super::report::csv_download(&format!("session-{session_id}-events.csv"), body)
 }
 
 /// The steps of a page of events; a model switch is noted on the turn that switched.

@@ -73,10 +73,9 @@ fn sessions_table(
             "Outcome",
         ],
     );
-    for (owner, row) in rows {
-        let Some(person) = people.iter().find(|p| p.user_id == owner) else { continue };
-        let started = Cell::when(row.started_ms, now_ms);
-        let Some(named) = session_name::titled(vec![row], titles).pop() else { continue };
+    let (owners, rows): (Vec<String>, Vec<SessionRow>) = rows.into_iter().unzip();
+    for (owner, named) in owners.iter().zip(session_name::titled(rows, titles)) {
+        let Some(person) = people.iter().find(|p| &p.user_id == owner) else { continue };
         let row = &named.row;
         let repository = Cell::text(named.repository.shown.clone());
         let repository = match &named.repository.href {
@@ -88,7 +87,7 @@ fn sessions_table(
             // (their own, a member they lead who allows drill-in, a grant's subject), and
             // the session page audits a read that is not their own.
             Cell::text(named.name.clone()).link(format!("/sessions/{}", row.id)),
-            started,
+            Cell::when(row.started_ms, now_ms),
             person_cell(slug, person),
             Cell::text(row.agent_type.clone()),
             Cell::hours(Some(row.duration_ms)),
@@ -172,9 +171,9 @@ pub async fn sessions(
         let visible = drill_in::visible_members(conn, &user_id, role, &team.id, now)?;
         let ids: Vec<String> = visible.iter().map(|v| v.user_id.clone()).collect();
         let rows = listing::sessions_of(conn, &ids, period.from_ms, period.to_ms, LIST_LIMIT)?;
-        let own: Vec<&str> =
-            rows.iter().filter(|(owner, _)| *owner == user_id).map(|(_, row)| row.id.as_str()).collect();
-        let titles = crate::transcripts::store::titles(conn, &own)?;
+        // Titles are transcript content: only the reader's own sessions get theirs.
+        let ids: Vec<&str> = rows.iter().map(|(_, row)| row.id.as_str()).collect();
+        let titles = crate::transcripts::store::titles(conn, &user_id, &ids)?;
         Ok((team.name.clone(), member_count(conn, &team.id)?, visible, (rows, titles)))
     })
     .await?;
@@ -220,7 +219,7 @@ fn pulls_table(lines: &[delivery::PullRequestLine], slug: &str, visible: &[Visib
         table.rows.push(vec![
             Cell::text(line.repo.clone()),
             // A pull request's number reads as GitHub writes it (`#1054`), never as a count.
-            Cell { text: format!("#{}", line.number), raw: line.number.to_string(), href: None, title: None },
+            Cell::shown(format!("#{}", line.number), line.number.to_string()),
             Cell::text(line.title.clone()),
             person_cell(slug, person),
             Cell::text(line.state.clone()),
@@ -304,13 +303,9 @@ pub async fn member(
         let tools = query::top_tools(conn, &subject, period, 15)?;
         let sessions =
             listing::sessions_of(conn, std::slice::from_ref(&person.user_id), period.from_ms, period.to_ms, 50)?;
-        // Titles are transcript content: only a reader's own page shows them.
-        let titles = if person.basis == Basis::Own {
-            let ids: Vec<&str> = sessions.iter().map(|(_, row)| row.id.as_str()).collect();
-            crate::transcripts::store::titles(conn, &ids)?
-        } else {
-            HashMap::new()
-        };
+        // Titles are transcript content: only the reader's own sessions get theirs.
+        let ids: Vec<&str> = sessions.iter().map(|(_, row)| row.id.as_str()).collect();
+        let titles = crate::transcripts::store::titles(conn, &user_id, &ids)?;
         let sessions = (sessions, titles);
         let pulls = delivery::pull_requests_of(conn, std::slice::from_ref(&person.user_id), period, 50)?;
         Ok(Some((team.name.clone(), person, totals, activity, agents, tools, sessions, pulls)))

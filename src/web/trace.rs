@@ -58,15 +58,16 @@ struct OpenCall {
     children: Vec<Span>,
 }
 
-/// Puts `rows` (a finished call and what nested under it) under the open call `parent`
-/// when there is one, one level deeper, else into the turn.
-fn place(turn: &mut Turn, open: &mut [OpenCall], parent: Option<usize>, mut rows: Vec<Span>) {
+/// Puts `rows` (a finished call and what nested under it) under the open call `parent`,
+/// one level deeper; gives them back when that call is not open (they belong to the turn).
+fn nest(open: &mut [OpenCall], parent: Option<usize>, mut rows: Vec<Span>) -> Option<Vec<Span>> {
     match parent.and_then(|serial| open.iter_mut().find(|call| call.serial == serial)) {
         Some(parent) => {
             rows.iter_mut().for_each(|row| row.depth += 1);
             parent.children.extend(rows);
+            None
         }
-        None => turn.spans.extend(rows),
+        None => Some(rows),
     }
 }
 
@@ -163,7 +164,7 @@ pub fn turns(events: &[Event]) -> Vec<Turn> {
                     hover: format!("{name}: {outcome} after {}", crate::charts::offset(event.ts_ms - start_ms)),
                 }];
                 rows.extend(children);
-                place(&mut current, &mut open, parent, rows);
+                current.spans.extend(nest(&mut open, parent, rows).into_iter().flatten());
             }
             EventType::Notification => {
                 let kind = event.notification_kind;
@@ -212,7 +213,7 @@ pub fn turns(events: &[Event]) -> Vec<Turn> {
                     failed: false,
                     hover,
                 };
-                place(&mut current, &mut open, parent, vec![row]);
+                current.spans.extend(nest(&mut open, parent, vec![row]).into_iter().flatten());
             }
             EventType::TurnEnd => {
                 if let Some(model) = &event.model {
@@ -250,11 +251,7 @@ fn finish(turn: &mut Turn, open: &mut Vec<OpenCall>, end_ms: i64) {
     while let Some(call) = open.pop() {
         turn.calls += 1;
         let parent = call.parent;
-        let rows = unended(call, end_ms, 1);
-        match parent.filter(|serial| open.iter().any(|parent| parent.serial == *serial)) {
-            Some(_) => place(turn, open, parent, rows),
-            None => unnested.push(rows),
-        }
+        unnested.extend(nest(open, parent, unended(call, end_ms, 1)));
     }
     turn.spans.extend(unnested.into_iter().rev().flatten());
     turn.end_ms = turn.end_ms.max(end_ms.min(turn.end_ms.max(turn.start_ms)));

@@ -206,7 +206,9 @@ pub async fn page(
     let (read_page, (ground, title)) = state
         .read(move |conn| {
             let ground = super::reading_ground::describe(conn, &basis, proof.owner_id())?;
-            let title = crate::transcripts::store::titles(conn, &[proof.session_id()])?.remove(proof.session_id());
+            // The access rules let this reader read the transcript: its owner's name for it.
+            let title = crate::transcripts::store::titles(conn, proof.owner_id(), &[proof.session_id()])?
+                .remove(proof.session_id());
             let ground = (ground, title);
             let wanted = match (needle.as_str(), at_ms) {
                 ("", Some(ts_ms)) => Wanted::WindowAt { ts_ms, limit: PAGE_MESSAGES },

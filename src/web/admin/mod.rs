@@ -285,12 +285,7 @@ impl AdminPage {
 pub fn when(ms: Option<i64>) -> Cell {
     match ms {
         // The one exact form a person reads (`model::instants`); RFC 3339 where copied.
-        Some(ms) => Cell {
-            text: crate::model::instants::exact_utc(ms),
-            raw: crate::model::rfc3339_ms(ms),
-            href: None,
-            title: None,
-        },
+        Some(ms) => Cell::shown(crate::model::instants::exact_utc(ms), crate::model::rfc3339_ms(ms)),
         None => Cell::text("—"),
     }
 }

@@ -27,7 +27,7 @@ pub fn delivery_table(id: &'static str, heading: &str, what: &'static str, rows:
             }
             let per_pr = if kind.merged > 0 {
                 let value = kind.check_failures as f64 / kind.merged as f64;
-                Cell { text: format!("{value:.2}"), raw: format!("{value:.3}"), href: None, title: None }
+                Cell::shown(format!("{value:.2}"), format!("{value:.3}"))
             } else {
                 Cell::text("—")
             };
@@ -89,7 +89,7 @@ fn return_table(id: &'static str, heading: &str, what: &'static str, rows: &[Gro
                 Cell::text("withheld")
             } else {
                 let value = r.value_milli as f64 / 1000.0;
-                Cell { text: format!("{value:.1}"), raw: format!("{value:.3}"), href: None, title: None }
+                Cell::shown(format!("{value:.1}"), format!("{value:.3}"))
             },
             match (r.value_withheld, r.per_unit_of_value()) {
                 (true, _) => Cell::text("withheld"),
@@ -131,18 +131,13 @@ pub fn roi(ctx: &Ctx<'_>) -> Result<(String, Vec<Table>), DbError> {
 /// Dollars to four places (a cost per line or per unit of value is often under a cent).
 fn usd_fine(nusd: i64) -> Cell {
     let usd = crate::model::nusd_to_usd(nusd);
-    Cell { text: format!("${usd:.4}"), raw: format!("{usd:.6}"), href: None, title: None }
+    Cell::shown(format!("${usd:.4}"), format!("{usd:.6}"))
 }
 
 /// Dollars to two places with a sign (drift is either way).
 fn usd_signed(nusd: i64) -> Cell {
     let usd = crate::model::nusd_to_usd(nusd);
-    Cell {
-        text: if nusd < 0 { format!("−${:.2}", -usd) } else { format!("${usd:.2}") },
-        raw: format!("{usd:.2}"),
-        href: None,
-        title: None,
-    }
+    Cell::shown(if nusd < 0 { format!("−${:.2}", -usd) } else { format!("${usd:.2}") }, format!("{usd:.2}"))
 }
 
 /// Reconciled spend beside recomputed spend, per vendor, and the drift per day and model

@@ -58,7 +58,7 @@ pub fn adoption(ctx: &Ctx<'_>) -> Result<(String, Vec<Table>), DbError> {
         let per_person = match week.people {
             PeopleCount::Shown(n) if n > 0 => {
                 let value = week.sessions as f64 / n as f64;
-                Cell { text: format!("{value:.1}"), raw: format!("{value:.2}"), href: None, title: None }
+                Cell::shown(format!("{value:.1}"), format!("{value:.2}"))
             }
             _ => Cell::text("—"),
         };

@@ -27,7 +27,7 @@ fn mean_ms(total: i64, count: i64) -> Cell {
         return Cell::text("—");
     }
     let ms = total / count;
-    Cell { text: format!("{ms} ms"), raw: ms.to_string(), href: None, title: None }
+    Cell::shown(format!("{ms} ms"), ms.to_string())
 }
 
 /// A table of tool call groups: name (and server for tools), people, calls, errors,
