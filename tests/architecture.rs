@@ -253,7 +253,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
         "demo",
         &[
             "access", "app", "auth", "billing", "clock", "config", "db", "evals", "events", "github", "model",
-            "pricing", "scoring",
+            "pricing", "scoring", "sessions",
         ],
     ),
     (

@@ -100,8 +100,9 @@ pub fn run(config: &Config, options: &Options) -> anyhow::Result<()> {
     print_sign_in(&people, options, config, ran)
 }
 
-/// Scores every ended interactive session, as the morning's `compute-trajectory-scores`
-/// run by hand beside the server would (SQLite orders its few writes with the server's).
+/// Closes the sessions gone quiet, then scores every ended interactive session, as the
+/// server's sweep and the morning's `compute-trajectory-scores` run by hand beside it
+/// would (SQLite orders its few writes with the server's).
 fn score_sessions(config: &Config, now_ms: i64) -> anyhow::Result<crate::scoring::run::Report> {
     let conn =
         crate::db::open(&config.main_db_path(), crate::db::Durability::PowerSafe, crate::db::Checkpointing::Automatic)?;
@@ -110,6 +111,11 @@ fn score_sessions(config: &Config, now_ms: i64) -> anyhow::Result<crate::scoring
         change(&tx)?;
         Ok(tx.commit()?)
     };
+    // Sessions left open are closed first, as the server's `sweep-abandoned` would: its
+    // schedule is the wall clock's tens of minutes, so left to it, whether they were
+    // closed before or after this scoring depended on the time of day.
+    let quiet_ms = config.jobs.abandon_after_mins * 60_000;
+    change_main(Box::new(move |tx| crate::sessions::abandon::close_abandoned(tx, quiet_ms, now_ms).map(|_| ())))?;
     let report = crate::scoring::run::compute(&config.data_dir, &conn, &change_main, now_ms, false)?;
     crate::scoring::bands::refresh(&conn, &change_main, now_ms)?;
     Ok(report)
