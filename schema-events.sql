@@ -73,6 +73,19 @@ CREATE TABLE join_keys (
     PRIMARY KEY (user_id, agent_type, session_id, key, from_otlp)
 ) WITHOUT ROWID;
 
+-- The evaluation cell each session of this file was run for (schema version 4): what the
+-- harness named on the session's events, kept beside them so a fold made again after a
+-- crash keeps the session's link to its cell (sessions.eval_cell_id in main.db).
+CREATE TABLE eval_tags (
+    user_id    TEXT NOT NULL,
+    agent_type TEXT NOT NULL,
+    session_id TEXT NOT NULL,
+    cell_id    TEXT NOT NULL,
+    run_name   TEXT,
+    phase      TEXT,
+    PRIMARY KEY (user_id, agent_type, session_id)
+) WITHOUT ROWID;
+
 CREATE TABLE partition_meta (
     singleton    INTEGER PRIMARY KEY CHECK (singleton = 1),
     day          TEXT NOT NULL,

@@ -20,10 +20,11 @@ CREATE TABLE users (
 -- Every credential we issue. Only a SHA-256 of the secret is kept: tokens are 256-bit
 -- random, so a fast hash is enough and a database leak reveals no usable token.
 -- run_kind: a hook token that fixes the run kind of everything sent with it (a harness's).
+-- kind 'eval': the eval dashboard's reads of the sessions linked to evaluation cells.
 CREATE TABLE auth_tokens (
     id              TEXT PRIMARY KEY,
     user_id         TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE,
-    kind            TEXT NOT NULL CHECK (kind IN ('hook', 'refresh', 'otlp')),
+    kind            TEXT NOT NULL CHECK (kind IN ('hook', 'refresh', 'otlp', 'eval')),
     token_sha256    BLOB NOT NULL UNIQUE,
     family_id       TEXT,
     label           TEXT,
@@ -31,8 +32,9 @@ CREATE TABLE auth_tokens (
     expires_at_ms   INTEGER NOT NULL,
     last_used_at_ms INTEGER,
     revoked_at_ms   INTEGER,
-    revoked_reason  TEXT
-, run_kind TEXT CHECK (run_kind IS NULL OR run_kind IN ('CI', 'EVAL')));
+    revoked_reason  TEXT,
+    run_kind        TEXT CHECK (run_kind IS NULL OR run_kind IN ('CI', 'EVAL'))
+);
 CREATE INDEX auth_tokens_by_user ON auth_tokens(user_id, kind);
 
 -- The central fact table. Aggregates are additive: ingest adds only events it newly
@@ -88,7 +90,7 @@ CREATE TABLE sessions (
     scored_event_count INTEGER,
     mode TEXT GENERATED ALWAYS AS (CASE max_autonomy_rank
         WHEN 0 THEN 'plan' WHEN 1 THEN 'normal' WHEN 2 THEN 'accept_edits' WHEN 3 THEN 'auto'
-        WHEN 4 THEN 'dont_ask' WHEN 5 THEN 'bypass' END) VIRTUAL, otlp_events INTEGER NOT NULL DEFAULT 0,
+        WHEN 4 THEN 'dont_ask' WHEN 5 THEN 'bypass' END) VIRTUAL, otlp_events INTEGER NOT NULL DEFAULT 0, eval_cell_id TEXT, eval_run TEXT, eval_phase TEXT,
     UNIQUE (user_id, agent_type, agent_session_id)
 );
 CREATE INDEX sessions_by_last_event ON sessions(last_event_ms);
@@ -96,6 +98,10 @@ CREATE INDEX sessions_by_first_event ON sessions(first_event_ms);
 CREATE INDEX sessions_open_by_last_event ON sessions(last_event_ms) WHERE ended_at_ms IS NULL;
 -- Non-interactive runs are rare; a partial index finds them without indexing the rest.
 CREATE INDEX sessions_non_interactive ON sessions(run_kind) WHERE run_kind <> 'INTERACTIVE';
+-- The sessions of an evaluation cell and of an evaluation run (eval_cell_id, eval_run:
+-- what the harness named; NULL on every other session).
+CREATE INDEX sessions_by_eval_cell ON sessions(eval_cell_id) WHERE eval_cell_id IS NOT NULL;
+CREATE INDEX sessions_by_eval_run ON sessions(eval_run) WHERE eval_run IS NOT NULL;
 
 -- Models seen in a session, with how many events each priced.
 CREATE TABLE session_models (

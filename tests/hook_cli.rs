@@ -136,6 +136,45 @@ fn a_harness_marks_its_agents_runs_with_sightline_run_kind() {
     assert!(log.contains("SIGHTLINE_RUN_KIND=\"EVALS\" is not INTERACTIVE, CI or EVAL"), "{log}");
 }
 
+/// A harness names the cell it runs the agent for in its environment: the session is an
+/// evaluation run linked to that cell (with its run and phase); a cell id of another shape
+/// is not sent, the run stays an evaluation and the hook's log says why.
+#[test]
+fn a_harness_names_the_cell_each_session_was_run_for() {
+    let server = TestServer::spawn();
+    let home = tempfile::tempdir().unwrap();
+    let home = home.path();
+    assert!(client(home, &["login", "--server", &server.ingest, "--token", &server.token], None).status.success());
+    let run = |session: &str, vars: &[(&str, &str)]| {
+        let payload = json!({"session_id": session, "cwd": "/", "hook_event_name": "UserPromptSubmit"});
+        for event in ["UserPromptSubmit", "Stop"] {
+            let out = client_with(home, &["hook", event, "--agent", "claude-code"], Some(&payload.to_string()), vars);
+            assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        }
+    };
+    let cell = "claude-code__claude-sonnet-4-5__django__django-11099__r1";
+    run(
+        "s-cell",
+        &[("SIGHTLINE_EVAL_CELL", cell), ("SIGHTLINE_EVAL_RUN", "nightly"), ("SIGHTLINE_EVAL_PHASE", "review")],
+    );
+    run("s-bad", &[("SIGHTLINE_EVAL_CELL", "django-11099")]);
+    assert!(client(home, &["flusher", "--once"], None).status.success());
+
+    let db = server.main_db();
+    let row = |session: &str| -> (String, Option<String>, Option<String>, Option<String>) {
+        db.query_row(
+            "SELECT run_kind, eval_cell_id, eval_run, eval_phase FROM sessions WHERE agent_session_id = ?1",
+            [session],
+            |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?, row.get(3)?)),
+        )
+        .unwrap()
+    };
+    assert_eq!(row("s-cell"), ("EVAL".into(), Some(cell.to_string()), Some("nightly".into()), Some("review".into())));
+    assert_eq!(row("s-bad"), ("EVAL".into(), None, None, None));
+    let log = std::fs::read_to_string(home.join("data/sightline/hook.log")).unwrap();
+    assert!(log.contains("SIGHTLINE_EVAL_CELL=\"django-11099\" must have the shape"), "{log}");
+}
+
 /// An evaluation harness machine signs in with a hook token made for EVAL runs: every
 /// session sent with it is EVAL, whatever its events say; the CLI refuses a run kind on
 /// anything but a hook token, and a kind other than EVAL or CI, naming the problem.

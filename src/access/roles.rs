@@ -7,9 +7,12 @@
 //! | `INVESTIGATOR` | yes | yes | yes | no | no |
 //! | `MEMBER` | yes | yes | no | no | no |
 //! | `VIEWER_AGGREGATE` | yes | yes | no | no | no, and never an individual session |
+//! | `EVAL_ENGINEER` | yes | yes | no | no | no |
 //!
 //! No role has standing access to another person's sessions: that takes a grant or,
-//! for a team lead, the member's `team_drill_in` policy.
+//! for a team lead, the member's `team_drill_in` policy. The one standing read is the
+//! eval engineer's of evaluation runs: an `EVAL` session a harness linked to a cell
+//! (`sessions.eval_cell_id`), with its transcript, audited like every cross-user read.
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum OrgRole {
@@ -17,6 +20,8 @@ pub enum OrgRole {
     Investigator,
     Member,
     ViewerAggregate,
+    /// Reads the evaluation runs harnesses linked to their cells (the eval dashboard).
+    EvalEngineer,
 }
 
 impl OrgRole {
@@ -27,6 +32,7 @@ impl OrgRole {
             "ADMIN" => OrgRole::Admin,
             "INVESTIGATOR" => OrgRole::Investigator,
             "MEMBER" => OrgRole::Member,
+            "EVAL_ENGINEER" => OrgRole::EvalEngineer,
             _ => OrgRole::ViewerAggregate,
         }
     }
@@ -37,6 +43,7 @@ impl OrgRole {
             OrgRole::Investigator => "INVESTIGATOR",
             OrgRole::Member => "MEMBER",
             OrgRole::ViewerAggregate => "VIEWER_AGGREGATE",
+            OrgRole::EvalEngineer => "EVAL_ENGINEER",
         }
     }
 
@@ -55,7 +62,12 @@ impl OrgRole {
     /// Whether this role sees every team's aggregate pages (a `MEMBER` sees their own
     /// teams' and those below a team they lead).
     pub fn sees_every_team(self) -> bool {
-        self != OrgRole::Member
+        !matches!(self, OrgRole::Member | OrgRole::EvalEngineer)
+    }
+
+    /// Whether this role reads the evaluation runs harnesses linked to their cells.
+    pub fn reads_eval_runs(self) -> bool {
+        self == OrgRole::EvalEngineer
     }
 
     /// Whether any path (grant, team lead) may ever lead this role to another

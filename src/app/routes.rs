@@ -20,8 +20,8 @@ use crate::evals::dashboard::{self, DashState, api as evals_api, pages as evals_
 use crate::ingest;
 use crate::state::AppState;
 use crate::web::{
-    access_requests, admin, benchmarks, deletion, device, github, grants, insights, install, install_script, jobs,
-    login, me, my_prs, my_session, my_sessions, oauth, org, org_search, overview, password_link, reports, search,
+    access_requests, admin, benchmarks, deletion, device, eval_api, github, grants, insights, install, install_script,
+    jobs, login, me, my_prs, my_session, my_sessions, oauth, org, org_search, overview, password_link, reports, search,
     security, sessions, settings, team_people, teams, transcript_page,
 };
 
@@ -107,6 +107,8 @@ pub fn web(state: Arc<AppState>) -> Router {
         .route("/api/me/visibility", get(me::visibility).patch(me::set_visibility))
         .route("/api/me/deletion", post(deletion::request).get(deletion::status))
         .route("/api/search", get(search::search))
+        .route("/api/evals/cells/{cell_id}", get(eval_api::cell))
+        .route("/api/evals/runs/{run_name}", get(eval_api::run))
         .route("/api/sessions/{id}", get(sessions::session))
         .route("/api/sessions/{id}/events", get(sessions::events))
         .route("/api/sessions/{id}/transcript", get(sessions::transcript))

@@ -257,7 +257,13 @@ fn write_addresses(data_dir: &Path, bound: &BoundAddresses) -> anyhow::Result<()
 }
 
 /// Starts the eval dashboard over `db` and serves until Ctrl-C or SIGTERM.
-pub async fn dashboard(db: &Path, host: &str, port: u16, token: Option<&str>) -> anyhow::Result<()> {
+pub async fn dashboard(
+    db: &Path,
+    host: &str,
+    port: u16,
+    token: Option<&str>,
+    platform: Option<crate::evals::platform::Platform>,
+) -> anyhow::Result<()> {
     use crate::evals::dashboard::DashState;
     let ip: std::net::IpAddr = host.parse().with_context(|| format!("--host {host:?} is not an IP address"))?;
     let token = token.filter(|t| !t.is_empty());
@@ -270,7 +276,12 @@ pub async fn dashboard(db: &Path, host: &str, port: u16, token: Option<&str>) ->
             "warning: the dashboard is bound to {ip} without a token: anyone who can reach this machine can read the results. Set SIGHTLINE_DASHBOARD_TOKEN."
         );
     }
-    let state = Arc::new(DashState::new(db, token, ip.is_loopback())?);
+    let mut state = DashState::new(db, token, ip.is_loopback())?;
+    if let Some(platform) = &platform {
+        let _ = writeln!(std::io::stdout(), "agent sessions: read from the platform at {}", platform.url);
+    }
+    state.platform = platform;
+    let state = Arc::new(state);
     let listener =
         TcpListener::bind(SocketAddr::new(ip, port)).await.with_context(|| format!("cannot listen on {ip}:{port}"))?;
     let bound = listener.local_addr()?;

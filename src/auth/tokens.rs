@@ -18,6 +18,9 @@ pub enum TokenKind {
     Refresh,
     /// An agent's OpenTelemetry exporter: the OTLP routes only.
     Otlp,
+    /// The eval dashboard's reads of the sessions linked to evaluation cells: the
+    /// `/api/evals` routes only, for an `EVAL_ENGINEER`.
+    Eval,
 }
 
 impl TokenKind {
@@ -26,6 +29,7 @@ impl TokenKind {
             TokenKind::Hook => "hook",
             TokenKind::Refresh => "refresh",
             TokenKind::Otlp => "otlp",
+            TokenKind::Eval => "eval",
         }
     }
 
@@ -34,13 +38,14 @@ impl TokenKind {
             "hook" => Some(TokenKind::Hook),
             "refresh" => Some(TokenKind::Refresh),
             "otlp" => Some(TokenKind::Otlp),
+            "eval" => Some(TokenKind::Eval),
             _ => None,
         }
     }
 
     pub fn lifetime_ms(self) -> i64 {
         match self {
-            TokenKind::Hook | TokenKind::Otlp => 365 * 86_400_000,
+            TokenKind::Hook | TokenKind::Otlp | TokenKind::Eval => 365 * 86_400_000,
             TokenKind::Refresh => 90 * 86_400_000,
         }
     }

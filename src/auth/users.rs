@@ -46,7 +46,7 @@ impl From<rusqlite::Error> for UserError {
 }
 
 /// Org roles; `docs/access.md` says what each may do (and `access::roles` decides it).
-pub const ORG_ROLES: &[&str] = &["ADMIN", "MEMBER", "INVESTIGATOR", "VIEWER_AGGREGATE"];
+pub const ORG_ROLES: &[&str] = &["ADMIN", "MEMBER", "INVESTIGATOR", "VIEWER_AGGREGATE", "EVAL_ENGINEER"];
 
 /// A plain, strict check: one `@`, a non-empty local part, a dotted domain, no
 /// spaces or control characters. Deliverability is not our business here.

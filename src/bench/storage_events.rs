@@ -79,6 +79,7 @@ pub fn realistic_event(day: Day, index: usize, developer: usize) -> Event {
         client_cost_nusd: None,
         response_ms: (event_type == EventType::PromptSubmit).then(|| fastrand::i64(2000..60_000)),
         git: None,
+        eval: None,
         metadata: Some(metadata.to_string()),
     }
 }

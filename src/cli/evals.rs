@@ -51,6 +51,28 @@ pub struct DashboardArgs {
     /// Access token. Prefer SIGHTLINE_DASHBOARD_TOKEN: a flag shows in process listings.
     #[arg(long, env = "SIGHTLINE_DASHBOARD_TOKEN", hide_env_values = true)]
     pub token: Option<String>,
+    #[command(flatten)]
+    pub platform: PlatformArgs,
+}
+
+/// The Sightline platform whose agent sessions the eval pages and reports show beside
+/// each cell (docs/results-db.md).
+#[derive(Debug, Args)]
+pub struct PlatformArgs {
+    /// The platform's web address (where people sign in), e.g. https://sightline.example.
+    #[arg(long, env = "SIGHTLINE_PLATFORM_URL")]
+    pub platform_url: Option<String>,
+    /// An eval token of an EVAL_ENGINEER (`sightline token create --kind eval`). Prefer the
+    /// variable: a flag shows in process listings.
+    #[arg(long, env = "SIGHTLINE_PLATFORM_TOKEN", hide_env_values = true)]
+    pub platform_token: Option<String>,
+}
+
+impl PlatformArgs {
+    pub fn platform(&self) -> anyhow::Result<Option<crate::evals::platform::Platform>> {
+        crate::evals::platform::Platform::new(self.platform_url.as_deref(), self.platform_token.as_deref())
+            .map_err(|err| anyhow::anyhow!(err))
+    }
 }
 
 #[derive(Debug, Subcommand)]
@@ -107,7 +129,14 @@ pub fn report(args: &ReportArgs) -> anyhow::Result<i32> {
 pub fn dashboard(args: &DashboardArgs) -> anyhow::Result<i32> {
     crate::logging::init(&crate::config::Log::default());
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
-    runtime.block_on(crate::app::serve::dashboard(&args.db.db, &args.host, args.port, args.token.as_deref()))?;
+    let platform = args.platform.platform()?;
+    runtime.block_on(crate::app::serve::dashboard(
+        &args.db.db,
+        &args.host,
+        args.port,
+        args.token.as_deref(),
+        platform,
+    ))?;
     Ok(0)
 }
 

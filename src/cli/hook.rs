@@ -115,8 +115,20 @@ fn record(args: &HookArgs) -> anyhow::Result<()> {
     if let Some(warning) = warning {
         local::log(&warning);
     }
-    if let Some(kind) = run_kind {
+    use crate::config::machine::MachineVariable;
+    let (eval, warnings) = crate::hook::eval_tag::read(
+        MachineVariable::SightlineEvalCell.text().as_deref(),
+        MachineVariable::SightlineEvalRun.text().as_deref(),
+        MachineVariable::SightlineEvalPhase.text().as_deref(),
+    );
+    warnings.iter().for_each(|warning| local::log(warning));
+    // A harness that names a cell runs an evaluation, unless it said what else it runs.
+    let named_cell = MachineVariable::SightlineEvalCell.text().is_some_and(|cell| !cell.trim().is_empty());
+    if let Some(kind) = run_kind.or(named_cell.then_some(crate::model::RunKind::Eval)) {
         crate::hook::run_kind::stamp(&mut events, kind);
+    }
+    if let Some(eval) = &eval {
+        crate::hook::eval_tag::stamp(&mut events, eval);
     }
     // `status` shows the server's view of the session that started last (written once
     // per session, not on every hook).

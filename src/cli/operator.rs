@@ -64,7 +64,7 @@ pub fn token(command: TokenCommand) -> anyhow::Result<i32> {
                 tokens::TokenKind::parse(&kind).filter(|kind| *kind != tokens::TokenKind::Refresh).ok_or_else(
                     || {
                         anyhow::anyhow!(
-                            "token kind {kind:?} cannot be made here; expected: hook or otlp (refresh tokens come from sign-in)"
+                            "token kind {kind:?} cannot be made here; expected: hook, otlp or eval (refresh tokens come from sign-in)"
                         )
                     },
                 )?;
@@ -81,6 +81,13 @@ pub fn token(command: TokenCommand) -> anyhow::Result<i32> {
             let config = load_config(&config, Overrides::default())?;
             let conn = open_main(&config)?;
             let owner = users::by_email(&conn, &user)?;
+            if kind == tokens::TokenKind::Eval && owner.org_role != "EVAL_ENGINEER" {
+                anyhow::bail!(
+                    "{} is {}, not EVAL_ENGINEER; an eval token reads evaluation runs for an eval engineer",
+                    owner.email,
+                    owner.org_role
+                );
+            }
             let now_ms = crate::clock::system_now_ms();
             let token = match &service_account {
                 None => {

@@ -38,6 +38,11 @@ pub enum MachineVariable {
     /// Set by a CI job or an evaluation harness in the agent's environment: the run kind
     /// of every event the hook records (`INTERACTIVE`, `CI` or `EVAL`).
     SightlineRunKind,
+    /// Set by an evaluation harness: the cell (`<harness>__<model>__<task_id>__r<repeat>`),
+    /// run and phase the agent's session is run for (`hook::eval_tag`).
+    SightlineEvalCell,
+    SightlineEvalRun,
+    SightlineEvalPhase,
 }
 
 impl MachineVariable {
@@ -56,6 +61,9 @@ impl MachineVariable {
         Self::Columns,
         Self::NoFlusher,
         Self::SightlineRunKind,
+        Self::SightlineEvalCell,
+        Self::SightlineEvalRun,
+        Self::SightlineEvalPhase,
     ];
 
     pub fn name(self) -> &'static str {
@@ -74,6 +82,9 @@ impl MachineVariable {
             Self::Columns => "COLUMNS",
             Self::NoFlusher => "SIGHTLINE_NO_FLUSHER",
             Self::SightlineRunKind => "SIGHTLINE_RUN_KIND",
+            Self::SightlineEvalCell => "SIGHTLINE_EVAL_CELL",
+            Self::SightlineEvalRun => "SIGHTLINE_EVAL_RUN",
+            Self::SightlineEvalPhase => "SIGHTLINE_EVAL_PHASE",
         }
     }
 

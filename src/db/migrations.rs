@@ -58,6 +58,8 @@ pub const MIGRATIONS: &[&str] = &[
     include_str!("../../migrations/0038_session_titles.sql"),
     include_str!("../../migrations/0039_score_bands.sql"),
     include_str!("../../migrations/0040_token_run_kind.sql"),
+    include_str!("../../migrations/0041_session_eval_cell.sql"),
+    include_str!("../../migrations/0042_eval_tokens.sql"),
 ];
 
 pub fn latest_version() -> i64 {

@@ -1,6 +1,7 @@
 //! The eval-results service: reads a `results.db` written by an eval harness and
 //! presents it as static reports (`report`), a console table (`results`) and an
-//! interactive dashboard with a JSON API (`dashboard`).
+//! interactive dashboard with a JSON API (`dashboard`); with a platform address, the agent
+//! sessions harnesses linked to their cells, read from the platform (`platform`).
 //!
 //! Invariants: `results.db` belongs to the harness — it is opened read-only and never
 //! locked against a writing harness (WAL readers); every summary and count is computed
@@ -16,6 +17,7 @@ pub mod db;
 pub mod demo;
 pub mod detail;
 pub mod leaderboard;
+pub mod platform;
 pub mod progress;
 pub mod records;
 pub mod report;

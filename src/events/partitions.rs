@@ -14,15 +14,16 @@ use time::{Date, OffsetDateTime};
 use uuid::Uuid;
 
 use crate::db::{self, Checkpointing, DbError, Durability};
+use crate::model::eval_cell::EvalTag;
 use crate::model::wire::{Event, GitContext, ToolFields};
 use crate::model::{AgentType, EventType, NotificationKind, PermissionMode, RunKind, ToolStatus, Usage};
 
 pub const SCHEMA_SQL: &str = include_str!("../../schema-events.sql");
-pub const SCHEMA_VERSION: i64 = 3;
+pub const SCHEMA_VERSION: i64 = 4;
 
 /// What each schema version adds to the one before, applied in order to older files
 /// when the writer opens them (version 1 is `schema-events.sql` without these).
-const UPGRADES: [(i64, &str); 2] = [
+const UPGRADES: [(i64, &str); 3] = [
     (2, "CREATE INDEX IF NOT EXISTS events_by_commit ON events(commit_seq) WHERE run_kind = 'INTERACTIVE';"),
     (
         3,
@@ -30,6 +31,13 @@ const UPGRADES: [(i64, &str); 2] = [
             user_id TEXT NOT NULL, agent_type TEXT NOT NULL, session_id TEXT NOT NULL, key TEXT NOT NULL,
             from_otlp INTEGER NOT NULL, event_id BLOB NOT NULL,
             PRIMARY KEY (user_id, agent_type, session_id, key, from_otlp)) WITHOUT ROWID;",
+    ),
+    (
+        4,
+        "CREATE TABLE IF NOT EXISTS eval_tags (
+            user_id TEXT NOT NULL, agent_type TEXT NOT NULL, session_id TEXT NOT NULL,
+            cell_id TEXT NOT NULL, run_name TEXT, phase TEXT,
+            PRIMARY KEY (user_id, agent_type, session_id)) WITHOUT ROWID;",
     ),
 ];
 
@@ -202,6 +210,23 @@ pub fn insert_event(
         git.and_then(|g| g.dirty),
         event.metadata,
     ])?;
+    if changed == 1
+        && let Some(tag) = &event.eval
+    {
+        // The session's first tag in this file wins: a session names one cell.
+        conn.prepare_cached(
+            "INSERT OR IGNORE INTO eval_tags (user_id, agent_type, session_id, cell_id, run_name, phase)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+        )?
+        .execute(params![
+            user_id,
+            event.agent_type.as_str(),
+            event.session_id,
+            tag.cell_id,
+            tag.run_name,
+            tag.phase
+        ])?;
+    }
     Ok(changed == 1)
 }
 
@@ -307,6 +332,8 @@ pub fn read_row(row: &Row<'_>, dictionary: Option<&[u8]>) -> rusqlite::Result<St
             client_cost_nusd: row.get(32)?,
             response_ms: row.get(33)?,
             git,
+            // Kept beside the event (`eval_tags`), read back only where it matters.
+            eval: None,
             metadata,
         },
     })
@@ -326,7 +353,31 @@ pub fn events_after_seq(conn: &Connection, after_seq: i64) -> Result<Vec<StoredE
     let mut stmt =
         conn.prepare(&format!("SELECT {SELECT_COLUMNS} FROM events WHERE commit_seq > ?1 ORDER BY commit_seq"))?;
     let rows = stmt.query_map([after_seq], |row| read_row(row, dictionary.as_deref()))?;
-    Ok(rows.collect::<Result<Vec<_>, _>>()?)
+    let mut events = rows.collect::<Result<Vec<_>, _>>()?;
+    // The fold keeps a session's evaluation cell, so what it folds again carries it.
+    let tags = eval_tags(conn)?;
+    if !tags.is_empty() {
+        for stored in &mut events {
+            let key =
+                (stored.user_id.clone(), stored.event.agent_type.as_str().to_string(), stored.event.session_id.clone());
+            stored.event.eval = tags.get(&key).cloned();
+        }
+    }
+    Ok(events)
+}
+
+type SessionOfFile = (String, String, String);
+
+/// Every session's evaluation cell recorded in this file.
+fn eval_tags(conn: &Connection) -> Result<std::collections::HashMap<SessionOfFile, EvalTag>, DbError> {
+    let mut stmt = conn.prepare("SELECT user_id, agent_type, session_id, cell_id, run_name, phase FROM eval_tags")?;
+    let rows = stmt.query_map([], |row| {
+        Ok((
+            (row.get(0)?, row.get(1)?, row.get(2)?),
+            EvalTag { cell_id: row.get(3)?, run_name: row.get(4)?, phase: row.get(5)? },
+        ))
+    })?;
+    Ok(rows.collect::<Result<_, _>>()?)
 }
 
 /// Number of rows in a partition (tests, benchmarks, operators).
@@ -360,6 +411,39 @@ pub use scans::{
 mod tests {
     use super::*;
     use crate::model::wire::{EventLimits, parse_event};
+
+    /// What the crash-recovery fold reads back: a session's evaluation cell, kept beside
+    /// its events (the first named in the file wins), and gone with them.
+    #[test]
+    fn a_sessions_cell_survives_the_round_trip_and_goes_with_its_events() {
+        let dir = tempfile::tempdir().unwrap();
+        let day = Day::of_ms(crate::clock::system_now_ms());
+        let (conn, _) = open_for_write(dir.path(), day).unwrap();
+        let now = crate::clock::system_now_ms();
+        for (i, (session, cell)) in
+            [("s1", Some("h__m__t__r0")), ("s1", Some("h__m__t__r1")), ("s2", None)].iter().enumerate()
+        {
+            let mut json = serde_json::json!({
+                "event_id": uuid::Uuid::now_v7().to_string(), "type": "prompt_submit", "ts": crate::model::rfc3339_ms(now + i as i64),
+                "agent_type": "claude_code", "session_id": session,
+            });
+            if let Some(cell) = cell {
+                json["eval"] = serde_json::json!({"cell_id": cell, "run_name": "nightly"});
+            }
+            let raw = serde_json::value::to_raw_value(&json).unwrap();
+            let parsed = parse_event(&raw, &EventLimits::default(), now).unwrap();
+            insert_event(&conn, &parsed.event, "ada", now, 1).unwrap();
+        }
+        let cells: Vec<Option<String>> = events_after_seq(&conn, 0)
+            .unwrap()
+            .iter()
+            .map(|e| e.event.eval.as_ref().map(|tag| tag.cell_id.clone()))
+            .collect();
+        assert_eq!(cells, [Some("h__m__t__r0".to_string()), Some("h__m__t__r0".to_string()), None]);
+        delete_session_events(&conn, "ada", "claude_code", "s1").unwrap();
+        let left: i64 = conn.query_row("SELECT count(*) FROM eval_tags", [], |row| row.get(0)).unwrap();
+        assert_eq!(left, 0);
+    }
 
     /// What the crash-recovery fold reads back: a session's end keeps its git context
     /// (what the session left), as its start does.

@@ -10,6 +10,7 @@
 //! directories (`$XDG_DATA_HOME/sightline`, `$XDG_CONFIG_HOME/sightline`).
 
 pub mod adapters;
+pub mod eval_tag;
 pub mod flusher;
 pub mod import;
 pub mod install;

@@ -11,6 +11,7 @@
 pub mod arbitrary;
 pub mod csv_cells;
 pub mod decimal;
+pub mod eval_cell;
 pub mod event_json;
 pub mod instants;
 pub mod oauth;

@@ -125,6 +125,8 @@ pub struct Event {
     pub client_cost_nusd: Option<i64>,
     pub response_ms: Option<i64>,
     pub git: Option<GitContext>,
+    /// The evaluation cell this event's session was run for (an `EVAL` run only).
+    pub eval: Option<super::eval_cell::EvalTag>,
     /// Redacted metadata as compact JSON text (an object), if any.
     pub metadata: Option<String>,
 }
@@ -165,7 +167,15 @@ struct WireEvent {
     client_cost_usd: Option<f64>,
     response_ms: Option<i64>,
     git: Option<WireGit>,
+    eval: Option<WireEval>,
     metadata: Option<serde_json::Map<String, serde_json::Value>>,
+}
+
+#[derive(Deserialize)]
+struct WireEval {
+    cell_id: Option<String>,
+    run_name: Option<String>,
+    phase: Option<String>,
 }
 
 #[derive(Deserialize)]
@@ -287,6 +297,10 @@ fn validate(wire: WireEvent, limits: &EventLimits, now_ms: i64) -> Result<Parsed
         Some(git) => Some(validate_git(git)?).filter(|git| *git != GitContext::default()),
         None => None,
     };
+    let eval = wire.eval.map(validate_eval).transpose()?;
+    // A session run for an evaluation cell is an evaluation run, whatever else it says,
+    // so it never reaches a figure of developer behaviour.
+    let run_kind = if eval.is_some() && run_kind == RunKind::Interactive { RunKind::Eval } else { run_kind };
     let metadata = wire.metadata.map(|map| validate_metadata(map, limits)).transpose()?;
     let event = Event {
         event_id,
@@ -304,7 +318,62 @@ fn validate(wire: WireEvent, limits: &EventLimits, now_ms: i64) -> Result<Parsed
         client_cost_nusd,
         response_ms: wire.response_ms,
         git,
+        eval,
         metadata: None,
     };
     Ok(ParsedEvent { event, unredacted_metadata: metadata })
+}
+
+fn validate_eval(wire: WireEval) -> Result<super::eval_cell::EvalTag, Rejection> {
+    use super::eval_cell::{self, MAX_PHASE_CHARS, MAX_RUN_NAME_CHARS};
+    let cell_id = required("eval.cell_id", wire.cell_id.as_deref())?;
+    eval_cell::parse_cell_id(cell_id).map_err(|reason| Rejection::new("eval.cell_id", reason))?;
+    for (field, value, max) in
+        [("eval.run_name", &wire.run_name, MAX_RUN_NAME_CHARS), ("eval.phase", &wire.phase, MAX_PHASE_CHARS)]
+    {
+        if let Some(value) = value {
+            eval_cell::check_name(value, max).map_err(|reason| Rejection::new(field, reason))?;
+        }
+    }
+    Ok(super::eval_cell::EvalTag { cell_id: cell_id.to_string(), run_name: wire.run_name, phase: wire.phase })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(eval: serde_json::Value, run_kind: Option<&str>) -> Result<ParsedEvent, Rejection> {
+        let now = 1_790_000_000_000;
+        let mut json = serde_json::json!({
+            "event_id": Uuid::now_v7().to_string(), "type": "session_start", "ts": crate::model::rfc3339_ms(now),
+            "agent_type": "claude_code", "session_id": "s1", "eval": eval,
+        });
+        if let Some(kind) = run_kind {
+            json["run_kind"] = kind.into();
+        }
+        parse_event(&serde_json::value::to_raw_value(&json).unwrap(), &EventLimits::default(), now)
+    }
+
+    #[test]
+    fn an_events_cell_is_checked_and_makes_its_run_an_evaluation() {
+        let parsed = parse(serde_json::json!({"cell_id": "h__m__t__r3", "run_name": "nightly"}), None).unwrap();
+        assert_eq!(parsed.event.run_kind, RunKind::Eval);
+        let tag = parsed.event.eval.unwrap();
+        assert_eq!((tag.cell_id.as_str(), tag.run_name.as_deref(), tag.phase), ("h__m__t__r3", Some("nightly"), None));
+        // A CI runner's harness keeps its own kind.
+        assert_eq!(
+            parse(serde_json::json!({"cell_id": "h__m__t__r3"}), Some("CI")).unwrap().event.run_kind,
+            RunKind::Ci
+        );
+        for (eval, field, says) in [
+            (serde_json::json!({"cell_id": "task-7"}), "eval.cell_id", "shape"),
+            (serde_json::json!({"run_name": "nightly"}), "eval.cell_id", "required"),
+            (serde_json::json!({"cell_id": "h__m__t__r1", "phase": ""}), "eval.phase", "empty"),
+            (serde_json::json!({"cell_id": 7}), "eval.cell_id", "string"),
+        ] {
+            let err = parse(eval.clone(), None).map(|_| ()).unwrap_err();
+            assert_eq!(err.field, field, "{eval}: {err:?}");
+            assert!(err.reason.contains(says), "{eval}: {err:?}");
+        }
+    }
 }

@@ -39,6 +39,9 @@ pub struct Record<'a> {
     time_ms: i64,
     time_nanos: u64,
     run_kind: &'static str,
+    /// The evaluation cell the resource names (`sightline.eval.cell`, …), as the wire's
+    /// `eval` object.
+    eval: Option<Value>,
 }
 
 impl<'a> Record<'a> {
@@ -52,7 +55,7 @@ impl<'a> Record<'a> {
         session_id: String,
         time_nanos: u64,
     ) -> Record<'a> {
-        let run_kind = run_kind(agent, &attributes);
+        let (run_kind, eval) = (run_kind(agent, &attributes), eval_tag(&attributes));
         Record {
             agent,
             name,
@@ -62,6 +65,7 @@ impl<'a> Record<'a> {
             time_ms: (time_nanos / 1_000_000) as i64,
             time_nanos,
             run_kind,
+            eval,
         }
     }
 
@@ -74,7 +78,7 @@ impl<'a> Record<'a> {
             Some(key) => format!("{}\u{1f}{key}", self.name),
             None => format!("{}\u{1f}{}\u{1f}{sequence}", self.name, self.time_nanos),
         };
-        json!({
+        let mut event = json!({
             "event_id": derived_id(self.user_id, self.agent, &self.session_id, &identity, self.time_ms).to_string(),
             "type": kind,
             "ts": rfc3339_ms(self.time_ms),
@@ -82,7 +86,11 @@ impl<'a> Record<'a> {
             "session_id": self.session_id,
             "run_kind": self.run_kind,
             "metadata": {"source": "otlp", "otlp_event": self.name},
-        })
+        });
+        if let Some(eval) = &self.eval {
+            event["eval"] = eval.clone();
+        }
+        event
     }
 }
 
@@ -218,7 +226,7 @@ fn recognise<'a>(
             .and_then(|text| crate::model::parse_rfc3339_ms(&text))
             .ok_or_else(|| full("the record has no time (timeUnixNano or event.timestamp)"))?,
     };
-    let run_kind = run_kind(agent, &attributes);
+    let (run_kind, eval) = (run_kind(agent, &attributes), eval_tag(&attributes));
     Ok(Record {
         agent,
         name,
@@ -228,7 +236,27 @@ fn recognise<'a>(
         time_ms,
         time_nanos: time_nanos.unwrap_or(time_ms as u64 * 1_000_000),
         run_kind,
+        eval,
     })
+}
+
+/// The evaluation cell a harness named in `OTEL_RESOURCE_ATTRIBUTES`
+/// (`sightline.eval.cell`, `sightline.eval.run`, `sightline.eval.phase`), as the wire's
+/// `eval` object. A cell id of another shape, or a run or phase name that is not one, is
+/// left out rather than sent, so the records are kept (as an evaluation run) unlinked.
+fn eval_tag(attributes: &Attributes<'_>) -> Option<Value> {
+    use crate::model::eval_cell::{MAX_PHASE_CHARS, MAX_RUN_NAME_CHARS, check_name, parse_cell_id};
+    let cell = attributes.text("sightline.eval.cell")?;
+    parse_cell_id(&cell).ok()?;
+    let mut tag = json!({ "cell_id": cell });
+    for (attribute, key, max) in
+        [("sightline.eval.run", "run_name", MAX_RUN_NAME_CHARS), ("sightline.eval.phase", "phase", MAX_PHASE_CHARS)]
+    {
+        if let Some(value) = attributes.text(attribute).filter(|value| check_name(value, max).is_ok()) {
+            tag[key] = Value::from(value);
+        }
+    }
+    Some(tag)
 }
 
 /// `claude_code.x`, `codex.x`, `gemini_cli.x`, `qwen-code.x` → the agent and `x`.
@@ -257,6 +285,10 @@ fn run_kind(agent: AgentType, attributes: &Attributes<'_>) -> &'static str {
             "INTERACTIVE" => return "INTERACTIVE",
             _ => {}
         }
+    }
+    // A harness that names a cell runs an evaluation.
+    if attributes.text("sightline.eval.cell").is_some() {
+        return "EVAL";
     }
     let automated = match agent {
         AgentType::ClaudeCode => attributes.text("app.entrypoint").is_some_and(|entry| entry.starts_with("sdk-")),

@@ -194,6 +194,41 @@ fn automation_is_told_apart_and_an_explicit_kind_wins() {
 }
 
 #[test]
+fn a_harness_names_its_cell_in_the_resource_and_every_event_carries_it() {
+    use opentelemetry_proto::tonic::common::v1::{AnyValue, KeyValue, any_value};
+    let with = |pairs: &[(&str, &str)]| {
+        let mut request = fixture("claude_code");
+        let resource = request.resource_logs[0].resource.as_mut().unwrap();
+        for (key, value) in pairs {
+            resource.attributes.push(KeyValue {
+                key: (*key).into(),
+                value: Some(AnyValue { value: Some(any_value::Value::StringValue((*value).into())) }),
+                ..Default::default()
+            });
+        }
+        map(&request, "u").events
+    };
+    let events = with(&[
+        ("sightline.eval.cell", "claude-code__sonnet__django__django-1__r0"),
+        ("sightline.eval.run", "nightly"),
+        ("sightline.eval.phase", "implement"),
+    ]);
+    assert!(!events.is_empty());
+    for event in &events {
+        assert_eq!(event["run_kind"], "EVAL", "naming a cell makes the run an evaluation");
+        assert_eq!(
+            event["eval"],
+            serde_json::json!({"cell_id": "claude-code__sonnet__django__django-1__r0", "run_name": "nightly", "phase": "implement"})
+        );
+    }
+    // A cell id of another shape is left out; the records are kept, as an evaluation run.
+    let events = with(&[("sightline.eval.cell", "not-a-cell")]);
+    assert!(!events.is_empty());
+    assert!(events.iter().all(|event| event.get("eval").is_none() && event["run_kind"] == "EVAL"));
+    assert!(with(&[]).iter().all(|event| event.get("eval").is_none() && event["run_kind"] == "INTERACTIVE"));
+}
+
+#[test]
 fn a_record_without_its_session_is_refused_by_name_and_the_rest_kept() {
     let mut request = fixture("gemini_cli");
     request.resource_logs[0].resource.as_mut().unwrap().attributes.retain(|pair| pair.key != "session.id");

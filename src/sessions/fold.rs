@@ -15,6 +15,7 @@ use rusqlite::{Connection, params};
 use super::git::GitReport;
 use crate::db::DbError;
 use crate::events::writer::{CommitFold, Stored};
+use crate::model::eval_cell::EvalTag;
 use crate::model::wire::{ClientInfo, Event, GitContext};
 use crate::model::{AgentType, EventType, RunKind, ToolStatus, Usage};
 use crate::pricing::PriceBook;
@@ -56,6 +57,8 @@ pub struct SessionDelta {
     pub git_reports: BTreeMap<GitReport, i64>,
     pub models: BTreeMap<String, i64>,
     pub client: Option<ClientInfo>,
+    /// The evaluation cell the session's events name (the first one wins).
+    pub eval: Option<EvalTag>,
 }
 
 #[derive(Clone, Debug, Default)]
@@ -150,6 +153,9 @@ impl Deltas {
         if let Some(model) = &event.model {
             *delta.models.entry(model.clone()).or_insert(0) += 1;
         }
+        if delta.eval.is_none() && event.eval.is_some() {
+            delta.eval = event.eval.clone();
+        }
         if client.is_some() {
             delta.client = client.cloned();
         }
@@ -176,10 +182,11 @@ const UPSERT_SQL: &str = "INSERT INTO sessions (
     notification_count, subagent_count, compact_count, input_tokens, output_tokens, cache_read_tokens,
     cache_write_5m_tokens, cache_write_1h_tokens, reasoning_tokens, cost_nusd, client_cost_nusd,
     unknown_model_events, total_response_ms, response_sample_count, max_autonomy_rank, git_ts_ms,
-    git_branch, git_commit, git_remote, git_dirty, machine_id, cli_version, os, end_reason, otlp_events)
+    git_branch, git_commit, git_remote, git_dirty, machine_id, cli_version, os, end_reason, otlp_events,
+    eval_cell_id, eval_run, eval_phase)
   VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20,
     ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30, ?31, ?32, ?33, ?34, ?35, ?36, ?37,
-    CASE WHEN ?9 IS NULL THEN NULL ELSE 'ended' END, ?38)
+    CASE WHEN ?9 IS NULL THEN NULL ELSE 'ended' END, ?38, ?39, ?40, ?41)
   ON CONFLICT (user_id, agent_type, agent_session_id) DO UPDATE SET
     run_kind = CASE
         WHEN 'EVAL' IN (sessions.run_kind, excluded.run_kind) THEN 'EVAL'
@@ -234,7 +241,11 @@ const UPSERT_SQL: &str = "INSERT INTO sessions (
                     coalesce(excluded.git_ts_ms, sessions.git_ts_ms)),
     machine_id = coalesce(excluded.machine_id, sessions.machine_id),
     cli_version = coalesce(excluded.cli_version, sessions.cli_version),
-    os = coalesce(excluded.os, sessions.os)
+    os = coalesce(excluded.os, sessions.os),
+    -- A session names one cell: the first it named stays, with its run and phase.
+    eval_run = CASE WHEN sessions.eval_cell_id IS NULL THEN excluded.eval_run ELSE sessions.eval_run END,
+    eval_phase = CASE WHEN sessions.eval_cell_id IS NULL THEN excluded.eval_phase ELSE sessions.eval_phase END,
+    eval_cell_id = coalesce(sessions.eval_cell_id, excluded.eval_cell_id)
   RETURNING id";
 
 /// Writes the deltas inside the caller's main.db transaction.
@@ -287,6 +298,9 @@ pub fn apply(conn: &Connection, deltas: &Deltas, now_ms: i64) -> Result<(), DbEr
                 client.map(|c| c.cli_version.as_str()),
                 client.map(|c| c.os.as_str()),
                 delta.otlp_events,
+                delta.eval.as_ref().map(|tag| tag.cell_id.as_str()),
+                delta.eval.as_ref().and_then(|tag| tag.run_name.as_deref()),
+                delta.eval.as_ref().and_then(|tag| tag.phase.as_deref()),
             ],
             |row| row.get(0),
         )?;

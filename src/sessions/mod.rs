@@ -5,7 +5,8 @@
 //! [`reprice`] moves stored costs, and the sessions' totals, to the price tables in force;
 //! [`sharing`] is the owner's per-session transcript switch; [`git`] keeps what each session
 //! reported of its git work, for linking it to pull requests; [`measures`] are what the
-//! alert rules watch of them.
+//! alert rules watch of them; [`eval_links`] finds the evaluation runs harnesses linked to
+//! their cells.
 //!
 //! Invariant: all SQL on `sessions` lives in this module. The handlers that serve
 //! sessions (`ingest::me`, `web::sessions`) stay with their listeners, because a
@@ -14,6 +15,7 @@
 
 pub mod abandon;
 pub mod adapters;
+pub mod eval_links;
 pub mod fold;
 pub mod git;
 pub mod listing;

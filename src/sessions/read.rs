@@ -16,7 +16,8 @@
 //!   individual session) → the owner's sharing of the transcript (the session's own
 //!   switch, else their `share_transcripts` flag, gates every transcript read by someone
 //!   else) → an active grant (expiry decided now)
-//!   → team lead with the owner's `team_drill_in` on. Anything else is "not found",
+//!   → team lead with the owner's `team_drill_in` on; for `EVAL_ENGINEER`, only an `EVAL`
+//!   session linked to an evaluation cell (with its transcript). Anything else is "not found",
 //!   indistinguishable from a session that does not exist.
 //!
 //! Outside this module a proof cannot be built:
@@ -117,8 +118,12 @@ pub struct Reader<'a> {
 #[serde(tag = "basis", rename_all = "snake_case")]
 pub enum Basis {
     Own,
-    Grant { grant_id: String },
+    Grant {
+        grant_id: String,
+    },
     TeamLead,
+    /// An eval engineer reading an evaluation run a harness linked to its cell.
+    EvalEngineer,
 }
 
 struct SessionKey {
@@ -127,11 +132,15 @@ struct SessionKey {
     agent_session_id: String,
     /// The owner's switch for this session's transcript; `None` follows their flag.
     transcript_shared: Option<bool>,
+    /// An `EVAL` run a harness linked to an evaluation cell.
+    linked_eval_run: bool,
 }
 
 fn key_of(conn: &Connection, session_id: &str) -> Result<Option<SessionKey>, DbError> {
     let mut stmt = conn.prepare_cached(
-        "SELECT user_id, agent_type, agent_session_id, transcript_shared FROM sessions WHERE id = ?1",
+        "SELECT user_id, agent_type, agent_session_id, transcript_shared,
+                run_kind = 'EVAL' AND eval_cell_id IS NOT NULL
+         FROM sessions WHERE id = ?1",
     )?;
     let row = stmt
         .query_row([session_id], |row| {
@@ -140,15 +149,17 @@ fn key_of(conn: &Connection, session_id: &str) -> Result<Option<SessionKey>, DbE
                 row.get::<_, String>(1)?,
                 row.get::<_, String>(2)?,
                 row.get::<_, Option<bool>>(3)?,
+                row.get::<_, bool>(4)?,
             ))
         })
         .optional()?;
-    Ok(row.and_then(|(owner_id, agent, agent_session_id, transcript_shared)| {
+    Ok(row.and_then(|(owner_id, agent, agent_session_id, transcript_shared, linked_eval_run)| {
         AgentType::parse(&agent).map(|agent_type| SessionKey {
             owner_id,
             agent_type,
             agent_session_id,
             transcript_shared,
+            linked_eval_run,
         })
     }))
 }
@@ -208,6 +219,16 @@ pub fn authorize(
     if !reader.role.may_reach_individual_sessions() {
         return Ok(None);
     }
+    if reader.role.reads_eval_runs() {
+        // An evaluation run is the harness's, not a person's work: the eval engineer reads
+        // it and its transcript (a harness's task, not a person's), audited; nothing else.
+        if !key.linked_eval_run {
+            return Ok(None);
+        }
+        let action = if reading == Reading::Transcript { Action::TranscriptRead } else { Action::SessionRead };
+        audit_read(conn, reader, &key, session_id, reading, &Basis::EvalEngineer, action, now_ms)?;
+        return Ok(Some((proof(session_id, key, reading), Basis::EvalEngineer)));
+    }
     let policy = policies::get(conn, &key.owner_id)?;
     if reading == Reading::Transcript && !key.transcript_shared.unwrap_or(policy.share_transcripts) {
         return Ok(None);
@@ -224,6 +245,65 @@ pub fn authorize(
         }
         None => return Ok(None),
     };
+    audit_read(conn, reader, &key, session_id, reading, &basis, action, now_ms)?;
+    Ok(Some((proof(session_id, key, reading), basis)))
+}
+
+/// The eval engineer's read of evaluation runs linked to cells (`eval_links`): a proof for
+/// each, and one audit row per owner naming every session read. Anyone else, or a
+/// session that is not a linked `EVAL` run, gets nothing. Runs in the caller's write
+/// transaction, like [`authorize`].
+pub fn authorize_eval(
+    conn: &Connection,
+    reader: Reader<'_>,
+    sessions: &[super::eval_links::LinkedSession],
+    reading: Reading,
+    now_ms: i64,
+) -> Result<Vec<SessionRead>, DbError> {
+    if !reader.role.reads_eval_runs() {
+        return Ok(Vec::new());
+    }
+    let mut proofs = Vec::new();
+    let mut by_owner: std::collections::BTreeMap<String, Vec<String>> = Default::default();
+    for linked in sessions {
+        // Decided on the row as stored now, not on what the caller was handed.
+        let Some(key) = key_of(conn, &linked.id)? else { continue };
+        if !key.linked_eval_run {
+            continue;
+        }
+        if key.owner_id != reader.user_id {
+            by_owner.entry(key.owner_id.clone()).or_default().push(linked.id.clone());
+        }
+        proofs.push(proof(&linked.id, key, reading));
+    }
+    let action = if reading == Reading::Transcript { Action::TranscriptRead } else { Action::SessionRead };
+    for (owner_id, ids) in by_owner {
+        audit::record(
+            conn,
+            &Entry {
+                actor_id: Some(reader.user_id),
+                action,
+                subject_user_id: Some(&owner_id),
+                target: Some(&ids[0]),
+                detail: serde_json::json!({ "reading": reading, "basis": Basis::EvalEngineer, "sessions": ids }),
+            },
+            now_ms,
+        )?;
+    }
+    Ok(proofs)
+}
+
+#[allow(clippy::too_many_arguments)]
+fn audit_read(
+    conn: &Connection,
+    reader: Reader<'_>,
+    key: &SessionKey,
+    session_id: &str,
+    reading: Reading,
+    basis: &Basis,
+    action: Action,
+    now_ms: i64,
+) -> Result<(), DbError> {
     audit::record(
         conn,
         &Entry {
@@ -235,5 +315,5 @@ pub fn authorize(
         },
         now_ms,
     )?;
-    Ok(Some((proof(session_id, key, reading), basis)))
+    Ok(())
 }

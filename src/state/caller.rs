@@ -151,3 +151,47 @@ impl Caller {
 pub fn login_redirect(wanted: &str) -> Response {
     Redirect::to(&format!("/login?next={}", percent_encode(wanted))).into_response()
 }
+
+/// An eval engineer reading evaluation runs (`/api/evals`): the eval dashboard with an
+/// `eval` token in `Authorization: Bearer`, or a signed-in `EVAL_ENGINEER`. The role is
+/// checked on every request, so a token stops working the moment its owner's role
+/// changes; anyone else is refused (403), naming the role wanted.
+#[derive(Clone, Debug)]
+pub struct EvalReader {
+    pub user_id: String,
+    pub role: OrgRole,
+}
+
+impl FromRequestParts<Arc<AppState>> for EvalReader {
+    type Rejection = AppError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &Arc<AppState>) -> Result<Self, Self::Rejection> {
+        let role_refused = || AppError::Forbidden("evaluation runs are read by an EVAL_ENGINEER".into());
+        let eval_token = bearer(&parts.headers)
+            .filter(|secret| secret.starts_with(&format!("slh_{}_", TokenKind::Eval.as_str())))
+            .map(str::to_string);
+        let Some(secret) = eval_token else {
+            let caller = Caller::from_request_parts(parts, state).await?;
+            if !caller.role.reads_eval_runs() {
+                return Err(role_refused());
+            }
+            return Ok(EvalReader { user_id: caller.user.id, role: caller.role });
+        };
+        let pool = state.readers.clone();
+        let now_ms = state.clock.now_ms();
+        let user = db::blocking(move || {
+            let conn = pool.get()?;
+            match tokens::verify(&conn, &secret, TokenKind::Eval, now_ms)? {
+                Some(owner) => crate::auth::users::by_id(&conn, &owner.user_id),
+                None => Ok(None),
+            }
+        })
+        .await?
+        .ok_or(AppError::Unauthorized)?;
+        let role = OrgRole::parse(&user.org_role);
+        if !role.reads_eval_runs() {
+            return Err(role_refused());
+        }
+        Ok(EvalReader { user_id: user.id, role })
+    }
+}

@@ -15,6 +15,7 @@ pub mod admin;
 pub mod benchmarks;
 pub mod deletion;
 pub mod device;
+pub mod eval_api;
 pub mod github;
 pub mod grants;
 pub mod insights;

@@ -37,13 +37,14 @@ pub struct OverviewParams {
 
 /// `/`: the page that answers the caller's first question, by role: an administrator's
 /// health page, the organisation for `VIEWER_AGGREGATE` (leadership, finance), an
-/// investigator's grants, a lead's team (the team chooser when they lead several), and
+/// investigator's grants, an eval engineer's evaluation runs, a lead's team (the team chooser when they lead several), and
 /// everyone else's own overview. A visitor who is not signed in goes to `/login`.
 pub async fn root(State(state): State<Arc<AppState>>, PageCaller(caller): PageCaller) -> Result<Redirect, PageError> {
     let to = match caller.role {
         OrgRole::Admin => "/admin/health".to_string(),
         OrgRole::ViewerAggregate => "/org".to_string(),
         OrgRole::Investigator => "/grants".to_string(),
+        OrgRole::EvalEngineer => "/org/benchmarks".to_string(),
         OrgRole::Member => {
             let user_id = caller.user.id.clone();
             let led = state.read(move |conn| crate::access::teams::led_by(conn, &user_id)).await?;

@@ -21,6 +21,11 @@ pub fn describe(conn: &Connection, basis: &Basis, owner_id: &str) -> Result<Opti
     };
     let ground = match basis {
         Basis::Own => return Ok(None),
+        Basis::EvalEngineer => {
+            format!(
+                "You are reading an evaluation run of {owner} as an eval engineer: a harness linked it to its cell."
+            )
+        }
         Basis::TeamLead => {
             format!("You are reading the work of {owner} as their team lead: they let their team leads drill in.")
         }

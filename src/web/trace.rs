@@ -318,6 +318,7 @@ mod tests {
             client_cost_nusd: None,
             response_ms: None,
             git: None,
+            eval: None,
             metadata: None,
         }
     }

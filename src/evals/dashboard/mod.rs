@@ -6,6 +6,7 @@
 //! 404 everywhere; bad parameters are 422 naming the parameter; every request passes
 //! [`auth::guard`] (Host check, credentials, security headers).
 
+pub mod agents;
 pub mod api;
 pub mod auth;
 pub mod cache;
@@ -29,6 +30,8 @@ pub struct DashState {
     pub auth: Option<auth::TokenAuth>,
     /// Bound to loopback without a token: Host and Origin must be loopback too.
     pub check_loopback_host: bool,
+    /// The Sightline platform whose agent sessions the cell and run pages show, if any.
+    pub platform: Option<crate::evals::platform::Platform>,
 }
 
 impl DashState {
@@ -43,7 +46,22 @@ impl DashState {
             .map_err(|e| EvalsError::NotResults { path: db_path.to_path_buf(), reason: e.to_string() })?;
         let auth = token.filter(|t| !t.is_empty()).map(auth::TokenAuth::new);
         let check_loopback_host = loopback && auth.is_none();
-        Ok(DashState { pool, cache, auth, check_loopback_host })
+        Ok(DashState { pool, cache, auth, check_loopback_host, platform: None })
+    }
+
+    /// Asks the platform (on the blocking pool: its client waits on the network), or
+    /// `None` when no platform is configured.
+    pub async fn ask_platform<T, F>(self: &Arc<Self>, f: F) -> Option<Result<T, String>>
+    where
+        F: FnOnce(&crate::evals::platform::Platform) -> Result<T, String> + Send + 'static,
+        T: Send + 'static,
+    {
+        let platform = self.platform.clone()?;
+        Some(
+            tokio::task::spawn_blocking(move || f(&platform))
+                .await
+                .unwrap_or_else(|err| Err(format!("the platform request failed: {err}"))),
+        )
     }
 
     /// Runs a query on the blocking pool with a pooled read-only connection.

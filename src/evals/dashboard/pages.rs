@@ -12,7 +12,7 @@ use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Redirect, Response};
 
 use super::params::{self, ResultsQuery, encode};
-use super::{DashState, auth, cache, diff};
+use super::{DashState, agents, auth, cache, diff};
 use crate::evals::compare::{self, Comparison, Selection};
 use crate::evals::db::{self, EvalsError, Phase, Reconciliation, ResultRecord, RunSummary, StateCounts};
 use crate::evals::records;
@@ -240,6 +240,8 @@ struct CellPage {
     review_model: Option<String>,
     reconciliation: Vec<Reconciliation>,
     metadata: String,
+    /// The agent sessions the platform linked to the cell: `None` without a platform.
+    agents: Option<Result<agents::AgentsView, String>>,
 }
 
 pub async fn cell(State(state): State<Arc<DashState>>, Path((run, cell_id)): Path<(String, String)>) -> PageResult {
@@ -251,7 +253,16 @@ pub async fn cell(State(state): State<Arc<DashState>>, Path((run, cell_id)): Pat
     // Moved out, not copied: the page renders the logs from here, never from the record.
     let bulk = record.bulk.take().unwrap_or_default();
     let (review_model, metadata) = metadata_parts(record.harness_metadata.as_ref());
+    let (run_name, cell_id) = (run.clone(), record.cell_id.clone());
+    let (harness_cost, for_phases) = (record.total_cost, phases.clone());
+    let agents = state
+        .ask_platform(move |platform| {
+            let sessions = platform.cell(&run_name, &cell_id)?;
+            Ok(agents::view(&sessions, platform, harness_cost, &for_phases))
+        })
+        .await;
     html(CellPage {
+        agents,
         auth: state.auth.is_some(),
         run_path: format!("/run/{}", encode(&run)),
         run_name: run,

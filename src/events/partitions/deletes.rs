@@ -1,5 +1,5 @@
 //! Deleting from the event store: a session's or a person's events (deletion requests,
-//! retention), with their join keys, and a whole day's file with its ledger entry.
+//! retention), with their join keys and evaluation tags, and a whole day's file with its ledger entry.
 //! Deleted rows are overwritten (`secure_delete`), so they do not linger in free pages.
 
 use std::path::{Path, PathBuf};
@@ -23,7 +23,7 @@ pub fn open_for_delete(data_dir: &Path, day: Day) -> Result<Option<Connection>, 
         return Ok(None);
     }
     if version < SCHEMA_VERSION {
-        // A deletion also clears the join keys, which an older file lacks.
+        // A deletion also clears the join keys and evaluation tags, which an older file lacks.
         upgrade(&conn, version)?;
     }
     conn.execute_batch("PRAGMA secure_delete = ON;")?;
@@ -39,6 +39,8 @@ pub fn delete_session_events(
     session_id: &str,
 ) -> Result<u64, DbError> {
     conn.prepare_cached("DELETE FROM join_keys WHERE user_id = ?1 AND agent_type = ?2 AND session_id = ?3")?
+        .execute(params![user_id, agent_type, session_id])?;
+    conn.prepare_cached("DELETE FROM eval_tags WHERE user_id = ?1 AND agent_type = ?2 AND session_id = ?3")?
         .execute(params![user_id, agent_type, session_id])?;
     let mut stmt =
         conn.prepare_cached("DELETE FROM events WHERE user_id = ?1 AND agent_type = ?2 AND session_id = ?3")?;
@@ -77,11 +79,17 @@ pub fn delete_user_events_before(conn: &Connection, user_id: &str, before_ms: i6
            AND event_id NOT IN (SELECT event_id FROM events WHERE user_id = ?1)",
     )?
     .execute([user_id])?;
+    conn.prepare_cached(
+        "DELETE FROM eval_tags WHERE user_id = ?1 AND NOT EXISTS (SELECT 1 FROM events e
+           WHERE e.user_id = ?1 AND e.agent_type = eval_tags.agent_type AND e.session_id = eval_tags.session_id)",
+    )?
+    .execute([user_id])?;
     Ok(deleted)
 }
 
 /// Deletes every event of a user, whatever session it names. Returns how many rows went.
 pub fn delete_user_events(conn: &Connection, user_id: &str) -> Result<u64, DbError> {
     conn.execute("DELETE FROM join_keys WHERE user_id = ?1", [user_id])?;
+    conn.execute("DELETE FROM eval_tags WHERE user_id = ?1", [user_id])?;
     Ok(conn.execute("DELETE FROM events WHERE user_id = ?1", [user_id])? as u64)
 }
