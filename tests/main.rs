@@ -19,6 +19,7 @@ mod crash;
 mod deletion;
 mod demo;
 mod device_login;
+mod eval_cells;
 mod evals_any_results_db;
 mod evals_browser;
 mod evals_cli;

@@ -277,9 +277,7 @@ pub async fn dashboard(
         );
     }
     let mut state = DashState::new(db, token, ip.is_loopback())?;
-    if let Some(platform) = &platform {
-        let _ = writeln!(std::io::stdout(), "agent sessions: read from the platform at {}", platform.url);
-    }
+    let platform_line = platform.as_ref().map(|p| format!("agent sessions: read from the platform at {}", p.url));
     state.platform = platform;
     let state = Arc::new(state);
     let listener =
@@ -288,6 +286,9 @@ pub async fn dashboard(
     let shown = if ip.is_unspecified() { format!("127.0.0.1:{}", bound.port()) } else { bound.to_string() };
     let auth = if token.is_some() { "token required" } else { "no authentication" };
     let _ = writeln!(std::io::stdout(), "dashboard: http://{shown}/ ({auth})");
+    if let Some(line) = platform_line {
+        let _ = writeln!(std::io::stdout(), "{line}");
+    }
     let limits = crate::http::serve::Limits { max_connections: 256, header_timeout: Duration::from_secs(10) };
     crate::http::serve::serve(listener, routes::dashboard(state), limits, None, shutdown_signal()).await?;
     Ok(())

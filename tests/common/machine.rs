@@ -74,7 +74,23 @@ pub fn git(dir: &Path, args: &[&str]) {
 /// `${SUBAGENT_TRANSCRIPT}` in payloads point at `transcript.jsonl` and `subagent.jsonl`
 /// there, `${CWD}` at `cwd`, `${HOME}` at `home`, `${XDG_CONFIG_HOME}` at its config dir.
 pub fn replay(home: &Path, agent: &str, cwd: &Path) {
+    replay_as(home, agent, cwd, None, &[]);
+}
+
+/// [`replay`] as another session (`session_id` replaces the fixture's own, in payloads and
+/// transcript lines alike) with `env` in the agent's environment: how a harness runs one
+/// cell after another on one machine.
+pub fn replay_as(home: &Path, agent: &str, cwd: &Path, session_id: Option<&str>, env: &[(&str, &str)]) {
     let dir = fixture_dir(agent);
+    let fixture_session = serde_json::from_str::<Value>(&std::fs::read_to_string(dir.join("expected.json")).unwrap())
+        .unwrap()["session_id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let tag: String = match session_id {
+        Some(session) => session.chars().filter(char::is_ascii_alphanumeric).collect(),
+        None => "01".into(),
+    };
     let copies = home.join("transcripts");
     std::fs::create_dir_all(&copies).unwrap();
     let substitute = |text: &str| {
@@ -83,6 +99,10 @@ pub fn replay(home: &Path, agent: &str, cwd: &Path) {
             .replace("${CWD}", cwd.to_str().unwrap())
             .replace("${XDG_CONFIG_HOME}", home.join("config").to_str().unwrap())
             .replace("${HOME}", home.to_str().unwrap())
+            .replace(&fixture_session, session_id.unwrap_or(&fixture_session))
+            // Another session's requests are other requests: their ids differ too.
+            .replace("\"msg_01", &format!("\"msg_{tag}"))
+            .replace("\"req_01", &format!("\"req_{tag}"))
     };
     let script = std::fs::read_to_string(dir.join("hooks.jsonl")).unwrap();
     for line in script.lines().skip(1).filter(|l| !l.trim().is_empty()) {
@@ -103,7 +123,7 @@ pub fn replay(home: &Path, agent: &str, cwd: &Path) {
         }
         let event = step["event"].as_str().expect("a step is an event or a write");
         let payload = substitute(&step["payload"].to_string());
-        let out = client(home, &["hook", event, "--agent", agent], Some(&payload));
+        let out = client_with(home, &["hook", event, "--agent", agent], Some(&payload), env);
         assert_eq!(out.status.code(), Some(0), "hook {event}: {}", stderr(&out));
     }
 }

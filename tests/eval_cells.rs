@@ -1,0 +1,246 @@
+//! An eval cell and the agent session behind it, end to end: a stand-in harness runs the
+//! real hook for a few cells of a run with `SIGHTLINE_EVAL_CELL`, `SIGHTLINE_EVAL_RUN`
+//! (and, for a multi-phase cell, `SIGHTLINE_EVAL_PHASE`) set, on a machine signed in with
+//! an EVAL-only token; it writes a `results.db`; the eval dashboard, given the platform's
+//! address and an eval engineer's eval token, shows each cell's session with its trace and
+//! transcript, and flags the cell whose harness cost is wrong. Only the eval engineers'
+//! role reads those sessions, every read is audited, and a person's own sessions never
+//! show.
+
+use crate::common;
+
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Command, Stdio};
+
+use common::machine::{client, replay_as};
+use common::results::{CellSpec, create, insert};
+use common::{BIN, TestServer, access_token, add_user, agent, read, sightline, stderr, stdout};
+use serde_json::{Value, json};
+
+const RUN: &str = "nightly-2026-11-27";
+const WRONG_COST: &str = "claude-code__claude-sonnet-4-5__login-500__r0";
+const RIGHT_COST: &str = "claude-code__claude-sonnet-4-5__login-500__r1";
+const PHASED: &str = "claude-code__claude-sonnet-4-5__django__django-11099__r0";
+
+fn token(server: &TestServer, args: &[&str]) -> String {
+    let mut full = vec!["token", "create", "--data-dir", server.data_dir.to_str().unwrap()];
+    full.extend(args);
+    let out = sightline(&full);
+    assert!(out.status.success(), "{args:?}: {}", stderr(&out));
+    stdout(&out).trim().to_string()
+}
+
+struct Dashboard(Child, String);
+
+impl Drop for Dashboard {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn dashboard(db: &std::path::Path, platform: &str, eval_token: &str) -> Dashboard {
+    let mut child = Command::new(BIN)
+        .args(["dashboard", "--db", db.to_str().unwrap(), "--port", "0", "--platform-url", platform])
+        .env_remove("SIGHTLINE_DASHBOARD_TOKEN")
+        .env("SIGHTLINE_PLATFORM_TOKEN", eval_token)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
+    let base = line.split_whitespace().nth(1).unwrap().trim_end_matches('/').to_string();
+    Dashboard(child, base)
+}
+
+fn page(url: &str) -> (u16, String) {
+    let mut response = agent().get(url).call().unwrap();
+    (response.status().as_u16(), response.body_mut().read_to_string().unwrap())
+}
+
+fn get_as(url: &str, token: &str) -> (u16, Value) {
+    read(agent().get(url).header("Authorization", format!("Bearer {token}")).call())
+}
+
+#[test]
+fn the_dashboards_cell_page_shows_the_agent_session_a_harness_linked_to_it() {
+    let server = TestServer::spawn();
+    add_user(&server.data_dir, "harness@example.com", "MEMBER");
+    add_user(&server.data_dir, "eve@example.com", "EVAL_ENGINEER");
+    add_user(&server.data_dir, "max@example.com", "MEMBER");
+    let hook_token = token(&server, &["--user", "harness@example.com", "--kind", "hook", "--run-kind", "eval"]);
+    let eval_token = token(&server, &["--user", "eve@example.com", "--kind", "eval"]);
+    // An eval token is an eval engineer's only, refused by name for anyone else.
+    let refused = sightline(&[
+        "token",
+        "create",
+        "--data-dir",
+        server.data_dir.to_str().unwrap(),
+        "--user",
+        "max@example.com",
+        "--kind",
+        "eval",
+    ]);
+    assert!(!refused.status.success() && stderr(&refused).contains("not EVAL_ENGINEER"), "{}", stderr(&refused));
+
+    // The stand-in harness: one machine signed in with the EVAL-only token runs the agent
+    // for each cell (the Claude Code fixture session), naming the cell, run and phase.
+    let home = tempfile::tempdir().unwrap();
+    let home = home.path();
+    let work = tempfile::tempdir().unwrap();
+    assert!(client(home, &["login", "--server", &server.ingest, "--token", &hook_token], None).status.success());
+    let cells: [(&str, &str, Option<&str>); 4] = [
+        ("cell-wrong-0000-0000-000000000001", WRONG_COST, None),
+        ("cell-right-0000-0000-000000000002", RIGHT_COST, None),
+        ("cell-phase-0000-0000-000000000003", PHASED, Some("implement")),
+        ("cell-phase-0000-0000-000000000004", PHASED, Some("review")),
+    ];
+    for (session, cell, phase) in cells {
+        let mut env = vec![("SIGHTLINE_EVAL_CELL", cell), ("SIGHTLINE_EVAL_RUN", RUN)];
+        if let Some(phase) = phase {
+            env.push(("SIGHTLINE_EVAL_PHASE", phase));
+        }
+        replay_as(home, "claude_code", work.path(), Some(session), &env);
+        let flushed = client(home, &["flusher", "--once"], None);
+        assert!(flushed.status.success(), "{}", stderr(&flushed));
+    }
+    let db = server.main_db();
+    let cost_of = |session: &str| -> f64 {
+        let nusd: i64 = db
+            .query_row("SELECT cost_nusd FROM sessions WHERE agent_session_id = ?1", [session], |row| row.get(0))
+            .unwrap();
+        nusd as f64 / 1e9
+    };
+    let sightline_cost = cost_of("cell-right-0000-0000-000000000002");
+    assert!(sightline_cost > 0.0);
+    let linked: i64 = db
+        .query_row("SELECT count(*) FROM sessions WHERE run_kind = 'EVAL' AND eval_run = ?1", [RUN], |row| row.get(0))
+        .unwrap();
+    assert_eq!(linked, 4);
+
+    // The harness's results: one cell priced right, one priced at ten times, one in two phases.
+    let dir = tempfile::tempdir().unwrap();
+    let results = dir.path().join("results.db");
+    let conn = create(&results);
+    for (repeat, cost) in [(0, sightline_cost * 10.0), (1, sightline_cost)] {
+        let spec = CellSpec {
+            harness: "claude-code",
+            model: "claude-sonnet-4-5",
+            task: "login-500",
+            repeat,
+            track: "swe",
+            success: 1.0 - repeat as f64,
+            error: (repeat == 0).then_some("the login test still fails"),
+            cost,
+        };
+        insert(&conn, RUN, &spec);
+    }
+    let spec = CellSpec {
+        harness: "claude-code",
+        model: "claude-sonnet-4-5",
+        task: "django__django-11099",
+        repeat: 0,
+        track: "multi_phase",
+        success: 1.0,
+        error: None,
+        cost: sightline_cost * 2.0,
+    };
+    insert(&conn, RUN, &spec);
+    let phases = json!({"phases": [
+        {"name": "implement", "model": "claude-sonnet-4-5", "total_cost": sightline_cost},
+        {"name": "review", "model": "claude-sonnet-4-5", "total_cost": sightline_cost * 3.0},
+    ], "review_model": "claude-sonnet-4-5"});
+    conn.execute(
+        "UPDATE run_results SET harness_metadata = ?1 WHERE cell_id = ?2",
+        [phases.to_string(), PHASED.into()],
+    )
+    .unwrap();
+    drop(conn);
+
+    let dash = dashboard(&results, &server.web, &eval_token);
+    let cell_page = |cell: &str| page(&format!("{}/run/{RUN}/cell/{cell}", dash.1));
+    let (status, wrong) = cell_page(WRONG_COST);
+    assert_eq!(status, 200, "{wrong}");
+    assert!(wrong.contains("The agent") && wrong.contains("Session 1"), "{wrong}");
+    // Its transcript (redacted, with tool calls), its trace and the turns behind it.
+    assert!(wrong.contains("The login test fails with a 500"), "the transcript's first prompt: {wrong}");
+    assert!(wrong.contains("calls <code>Bash</code>"), "a tool call with its input: {wrong}");
+    assert!(wrong.contains("<svg") && wrong.contains("Trace of session 1"), "{wrong}");
+    assert!(wrong.contains("Turn 1"), "{wrong}");
+    assert!(wrong.contains("differs beyond 5 %"), "the wrong harness cost is flagged: {wrong}");
+    assert!(wrong.contains("/sessions/"), "a link to the session on the platform: {wrong}");
+    let (_, right) = cell_page(RIGHT_COST);
+    assert!(right.contains("Session 1") && right.contains("agrees") && !right.contains("differs beyond"), "{right}");
+    assert!(!right.contains("Session 2"), "one session for one cell: {right}");
+    // The multi-phase cell: one session per phase against harness_metadata.phases.
+    let (_, phased) = cell_page(PHASED);
+    assert!(phased.contains("Session 1 · phase implement") && phased.contains("Session 2 · phase review"), "{phased}");
+    assert!(phased.contains("Phases and their sessions"), "{phased}");
+    assert!(phased.contains("<strong class=\"fail\">differs</strong>"), "the review phase's cost: {phased}");
+
+    // Every read was the eval engineer's, audited per owner, with the sessions named.
+    let audited: Vec<String> = db
+        .prepare("SELECT detail FROM audit_log WHERE action = 'TRANSCRIPT_READ'")
+        .unwrap()
+        .query_map([], |row| row.get(0))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    assert_eq!(audited.len(), 3, "one row per cell page read: {audited:?}");
+    assert!(audited.iter().all(|detail| detail.contains("eval_engineer")), "{audited:?}");
+
+    // The API: only the eval engineers' role; a bad cell id is named.
+    let cell_api = format!("{}/api/evals/cells/{WRONG_COST}?run={RUN}", server.web);
+    let (status, body) = get_as(&cell_api, &access_token(&server, "max@example.com"));
+    assert_eq!(status, 403, "{body}");
+    assert!(body.to_string().contains("EVAL_ENGINEER"), "{body}");
+    let (status, body) = get_as(&cell_api, &access_token(&server, "eve@example.com"));
+    assert_eq!((status, body["sessions"].as_array().map(Vec::len)), (200, Some(1)), "{body}");
+    let (status, body) = get_as(&format!("{}/api/evals/cells/login-500?run={RUN}", server.web), &eval_token);
+    assert_eq!(status, 422, "{body}");
+    assert!(body.to_string().contains("cell_id"), "{body}");
+    // The run's figures, per session, for the run and comparison pages.
+    let (status, body) = get_as(&format!("{}/api/evals/runs/{RUN}", server.web), &eval_token);
+    assert_eq!((status, body["sessions"].as_array().map(Vec::len)), (200, Some(4)), "{body}");
+    assert!(body["sessions"][0]["behaviour"]["step_efficiency"].is_number(), "{body}");
+    // An eval token is nothing else: not an access token.
+    let session_id = body["sessions"][0]["id"].as_str().unwrap().to_string();
+    let (status, _) = get_as(&format!("{}/api/sessions/{session_id}", server.web), &eval_token);
+    assert_eq!(status, 401);
+    // Signed in, the eval engineer opens the session itself; a member does not.
+    let (status, _) =
+        get_as(&format!("{}/api/sessions/{session_id}", server.web), &access_token(&server, "eve@example.com"));
+    assert_eq!(status, 200);
+    let (status, _) =
+        get_as(&format!("{}/api/sessions/{session_id}", server.web), &access_token(&server, "max@example.com"));
+    assert_eq!(status, 404);
+}
+
+/// The eval engineer reads evaluation runs linked to a cell, and nothing else: not a
+/// person's interactive session, not an EVAL run no harness linked.
+#[test]
+fn an_eval_engineer_reads_linked_evaluation_runs_only() {
+    let server = TestServer::spawn();
+    add_user(&server.data_dir, "eve@example.com", "EVAL_ENGINEER");
+    let mut events = common::session_events("mine-1", common::now_ms() - 60_000, 3);
+    let (status, _) = server.post_events(&server.token, &common::envelope(events.clone()));
+    assert_eq!(status, 200);
+    for event in &mut events {
+        event["session_id"] = json!("unlinked-eval");
+        event["event_id"] = json!(uuid::Uuid::now_v7().to_string());
+        event["run_kind"] = json!("EVAL");
+    }
+    let (status, _) = server.post_events(&server.token, &common::envelope(events));
+    assert_eq!(status, 200);
+    let eve = access_token(&server, "eve@example.com");
+    let db = server.main_db();
+    for session in ["mine-1", "unlinked-eval"] {
+        let id: String =
+            db.query_row("SELECT id FROM sessions WHERE agent_session_id = ?1", [session], |row| row.get(0)).unwrap();
+        let (status, _) = get_as(&format!("{}/api/sessions/{id}", server.web), &eve);
+        assert_eq!(status, 404, "{session}");
+    }
+    let audited: i64 = db.query_row("SELECT count(*) FROM audit_log", [], |row| row.get(0)).unwrap();
+    assert_eq!(audited, 0);
+}
