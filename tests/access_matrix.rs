@@ -22,12 +22,13 @@ struct Reader {
     role: &'static str,
 }
 
-const READERS: [Reader; 5] = [
+const READERS: [Reader; 6] = [
     Reader { name: "admin", email: "ari@example.com", role: "ADMIN" },
     Reader { name: "investigator", email: "ivy@example.com", role: "INVESTIGATOR" },
     Reader { name: "member", email: "max@example.com", role: "MEMBER" },
     Reader { name: "viewer_aggregate", email: "vera@example.com", role: "VIEWER_AGGREGATE" },
     Reader { name: "team_lead", email: "lee@example.com", role: "MEMBER" },
+    Reader { name: "eval_engineer", email: "eve@example.com", role: "EVAL_ENGINEER" },
 ];
 /// Approves requests (an administrator other than the requester and the subject).
 const APPROVER: &str = "abe@example.com";
@@ -171,6 +172,7 @@ fn every_role_against_every_route_for_own_other_granted_and_expired() {
             ("member", [404, 404, 404]),
             ("viewer_aggregate", [404, 404, 404]),
             ("team_lead", [200, 200, 404]),
+            ("eval_engineer", [404, 404, 404]),
         ],
     );
 
@@ -201,6 +203,7 @@ fn every_role_against_every_route_for_own_other_granted_and_expired() {
             ("member", [404, 404, 404]),
             ("viewer_aggregate", [404, 404, 404]),
             ("team_lead", [200, 200, 404]),
+            ("eval_engineer", [404, 404, 404]),
         ],
     );
     // What the subject's settings page promises is what just happened, and what follows.
@@ -231,6 +234,7 @@ fn every_role_against_every_route_for_own_other_granted_and_expired() {
             ("member", [404, 404, 404]),
             ("viewer_aggregate", [404, 404, 404]),
             ("team_lead", [200, 200, 200]),
+            ("eval_engineer", [404, 404, 404]),
         ],
     );
 
@@ -246,6 +250,7 @@ fn every_role_against_every_route_for_own_other_granted_and_expired() {
             ("member", [404, 404, 404]),
             ("viewer_aggregate", [404, 404, 404]),
             ("team_lead", [200, 200, 200]),
+            ("eval_engineer", [404, 404, 404]),
         ],
     );
 
@@ -801,4 +806,25 @@ fn get_text(url: &str, token: &str) -> (u16, String) {
         .call()
         .unwrap();
     (response.status().as_u16(), response.body_mut().read_to_string().unwrap_or_default())
+}
+
+/// The eval dashboard's routes: the eval engineers' role only, every other role refused
+/// by name (403), whatever it may read elsewhere.
+#[test]
+fn every_role_against_the_eval_routes() {
+    let (_temp, world) = world();
+    for reader in &READERS {
+        let token = &world.tokens[reader.name];
+        for path in ["/api/evals/cells/h__m__t__r0?run=nightly", "/api/evals/runs/nightly"] {
+            let (status, body) = get_as(&format!("{}{path}", world.web()), token);
+            let want = if reader.role == "EVAL_ENGINEER" { 200 } else { 403 };
+            assert_eq!(status, want, "{} {path}: {body}", reader.name);
+            if want == 403 {
+                assert!(body.to_string().contains("EVAL_ENGINEER"), "{body}");
+            } else {
+                assert_eq!(body["sessions"], json!([]), "no session is linked: {body}");
+            }
+        }
+    }
+    assert_eq!(world.cross_user_audit_rows(), 0);
 }

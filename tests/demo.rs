@@ -32,7 +32,14 @@ fn the_demo_fills_an_empty_directory_through_the_product_and_says_how_to_sign_in
     let made = demo(dir.path());
     assert!(made.status.success(), "{}", stderr(&made));
     let text = stdout(&made);
-    for role in ["a developer", "a team lead", "an administrator", "an investigator", "a viewer of aggregates"] {
+    for role in [
+        "a developer",
+        "a team lead",
+        "an administrator",
+        "an investigator",
+        "a viewer of aggregates",
+        "an eval engineer",
+    ] {
         assert!(text.contains(role), "{role}: {text}");
     }
     assert!(text.contains("with the password you gave"), "a chosen password is not printed: {text}");
@@ -41,15 +48,36 @@ fn the_demo_fills_an_empty_directory_through_the_product_and_says_how_to_sign_in
     let conn = rusqlite::Connection::open(dir.path().join("main.db")).unwrap();
     assert_eq!(
         count(&conn, "SELECT count(*) FROM users"),
-        12,
-        "8 developers, the three organisation roles and a new hire added on /admin/people"
+        14,
+        "8 developers, the four organisation roles, the evaluation harness and a new hire added on /admin/people"
     );
     assert_eq!(
         count(&conn, "SELECT count(*) FROM users WHERE password_hash IS NULL AND email = 'new.hire@demo.example'"),
         1,
         "the new hire has not used their one-time link yet"
     );
-    assert_eq!(count(&conn, "SELECT count(DISTINCT org_role) FROM users"), 4);
+    assert_eq!(count(&conn, "SELECT count(DISTINCT org_role) FROM users"), 5);
+    // The harness's sessions name the demo results' cells, every one EVAL; a multi-phase
+    // cell has one session per phase.
+    let results = rusqlite::Connection::open(dir.path().join("results.db")).unwrap();
+    let linked: Vec<(String, String)> = conn
+        .prepare("SELECT DISTINCT eval_run, eval_cell_id FROM sessions WHERE eval_cell_id IS NOT NULL")
+        .unwrap()
+        .query_map([], |row| Ok((row.get(0)?, row.get(1)?)))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    assert!(linked.len() >= 100, "the demo's cells have their sessions: {}", linked.len());
+    for (run, cell) in &linked {
+        let found: i64 = results
+            .query_row("SELECT count(*) FROM run_results WHERE run_name = ?1 AND cell_id = ?2", [run, cell], |row| {
+                row.get(0)
+            })
+            .unwrap();
+        assert_eq!(found, 1, "{run} {cell} is a cell of the results");
+    }
+    assert_eq!(count(&conn, "SELECT count(*) FROM sessions WHERE eval_cell_id IS NOT NULL AND run_kind <> 'EVAL'"), 0);
+    assert!(count(&conn, "SELECT count(*) FROM sessions WHERE eval_phase IS NOT NULL") > 0, "multi-phase cells");
     assert_eq!(count(&conn, "SELECT count(*) FROM teams WHERE parent_id IS NOT NULL"), 4, "a team tree");
     assert!(count(&conn, "SELECT count(*) FROM team_members WHERE team_role = 'lead'") >= 5);
     assert_eq!(count(&conn, "SELECT count(DISTINCT run_kind) FROM sessions"), 3, "interactive, CI and EVAL runs");
@@ -145,7 +173,7 @@ fn the_demo_fills_an_empty_directory_through_the_product_and_says_how_to_sign_in
     let again = demo(dir.path());
     assert_eq!(again.status.code(), Some(2));
     assert!(stderr(&again).contains("this data directory already has people"), "{}", stderr(&again));
-    assert_eq!(count(&conn, "SELECT count(*) FROM users"), 12);
+    assert_eq!(count(&conn, "SELECT count(*) FROM users"), 14);
 
     // The same seed, the same organisation.
     let other = tempfile::tempdir().unwrap();
@@ -361,8 +389,8 @@ fn a_demo_of_a_few_developers_is_made_without_failing() {
         let people = count(&conn, "SELECT count(*) FROM users");
         assert_eq!(
             people,
-            developers.parse::<i64>().unwrap() + 4,
-            "{developers} developers, the three roles, a new hire"
+            developers.parse::<i64>().unwrap() + 6,
+            "{developers} developers, the four roles, the evaluation harness, a new hire"
         );
     }
 }

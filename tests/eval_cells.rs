@@ -179,6 +179,63 @@ fn the_dashboards_cell_page_shows_the_agent_session_a_harness_linked_to_it() {
     assert!(phased.contains("Phases and their sessions"), "{phased}");
     assert!(phased.contains("<strong class=\"fail\">differs</strong>"), "the review phase's cost: {phased}");
 
+    // In a browser, at a laptop's and a phone's width, light and dark: no console error,
+    // nothing wider than the window, no chart label cut or overlapping.
+    let browser = common::webdriver::Browser::start();
+    let artefacts = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("target/test-artefacts");
+    for (name, path) in [
+        ("eval-cell", format!("/run/{RUN}/cell/{WRONG_COST}")),
+        ("eval-phases", format!("/run/{RUN}/cell/{PHASED}")),
+        ("eval-run", format!("/run/{RUN}")),
+    ] {
+        browser.goto(&format!("{}{path}", dash.1));
+        browser.wait_for(std::time::Duration::from_secs(15), name, |b| b.find("h1").is_some());
+        browser.at_each_width(name, |width| {
+            for theme in ["light", "dark"] {
+                browser.script(&format!("document.documentElement.dataset.theme = '{theme}';"));
+                browser.screenshot(&artefacts.join(format!("{name}-{width}-{theme}.png")));
+            }
+        });
+    }
+    assert_eq!(browser.console_errors(), Vec::<String>::new(), "no console error");
+
+    // The run page: the agents' behaviour per harness and model, beside success.
+    let (status, run_page) = page(&format!("{}/run/{RUN}", dash.1));
+    assert_eq!(status, 200);
+    assert!(run_page.contains("The agents' behaviour") && run_page.contains("Tool calls / cell"), "{run_page}");
+    assert!(
+        run_page
+            .contains("<td>claude-sonnet-4-5</td><td>claude-code</td><td class=\"num\">3</td><td class=\"num\">4</td>"),
+        "3 cells, 4 sessions: {run_page}"
+    );
+    // The comparison page sets the two sides' behaviour side by side.
+    let (status, compared) = page(&format!("{}/compare?a={RUN}&b={RUN}&b_harness=claude-code", dash.1));
+    assert_eq!(status, 200);
+    assert!(compared.contains("The agents' behaviour") && compared.contains("Step efficiency"), "{compared}");
+
+    // The report files carry each cell's sessions.
+    let out = dir.path().join("report");
+    let made = Command::new(BIN)
+        .args(["report", "--db", results.to_str().unwrap(), RUN, "--output", out.to_str().unwrap()])
+        .env("SIGHTLINE_PLATFORM_URL", &server.web)
+        .env("SIGHTLINE_PLATFORM_TOKEN", &eval_token)
+        .output()
+        .unwrap();
+    assert!(made.status.success(), "{}", stderr(&made));
+    let report: Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join(format!("{RUN}_report.json"))).unwrap()).unwrap();
+    let ids_of = |cell: &str| -> usize {
+        report["results"].as_array().unwrap().iter().find(|r| r["cell_id"] == cell).unwrap()["session_ids"]
+            .as_array()
+            .unwrap()
+            .len()
+    };
+    assert_eq!((ids_of(WRONG_COST), ids_of(RIGHT_COST), ids_of(PHASED)), (1, 1, 2));
+    let csv = std::fs::read_to_string(out.join(format!("{RUN}_report.csv"))).unwrap();
+    assert!(csv.lines().next().unwrap().ends_with(",session_ids"), "{csv}");
+    let html = std::fs::read_to_string(out.join(format!("{RUN}_report.html"))).unwrap();
+    assert!(html.contains(&format!("href=\"{}/sessions/", server.web)), "{html}");
+
     // Every read was the eval engineer's, audited per owner, with the sessions named.
     let audited: Vec<String> = db
         .prepare("SELECT detail FROM audit_log WHERE action = 'TRANSCRIPT_READ'")
@@ -187,7 +244,8 @@ fn the_dashboards_cell_page_shows_the_agent_session_a_harness_linked_to_it() {
         .unwrap()
         .collect::<Result<_, _>>()
         .unwrap();
-    assert_eq!(audited.len(), 3, "one row per cell page read: {audited:?}");
+    // Three cell pages read directly and two in the browser: one row each (one owner).
+    assert_eq!(audited.len(), 5, "one row per cell page read: {audited:?}");
     assert!(audited.iter().all(|detail| detail.contains("eval_engineer")), "{audited:?}");
 
     // The API: only the eval engineers' role; a bad cell id is named.

@@ -145,10 +145,17 @@ fn report_writes_three_files_inside_the_output_directory_with_escaped_text() {
     assert!(row["tasks"].is_number() && row["std_error_pct"].is_number() && row["ci95_pct"].is_array());
     let csv = std::fs::read_to_string(out_dir.join("plain-run_report.csv")).unwrap();
     let mut reader = csv::Reader::from_reader(csv.as_bytes());
-    assert_eq!(reader.headers().unwrap().len(), 28);
+    // The 28 columns of run_results, then the agent sessions linked to the cell (none
+    // without a platform: the column is there, empty, so its shape never depends on it).
+    assert_eq!(reader.headers().unwrap().len(), 29);
     assert_eq!(&reader.headers().unwrap()[0], "cell_id");
     assert_eq!(&reader.headers().unwrap()[27], "retry_count");
-    assert_eq!(reader.records().count(), 36);
+    assert_eq!(&reader.headers().unwrap()[28], "session_ids");
+    let records: Vec<csv::StringRecord> = reader.records().map(Result::unwrap).collect();
+    assert_eq!(records.len(), 36);
+    assert!(records.iter().all(|record| record[28].is_empty()));
+    let results = json["results"].as_array().unwrap();
+    assert!(results.iter().all(|result| result["session_ids"] == serde_json::json!([])), "{json}");
 }
 
 #[test]

@@ -423,7 +423,10 @@ fn benchmarks_list_the_runs_of_the_configured_results_db() {
     assert!(html.contains(file), "an administrator reads which file: {html}");
     let (status, csv, _) = page(&format!("{}/org/benchmarks?format=csv&table=runs", server.web), &token);
     assert_eq!(status, 200);
-    assert!(csv.starts_with("Run,Cells,Completed,Passed,Failed,Mean success,Cost,Last activity\n"), "{csv}");
+    assert!(
+        csv.starts_with("Run,Cells,Completed,Passed,Failed,Mean success,Cost,Agent sessions,Last activity\n"),
+        "{csv}"
+    );
     assert!(csv.lines().count() > 1, "{csv}");
 }
 

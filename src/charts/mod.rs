@@ -128,7 +128,8 @@ pub fn cost_vs_success(points: &[CostPoint], frontier: &[usize], width: u32, hei
     for (value, tick) in &axis.ticks {
         let x = left + axis.at(*value) * (right - left);
         line(&mut out, (x, top), (x, bottom), GRID_LINE);
-        text(&mut out, x, bottom + 16.0, r#" text-anchor="middle""#, tick, ALL);
+        // Low enough that a tick on the y axis clears its "0%".
+        text(&mut out, x, bottom + 20.0, r#" text-anchor="middle""#, tick, ALL);
     }
     let x_label = if axis.log { "Average cost per cell (USD, log scale)" } else { "Average cost per cell (USD)" };
     let (mid_x, mid_y) = ((left + right) / 2.0, (top + bottom) / 2.0);

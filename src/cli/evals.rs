@@ -36,6 +36,8 @@ pub struct ReportArgs {
     /// Directory for <run>_report.html, .json and .csv (created if missing).
     #[arg(long)]
     pub output: PathBuf,
+    #[command(flatten)]
+    pub platform: PlatformArgs,
 }
 
 #[derive(Debug, Args)]
@@ -119,7 +121,14 @@ pub fn results(args: &ResultsArgs) -> anyhow::Result<i32> {
 
 pub fn report(args: &ReportArgs) -> anyhow::Result<i32> {
     let conn = db::open(&args.db.db)?;
-    let written = report::write(&conn, &args.run, &args.output)?;
+    let mut links = report::SessionLinks::default();
+    if let Some(platform) = args.platform.platform()? {
+        for session in platform.run(&args.run).map_err(|err| anyhow::anyhow!(err))? {
+            links.by_cell.entry(session.cell_id).or_default().push(session.id);
+        }
+        links.platform_url = Some(platform.url);
+    }
+    let written = report::write_linked(&conn, &args.run, &args.output, &links)?;
     for path in [&written.html, &written.json, &written.csv] {
         println!("wrote {}", path.display());
     }

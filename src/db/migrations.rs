@@ -68,6 +68,37 @@ pub fn latest_version() -> i64 {
 
 /// Brings `main.db` to the latest version. Returns the version it found.
 pub fn migrate(conn: &mut Connection, path: &Path) -> Result<i64, DbError> {
+    without_foreign_keys(conn, |conn| migrate_in(conn, path))
+}
+
+/// Runs `f` with foreign-key enforcement off, as SQLite's procedure for schema changes
+/// asks: a step that makes a table again (migrations 32 and 42) must neither cascade a
+/// parent's implicit delete into its children nor have its rename rewrite their
+/// `REFERENCES`. Each ladder step proves afterwards that no reference dangles
+/// (`PRAGMA foreign_key_check`, in its transaction); enforcement is back on after.
+fn without_foreign_keys<T>(
+    conn: &mut Connection,
+    f: impl FnOnce(&mut Connection) -> Result<T, DbError>,
+) -> Result<T, DbError> {
+    conn.pragma_update(None, "foreign_keys", false)?;
+    let outcome = f(conn);
+    conn.pragma_update(None, "foreign_keys", true)?;
+    outcome
+}
+
+/// Fails when a row names a parent that is not there.
+fn check_foreign_keys(conn: &Connection) -> Result<(), DbError> {
+    let dangling: i64 = conn.query_row("SELECT count(*) FROM pragma_foreign_key_check", [], |row| row.get(0))?;
+    if dangling > 0 {
+        return Err(DbError::Io {
+            context: "migrating main.db".into(),
+            source: std::io::Error::other(format!("{dangling} rows would name a parent that is not there")),
+        });
+    }
+    Ok(())
+}
+
+fn migrate_in(conn: &mut Connection, path: &Path) -> Result<i64, DbError> {
     let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
     let found: i64 = tx.query_row("PRAGMA user_version", [], |row| row.get(0))?;
     let latest = latest_version();
@@ -82,6 +113,7 @@ pub fn migrate(conn: &mut Connection, path: &Path) -> Result<i64, DbError> {
         for step in &MIGRATIONS[found as usize..] {
             tx.execute_batch(step)?;
         }
+        check_foreign_keys(&tx)?;
     }
     tx.pragma_update(None, "user_version", latest)?;
     tx.commit()?;
@@ -91,17 +123,62 @@ pub fn migrate(conn: &mut Connection, path: &Path) -> Result<i64, DbError> {
 /// Applies the ladder only, never the one-step schema: what an old database goes
 /// through. Used by the test that proves both paths agree.
 pub fn migrate_by_ladder(conn: &mut Connection) -> Result<(), DbError> {
-    let tx = conn.transaction()?;
-    for step in MIGRATIONS {
-        tx.execute_batch(step)?;
-    }
-    tx.pragma_update(None, "user_version", latest_version())?;
-    tx.commit()?;
-    Ok(())
+    without_foreign_keys(conn, |conn| {
+        let tx = conn.transaction()?;
+        for step in MIGRATIONS {
+            tx.execute_batch(step)?;
+        }
+        check_foreign_keys(&tx)?;
+        tx.pragma_update(None, "user_version", latest_version())?;
+        tx.commit()?;
+        Ok(())
+    })
 }
 
 /// Whether a database is at this binary's version (readiness).
 pub fn is_current(conn: &Connection) -> Result<bool, DbError> {
     let version: i64 = conn.query_row("PRAGMA user_version", [], |row| row.get(0))?;
     Ok(version == latest_version())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Migration 42 makes `auth_tokens` again: a service account's OTLP token and its
+    /// `otlp_service_tokens` row survive it, still tied to `auth_tokens`, with enforcement
+    /// on again after.
+    #[test]
+    fn making_a_table_again_keeps_its_children_and_their_references() {
+        let mut conn = Connection::open_in_memory().unwrap();
+        conn.pragma_update(None, "foreign_keys", true).unwrap();
+        {
+            let tx = conn.transaction().unwrap();
+            for step in &MIGRATIONS[..41] {
+                tx.execute_batch(step).unwrap();
+            }
+            tx.pragma_update(None, "user_version", 41).unwrap();
+            tx.execute_batch(
+                "INSERT INTO users (id, email, name, org_role, created_at_ms) VALUES ('u1', 'a@example.com', 'A', 'ADMIN', 0);
+                 INSERT INTO auth_tokens (id, user_id, kind, token_sha256, created_at_ms, expires_at_ms)
+                     VALUES ('t1', 'u1', 'otlp', x'01', 0, 1);
+                 INSERT INTO otlp_service_tokens (token_id, name, created_by, created_at_ms) VALUES ('t1', 'collector', 'u1', 0);",
+            )
+            .unwrap();
+            tx.commit().unwrap();
+        }
+        assert_eq!(migrate(&mut conn, Path::new(":memory:")).unwrap(), 41);
+        let kept: i64 = conn.query_row("SELECT count(*) FROM otlp_service_tokens", [], |row| row.get(0)).unwrap();
+        assert_eq!(kept, 1);
+        let sql: String = conn
+            .query_row("SELECT sql FROM sqlite_schema WHERE name = 'otlp_service_tokens'", [], |row| row.get(0))
+            .unwrap();
+        assert!(sql.contains("REFERENCES auth_tokens(id)"), "{sql}");
+        let enforced: bool = conn.query_row("PRAGMA foreign_keys", [], |row| row.get(0)).unwrap();
+        assert!(enforced);
+        conn.execute("INSERT INTO auth_tokens (id, user_id, kind, token_sha256, created_at_ms, expires_at_ms) VALUES ('t2', 'u1', 'eval', x'02', 0, 1)", []).unwrap();
+        conn.execute("DELETE FROM auth_tokens WHERE id = 't1'", []).unwrap();
+        let cascaded: i64 = conn.query_row("SELECT count(*) FROM otlp_service_tokens", [], |row| row.get(0)).unwrap();
+        assert_eq!(cascaded, 0, "the reference still cascades");
+    }
 }

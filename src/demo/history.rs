@@ -194,7 +194,7 @@ pub(super) fn post_export(
     Ok(())
 }
 
-fn post_events(agent: &ureq::Agent, ingest: &str, token: &str, events: Vec<Value>) -> anyhow::Result<()> {
+pub(super) fn post_events(agent: &ureq::Agent, ingest: &str, token: &str, events: Vec<Value>) -> anyhow::Result<()> {
     for chunk in events.chunks(BATCH * 2) {
         let body = json!({"client": {"machine_id": "demo-laptop", "cli_version": env!("CARGO_PKG_VERSION"), "os": "linux"},
                           "events": chunk});
@@ -212,7 +212,7 @@ fn post_events(agent: &ureq::Agent, ingest: &str, token: &str, events: Vec<Value
     Ok(())
 }
 
-fn upload_transcript(
+pub(super) fn upload_transcript(
     agent: &ureq::Agent,
     ingest: &str,
     token: &str,

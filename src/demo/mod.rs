@@ -13,6 +13,7 @@
 mod activity;
 mod alerting;
 mod cost;
+mod evals;
 mod history;
 mod otlp;
 mod otlp_signals;
@@ -90,13 +91,25 @@ pub fn run(config: &Config, options: &Options) -> anyhow::Result<()> {
     eprintln!("vendors' bills reconciled: {}", cost::reconcile(config, options.days, now_ms)?);
     server.wait_for_aggregates(Duration::from_secs(600))?;
     cost::projections(&server, &options.password, options.days, now_ms)?;
-    server.stop();
-    // Evaluation results beside it, for /org/benchmarks and the eval dashboard.
+    // Evaluation results beside it, for /org/benchmarks and the eval dashboard, with the
+    // agent sessions the harness linked to their cells.
     let results = config.data_dir.join("results.db");
     if !results.exists() {
         let options = crate::evals::demo::DemoOptions { seed: options.seed, scale: crate::evals::demo::Scale::Demo };
         crate::evals::demo::write_demo(&results, &options)?;
     }
+    let harness = people.iter().find(|p| p.email == people::HARNESS).context("the harness account")?;
+    let linked = evals::link(&server, harness, &results, now_ms, options.days)?;
+    eprintln!(
+        "{} evaluation sessions linked to {} cells of {} ({} with a transcript)",
+        linked.sessions,
+        linked.cells,
+        results.display(),
+        linked.transcripts
+    );
+    // Machines' runs reach no figure, but their hours are refreshed like any other.
+    server.wait_for_aggregates(Duration::from_secs(600))?;
+    server.stop();
     print_sign_in(&people, options, config, ran)
 }
 
@@ -379,6 +392,7 @@ fn print_sign_in(people: &[Person], options: &Options, config: &Config, ran: Ran
         ("an administrator", pick("ADMIN", false)),
         ("an investigator", pick("INVESTIGATOR", false)),
         ("a viewer of aggregates", pick("VIEWER_AGGREGATE", false)),
+        ("an eval engineer", pick("EVAL_ENGINEER", false)),
     ] {
         if let Some(person) = person {
             writeln!(out, "  {what:<24} {:<36} ({})", person.email, person.name)?;
@@ -401,6 +415,15 @@ fn print_sign_in(people: &[Person], options: &Options, config: &Config, ran: Ran
          SIGHTLINE_ANALYTICS_EVAL_DASHBOARD_URL=http://127.0.0.1:8700 beside `sightline dashboard --db {0}`) \
          to see them on /org/benchmarks.",
         results.display()
+    )?;
+    writeln!(
+        out,
+        "The harness's agent sessions are linked to their cells: give the eval engineer a token \
+         (sightline token create --data-dir {0} --user eve@demo.example --kind eval) and start the dashboard \
+         with SIGHTLINE_PLATFORM_URL=http://{1} and SIGHTLINE_PLATFORM_TOKEN set to it, to see each cell's \
+         agent on its page.",
+        config.data_dir.display(),
+        config.listen.web
     )?;
     Ok(())
 }

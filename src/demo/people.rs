@@ -24,6 +24,9 @@ pub struct Person {
     pub github: (i64, String),
 }
 
+/// The evaluation harness's machine account (`demo::evals`).
+pub const HARNESS: &str = "harness@demo.example";
+
 /// The teams: (slug, name, parent, retention days).
 pub const TEAMS: [(&str, &str, Option<&str>, Option<i64>); 7] = [
     ("platform", "Platform", None, None),
@@ -94,6 +97,13 @@ pub fn add_people(
     add("admin@demo.example".into(), "Alex Admin".into(), "ADMIN", None, false)?;
     add("investigator@demo.example".into(), "Ines Investigator".into(), "INVESTIGATOR", None, false)?;
     add("finance@demo.example".into(), "Fin Viewer".into(), "VIEWER_AGGREGATE", None, false)?;
+    add("eve@demo.example".into(), "Eve Evals".into(), "EVAL_ENGINEER", None, false)?;
+    // The evaluation harness's machine account: its hook token makes every run EVAL.
+    add(HARNESS.into(), "Eval Harness".into(), "MEMBER", None, false)?;
+    let harness_token =
+        tokens::verify(&tx, &people.last().expect("just added").hook_token, tokens::TokenKind::Hook, now_ms)?
+            .expect("the token just made");
+    tokens::fix_run_kind(&tx, &harness_token.token_id, crate::model::RunKind::Eval)?;
     tx.commit()?;
     Ok(people)
 }

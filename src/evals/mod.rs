@@ -8,6 +8,7 @@
 //! by SQL aggregation; every filter or sort column comes from an allowlist and every
 //! value is a bound parameter; all user text is escaped wherever it is rendered.
 
+pub mod behaviour;
 pub mod cells;
 pub mod compare;
 pub mod console;

@@ -289,6 +289,7 @@ pub fn for_each_row(
 /// bulky text columns in the row, so reading them never walks a row's overflow pages.
 #[derive(Clone, Debug, PartialEq)]
 pub struct TableRow {
+    pub cell_id: String,
     pub harness: Option<String>,
     pub model: Option<String>,
     pub task_id: Option<String>,
@@ -305,7 +306,8 @@ pub struct TableRow {
 pub fn table_rows(conn: &Connection, run: &str) -> Result<Vec<TableRow>, EvalsError> {
     use cells::{int, real, text};
     let mut stmt = conn.prepare(
-        "SELECT harness, model, task_id, exit_class, success, tokens, total_cost, latency_ms, error_class, error_message
+        "SELECT harness, model, task_id, exit_class, success, tokens, total_cost, latency_ms, error_class, error_message,
+                cell_id
          FROM cells WHERE run_name = ?1 ORDER BY cell_id",
     )?;
     let rows = stmt.query_map([run], |r| {
@@ -320,6 +322,7 @@ pub fn table_rows(conn: &Connection, run: &str) -> Result<Vec<TableRow>, EvalsEr
             latency_ms: int(r, 7)?,
             error_class: text(r, 8)?,
             error_message: text(r, 9)?,
+            cell_id: cells::required_text(r, 10)?,
         })
     })?;
     Ok(rows.collect::<Result<_, _>>()?)

@@ -37,6 +37,23 @@ pub struct DetailRow {
     pub time_s: String,
     pub error_class: String,
     pub error_message: String,
+    /// The agent sessions linked to the cell, as links into the platform.
+    pub sessions: Vec<String>,
+}
+
+/// The agent sessions harnesses linked to a run's cells (read from the platform by the
+/// caller, `evals::platform`): session ids by cell id, and the platform's address for
+/// the HTML report's links. Empty when no platform was asked.
+#[derive(Debug, Default, Clone)]
+pub struct SessionLinks {
+    pub by_cell: std::collections::HashMap<String, Vec<String>>,
+    pub platform_url: Option<String>,
+}
+
+impl SessionLinks {
+    pub fn of(&self, cell_id: &str) -> &[String] {
+        self.by_cell.get(cell_id).map(Vec::as_slice).unwrap_or_default()
+    }
 }
 
 #[derive(Template)]
@@ -46,6 +63,8 @@ struct ReportPage<'a> {
     generated_at: &'a str,
     boards: &'a Leaderboards,
     rows: Vec<DetailRow>,
+    /// Whether the cells' sessions are linked (a platform address was given).
+    linked: bool,
 }
 
 /// Resolves `<dir>/<stem><suffix>` and proves it stays inside `dir`.
@@ -103,6 +122,13 @@ pub fn now_iso() -> String {
 /// All three are written under `.partial` names and renamed only once all three are
 /// complete; a failure part way removes them and leaves earlier reports untouched.
 pub fn write(conn: &Connection, run: &str, dir: &Path) -> Result<Written, EvalsError> {
+    write_linked(conn, run, dir, &SessionLinks::default())
+}
+
+/// [`write`], with each cell's agent sessions: `session_ids` in the JSON, a `session_ids`
+/// column in the CSV (space-separated), links in the HTML when the platform's address is
+/// known.
+pub fn write_linked(conn: &Connection, run: &str, dir: &Path, links: &SessionLinks) -> Result<Written, EvalsError> {
     db::require_run(conn, run)?;
     let summary = db::run_summary(conn, run)?;
     let boards = leaderboard::compute(conn, run)?;
@@ -113,19 +139,19 @@ pub fn write(conn: &Connection, run: &str, dir: &Path) -> Result<Written, EvalsE
         csv: contained_path(dir, &stem, "_report.csv")?,
     };
     let generated_at = now_iso();
-    let html = html(&summary, &boards, &db::table_rows(conn, run)?, &generated_at)?;
+    let html = html(&summary, &boards, &db::table_rows(conn, run)?, &generated_at, links)?;
     let html_partial = partial_path(&written.html);
     let outcome = std::fs::write(&html_partial, html.as_bytes())
         .map_err(|source| EvalsError::Io { context: format!("cannot write {}", html_partial.display()), source })
         .and_then(|()| {
             drop(html);
-            write_json_and_csv(conn, &summary, &boards, &generated_at, &written)
+            write_json_and_csv(conn, &summary, &boards, &generated_at, &written, links)
         });
     publish(outcome, [&written.html, &written.json, &written.csv])?;
     Ok(written)
 }
 
-pub fn detail_rows(rows: &[db::TableRow]) -> Vec<DetailRow> {
+pub fn detail_rows(rows: &[db::TableRow], links: &SessionLinks) -> Vec<DetailRow> {
     rows.iter()
         .map(|r| DetailRow {
             harness: shown::text(&r.harness).to_string(),
@@ -139,6 +165,10 @@ pub fn detail_rows(rows: &[db::TableRow]) -> Vec<DetailRow> {
             time_s: shown::seconds(&r.latency_ms),
             error_class: r.error_class.clone().unwrap_or_default(),
             error_message: one_line(&strip_control(r.error_message.as_deref().unwrap_or(""))),
+            sessions: match &links.platform_url {
+                Some(url) => links.of(&r.cell_id).iter().map(|id| format!("{url}/sessions/{id}")).collect(),
+                None => Vec::new(),
+            },
         })
         .collect()
 }
@@ -148,8 +178,9 @@ fn html(
     boards: &Leaderboards,
     rows: &[db::TableRow],
     generated_at: &str,
+    links: &SessionLinks,
 ) -> Result<String, EvalsError> {
-    ReportPage { summary, generated_at, boards, rows: detail_rows(rows) }
+    ReportPage { summary, generated_at, boards, rows: detail_rows(rows, links), linked: links.platform_url.is_some() }
         .render()
         .map_err(|e| EvalsError::Io { context: "rendering the HTML report".into(), source: std::io::Error::other(e) })
 }
@@ -187,6 +218,7 @@ fn write_json_and_csv(
     boards: &Leaderboards,
     generated_at: &str,
     written: &Written,
+    links: &SessionLinks,
 ) -> Result<(), EvalsError> {
     use std::io::Write;
     let mut json = Partial::create(&written.json)?;
@@ -216,14 +248,26 @@ fn write_json_and_csv(
     write!(json.writer, "{head},\n  \"results\": [").map_err(json_io)?;
     let Partial { temp: csv_temp, writer: csv_writer } = csv_file;
     let mut csv = csv::Writer::from_writer(csv_writer);
-    csv.write_record(crate::model::csv_cells::record(db::COLUMNS)).map_err(csv_io)?;
+    let header: Vec<&str> = db::COLUMNS.iter().copied().chain(["session_ids"]).collect();
+    csv.write_record(crate::model::csv_cells::record(header)).map_err(csv_io)?;
     let mut first = true;
+    let mut object = Vec::new();
     db::for_each_row(conn, &summary.run_name, &Filters::default(), Sort::default(), true, |mut row| {
-        csv.write_record(crate::model::csv_cells::record(csv_fields(&row))).map_err(csv_io)?;
+        let sessions = links.of(&row.cell_id);
+        let mut fields = csv_fields(&row);
+        fields.push(sessions.join(" "));
+        csv.write_record(crate::model::csv_cells::record(fields)).map_err(csv_io)?;
         row.bulk = None;
         json.writer.write_all(if first { b"\n    " } else { b",\n    " }).map_err(json_io)?;
         first = false;
-        serde_json::to_writer(&mut json.writer, &row).map_err(|e| json_io(std::io::Error::other(e)))
+        // The record's object with `session_ids` as its last member.
+        object.clear();
+        serde_json::to_writer(&mut object, &row).map_err(|e| json_io(std::io::Error::other(e)))?;
+        object.pop();
+        json.writer.write_all(&object).map_err(json_io)?;
+        json.writer.write_all(b",\"session_ids\":").map_err(json_io)?;
+        serde_json::to_writer(&mut json.writer, sessions).map_err(|e| json_io(std::io::Error::other(e)))?;
+        json.writer.write_all(b"}").map_err(json_io)
     })?;
     json.writer.write_all(b"\n  ]\n}\n").map_err(json_io)?;
     json.finish()?;

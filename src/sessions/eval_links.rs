@@ -108,3 +108,17 @@ pub fn of_run(conn: &Connection, run_name: &str) -> Result<Vec<LinkedSession>, D
     let rows = stmt.query_map(params![run_name, MAX_RUN_SESSIONS as i64], linked)?;
     Ok(rows.filter_map(Result::transpose).collect::<Result<_, _>>()?)
 }
+
+/// How many `EVAL` sessions named each of `runs` (runs no session named are absent).
+/// A count of a harness's runs, not of anyone's work.
+pub fn count_by_run(conn: &Connection, runs: &[String]) -> Result<std::collections::HashMap<String, i64>, DbError> {
+    let mut stmt = conn.prepare_cached("SELECT count(*) FROM sessions WHERE eval_run = ?1 AND run_kind = 'EVAL'")?;
+    let mut counts = std::collections::HashMap::new();
+    for run in runs {
+        let count: i64 = stmt.query_row([run], |row| row.get(0))?;
+        if count > 0 {
+            counts.insert(run.clone(), count);
+        }
+    }
+    Ok(counts)
+}

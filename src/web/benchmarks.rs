@@ -21,11 +21,21 @@ use crate::http::extract::Query;
 use crate::state::AppState;
 use crate::state::caller::PageCaller;
 
-fn runs_table(runs: &[RunSummary], dashboard: &str) -> Table {
+fn runs_table(runs: &[RunSummary], dashboard: &str, linked: &std::collections::HashMap<String, i64>) -> Table {
     let mut table = Table::new(
         "runs",
         "Evaluation runs",
-        vec!["Run", "Cells", "Completed", "Passed", "Failed", "Mean success", "Cost", "Last activity"],
+        vec![
+            "Run",
+            "Cells",
+            "Completed",
+            "Passed",
+            "Failed",
+            "Mean success",
+            "Cost",
+            "Agent sessions",
+            "Last activity",
+        ],
     );
     for run in runs {
         let name = Cell::text(run.run_name.clone());
@@ -57,13 +67,26 @@ fn runs_table(runs: &[RunSummary], dashboard: &str) -> Table {
                     format!("{usd:.4}"),
                 )
             }),
+            {
+                let sessions = linked.get(&run.run_name).copied().unwrap_or(0);
+                let count = Cell::count(sessions);
+                if dashboard.is_empty() || sessions == 0 {
+                    count
+                } else {
+                    count.link(format!(
+                        "{}/run/{}#behaviour",
+                        dashboard.trim_end_matches('/'),
+                        crate::model::percent_encode(&run.run_name)
+                    ))
+                }
+            },
             Cell::shown(
                 crate::evals::shown::instant(&run.last_activity),
                 run.last_activity.clone().unwrap_or_default(),
             ),
         ]);
     }
-    table.note = "Cells are every cell of a run, with a result or only in the harness's live progress; completed cells have a result, of which passed and failed are exit classes pass and fail. Mean success counts a cell without a score as not succeeded; a cost marked “or more” is of the cells that recorded one.".into();
+    table.note = "Cells are every cell of a run, with a result or only in the harness's live progress; completed cells have a result, of which passed and failed are exit classes pass and fail. Mean success counts a cell without a score as not succeeded; a cost marked “or more” is of the cells that recorded one. Agent sessions are the agents' sessions a harness linked to the run's cells (SIGHTLINE_EVAL_RUN), which eval engineers open from each cell of the eval dashboard.".into();
     table
 }
 
@@ -111,7 +134,9 @@ pub async fn page(
                     "The runs of {path}; each opens in the eval dashboard, which compares runs and shows every cell."
                 )
             };
-            page.tables.push(runs_table(&runs, &dashboard));
+            let names: Vec<String> = runs.iter().map(|run| run.run_name.clone()).collect();
+            let linked = state.read(move |conn| crate::sessions::eval_links::count_by_run(conn, &names)).await?;
+            page.tables.push(runs_table(&runs, &dashboard, &linked));
         }
         Err(_) if cannot_read.is_some() => page.notice = cannot_read.map(str::to_string),
         Err(evals_db::EvalsError::Missing(_)) => {

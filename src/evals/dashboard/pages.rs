@@ -13,6 +13,7 @@ use axum::response::{IntoResponse, Redirect, Response};
 
 use super::params::{self, ResultsQuery, encode};
 use super::{DashState, agents, auth, cache, diff};
+use crate::evals::behaviour::Behaviour;
 use crate::evals::compare::{self, Comparison, Selection};
 use crate::evals::db::{self, EvalsError, Phase, Reconciliation, ResultRecord, RunSummary, StateCounts};
 use crate::evals::records;
@@ -98,6 +99,8 @@ struct RunPage {
     prev_href: Option<String>,
     next_href: Option<String>,
     export_query: String,
+    /// The agents' behaviour per harness and model, from the platform: `None` without one.
+    behaviour: Option<Result<Vec<crate::evals::behaviour::Behaviour>, String>>,
 }
 
 const SORTABLE: &[(&str, &str, bool)] = &[
@@ -126,7 +129,14 @@ pub async fn run_detail(
     let page_href = |page: u32| format!("{run_path}?{}", params::link_query(&query, None, Some(page)));
     let prev_href = (query.page > 1).then(|| page_href(query.page - 1));
     let next_href = (i64::from(query.page) < total_pages).then(|| page_href(query.page + 1));
+    let wanted = run.clone();
+    let behaviour = state
+        .ask_platform(move |platform| {
+            platform.run(&wanted).map(|sessions| crate::evals::behaviour::by_harness_and_model(&sessions))
+        })
+        .await;
     html(RunPage {
+        behaviour,
         auth: state.auth.is_some(),
         sort_links: sort_links(&query, &run_path),
         export_query: params::link_query(&query, None, Some(1)),
@@ -294,6 +304,8 @@ struct ComparePage {
     a_models: Vec<String>,
     b_harnesses: Vec<String>,
     b_models: Vec<String>,
+    /// A's and B's agents' behaviour, from the platform: `None` without one or a selection.
+    behaviour: Option<Result<(Behaviour, Behaviour), String>>,
 }
 
 pub async fn compare(State(state): State<Arc<DashState>>, Query(raw): Query<HashMap<String, String>>) -> PageResult {
@@ -328,7 +340,28 @@ pub async fn compare(State(state): State<Arc<DashState>>, Query(raw): Query<Hash
         Ok(result) => (result, None),
         Err(message) => (None, Some(message)),
     };
+    let behaviour = match (&selection, &result) {
+        (Some(chosen), Some(_)) => {
+            let chosen = chosen.clone();
+            state
+                .ask_platform(move |platform| {
+                    let side = |side: &crate::evals::compare::Side| {
+                        platform.run(&side.run).map(|sessions| {
+                            crate::evals::behaviour::of_selection(
+                                &sessions,
+                                side.model.as_deref(),
+                                side.harness.as_deref(),
+                            )
+                        })
+                    };
+                    Ok((side(&chosen.a)?, side(&chosen.b)?))
+                })
+                .await
+        }
+        _ => None,
+    };
     html(ComparePage {
+        behaviour,
         auth: state.auth.is_some(),
         runs,
         selection,

@@ -24,6 +24,8 @@ fn batch() -> Value {
     let mut tool = base("tool_end");
     tool["tool"] = json!({"name": "claude_code:Bash", "status": "success", "input_sha256": "ab".repeat(32),
                           "input_bytes": 120, "duration_ms": 40});
+    tool["eval"] = json!({"cell_id": "claude-code__sonnet__django__django-11099__r0", "run_name": "nightly",
+                          "phase": "review"});
     let mut turn = base("turn_end");
     turn["model"] = json!("claude-sonnet-4-5-20250929");
     turn["usage"] = json!({"input_tokens": 1000, "output_tokens": 500, "cache_read_tokens": 10000,
