@@ -273,6 +273,23 @@ fn the_dashboards_cell_page_shows_the_agent_session_a_harness_linked_to_it() {
     let (status, _) =
         get_as(&format!("{}/api/sessions/{session_id}", server.web), &access_token(&server, "max@example.com"));
     assert_eq!(status, 404);
+    // Its page on the platform names its cell, says on what ground it is read, and opens
+    // its transcript for the eval engineer.
+    let eve = access_token(&server, "eve@example.com");
+    let session_page = |path: &str| {
+        let mut response = agent()
+            .get(format!("{}{path}", server.web))
+            .header("Authorization", format!("Bearer {eve}"))
+            .call()
+            .unwrap();
+        (response.status().as_u16(), response.body_mut().read_to_string().unwrap())
+    };
+    let (status, html) = session_page(&format!("/sessions/{session_id}"));
+    assert_eq!(status, 200, "{html}");
+    assert!(html.contains("An evaluation run of cell") && html.contains("as an eval engineer"), "{html}");
+    assert!(html.contains(&format!("/sessions/{session_id}/transcript")), "{html}");
+    let (status, transcript) = session_page(&format!("/sessions/{session_id}/transcript"));
+    assert_eq!(status, 200, "{transcript}");
 }
 
 /// The eval engineer reads evaluation runs linked to a cell, and nothing else: not a

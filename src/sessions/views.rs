@@ -58,6 +58,9 @@ pub struct SessionView {
     /// time), when it exports OTLP metrics.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reported: Option<super::reported::Reported>,
+    /// The evaluation cell a harness ran this session for, if any.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub eval: Option<crate::model::eval_cell::EvalTag>,
 }
 
 #[derive(Clone, Debug, Serialize, PartialEq, Eq)]
@@ -97,7 +100,7 @@ pub fn session_view(conn: &Connection, proof: &SessionRead) -> Result<Option<Ses
                     cache_write_5m_tokens, cache_write_1h_tokens, reasoning_tokens, cost_nusd,
                     client_cost_nusd, unknown_model_events, total_response_ms, response_sample_count,
                     max_autonomy_rank, git_branch, git_commit, git_remote, git_dirty, git_ts_ms,
-                    machine_id, cli_version, os, end_reason
+                    machine_id, cli_version, os, end_reason, eval_cell_id, eval_run, eval_phase
              FROM sessions WHERE user_id = ?1 AND agent_type = ?2 AND agent_session_id = ?3",
             params![user_id, key_agent.as_str(), session_id],
             |row| {
@@ -153,6 +156,16 @@ pub fn session_view(conn: &Connection, proof: &SessionRead) -> Result<Option<Ses
                     os: row.get(33)?,
                     end_reason: row.get(34)?,
                     reported: None,
+                    eval: row
+                        .get::<_, Option<String>>(35)?
+                        .map(|cell_id| -> rusqlite::Result<_> {
+                            Ok(crate::model::eval_cell::EvalTag {
+                                cell_id,
+                                run_name: row.get(36)?,
+                                phase: row.get(37)?,
+                            })
+                        })
+                        .transpose()?,
                 })
             },
         )

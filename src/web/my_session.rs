@@ -77,6 +77,9 @@ struct SessionPage {
     transcript_stored: bool,
     /// Whether this reader may open the transcript (the owner always; others when shared).
     transcript_open: bool,
+    /// The eval dashboard's page of this session's evaluation cell, when it is one and the
+    /// dashboard's address is configured.
+    eval_cell_href: Option<String>,
     /// `follow`, `share` or `private`.
     sharing: &'static str,
     /// The owner's own flag, to say what "follow" means.
@@ -186,7 +189,11 @@ pub async fn page(
             let policy = crate::access::policies::get(conn, proof.owner_id())?;
             // A reader other than the owner is offered the transcript only where the
             // rules would let them open it (the owner shares it).
-            let transcript_open = transcript_stored && (is_owner || switch.unwrap_or(policy.share_transcripts));
+            // (An eval engineer reads a linked evaluation run's transcript: `sessions::read`.)
+            let transcript_open = transcript_stored
+                && (is_owner
+                    || switch.unwrap_or(policy.share_transcripts)
+                    || basis == crate::sessions::read::Basis::EvalEngineer);
             let ground = super::reading_ground::describe(conn, &basis, proof.owner_id())?;
             let pull_requests = crate::github::pulls::of_session(conn, &view.id)?;
             let landed = crate::github::pulls::landed_commits(conn, &view.id, &host_prefix)?;
@@ -248,6 +255,15 @@ pub async fn page(
     };
     let name = title.unwrap_or_else(|| super::session_name::neutral(&session.agent_type, remote, branch));
     let repository = super::session_name::Repository::of(remote);
+    let eval_cell_href = session.eval.as_ref().and_then(|tag| {
+        let dashboard = state.config.analytics.eval_dashboard_url.trim_end_matches('/');
+        let run = tag.run_name.as_deref().filter(|_| !dashboard.is_empty())?;
+        Some(format!(
+            "{dashboard}/run/{}/cell/{}",
+            crate::model::percent_encode(run),
+            crate::model::percent_encode(&tag.cell_id)
+        ))
+    });
     Ok(render(&SessionPage {
         nav_role: caller.role.as_str(),
         name,
@@ -269,6 +285,7 @@ pub async fn page(
         csv_href,
         transcript_stored,
         transcript_open,
+        eval_cell_href,
         sharing: match switch {
             None => "follow",
             Some(true) => "share",
