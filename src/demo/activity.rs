@@ -123,6 +123,19 @@ pub fn habits(team_index: usize) -> Habits {
     }
 }
 
+/// The habits of a harness machine that always runs `agent` (an adapter's name; another
+/// agent's habits if it has none).
+pub fn harness_habits(agent: &str) -> Habits {
+    let index = AGENTS.iter().position(|a| a.name == agent).unwrap_or(0);
+    Habits { agent: index, second_agent: index, sessions_per_day: 1, turns: fastrand::u32(3..10), repo: 0 }
+}
+
+/// The model of `agent`'s price table that `wanted` names (a harness's model name without
+/// its date: `claude-opus-4-5` for `claude-opus-4-5-20251101`), if it has one.
+pub fn model_named(agent: &str, wanted: &str) -> Option<&'static str> {
+    AGENTS.iter().find(|a| a.name == agent)?.models.iter().copied().find(|model| model.starts_with(wanted))
+}
+
 impl Habits {
     /// The repository this developer works in.
     pub fn repo(&self) -> &'static str {

@@ -77,7 +77,6 @@ pub struct Linked {
 /// runs at its result's time when that lies in the demo's history, else in the last days.
 pub fn link(server: &Server, harness: &Person, results: &Path, now_ms: i64, days: i64) -> anyhow::Result<Linked> {
     let agent = Server::agent();
-    let habits = activity::habits(0);
     let earliest = now_ms - days.max(2) * 86_400_000;
     let mut linked = Linked { sessions: 0, cells: 0, transcripts: 0 };
     for (index, cell) in cells(results)?.iter().enumerate() {
@@ -90,7 +89,20 @@ pub fn link(server: &Server, harness: &Person, results: &Path, now_ms: i64, days
             if cell.phases.is_empty() { vec![None] } else { cell.phases.iter().map(|p| Some(p.as_str())).collect() };
         for (n, phase) in phases.iter().enumerate() {
             let start = ran_at + n as i64 * 120_000;
-            let session = activity::session(&habits, start, "EVAL", "main");
+            // The harness's own agent, on the cell's model where that agent prices it.
+            let parts = crate::model::eval_cell::parse_cell_id(&cell.cell_id).map_err(|err| anyhow::anyhow!(err))?;
+            let agent_name = match parts.harness {
+                "claude-code" => "claude_code",
+                "codex-cli" | "codex" => "codex",
+                _ => "opencode",
+            };
+            let mut session = activity::session(&activity::harness_habits(agent_name), start, "EVAL", "main");
+            if let Some(model) = activity::model_named(session.agent, parts.model) {
+                session.model = model;
+                for event in session.events.iter_mut().filter(|event| event.get("model").is_some()) {
+                    event["model"] = json!(model);
+                }
+            }
             let mut tag = json!({"cell_id": cell.cell_id, "run_name": cell.run_name});
             if let Some(phase) = phase {
                 tag["phase"] = json!(phase);
