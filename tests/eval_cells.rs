@@ -39,10 +39,13 @@ impl Drop for Dashboard {
     }
 }
 
+/// The dashboard's own sign-in: it shows the eval engineer's reads to whoever passes it.
+const DASHBOARD_TOKEN: &str = "eval-dashboard-token-0123456789";
+
 fn dashboard(db: &std::path::Path, platform: &str, eval_token: &str) -> Dashboard {
     let mut child = Command::new(BIN)
         .args(["dashboard", "--db", db.to_str().unwrap(), "--port", "0", "--platform-url", platform])
-        .env_remove("SIGHTLINE_DASHBOARD_TOKEN")
+        .env("SIGHTLINE_DASHBOARD_TOKEN", DASHBOARD_TOKEN)
         .env("SIGHTLINE_PLATFORM_TOKEN", eval_token)
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
@@ -55,7 +58,7 @@ fn dashboard(db: &std::path::Path, platform: &str, eval_token: &str) -> Dashboar
 }
 
 fn page(url: &str) -> (u16, String) {
-    let mut response = agent().get(url).call().unwrap();
+    let mut response = agent().get(url).header("Authorization", format!("Bearer {DASHBOARD_TOKEN}")).call().unwrap();
     (response.status().as_u16(), response.body_mut().read_to_string().unwrap())
 }
 
@@ -158,6 +161,15 @@ fn the_dashboards_cell_page_shows_the_agent_session_a_harness_linked_to_it() {
     .unwrap();
     drop(conn);
 
+    // Without its own sign-in the dashboard would show the agents' transcripts to anyone
+    // who reaches it: with a platform, it refuses to start without a token.
+    let open = Command::new(BIN)
+        .args(["dashboard", "--db", results.to_str().unwrap(), "--port", "0", "--platform-url", &server.web])
+        .env_remove("SIGHTLINE_DASHBOARD_TOKEN")
+        .env("SIGHTLINE_PLATFORM_TOKEN", &eval_token)
+        .output()
+        .unwrap();
+    assert!(!open.status.success() && stderr(&open).contains("SIGHTLINE_DASHBOARD_TOKEN"), "{}", stderr(&open));
     let dash = dashboard(&results, &server.web, &eval_token);
     let cell_page = |cell: &str| page(&format!("{}/run/{RUN}/cell/{cell}", dash.1));
     let (status, wrong) = cell_page(WRONG_COST);
@@ -182,6 +194,11 @@ fn the_dashboards_cell_page_shows_the_agent_session_a_harness_linked_to_it() {
     // In a browser, at a laptop's and a phone's width, light and dark: no console error,
     // nothing wider than the window, no chart label cut or overlapping.
     let browser = common::webdriver::Browser::start();
+    browser.goto(&format!("{}/run/{RUN}", dash.1));
+    browser.wait_for(std::time::Duration::from_secs(15), "the login form", |b| b.url().contains("/login"));
+    browser.type_into("input[name=token]", DASHBOARD_TOKEN);
+    browser.click("form[action='/login'] button[type=submit]");
+    browser.wait_for(std::time::Duration::from_secs(15), "the run page", |b| !b.url().contains("/login"));
     let artefacts = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("target/test-artefacts");
     for (name, path) in [
         ("eval-cell", format!("/run/{RUN}/cell/{WRONG_COST}")),
@@ -292,30 +309,77 @@ fn the_dashboards_cell_page_shows_the_agent_session_a_harness_linked_to_it() {
     assert_eq!(status, 200, "{transcript}");
 }
 
-/// The eval engineer reads evaluation runs linked to a cell, and nothing else: not a
-/// person's interactive session, not an EVAL run no harness linked.
+/// The eval engineer reads evaluation runs linked to a cell: not a person's interactive
+/// session, not an EVAL run no harness linked, and not the transcript of a linked run its
+/// owner marked private. Anything else is decided as for a member: as a team lead, they
+/// drill into their members' sessions.
 #[test]
 fn an_eval_engineer_reads_linked_evaluation_runs_only() {
+    use common::transcripts::{Transcript, Turn, owner_email, upload};
     let server = TestServer::spawn();
     add_user(&server.data_dir, "eve@example.com", "EVAL_ENGINEER");
-    let mut events = common::session_events("mine-1", common::now_ms() - 60_000, 3);
-    let (status, _) = server.post_events(&server.token, &common::envelope(events.clone()));
-    assert_eq!(status, 200);
-    for event in &mut events {
-        event["session_id"] = json!("unlinked-eval");
-        event["event_id"] = json!(uuid::Uuid::now_v7().to_string());
-        event["run_kind"] = json!("EVAL");
-    }
-    let (status, _) = server.post_events(&server.token, &common::envelope(events));
-    assert_eq!(status, 200);
+    let owner = owner_email(&server, &server.token);
+    let post = |session: &str, change: &dyn Fn(&mut Value)| {
+        let mut events = common::session_events(session, common::now_ms() - 60_000, 3);
+        events.iter_mut().for_each(change);
+        let (status, body) = server.post_events(&server.token, &common::envelope(events));
+        assert_eq!(status, 200, "{body}");
+    };
+    post("mine-1", &|_| {});
+    post("unlinked-eval", &|event| event["run_kind"] = json!("EVAL"));
+    post("linked-eval", &|event| event["eval"] = json!({"cell_id": "h__m__t__r0", "run_name": "nightly"}));
+    let turns = [Turn::User("fix the flaky test"), Turn::Assistant("done")];
+    let transcript = Transcript {
+        agent: "claude_code",
+        session: "linked-eval",
+        model: "claude-sonnet-4-5",
+        start_ms: common::now_ms() - 50_000,
+        turns: &turns,
+    };
+    let (status, body) = upload(&server, &server.token, "claude_code", "linked-eval", &transcript.text());
+    assert_eq!(status, 200, "{body}");
     let eve = access_token(&server, "eve@example.com");
     let db = server.main_db();
+    let id = |session: &str| -> String {
+        db.query_row("SELECT id FROM sessions WHERE agent_session_id = ?1", [session], |row| row.get(0)).unwrap()
+    };
+    let status_of = |path: String| get_as(&format!("{}{path}", server.web), &eve).0;
     for session in ["mine-1", "unlinked-eval"] {
-        let id: String =
-            db.query_row("SELECT id FROM sessions WHERE agent_session_id = ?1", [session], |row| row.get(0)).unwrap();
-        let (status, _) = get_as(&format!("{}/api/sessions/{id}", server.web), &eve);
-        assert_eq!(status, 404, "{session}");
+        assert_eq!(status_of(format!("/api/sessions/{}", id(session))), 404, "{session}");
     }
-    let audited: i64 = db.query_row("SELECT count(*) FROM audit_log", [], |row| row.get(0)).unwrap();
-    assert_eq!(audited, 0);
+    let audited = || -> i64 { db.query_row("SELECT count(*) FROM audit_log", [], |row| row.get(0)).unwrap() };
+    assert_eq!(audited(), 0);
+    let linked = id("linked-eval");
+    assert_eq!(status_of(format!("/api/sessions/{linked}")), 200);
+    assert_eq!(status_of(format!("/api/sessions/{linked}/transcript")), 200);
+    assert_eq!(audited(), 2, "each read audited");
+    // Its owner marks it private: the session stays an evaluation run, its conversation theirs.
+    let own = access_token(&server, &owner);
+    let (status, _) =
+        common::post_form(&format!("{}/me/sessions/{linked}/sharing", server.web), &own, "transcript=private");
+    assert_eq!(status, 303);
+    assert_eq!(status_of(format!("/api/sessions/{linked}")), 200);
+    assert_eq!(status_of(format!("/api/sessions/{linked}/transcript")), 404);
+    // As their team lead, the eval engineer drills into the member's sessions.
+    let dir = server.data_dir.to_str().unwrap();
+    for args in [
+        vec!["team", "add", "--slug", "evals", "--name", "Evals", "--data-dir", dir],
+        vec!["team", "add-member", "--team", "evals", "--email", owner.as_str(), "--data-dir", dir],
+        vec![
+            "team",
+            "add-member",
+            "--team",
+            "evals",
+            "--email",
+            "eve@example.com",
+            "--role",
+            "lead",
+            "--data-dir",
+            dir,
+        ],
+    ] {
+        let out = sightline(&args);
+        assert!(out.status.success(), "{args:?}: {}", stderr(&out));
+    }
+    assert_eq!(status_of(format!("/api/sessions/{}", id("mine-1"))), 200);
 }

@@ -276,6 +276,12 @@ pub async fn dashboard(
             "warning: the dashboard is bound to {ip} without a token: anyone who can reach this machine can read the results. Set SIGHTLINE_DASHBOARD_TOKEN."
         );
     }
+    if platform.is_some() && token.is_none() {
+        anyhow::bail!(
+            "the dashboard shows the platform's agent sessions (transcripts included) to whoever opens it: \
+             set SIGHTLINE_DASHBOARD_TOKEN too, and hand it only to eval engineers"
+        );
+    }
     let mut state = DashState::new(db, token, ip.is_loopback())?;
     let platform_line = platform.as_ref().map(|p| format!("agent sessions: read from the platform at {}", p.url));
     state.platform = platform;

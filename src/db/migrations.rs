@@ -113,7 +113,9 @@ fn migrate_in(conn: &mut Connection, path: &Path) -> Result<i64, DbError> {
         for step in &MIGRATIONS[found as usize..] {
             tx.execute_batch(step)?;
         }
-        check_foreign_keys(&tx)?;
+        if found < latest {
+            check_foreign_keys(&tx)?;
+        }
     }
     tx.pragma_update(None, "user_version", latest)?;
     tx.commit()?;

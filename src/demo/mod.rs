@@ -420,8 +420,8 @@ fn print_sign_in(people: &[Person], options: &Options, config: &Config, ran: Ran
         out,
         "The harness's agent sessions are linked to their cells: give the eval engineer a token \
          (sightline token create --data-dir {0} --user eve@demo.example --kind eval) and start the dashboard \
-         with SIGHTLINE_PLATFORM_URL=http://{1} and SIGHTLINE_PLATFORM_TOKEN set to it, to see each cell's \
-         agent on its page.",
+         with SIGHTLINE_PLATFORM_URL=http://{1}, SIGHTLINE_PLATFORM_TOKEN set to it and a \
+         SIGHTLINE_DASHBOARD_TOKEN of your choosing, to see each cell's agent on its page.",
         config.data_dir.display(),
         config.listen.web
     )?;

@@ -4,8 +4,10 @@
 //! the dashboard only asks, over HTTP, and shows the answer.
 //!
 //! Invariants: the platform is optional (no address, no agent sections); a platform that
-//! is down, slow (5 s) or refuses is a notice on the page naming the address and the
-//! answer, never a failed page; nothing here writes anywhere.
+//! is down, slow (30 s) or refuses is a notice on the page naming the address and the
+//! answer, never a failed page; nothing here writes anywhere. The dashboard shows what
+//! the token's eval engineer may read to whoever passes its own sign-in, so it needs one
+//! (`app::serve::dashboard` refuses a platform without a dashboard token).
 
 use std::time::Duration;
 
@@ -15,6 +17,12 @@ use serde::Deserialize;
 /// larger, and never less than a cent (rounding in a harness's own pricing).
 pub const COST_TOLERANCE_SHARE: f64 = 0.05;
 pub const COST_TOLERANCE_FLOOR_USD: f64 = 0.01;
+
+/// How long a page waits for the platform (a run's figures read every linked session's
+/// events there), and the largest answer it takes (a cell of several sessions, each with
+/// its trace and 300 messages).
+const TIMEOUT_SECS: u64 = 30;
+const MAX_ANSWER_BYTES: u64 = 64 * 1024 * 1024;
 
 /// The platform's address and the eval token the dashboard reads it with.
 #[derive(Clone, Debug)]
@@ -44,7 +52,7 @@ impl Platform {
 
     fn get<T: for<'de> Deserialize<'de>>(&self, path: &str) -> Result<T, String> {
         let agent: ureq::Agent = ureq::Agent::config_builder()
-            .timeout_global(Some(Duration::from_secs(5)))
+            .timeout_global(Some(Duration::from_secs(TIMEOUT_SECS)))
             .http_status_as_error(false)
             .build()
             .into();
@@ -55,7 +63,12 @@ impl Platform {
             .call()
             .map_err(|err| format!("the platform at {} did not answer: {err}", self.url))?;
         let status = response.status().as_u16();
-        let body = response.body_mut().read_to_string().map_err(|err| format!("the platform's answer: {err}"))?;
+        let body = response
+            .body_mut()
+            .with_config()
+            .limit(MAX_ANSWER_BYTES)
+            .read_to_string()
+            .map_err(|err| format!("the platform's answer: {err}"))?;
         if status != 200 {
             let message = serde_json::from_str::<serde_json::Value>(&body)
                 .ok()

@@ -16,8 +16,9 @@
 //!   individual session) → the owner's sharing of the transcript (the session's own
 //!   switch, else their `share_transcripts` flag, gates every transcript read by someone
 //!   else) → an active grant (expiry decided now)
-//!   → team lead with the owner's `team_drill_in` on; for `EVAL_ENGINEER`, only an `EVAL`
-//!   session linked to an evaluation cell (with its transcript). Anything else is "not found",
+//!   → team lead with the owner's `team_drill_in` on; for `EVAL_ENGINEER`, first an `EVAL`
+//!   session linked to an evaluation cell (with its transcript unless its owner marked it
+//!   private), then the rules as for a member. Anything else is "not found",
 //!   indistinguishable from a session that does not exist.
 //!
 //! Outside this module a proof cannot be built:
@@ -219,12 +220,10 @@ pub fn authorize(
     if !reader.role.may_reach_individual_sessions() {
         return Ok(None);
     }
-    if reader.role.reads_eval_runs() {
+    if reader.role.reads_eval_runs() && eval_readable(&key, reading) {
         // An evaluation run is the harness's, not a person's work: the eval engineer reads
-        // it and its transcript (a harness's task, not a person's), audited; nothing else.
-        if !key.linked_eval_run {
-            return Ok(None);
-        }
+        // it and its transcript (a harness's task), audited. Anything else of anyone's
+        // follows the rules below, as for a member.
         let action = if reading == Reading::Transcript { Action::TranscriptRead } else { Action::SessionRead };
         audit_read(conn, reader, &key, session_id, reading, &Basis::EvalEngineer, action, now_ms)?;
         return Ok(Some((proof(session_id, key, reading), Basis::EvalEngineer)));
@@ -268,7 +267,7 @@ pub fn authorize_eval(
     for linked in sessions {
         // Decided on the row as stored now, not on what the caller was handed.
         let Some(key) = key_of(conn, &linked.id)? else { continue };
-        if !key.linked_eval_run {
+        if !eval_readable(&key, reading) {
             continue;
         }
         if key.owner_id != reader.user_id {
@@ -291,6 +290,13 @@ pub fn authorize_eval(
         )?;
     }
     Ok(proofs)
+}
+
+/// Whether an eval engineer reads this session: an `EVAL` run a harness linked to a cell,
+/// and for its transcript, one its owner has not marked private (a person who left a cell
+/// named in their environment keeps the last word on their own conversation).
+fn eval_readable(key: &SessionKey, reading: Reading) -> bool {
+    key.linked_eval_run && (reading == Reading::Session || key.transcript_shared != Some(false))
 }
 
 #[allow(clippy::too_many_arguments)]

@@ -193,7 +193,7 @@ pub async fn page(
             let transcript_open = transcript_stored
                 && (is_owner
                     || switch.unwrap_or(policy.share_transcripts)
-                    || basis == crate::sessions::read::Basis::EvalEngineer);
+                    || (basis == crate::sessions::read::Basis::EvalEngineer && switch != Some(false)));
             let ground = super::reading_ground::describe(conn, &basis, proof.owner_id())?;
             let pull_requests = crate::github::pulls::of_session(conn, &view.id)?;
             let landed = crate::github::pulls::landed_commits(conn, &view.id, &host_prefix)?;
