@@ -18,8 +18,10 @@ const LABEL_WIDTH: f64 = 240.0;
 const LABEL_CHARS: usize = 34;
 const TOP: f64 = 24.0;
 
-/// What a span was, for its colour.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// What a span was, for its colour. Spelt in snake case where a span travels as JSON
+/// (the platform hands the eval dashboard a session's trace).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum SpanKind {
     /// A turn: from the prompt to the agent's answer.
     Turn,
@@ -32,7 +34,7 @@ pub enum SpanKind {
 }
 
 /// One row of the waterfall.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Span {
     pub label: String,
     /// Indentation: 0 for a turn, 1 for what happened in it.

@@ -116,14 +116,15 @@ fn record(args: &HookArgs) -> anyhow::Result<()> {
         local::log(&warning);
     }
     use crate::config::machine::MachineVariable;
+    let cell = MachineVariable::SightlineEvalCell.text();
     let (eval, warnings) = crate::hook::eval_tag::read(
-        MachineVariable::SightlineEvalCell.text().as_deref(),
+        cell.as_deref(),
         MachineVariable::SightlineEvalRun.text().as_deref(),
         MachineVariable::SightlineEvalPhase.text().as_deref(),
     );
     warnings.iter().for_each(|warning| local::log(warning));
     // A harness that names a cell runs an evaluation, unless it said what else it runs.
-    let named_cell = MachineVariable::SightlineEvalCell.text().is_some_and(|cell| !cell.trim().is_empty());
+    let named_cell = cell.is_some_and(|cell| !cell.trim().is_empty());
     if let Some(kind) = run_kind.or(named_cell.then_some(crate::model::RunKind::Eval)) {
         crate::hook::run_kind::stamp(&mut events, kind);
     }

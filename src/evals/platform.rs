@@ -118,7 +118,7 @@ pub struct AgentSession {
     pub denials: i64,
     pub notifications: i64,
     pub subagents: i64,
-    pub usage: AgentUsage,
+    pub usage: crate::model::Usage,
     pub cost_usd: f64,
     pub unknown_model_events: i64,
     pub behaviour: Behaviour,
@@ -131,25 +131,10 @@ pub struct AgentSession {
 }
 
 impl AgentSession {
+    /// Every token the session counted: the prompt as the vendor counts it, output and reasoning.
     pub fn tokens(&self) -> i64 {
-        let u = &self.usage;
-        u.input_tokens
-            + u.output_tokens
-            + u.cache_read_tokens
-            + u.cache_write_5m_tokens
-            + u.cache_write_1h_tokens
-            + u.reasoning_tokens
+        self.usage.prompt_tokens() + self.usage.output_tokens + self.usage.reasoning_tokens
     }
-}
-
-#[derive(Clone, Debug, Default, Deserialize)]
-pub struct AgentUsage {
-    pub input_tokens: i64,
-    pub output_tokens: i64,
-    pub cache_read_tokens: i64,
-    pub cache_write_5m_tokens: i64,
-    pub cache_write_1h_tokens: i64,
-    pub reasoning_tokens: i64,
 }
 
 /// What the platform's trajectory scorers make of the session.
@@ -176,18 +161,7 @@ pub struct AgentTurn {
     pub failed_calls: i64,
     pub waits: i64,
     pub tools: String,
-    pub spans: Vec<AgentSpan>,
-}
-
-#[derive(Clone, Debug, Deserialize)]
-pub struct AgentSpan {
-    pub label: String,
-    pub depth: usize,
-    pub start_ms: i64,
-    pub end_ms: i64,
-    pub kind: String,
-    pub failed: bool,
-    pub hover: String,
+    pub spans: Vec<crate::charts::Span>,
 }
 
 #[derive(Clone, Debug, Deserialize)]

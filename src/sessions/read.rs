@@ -248,17 +248,17 @@ pub fn authorize(
     Ok(Some((proof(session_id, key, reading), basis)))
 }
 
-/// The eval engineer's read of evaluation runs linked to cells (`eval_links`): a proof for
-/// each, and one audit row per owner naming every session read. Anyone else, or a
-/// session that is not a linked `EVAL` run, gets nothing. Runs in the caller's write
-/// transaction, like [`authorize`].
+/// The eval engineer's read of evaluation runs linked to cells (`eval_links`): each session
+/// it may read with its proof, and one audit row per owner naming every session read.
+/// Anyone else, or a session that is not a linked `EVAL` run, gets nothing. Runs in the
+/// caller's write transaction, like [`authorize`].
 pub fn authorize_eval(
     conn: &Connection,
     reader: Reader<'_>,
-    sessions: &[super::eval_links::LinkedSession],
+    sessions: Vec<super::eval_links::LinkedSession>,
     reading: Reading,
     now_ms: i64,
-) -> Result<Vec<SessionRead>, DbError> {
+) -> Result<Vec<(SessionRead, super::eval_links::LinkedSession)>, DbError> {
     if !reader.role.reads_eval_runs() {
         return Ok(Vec::new());
     }
@@ -273,7 +273,7 @@ pub fn authorize_eval(
         if key.owner_id != reader.user_id {
             by_owner.entry(key.owner_id.clone()).or_default().push(linked.id.clone());
         }
-        proofs.push(proof(&linked.id, key, reading));
+        proofs.push((proof(&linked.id, key, reading), linked));
     }
     let action = if reading == Reading::Transcript { Action::TranscriptRead } else { Action::SessionRead };
     for (owner_id, ids) in by_owner {

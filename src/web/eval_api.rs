@@ -34,25 +34,13 @@ const MAX_EVENTS: usize = 5000;
 /// has the rest).
 const MAX_MESSAGES: usize = 300;
 
-fn span_kind(kind: SpanKind) -> &'static str {
-    match kind {
-        SpanKind::Turn => "turn",
-        SpanKind::Call => "call",
-        SpanKind::Wait => "wait",
-        SpanKind::Subagent => "subagent",
-    }
-}
-
 fn turn_json(turn: &Turn) -> Value {
     json!({
         "number": turn.number, "label": turn.label(), "start_ms": turn.start_ms, "end_ms": turn.end_ms,
         "model": turn.model, "input_tokens": turn.input_tokens, "output_tokens": turn.output_tokens,
         "cost_usd": turn.cost_nusd as f64 / NUSD_PER_USD as f64, "calls": turn.calls,
         "failed_calls": turn.failed_calls, "waits": turn.waits, "tools": trace::tools_of(turn),
-        "spans": turn.spans.iter().map(|span| json!({
-            "label": span.label, "depth": span.depth, "start_ms": span.start_ms, "end_ms": span.end_ms,
-            "kind": span_kind(span.kind), "failed": span.failed, "hover": span.hover,
-        })).collect::<Vec<_>>(),
+        "spans": turn.spans,
     })
 }
 
@@ -98,6 +86,20 @@ pub struct CellQuery {
     run: String,
 }
 
+/// The linked sessions `reader` may read, each with its proof, the read audited first
+/// (`sessions::read::authorize_eval`, on the writer).
+async fn authorized(
+    state: &AppState,
+    reader: &EvalReader,
+    linked: Vec<LinkedSession>,
+    reading: Reading,
+) -> Result<Vec<(SessionRead, LinkedSession)>, AppError> {
+    let (user_id, role, now_ms) = (reader.user_id.clone(), reader.role, state.clock.now_ms());
+    state
+        .write(move |tx| read::authorize_eval(tx, read::Reader { user_id: &user_id, role }, linked, reading, now_ms))
+        .await
+}
+
 /// `GET /api/evals/cells/{cell_id}?run=`: each linked session with its trace, figures and
 /// the start of its transcript.
 pub async fn cell(
@@ -110,38 +112,17 @@ pub async fn cell(
         .map_err(|reason| AppError::Invalid { parameter: "cell_id".into(), message: format!("cell_id {reason}") })?;
     let (wanted, run) = (cell_id.clone(), Some(query.run).filter(|run| !run.is_empty()));
     let linked = state.read(move |conn| eval_links::of_cell(conn, &wanted, run.as_deref())).await?;
-    let (user_id, role, now_ms) = (reader.user_id.clone(), reader.role, state.clock.now_ms());
-    let for_proofs = linked.clone();
-    let proofs = state
-        .write(move |tx| {
-            read::authorize_eval(tx, read::Reader { user_id: &user_id, role }, &for_proofs, Reading::Transcript, now_ms)
-        })
-        .await?;
+    let readable = authorized(&state, &reader, linked, Reading::Transcript).await?;
     let data_dir = state.config.data_dir.clone();
     let sessions = state
         .read(move |conn| {
             let mut out = Vec::new();
-            for proof in &proofs {
-                let Some(linked) = linked.iter().find(|linked| linked.id == proof.session_id()) else { continue };
+            for (proof, linked) in &readable {
                 let (events, truncated) = events_of(&data_dir, proof, linked)?;
                 let turns = trace::turns(&events);
-                let transcript =
-                    pages::read(conn, &data_dir, proof, pages::Wanted::Window { offset: 0, limit: MAX_MESSAGES })?.map(
-                        |page| {
-                            let messages: Vec<Value> = page
-                                .messages
-                                .into_iter()
-                                .map(|(position, message)| {
-                                    let mut value = serde_json::to_value(message).unwrap_or(Value::Null);
-                                    if let Value::Object(fields) = &mut value {
-                                        fields.insert("position".into(), position.into());
-                                    }
-                                    value
-                                })
-                                .collect();
-                            json!({ "total": page.total, "messages": messages })
-                        },
-                    );
+                let window = pages::Wanted::Window { offset: 0, limit: MAX_MESSAGES };
+                let transcript = pages::read(conn, &data_dir, proof, window)?
+                    .map(|page| json!({ "total": page.total, "messages": super::sessions::positioned(page.messages) }));
                 let mut value = session_json(linked);
                 value["behaviour"] = behaviour(&events, &turns);
                 value["turns"] = turns.iter().map(turn_json).collect();
@@ -165,19 +146,12 @@ pub async fn run(
         .map_err(|reason| AppError::Invalid { parameter: "run_name".into(), message: format!("run_name {reason}") })?;
     let wanted = run_name.clone();
     let linked = state.read(move |conn| eval_links::of_run(conn, &wanted)).await?;
-    let (user_id, role, now_ms) = (reader.user_id.clone(), reader.role, state.clock.now_ms());
-    let for_proofs = linked.clone();
-    let proofs = state
-        .write(move |tx| {
-            read::authorize_eval(tx, read::Reader { user_id: &user_id, role }, &for_proofs, Reading::Session, now_ms)
-        })
-        .await?;
+    let readable = authorized(&state, &reader, linked, Reading::Session).await?;
     let data_dir = state.config.data_dir.clone();
     let sessions = state
         .read(move |_conn| {
             let mut out = Vec::new();
-            for proof in &proofs {
-                let Some(linked) = linked.iter().find(|linked| linked.id == proof.session_id()) else { continue };
+            for (proof, linked) in &readable {
                 let (events, _) = events_of(&data_dir, proof, linked)?;
                 let mut value = session_json(linked);
                 value["behaviour"] = behaviour(&events, &trace::turns(&events));

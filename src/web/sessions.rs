@@ -92,8 +92,15 @@ pub async fn transcript(
         .await?
         .ok_or(AppError::NotFound)?;
     let next_offset = page.messages.last().map(|(position, _)| position + 1).filter(|next| *next < page.total);
-    let messages: Vec<Value> = page
-        .messages
+    let messages = positioned(page.messages);
+    Ok(Json(json!({
+        "messages": messages, "offset": offset, "total": page.total, "next_offset": next_offset, "access": basis,
+    })))
+}
+
+/// Transcript messages as JSON, each with its `position` in the transcript.
+pub(crate) fn positioned(messages: Vec<(usize, crate::transcripts::model::Message)>) -> Vec<Value> {
+    messages
         .into_iter()
         .map(|(position, message)| {
             let mut value = serde_json::to_value(message).unwrap_or(Value::Null);
@@ -102,8 +109,5 @@ pub async fn transcript(
             }
             value
         })
-        .collect();
-    Ok(Json(json!({
-        "messages": messages, "offset": offset, "total": page.total, "next_offset": next_offset, "access": basis,
-    })))
+        .collect()
 }

@@ -7,7 +7,7 @@
 //! Invariant: everything shown comes from the platform's answer (read and audited
 //! there); the dashboard adds only arithmetic and layout.
 
-use crate::charts::{Span, SpanKind};
+use crate::charts::Span;
 use crate::evals::detail::Phase;
 use crate::evals::platform::{AgentSession, Platform, cost_differs};
 
@@ -88,34 +88,11 @@ fn usd(value: f64) -> String {
     format!("${}", crate::model::decimal::decimal(value, 4))
 }
 
-fn kind(text: &str) -> SpanKind {
-    match text {
-        "turn" => SpanKind::Turn,
-        "wait" => SpanKind::Wait,
-        "subagent" => SpanKind::Subagent,
-        _ => SpanKind::Call,
-    }
-}
-
 /// The most rows one session's waterfall draws (the platform has the rest).
 const MAX_SPANS: usize = 400;
 
 fn session_view(number: usize, session: &AgentSession, platform: &Platform) -> SessionView {
-    let spans: Vec<Span> = session
-        .turns
-        .iter()
-        .flat_map(|turn| &turn.spans)
-        .take(MAX_SPANS)
-        .map(|span| Span {
-            label: span.label.clone(),
-            depth: span.depth,
-            start_ms: span.start_ms,
-            end_ms: span.end_ms,
-            kind: kind(&span.kind),
-            failed: span.failed,
-            hover: span.hover.clone(),
-        })
-        .collect();
+    let spans: Vec<Span> = session.turns.iter().flat_map(|turn| &turn.spans).take(MAX_SPANS).cloned().collect();
     let (from, to) = (session.first_event_ms, session.last_event_ms.max(session.first_event_ms + 1));
     let chart = if spans.is_empty() {
         String::new()

@@ -345,16 +345,16 @@ pub async fn compare(State(state): State<Arc<DashState>>, Query(raw): Query<Hash
             let chosen = chosen.clone();
             state
                 .ask_platform(move |platform| {
-                    let side = |side: &crate::evals::compare::Side| {
-                        platform.run(&side.run).map(|sessions| {
-                            crate::evals::behaviour::of_selection(
-                                &sessions,
-                                side.model.as_deref(),
-                                side.harness.as_deref(),
-                            )
-                        })
-                    };
-                    Ok((side(&chosen.a)?, side(&chosen.b)?))
+                    use crate::evals::behaviour::of_selection;
+                    let (a, b) = (&chosen.a, &chosen.b);
+                    let a_sessions = platform.run(&a.run)?;
+                    // Two sides of one run (two harnesses, say) read it once.
+                    let b_sessions = if b.run == a.run { None } else { Some(platform.run(&b.run)?) };
+                    let b_sessions = b_sessions.as_deref().unwrap_or(&a_sessions);
+                    Ok((
+                        of_selection(&a_sessions, a.model.as_deref(), a.harness.as_deref()),
+                        of_selection(b_sessions, b.model.as_deref(), b.harness.as_deref()),
+                    ))
                 })
                 .await
         }
