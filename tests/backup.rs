@@ -197,3 +197,149 @@ fn the_backup_job_runs_where_backup_dir_says_and_is_recorded() {
     assert!(runs[0].0 == "failed" && runs[0].1.contains("backup.dir"), "the first run says what is missing: {runs:?}");
     assert_eq!(runs[1].0, "succeeded");
 }
+
+/// A backup of a small real data directory, taken under a umask that would leave
+/// everything readable by everyone: (the backup's directory, the data directory).
+fn small_backup(root: &std::path::Path) -> (std::path::PathBuf, std::path::PathBuf) {
+    let data = root.join("data");
+    let token = user_with_token(&data, "dev@example.com");
+    let mut server = TestServer::on(data.clone(), token.clone());
+    assert_eq!(server.post_events(&token, &envelope(session_events("backed-1", now_ms() - 5000, 5))).0, 200);
+    server.terminate();
+    let backups = root.join("backups");
+    let command =
+        format!("umask 000; exec '{BIN}' backup --data-dir '{}' --to '{}'", data.display(), backups.display());
+    let out = std::process::Command::new("sh").args(["-c", &command]).output().unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let taken = std::fs::read_dir(&backups)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| p.join("manifest.json").is_file())
+        .expect("a backup");
+    (taken, data)
+}
+
+fn edit_manifest(backup: &std::path::Path, edit: impl FnOnce(&mut Vec<serde_json::Value>)) {
+    let path = backup.join("manifest.json");
+    let mut manifest: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    edit(manifest["files"].as_array_mut().unwrap());
+    std::fs::write(&path, serde_json::to_vec_pretty(&manifest).unwrap()).unwrap();
+}
+
+fn file_entry(path: &str, content: &[u8]) -> serde_json::Value {
+    let sha256 = hex::encode(ring::digest::digest(&ring::digest::SHA256, content).as_ref());
+    json!({"path": path, "kind": "file", "bytes": content.len(), "sha256": sha256, "source": null, "reused": false})
+}
+
+#[cfg(unix)]
+fn mode(path: &std::path::Path) -> u32 {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::symlink_metadata(path).unwrap().permissions().mode() & 0o777
+}
+
+/// L4: a backup and a restore hold password hashes, keys and transcripts: owner-only,
+/// whatever the umask of whoever ran them.
+#[cfg(unix)]
+#[test]
+fn backups_and_restores_are_owner_only_whatever_the_umask() {
+    let root = tempfile::tempdir().unwrap();
+    let (backup, _) = small_backup(root.path());
+    let mut seen = 0;
+    for path in walk(&backup) {
+        let want = if path.is_dir() { 0o700 } else { 0o600 };
+        assert_eq!(mode(&path), want, "{}", path.display());
+        seen += 1;
+    }
+    assert!(seen > 4, "{seen} files and directories");
+    let restored = root.path().join("restored");
+    let command =
+        format!("umask 000; exec '{BIN}' restore --from '{}' --data-dir '{}'", backup.display(), restored.display());
+    let out = std::process::Command::new("sh").args(["-c", &command]).output().unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    for path in walk(&restored) {
+        let want = if path.is_dir() { 0o700 } else { 0o600 };
+        assert_eq!(mode(&path), want, "{}", path.display());
+    }
+}
+
+fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut found = vec![dir.to_path_buf()];
+    let mut pending = vec![dir.to_path_buf()];
+    while let Some(next) = pending.pop() {
+        for entry in std::fs::read_dir(&next).unwrap().flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                pending.push(path.clone());
+            }
+            found.push(path);
+        }
+    }
+    found
+}
+
+/// H2: a manifest that names a path outside the data directory is refused before
+/// anything is read or written; nothing lands outside.
+#[test]
+fn a_restore_refuses_a_manifest_path_that_leaves_the_data_directory() {
+    let root = tempfile::tempdir().unwrap();
+    let (backup, _) = small_backup(root.path());
+    let content = b"* * * * * root sh -c 'echo owned'\n";
+    // The file the entry names, where the manifest's path finds it from the backup.
+    std::fs::write(backup.parent().unwrap().join("escaped"), content).unwrap();
+    for path in ["../escaped", "/tmp/sightline-restore-escaped", "transcripts/../../escaped", "bin/sightline-hook"] {
+        let attacked = root.path().join("attacked");
+        std::fs::copy(backup.join("manifest.json"), root.path().join("manifest.orig")).unwrap();
+        edit_manifest(&backup, |files| files.push(file_entry(path, content)));
+        for args in [vec!["--check"], vec!["--data-dir", attacked.to_str().unwrap()]] {
+            let out = sightline(&[&["restore", "--from", backup.to_str().unwrap()][..], &args[..]].concat());
+            assert!(!out.status.success(), "{path} {args:?}: restored");
+            let said = stderr(&out);
+            assert!(said.contains(&format!("{path:?}")) && said.contains("nothing was read or restored"), "{said}");
+        }
+        assert!(!root.path().join("escaped-in-data").exists());
+        assert!(!attacked.join("main.db").exists(), "{path}: nothing is restored");
+        assert!(!root.path().join("escaped").exists(), "{path}: nothing lands beside the data directory");
+        assert!(!std::path::Path::new("/tmp/sightline-restore-escaped").exists());
+        std::fs::copy(root.path().join("manifest.orig"), backup.join("manifest.json")).unwrap();
+    }
+    // Untouched, the same backup restores.
+    let restored = root.path().join("restored");
+    let out = sightline(&["restore", "--from", backup.to_str().unwrap(), "--data-dir", restored.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", stderr(&out));
+}
+
+/// H2: a symbolic link inside the backup (to a file anywhere on the machine) is neither
+/// read by the check nor copied by the restore, even with the manifest made to match it.
+#[cfg(unix)]
+#[test]
+fn a_restore_never_follows_a_link_inside_the_backup() {
+    let root = tempfile::tempdir().unwrap();
+    let (backup, _) = small_backup(root.path());
+    let outside = root.path().join("outside-secret");
+    std::fs::write(&outside, b"a file the backup must not reach\n").unwrap();
+    let content = std::fs::read(&outside).unwrap();
+    // A key replaced by a link, and a whole directory that is one.
+    std::fs::create_dir_all(backup.join("keys")).unwrap();
+    std::os::unix::fs::symlink(&outside, backup.join("keys/linked.pk8")).unwrap();
+    std::fs::create_dir_all(root.path().join("elsewhere")).unwrap();
+    std::fs::write(root.path().join("elsewhere/s9.jsonl.zst"), &content).unwrap();
+    let transcripts = backup.join("transcripts");
+    let _ = std::fs::remove_dir_all(&transcripts);
+    std::os::unix::fs::symlink(root.path().join("elsewhere"), &transcripts).unwrap();
+    for (path, link) in [("keys/linked.pk8", "keys/linked.pk8"), ("transcripts/s9.jsonl.zst", "transcripts")] {
+        std::fs::copy(backup.join("manifest.json"), root.path().join("manifest.orig")).unwrap();
+        edit_manifest(&backup, |files| {
+            files.retain(|f| !f["path"].as_str().unwrap().starts_with("transcripts/"));
+            files.push(file_entry(path, &content));
+        });
+        let restored = root.path().join("restored-with-link");
+        for args in [vec!["--check"], vec!["--data-dir", restored.to_str().unwrap()]] {
+            let out = sightline(&[&["restore", "--from", backup.to_str().unwrap()][..], &args[..]].concat());
+            assert!(!out.status.success(), "{path} ({link} is a link) {args:?}: accepted");
+            assert!(stderr(&out).contains("symbolic link"), "{}", stderr(&out));
+        }
+        assert!(!restored.join("main.db").exists(), "nothing is restored");
+        std::fs::copy(root.path().join("manifest.orig"), backup.join("manifest.json")).unwrap();
+    }
+}

@@ -2,8 +2,9 @@
 //! step, so the copy is one consistent snapshot while the writer keeps committing; a
 //! plain file by copying; an unchanged file by a hard link to the previous backup's copy.
 //!
-//! Invariant: every file written here is synced before it counts as copied, and so is
-//! the directory that names it.
+//! Invariants: every file written here is synced before it counts as copied, and so is
+//! the directory that names it; every file is owner-only (0600, directories 0700)
+//! whatever the umask: a backup holds password hashes, keys and transcripts.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -50,16 +51,41 @@ pub fn copy_database(source: &Path, target: &Path) -> Result<(), BackupError> {
     let mode: String = to.query_row("PRAGMA journal_mode = DELETE", [], |row| row.get(0)).map_err(database)?;
     debug_assert_eq!(mode.to_ascii_lowercase(), "delete");
     to.close().map_err(|(_, err)| database(err))?;
+    super::paths::owner_only(target, 0o600)?;
     sync_file(target)
 }
 
-/// Copies a plain file and syncs the copy.
+/// Copies a plain file (owner-only) and syncs the copy.
 pub fn copy_file(source: &Path, target: &Path) -> Result<u64, BackupError> {
     ensure_parent(target)?;
-    let bytes = std::fs::copy(source, target)
+    let mut from =
+        std::fs::File::open(source).map_err(|err| BackupError::io(format!("cannot open {}", source.display()), err))?;
+    let mut to = owner_only_file(target)?;
+    let bytes = std::io::copy(&mut from, &mut to)
         .map_err(|err| BackupError::io(format!("cannot copy {} to {}", source.display(), target.display()), err))?;
-    sync_file(target)?;
+    to.sync_all().map_err(|err| BackupError::io(format!("cannot sync {}", target.display()), err))?;
     Ok(bytes)
+}
+
+/// Streams `from` into `target`, which must not exist yet, and syncs it: a restore's copy
+/// of a file it opened without following links (`paths::open_in`).
+pub fn copy_into_new(mut from: std::fs::File, target: &Path) -> Result<u64, BackupError> {
+    let mut to = super::paths::create_new(target)?;
+    let bytes = std::io::copy(&mut from, &mut to)
+        .map_err(|err| BackupError::io(format!("cannot write {}", target.display()), err))?;
+    to.sync_all().map_err(|err| BackupError::io(format!("cannot sync {}", target.display()), err))?;
+    Ok(bytes)
+}
+
+/// `path` created or truncated, with mode 0600 (set again: the file may have existed).
+fn owner_only_file(path: &Path) -> Result<std::fs::File, BackupError> {
+    let mut options = std::fs::File::options();
+    options.write(true).create(true).truncate(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+    let file = options.open(path).map_err(|err| BackupError::io(format!("cannot create {}", path.display()), err))?;
+    super::paths::owner_only(path, 0o600)?;
+    Ok(file)
 }
 
 /// Links `target` to the previous backup's copy (falling back to a copy where the file
@@ -69,14 +95,14 @@ pub fn link_or_copy(previous: &Path, target: &Path) -> Result<(), BackupError> {
     if std::fs::hard_link(previous, target).is_err() {
         copy_file(previous, target)?;
     }
-    Ok(())
+    // A backup taken by an older binary may have left the file readable by others.
+    super::paths::owner_only(target, 0o600)
 }
 
 /// Writes a small file durably.
 pub fn write_synced(path: &Path, bytes: &[u8]) -> Result<(), BackupError> {
     ensure_parent(path)?;
-    let mut file =
-        std::fs::File::create(path).map_err(|err| BackupError::io(format!("cannot create {}", path.display()), err))?;
+    let mut file = owner_only_file(path)?;
     file.write_all(bytes)
         .and_then(|()| file.sync_all())
         .map_err(|err| BackupError::io(format!("cannot write {}", path.display()), err))
@@ -101,8 +127,16 @@ pub fn sync_dir(path: &Path) -> Result<(), BackupError> {
 }
 
 fn ensure_parent(path: &Path) -> Result<(), BackupError> {
-    let parent = path.parent().expect("a file in a directory");
-    std::fs::create_dir_all(parent).map_err(|err| BackupError::io(format!("cannot create {}", parent.display()), err))
+    private_dirs(path.parent().expect("a file in a directory"))
+}
+
+/// Creates `dir` and its missing parents with mode 0700 (those that exist keep theirs).
+pub fn private_dirs(dir: &Path) -> Result<(), BackupError> {
+    let mut builder = std::fs::DirBuilder::new();
+    builder.recursive(true);
+    #[cfg(unix)]
+    std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
+    builder.create(dir).map_err(|err| BackupError::io(format!("cannot create {}", dir.display()), err))
 }
 
 /// The files under `dir`, recursively, relative to `dir`, sorted; a missing `dir` has

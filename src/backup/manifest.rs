@@ -154,8 +154,13 @@ impl Manifest {
 
 /// The SHA-256 of a file, streamed, and its size.
 pub fn hash_file(path: &Path) -> Result<(u64, String), BackupError> {
-    let mut file = std::fs::File::open(path)
+    let file = std::fs::File::open(path)
         .map_err(|source| BackupError::io(format!("cannot open {}", path.display()), source))?;
+    hash_open(file, path)
+}
+
+/// The SHA-256 and size of an open file (`path` names it in errors).
+pub fn hash_open(mut file: std::fs::File, path: &Path) -> Result<(u64, String), BackupError> {
     let mut context = ring::digest::Context::new(&ring::digest::SHA256);
     let mut buffer = vec![0u8; 1 << 20];
     let mut bytes = 0u64;

@@ -20,6 +20,7 @@
 mod copy;
 pub mod history;
 pub mod manifest;
+mod paths;
 pub mod restore;
 
 use std::path::{Path, PathBuf};
@@ -61,6 +62,12 @@ pub enum BackupError {
         "a restore into {0} did not finish: empty the directory and restore again (sightline restore --from <backup>)"
     )]
     HalfRestored(PathBuf),
+    #[error(
+        "the backup's manifest names {path:?}, which a restore does not write: {reason}; nothing was read or restored"
+    )]
+    UnsafePath { path: String, reason: String },
+    #[error("{0}: missing")]
+    Missing(String),
     #[error("{0}")]
     Options(String),
 }
@@ -143,8 +150,7 @@ pub fn take(data_dir: &Path, options: &Options, now_ms: &dyn Fn() -> i64) -> Res
     if !data_dir.join("main.db").is_file() {
         return Err(BackupError::Options(format!("{} has no main.db: not a data directory", data_dir.display())));
     }
-    std::fs::create_dir_all(&options.root)
-        .map_err(|err| BackupError::io(format!("cannot create {}", options.root.display()), err))?;
+    copy::private_dirs(&options.root)?;
     let _lock = lock(&options.root)?;
     for stale in partial_dirs(&options.root) {
         let _ = std::fs::remove_dir_all(stale);
@@ -320,7 +326,7 @@ impl<'a> Copier<'a> {
         let mut last_error = String::new();
         for _ in 0..INDEX_ATTEMPTS {
             let mark = self.entries.len();
-            let attempt = (|| {
+            let attempt = (|| -> Result<u64, BackupError> {
                 // meta.json first: it names the segments the copy must hold.
                 self.file(Path::new("index/meta.json"), false)?;
                 for file in copy::files_under(&source, &[])? {
@@ -330,8 +336,16 @@ impl<'a> Copier<'a> {
                     }
                     self.file(&Path::new("index").join(&file), true)?;
                 }
-                crate::transcripts::index::check_copy(&self.target.join("index"))
-                    .map_err(|err| BackupError::Options(err.to_string()))
+                let documents = crate::transcripts::index::check_copy(&self.target.join("index"))
+                    .map_err(|err| BackupError::Options(err.to_string()))?;
+                // Opening the copy left Tantivy's lock files in it (not in the manifest,
+                // and made under the umask, not owner-only).
+                for file in copy::files_under(&self.target.join("index"), &[])? {
+                    if file.to_string_lossy().starts_with(".tantivy-") {
+                        let _ = std::fs::remove_file(self.target.join("index").join(file));
+                    }
+                }
+                Ok(documents)
             })();
             match attempt {
                 Ok(documents) => return Ok(format!("copied ({documents} documents)")),

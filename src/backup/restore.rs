@@ -1,14 +1,18 @@
 //! Checking a backup and restoring it into an empty data directory.
 //!
-//! Invariants: nothing is written before the whole backup is verified (every file's size
-//! and SHA-256 against the manifest, the schema no newer than this binary's); a restore
-//! writes a marker first and removes it last, and the server refuses to start on a
-//! directory that still has it, so a restore that stopped half way is never served.
+//! Invariants: nothing is read before every path the manifest names is one a backup
+//! writes (`backup::paths`), and nothing is written before the whole backup is verified
+//! (every file's size and SHA-256 against the manifest, the schema no newer than this
+//! binary's); a file of the backup is read only if neither it nor a directory on its way
+//! is a symbolic link, and a restored file is created new, owner-only, under the data
+//! directory; a restore writes a marker first and removes it last, and the server refuses
+//! to start on a directory that still has it, so a restore that stopped half way is never
+//! served.
 
 use std::path::{Path, PathBuf};
 
 use super::manifest::{self, Kind, Manifest};
-use super::{BackupError, copy};
+use super::{BackupError, copy, paths};
 use crate::db::migrations;
 use crate::events::partitions;
 
@@ -50,6 +54,7 @@ pub fn check(from: &Path) -> Result<Checked, BackupError> {
     let mut databases = 0;
     let mut failures = Vec::new();
     for entry in manifest.files.iter().filter(|e| e.kind == Kind::Database) {
+        // `verified` accepted the path and found no link on its way.
         match integrity(&dir.join(&entry.path)) {
             Ok(()) => databases += 1,
             Err(reason) => failures.push(format!("{}: {reason}", entry.path)),
@@ -69,19 +74,19 @@ pub fn restore(from: &Path, data_dir: &Path) -> Result<Restored, BackupError> {
     if occupied {
         return Err(BackupError::NotEmpty(data_dir.to_path_buf()));
     }
-    std::fs::create_dir_all(data_dir)
-        .map_err(|err| BackupError::io(format!("cannot create {}", data_dir.display()), err))?;
+    if !data_dir.exists() {
+        copy::private_dirs(data_dir)?;
+    }
     let marker = data_dir.join(MARKER);
     copy::write_synced(&marker, b"a restore is writing this directory\n")?;
     copy::sync_dir(data_dir)?;
     let (mut files, mut bytes) = (0, 0);
     for entry in manifest.files.iter().filter(|e| e.kind != Kind::Config) {
-        let target = data_dir.join(&entry.path);
-        bytes += copy::copy_file(&dir.join(&entry.path), &target)?;
+        let relative = paths::accepted(&entry.path, entry.kind)?;
+        let source = paths::open_in(&dir, &relative)?;
+        let target = paths::make_parents(data_dir, &relative)?;
+        bytes += copy::copy_into_new(source, &target)?;
         files += 1;
-        if entry.path.starts_with("keys/") {
-            owner_only(&target)?;
-        }
     }
     let mut failures = Vec::new();
     for entry in manifest.files.iter().filter(|e| e.kind == Kind::Database) {
@@ -125,17 +130,21 @@ fn verified(dir: &Path) -> Result<Manifest, BackupError> {
             supported: partitions::SCHEMA_VERSION,
         });
     }
+    // Every path first: a manifest that names one a backup never writes is refused
+    // before any file is opened.
+    let relatives =
+        manifest.files.iter().map(|entry| paths::accepted(&entry.path, entry.kind)).collect::<Result<Vec<_>, _>>()?;
     let mut failures = Vec::new();
-    for entry in &manifest.files {
-        let path = dir.join(&entry.path);
-        match manifest::hash_file(&path) {
+    for (entry, relative) in manifest.files.iter().zip(&relatives) {
+        let hashed = paths::open_in(dir, relative).and_then(|file| manifest::hash_open(file, &dir.join(relative)));
+        match hashed {
             Ok((bytes, _)) if bytes != entry.bytes => {
                 failures.push(format!("{}: {bytes} bytes, the manifest says {}", entry.path, entry.bytes))
             }
             Ok((_, sha256)) if sha256 != entry.sha256 => failures.push(format!("{}: SHA-256 differs", entry.path)),
             Ok(_) => {}
-            Err(_) if !path.exists() => failures.push(format!("{}: missing", entry.path)),
-            Err(err) => failures.push(format!("{}: {err}", entry.path)),
+            Err(unsafe_path @ BackupError::UnsafePath { .. }) => return Err(unsafe_path),
+            Err(err) => failures.push(err.to_string()),
         }
     }
     if !failures.is_empty() {
@@ -150,16 +159,4 @@ fn integrity(path: &Path) -> Result<(), String> {
     let answer: String =
         conn.query_row("PRAGMA integrity_check", [], |row| row.get(0)).map_err(|err| err.to_string())?;
     if answer == "ok" { Ok(()) } else { Err(format!("integrity check: {answer}")) }
-}
-
-#[cfg(unix)]
-fn owner_only(path: &Path) -> Result<(), BackupError> {
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600))
-        .map_err(|err| BackupError::io(format!("cannot set the mode of {}", path.display()), err))
-}
-
-#[cfg(not(unix))]
-fn owner_only(_path: &Path) -> Result<(), BackupError> {
-    Ok(())
 }
