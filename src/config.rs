@@ -69,6 +69,19 @@ pub struct Listen {
     /// Seconds a client has to send a request's headers, from when the connection opens
     /// or falls idle after an answer.
     pub header_timeout_secs: u64,
+    /// Connections one client address may hold on a listener (at most
+    /// `max_connections`; a trusted proxy's are not counted: it carries many clients).
+    pub max_connections_per_address: usize,
+    /// Seconds a request not (yet) authenticated has for its whole body.
+    pub body_timeout_secs: u64,
+    /// An authenticated upload's slowest average rate, in bytes per second, counted
+    /// after its first `body_timeout_secs`, and the longest it may take in all.
+    pub upload_min_bytes_per_sec: u64,
+    pub upload_timeout_secs: u64,
+    /// An HTTP/2 (OTLP/gRPC) connection with no request in flight for this long is
+    /// closed, and it may carry at most `max_streams_per_connection` requests at once.
+    pub idle_timeout_secs: u64,
+    pub max_streams_per_connection: u32,
     /// PEM certificate chain and private key: with both, the ingest, web and GitHub
     /// listeners speak HTTPS (`http::tls`); empty for plain HTTP behind a proxy.
     pub tls_cert: String,
@@ -87,6 +100,10 @@ pub struct Ingest {
     /// A second path for the OTLP receiver's `/v1/logs`, `/v1/metrics` and `/v1/traces`
     /// (`/otel` serves `/otel/v1/logs`), for exporters and proxies that want their own.
     pub otlp_path_prefix: String,
+    /// Most log records, spans or metric data points in one OTLP export, and most
+    /// attributes in one of its lists (counted before the export is decoded).
+    pub max_otlp_records: u64,
+    pub max_otlp_attributes: u64,
 }
 
 #[derive(Clone, Debug, PartialEq, Deserialize)]
@@ -195,6 +212,12 @@ impl Default for Listen {
             trusted_proxies: Vec::new(),
             max_connections: 1024,
             header_timeout_secs: 10,
+            max_connections_per_address: 128,
+            body_timeout_secs: 10,
+            upload_min_bytes_per_sec: 1024,
+            upload_timeout_secs: 900,
+            idle_timeout_secs: 120,
+            max_streams_per_connection: 32,
             tls_cert: String::new(),
             tls_key: String::new(),
         }
@@ -211,6 +234,8 @@ impl Default for Ingest {
             max_future_skew_secs: 86_400,
             max_event_age_days: 400,
             otlp_path_prefix: "/otel".to_string(),
+            max_otlp_records: 20_000,
+            max_otlp_attributes: 1024,
         }
     }
 }
@@ -335,7 +360,32 @@ impl Config {
                 "listen.max_connections must be >= 1 and listen.header_timeout_secs between 1 and 3600".into(),
             );
         }
+        let listen = &self.listen;
+        if listen.max_connections_per_address < 1 {
+            return invalid("listen.max_connections_per_address must be at least 1".into());
+        }
+        if !(1..=3600).contains(&listen.body_timeout_secs)
+            || !(listen.body_timeout_secs..=86_400).contains(&listen.upload_timeout_secs)
+            || !(1..=86_400).contains(&listen.idle_timeout_secs)
+        {
+            return invalid(
+                "listen.body_timeout_secs must be between 1 and 3600, listen.upload_timeout_secs between it and 86400, \
+                 and listen.idle_timeout_secs between 1 and 86400"
+                    .into(),
+            );
+        }
+        if !(1..=1024).contains(&listen.max_streams_per_connection) {
+            return invalid("listen.max_streams_per_connection must be between 1 and 1024".into());
+        }
         let ingest = &self.ingest;
+        if !(1..=10_000_000).contains(&ingest.max_otlp_records)
+            || !(1..=1_000_000).contains(&ingest.max_otlp_attributes)
+        {
+            return invalid(
+                "ingest.max_otlp_records must be between 1 and 10000000 and ingest.max_otlp_attributes between 1 and 1000000"
+                    .into(),
+            );
+        }
         if ingest.max_body_bytes < 1024 || ingest.max_decoded_bytes < ingest.max_body_bytes {
             return invalid("ingest.max_body_bytes must be at least 1024 and at most ingest.max_decoded_bytes".into());
         }

@@ -29,6 +29,7 @@ mod evals_failed_streams;
 mod github_app;
 mod github_oauth;
 mod grants_pages;
+mod hardening;
 mod hook_binary;
 mod hook_cli;
 mod hook_durability;

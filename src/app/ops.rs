@@ -1,5 +1,5 @@
 //! The operational endpoints every listener serves (`/health`; `/readyz` and `/metrics`
-//! on the ingest listener) and the request metrics layer.
+//! on the ingest listener), the request metrics layer and the security headers.
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -27,7 +27,16 @@ pub fn listener_router(
     routes
         .merge(ops_routes(full_ops))
         .layer(axum::middleware::from_fn_with_state((state.clone(), listener), track_requests))
+        .layer(axum::middleware::from_fn_with_state(state.clone(), security_headers))
         .with_state(state)
+}
+
+/// Every answer of every listener carries the security headers (HSTS where the server
+/// speaks HTTPS), whatever produced it: a page, an error, `/metrics`.
+async fn security_headers(State(state): State<Arc<AppState>>, request: Request, next: Next) -> Response {
+    let mut response = next.run(request).await;
+    crate::http::security::set_security_headers(response.headers_mut(), state.https());
+    response
 }
 
 /// `/health` on every listener; `/readyz` and `/metrics` where `full`.
@@ -97,6 +106,8 @@ async fn track_requests(
     let started = Instant::now();
     let route =
         request.extensions().get::<MatchedPath>().map(|p| p.as_str().to_string()).unwrap_or_else(|| "unmatched".into());
+    // The request's span (`http::serve`) names its route for every line it logs.
+    tracing::Span::current().record("route", route.as_str());
     let response = next.run(request).await;
     let (status, seconds) = (response.status().as_u16(), started.elapsed().as_secs_f64());
     state.metrics.observe_request(listener, &route, status, seconds);

@@ -7,6 +7,7 @@
 //! - web (`listen.web`): sign-in, the person's pages and the JSON API, every route
 //!   behind `web::security::guard` (CSRF and security headers).
 //! - GitHub app (`listen.github`): `POST /github/webhooks` (the App's deliveries), `/health`.
+//! - OTLP/gRPC (`listen.otlp_grpc`, HTTP/2): the collector services' `Export` calls.
 //! - eval dashboard (`sightline dashboard`): its pages and API over a results.db,
 //!   behind `evals::dashboard::auth::guard`.
 
@@ -169,6 +170,17 @@ pub fn github(state: Arc<AppState>) -> Router {
         .layer(axum::extract::DefaultBodyLimit::max(crate::github::receiver::MAX_BODY_BYTES))
         .fallback(|| async { crate::http::errors::AppError::NotFound });
     listener_router(state, "github", routes, false)
+}
+
+/// OTLP/gRPC (`listen.otlp_grpc`): the collector services' `Export` calls.
+pub fn otlp_grpc(state: Arc<AppState>) -> Router {
+    use ingest::otlp_grpc::{LOGS_PATH, METRICS_PATH, TRACES_PATH};
+    let routes = Router::new()
+        .route(LOGS_PATH, post(ingest::otlp_grpc::export_logs))
+        .route(METRICS_PATH, post(ingest::otlp_grpc::export_metrics))
+        .route(TRACES_PATH, post(ingest::otlp_grpc::export_traces))
+        .fallback(ingest::otlp_grpc::unimplemented);
+    listener_router(state, "otlp_grpc", routes, false)
 }
 
 pub fn dashboard(state: Arc<DashState>) -> Router {

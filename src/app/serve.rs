@@ -27,6 +27,8 @@ use crate::config::Config;
 use crate::db::{self, Checkpointing, Durability};
 use crate::events::writer::{EventWriter, WriterConfig};
 use crate::github::links::LinkFold;
+use crate::http::body_deadline::BodyLimits;
+use crate::http::serve::{Limits, Protocol};
 use crate::metrics::Metrics;
 use crate::model::wire::EventLimits;
 use crate::pricing::PriceBook;
@@ -195,28 +197,32 @@ pub async fn serve_with_clock(
         (github, routes::github(state.clone())),
     ];
     let mut servers = Vec::new();
-    let limits = crate::http::serve::Limits {
-        max_connections: config.listen.max_connections,
-        header_timeout: Duration::from_secs(config.listen.header_timeout_secs),
-    };
+    let limits = listener_limits(&config.listen, Protocol::Http1);
     for (listener, router) in routers {
         let mut stop = stop_rx.clone();
-        servers.push(tokio::spawn(crate::http::serve::serve(listener, router, limits, tls.clone(), async move {
-            let _ = stop.wait_for(|stopped| *stopped).await;
-        })));
+        servers.push(tokio::spawn(crate::http::serve::serve(
+            listener,
+            router,
+            limits.clone(),
+            tls.clone(),
+            async move {
+                let _ = stop.wait_for(|stopped| *stopped).await;
+            },
+        )));
     }
     if let Some(listener) = otlp_grpc {
+        // HTTP/2 with prior knowledge, in clear (exporters' `http://` endpoints), with the
+        // same connection limits as the other listeners.
         let mut stop = stop_rx.clone();
-        let state = state.clone();
-        servers.push(tokio::spawn(async move {
-            let stopped = async move {
-                let _ = stop.wait_for(|stopped| *stopped).await;
-            };
-            if let Err(err) = crate::ingest::otlp_grpc::serve(state, listener, stopped).await {
-                tracing::error!(error = %err, "the OTLP/gRPC listener stopped");
-            }
-            Ok(())
-        }));
+        let http2 = Protocol::Http2 {
+            idle_timeout: Duration::from_secs(config.listen.idle_timeout_secs),
+            max_streams: config.listen.max_streams_per_connection,
+        };
+        let limits = listener_limits(&config.listen, http2);
+        let router = routes::otlp_grpc(state.clone());
+        servers.push(tokio::spawn(crate::http::serve::serve(listener, router, limits, None, async move {
+            let _ = stop.wait_for(|stopped| *stopped).await;
+        })));
     }
     let mut stop = stop_rx.clone();
     let _ = stop.wait_for(|stopped| *stopped).await;
@@ -245,6 +251,22 @@ pub async fn serve_with_clock(
     let _ = std::fs::remove_file(addresses_path(&config.data_dir));
     tracing::info!("stopped");
     Ok(())
+}
+
+/// The limits `[listen]` sets, for a listener speaking `protocol`.
+fn listener_limits(listen: &crate::config::Listen, protocol: Protocol) -> Limits {
+    Limits {
+        max_connections: listen.max_connections,
+        max_connections_per_address: listen.max_connections_per_address.min(listen.max_connections),
+        header_timeout: Duration::from_secs(listen.header_timeout_secs),
+        body: BodyLimits {
+            unauthenticated: Duration::from_secs(listen.body_timeout_secs),
+            upload_min_bytes_per_sec: listen.upload_min_bytes_per_sec,
+            upload: Duration::from_secs(listen.upload_timeout_secs),
+        },
+        trusted_proxies: listen.trusted_proxies.clone().into(),
+        protocol,
+    }
 }
 
 fn write_addresses(data_dir: &Path, bound: &BoundAddresses) -> anyhow::Result<()> {
@@ -295,7 +317,9 @@ pub async fn dashboard(
     if let Some(line) = platform_line {
         let _ = writeln!(std::io::stdout(), "{line}");
     }
-    let limits = crate::http::serve::Limits { max_connections: 256, header_timeout: Duration::from_secs(10) };
+    // The platform's listener defaults, with fewer connections: a team's dashboard.
+    let mut limits = listener_limits(&crate::config::Listen::default(), Protocol::Http1);
+    limits.max_connections = 256;
     crate::http::serve::serve(listener, routes::dashboard(state), limits, None, shutdown_signal()).await?;
     Ok(())
 }

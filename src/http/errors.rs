@@ -1,7 +1,8 @@
 //! The one error family at the HTTP edge. Each [`AppError`] variant maps to a status
-//! and, on API routes, a JSON body `{"error": {"code", "message", "field"?}}`; on pages,
-//! [`PageError`] shows the same status and message as HTML. Internal causes are logged
-//! once here and never shown to the client.
+//! and, on API routes, a JSON body `{"error": {"code", "message", "field"?,
+//! "request_id"?}}`; on pages, [`PageError`] shows the same status and message as HTML,
+//! with the request's id to quote. Internal causes are logged once here (in the
+//! request's span, so with its id) and never shown to the client.
 
 use axum::Json;
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
@@ -34,6 +35,9 @@ pub enum AppError {
     Conflict(String),
     #[error("{0}")]
     TooLarge(String),
+    /// The request's body did not arrive within its deadline (`http::body_deadline`).
+    #[error("{0}")]
+    TimedOut(String),
     /// The request is understood, but this build cannot do it (a feature not landed yet).
     #[error("{0}")]
     NotImplemented(String),
@@ -100,6 +104,7 @@ impl AppError {
             AppError::Forbidden(message) => (StatusCode::FORBIDDEN, "forbidden", message.clone(), None),
             AppError::Conflict(message) => (StatusCode::CONFLICT, "conflict", message.clone(), None),
             AppError::TooLarge(message) => (StatusCode::PAYLOAD_TOO_LARGE, "too_large", message.clone(), None),
+            AppError::TimedOut(message) => (StatusCode::REQUEST_TIMEOUT, "request_timeout", message.clone(), None),
             AppError::NotImplemented(message) => {
                 (StatusCode::NOT_IMPLEMENTED, "not_implemented", message.clone(), None)
             }
@@ -163,6 +168,9 @@ impl IntoResponse for AppError {
         } else if let Some(field) = field {
             body["field"] = json!(field);
         }
+        if let Some(id) = super::request_id::current() {
+            body["request_id"] = json!(id);
+        }
         let mut response = (status, Json(json!({ "error": body }))).into_response();
         self.add_headers(response.headers_mut());
         response
@@ -200,6 +208,8 @@ struct ErrorPage<'a> {
     nav_role: &'static str,
     title: &'a str,
     message: &'a str,
+    /// The request's id (`http::request_id`), for the person to quote.
+    request_id: Option<String>,
 }
 
 impl IntoResponse for PageError {
@@ -207,7 +217,8 @@ impl IntoResponse for PageError {
         use askama::Template;
         self.0.page(|status, message| {
             let title = status.canonical_reason().unwrap_or("Error");
-            ErrorPage { nav_role: "", title, message }.render().unwrap_or_else(|_| message.to_string())
+            let request_id = super::request_id::current();
+            ErrorPage { nav_role: "", title, message, request_id }.render().unwrap_or_else(|_| message.to_string())
         })
     }
 }

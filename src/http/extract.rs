@@ -30,6 +30,8 @@ pub struct Rejected {
 impl Rejected {
     fn new(path: &str, status: StatusCode, part: &str, text: String) -> Rejected {
         let error = match status {
+            // axum buffers the body and words our deadline's error into its rejection.
+            _ if text.contains(super::body_deadline::TIMED_OUT) => AppError::TimedOut(text),
             StatusCode::PAYLOAD_TOO_LARGE => AppError::TooLarge(text),
             StatusCode::UNSUPPORTED_MEDIA_TYPE => AppError::UnsupportedEncoding(text),
             StatusCode::UNPROCESSABLE_ENTITY => AppError::Invalid { parameter: part.to_string(), message: text },

@@ -93,8 +93,10 @@ pub(crate) async fn read_body(
         return Err(too_large_body(max_body_bytes));
     }
     axum::body::to_bytes(body, max_body_bytes).await.map_err(|err| {
-        // to_bytes fails either on the limit or on a broken connection.
-        if err.to_string().contains("length limit") {
+        // to_bytes fails on the limit, on a body past its deadline, or on a broken connection.
+        if crate::http::body_deadline::is_timeout(&err) {
+            AppError::TimedOut(err.to_string())
+        } else if err.to_string().contains("length limit") {
             too_large_body(max_body_bytes)
         } else {
             AppError::bad_request("body", format!("could not read the request body: {err}"))
@@ -104,9 +106,12 @@ pub(crate) async fn read_body(
 
 /// The batch envelope, its client checked and its size within the limit.
 fn parse_envelope(decoded: &[u8], max_events: usize) -> Result<Envelope<'_>, AppError> {
-    let envelope: Envelope<'_> = serde_json::from_slice(decoded).map_err(|err| AppError::BadRequest {
-        field: None,
-        message: format!("body is not a valid batch envelope: {err}"),
+    let envelope: Envelope<'_> = serde_json::from_slice(decoded).map_err(|err| {
+        let message = err.to_string();
+        if message.starts_with(wire::TOO_MANY_EVENTS) {
+            return AppError::TooLarge(format!("{message}; the limit is {max_events}"));
+        }
+        AppError::BadRequest { field: None, message: format!("body is not a valid batch envelope: {message}") }
     })?;
     envelope.client.validate()?;
     if envelope.events.len() > max_events {
@@ -188,7 +193,16 @@ pub(crate) fn decode<'a>(
         .get(header::CONTENT_ENCODING)
         .map(|v| v.to_str().unwrap_or("?").trim().to_ascii_lowercase())
         .unwrap_or_default();
-    let reader: Box<dyn Read + 'a> = match encoding.as_str() {
+    decode_named(&encoding, raw, max_decoded)
+}
+
+/// [`decode`] for an encoding named elsewhere (gRPC's `grpc-encoding`).
+pub(crate) fn decode_named<'a>(
+    encoding: &str,
+    raw: &'a [u8],
+    max_decoded: usize,
+) -> Result<std::borrow::Cow<'a, [u8]>, AppError> {
+    let reader: Box<dyn Read + 'a> = match encoding {
         "" | "identity" => {
             if raw.len() > max_decoded {
                 return Err(too_large_body(max_decoded));

@@ -12,8 +12,9 @@
 use std::sync::Arc;
 
 use axum::body::Body;
-use axum::extract::State;
+use axum::extract::{Request, State};
 use axum::http::HeaderMap;
+use axum::http::request::Parts;
 use axum::response::Response;
 use opentelemetry_proto::tonic::collector::logs::v1::{
     ExportLogsPartialSuccess, ExportLogsServiceRequest, ExportLogsServiceResponse,
@@ -26,38 +27,61 @@ use serde_json::value::RawValue;
 
 use super::batch;
 use super::otlp_senders;
+use crate::http::body_deadline::BodyDeadline;
 use crate::http::cookies::bearer;
 use crate::http::errors::AppError;
 use crate::model::RunKind;
 use crate::model::wire::ClientInfo;
 use crate::otlp::attributes::Attributes;
+use crate::otlp::bounds::{Limits, Msg};
 use crate::otlp::wire::Encoding;
 use crate::otlp::{logs, traces};
 use crate::state::AppState;
 
-pub async fn post_logs(State(state): State<Arc<AppState>>, headers: HeaderMap, body: Body) -> Response {
-    answer(&headers, |encoding| receive_logs(state, &headers, body, encoding)).await
-}
-
-pub async fn post_metrics(State(state): State<Arc<AppState>>, headers: HeaderMap, body: Body) -> Response {
-    let headers = &headers;
-    answer(headers, |encoding| async move {
-        let sender = otlp_sender(&state, headers).await?;
-        let request: ExportMetricsServiceRequest = read_decoded(&state, headers, body, encoding, "metrics").await?;
-        Ok(encoding.answer(&otlp_senders::metrics(&state, &sender, &request).await?))
-    })
-    .await
-}
-
-pub async fn post_traces(State(state): State<Arc<AppState>>, headers: HeaderMap, body: Body) -> Response {
-    let headers = &headers;
-    answer(headers, |encoding| async move {
+pub async fn post_logs(State(state): State<Arc<AppState>>, request: Request) -> Response {
+    let (parts, body) = request.into_parts();
+    let parts = &parts;
+    answer(&parts.headers, |encoding| async move {
         let received = std::time::Instant::now();
-        let sender = otlp_sender(&state, headers).await?;
-        let request: ExportTraceServiceRequest = read_decoded(&state, headers, body, encoding, "traces").await?;
-        Ok(encoding.answer(&otlp_senders::traces(&state, &sender, &request, received).await?))
+        let sender = otlp_sender(&state, parts).await?;
+        let export: ExportLogsServiceRequest = read_decoded(&state, parts, body, encoding, Msg::LogsRequest).await?;
+        Ok(encoding.answer(&otlp_senders::logs(&state, &sender, &export, received).await?))
     })
     .await
+}
+
+pub async fn post_metrics(State(state): State<Arc<AppState>>, request: Request) -> Response {
+    let (parts, body) = request.into_parts();
+    let parts = &parts;
+    answer(&parts.headers, |encoding| async move {
+        let sender = otlp_sender(&state, parts).await?;
+        let export: ExportMetricsServiceRequest =
+            read_decoded(&state, parts, body, encoding, Msg::MetricsRequest).await?;
+        Ok(encoding.answer(&otlp_senders::metrics(&state, &sender, &export).await?))
+    })
+    .await
+}
+
+pub async fn post_traces(State(state): State<Arc<AppState>>, request: Request) -> Response {
+    let (parts, body) = request.into_parts();
+    let parts = &parts;
+    answer(&parts.headers, |encoding| async move {
+        let received = std::time::Instant::now();
+        let sender = otlp_sender(&state, parts).await?;
+        let export: ExportTraceServiceRequest = read_decoded(&state, parts, body, encoding, Msg::TracesRequest).await?;
+        Ok(encoding.answer(&otlp_senders::traces(&state, &sender, &export, received).await?))
+    })
+    .await
+}
+
+/// What one OTLP export may hold (`[ingest]`): its records and attribute lists, and its
+/// decoded form at most three times the largest decoded body.
+pub(crate) fn export_limits(config: &crate::config::Config) -> Limits {
+    Limits {
+        max_records: config.ingest.max_otlp_records,
+        max_attributes: config.ingest.max_otlp_attributes,
+        max_decoded_memory: 3 * config.ingest.max_decoded_bytes as u64,
+    }
 }
 
 /// Runs `receive` with the request's encoding and answers its error in that encoding.
@@ -71,18 +95,6 @@ where
         Ok(encoding) => receive(encoding).await.unwrap_or_else(|err| encoding.error(err)),
         Err(err) => Encoding::Json.error(err).into_response(),
     }
-}
-
-async fn receive_logs(
-    state: Arc<AppState>,
-    headers: &HeaderMap,
-    body: Body,
-    encoding: Encoding,
-) -> Result<Response, AppError> {
-    let received = std::time::Instant::now();
-    let sender = otlp_sender(&state, headers).await?;
-    let request: ExportLogsServiceRequest = read_decoded(&state, headers, body, encoding, "logs").await?;
-    Ok(encoding.answer(&otlp_senders::logs(&state, &sender, &request, received).await?))
 }
 
 /// Maps a logs export for `user_id` and stores its events on the hook's path; the answer
@@ -163,10 +175,10 @@ async fn store_events(
 
 async fn read_decoded<T>(
     state: &Arc<AppState>,
-    headers: &HeaderMap,
+    parts: &Parts,
     body: Body,
     encoding: Encoding,
-    signal: &str,
+    root: Msg,
 ) -> Result<T, AppError>
 where
     T: prost::Message + Default + serde::de::DeserializeOwned,
@@ -174,15 +186,18 @@ where
     // Exporters seldom compress (gzip is opt-in), so the raw body may be as large as
     // a decoded hook batch.
     let limit = state.config.ingest.max_decoded_bytes;
-    let raw = batch::read_body(headers, body, limit).await?;
-    let decoded = batch::decode(headers, &raw, limit)?;
-    encoding.decode(&decoded, signal)
+    let raw = batch::read_body(&parts.headers, body, limit).await?;
+    let decoded = batch::decode(&parts.headers, &raw, limit)?;
+    encoding.decode_bounded(&decoded, root, &export_limits(&state.config))
 }
 
 /// Who an OTLP credential is: a person (an OTLP or hook token) or a service account.
-async fn otlp_sender(state: &Arc<AppState>, headers: &HeaderMap) -> Result<otlp_senders::Sender, AppError> {
-    let secret = bearer(headers).ok_or(AppError::Unauthorized)?.to_string();
-    otlp_senders::sender_of(state, secret).await
+/// Known before the body is read, which may then take an upload's time.
+async fn otlp_sender(state: &Arc<AppState>, parts: &Parts) -> Result<otlp_senders::Sender, AppError> {
+    let secret = bearer(&parts.headers).ok_or(AppError::Unauthorized)?.to_string();
+    let sender = otlp_senders::sender_of(state, secret).await?;
+    BodyDeadline::authenticated(&parts.extensions);
+    Ok(sender)
 }
 
 /// The sending machine as the export's first resource describes it.

@@ -1,125 +1,144 @@
-//! OTLP/gRPC on its own listener (`listen.otlp_grpc`): the collector services
-//! `LogsService`, `MetricsService` and `TraceService` (`opentelemetry-proto`'s tonic
-//! stubs), for exporters whose default is gRPC (Gemini CLI; Claude Code with
-//! `OTEL_EXPORTER_OTLP_PROTOCOL=grpc`). Logs take the same path as over HTTP
-//! (`otlp::store_logs`, `otlp::store_traces`, `otlp_metrics::store_metrics`).
+//! OTLP/gRPC on its own listener (`listen.otlp_grpc`, HTTP/2 served by `http::serve`
+//! with the same connection limits as every listener; mounted in `app::routes`): the
+//! collector services' three unary `Export` calls, for exporters whose default is gRPC (Gemini CLI; Claude Code
+//! with `OTEL_EXPORTER_OTLP_PROTOCOL=grpc`). Exports take the same path as over HTTP
+//! (`otlp_senders`), framed by `otlp::grpc`.
 //!
-//! Invariants: the credential (`authorization: Bearer …` metadata) is checked before the
-//! export is read; errors map to the gRPC codes OTLP names (UNAUTHENTICATED,
-//! INVALID_ARGUMENT, UNAVAILABLE for storage that cannot take writes, which exporters
-//! retry); messages over the ingest limit are refused by the transport; gzip is accepted.
+//! Invariants: the credential (`authorization: Bearer …` metadata) is checked from the
+//! headers before a byte of the body is read, so an unauthenticated request costs no
+//! body; the body is read within the ingest limits, decompressed within
+//! `ingest.max_decoded_bytes`, and walked within the export limits (`otlp::bounds`)
+//! before it is decoded; errors are the codes OTLP names (`otlp::grpc`).
 
+use std::borrow::Cow;
 use std::sync::Arc;
 
-use opentelemetry_proto::tonic::collector::logs::v1::logs_service_server::{LogsService, LogsServiceServer};
-use opentelemetry_proto::tonic::collector::logs::v1::{ExportLogsServiceRequest, ExportLogsServiceResponse};
-use opentelemetry_proto::tonic::collector::metrics::v1::metrics_service_server::{
-    MetricsService, MetricsServiceServer,
-};
-use opentelemetry_proto::tonic::collector::metrics::v1::{ExportMetricsServiceRequest, ExportMetricsServiceResponse};
-use opentelemetry_proto::tonic::collector::trace::v1::trace_service_server::{TraceService, TraceServiceServer};
-use opentelemetry_proto::tonic::collector::trace::v1::{ExportTraceServiceRequest, ExportTraceServiceResponse};
-use tonic::codec::CompressionEncoding;
-use tonic::{Request, Response, Status};
+use axum::extract::{Request, State};
+use axum::response::Response;
+use opentelemetry_proto::tonic::collector::logs::v1::ExportLogsServiceRequest;
+use opentelemetry_proto::tonic::collector::metrics::v1::ExportMetricsServiceRequest;
+use opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceRequest;
 
 use super::otlp_senders::{self, Sender, sender_of};
-use crate::http::errors::AppError;
+use super::{batch, otlp};
+use crate::http::body_deadline::BodyDeadline;
+use crate::http::errors::{AppError, RETRY_AFTER_SECS};
+use crate::otlp::bounds::Msg;
+pub use crate::otlp::grpc::{LOGS_PATH, METRICS_PATH, TRACES_PATH};
+use crate::otlp::grpc::{self, Code, Status};
+use crate::otlp::wire::Encoding;
 use crate::state::AppState;
 
-/// The three collector services over one state.
-#[derive(Clone)]
-pub struct Receiver {
-    state: Arc<AppState>,
+/// Answers a call of a service this listener does not serve.
+pub async fn unimplemented() -> Response {
+    Status::new(Code::Unimplemented, "this listener serves OTLP's logs, metrics and trace services only").into_response()
 }
 
-impl Receiver {
-    async fn caller<T>(&self, request: &Request<T>) -> Result<Sender, Status> {
-        let secret = request
-            .metadata()
-            .get("authorization")
-            .and_then(|value| value.to_str().ok())
-            .and_then(|value| value.trim().strip_prefix("Bearer ").or_else(|| value.trim().strip_prefix("bearer ")))
-            .map(|secret| secret.trim().to_string())
-            .ok_or_else(|| {
-                Status::unauthenticated("missing credentials: send authorization: Bearer <OTLP or hook token>")
-            })?;
-        sender_of(&self.state, secret).await.map_err(status)
+pub async fn export_logs(State(state): State<Arc<AppState>>, request: Request) -> Response {
+    let received = std::time::Instant::now();
+    unary(
+        &state,
+        request,
+        Msg::LogsRequest,
+        async |state: &Arc<AppState>, sender: Sender, export: ExportLogsServiceRequest| {
+            otlp_senders::logs(state, &sender, &export, received).await
+        },
+    )
+    .await
+}
+
+pub async fn export_metrics(State(state): State<Arc<AppState>>, request: Request) -> Response {
+    unary(
+        &state,
+        request,
+        Msg::MetricsRequest,
+        async |state: &Arc<AppState>, sender: Sender, export: ExportMetricsServiceRequest| {
+            otlp_senders::metrics(state, &sender, &export).await
+        },
+    )
+    .await
+}
+
+pub async fn export_traces(State(state): State<Arc<AppState>>, request: Request) -> Response {
+    let received = std::time::Instant::now();
+    unary(
+        &state,
+        request,
+        Msg::TracesRequest,
+        async |state: &Arc<AppState>, sender: Sender, export: ExportTraceServiceRequest| {
+            otlp_senders::traces(state, &sender, &export, received).await
+        },
+    )
+    .await
+}
+
+/// One unary call: the caller from the headers, then the body, the export, the answer.
+async fn unary<T, R>(
+    state: &Arc<AppState>,
+    request: Request,
+    root: Msg,
+    handle: impl AsyncFnOnce(&Arc<AppState>, Sender, T) -> Result<R, AppError>,
+) -> Response
+where
+    T: prost::Message + Default + serde::de::DeserializeOwned,
+    R: prost::Message,
+{
+    if !grpc::is_grpc(request.headers()) {
+        return grpc::not_grpc();
     }
+    let (parts, body) = request.into_parts();
+    let received = async {
+        let sender = caller(state, &parts.headers).await?;
+        BodyDeadline::authenticated(&parts.extensions);
+        let compression = grpc::encoding(&parts.headers)?;
+        let limit = state.config.ingest.max_decoded_bytes;
+        // The 5-byte prefix and the message as sent (compressed or not).
+        let raw = batch::read_body(&parts.headers, body, limit + 5).await.map_err(status)?;
+        let (compressed, message) = grpc::message(&raw)?;
+        let message = match (compressed, compression) {
+            (false, _) => Cow::Borrowed(message),
+            (true, Some(name)) => batch::decode_named(name, message, limit).map_err(status)?,
+            (true, None) => {
+                return Err(Status::new(
+                    Code::Internal,
+                    "the message is flagged compressed and grpc-encoding names none",
+                ));
+            }
+        };
+        let export: T =
+            Encoding::Protobuf.decode_bounded(&message, root, &otlp::export_limits(&state.config)).map_err(status)?;
+        let answer = handle(state, sender, export).await.map_err(status)?;
+        Ok(grpc::ok(&answer))
+    };
+    received.await.unwrap_or_else(Status::into_response)
+}
+
+/// Who sent the call, from its `authorization` metadata alone.
+async fn caller(state: &Arc<AppState>, headers: &axum::http::HeaderMap) -> Result<Sender, Status> {
+    let secret = headers
+        .get("authorization")
+        .and_then(|value| value.to_str().ok())
+        .map(str::trim)
+        .and_then(|value| value.strip_prefix("Bearer ").or_else(|| value.strip_prefix("bearer ")))
+        .map(|secret| secret.trim().to_string())
+        .ok_or_else(|| {
+            Status::new(Code::Unauthenticated, "missing credentials: send authorization: Bearer <OTLP or hook token>")
+        })?;
+    sender_of(state, secret).await.map_err(status)
 }
 
 /// An error of ours as OTLP/gRPC answers it.
 fn status(error: AppError) -> Status {
     let (http, message) = error.status_and_message();
-    match http.as_u16() {
-        401 => Status::unauthenticated(message),
-        400 | 413 | 415 | 422 => Status::invalid_argument(message),
-        503 => Status::unavailable(message),
-        _ => Status::internal(message),
-    }
-}
-
-#[tonic::async_trait]
-impl LogsService for Receiver {
-    async fn export(
-        &self,
-        request: Request<ExportLogsServiceRequest>,
-    ) -> Result<Response<ExportLogsServiceResponse>, Status> {
-        let received = std::time::Instant::now();
-        let sender = self.caller(&request).await?;
-        let answer = otlp_senders::logs(&self.state, &sender, request.get_ref(), received).await.map_err(status)?;
-        Ok(Response::new(answer))
-    }
-}
-
-#[tonic::async_trait]
-impl MetricsService for Receiver {
-    async fn export(
-        &self,
-        request: Request<ExportMetricsServiceRequest>,
-    ) -> Result<Response<ExportMetricsServiceResponse>, Status> {
-        let sender = self.caller(&request).await?;
-        let answer = otlp_senders::metrics(&self.state, &sender, request.get_ref()).await.map_err(status)?;
-        Ok(Response::new(answer))
-    }
-}
-
-#[tonic::async_trait]
-impl TraceService for Receiver {
-    async fn export(
-        &self,
-        request: Request<ExportTraceServiceRequest>,
-    ) -> Result<Response<ExportTraceServiceResponse>, Status> {
-        let received = std::time::Instant::now();
-        let sender = self.caller(&request).await?;
-        let answer = otlp_senders::traces(&self.state, &sender, request.get_ref(), received).await.map_err(status)?;
-        Ok(Response::new(answer))
-    }
-}
-
-/// Serves the collector services on `listener` until `shutdown` resolves.
-pub async fn serve(
-    state: Arc<AppState>,
-    listener: tokio::net::TcpListener,
-    shutdown: impl std::future::Future<Output = ()> + Send,
-) -> Result<(), tonic::transport::Error> {
-    let limit = state.config.ingest.max_decoded_bytes;
-    let receiver = Receiver { state };
-    tonic::transport::Server::builder()
-        .add_service(
-            LogsServiceServer::new(receiver.clone())
-                .accept_compressed(CompressionEncoding::Gzip)
-                .max_decoding_message_size(limit),
-        )
-        .add_service(
-            MetricsServiceServer::new(receiver.clone())
-                .accept_compressed(CompressionEncoding::Gzip)
-                .max_decoding_message_size(limit),
-        )
-        .add_service(
-            TraceServiceServer::new(receiver)
-                .accept_compressed(CompressionEncoding::Gzip)
-                .max_decoding_message_size(limit),
-        )
-        .serve_with_incoming_shutdown(tonic::transport::server::TcpIncoming::from(listener), shutdown)
-        .await
+    let (code, retry_after_secs) = match http.as_u16() {
+        401 => (Code::Unauthenticated, None),
+        // Too large stays too large: not retryable (no RetryInfo).
+        413 => (Code::ResourceExhausted, None),
+        429 => (Code::ResourceExhausted, Some(RETRY_AFTER_SECS)),
+        503 => (Code::Unavailable, Some(RETRY_AFTER_SECS)),
+        408 => (Code::DeadlineExceeded, None),
+        400 | 415 | 422 => (Code::InvalidArgument, None),
+        _ => (Code::Internal, None),
+    };
+    Status { code, message, retry_after_secs }
 }

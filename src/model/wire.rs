@@ -43,8 +43,37 @@ const MAX_METADATA_DEPTH: usize = 8;
 #[derive(Debug, Deserialize)]
 pub struct Envelope<'a> {
     pub client: ClientInfo,
-    #[serde(borrow)]
+    #[serde(borrow, deserialize_with = "at_most_events")]
     pub events: Vec<&'a RawValue>,
+}
+
+/// The most events any batch may hold (`ingest.max_events_per_batch` is at most this):
+/// the envelope's parse stops past it, so a body of millions of `{}` costs no more than
+/// this many references.
+pub const MAX_BATCH_EVENTS: usize = 100_000;
+
+/// What the parse says of a batch past [`MAX_BATCH_EVENTS`] (the handler answers 413).
+pub const TOO_MANY_EVENTS: &str = "the batch holds more than 100000 events";
+
+fn at_most_events<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<Vec<&'de RawValue>, D::Error> {
+    struct AtMost;
+    impl<'de> serde::de::Visitor<'de> for AtMost {
+        type Value = Vec<&'de RawValue>;
+        fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str("an array of events")
+        }
+        fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+            let mut events = Vec::with_capacity(seq.size_hint().unwrap_or(0).min(1024));
+            while let Some(event) = seq.next_element()? {
+                if events.len() == MAX_BATCH_EVENTS {
+                    return Err(serde::de::Error::custom(TOO_MANY_EVENTS));
+                }
+                events.push(event);
+            }
+            Ok(events)
+        }
+    }
+    deserializer.deserialize_seq(AtMost)
 }
 
 /// Who sent the batch: a machine, not a person (the person is the token's owner).

@@ -1,7 +1,8 @@
 //! Native telemetry: the agents' own OpenTelemetry export (OTLP/HTTP logs, metrics and
 //! traces), received beside the hook's `/v1/events` and turned into the same events.
 //!
-//! `wire` reads and answers OTLP's framing (protobuf or JSON); `attributes` reads
+//! `wire` reads and answers OTLP/HTTP's framing (protobuf or JSON), `grpc` OTLP/gRPC's;
+//! `bounds` walks an export before it is decoded, within what one may hold; `attributes` reads
 //! attribute values the way agents send them (numbers as text, booleans as text);
 //! `logs` recognises each log record's agent and event and hands it to that agent's
 //! mapping (`claude_code`, `codex`, `gemini_cli`), which makes one wire event of it
@@ -14,9 +15,11 @@
 //! duplicates (derived event ids); metrics and traces are accepted and not stored yet.
 
 pub mod attributes;
+pub mod bounds;
 mod claude_code;
 mod codex;
 mod gemini_cli;
+pub mod grpc;
 pub mod identity;
 pub mod logs;
 pub mod metrics;

@@ -13,6 +13,7 @@ use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use prost::Message;
 
+use super::bounds::{self, Limits, Msg, Refusal};
 use crate::http::errors::AppError;
 
 /// The two encodings of OTLP/HTTP.
@@ -43,6 +44,23 @@ impl Encoding {
         match self {
             Encoding::Protobuf => "application/x-protobuf",
             Encoding::Json => "application/json",
+        }
+    }
+
+    /// Decodes an export request of type `root` once its walk (`otlp::bounds`) finds it
+    /// within `limits`: a body past them is refused (413) before anything is decoded.
+    pub fn decode_bounded<T>(self, body: &[u8], root: Msg, limits: &Limits) -> Result<T, AppError>
+    where
+        T: Message + Default + serde::de::DeserializeOwned,
+    {
+        let walked = match self {
+            Encoding::Protobuf => bounds::check_protobuf(body, root, limits),
+            Encoding::Json => bounds::check_json(body, root, limits),
+        };
+        match walked {
+            Ok(_) => self.decode(body, root.signal()),
+            Err(Refusal::TooLarge(message)) => Err(AppError::TooLarge(message)),
+            Err(Refusal::Malformed(message)) => Err(AppError::bad_request("body", message)),
         }
     }
 
@@ -127,14 +145,16 @@ pub struct RpcStatus {
     pub message: String,
 }
 
-/// The gRPC code OTLP pairs with an HTTP status (`google.rpc.Code`).
+/// The gRPC code OTLP pairs with an HTTP status (`google.rpc.Code`), as the gRPC
+/// listener answers the same error (`ingest::otlp_grpc`).
 fn grpc_code(status: StatusCode) -> i32 {
     match status.as_u16() {
-        400 | 413 | 415 => 3, // INVALID_ARGUMENT
+        400 | 415 | 422 => 3, // INVALID_ARGUMENT
         401 => 16,            // UNAUTHENTICATED
         403 => 7,             // PERMISSION_DENIED
         404 => 5,             // NOT_FOUND
-        429 => 8,             // RESOURCE_EXHAUSTED
+        408 => 4,             // DEADLINE_EXCEEDED
+        413 | 429 => 8,       // RESOURCE_EXHAUSTED
         503 => 14,            // UNAVAILABLE
         _ => 13,              // INTERNAL
     }

@@ -23,6 +23,7 @@ use crate::auth::tokens::{self, TokenKind};
 use crate::auth::users::User;
 use crate::auth::{jwt, signins};
 use crate::db;
+use crate::http::body_deadline::BodyDeadline;
 use crate::http::cookies::{bearer, cookie_value};
 use crate::http::errors::AppError;
 use crate::model::percent_encode;
@@ -48,7 +49,9 @@ impl FromRequestParts<Arc<AppState>> for HookUser {
             tokens::verify(&conn, &secret, TokenKind::Hook, now_ms)
         })
         .await?;
-        owner.map(|owner| HookUser { user_id: owner.user_id, run_kind: owner.run_kind }).ok_or(AppError::Unauthorized)
+        let owner = owner.ok_or(AppError::Unauthorized)?;
+        BodyDeadline::authenticated(&parts.extensions);
+        Ok(HookUser { user_id: owner.user_id, run_kind: owner.run_kind })
     }
 }
 
@@ -93,13 +96,16 @@ impl FromRequestParts<Arc<AppState>> for Caller {
     type Rejection = AppError;
 
     async fn from_request_parts(parts: &mut Parts, state: &Arc<AppState>) -> Result<Self, Self::Rejection> {
-        if let Some(token) = bearer(&parts.headers) {
+        let caller = if let Some(token) = bearer(&parts.headers) {
             let token = token.to_string();
-            return caller_from_token(state, &token, false).await;
-        }
-        let cookie =
-            cookie_value(&parts.headers, cookie_name(state.https())).ok_or(AppError::Unauthorized)?.to_string();
-        caller_from_token(state, &cookie, true).await
+            caller_from_token(state, &token, false).await?
+        } else {
+            let cookie =
+                cookie_value(&parts.headers, cookie_name(state.https())).ok_or(AppError::Unauthorized)?.to_string();
+            caller_from_token(state, &cookie, true).await?
+        };
+        BodyDeadline::authenticated(&parts.extensions);
+        Ok(caller)
     }
 }
 
@@ -192,6 +198,7 @@ impl FromRequestParts<Arc<AppState>> for EvalReader {
         if !role.reads_eval_runs() {
             return Err(role_refused());
         }
+        BodyDeadline::authenticated(&parts.extensions);
         Ok(EvalReader { user_id: user.id, role })
     }
 }

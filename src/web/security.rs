@@ -1,5 +1,6 @@
-//! The web listener's guard: CSRF protection on every state-changing request and
-//! security headers on every response (the decisions are `http::security`'s).
+//! The web listener's guard: CSRF protection on every state-changing request (the
+//! decision is `http::security`'s; every listener's answers get the security headers
+//! in `app::ops::listener_router`).
 //! Sign-in cookies are also `SameSite=Lax`.
 //!
 //! Invariant: the guard wraps every route of the web listener, pages and API alike.
@@ -13,12 +14,12 @@ use axum::response::Response;
 
 use crate::auth::signins::cookie_name;
 use crate::http::cookies::cookie_value;
-use crate::http::security::{csrf_allows, csrf_refusal, set_security_headers};
+use crate::http::security::{csrf_allows, csrf_refusal};
 use crate::state::AppState;
 
 pub async fn guard(State(state): State<Arc<AppState>>, request: Request, next: Next) -> Response {
     let safe = matches!(*request.method(), Method::GET | Method::HEAD | Method::OPTIONS);
-    let mut response = if safe {
+    if safe {
         next.run(request).await
     } else {
         // Read exactly as sign-in reads it (every Cookie header), so a request that
@@ -29,7 +30,5 @@ pub async fn guard(State(state): State<Arc<AppState>>, request: Request, next: N
         } else {
             csrf_refusal()
         }
-    };
-    set_security_headers(response.headers_mut(), state.https());
-    response
+    }
 }
