@@ -90,7 +90,7 @@ CREATE TABLE sessions (
     scored_event_count INTEGER,
     mode TEXT GENERATED ALWAYS AS (CASE max_autonomy_rank
         WHEN 0 THEN 'plan' WHEN 1 THEN 'normal' WHEN 2 THEN 'accept_edits' WHEN 3 THEN 'auto'
-        WHEN 4 THEN 'dont_ask' WHEN 5 THEN 'bypass' END) VIRTUAL, otlp_events INTEGER NOT NULL DEFAULT 0, eval_cell_id TEXT, eval_run TEXT, eval_phase TEXT,
+        WHEN 4 THEN 'dont_ask' WHEN 5 THEN 'bypass' END) VIRTUAL, otlp_events INTEGER NOT NULL DEFAULT 0, eval_cell_id TEXT, eval_run TEXT, eval_phase TEXT, eval_harness INTEGER NOT NULL DEFAULT 0,
     UNIQUE (user_id, agent_type, agent_session_id)
 );
 CREATE INDEX sessions_by_last_event ON sessions(last_event_ms);

@@ -327,7 +327,12 @@ fn an_eval_engineer_reads_linked_evaluation_runs_only() {
     };
     post("mine-1", &|_| {});
     post("unlinked-eval", &|event| event["run_kind"] = json!("EVAL"));
-    post("linked-eval", &|event| event["eval"] = json!({"cell_id": "h__m__t__r0", "run_name": "nightly"}));
+    // A cell is linked by a harness machine's token (fixed to EVAL), never a person's own.
+    let harness = token(&server, &["--user", "dev@example.com", "--kind", "hook", "--run-kind", "EVAL"]);
+    let mut events = common::session_events("linked-eval", common::now_ms() - 60_000, 3);
+    events.iter_mut().for_each(|event| event["eval"] = json!({"cell_id": "h__m__t__r0", "run_name": "nightly"}));
+    let (status, body) = server.post_events(&harness, &common::envelope(events));
+    assert_eq!(status, 200, "{body}");
     let turns = [Turn::User("fix the flaky test"), Turn::Assistant("done")];
     let transcript = Transcript {
         agent: "claude_code",

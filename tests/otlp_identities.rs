@@ -126,3 +126,93 @@ fn a_service_account_token_is_made_from_the_command_line_by_an_administrator_onl
     ]);
     assert!(stderr(&refused).contains("use it with --kind otlp"), "{}", stderr(&refused));
 }
+
+/// M2 and L5: a collector's token forwards a mapped person's records with
+/// `sightline.run_kind=EVAL` and an evaluation cell in the resource. The person's session
+/// stays interactive and unlinked, so no eval engineer reads it; a person's own hook
+/// token naming a cell is stored without the link too (the answer says so). Only a
+/// harness's token (fixed to EVAL) links, and a link made otherwise before this version
+/// needs the owner's sharing.
+#[test]
+fn only_a_harnesss_token_links_a_session_to_an_evaluation_cell() {
+    const CELL: &str = "claude-code__claude-sonnet-4-5__login-500__r0";
+    let world = world();
+    add_user(&world.server.data_dir, "eve@example.com", "EVAL_ENGINEER");
+    let eve = access_token(&world.server, "eve@example.com");
+    let (_, page, _) = world.form(Some(ADMIN), "/admin/adapters/service-tokens", &[("name", "otel-collector")]);
+    let start = page.find("slh_otlp_").expect("the token is shown once");
+    let collector: String =
+        page[start..].chars().take_while(|c| c.is_ascii_alphanumeric() || *c == '_' || *c == '-').collect();
+    world.change(
+        "/admin/adapters/identities",
+        &[("attribute", "user.email"), ("value", "ada@example.com"), ("email", "max@example.com")],
+    );
+    // Max's own interactive session, from his hook.
+    let events = session_events(CLAUDE_SESSION, now_ms() - 7_200_000, 4);
+    assert_eq!(world.server.post_events(&world.max_hook, &envelope(events)).0, 200);
+    // The collector's export of the same session, marked as an evaluation of a cell.
+    let mut export = fixture("claude_code_logs");
+    let resource = export["resourceLogs"][0]["resource"]["attributes"].as_array_mut().unwrap();
+    resource.push(serde_json::json!({"key": "sightline.run_kind", "value": {"stringValue": "EVAL"}}));
+    resource.push(serde_json::json!({"key": "sightline.eval.cell", "value": {"stringValue": CELL}}));
+    let url = format!("{}/v1/logs", world.server.ingest);
+    post_logs(&url, &collector, &export);
+    let db = world.db();
+    let (run_kind, cell): (String, Option<String>) = db
+        .query_row("SELECT run_kind, eval_cell_id FROM sessions WHERE agent_session_id = ?1", [CLAUDE_SESSION], |r| {
+            Ok((r.get(0)?, r.get(1)?))
+        })
+        .unwrap();
+    assert_eq!((run_kind.as_str(), cell), ("INTERACTIVE", None), "the person's session is theirs still");
+    let (status, linked) = get_auth(&format!("{}/api/evals/cells/{CELL}", world.server.web), &eve);
+    assert_eq!(status, 200, "{linked}");
+    assert_eq!(linked["sessions"], serde_json::json!([]), "{linked}");
+    let id: String =
+        db.query_row("SELECT id FROM sessions WHERE agent_session_id = ?1", [CLAUDE_SESSION], |r| r.get(0)).unwrap();
+    assert_eq!(get_auth(&format!("{}/api/sessions/{id}", world.server.web), &eve).0, 404);
+
+    // Max's own hook token naming a cell: an evaluation run of his, not linked.
+    let mut events = session_events("max-eval-1", now_ms() - 60_000, 3);
+    events.iter_mut().for_each(|event| event["eval"] = serde_json::json!({"cell_id": CELL}));
+    let (status, answer) = world.server.post_events(&world.max_hook, &envelope(events));
+    assert_eq!((status, answer["unlinked_eval_events"].as_i64()), (200, Some(3)), "{answer}");
+    let (run_kind, cell): (String, Option<String>) = db
+        .query_row("SELECT run_kind, eval_cell_id FROM sessions WHERE agent_session_id = 'max-eval-1'", [], |r| {
+            Ok((r.get(0)?, r.get(1)?))
+        })
+        .unwrap();
+    assert_eq!((run_kind.as_str(), cell), ("EVAL", None));
+
+    // A harness machine's token links; a link without it (from before) needs sharing.
+    let data = world.server.data_dir.to_str().unwrap().to_string();
+    let out = sightline(&[
+        "token",
+        "create",
+        "--data-dir",
+        &data,
+        "--user",
+        "max@example.com",
+        "--kind",
+        "hook",
+        "--run-kind",
+        "EVAL",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let harness = stdout(&out).trim().to_string();
+    let mut events = session_events("harness-1", now_ms() - 60_000, 3);
+    events.iter_mut().for_each(|event| event["eval"] = serde_json::json!({"cell_id": CELL}));
+    let (status, answer) = world.server.post_events(&harness, &envelope(events));
+    assert_eq!((status, answer.get("unlinked_eval_events")), (200, None), "{answer}");
+    let (_, linked) = get_auth(&format!("{}/api/evals/cells/{CELL}", world.server.web), &eve);
+    assert_eq!(linked["sessions"].as_array().map(Vec::len), Some(1), "{linked}");
+    let harness_id: String =
+        db.query_row("SELECT id FROM sessions WHERE agent_session_id = 'harness-1'", [], |r| r.get(0)).unwrap();
+    assert_eq!(get_auth(&format!("{}/api/sessions/{harness_id}", world.server.web), &eve).0, 200);
+    db.execute("UPDATE sessions SET eval_harness = 0 WHERE id = ?1", [&harness_id]).unwrap();
+    assert_eq!(get_auth(&format!("{}/api/sessions/{harness_id}", world.server.web), &eve).0, 404);
+    let max = access_token(&world.server, "max@example.com");
+    let (status, _) =
+        post_form(&format!("{}/me/sessions/{harness_id}/sharing", world.server.web), &max, "transcript=share");
+    assert_eq!(status, 303);
+    assert_eq!(get_auth(&format!("{}/api/sessions/{harness_id}", world.server.web), &eve).0, 200);
+}

@@ -138,3 +138,35 @@ fn the_grpc_listener_stores_metrics_as_http_does() {
     let reported = &session_view(&server, "claude_code", CLAUDE_SESSION)["reported"];
     assert_eq!((reported["lines_added"].as_i64(), reported["active_agent_ms"].as_i64()), (Some(120), Some(1_200_000)));
 }
+
+/// L1: a point of 9.2e18 lines overflowed the session's sum into a REAL and made the
+/// session a permanent 500 for everyone who could open it. Such a point is refused by
+/// count and reason; the session reads as before, on the API and its page.
+#[test]
+fn a_point_beyond_any_session_is_refused_and_the_session_still_reads() {
+    let server = TestServer::spawn();
+    claude_session(&server);
+    post_json(&server, &fixture("claude_code_metrics"));
+    let start = now_ms() as u64 - 600_000;
+    let mut huge = cumulative_lines(start, start + 60_000, 0.0, Some(CLAUDE_SESSION));
+    huge["resourceMetrics"][0]["scopeMetrics"][0]["metrics"][0]["sum"]["dataPoints"][0]["asInt"] =
+        json!("9200000000000000000");
+    for _ in 0..2 {
+        let answer = post_json(&server, &huge);
+        assert_eq!(answer["partialSuccess"]["rejectedDataPoints"], "1", "{answer}");
+        let message = answer["partialSuccess"]["errorMessage"].as_str().unwrap();
+        assert!(message.contains("beyond any session's"), "{message}");
+    }
+    let view = session_view(&server, "claude_code", CLAUDE_SESSION);
+    assert_eq!(view["reported"]["lines_added"], 120, "{view}");
+    let id = view["id"].as_str().unwrap().to_string();
+    let owner = access_token(&server, "dev@example.com");
+    assert_eq!(get_auth(&format!("{}/api/sessions/{id}", server.web), &owner).0, 200);
+    let mut response = agent()
+        .get(&format!("{}/sessions/{id}", server.web))
+        .header("Accept", "text/html")
+        .header("Authorization", format!("Bearer {owner}"))
+        .call()
+        .unwrap();
+    assert_eq!(response.status(), 200, "{}", response.body_mut().read_to_string().unwrap());
+}

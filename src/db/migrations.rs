@@ -60,6 +60,7 @@ pub const MIGRATIONS: &[&str] = &[
     include_str!("../../migrations/0040_token_run_kind.sql"),
     include_str!("../../migrations/0041_session_eval_cell.sql"),
     include_str!("../../migrations/0042_eval_tokens.sql"),
+    include_str!("../../migrations/0043_hardening.sql"),
 ];
 
 pub fn latest_version() -> i64 {

@@ -116,6 +116,12 @@ pub fn ship(
     let Some(rejected) = answer.get("rejected").and_then(Value::as_array) else {
         return Ok(Shipped::RetryLater(format!("unexpected answer: {}", text.chars().take(300).collect::<String>())));
     };
+    if let Some(unlinked) = answer.get("unlinked_eval_events").and_then(Value::as_u64).filter(|n| *n > 0) {
+        crate::hook::local::log(&format!(
+            "{unlinked} events named an evaluation cell (SIGHTLINE_EVAL_CELL) and were stored without the link: \
+             only a harness machine's token links a session to a cell (sightline token create --kind hook --run-kind EVAL)"
+        ));
+    }
     let mut rejected_rows = Vec::new();
     for r in rejected {
         if let Some(queued) = r.get("index").and_then(Value::as_u64).and_then(|i| batch.get(i as usize)) {

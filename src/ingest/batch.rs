@@ -25,6 +25,14 @@ pub struct BatchOutcome {
     pub accepted: usize,
     pub duplicates: usize,
     pub rejected: Vec<RejectedEvent>,
+    /// Events that named an evaluation cell and were stored without the link: only a
+    /// harness's token (fixed to EVAL) links a session to a cell.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub unlinked_eval_events: usize,
+}
+
+fn is_zero(count: &usize) -> bool {
+    *count == 0
 }
 
 #[derive(Debug, Serialize, PartialEq, Eq)]
@@ -64,6 +72,15 @@ pub(crate) async fn store(
     if let Some(kind) = fixed_run_kind {
         prepared.events.iter_mut().for_each(|event| event.run_kind = kind);
     }
+    // A cell's link is the harness's to make: a person's token (or a collector's, for
+    // anyone it maps) naming a cell would hand that session to every eval engineer.
+    let mut unlinked_eval_events = 0;
+    if fixed_run_kind != Some(crate::model::RunKind::Eval) {
+        for event in prepared.events.iter_mut().filter(|event| event.eval.is_some()) {
+            event.eval = None;
+            unlinked_eval_events += 1;
+        }
+    }
     let stored = prepared.events.len();
     let (mut accepted, mut duplicates) = (0, 0);
     if stored > 0 {
@@ -78,7 +95,7 @@ pub(crate) async fn store(
     }
     debug_assert_eq!(stored, accepted + duplicates);
     state.metrics.count_events(accepted as u64, duplicates as u64, prepared.rejected.len() as u64);
-    Ok(BatchOutcome { accepted, duplicates, rejected: prepared.rejected })
+    Ok(BatchOutcome { accepted, duplicates, rejected: prepared.rejected, unlinked_eval_events })
 }
 
 /// The request body, refused with 413 past `max_body_bytes` (declared or read).

@@ -24,14 +24,15 @@ use super::{batch, otlp};
 use crate::http::body_deadline::BodyDeadline;
 use crate::http::errors::{AppError, RETRY_AFTER_SECS};
 use crate::otlp::bounds::Msg;
-pub use crate::otlp::grpc::{LOGS_PATH, METRICS_PATH, TRACES_PATH};
 use crate::otlp::grpc::{self, Code, Status};
+pub use crate::otlp::grpc::{LOGS_PATH, METRICS_PATH, TRACES_PATH};
 use crate::otlp::wire::Encoding;
 use crate::state::AppState;
 
 /// Answers a call of a service this listener does not serve.
 pub async fn unimplemented() -> Response {
-    Status::new(Code::Unimplemented, "this listener serves OTLP's logs, metrics and trace services only").into_response()
+    Status::new(Code::Unimplemented, "this listener serves OTLP's logs, metrics and trace services only")
+        .into_response()
 }
 
 pub async fn export_logs(State(state): State<Arc<AppState>>, request: Request) -> Response {

@@ -56,6 +56,10 @@ pub struct Mapped {
 }
 
 /// Maps every data point of `request` for the person `user_id`.
+/// The largest value a kept data point may have: no session writes 10^12 lines or
+/// commits, or is active for 10^12 seconds; a larger one is a broken or hostile exporter.
+const MAX_POINT: f64 = 1e12;
+
 pub fn map(request: &ExportMetricsServiceRequest, user_id: &str) -> Mapped {
     let mut mapped = Mapped::default();
     for resource_metrics in &request.resource_metrics {
@@ -84,6 +88,10 @@ pub fn map(request: &ExportMetricsServiceRequest, user_id: &str) -> Mapped {
                 let refuse = |reason: &str| format!("{}: {reason}", metric.name);
                 if !value.is_finite() || value < 0.0 {
                     mapped.refuse(refuse("a data point has no value, or a negative one"));
+                    continue;
+                }
+                if value > MAX_POINT {
+                    mapped.refuse(refuse("a data point's value is beyond any session's (at most 10^12)"));
                     continue;
                 }
                 let Some(session_id) = attributes.text("session.id") else {

@@ -183,15 +183,13 @@ const UPSERT_SQL: &str = "INSERT INTO sessions (
     cache_write_5m_tokens, cache_write_1h_tokens, reasoning_tokens, cost_nusd, client_cost_nusd,
     unknown_model_events, total_response_ms, response_sample_count, max_autonomy_rank, git_ts_ms,
     git_branch, git_commit, git_remote, git_dirty, machine_id, cli_version, os, end_reason, otlp_events,
-    eval_cell_id, eval_run, eval_phase)
+    eval_cell_id, eval_run, eval_phase, eval_harness)
   VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20,
     ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30, ?31, ?32, ?33, ?34, ?35, ?36, ?37,
-    CASE WHEN ?9 IS NULL THEN NULL ELSE 'ended' END, ?38, ?39, ?40, ?41)
+    CASE WHEN ?9 IS NULL THEN NULL ELSE 'ended' END, ?38, ?39, ?40, ?41, ?39 IS NOT NULL)
   ON CONFLICT (user_id, agent_type, agent_session_id) DO UPDATE SET
-    run_kind = CASE
-        WHEN 'EVAL' IN (sessions.run_kind, excluded.run_kind) THEN 'EVAL'
-        WHEN 'CI' IN (sessions.run_kind, excluded.run_kind) THEN 'CI'
-        ELSE 'INTERACTIVE' END,
+    -- A session's run kind is its first batch's: a later event (a collector's, say) never
+    -- turns a person's interactive session into an evaluation or CI run.
     first_event_ms = min(sessions.first_event_ms, excluded.first_event_ms),
     last_event_ms = max(sessions.last_event_ms, excluded.last_event_ms),
     started_at_ms = min(coalesce(sessions.started_at_ms, excluded.started_at_ms),
@@ -242,10 +240,16 @@ const UPSERT_SQL: &str = "INSERT INTO sessions (
     machine_id = coalesce(excluded.machine_id, sessions.machine_id),
     cli_version = coalesce(excluded.cli_version, sessions.cli_version),
     os = coalesce(excluded.os, sessions.os),
-    -- A session names one cell: the first it named stays, with its run and phase.
-    eval_run = CASE WHEN sessions.eval_cell_id IS NULL THEN excluded.eval_run ELSE sessions.eval_run END,
-    eval_phase = CASE WHEN sessions.eval_cell_id IS NULL THEN excluded.eval_phase ELSE sessions.eval_phase END,
-    eval_cell_id = coalesce(sessions.eval_cell_id, excluded.eval_cell_id)
+    -- A session names one cell: the first it named stays, with its run and phase; only an
+    -- EVAL session is linked (the events that reach here were sent with a harness's token).
+    eval_run = CASE WHEN sessions.eval_cell_id IS NULL AND sessions.run_kind = 'EVAL'
+                    THEN excluded.eval_run ELSE sessions.eval_run END,
+    eval_phase = CASE WHEN sessions.eval_cell_id IS NULL AND sessions.run_kind = 'EVAL'
+                      THEN excluded.eval_phase ELSE sessions.eval_phase END,
+    eval_harness = CASE WHEN sessions.eval_cell_id IS NULL AND sessions.run_kind = 'EVAL'
+                        THEN excluded.eval_harness ELSE sessions.eval_harness END,
+    eval_cell_id = CASE WHEN sessions.run_kind = 'EVAL'
+                        THEN coalesce(sessions.eval_cell_id, excluded.eval_cell_id) ELSE sessions.eval_cell_id END
   RETURNING id";
 
 /// Writes the deltas inside the caller's main.db transaction.
@@ -258,6 +262,8 @@ pub fn apply(conn: &Connection, deltas: &Deltas, now_ms: i64) -> Result<(), DbEr
     for (key, delta) in &deltas.sessions {
         let git = delta.git.as_ref();
         let client = delta.client.as_ref();
+        // Only an evaluation run is linked to a cell (a new session's kind is its batch's).
+        let linked = delta.eval.as_ref().filter(|_| delta.run_kind == Some(RunKind::Eval));
         let session_row_id: String = upsert.query_row(
             params![
                 uuid::Uuid::now_v7().to_string(),
@@ -298,9 +304,9 @@ pub fn apply(conn: &Connection, deltas: &Deltas, now_ms: i64) -> Result<(), DbEr
                 client.map(|c| c.cli_version.as_str()),
                 client.map(|c| c.os.as_str()),
                 delta.otlp_events,
-                delta.eval.as_ref().map(|tag| tag.cell_id.as_str()),
-                delta.eval.as_ref().and_then(|tag| tag.run_name.as_deref()),
-                delta.eval.as_ref().and_then(|tag| tag.phase.as_deref()),
+                linked.map(|tag| tag.cell_id.as_str()),
+                linked.and_then(|tag| tag.run_name.as_deref()),
+                linked.and_then(|tag| tag.phase.as_deref()),
             ],
             |row| row.get(0),
         )?;

@@ -133,14 +133,16 @@ struct SessionKey {
     agent_session_id: String,
     /// The owner's switch for this session's transcript; `None` follows their flag.
     transcript_shared: Option<bool>,
-    /// An `EVAL` run a harness linked to an evaluation cell.
+    /// An `EVAL` run linked to an evaluation cell.
     linked_eval_run: bool,
+    /// Linked by a harness's token (fixed to EVAL), not by a person's or a collector's.
+    linked_by_harness: bool,
 }
 
 fn key_of(conn: &Connection, session_id: &str) -> Result<Option<SessionKey>, DbError> {
     let mut stmt = conn.prepare_cached(
         "SELECT user_id, agent_type, agent_session_id, transcript_shared,
-                run_kind = 'EVAL' AND eval_cell_id IS NOT NULL
+                run_kind = 'EVAL' AND eval_cell_id IS NOT NULL, eval_harness
          FROM sessions WHERE id = ?1",
     )?;
     let row = stmt
@@ -151,16 +153,18 @@ fn key_of(conn: &Connection, session_id: &str) -> Result<Option<SessionKey>, DbE
                 row.get::<_, String>(2)?,
                 row.get::<_, Option<bool>>(3)?,
                 row.get::<_, bool>(4)?,
+                row.get::<_, bool>(5)?,
             ))
         })
         .optional()?;
-    Ok(row.and_then(|(owner_id, agent, agent_session_id, transcript_shared, linked_eval_run)| {
+    Ok(row.and_then(|(owner_id, agent, agent_session_id, transcript_shared, linked_eval_run, linked_by_harness)| {
         AgentType::parse(&agent).map(|agent_type| SessionKey {
             owner_id,
             agent_type,
             agent_session_id,
             transcript_shared,
             linked_eval_run,
+            linked_by_harness,
         })
     }))
 }
@@ -292,11 +296,13 @@ pub fn authorize_eval(
     Ok(proofs)
 }
 
-/// Whether an eval engineer reads this session: an `EVAL` run a harness linked to a cell,
-/// and for its transcript, one its owner has not marked private (a person who left a cell
-/// named in their environment keeps the last word on their own conversation).
+/// Whether an eval engineer reads this session: an `EVAL` run linked to a cell by a
+/// harness's token, or linked otherwise (before links took a harness's token) and shared
+/// by its owner; and for its transcript, one its owner has not marked private (the owner
+/// keeps the last word on their own conversation).
 fn eval_readable(key: &SessionKey, reading: Reading) -> bool {
-    key.linked_eval_run && (reading == Reading::Session || key.transcript_shared != Some(false))
+    let linked = key.linked_eval_run && (key.linked_by_harness || key.transcript_shared == Some(true));
+    linked && (reading == Reading::Session || key.transcript_shared != Some(false))
 }
 
 #[allow(clippy::too_many_arguments)]

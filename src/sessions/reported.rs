@@ -37,12 +37,15 @@ impl Column {
         }
     }
 
-    /// The stored integer for `amount` (seconds are kept as milliseconds).
+    /// The stored integer for `amount` (seconds are kept as milliseconds), within
+    /// [`MAX_REPORTED`].
     fn stored(self, amount: f64) -> i64 {
-        match self {
-            Column::ActiveUserSeconds | Column::ActiveAgentSeconds => (amount * 1000.0).round() as i64,
-            _ => amount.round() as i64,
-        }
+        let stored = match self {
+            Column::ActiveUserSeconds | Column::ActiveAgentSeconds => (amount * 1000.0).round(),
+            _ => amount.round(),
+        };
+        // `as` saturates (and maps NaN to 0); the bound keeps every sum an integer.
+        (stored as i64).clamp(0, MAX_REPORTED)
     }
 }
 
@@ -68,6 +71,11 @@ pub struct Applied {
 }
 
 const SERIES_KEPT_MS: i64 = 2 * 86_400_000;
+
+/// The most any reported total holds (lines, commits, milliseconds: 10^12 ms is 31
+/// years). A sum past it stays at it: SQLite turns an integer sum that overflows into a
+/// REAL, which no reader takes as an integer (a point of 9.2e18 made its session a 500).
+pub const MAX_REPORTED: i64 = 1_000_000_000_000;
 
 /// Adds `readings` for `user_id` in the caller's transaction.
 pub fn apply(tx: &Transaction<'_>, user_id: &str, readings: &[Reading<'_>], now_ms: i64) -> Result<Applied, DbError> {
@@ -102,7 +110,8 @@ pub fn apply(tx: &Transaction<'_>, user_id: &str, readings: &[Reading<'_>], now_
             "INSERT INTO session_reported (user_id, agent_type, agent_session_id, {column}, updated_ms)
              VALUES (?1, ?2, ?3, ?4, ?5)
              ON CONFLICT (user_id, agent_type, agent_session_id)
-             DO UPDATE SET {column} = {column} + excluded.{column}, updated_ms = excluded.updated_ms"
+             DO UPDATE SET {column} = min({column} + excluded.{column}, {MAX_REPORTED}),
+                 updated_ms = excluded.updated_ms"
         ))?
         .execute(params![
             user_id,
@@ -233,5 +242,21 @@ mod tests {
         assert_eq!(lines_added(&tx), 12);
         forget(&tx, "u1").unwrap();
         assert_eq!(of_session(&tx, "u1", "claude_code", "s-1").unwrap(), None);
+    }
+
+    #[test]
+    fn sums_stay_integers_within_the_bound_whatever_a_point_says() {
+        let mut conn = crate::db::plans::main_db();
+        let tx = conn.transaction().unwrap();
+        let points = [
+            reading("h", 0, 1_000, 9.2e18, false),
+            reading("h", 0, 2_000, 9.2e18, false),
+            reading("h", 0, 3_000, f64::MAX, false),
+        ];
+        apply(&tx, "u1", &points, 0).unwrap();
+        assert_eq!(lines_added(&tx), MAX_REPORTED, "held at the bound, read as an integer");
+        let kind: String =
+            tx.query_row("SELECT typeof(lines_added) FROM session_reported", [], |row| row.get(0)).unwrap();
+        assert_eq!(kind, "integer");
     }
 }
