@@ -86,6 +86,8 @@ impl AppClient {
             return Ok(None);
         }
         let path = &config.github.private_key_path;
+        // jsonwebtoken signs with ring's RSA (constant-time), before the first app_jwt.
+        crate::auth::jwt::ring_provider::install();
         let pem = std::fs::read(path).map_err(|err| format!("github.private_key_path {path}: {err}"))?;
         let key = EncodingKey::from_rsa_pem(&pem)
             .map_err(|err| format!("github.private_key_path {path} is not an RSA private key (PEM): {err}"))?;

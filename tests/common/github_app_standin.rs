@@ -84,6 +84,9 @@ fn installation_ok(hub: &Hub, headers: &HeaderMap) -> bool {
 
 impl AppStandIn {
     pub fn start(public_key_pem: &[u8]) -> AppStandIn {
+        // The stand-in verifies with jsonwebtoken in this process too: ring's provider, as
+        // the server's (it may run before the server's client signs anything).
+        sightline::auth::jwt::ring_provider::install();
         let runtime = tokio::runtime::Runtime::new().unwrap();
         let hub = Arc::new(Mutex::new(Hub { next_comment: 500, ..Hub::default() }));
         let key = Arc::new(DecodingKey::from_rsa_pem(public_key_pem).unwrap());

@@ -6,7 +6,10 @@
 //! signature, `iss`, `aud`, then `exp` and `nbf` against the caller's clock (no
 //! leeway: the server is the only issuer and the only verifier); an access token says
 //! who (`sub`) and which sign-in (`sid`), so revoking the sign-in ends it before `exp`.
-//! The private key file is created with mode 0600 and is never logged.
+//! The private key file is created with mode 0600 and is never logged. jsonwebtoken's
+//! cryptography is ring's ([`ring_provider`]), installed by [`SigningKeys::from_pkcs8`].
+
+pub mod ring_provider;
 
 use std::path::{Path, PathBuf};
 
@@ -75,6 +78,8 @@ impl SigningKeys {
     }
 
     pub fn from_pkcs8(pkcs8: &[u8], issuer: &str) -> Result<SigningKeys, JwtError> {
+        // Every SigningKeys is built here, before its first encode or decode.
+        ring_provider::install();
         let pair = Ed25519KeyPair::from_pkcs8(pkcs8).map_err(|err| JwtError::Key(format!("bad key: {err}")))?;
         let public = pair.public_key().as_ref().to_vec();
         let digest = ring::digest::digest(&ring::digest::SHA256, &public);
