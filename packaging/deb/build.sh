@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Builds Sightline's Debian package with cargo-deb (installed if missing): the server
 # (release profile), the slim hook binary it hands to developer machines (hook profile),
-# the systemd unit with its hardening (packaging/sightline.service, at /usr/bin), and
-# /etc/sightline/sightline.toml. Prints the .deb's path on its last line.
+# the systemd unit with its hardening (packaging/sightline.service, at /usr/bin),
+# /etc/sightline/sightline.toml, a manual page per binary, the changelog and the lintian
+# overrides (packaging/deb/lintian-overrides). Prints the .deb's path on its last line.
 #
 #   packaging/deb/build.sh [--no-build] [--deb-version VERSION]
 set -euo pipefail
@@ -24,13 +25,32 @@ if [ "$build" = 1 ]; then
     cargo build --release --bin sightline
     cargo build --profile hook --bin sightline-hook
 fi
-target_dir=$(cargo metadata --format-version 1 --no-deps | python3 -c 'import json,sys; print(json.load(sys.stdin)["target_directory"])')
+metadata=$(cargo metadata --format-version 1 --no-deps)
+target_dir=$(python3 -c 'import json,sys; print(json.load(sys.stdin)["target_directory"])' <<<"$metadata")
 
-# cargo-deb reads the binaries and the unit from here (packaging/deb/stage, not in git).
+# cargo-deb reads the binaries, the unit, the manual pages and the changelog from here
+# (packaging/deb/stage, not in git).
 stage=packaging/deb/stage
-rm -rf "$stage" && mkdir -p "$stage/unit"
+rm -rf "$stage" && mkdir -p "$stage/unit" "$stage/man"
 cp "$target_dir/release/sightline" "$target_dir/hook/sightline-hook" "$stage/"
 sed 's#/usr/local/bin/sightline#/usr/bin/sightline#g' packaging/sightline.service >"$stage/unit/sightline.service"
+
+# A manual page per binary, from its own --help (cargo-deb compresses them), and the
+# Debian changelog a non-native package must carry: one entry, this version, naming the
+# commit it was built from. Both are dated by the commit, so a rebuild is the same.
+commit_date=$(git log -1 --format=%cs)
+for binary in sightline sightline-hook; do
+    python3 packaging/deb/manpage.py "$stage/$binary" "$commit_date" >"$stage/man/$binary.1"
+done
+cargo_version=$(python3 -c 'import json,sys; print(json.load(sys.stdin)["packages"][0]["version"])' <<<"$metadata")
+maintainer=$(python3 -c 'import json,sys; print(json.load(sys.stdin)["packages"][0]["metadata"]["deb"]["maintainer"])' <<<"$metadata")
+cat >"$stage/changelog" <<EOF
+sightline (${version_args[1]:-$cargo_version-1}) stable; urgency=medium
+
+  * Sightline $cargo_version, built from commit $(git rev-parse --short=12 HEAD).
+
+ -- $maintainer  $(git log -1 --format=%cD)
+EOF
 
 out_dir="$target_dir/debian"
 mkdir -p "$out_dir"
