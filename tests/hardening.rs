@@ -328,3 +328,43 @@ fn the_grpc_listener_limits_streams_and_closes_idle_connections() {
         assert!(started.elapsed() >= Duration::from_secs(1), "not before it is idle: {:?}", started.elapsed());
     });
 }
+
+/// Every answer of every listener carries the security headers and a request id, the
+/// operators' endpoints and errors included; an API error quotes the id.
+#[test]
+fn every_listener_answers_with_security_headers_and_a_request_id() {
+    let (server, grpc) = grpc_server(&[]);
+    for url in [
+        format!("{}/health", server.ingest),
+        format!("{}/metrics", server.ingest),
+        format!("{}/v1/price-table?agent=claude_code", server.ingest),
+        format!("{}/no-such-route", server.ingest),
+        format!("{}/health", server.github),
+        format!("{}/login", server.web),
+    ] {
+        let answer = agent().get(&url).call().unwrap();
+        let header = |name: &str| answer.headers().get(name).map(|v| v.to_str().unwrap().to_string());
+        assert_eq!(header("x-content-type-options").as_deref(), Some("nosniff"), "{url}");
+        assert_eq!(header("x-frame-options").as_deref(), Some("DENY"), "{url}");
+        assert!(header("content-security-policy").is_some_and(|csp| csp.contains("default-src 'self'")), "{url}");
+        assert!(header("strict-transport-security").is_none(), "{url}: no HSTS over plain HTTP");
+        let id = header("x-request-id").unwrap_or_default();
+        assert!(id.len() == 16 && id.bytes().all(|b| b.is_ascii_hexdigit()), "{url}: {id:?}");
+    }
+    let mut answer = agent().get(format!("{}/api/sessions/nope", server.web)).call().unwrap();
+    let id = answer.headers()["x-request-id"].to_str().unwrap().to_string();
+    let body: Value = serde_json::from_str(&answer.body_mut().read_to_string().unwrap()).unwrap();
+    assert_eq!(body["error"]["request_id"].as_str(), Some(id.as_str()), "{body}");
+    // The gRPC listener's answers carry the id too.
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    runtime.block_on(async {
+        let tcp = tokio::net::TcpStream::connect(grpc).await.unwrap();
+        let (mut client, connection) = h2::client::handshake(tcp).await.unwrap();
+        tokio::spawn(async move {
+            let _ = connection.await;
+        });
+        let request = axum::http::Request::builder().uri(format!("http://{grpc}/health")).body(()).unwrap();
+        let (response, _) = client.send_request(request, true).unwrap();
+        assert!(response.await.unwrap().headers().contains_key("x-request-id"));
+    });
+}

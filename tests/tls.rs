@@ -43,6 +43,14 @@ fn the_listeners_speak_https_with_the_configured_certificate() {
     assert!(server.ingest.starts_with("https://127.0.0.1:") && server.web.starts_with("https://"), "{}", server.ingest);
     let client = trusting(&cert);
     assert_eq!(client.get(format!("{}/readyz", server.ingest)).call().unwrap().status(), 200);
+    // Every listener's answers say HTTPS only, the operators' endpoints included.
+    for url in
+        [format!("{}/readyz", server.ingest), format!("{}/health", server.web), format!("{}/health", server.github)]
+    {
+        let answer = client.get(&url).call().unwrap();
+        let hsts = answer.headers().get("strict-transport-security").map(|v| v.to_str().unwrap().to_string());
+        assert_eq!(hsts.as_deref(), Some("max-age=63072000; includeSubDomains"), "{url}");
+    }
 
     // A hook's batch over HTTPS.
     let batch = envelope(vec![event("session_start", "tls-1", now_ms())]);
