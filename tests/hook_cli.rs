@@ -142,10 +142,26 @@ fn a_harness_marks_its_agents_runs_with_sightline_run_kind() {
 #[test]
 fn a_harness_names_the_cell_each_session_was_run_for() {
     let server = TestServer::spawn();
+    // The harness machine signs in with a harness's token: only that links a cell.
+    let dir = server.data_dir.to_str().unwrap();
+    let made = sightline(&[
+        "token",
+        "create",
+        "--data-dir",
+        dir,
+        "--user",
+        "dev@example.com",
+        "--kind",
+        "hook",
+        "--run-kind",
+        "EVAL",
+    ]);
+    assert!(made.status.success(), "{}", stderr(&made));
+    let harness = stdout(&made).trim().to_string();
     let home = tempfile::tempdir().unwrap();
     let home = home.path();
-    assert!(client(home, &["login", "--server", &server.ingest, "--token", &server.token], None).status.success());
-    let run = |session: &str, vars: &[(&str, &str)]| {
+    assert!(client(home, &["login", "--server", &server.ingest, "--token", &harness], None).status.success());
+    let run = |home: &Path, session: &str, vars: &[(&str, &str)]| {
         let payload = json!({"session_id": session, "cwd": "/", "hook_event_name": "UserPromptSubmit"});
         for event in ["UserPromptSubmit", "Stop"] {
             let out = client_with(home, &["hook", event, "--agent", "claude-code"], Some(&payload.to_string()), vars);
@@ -154,11 +170,18 @@ fn a_harness_names_the_cell_each_session_was_run_for() {
     };
     let cell = "claude-code__claude-sonnet-4-5__django__django-11099__r1";
     run(
+        home,
         "s-cell",
         &[("SIGHTLINE_EVAL_CELL", cell), ("SIGHTLINE_EVAL_RUN", "nightly"), ("SIGHTLINE_EVAL_PHASE", "review")],
     );
-    run("s-bad", &[("SIGHTLINE_EVAL_CELL", "django-11099")]);
+    run(home, "s-bad", &[("SIGHTLINE_EVAL_CELL", "django-11099")]);
     assert!(client(home, &["flusher", "--once"], None).status.success());
+    // A developer's own machine naming a cell: an evaluation run of theirs, not linked.
+    let own = tempfile::tempdir().unwrap();
+    let own = own.path();
+    assert!(client(own, &["login", "--server", &server.ingest, "--token", &server.token], None).status.success());
+    run(own, "s-own", &[("SIGHTLINE_EVAL_CELL", cell)]);
+    assert!(client(own, &["flusher", "--once"], None).status.success());
 
     let db = server.main_db();
     let row = |session: &str| -> (String, Option<String>, Option<String>, Option<String>) {
@@ -173,6 +196,9 @@ fn a_harness_names_the_cell_each_session_was_run_for() {
     assert_eq!(row("s-bad"), ("EVAL".into(), None, None, None));
     let log = std::fs::read_to_string(home.join("data/sightline/hook.log")).unwrap();
     assert!(log.contains("SIGHTLINE_EVAL_CELL=\"django-11099\" must have the shape"), "{log}");
+    assert_eq!(row("s-own"), ("EVAL".into(), None, None, None));
+    let log = std::fs::read_to_string(own.join("data/sightline/hook.log")).unwrap();
+    assert!(log.contains("stored without the link: only a harness machine's token links"), "{log}");
 }
 
 /// An evaluation harness machine signs in with a hook token made for EVAL runs: every
