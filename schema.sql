@@ -278,8 +278,20 @@ CREATE TABLE device_authorizations (
     interval_secs      INTEGER NOT NULL,
     last_polled_at_ms  INTEGER,
     status             TEXT NOT NULL DEFAULT 'PENDING' CHECK (status IN ('PENDING', 'APPROVED', 'DENIED', 'USED')),
-    user_id            TEXT REFERENCES users(id) ON DELETE CASCADE
+    user_id            TEXT REFERENCES users(id) ON DELETE CASCADE,
+    requested_from     TEXT,
+    user_agent         TEXT,
+    label              TEXT
 );
+
+-- The addresses each account signed in from with its password (the throttle's familiar
+-- addresses, read back at start).
+CREATE TABLE sign_in_addresses (
+    account         TEXT NOT NULL,
+    address         TEXT NOT NULL,
+    signed_in_at_ms INTEGER NOT NULL,
+    PRIMARY KEY (account, address)
+) WITHOUT ROWID;
 
 CREATE TABLE session_feedback (
     session_id     TEXT PRIMARY KEY REFERENCES sessions(id) ON DELETE CASCADE,

@@ -148,6 +148,34 @@ fn failed_sign_ins_are_throttled_per_account_with_retry_after() {
     assert_eq!(login_form(&server, "cy@example.com", TEST_PASSWORD).0, 303);
 }
 
+/// L3 of issue 52: the addresses that exempt an account from the account-wide lockout
+/// survive a restart. The administrator signs in from home (behind the organisation's
+/// proxy), the server restarts, someone guesses from ten other addresses: the
+/// administrator still gets straight in from home, and the guesser still waits.
+#[test]
+fn a_familiar_address_still_gets_in_after_a_restart_while_guesses_wait() {
+    let mut server = TestServer::spawn_with_env(&[("SIGHTLINE_LISTEN_TRUSTED_PROXIES", "127.0.0.1")]);
+    add_user(&server.data_dir, "root@example.com", "ADMIN");
+    let from = |server: &TestServer, address: &str, password: &str| {
+        no_redirects()
+            .post(format!("{}/login", server.web))
+            .header("Sec-Fetch-Site", "same-origin")
+            .header("X-Forwarded-For", address)
+            .send_form([("email", "root@example.com"), ("password", password)])
+            .unwrap()
+            .status()
+            .as_u16()
+    };
+    assert_eq!(from(&server, "10.0.0.1", TEST_PASSWORD), 303);
+    server.terminate();
+    server.start();
+    for round in 0..10 {
+        assert_eq!(from(&server, &format!("198.51.100.{round}"), "a wrong guess"), 401, "guess {round}");
+    }
+    assert_eq!(from(&server, "198.51.100.200", TEST_PASSWORD), 429, "an unfamiliar address waits");
+    assert_eq!(from(&server, "10.0.0.1", TEST_PASSWORD), 303, "home is still familiar after the restart");
+}
+
 #[test]
 fn refresh_tokens_rotate_and_reuse_revokes_the_whole_family() {
     let server = TestServer::spawn();

@@ -102,7 +102,14 @@ fn the_device_flow_signs_the_real_cli_in_with_a_hook_token() {
     let cookie = browser_cookie(&server, "ada@example.com");
     let page =
         no_redirects().get(format!("{}/device?user_code={code}", server.web)).header("Cookie", &cookie).call().unwrap();
-    assert!(page.into_body().read_to_string().unwrap().contains(&code));
+    let page = page.into_body().read_to_string().unwrap();
+    assert!(page.contains(&code));
+    // The page says who asked before anyone approves (L9 of issue 52).
+    let asked = &page[page.find("id=\"device-request\"").expect("who asked")..];
+    assert!(
+        asked.contains("(sightline login)") && asked.contains("<code>127.0.0.1</code>") && asked.contains("ureq"),
+        "{asked}"
+    );
     let typed = code.to_lowercase().replace('-', " ");
     let (status, body) = decide(&server, &cookie, &typed, "approve");
     assert_eq!(status, 200, "{body}");
@@ -117,14 +124,15 @@ fn the_device_flow_signs_the_real_cli_in_with_a_hook_token() {
     let status = client(home.path(), &["status"], None);
     assert!(common::stdout(&status).contains(&server.ingest));
 
-    // The machine keeps only the hook token: the device sign-in that made it is over.
+    // The approval yields the hook token and nothing else: no sign-in, no refresh token,
+    // and the hook token opens no page or API (L9 of issue 52).
     let conn = server.main_db();
-    let (method, revoked): (String, Option<i64>) = conn
-        .query_row("SELECT method, revoked_at_ms FROM auth_sessions WHERE method = 'device'", [], |row| {
-            Ok((row.get(0)?, row.get(1)?))
-        })
-        .unwrap();
-    assert_eq!((method.as_str(), revoked.is_some()), ("device", true));
+    let sign_ins: i64 = conn.query_row("SELECT count(*) FROM auth_sessions", [], |row| row.get(0)).unwrap();
+    assert_eq!(sign_ins, 1, "only the browser's own sign-in");
+    let refresh: i64 =
+        conn.query_row("SELECT count(*) FROM auth_tokens WHERE kind = 'refresh'", [], |row| row.get(0)).unwrap();
+    assert_eq!(refresh, 0);
+    assert_eq!(common::get_auth(&format!("{}/api/me/grants", server.web), &hook).0, 401);
     let label: String = conn
         .query_row("SELECT label FROM auth_tokens WHERE kind = 'hook' ORDER BY created_at_ms DESC LIMIT 1", [], |row| {
             row.get(0)
@@ -163,6 +171,24 @@ fn a_denied_code_fails_the_cli_and_fast_polling_is_slowed_down() {
     let (status, body) =
         read(agent().post(format!("{}/oauth/device/code", server.ingest)).send_form([("client_id", "someone-else")]));
     assert_eq!((status, body["error"].as_str()), (401, Some("invalid_client")));
+
+    // Asking for codes is throttled per address: twenty in fifteen minutes.
+    for asked in 3..=20 {
+        let (status, body) = read(
+            agent().post(format!("{}/oauth/device/code", server.ingest)).send_form([("client_id", "sightline-cli")]),
+        );
+        assert_eq!(status, 200, "code {asked}: {body}");
+    }
+    let refused = ureq::Agent::config_builder()
+        .http_status_as_error(false)
+        .build()
+        .new_agent()
+        .post(format!("{}/oauth/device/code", server.ingest))
+        .send_form([("client_id", "sightline-cli")])
+        .unwrap();
+    assert_eq!(refused.status().as_u16(), 429);
+    let wait: u64 = refused.headers()["retry-after"].to_str().unwrap().parse().unwrap();
+    assert!(wait > 0 && wait <= 15 * 60, "{wait}");
 }
 
 #[test]

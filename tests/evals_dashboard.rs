@@ -293,6 +293,49 @@ fn with_a_token_api_needs_bearer_and_browsers_sign_in_for_a_cookie() {
     }
 }
 
+/// L8 of issue 52: a one-character token is refused at start, and wrong tokens are
+/// throttled per address, by bearer and by the login form alike; past the limit even the
+/// right token waits (429, Retry-After), so guessing gains nothing by going on.
+#[test]
+fn a_short_token_is_refused_and_wrong_tokens_are_throttled() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("results.db");
+    results::hostile(&db);
+    let short = Command::new(BIN)
+        .args(["dashboard", "--db", db.to_str().unwrap(), "--port", "0"])
+        .env("SIGHTLINE_DASHBOARD_TOKEN", "x")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&short.stderr);
+    assert!(!short.status.success() && said.contains("at least 16"), "{said}");
+
+    let token = "a-proper-dashboard-token-0123";
+    let d = start(Some(token));
+    let agent = ureq::Agent::config_builder().http_status_as_error(false).max_redirects(0).build().new_agent();
+    for guess in 0..5 {
+        assert_eq!(get_auth(&format!("{}/api/runs", d.base), &format!("guess-{guess}")).0, 401);
+        let form = agent
+            .post(format!("{}/login", d.base))
+            .content_type("application/x-www-form-urlencoded")
+            .send(format!("token=guess-form-{guess}&next=%2F"))
+            .unwrap();
+        assert_eq!(form.status(), 401);
+    }
+    let refused =
+        agent.get(format!("{}/api/runs", d.base)).header("Authorization", format!("Bearer {token}")).call().unwrap();
+    assert_eq!(refused.status(), 429, "past ten wrong tokens even the right one waits");
+    let wait: u64 = refused.headers()["retry-after"].to_str().unwrap().parse().unwrap();
+    assert!(wait > 0 && wait <= 15 * 60, "{wait}");
+    let form = agent
+        .post(format!("{}/login", d.base))
+        .content_type("application/x-www-form-urlencoded")
+        .send(format!("token={}&next=%2F", enc(token)))
+        .unwrap();
+    assert_eq!(form.status(), 429);
+    assert!(form.headers().get("set-cookie").is_none());
+}
+
 #[test]
 fn cached_aggregates_follow_the_harness_writes() {
     let d = start(None);

@@ -57,6 +57,13 @@ fn an_investigator_asks_in_the_browser_is_approved_and_opens_the_session_under_t
         "no name before approval: {waiting}"
     );
     assert!(!waiting.contains("/sessions/"), "nothing to open yet: {waiting}");
+    // The API says no more than the page: no owner, by address or by id (L2 of issue 52).
+    let max_id: String =
+        world.db().query_row("SELECT id FROM users WHERE email = 'max@example.com'", [], |r| r.get(0)).unwrap();
+    let (status, api, _) = world.page(Some(INVESTIGATOR), "/api/grants");
+    assert_eq!(status, 200, "{api}");
+    assert!(api.contains("why does checkout flake in CI") && api.contains("\"subject_email\":null"), "{api}");
+    assert!(!api.contains("max@example.com") && !api.contains(&max_id), "no owner before approval: {api}");
     assert_eq!(world.page(Some(INVESTIGATOR), &format!("/sessions/{session}")).0, 404);
 
     // The administrator approves on the console.
@@ -66,6 +73,7 @@ fn an_investigator_asks_in_the_browser_is_approved_and_opens_the_session_under_t
     assert!(world.change(&format!("/admin/access-grants/{id}/approve"), &[("note", "fine")]).ends_with("APPROVED"));
 
     let (_, active, _) = world.page(Some(INVESTIGATOR), &grant_page);
+    assert!(world.page(Some(INVESTIGATOR), "/api/grants").1.contains("max@example.com"), "named once approved");
     assert!(active.contains("active until") && active.contains("max@example.com"), "{active}");
     assert!(active.contains(&format!("href=\"/sessions/{session}\"")), "the grant's session opens: {active}");
     let (status, opened, _) = world.page(Some(INVESTIGATOR), &format!("/sessions/{session}"));

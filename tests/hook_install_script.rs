@@ -223,24 +223,29 @@ fn get_text(url: &str) -> (u16, String) {
     (response.status().as_u16(), response.into_body().read_to_string().unwrap())
 }
 
-/// The script names the server by the address the machine fetched it from (behind a
-/// proxy, the web app's own host is often a loopback a laptop cannot reach), unless the
-/// administrator set `auth.ingest_public_url`; a `Host` that is not an address is not
-/// written into a shell script.
+/// The script names the server by `auth.ingest_public_url`, else by the address
+/// `/install` shows; the `Host` it was fetched with only where the administrator turned
+/// `auth.install_script_uses_host` on (behind a proxy, the web app's own host is often a
+/// loopback a laptop cannot reach). A `Host` that is not an address is never written into
+/// a shell script. (Issue 52: a client sets its `Host`.)
 #[test]
-fn the_script_names_the_address_it_was_fetched_from() {
-    let server = TestServer::spawn();
-    let fetch = |host: &str| {
+fn the_script_names_the_configured_address_and_the_host_only_when_allowed() {
+    let fetch = |server: &TestServer, host: &str| {
         let response = agent().get(format!("{}/install.sh", server.ingest)).header("Host", host).call().unwrap();
         assert_eq!(response.status().as_u16(), 200);
         response.into_body().read_to_string().unwrap()
     };
-    assert!(fetch("sightline.internal:4000").contains("\nSERVER='http://sightline.internal:4000'\n"));
-    let odd = fetch("x'$(reboot)");
-    assert!(odd.contains(&format!("\nSERVER='{}'\n", server.ingest)), "falls back to the configured address");
+    let server = TestServer::spawn();
+    let shown = format!("\nSERVER='{}'\n", server.ingest);
+    let spoofed = fetch(&server, "attacker.example:4000");
+    assert!(spoofed.contains(&shown) && !spoofed.contains("attacker.example"), "the Host is not trusted by default");
+
+    let trusting = TestServer::spawn_with_env(&[("SIGHTLINE_AUTH_INSTALL_SCRIPT_USES_HOST", "true")]);
+    assert!(fetch(&trusting, "sightline.internal:4000").contains("\nSERVER='http://sightline.internal:4000'\n"));
+    let odd = fetch(&trusting, "x'$(reboot)");
+    assert!(odd.contains(&format!("\nSERVER='{}'\n", trusting.ingest)), "falls back to the configured address");
     assert!(!odd.contains("reboot"));
 
     let configured = TestServer::spawn_with_env(&[("SIGHTLINE_AUTH_INGEST_PUBLIC_URL", "https://ingest.example.com")]);
-    let body = agent().get(format!("{}/install.sh", configured.ingest)).call().unwrap().into_body().read_to_string();
-    assert!(body.unwrap().contains("\nSERVER='https://ingest.example.com'\n"));
+    assert!(fetch(&configured, "attacker.example").contains("\nSERVER='https://ingest.example.com'\n"));
 }

@@ -216,3 +216,66 @@ fn only_a_harnesss_token_links_a_session_to_an_evaluation_cell() {
     assert_eq!(status, 303);
     assert_eq!(get_auth(&format!("{}/api/sessions/{harness_id}", world.server.web), &eve).0, 200);
 }
+
+/// The service account's token, made on `/admin/adapters` (shown once).
+fn service_token(world: &crate::admin_console::World) -> String {
+    let (status, page, _) = world.form(Some(ADMIN), "/admin/adapters/service-tokens", &[("name", "otel-collector")]);
+    assert_eq!(status, 200, "{page}");
+    let start = page.find("slh_otlp_").expect("the token is shown once");
+    page[start..].chars().take_while(|c| c.is_ascii_alphanumeric() || *c == '_' || *c == '-').collect()
+}
+
+/// L6 and L7 of issue 52: a collector sending thousands of made-up identities, each
+/// kilobytes long, leaves a bounded list (at most 1,000, each cut to 320 characters) and a
+/// small console page; an identity mapped to a person who is then disabled stores
+/// nothing more as them (its records are refused, saying why), and nobody can map an
+/// identity to a disabled person.
+#[test]
+fn a_collector_cannot_grow_the_unknown_identities_or_store_as_a_disabled_person() {
+    let world = world();
+    let token = service_token(&world);
+    let url = format!("{}/v1/logs", world.server.ingest);
+    for round in 0..3 {
+        let mut export = fixture("claude_code_logs");
+        let template = export["resourceLogs"][0]["scopeLogs"][0]["logRecords"][0].clone();
+        let records: Vec<Value> = (0..500)
+            .map(|i| {
+                let mut record = template.clone();
+                for pair in record["attributes"].as_array_mut().unwrap() {
+                    if pair["key"] == "user.email" {
+                        let made_up = format!("{round}-{i}-{}@example.com", "x".repeat(3000));
+                        pair["value"]["stringValue"] = Value::from(made_up);
+                    }
+                }
+                record
+            })
+            .collect();
+        export["resourceLogs"][0]["scopeLogs"][0]["logRecords"] = Value::from(records);
+        let answer = post_logs(&url, &token, &export);
+        assert_eq!(answer["partialSuccess"]["rejectedLogRecords"], "500", "{answer}");
+    }
+    assert_eq!(world.count("SELECT count(*) FROM otlp_unknown_identities"), 1_000, "bounded in number");
+    assert_eq!(world.count("SELECT max(length(value)) FROM otlp_unknown_identities"), 321, "cut, with a mark");
+    let (status, adapters, _) = world.page(Some(ADMIN), "/admin/adapters");
+    assert_eq!(status, 200);
+    assert!(adapters.len() < 1_000_000, "the console page stays small: {} bytes", adapters.len());
+
+    // Mapped to Max, who is then disabled: nothing more is stored as him.
+    world.change(
+        "/admin/adapters/identities",
+        &[("attribute", "user.email"), ("value", "ada@example.com"), ("email", "max@example.com")],
+    );
+    let max = world.user_id("max@example.com");
+    world.change(&format!("/admin/people/{max}/disable"), &[]);
+    let export = fixture("claude_code_logs");
+    let answer = post_logs(&url, &token, &export);
+    let message = answer["partialSuccess"]["errorMessage"].as_str().unwrap_or_default();
+    assert!(message.contains("mapped to a disabled person"), "{answer}");
+    assert_eq!(world.count("SELECT count(*) FROM sessions"), 0, "nothing stored as a disabled person");
+    let (status, body, _) = world.form(
+        Some(ADMIN),
+        "/admin/adapters/identities",
+        &[("attribute", "user.id"), ("value", "max-laptop"), ("email", "max@example.com")],
+    );
+    assert!(status == 400 && body.contains("is disabled"), "{status} {body}");
+}

@@ -137,6 +137,11 @@ fn disabling_revokes_and_the_last_administrator_stays() {
     );
     let (_, page, _) = world.page(Some(ADMIN), "/admin/people");
     assert!(page.contains(&format!("action=\"/admin/people/{max}/revoke\"")), "max holds a token");
+    // A reset lists the tokens a reset does not end, for review (issue 52).
+    let (_, reset, _) = world.form(Some(ADMIN), &format!("/admin/people/{max}/password-link"), &[]);
+    let review = &reset[reset.find("id=\"tokens-to-review\"").expect("the tokens to review")..];
+    let review = &review[..review.find("</table>").unwrap()];
+    assert!(review.contains("keep working after the password is reset") && review.contains(">hook<"), "{review}");
 
     assert_eq!(world.change(&format!("/admin/people/{max}/revoke"), &[]), "a person's sign-ins and tokens are revoked");
     assert_eq!(
@@ -145,12 +150,21 @@ fn disabling_revokes_and_the_last_administrator_stays() {
     );
     assert_eq!(world.audited("TOKENS_REVOKED"), 1);
 
+    // A reset link made before the person is disabled dies with the disabling: enabling
+    // them again does not revive it (L10 of issue 52).
+    let (_, made, _) = world.form(Some(ADMIN), &format!("/admin/people/{max}/password-link"), &[]);
+    let old_link = links(&made).remove(0).1;
+    assert_eq!(get(&world, &old_link).0, 200, "the link works while max is enabled");
     world.change(&format!("/admin/people/{max}/disable"), &[]);
     assert_eq!(world.count("SELECT count(*) FROM users WHERE disabled_at_ms IS NOT NULL"), 1);
     let (status, body, _) = world.form(Some(ADMIN), &format!("/admin/people/{max}/password-link"), &[]);
     assert!(status == 400 && body.contains("disabled"), "{body}");
     world.change(&format!("/admin/people/{max}/enable"), &[]);
     assert_eq!(world.audited("USER_DISABLED") + world.audited("USER_ENABLED"), 2);
+    assert_eq!(get(&world, &old_link).0, 404, "the old link stays void after enabling");
+    let (status, _, _) =
+        world.form(None, &old_link, &[("password", "an attacker's phrase"), ("repeat", "an attacker's phrase")]);
+    assert_eq!(status, 404);
 
     // Two administrators: one may go, the last may not.
     let abe = world.user_id("abe@example.com");

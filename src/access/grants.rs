@@ -42,6 +42,14 @@ pub struct Grant {
 }
 
 impl Grant {
+    /// Whether `actor` may see whose data the grant opens. A request on one session names
+    /// the session, not its owner: the requester learns the owner only once an
+    /// administrator approves (approval sets the expiry), so a request cannot be used to
+    /// find out whose a session is. Deciders always see the subject.
+    pub fn names_subject_to(&self, actor: Actor<'_>) -> bool {
+        actor.role.may_decide_grants() || self.session_id.is_none() || self.expires_at_ms.is_some()
+    }
+
     /// APPROVED and not yet expired at `now_ms`.
     pub fn is_active(&self, now_ms: i64) -> bool {
         self.status == "APPROVED" && self.expires_at_ms.is_some_and(|end| now_ms < end)

@@ -152,6 +152,12 @@ pub async fn serve_with_clock(
     let web_origin = config.auth.public_origin(web.local_addr()?, tls.is_some());
     let issuer = if config.auth.public_url.is_empty() { "sightline".to_string() } else { web_origin.clone() };
     let keys = SigningKeys::load_or_create(&config.data_dir, &issuer)?;
+    // The addresses people signed in from, so the throttle still knows them (L3).
+    let login_throttle = LoginThrottle::default();
+    {
+        let conn = readers.get().context("reading the familiar sign-in addresses")?;
+        login_throttle.seed(crate::auth::throttle::familiar_since(&conn, clock.now_ms())?);
+    }
     let state = Arc::new(AppState {
         config: config.clone(),
         readers,
@@ -163,7 +169,7 @@ pub async fn serve_with_clock(
         indexer,
         keys,
         clock,
-        login_throttle: LoginThrottle::default(),
+        login_throttle,
         device_throttle: CodeThrottle::default(),
         web_origin,
         webhook_arrivals: Arc::new(tokio::sync::Notify::new()),
@@ -289,6 +295,9 @@ pub async fn dashboard(
     use crate::evals::dashboard::DashState;
     let ip: std::net::IpAddr = host.parse().with_context(|| format!("--host {host:?} is not an IP address"))?;
     let token = token.filter(|t| !t.is_empty());
+    if let Some(token) = token {
+        crate::evals::dashboard::auth::check_token(token).map_err(|why| anyhow::anyhow!("{why}"))?;
+    }
     // The dashboard outlives whoever reads its first lines (`| head -1`): a closed
     // stdout or stderr is not a reason to stop serving, so these writes ignore it.
     use std::io::Write;

@@ -20,6 +20,9 @@ pub const ACCOUNT_LIMIT: u32 = 5;
 /// Failures per client address per window (an office behind one address has
 /// several people mistyping).
 pub const ADDRESS_LIMIT: u32 = 20;
+/// Device codes one client address may ask for per window (`sightline login` asks for
+/// one; an office behind one address onboarding together asks for more).
+pub const CODES_PER_ADDRESS: u32 = 20;
 const PRUNE_ABOVE: usize = 10_000;
 
 #[derive(Clone, Copy)]
@@ -60,6 +63,24 @@ impl CodeThrottle {
     pub fn prune(&self, now_ms: i64) -> usize {
         let Ok(mut windows) = self.windows.lock() else { return 0 };
         drop_ended(&mut windows, now_ms)
+    }
+
+    /// Counts a device code asked for from `address`: `Err(seconds)` to wait once the
+    /// address asked for [`CODES_PER_ADDRESS`] in the window (the code is not made).
+    pub fn take_code(&self, address: IpAddr, now_ms: i64) -> Result<(), u64> {
+        let Ok(mut windows) = self.windows.lock() else { return Ok(()) };
+        if windows.len() > PRUNE_ABOVE {
+            drop_ended(&mut windows, now_ms);
+        }
+        let window = windows.entry(format!("codes:{address}")).or_insert(Window { started_ms: now_ms, failures: 0 });
+        if now_ms - window.started_ms >= WINDOW_MS {
+            *window = Window { started_ms: now_ms, failures: 0 };
+        }
+        if window.failures >= CODES_PER_ADDRESS {
+            return Err(((window.started_ms + WINDOW_MS - now_ms) as u64).div_ceil(1000));
+        }
+        window.failures += 1;
+        Ok(())
     }
 
     pub fn failed(&self, account: &str, address: IpAddr, now_ms: i64) {

@@ -6,7 +6,10 @@
 //! (RFC 8628 §6.1: no vowels, so no words; no digits to confuse with letters), shown as
 //! `XXXX-XXXX` and accepted with any case, spaces or dash; only a SHA-256 of the device
 //! code is stored; a code lives 10 minutes and is exchanged at most once; a poll sooner
-//! than the interval answers `slow_down` and adds 5 seconds to the interval.
+//! than the interval answers `slow_down` and adds 5 seconds to the interval; an approved
+//! code yields a hook token for the machine (ingest only, labelled as the machine asked),
+//! never a web sign-in (L9 of issue 52); the approval page shows who asked (the address,
+//! the user agent, the label) and when; at most [`MAX_PENDING`] codes wait at once.
 
 use ring::rand::{SecureRandom, SystemRandom};
 use rusqlite::{Connection, OptionalExtension, params};
@@ -17,6 +20,28 @@ use crate::db::DbError;
 pub const USER_CODE_ALPHABET: &[u8; 20] = b"BCDFGHJKLMNPQRSTVWXZ";
 pub const LIFETIME_MS: i64 = 10 * 60_000;
 pub const INTERVAL_SECS: i64 = 5;
+/// Codes waiting at once, organisation-wide: past it, new ones are refused until some
+/// expire (creation is unauthenticated; each address is also throttled by the handler).
+pub const MAX_PENDING: i64 = 1_000;
+/// The longest label or user agent kept.
+const MAX_TEXT_CHARS: usize = 200;
+
+/// Who asked for a code, as its request said.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Asker {
+    /// The client's address.
+    pub address: String,
+    pub user_agent: Option<String>,
+    /// The hook token's label the machine asked for (`<host> (sightline login)`).
+    pub label: Option<String>,
+}
+
+/// `text` without control characters, cut to [`MAX_TEXT_CHARS`]; `None` if empty.
+fn kept(text: Option<&str>) -> Option<String> {
+    let kept: String = text?.chars().filter(|c| !c.is_control()).take(MAX_TEXT_CHARS).collect();
+    let kept = kept.trim().to_string();
+    (!kept.is_empty()).then_some(kept)
+}
 
 /// A new authorisation as the CLI receives it.
 #[derive(Debug)]
@@ -65,33 +90,48 @@ pub fn normalise_user_code(typed: &str) -> Option<String> {
     Some(format!("{}-{}", &letters[..4], &letters[4..]))
 }
 
-pub fn create(conn: &Connection, client_id: &str, now_ms: i64) -> Result<NewAuthorization, DbError> {
+/// A new code for `asker`, or `None` when [`MAX_PENDING`] codes already wait.
+pub fn create(
+    conn: &Connection,
+    client_id: &str,
+    asker: &Asker,
+    now_ms: i64,
+) -> Result<Option<NewAuthorization>, DbError> {
+    conn.execute("DELETE FROM device_authorizations WHERE expires_at_ms <= ?1", [now_ms])?;
+    let waiting: i64 =
+        conn.query_row("SELECT count(*) FROM device_authorizations WHERE status = 'PENDING'", [], |row| row.get(0))?;
+    if waiting >= MAX_PENDING {
+        return Ok(None);
+    }
+    let (user_agent, label) = (kept(asker.user_agent.as_deref()), kept(asker.label.as_deref()));
     let device_code = format!("slh_device_{}", tokens::base64url(&random_bytes::<32>()?));
     // A clash of user codes among live authorisations is astronomically rare, but the
     // column is unique, so try again rather than fail.
     for _ in 0..5 {
         let code = user_code()?;
-        conn.execute("DELETE FROM device_authorizations WHERE expires_at_ms <= ?1", [now_ms])?;
         let inserted = conn.execute(
             "INSERT INTO device_authorizations (device_code_sha256, user_code, client_id, created_at_ms, expires_at_ms,
-                 interval_secs)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6) ON CONFLICT (user_code) DO NOTHING",
+                 interval_secs, requested_from, user_agent, label)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9) ON CONFLICT (user_code) DO NOTHING",
             params![
                 tokens::digest(&device_code).as_slice(),
                 code,
                 client_id,
                 now_ms,
                 now_ms + LIFETIME_MS,
-                INTERVAL_SECS
+                INTERVAL_SECS,
+                asker.address,
+                user_agent,
+                label
             ],
         )?;
         if inserted == 1 {
-            return Ok(NewAuthorization {
+            return Ok(Some(NewAuthorization {
                 device_code,
                 user_code: code,
                 expires_in_secs: LIFETIME_MS / 1000,
                 interval_secs: INTERVAL_SECS,
-            });
+            }));
         }
     }
     Err(DbError::Io { context: "no free user code".into(), source: std::io::Error::other("user code clash") })
@@ -106,9 +146,11 @@ pub enum Poll {
     Expired,
     /// Unknown, already exchanged, or for another client.
     Invalid,
-    /// Approved by this user; the authorisation is now used up.
+    /// Approved by this user; the authorisation is now used up. `label` is the hook
+    /// token's, as the machine asked.
     Approved {
         user_id: String,
+        label: Option<String>,
     },
 }
 
@@ -116,7 +158,7 @@ pub fn poll(conn: &Connection, device_code: &str, client_id: &str, now_ms: i64) 
     let digest = tokens::digest(device_code);
     let row = conn
         .query_row(
-            "SELECT client_id, expires_at_ms, interval_secs, last_polled_at_ms, status, user_id
+            "SELECT client_id, expires_at_ms, interval_secs, last_polled_at_ms, status, user_id, label
              FROM device_authorizations WHERE device_code_sha256 = ?1",
             [digest.as_slice()],
             |row| {
@@ -127,11 +169,12 @@ pub fn poll(conn: &Connection, device_code: &str, client_id: &str, now_ms: i64) 
                     row.get::<_, Option<i64>>(3)?,
                     row.get::<_, String>(4)?,
                     row.get::<_, Option<String>>(5)?,
+                    row.get::<_, Option<String>>(6)?,
                 ))
             },
         )
         .optional()?;
-    let Some((stored_client, expires_at_ms, interval_secs, last_polled, status, user_id)) = row else {
+    let Some((stored_client, expires_at_ms, interval_secs, last_polled, status, user_id, label)) = row else {
         return Ok(Poll::Invalid);
     };
     if stored_client != client_id || status == "USED" {
@@ -158,7 +201,7 @@ pub fn poll(conn: &Connection, device_code: &str, client_id: &str, now_ms: i64) 
                 "UPDATE device_authorizations SET status = 'USED' WHERE device_code_sha256 = ?1",
                 [digest.as_slice()],
             )?;
-            Poll::Approved { user_id }
+            Poll::Approved { user_id, label }
         }
         ("DENIED", _) => Poll::Denied,
         _ => Poll::Pending,
@@ -176,14 +219,29 @@ pub fn decide(conn: &Connection, user_code: &str, user_id: &str, approve: bool, 
     Ok(changed == 1)
 }
 
-/// True if a live, pending authorisation has this code (the page checks before asking).
-pub fn pending(conn: &Connection, user_code: &str, now_ms: i64) -> Result<bool, DbError> {
-    Ok(conn.query_row(
-        "SELECT EXISTS (SELECT 1 FROM device_authorizations WHERE user_code = ?1 AND status = 'PENDING'
-             AND expires_at_ms > ?2)",
-        params![user_code, now_ms],
-        |row| row.get(0),
-    )?)
+/// A code waiting for its approval, as the page shows it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Waiting {
+    pub asker: Asker,
+    pub created_at_ms: i64,
+}
+
+/// The live, pending authorisation with this code, if any (the page shows who asked
+/// before the person approves).
+pub fn waiting(conn: &Connection, user_code: &str, now_ms: i64) -> Result<Option<Waiting>, DbError> {
+    Ok(conn
+        .query_row(
+            "SELECT coalesce(requested_from, ''), user_agent, label, created_at_ms FROM device_authorizations
+             WHERE user_code = ?1 AND status = 'PENDING' AND expires_at_ms > ?2",
+            params![user_code, now_ms],
+            |row| {
+                Ok(Waiting {
+                    asker: Asker { address: row.get(0)?, user_agent: row.get(1)?, label: row.get(2)? },
+                    created_at_ms: row.get(3)?,
+                })
+            },
+        )
+        .optional()?)
 }
 
 /// Removes device authorisations that expired more than a day ago, whatever their

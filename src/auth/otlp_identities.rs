@@ -8,7 +8,10 @@
 //! person's own, no case folded but the e-mail's); a record whose identities are all
 //! unmapped is not stored, and its identity is counted for administrators with when it
 //! was last seen; mapping an identity clears its count. Only the mapping's attribute
-//! names are accepted.
+//! names are accepted. The unknown count is bounded: a value is kept to
+//! [`MAX_VALUE_CHARS`] (no mapping can hold more) and the table to [`MAX_UNKNOWN`] rows,
+//! the longest unseen going first, so a collector cannot grow it without end (L6 of
+//! issue 52). A mapping to a disabled person stores nothing (`person_of` says so).
 
 use rusqlite::{Connection, OptionalExtension, Transaction, params};
 
@@ -16,6 +19,10 @@ use crate::db::DbError;
 
 /// The exported attributes that may name a person, in the order they are tried.
 pub const ATTRIBUTES: [&str; 3] = ["user.email", "user.account_uuid", "user.id"];
+/// The longest identity value a mapping holds (and an unknown one is kept to).
+pub const MAX_VALUE_CHARS: usize = 320;
+/// The most unknown identities kept.
+pub const MAX_UNKNOWN: i64 = 1_000;
 
 /// An identity's value as stored and compared: trimmed, an e-mail address lower-cased
 /// (addresses are not case-sensitive in practice, and agents send them as typed).
@@ -134,12 +141,48 @@ fn audit_change(
     Ok(())
 }
 
-/// The person an identity is mapped to.
-pub fn person_of(conn: &Connection, attribute: &str, value: &str) -> Result<Option<String>, DbError> {
+/// Whom an identity names.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Named {
+    /// An enabled person.
+    Person(String),
+    /// A person who is disabled: their records are refused, not stored (L7 of issue 52).
+    Disabled(String),
+}
+
+/// The person an identity is mapped to, and whether they are enabled.
+pub fn person_of(conn: &Connection, attribute: &str, value: &str) -> Result<Option<Named>, DbError> {
     Ok(conn
-        .prepare_cached("SELECT user_id FROM otlp_identities WHERE attribute = ?1 AND value = ?2")?
-        .query_row(params![attribute, normalised(attribute, value)], |row| row.get(0))
+        .prepare_cached(
+            "SELECT i.user_id, u.disabled_at_ms IS NULL FROM otlp_identities i JOIN users u ON u.id = i.user_id
+             WHERE i.attribute = ?1 AND i.value = ?2",
+        )?
+        .query_row(params![attribute, normalised(attribute, value)], |row| {
+            let (user_id, enabled): (String, bool) = (row.get(0)?, row.get(1)?);
+            Ok(if enabled { Named::Person(user_id) } else { Named::Disabled(user_id) })
+        })
         .optional()?)
+}
+
+/// `value` cut to [`MAX_VALUE_CHARS`] characters, marked with `…` when cut.
+fn kept(value: &str) -> String {
+    match value.char_indices().nth(MAX_VALUE_CHARS) {
+        None => value.to_string(),
+        Some((end, _)) => format!("{}…", &value[..end]),
+    }
+}
+
+/// Drops the unknown identities seen longest ago beyond [`MAX_UNKNOWN`]; how many.
+pub fn bound_unknown(tx: &Connection) -> Result<usize, DbError> {
+    let count: i64 = tx.query_row("SELECT count(*) FROM otlp_unknown_identities", [], |row| row.get(0))?;
+    if count <= MAX_UNKNOWN {
+        return Ok(0);
+    }
+    Ok(tx.execute(
+        "DELETE FROM otlp_unknown_identities WHERE (attribute, value) IN (
+             SELECT attribute, value FROM otlp_unknown_identities ORDER BY last_seen_ms DESC LIMIT -1 OFFSET ?1)",
+        [MAX_UNKNOWN],
+    )?)
 }
 
 /// Counts `records` from an identity no mapping names, seen through `token_id`.
@@ -157,7 +200,7 @@ pub fn count_unknown(
          ON CONFLICT (attribute, value) DO UPDATE SET records = records + excluded.records,
              last_seen_ms = excluded.last_seen_ms, token_id = excluded.token_id",
     )?
-    .execute(params![attribute, normalised(attribute, value), records as i64, now_ms, token_id])?;
+    .execute(params![kept(attribute), kept(&normalised(attribute, value)), records as i64, now_ms, token_id])?;
     Ok(())
 }
 
@@ -243,10 +286,30 @@ mod tests {
         assert_eq!((seen.len(), seen[0].records, seen[0].first_seen_ms, seen[0].last_seen_ms), (1, 5, 10, 20));
         assert_eq!(person_of(&tx, "user.email", "ada@corp.example").unwrap(), None, "never guessed");
         map(&tx, "user.email", "ADA@corp.example", "u1", "admin", 30).unwrap();
-        assert_eq!(person_of(&tx, "user.email", "ada@CORP.example").unwrap().as_deref(), Some("u1"));
+        assert_eq!(person_of(&tx, "user.email", "ada@CORP.example").unwrap(), Some(Named::Person("u1".into())));
+        tx.execute("UPDATE users SET disabled_at_ms = 35 WHERE id = 'u1'", []).unwrap();
+        assert_eq!(person_of(&tx, "user.email", "ada@corp.example").unwrap(), Some(Named::Disabled("u1".into())));
         assert!(unknown(&tx).unwrap().is_empty());
         assert_eq!(person_of(&tx, "user.id", "ada@corp.example").unwrap(), None, "per attribute");
         assert_eq!(unmap(&tx, "user.email", "ada@corp.example", "admin", 40).unwrap().as_deref(), Some("u1"));
         assert_eq!(person_of(&tx, "user.email", "ada@corp.example").unwrap(), None);
+    }
+
+    #[test]
+    fn unknown_identities_are_bounded_in_length_and_number() {
+        let mut conn = crate::db::plans::main_db();
+        let tx = conn.transaction().unwrap();
+        count_unknown(&tx, "user.id", &"x".repeat(1 << 20), 1, "t1", 1).unwrap();
+        let seen = unknown(&tx).unwrap();
+        assert_eq!(seen[0].value.chars().count(), MAX_VALUE_CHARS + 1, "cut, with its mark");
+        for i in 0..MAX_UNKNOWN + 50 {
+            count_unknown(&tx, "user.id", &format!("id-{i}"), 1, "t1", 10 + i).unwrap();
+        }
+        assert_eq!(bound_unknown(&tx).unwrap(), 51);
+        let left: i64 = tx.query_row("SELECT count(*) FROM otlp_unknown_identities", [], |r| r.get(0)).unwrap();
+        assert_eq!(left, MAX_UNKNOWN);
+        let oldest: i64 =
+            tx.query_row("SELECT min(last_seen_ms) FROM otlp_unknown_identities", [], |r| r.get(0)).unwrap();
+        assert_eq!(oldest, 60, "the longest unseen went first");
     }
 }

@@ -127,6 +127,17 @@ pub fn redeem(conn: &Connection, secret: &str, password_hash: &str, now_ms: i64)
     Ok(Some(link))
 }
 
+/// Voids every unused link of `user_id` (they expire now), in the caller's transaction:
+/// disabling a person ends their links for good, so enabling them again does not revive
+/// a welcome or reset link sent before (L10 of issue 52); they get a new one. Returns
+/// how many.
+pub fn void_for_user(conn: &Connection, user_id: &str, now_ms: i64) -> Result<usize, DbError> {
+    Ok(conn.execute(
+        "UPDATE password_links SET expires_at_ms = min(expires_at_ms, ?2) WHERE user_id = ?1 AND used_at_ms IS NULL",
+        params![user_id, now_ms],
+    )?)
+}
+
 /// Whether each person has a password (people added by the console have none until
 /// they use their link; people who only sign in with GitHub never do), by id.
 pub fn without_password(conn: &Connection) -> Result<std::collections::HashSet<String>, DbError> {

@@ -13,13 +13,20 @@
 //!   [`WINDOW_MS`] refuse it until the window ends (one client spraying many accounts).
 //!
 //! Invariants: only failures count; a success clears that account's counts and makes its
-//! address familiar; the table is in memory (one process serves the organisation; a
-//! restart forgets, which costs an attacker a restart they cannot cause) and is pruned so
-//! it cannot grow without bound.
+//! address familiar; the counts are in memory (one process serves the organisation; a
+//! restart forgets them, which costs an attacker a restart they cannot cause) and pruned
+//! so they cannot grow without bound. The familiar addresses are also kept in
+//! `sign_in_addresses` ([`remember`], [`familiar_since`]) and read back at start
+//! ([`LoginThrottle::seed`]): were they forgotten, eleven guesses after a restart would
+//! lock the only administrator out (L3 of issue 52).
 
 use std::collections::HashMap;
 use std::net::IpAddr;
 use std::sync::Mutex;
+
+use rusqlite::{Connection, params};
+
+use crate::db::DbError;
 
 /// The address-wide window.
 pub const WINDOW_MS: i64 = 15 * 60_000;
@@ -161,6 +168,50 @@ impl LoginThrottle {
     }
 }
 
+impl LoginThrottle {
+    /// Makes each (account, address, signed-in-at) familiar, as read back at start.
+    pub fn seed(&self, familiar: impl IntoIterator<Item = (String, IpAddr, i64)>) {
+        if let Ok(mut counts) = self.counts.lock() {
+            for (account, address, signed_in_ms) in familiar {
+                counts.familiar.insert((account_key(&account), address), signed_in_ms);
+            }
+        }
+    }
+}
+
+/// Keeps that `account` signed in from `address` at `now_ms`, in the caller's
+/// transaction; rows older than [`FAMILIAR_MS`] go at the same time.
+pub fn remember(tx: &Connection, account: &str, address: IpAddr, now_ms: i64) -> Result<(), DbError> {
+    tx.prepare_cached(
+        "INSERT INTO sign_in_addresses (account, address, signed_in_at_ms) VALUES (?1, ?2, ?3)
+         ON CONFLICT (account, address) DO UPDATE SET signed_in_at_ms = max(signed_in_at_ms, excluded.signed_in_at_ms)",
+    )?
+    .execute(params![account_key(account), address.to_string(), now_ms])?;
+    tx.prepare_cached("DELETE FROM sign_in_addresses WHERE signed_in_at_ms <= ?1")?.execute([now_ms - FAMILIAR_MS])?;
+    Ok(())
+}
+
+/// The addresses accounts signed in from within [`FAMILIAR_MS`] of `now_ms` (at most
+/// the newest 10,000, the in-memory table's bound).
+pub fn familiar_since(conn: &Connection, now_ms: i64) -> Result<Vec<(String, IpAddr, i64)>, DbError> {
+    let mut stmt = conn.prepare(
+        "SELECT account, address, signed_in_at_ms FROM sign_in_addresses WHERE signed_in_at_ms > ?1
+         ORDER BY signed_in_at_ms DESC LIMIT ?2",
+    )?;
+    let rows = stmt.query_map(params![now_ms - FAMILIAR_MS, PRUNE_ABOVE as i64], |row| {
+        Ok((row.get::<_, String>(0)?, row.get::<_, String>(1)?, row.get::<_, i64>(2)?))
+    })?;
+    let mut familiar = Vec::new();
+    for row in rows {
+        let (account, address, signed_in_ms) = row?;
+        // A row that is not an address (written by hand) is skipped, not fatal.
+        if let Ok(address) = address.parse() {
+            familiar.push((account, address, signed_in_ms));
+        }
+    }
+    Ok(familiar)
+}
+
 fn entries(counts: &Counts) -> usize {
     counts.pairs.len() + counts.accounts.len() + counts.addresses.len() + counts.familiar.len()
 }
@@ -293,6 +344,27 @@ mod tests {
             throttle.check("admin@example.com", ATTACKER, now).is_err(),
             "ten guesses from unfamiliar addresses still count"
         );
+    }
+
+    /// What a restart reads back keeps the owner's address familiar.
+    #[test]
+    fn familiar_addresses_survive_a_restart_through_the_table() {
+        let conn = crate::db::plans::main_db();
+        remember(&conn, "Admin@Example.com", HOME, 1_000).unwrap();
+        remember(&conn, "old@example.com", HOME, -FAMILIAR_MS).unwrap();
+        let read = familiar_since(&conn, 2_000).unwrap();
+        assert_eq!(read, vec![("admin@example.com".to_string(), HOME, 1_000)]);
+        let restarted = LoginThrottle::default();
+        restarted.seed(read);
+        for round in 0..ACCOUNT_FREE {
+            restarted.failed(
+                "admin@example.com",
+                IpAddr::V4(std::net::Ipv4Addr::new(198, 51, 100, round as u8)),
+                2_000,
+            );
+        }
+        assert!(restarted.check("admin@example.com", ATTACKER, 2_000).is_err());
+        assert!(restarted.check("admin@example.com", HOME, 2_000).is_ok(), "home is still familiar");
     }
 
     #[test]

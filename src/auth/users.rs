@@ -187,8 +187,8 @@ pub fn change_role(
     Ok(role)
 }
 
-/// Disables a user and revokes every sign-in and token they hold, in one transaction
-/// of the caller's. Idempotent.
+/// Disables a user, revokes every sign-in and token they hold and voids their unused
+/// password links, in one transaction of the caller's. Idempotent.
 pub fn disable(conn: &Connection, email: &str, now_ms: i64) -> Result<User, UserError> {
     let user = by_email(conn, email)?;
     if user.org_role == "ADMIN" && user.disabled_at_ms.is_none() && active_admins(conn)? <= 1 {
@@ -199,6 +199,7 @@ pub fn disable(conn: &Connection, email: &str, now_ms: i64) -> Result<User, User
         params![user.id, now_ms],
     )?;
     super::signins::revoke_all_for_user(conn, &user.id, "user disabled", now_ms)?;
+    super::password_links::void_for_user(conn, &user.id, now_ms)?;
     Ok(user)
 }
 

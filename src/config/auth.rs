@@ -14,6 +14,10 @@ pub struct Auth {
     /// The ingest listener as developer machines reach it (`/install` shows it); empty:
     /// the web app's public host with the ingest listener's port.
     pub ingest_public_url: String,
+    /// `/install.sh` names the server by the `Host` the script was fetched with (when
+    /// `ingest_public_url` is empty). Off by default: a `Host` is the client's to set, and
+    /// a script that names another server sends that machine's sessions there.
+    pub install_script_uses_host: bool,
     pub github_client_id: String,
     pub github_client_secret: Secret,
     pub github_url: String,
@@ -27,6 +31,7 @@ impl Default for Auth {
         Auth {
             public_url: String::new(),
             ingest_public_url: String::new(),
+            install_script_uses_host: false,
             github_client_id: String::new(),
             github_client_secret: Secret::default(),
             github_url: "https://github.com".into(),

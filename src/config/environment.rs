@@ -51,6 +51,7 @@ pub const ENV_KEYS: &[(&str, &str)] = &[
     ("SIGHTLINE_LOG_FORMAT", "log.format"),
     ("SIGHTLINE_AUTH_PUBLIC_URL", "auth.public_url"),
     ("SIGHTLINE_AUTH_INGEST_PUBLIC_URL", "auth.ingest_public_url"),
+    ("SIGHTLINE_AUTH_INSTALL_SCRIPT_USES_HOST", "auth.install_script_uses_host"),
     ("SIGHTLINE_AUTH_GITHUB_CLIENT_ID", "auth.github_client_id"),
     ("SIGHTLINE_AUTH_GITHUB_CLIENT_SECRET", "auth.github_client_secret"),
     ("SIGHTLINE_AUTH_GITHUB_URL", "auth.github_url"),
@@ -164,7 +165,7 @@ fn env_value(key: &str, raw: &str) -> Result<toml::Value, String> {
         raw.parse::<SocketAddr>().map_err(|_| format!("{raw:?} is not an address such as 127.0.0.1:4000"))?;
         return Ok(toml::Value::String(raw.to_string()));
     }
-    if matches!(key, "github.process_deliveries" | "billing.reconciliation_enabled") {
+    if matches!(key, "github.process_deliveries" | "billing.reconciliation_enabled" | "auth.install_script_uses_host") {
         return match raw.to_ascii_lowercase().as_str() {
             "true" | "1" | "yes" => Ok(toml::Value::Boolean(true)),
             "false" | "0" | "no" => Ok(toml::Value::Boolean(false)),

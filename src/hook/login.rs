@@ -1,11 +1,11 @@
 //! `sightline login`: signs this machine in and stores a hook token for it.
 //!
 //! The default is the device flow (RFC 8628): print a code, poll while the person
-//! approves it at `/device` in a browser, then trade the access token for a hook token
-//! labelled with this host's name. Without a browser, `--email` with
-//! `--password-stdin` uses the password grant instead. Either way the sign-in used to
-//! make the hook token is revoked afterwards: the machine keeps only the hook token,
-//! which works on ingest routes and nowhere else.
+//! approves it at `/device` in a browser (which shows them this host's name and where the
+//! request came from), and receive a hook token labelled with this host's name. Without
+//! a browser, `--email` with `--password-stdin` uses the password grant instead, trades
+//! the access token for a hook token and revokes the sign-in. Either way the machine
+//! keeps only the hook token, which works on ingest routes and nowhere else.
 
 use std::time::Duration;
 
@@ -52,7 +52,9 @@ fn host_name() -> String {
 
 /// The device flow: returns the token answer once approved.
 pub fn device_sign_in(agent: &ureq::Agent, server: &str) -> anyhow::Result<Value> {
-    let (status, started) = post_form(agent, &format!("{server}/oauth/device/code"), &[("client_id", CLIENT_ID)])?;
+    let label = hook_token_label();
+    let (status, started) =
+        post_form(agent, &format!("{server}/oauth/device/code"), &[("client_id", CLIENT_ID), ("label", &label)])?;
     if status != 200 {
         return Err(oauth_failure("starting the device sign-in", status, &started));
     }
@@ -97,11 +99,22 @@ pub fn password_sign_in(agent: &ureq::Agent, server: &str, email: &str, password
     Ok(answer)
 }
 
-/// Trades a sign-in's access token for a hook token, saves it, and revokes the
-/// sign-in. Returns where the credentials were written.
+/// The label of this machine's hook token.
+fn hook_token_label() -> String {
+    format!("{} (sightline login)", host_name())
+}
+
+/// Saves the hook token of a token answer: the device flow's answer is one already
+/// (`"scope": "hook"`); a sign-in's access token (the password grant, or a server from
+/// before issue 52) is traded for one and the sign-in revoked. Returns where the
+/// credentials were written.
 pub fn store_hook_token(agent: &ureq::Agent, server: &str, tokens: &Value) -> anyhow::Result<std::path::PathBuf> {
     let access = tokens["access_token"].as_str().context("the server sent no access_token")?;
-    let label = format!("{} (sightline login)", host_name());
+    if tokens["scope"].as_str() == Some("hook") {
+        let config = ClientConfig { server: server.to_string(), token: access.to_string() };
+        return Ok(local::save_config(&config)?);
+    }
+    let label = hook_token_label();
     let mut response = agent
         .post(format!("{server}/api/me/hook-tokens"))
         .header("Authorization", format!("Bearer {access}"))

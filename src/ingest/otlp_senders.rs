@@ -20,7 +20,7 @@ use opentelemetry_proto::tonic::collector::trace::v1::{
 
 use super::otlp::{store_logs, store_traces};
 use super::otlp_metrics::store_metrics;
-use crate::auth::otlp_identities;
+use crate::auth::otlp_identities::{self, Named};
 use crate::auth::tokens::{self, TokenKind};
 use crate::db;
 use crate::http::errors::AppError;
@@ -72,10 +72,11 @@ pub(crate) async fn logs(
     let mut refused = Refused::default();
     for ((_, part, count), person) in parts.iter().zip(people) {
         match person {
-            Some(user_id) => {
+            Some(Named::Person(user_id)) => {
                 let answer = store_logs(state, &user_id, None, part, received).await?;
                 refused.add_answer(answer.partial_success.map(|p| (p.rejected_log_records, p.error_message)));
             }
+            Some(Named::Disabled(_)) => refused.add_disabled(*count),
             None => refused.add_unknown(*count),
         }
     }
@@ -102,10 +103,11 @@ pub(crate) async fn traces(
     let mut refused = Refused::default();
     for ((_, part, count), person) in parts.iter().zip(people) {
         match person {
-            Some(user_id) => {
+            Some(Named::Person(user_id)) => {
                 let answer = store_traces(state, &user_id, None, part, received).await?;
                 refused.add_answer(answer.partial_success.map(|p| (p.rejected_spans, p.error_message)));
             }
+            Some(Named::Disabled(_)) => refused.add_disabled(*count),
             None => refused.add_unknown(*count),
         }
     }
@@ -131,10 +133,11 @@ pub(crate) async fn metrics(
     let mut refused = Refused::default();
     for ((_, part, count), person) in parts.iter().zip(people) {
         match person {
-            Some(user_id) => {
+            Some(Named::Person(user_id)) => {
                 let answer = store_metrics(state, &user_id, part).await?;
                 refused.add_answer(answer.partial_success.map(|p| (p.rejected_data_points, p.error_message)));
             }
+            Some(Named::Disabled(_)) => refused.add_disabled(*count),
             None => refused.add_unknown(*count),
         }
     }
@@ -145,14 +148,14 @@ pub(crate) async fn metrics(
     })
 }
 
-/// The person each identity is mapped to (the first of its attributes that is), in
-/// order; the identities mapped to nobody are counted, under their first attribute (or
+/// Whom each identity names (the first of its attributes that is mapped), in order;
+/// the identities mapped to nobody are counted, under their first attribute (or
 /// `(none)` for records that carry no identity at all), for administrators.
 async fn resolve(
     state: &Arc<AppState>,
     token_id: &str,
     identities: impl Iterator<Item = (&Identity, u64)>,
-) -> Result<Vec<Option<String>>, AppError> {
+) -> Result<Vec<Option<Named>>, AppError> {
     let identities: Vec<(Identity, u64)> = identities.map(|(identity, count)| (identity.clone(), count)).collect();
     let pool = state.readers.clone();
     let asked = identities.clone();
@@ -187,6 +190,7 @@ async fn resolve(
                 for (attribute, value, count) in &unknown {
                     otlp_identities::count_unknown(tx, attribute, value, *count, &token_id, now_ms)?;
                 }
+                otlp_identities::bound_unknown(tx)?;
                 Ok(())
             })
             .await?;
@@ -200,6 +204,7 @@ async fn resolve(
 struct Refused {
     rejected: i64,
     unknown: u64,
+    disabled: u64,
     reasons: Vec<String>,
 }
 
@@ -218,8 +223,23 @@ impl Refused {
         self.unknown += count;
     }
 
+    fn add_disabled(&mut self, count: u64) {
+        self.rejected += count as i64;
+        self.disabled += count;
+    }
+
     fn message(self, what: &str) -> Option<(i64, String)> {
         let mut reasons = self.reasons;
+        if self.disabled > 0 {
+            reasons.insert(
+                0,
+                format!(
+                    "{} {what} from identities mapped to a disabled person (enable them, or map the \
+                     identity to someone else, in /admin/adapters)",
+                    self.disabled
+                ),
+            );
+        }
         if self.unknown > 0 {
             reasons.insert(
                 0,

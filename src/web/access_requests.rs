@@ -91,17 +91,15 @@ fn state_of(grant: &Grant, now_ms: i64) -> String {
     }
 }
 
-fn line(grant: &Grant, now_ms: i64) -> GrantLine {
-    let pending = grant.status == "REQUESTED";
+fn line(grant: &Grant, viewer: grants::Actor<'_>, now_ms: i64) -> GrantLine {
     GrantLine {
         id: grant.id.clone(),
         requested: instants::relative(grant.requested_at_ms, now_ms),
         requested_exact: instants::exact_utc(grant.requested_at_ms),
         // Until approved, a request on a session names the session, not its owner.
-        subject: if pending && grant.session_id.is_some() {
-            "the owner of that session".into()
-        } else {
-            grant.subject_email.clone()
+        subject: match grant.names_subject_to(viewer) {
+            true => grant.subject_email.clone(),
+            false => "the owner of that session".into(),
         },
         scope: match &grant.session_id {
             Some(session) => format!("session {session}"),
@@ -135,7 +133,7 @@ async fn list_page(
         .await?
         .iter()
         .filter(|grant| grant.requester_id == caller.user.id)
-        .map(|grant| line(grant, now_ms))
+        .map(|grant| line(grant, caller.actor(), now_ms))
         .collect();
     let mut response = render(&GrantsPage { nav_role: caller.role.as_str(), form, error: error.clone(), grants });
     if error.is_some() {
@@ -253,7 +251,7 @@ pub async fn grant_page(
     Ok(render(&GrantPage {
         nav_role: caller.role.as_str(),
         active: grant.is_active(now_ms),
-        grant: line(&grant, now_ms),
+        grant: line(&grant, caller.actor(), now_ms),
         decision,
         sessions: session_name::untitled(sessions),
         now_ms,

@@ -175,8 +175,21 @@ pub async fn list(State(state): State<Arc<AppState>>, caller: Caller) -> Result<
     if !caller.role.may_request_grants() {
         return Err(AppError::Forbidden("only investigators and administrators see grants".into()));
     }
-    let grants = state.read(move |conn| grants::visible_to(conn, caller.actor())).await?;
-    Ok(Json(json!({ "grants": grants })))
+    let viewer = caller.clone();
+    let grants = state.read(move |conn| grants::visible_to(conn, viewer.actor())).await?;
+    let shown: Vec<Value> = grants.iter().map(|grant| as_seen_by(grant, caller.actor())).collect();
+    Ok(Json(json!({ "grants": shown })))
+}
+
+/// A grant as `actor` may see it: the subject is `null` while a request on one session
+/// waits (or was denied), as on `/grants` (L2 of issue 52).
+fn as_seen_by(grant: &grants::Grant, actor: grants::Actor<'_>) -> Value {
+    let mut shown = json!(grant);
+    if !grant.names_subject_to(actor) {
+        shown["subject_id"] = Value::Null;
+        shown["subject_email"] = Value::Null;
+    }
+    shown
 }
 
 #[derive(Deserialize, Default)]
@@ -223,8 +236,9 @@ pub async fn revoke(
     Path(id): Path<String>,
 ) -> Result<Json<Value>, AppError> {
     let now_ms = state.clock.now_ms();
+    let viewer = caller.clone();
     let grant = on_writer(&state, move |tx| grants::revoke(tx, caller.actor(), &id, now_ms)).await?;
-    Ok(Json(json!(grant)))
+    Ok(Json(as_seen_by(&grant, viewer.actor())))
 }
 
 /// An administrator lowers another user's visibility flags (never raises them).

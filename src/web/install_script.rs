@@ -1,7 +1,8 @@
 //! `GET /install.sh` and the hook binaries it downloads (`GET /install/hook/<platform>`
 //! and `…/<platform>.sha256`), on the ingest listener, which developer machines reach:
 //! the one line on `/install` (`curl -fsSL <ingest>/install.sh | sh`). The script names
-//! the server by `auth.ingest_public_url`, else by the address it was fetched from.
+//! the server by `auth.ingest_public_url`, else by the address `/install` shows, or, only
+//! where `auth.install_script_uses_host` says so, by the `Host` it was fetched with.
 //!
 //! Invariants: open to anyone who reaches the listener, like a release download (the
 //! binary holds no secret; signing in is what needs a person); only a `Host` made of a
@@ -29,12 +30,16 @@ struct InstallScript {
 }
 
 /// The install script, with this server's ingest address in it: `auth.ingest_public_url`
-/// when set, else the address the script was fetched from (its `Host`), which is one the
-/// machine running it can reach, where the web app's host may be a proxy's loopback.
+/// when set; else, where the administrator allowed it (`auth.install_script_uses_host`),
+/// the address the script was fetched from (its `Host`, one the machine can reach where
+/// the web app's host may be a proxy's loopback); else the address `/install` shows. A
+/// `Host` is the client's to set: trusted by default, a link that fetches the script with
+/// another `Host` would send a developer's sessions to another server.
 pub async fn script(State(state): State<Arc<AppState>>, headers: HeaderMap) -> Result<Response, AppError> {
     let host = headers.get(header::HOST).and_then(|value| value.to_str().ok()).filter(|host| is_authority(host));
+    let auth = &state.config.auth;
     let server = match host {
-        Some(host) if state.config.auth.ingest_public_url.is_empty() => {
+        Some(host) if auth.ingest_public_url.is_empty() && auth.install_script_uses_host => {
             let tls = matches!(state.config.listen.tls_files(), Ok(Some(_)));
             format!("{}://{host}", if tls { "https" } else { "http" })
         }

@@ -4,7 +4,9 @@
 //! - `POST /oauth/token`: `grant_type=refresh_token` (rotation) or `password` (the
 //!   CLI's fallback when no browser is at hand; throttled like `/login`).
 //! - `POST /oauth/revoke` (RFC 7009): ends the sign-in of a refresh token.
-//! - `POST /oauth/device/code`, `POST /oauth/device/token` (RFC 8628).
+//! - `POST /oauth/device/code`, `POST /oauth/device/token` (RFC 8628): an approved code
+//!   yields a hook token for the machine (`"scope": "hook"`, no refresh token), not a
+//!   sign-in; asking for codes is throttled per address.
 //! - `POST /api/me/hook-tokens`: an access token buys a hook token for this machine.
 //!
 //! Invariants: bodies are form-encoded as OAuth requires; errors use OAuth's
@@ -23,7 +25,7 @@ use serde_json::json;
 use crate::auth::device::{self, Poll};
 use crate::auth::jwt::ACCESS_TOKEN_LIFETIME_MS;
 use crate::auth::signins::{self, Client, Method, Refreshed};
-use crate::auth::{passwords, tokens, users};
+use crate::auth::{passwords, throttle, tokens, users};
 use crate::http::errors::AppError;
 use crate::http::extract::{Form, Json};
 use crate::model::oauth::{CLIENT_ID, DEVICE_GRANT};
@@ -175,6 +177,12 @@ pub async fn verify_password_sign_in(
     match (matches, user_id) {
         (true, Some(user_id)) => {
             state.login_throttle.succeeded(email, address, now_ms);
+            // Kept for the next start too; a failure to keep it only costs that.
+            let account = email.to_string();
+            let kept = state.write(move |tx| throttle::remember(tx, &account, address, now_ms)).await;
+            if let Err(err) = kept {
+                tracing::warn!(%err, "the sign-in's address is not kept as familiar");
+            }
             Ok(user_id)
         }
         // Already counted by `attempt`.
@@ -233,17 +241,33 @@ pub async fn revoke(State(state): State<Arc<AppState>>, Form(form): Form<RevokeF
 #[derive(Deserialize)]
 pub struct DeviceCodeForm {
     client_id: Option<String>,
+    /// The hook token's label the machine asks for (`<host> (sightline login)`).
+    label: Option<String>,
 }
 
-pub async fn device_code(State(state): State<Arc<AppState>>, Form(form): Form<DeviceCodeForm>) -> Response {
+pub async fn device_code(
+    State(state): State<Arc<AppState>>,
+    ConnectInfo(peer): ConnectInfo<SocketAddr>,
+    headers: HeaderMap,
+    Form(form): Form<DeviceCodeForm>,
+) -> Response {
     let client_id = form.client_id.unwrap_or_default();
     if client_id != CLIENT_ID {
         return oauth_error(StatusCode::UNAUTHORIZED, "invalid_client", &format!("client_id must be {:?}", CLIENT_ID));
     }
-    let now_ms = state.clock.now_ms();
-    let created = state.write(move |tx| device::create(tx, &client_id, now_ms)).await;
+    let (now_ms, address) = (state.clock.now_ms(), state.client_ip(&headers, peer));
+    if let Err(retry_after_secs) = state.device_throttle.take_code(address, now_ms) {
+        return too_many_codes(retry_after_secs);
+    }
+    let asker = device::Asker {
+        address: address.to_string(),
+        user_agent: headers.get(header::USER_AGENT).and_then(|value| value.to_str().ok()).map(str::to_string),
+        label: form.label,
+    };
+    let created = state.write(move |tx| device::create(tx, &client_id, &asker, now_ms)).await;
     match created {
-        Ok(created) => {
+        Ok(None) => too_many_codes(60),
+        Ok(Some(created)) => {
             let verification_uri = format!("{}/device", state.web_origin);
             no_store(
                 Json(json!({
@@ -257,6 +281,38 @@ pub async fn device_code(State(state): State<Arc<AppState>>, Form(form): Form<De
                 .into_response(),
             )
         }
+        Err(err) => internal(err),
+    }
+}
+
+/// 429 `slow_down` with `Retry-After`: too many codes asked for.
+fn too_many_codes(retry_after_secs: u64) -> Response {
+    let mut response = oauth_error(
+        StatusCode::TOO_MANY_REQUESTS,
+        "slow_down",
+        "too many device codes asked for from this address; retry later",
+    );
+    response.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from(retry_after_secs));
+    response
+}
+
+/// The hook token an approved device code yields, in a token answer's shape (RFC 6749
+/// §5.1): the machine keeps it and nothing else; it works on ingest routes only.
+async fn issue_device_hook_token(state: &AppState, user_id: String, label: Option<String>) -> Response {
+    let now_ms = state.clock.now_ms();
+    let label = label.unwrap_or_else(|| "device sign-in".into());
+    let created =
+        state.write(move |tx| tokens::create(tx, &user_id, tokens::TokenKind::Hook, Some(&label), now_ms)).await;
+    match created {
+        Ok(created) => no_store(
+            Json(json!({
+                "access_token": created.secret,
+                "token_type": "Bearer",
+                "expires_in": (created.expires_at_ms - now_ms) / 1000,
+                "scope": "hook",
+            }))
+            .into_response(),
+        ),
         Err(err) => internal(err),
     }
 }
@@ -283,7 +339,7 @@ pub async fn device_token(State(state): State<Arc<AppState>>, Form(form): Form<D
     let polled = state.write(move |tx| device::poll(tx, &code, &client_id, now_ms)).await;
     let bad = |code: &str, text: &str| oauth_error(StatusCode::BAD_REQUEST, code, text);
     match polled {
-        Ok(Poll::Approved { user_id }) => issue_cli_tokens(&state, user_id, Method::Device).await,
+        Ok(Poll::Approved { user_id, label }) => issue_device_hook_token(&state, user_id, label).await,
         Ok(Poll::Pending) => bad("authorization_pending", "waiting for the code to be entered at /device"),
         Ok(Poll::SlowDown) => bad("slow_down", "polling too fast; the interval is now 5 seconds longer"),
         Ok(Poll::Denied) => bad("access_denied", "the sign-in was denied at /device"),

@@ -6,11 +6,16 @@
 //! login form's field, never in a query string; a browser session is an HttpOnly,
 //! SameSite=Strict cookie holding an expiry signed with HMAC-SHA256 under a key derived
 //! from the token (changing the token ends every session); without a token on a
-//! loopback bind, requests must name a loopback Host and Origin (DNS rebinding).
+//! loopback bind, requests must name a loopback Host and Origin (DNS rebinding); a token
+//! is at least [`MIN_TOKEN_CHARS`] characters, and wrong tokens are throttled per client
+//! address ([`FAILURES_PER_WINDOW`] in [`FAILURE_WINDOW_MS`], then 429 with `Retry-After`
+//! for every token from that address, right or wrong, until the window ends).
 
-use std::sync::Arc;
+use std::collections::HashMap;
+use std::net::{IpAddr, SocketAddr};
+use std::sync::{Arc, Mutex};
 
-use axum::extract::{Request, State};
+use axum::extract::{ConnectInfo, Request, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Redirect, Response};
@@ -26,10 +31,33 @@ pub const COOKIE: &str = "sightline_dashboard";
 /// Browser sessions last 12 hours.
 pub const SESSION_SECS: i64 = 12 * 3600;
 
-/// The configured token, kept only as what is needed to check it.
+/// The shortest token the dashboard accepts: a one-character token is guessed at once.
+pub const MIN_TOKEN_CHARS: usize = 16;
+/// Wrong tokens one client address may present per window.
+pub const FAILURES_PER_WINDOW: u32 = 10;
+pub const FAILURE_WINDOW_MS: i64 = 15 * 60_000;
+/// Addresses remembered at most; past it, ended windows are dropped (then the oldest).
+const MAX_ADDRESSES: usize = 10_000;
+
+/// Whether `token` may be the dashboard's: at least [`MIN_TOKEN_CHARS`] characters.
+pub fn check_token(token: &str) -> Result<(), String> {
+    let chars = token.chars().count();
+    if chars < MIN_TOKEN_CHARS {
+        return Err(format!(
+            "the dashboard token has {chars} characters; use at least {MIN_TOKEN_CHARS} \
+             (for example the output of `openssl rand -hex 24`)"
+        ));
+    }
+    Ok(())
+}
+
+/// The configured token, kept only as what is needed to check it, and the wrong
+/// tokens each address presented lately.
 pub struct TokenAuth {
     digest: [u8; 32],
     session_key: hmac::Key,
+    /// Per address: when its window started and the wrong tokens in it.
+    failures: Mutex<HashMap<IpAddr, (i64, u32)>>,
 }
 
 impl TokenAuth {
@@ -40,7 +68,49 @@ impl TokenAuth {
                 hmac::HMAC_SHA256,
                 &sha256(format!("sightline-dashboard-session\0{token}").as_bytes()),
             ),
+            failures: Mutex::new(HashMap::new()),
         }
+    }
+
+    /// `Err(seconds)` while `address` is past its wrong tokens for the window.
+    pub fn throttled(&self, address: IpAddr, now_ms: i64) -> Result<(), u64> {
+        let Ok(failures) = self.failures.lock() else { return Ok(()) };
+        match failures.get(&address) {
+            Some(&(started_ms, count)) if now_ms - started_ms < FAILURE_WINDOW_MS && count >= FAILURES_PER_WINDOW => {
+                Err(((started_ms + FAILURE_WINDOW_MS - now_ms) as u64).div_ceil(1000))
+            }
+            _ => Ok(()),
+        }
+    }
+
+    /// Counts a wrong token from `address`.
+    pub fn failed(&self, address: IpAddr, now_ms: i64) {
+        let Ok(mut failures) = self.failures.lock() else { return };
+        if failures.len() >= MAX_ADDRESSES && !failures.contains_key(&address) {
+            failures.retain(|_, (started_ms, _)| now_ms - *started_ms < FAILURE_WINDOW_MS);
+            if failures.len() >= MAX_ADDRESSES
+                && let Some(oldest) = failures.iter().min_by_key(|(_, (started_ms, _))| *started_ms).map(|(a, _)| *a)
+            {
+                failures.remove(&oldest);
+            }
+        }
+        let window = failures.entry(address).or_insert((now_ms, 0));
+        if now_ms - window.0 >= FAILURE_WINDOW_MS {
+            *window = (now_ms, 0);
+        }
+        window.1 += 1;
+    }
+
+    /// Checks a presented token under the throttle: `Err(seconds)` while its address
+    /// must wait (the token is not even compared), else whether it matches (a wrong one
+    /// is counted).
+    pub fn try_token(&self, candidate: &str, address: IpAddr, now_ms: i64) -> Result<bool, u64> {
+        self.throttled(address, now_ms)?;
+        let matches = self.token_matches(candidate);
+        if !matches {
+            self.failed(address, now_ms);
+        }
+        Ok(matches)
     }
 
     /// Constant-time check of a presented token: both sides hashed first.
@@ -68,13 +138,40 @@ pub fn now_s() -> i64 {
     time::OffsetDateTime::now_utc().unix_timestamp()
 }
 
-/// Whether the request carries valid credentials (always true without a token).
-pub fn authenticated(state: &DashState, headers: &HeaderMap) -> bool {
-    let Some(auth) = &state.auth else { return true };
+pub fn now_ms() -> i64 {
+    (time::OffsetDateTime::now_utc().unix_timestamp_nanos() / 1_000_000) as i64
+}
+
+/// Whether the request carries valid credentials (always true without a token), or
+/// `Err(seconds)` when its bearer token comes from an address that must wait.
+pub fn authenticated(state: &DashState, headers: &HeaderMap, address: IpAddr) -> Result<bool, u64> {
+    let Some(auth) = &state.auth else { return Ok(true) };
     if let Some(token) = bearer(headers) {
-        return auth.token_matches(token);
+        return auth.try_token(token, address, now_ms());
     }
-    cookie_value(headers, COOKIE).is_some_and(|v| auth.session_valid(v, now_s()))
+    Ok(cookie_value(headers, COOKIE).is_some_and(|v| auth.session_valid(v, now_s())))
+}
+
+/// The client's address (the listener records it on every request).
+pub fn peer_of(request: &Request) -> IpAddr {
+    request
+        .extensions()
+        .get::<ConnectInfo<SocketAddr>>()
+        .map(|ConnectInfo(peer)| peer.ip())
+        .unwrap_or(IpAddr::V6(std::net::Ipv6Addr::UNSPECIFIED))
+}
+
+/// 429 with `Retry-After`: this address presented too many wrong tokens.
+pub fn too_many(retry_after_secs: u64) -> Response {
+    let mut response = (
+        StatusCode::TOO_MANY_REQUESTS,
+        axum::Json(serde_json::json!({"error": {"code": "too_many_requests", "message": format!(
+            "too many wrong tokens from this address; retry in {retry_after_secs} seconds"
+        )}})),
+    )
+        .into_response();
+    response.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from(retry_after_secs));
+    response
 }
 
 /// A Host (or Origin authority) naming this machine literally: `localhost`, a
@@ -121,10 +218,16 @@ fn is_public(path: &str) -> bool {
 /// Host check, authentication, security headers and (without a token) access log.
 pub async fn guard(State(state): State<Arc<DashState>>, request: Request, next: Next) -> Response {
     let path = request.uri().path().to_string();
+    let authentication = match is_public(&path) {
+        true => Ok(true),
+        false => authenticated(&state, request.headers(), peer_of(&request)),
+    };
     let mut response = if rebinding_refused(&state, request.headers()) {
         (StatusCode::MISDIRECTED_REQUEST, "this dashboard answers only to localhost, 127.0.0.1 or [::1]\n")
             .into_response()
-    } else if is_public(&path) || authenticated(&state, request.headers()) {
+    } else if let Err(retry_after_secs) = authentication {
+        too_many(retry_after_secs)
+    } else if authentication == Ok(true) {
         let method = request.method().clone();
         let started = std::time::Instant::now();
         let response = next.run(request).await;
@@ -179,6 +282,20 @@ mod tests {
         assert!(auth.token_matches("s3cret-token"));
         assert!(!auth.token_matches("s3cret-toke"));
         assert!(!auth.token_matches(""));
+    }
+
+    #[test]
+    fn short_tokens_are_refused_and_wrong_ones_throttled_per_address() {
+        assert!(check_token("x").unwrap_err().contains("has 1 characters"));
+        assert!(check_token("0123456789abcdef").is_ok());
+        let auth = TokenAuth::new("0123456789abcdef");
+        let (guesser, other): (IpAddr, IpAddr) = ("192.0.2.1".parse().unwrap(), "192.0.2.2".parse().unwrap());
+        for _ in 0..FAILURES_PER_WINDOW {
+            assert_eq!(auth.try_token("guess", guesser, 0), Ok(false));
+        }
+        assert_eq!(auth.try_token("0123456789abcdef", guesser, 1_000), Err(899), "even the right one waits");
+        assert_eq!(auth.try_token("0123456789abcdef", other, 1_000), Ok(true), "another address is not held up");
+        assert_eq!(auth.try_token("0123456789abcdef", guesser, FAILURE_WINDOW_MS), Ok(true), "the window ends");
     }
 
     #[test]

@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use askama::Template;
 use askama_web::WebTemplate;
-use axum::extract::State;
+use axum::extract::{ConnectInfo, State};
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Redirect, Response};
 
@@ -400,15 +400,35 @@ pub struct LoginForm {
 
 /// Checks the token from the form (field `token`); on success sets the session
 /// cookie and redirects (303) to `next`, a local path.
-pub async fn login(State(state): State<Arc<DashState>>, headers: HeaderMap, Form(form): Form<LoginForm>) -> Response {
+/// Wrong tokens are throttled per address (`auth::TokenAuth::try_token`): past the
+/// limit the form answers 429 with `Retry-After`, whatever the token.
+pub async fn login(
+    State(state): State<Arc<DashState>>,
+    ConnectInfo(peer): ConnectInfo<std::net::SocketAddr>,
+    headers: HeaderMap,
+    Form(form): Form<LoginForm>,
+) -> Response {
     let next = auth::safe_next(form.next.as_deref());
     let Some(token_auth) = &state.auth else { return Redirect::to(&next).into_response() };
-    if token_auth.token_matches(&form.token) {
-        let cookie = auth::set_cookie(&token_auth.session_cookie(auth::now_s()), &headers);
-        return ([(header::SET_COOKIE, cookie)], Redirect::to(&next)).into_response();
+    let error = match token_auth.try_token(&form.token, peer.ip(), auth::now_ms()) {
+        Ok(true) => {
+            let cookie = auth::set_cookie(&token_auth.session_cookie(auth::now_s()), &headers);
+            return ([(header::SET_COOKIE, cookie)], Redirect::to(&next)).into_response();
+        }
+        Ok(false) => (StatusCode::UNAUTHORIZED, "That token is not valid.".to_string(), None),
+        Err(secs) => (
+            StatusCode::TOO_MANY_REQUESTS,
+            format!("Too many wrong tokens from this address. Try again in {} minutes.", secs.div_ceil(60)),
+            Some(secs),
+        ),
+    };
+    let (status, message, retry_after_secs) = error;
+    let page = LoginPage { auth: false, next, error: Some(message), enabled: true };
+    let mut response = (status, page).into_response();
+    if let Some(secs) = retry_after_secs {
+        response.headers_mut().insert(header::RETRY_AFTER, axum::http::HeaderValue::from(secs));
     }
-    let page = LoginPage { auth: false, next, error: Some("That token is not valid.".into()), enabled: true };
-    (StatusCode::UNAUTHORIZED, page).into_response()
+    response
 }
 
 pub async fn logout() -> Response {

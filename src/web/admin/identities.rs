@@ -186,6 +186,10 @@ pub async fn map(
         let Some(person) = users::find_by_email(tx, &email)? else {
             return Ok(Err(AppError::bad_request("email", format!("there is nobody {email:?}"))));
         };
+        if person.disabled_at_ms.is_some() {
+            let why = format!("{} is disabled: nothing would be stored as them; enable them first", person.email);
+            return Ok(Err(AppError::bad_request("email", why)));
+        }
         otlp_identities::map(tx, attribute, &value, &person.id, &actor, now_ms)?;
         Ok(Ok(format!("{attribute} {value} is now {}", person.email)))
     })

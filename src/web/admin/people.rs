@@ -21,8 +21,8 @@ use super::{AdminPage, Field, Flash, Form as PageForm, Row, Section, change, don
 use crate::access::teams;
 use crate::audit::{self, Action, Entry};
 use crate::auth::password_links::{self, Purpose};
-use crate::auth::signins;
 use crate::auth::users::{self, ORG_ROLES, User, UserError};
+use crate::auth::{signins, tokens};
 use crate::db::DbError;
 use crate::http::errors::{AppError, PageError};
 use crate::http::extract::{Form, Path, Query};
@@ -48,6 +48,9 @@ struct MadeLinks {
     heading: &'static str,
     intro: String,
     links: Vec<(String, String, i64)>,
+    /// On a reset, the person's live hook and OTLP tokens, for review: a password reset
+    /// does not end them, and a reset because the account may be someone else's should.
+    tokens: Option<Vec<tokens::HookTokenLine>>,
 }
 
 async fn people_page(state: &AppState, flash: Flash, made: Option<MadeLinks>) -> Result<AdminPage, PageError> {
@@ -88,6 +91,27 @@ async fn people_page(state: &AppState, flash: Flash, made: Option<MadeLinks>) ->
             .map(|(email, url, expires)| Row::new(vec![Cell::text(email), Cell::text(url), when(Some(expires))]))
             .collect();
         page = page.section(section);
+        if let Some(live) = made.tokens {
+            let mut review = Section::new("tokens-to-review", "Their hook and OTLP tokens")
+                .intro(match live.is_empty() {
+                    true => "They hold no live hook or OTLP token.".to_string(),
+                    false => "These keep working after the password is reset. If the reset is because someone else may have had the account, revoke them (Revoke in the list below ends every sign-in and token; their agents report again once they sign in).".to_string(),
+                })
+                .columns(vec!["Kind", "Label", "Made", "Last used", "Works until"]);
+            review.rows = live
+                .into_iter()
+                .map(|token| {
+                    Row::new(vec![
+                        Cell::text(token.kind),
+                        Cell::text(token.label.unwrap_or_default()),
+                        when(Some(token.created_at_ms)),
+                        when(token.last_used_at_ms),
+                        when(Some(token.expires_at_ms)),
+                    ])
+                })
+                .collect();
+            page = page.section(review);
+        }
     }
     let mut team_options = vec!["".to_string()];
     team_options.extend(team_slugs);
@@ -249,6 +273,7 @@ pub async fn add(
             "Give {email} this link to choose their password. It is shown only now; if it is lost, make another with \"Password link\"."
         ),
         links: vec![(email, link_url(&state, &link.secret), link.expires_at_ms)],
+        tokens: None,
     };
     Ok(people_page(&state, Flash::default(), Some(made)).await?.respond())
 }
@@ -361,6 +386,7 @@ pub async fn import(
                 (email, url, link.expires_at_ms)
             })
             .collect(),
+        tokens: None,
     };
     Ok(people_page(&state, Flash::default(), Some(result)).await?.respond())
 }
@@ -400,7 +426,7 @@ pub async fn act(
 ) -> Result<Response, PageError> {
     let (actor, now_ms) = (caller.user.id.clone(), state.clock.now_ms());
     if act == "password-link" {
-        let (email, link) = change(&state, move |tx| {
+        let (email, link, live) = change(&state, move |tx| {
             let Some(user) = users::by_id(tx, &user_id)? else { return Ok(Err(AppError::NotFound)) };
             if user.disabled_at_ms.is_some() {
                 return Ok(Err(AppError::bad_request(
@@ -410,7 +436,8 @@ pub async fn act(
             }
             let link = password_links::create(tx, &user.id, Purpose::Reset, Some(&actor), now_ms)?;
             audited(tx, &actor, Action::PasswordLinkMade, &user, serde_json::json!({ "purpose": "reset" }), now_ms)?;
-            Ok(Ok((user.email, link)))
+            let live = tokens::live_hook_tokens(tx, &user.id, now_ms)?;
+            Ok(Ok((user.email, link, live)))
         })
         .await?;
         let made = MadeLinks {
@@ -419,6 +446,7 @@ pub async fn act(
                 "Give {email} this link; it works once, for 24 hours, and voids any older link. Their current password keeps working until they use it; using it signs them out everywhere."
             ),
             links: vec![(email, link_url(&state, &link.secret), link.expires_at_ms)],
+            tokens: Some(live),
         };
         return Ok(people_page(&state, Flash::default(), Some(made)).await?.respond());
     }
