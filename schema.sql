@@ -278,11 +278,8 @@ CREATE TABLE device_authorizations (
     interval_secs      INTEGER NOT NULL,
     last_polled_at_ms  INTEGER,
     status             TEXT NOT NULL DEFAULT 'PENDING' CHECK (status IN ('PENDING', 'APPROVED', 'DENIED', 'USED')),
-    user_id            TEXT REFERENCES users(id) ON DELETE CASCADE,
-    requested_from     TEXT,
-    user_agent         TEXT,
-    label              TEXT
-);
+    user_id            TEXT REFERENCES users(id) ON DELETE CASCADE
+, requested_from TEXT, user_agent TEXT, label TEXT);
 
 -- The addresses each account signed in from with its password (the throttle's familiar
 -- addresses, read back at start).
