@@ -31,8 +31,20 @@ fn a_browser_signs_in_approves_a_device_and_signs_out() {
     // A device code typed into the page, approved with the button.
     let (_, started) =
         read(agent().post(format!("{}/oauth/device/code", server.ingest)).send_form([("client_id", "sightline-cli")]));
+    // The link `sightline login` prints shows who asked before approval (issue 52, L9).
+    let code = started["user_code"].as_str().unwrap();
+    browser.goto(&format!("{}/device?user_code={code}", server.web));
+    browser.wait_for(WAIT, "who asked", |b| b.find("#device-request").is_some());
+    assert!(browser.text("#device-request").contains("127.0.0.1"), "{}", browser.text("#device-request"));
+    let artefacts = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("../test-artefacts");
+    browser.at_each_width("/device", |width| {
+        for theme in ["light", "dark"] {
+            browser.script(&format!("document.documentElement.dataset.theme = '{theme}';"));
+            browser.screenshot(&artefacts.join(format!("device-{width}-{theme}.png")));
+        }
+    });
     browser.goto(&format!("{}/device", server.web));
-    browser.type_into("input[name=user_code]", started["user_code"].as_str().unwrap());
+    browser.type_into("input[name=user_code]", code);
     browser.click("button[value=approve]");
     browser.wait_for(WAIT, "the approval", |b| {
         b.find("[role=status]").is_some_and(|_| b.text("[role=status]").contains("Approved"))
@@ -43,6 +55,8 @@ fn a_browser_signs_in_approves_a_device_and_signs_out() {
         ("client_id", "sightline-cli"),
     ]));
     assert_eq!(status, 200, "{tokens}");
+    assert!(tokens["scope"] == "hook" && tokens["refresh_token"].is_null(), "a hook token only: {tokens}");
+    assert_eq!(browser.console_errors(), Vec::<String>::new(), "no console error");
 
     // Signing out ends the sign-in: the next page asks to sign in again.
     browser.click("nav form[action='/logout'] button");
