@@ -301,14 +301,28 @@ fn a_short_token_is_refused_and_wrong_tokens_are_throttled() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("results.db");
     results::hostile(&db);
-    let short = Command::new(BIN)
+    let mut short = Command::new(BIN)
         .args(["dashboard", "--db", db.to_str().unwrap(), "--port", "0"])
         .env("SIGHTLINE_DASHBOARD_TOKEN", "x")
         .stdin(Stdio::null())
-        .output()
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
         .unwrap();
-    let said = String::from_utf8_lossy(&short.stderr);
-    assert!(!short.status.success() && said.contains("at least 16"), "{said}");
+    let started = std::time::Instant::now();
+    let exited = loop {
+        if let Some(status) = short.try_wait().unwrap() {
+            break status;
+        }
+        if started.elapsed() > std::time::Duration::from_secs(30) {
+            let _ = short.kill();
+            panic!("the dashboard started with a one-character token");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    };
+    let mut said = String::new();
+    std::io::Read::read_to_string(short.stderr.as_mut().unwrap(), &mut said).unwrap();
+    assert!(!exited.success() && said.contains("at least 16"), "{said}");
 
     let token = "a-proper-dashboard-token-0123";
     let d = start(Some(token));
