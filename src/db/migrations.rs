@@ -61,6 +61,7 @@ pub const MIGRATIONS: &[&str] = &[
     include_str!("../../migrations/0041_session_eval_cell.sql"),
     include_str!("../../migrations/0042_eval_tokens.sql"),
     include_str!("../../migrations/0043_hardening.sql"),
+    include_str!("../../migrations/0044_metrics_indexes.sql"),
 ];
 
 pub fn latest_version() -> i64 {
