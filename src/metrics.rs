@@ -34,21 +34,22 @@ pub struct RouteLabels {
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 pub struct JobLabels {
-    pub job: &'static str,
+    /// `job_name`, not `job`: Prometheus gives every scraped series its target's `job`.
+    pub job_name: &'static str,
     /// The severity a breach of this job has (`critical` for `run-deletions`).
     pub severity: &'static str,
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 pub struct JobRunLabels {
-    pub job: &'static str,
+    pub job_name: &'static str,
     /// `succeeded`, `failed` or `refused`.
     pub outcome: &'static str,
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 pub struct JobNameLabels {
-    pub job: &'static str,
+    pub job_name: &'static str,
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
@@ -565,15 +566,26 @@ impl Metrics {
         }
     }
 
+    /// Makes the run counters (at 0) and time histogram of each job this server runs, so
+    /// `rate()` and `increase()` see a job's first run.
+    pub fn declare_jobs(&self, jobs: impl IntoIterator<Item = &'static str>) {
+        for job_name in jobs {
+            for outcome in ["succeeded", "failed", "refused"] {
+                drop(self.job_runs.get_or_create(&JobRunLabels { job_name, outcome }));
+            }
+            drop(self.job_run_seconds.get_or_create(&JobNameLabels { job_name }));
+        }
+    }
+
     /// A job run this server ran to its end (`succeeded` or `failed`), and its time.
     pub fn job_ran(&self, job: &'static str, outcome: &'static str, seconds: f64) {
-        self.job_runs.get_or_create(&JobRunLabels { job, outcome }).inc();
-        self.job_run_seconds.get_or_create(&JobNameLabels { job }).observe(seconds);
+        self.job_runs.get_or_create(&JobRunLabels { job_name: job, outcome }).inc();
+        self.job_run_seconds.get_or_create(&JobNameLabels { job_name: job }).observe(seconds);
     }
 
     /// A job run this server refused to start.
     pub fn job_refused(&self, job: &'static str) {
-        self.job_runs.get_or_create(&JobRunLabels { job, outcome: "refused" }).inc();
+        self.job_runs.get_or_create(&JobRunLabels { job_name: job, outcome: "refused" }).inc();
     }
 
     pub fn watch_queue_depth(&self, depth: Arc<AtomicI64>, capacity: usize) {

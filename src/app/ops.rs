@@ -75,7 +75,7 @@ async fn metrics(State(state): State<Arc<AppState>>) -> Response {
     match db::blocking(move || super::scrape::read(&*pool.get()?, now_ms)).await {
         Ok(scrape) => {
             for job in scrape.jobs.into_iter().filter(|s| s.job.availability == Availability::Available) {
-                let labels = JobLabels { job: job.job.name, severity: job.job.alert.severity.as_str() };
+                let labels = JobLabels { job_name: job.job.name, severity: job.job.alert.severity.as_str() };
                 state.metrics.set_job(labels, job.breached, job.last_success_ms);
             }
             state.metrics.aggregate_refresh_lag.set(scrape.aggregate_lag_ms / 1000);

@@ -29,7 +29,7 @@ fn metrics_render_as_prometheus_text_with_help_and_type_for_every_sample() {
     metrics.count_otlp_records(Signal::Traces, "copilot", 2, 0, 1);
     metrics.job_ran("run-deletions", "succeeded", 0.5);
     metrics.job_refused("sweep-retention");
-    metrics.set_job(JobLabels { job: "run-deletions", severity: "critical" }, false, Some(1_700_000_000_000));
+    metrics.set_job(JobLabels { job_name: "run-deletions", severity: "critical" }, false, Some(1_700_000_000_000));
     let text = metrics.render();
     let (families, samples) = families(&text);
     for sample in &samples {
@@ -56,10 +56,10 @@ fn metrics_render_as_prometheus_text_with_help_and_type_for_every_sample() {
         r#"sightline_otlp_exports_total{signal="logs",outcome="too_large"} 1"#,
         r#"sightline_otlp_records_total{signal="traces",agent="copilot",outcome="accepted"} 2"#,
         r#"sightline_otlp_records_total{signal="traces",agent="copilot",outcome="refused"} 1"#,
-        r#"sightline_job_runs_total{job="run-deletions",outcome="succeeded"} 1"#,
-        r#"sightline_job_runs_total{job="sweep-retention",outcome="refused"} 1"#,
-        r#"sightline_job_run_duration_seconds_count{job="run-deletions"} 1"#,
-        r#"sightline_job_last_success_timestamp_seconds{job="run-deletions",severity="critical"} 1700000000"#,
+        r#"sightline_job_runs_total{job_name="run-deletions",outcome="succeeded"} 1"#,
+        r#"sightline_job_runs_total{job_name="sweep-retention",outcome="refused"} 1"#,
+        r#"sightline_job_run_duration_seconds_count{job_name="run-deletions"} 1"#,
+        r#"sightline_job_last_success_timestamp_seconds{job_name="run-deletions",severity="critical"} 1700000000"#,
         "# TYPE process_cpu_seconds_total counter",
         "# TYPE process_resident_memory_bytes gauge",
         "process_open_fds ",
