@@ -126,6 +126,7 @@ CREATE TABLE aggregate_dirty_buckets (
     bucket_start_ms INTEGER PRIMARY KEY,
     marked_at_ms    INTEGER NOT NULL
 );
+CREATE INDEX aggregate_dirty_by_marked ON aggregate_dirty_buckets(marked_at_ms);
 
 -- How far each event partition's commits have been folded into sessions. A partition
 -- commits first; main.db records its commit sequence second. After a crash between the
@@ -364,6 +365,8 @@ CREATE TABLE job_runs (
 CREATE INDEX job_runs_by_job ON job_runs(job, started_at_ms);
 -- At most one run of a job at a time.
 CREATE UNIQUE INDEX job_runs_one_running ON job_runs(job) WHERE outcome = 'running';
+-- A job's last success by index (/metrics).
+CREATE INDEX job_runs_by_outcome ON job_runs(job, outcome, ended_at_ms);
 
 -- Job service-level breaches (spec §8 "Alert when"), one row per breaching run.
 CREATE TABLE job_alerts (
@@ -376,6 +379,7 @@ CREATE TABLE job_alerts (
 );
 
 CREATE INDEX job_alerts_by_job ON job_alerts(job, at_ms);
+CREATE INDEX job_alerts_by_run ON job_alerts(run_id);
 
 -- Repricing's pending changes (sessions::reprice): the new cost of each changed event of
 -- a day, written with the sessions' deltas before the partition is rewritten.

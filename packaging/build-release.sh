@@ -4,7 +4,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 target=x86_64-unknown-linux-gnu
-RUSTFLAGS="-C target-feature=+crt-static" cargo build --release --target "$target"
+# sightline_build_info{commit} on /metrics names the commit built.
+SIGHTLINE_COMMIT=$(git rev-parse --short=12 HEAD 2>/dev/null || echo unknown) \
+    RUSTFLAGS="-C target-feature=+crt-static" cargo build --release --target "$target"
 bin="target/$target/release/sightline"
 file "$bin" | grep -q "static" || { echo "not statically linked: $(file "$bin")"; exit 1; }
 "$bin" --version

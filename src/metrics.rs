@@ -1,10 +1,19 @@
 //! Prometheus metrics of one server instance: per-route request counts and latency,
-//! event outcomes, writer queue depth, commit latency, WAL sizes and checkpoints, and
-//! each job's standing breach and last success.
+//! ingest batches, events and OTLP records by outcome, the writer's queue and commits,
+//! WAL sizes and checkpoints, job runs and each job's standing breach and last success,
+//! the aggregates' and the transcript index's lag, the process (`process_*`) and the
+//! build. Served as Prometheus text 0.0.4 (`exposition`); docs/operations.md lists
+//! every family.
 //!
 //! Invariants: one [`Metrics`] per server, passed by `Arc` (no global registry, so
-//! tests can run several servers in one process); routes are labelled by their
-//! matched pattern, never the raw path, so label cardinality stays bounded.
+//! tests can run several servers in one process); every label has a bounded set of
+//! values: routes are labelled by their matched pattern, never the raw path; reasons,
+//! signals, agents, outcomes and jobs are fixed lists of the code, and whatever a
+//! client sends (a `service.name`) maps onto them or onto `other`. The counters of the
+//! ingest path are made once here and kept, so counting there is an atomic add.
+
+pub mod exposition;
+pub mod process;
 
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -25,9 +34,22 @@ pub struct RouteLabels {
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 pub struct JobLabels {
-    pub job: &'static str,
+    /// `job_name`, not `job`: Prometheus gives every scraped series its target's `job`.
+    pub job_name: &'static str,
     /// The severity a breach of this job has (`critical` for `run-deletions`).
     pub severity: &'static str,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct JobRunLabels {
+    pub job_name: &'static str,
+    /// `succeeded`, `failed` or `refused`.
+    pub outcome: &'static str,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct JobNameLabels {
+    pub job_name: &'static str,
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
@@ -42,6 +64,183 @@ pub struct OutcomeLabels {
     pub outcome: &'static str,
 }
 
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct FieldLabels {
+    pub field: &'static str,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct OtlpLabels {
+    pub signal: &'static str,
+    pub agent: &'static str,
+    pub outcome: &'static str,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct OtlpExportLabels {
+    pub signal: &'static str,
+    pub outcome: &'static str,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct BuildLabels {
+    pub version: &'static str,
+    pub commit: &'static str,
+}
+
+/// How a batch (`POST /v1/events`) or an OTLP export ended: taken, or refused and why.
+/// A fixed list: the label's values are these names and no others.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BatchOutcome {
+    Accepted,
+    /// The body is not a batch (400, 422): bad JSON, a bad envelope, an unknown name.
+    Malformed,
+    /// No credential, or one that is not valid (401).
+    Unauthorized,
+    /// A valid credential that may not do this (403).
+    Forbidden,
+    /// Past a size limit: body, decoded body, events or records (413).
+    TooLarge,
+    /// The body did not arrive in time (408).
+    TimedOut,
+    /// A Content-Encoding or Content-Type we do not read (415).
+    UnsupportedEncoding,
+    /// Storage cannot take writes (503): the batch was not stored, the client retries.
+    StorageUnavailable,
+    /// Any other failure of ours (500).
+    Internal,
+}
+
+impl BatchOutcome {
+    pub const ALL: [BatchOutcome; 9] = [
+        BatchOutcome::Accepted,
+        BatchOutcome::Malformed,
+        BatchOutcome::Unauthorized,
+        BatchOutcome::Forbidden,
+        BatchOutcome::TooLarge,
+        BatchOutcome::TimedOut,
+        BatchOutcome::UnsupportedEncoding,
+        BatchOutcome::StorageUnavailable,
+        BatchOutcome::Internal,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            BatchOutcome::Accepted => "accepted",
+            BatchOutcome::Malformed => "malformed",
+            BatchOutcome::Unauthorized => "unauthorized",
+            BatchOutcome::Forbidden => "forbidden",
+            BatchOutcome::TooLarge => "too_large",
+            BatchOutcome::TimedOut => "timed_out",
+            BatchOutcome::UnsupportedEncoding => "unsupported_encoding",
+            BatchOutcome::StorageUnavailable => "storage_unavailable",
+            BatchOutcome::Internal => "internal",
+        }
+    }
+
+    /// The outcome an answer's HTTP status says.
+    pub fn of_http_status(status: u16) -> BatchOutcome {
+        match status {
+            200..=299 => BatchOutcome::Accepted,
+            400 | 404 | 409 | 422 => BatchOutcome::Malformed,
+            401 => BatchOutcome::Unauthorized,
+            403 => BatchOutcome::Forbidden,
+            408 => BatchOutcome::TimedOut,
+            413 => BatchOutcome::TooLarge,
+            415 => BatchOutcome::UnsupportedEncoding,
+            503 => BatchOutcome::StorageUnavailable,
+            _ => BatchOutcome::Internal,
+        }
+    }
+}
+
+/// The OTLP signals.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Signal {
+    Logs,
+    Traces,
+    Metrics,
+}
+
+impl Signal {
+    pub const ALL: [Signal; 3] = [Signal::Logs, Signal::Traces, Signal::Metrics];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Signal::Logs => "logs",
+            Signal::Traces => "traces",
+            Signal::Metrics => "metrics",
+        }
+    }
+}
+
+/// The `agent` label of OTLP records: the agents whose telemetry Sightline maps, by the
+/// `service.name` their exporters set, and `other` for any other name (a client picks
+/// its `service.name`; it never makes a series of its own).
+pub const OTLP_AGENTS: [&str; 7] = ["claude_code", "codex", "gemini_cli", "qwen_code", "copilot", "opencode", "other"];
+
+/// The `agent` label for an exporter's `service.name`.
+pub fn otlp_agent(service_name: &str) -> &'static str {
+    let name = service_name.to_ascii_lowercase();
+    let name = name.as_str();
+    if name.starts_with("claude-code") || name.starts_with("claude_code") {
+        "claude_code"
+    } else if name.starts_with("codex") {
+        "codex"
+    } else if name.starts_with("gemini-cli") || name.starts_with("gemini_cli") || name.starts_with("gemini-code") {
+        "gemini_cli"
+    } else if name.starts_with("qwen-code") || name.starts_with("qwen_code") {
+        "qwen_code"
+    } else if name == "github-copilot" || name == "copilot-chat" || name.starts_with("copilot") {
+        "copilot"
+    } else if name.starts_with("opencode") {
+        "opencode"
+    } else {
+        "other"
+    }
+}
+
+/// What became of OTLP records (log records, spans, data points).
+pub const OTLP_OUTCOMES: [&str; 3] = ["accepted", "skipped", "refused"];
+
+/// The top-level fields of an event (docs/wire-contract.md) a rejection may name; a
+/// rejection that names another (a client's JSON path) counts under `other`.
+pub const EVENT_FIELDS: [&str; 18] = [
+    "event",
+    "event_id",
+    "type",
+    "ts",
+    "agent_type",
+    "session_id",
+    "run_kind",
+    "model",
+    "permission_mode",
+    "notification_kind",
+    "tool",
+    "usage",
+    "client_cost_usd",
+    "response_ms",
+    "git",
+    "eval",
+    "metadata",
+    "other",
+];
+
+/// The `field` label of a rejected event: its field's first segment, if it is one of
+/// [`EVENT_FIELDS`].
+pub fn event_field(path: &str) -> usize {
+    let head = path.split(['.', '[']).next().unwrap_or_default();
+    EVENT_FIELDS.iter().position(|field| *field == head).unwrap_or(EVENT_FIELDS.len() - 1)
+}
+
+/// The version and commit this binary was built from (`SIGHTLINE_COMMIT` at build time;
+/// `packaging/build-release.sh` sets it).
+pub const VERSION: &str = env!("CARGO_PKG_VERSION");
+pub const COMMIT: &str = match option_env!("SIGHTLINE_COMMIT") {
+    Some(commit) => commit,
+    None => "unknown",
+};
+
 /// Step buckets from 20 µs to ~4 s: a fold of a small group takes tens of microseconds.
 fn step_buckets() -> Vec<f64> {
     vec![0.00002, 0.0001, 0.0005, 0.001, 0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.5, 1.0, 4.0]
@@ -53,18 +252,32 @@ fn latency_buckets() -> Vec<f64> {
     vec![0.0005, 0.001, 0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 4.0]
 }
 
+/// Job durations from 10 ms to 6 hours (the longest jobs' targets are hours).
+fn job_buckets() -> Vec<f64> {
+    vec![0.01, 0.1, 1.0, 10.0, 60.0, 300.0, 900.0, 1800.0, 3600.0, 7200.0, 21600.0]
+}
+
 pub struct Metrics {
     registry: Mutex<Registry>,
     pub requests: Family<RouteLabels, Counter>,
     pub request_seconds: Family<RouteLabels, Histogram, fn() -> Histogram>,
     pub events: Family<OutcomeLabels, Counter>,
+    /// `accepted`, `duplicate`, `rejected`, made once (the ingest path only adds).
+    event_counters: [Counter; 3],
+    /// Rejected events by field, indexed as [`EVENT_FIELDS`].
+    rejected_by_field: Vec<Counter>,
+    /// `POST /v1/events` batches, indexed as [`BatchOutcome::ALL`].
+    batch_counters: Vec<Counter>,
+    /// OTLP exports by signal, then outcome as [`BatchOutcome::ALL`].
+    export_counters: Vec<Vec<Counter>>,
+    /// OTLP records by signal, agent ([`OTLP_AGENTS`]) and outcome ([`OTLP_OUTCOMES`]).
+    otlp_counters: Vec<Vec<[Counter; 3]>>,
     pub unknown_model_events: Counter,
-    /// OTLP log records by outcome: mapped (to an event), skipped, refused.
-    pub otlp_records: Family<OutcomeLabels, Counter>,
     pub commit_latency: Histogram,
     /// Where a commit's time goes, step by step (each fold apart).
     pub writer_step_seconds: Family<StepLabels, Histogram, fn() -> Histogram>,
     pub writer_queue_depth: Gauge,
+    pub writer_queue_capacity: Gauge,
     pub wal_bytes_main: Gauge,
     pub wal_bytes_events: Gauge,
     pub blocking_checkpoints: Counter,
@@ -73,6 +286,11 @@ pub struct Metrics {
     /// How long the oldest change not yet in the aggregates has waited, in seconds.
     pub aggregate_refresh_lag: Gauge,
     pub job_last_success: Family<JobLabels, Gauge>,
+    pub job_runs: Family<JobRunLabels, Counter>,
+    pub job_run_seconds: Family<JobNameLabels, Histogram, fn() -> Histogram>,
+    /// Stored transcripts the indexer has not indexed yet, and the oldest one's wait.
+    pub transcript_index_pending: Gauge,
+    pub transcript_index_lag: Gauge,
     /// Share of the last 24 hours' settled webhook deliveries that did not fail.
     pub webhook_delivery_success: Gauge<f64, std::sync::atomic::AtomicU64>,
     /// Webhook deliveries received in the last 24 hours and still pending.
@@ -89,36 +307,98 @@ impl Default for Metrics {
 
 impl Metrics {
     pub fn new() -> Metrics {
-        let mut registry = Registry::with_prefix("sightline");
+        let mut root = Registry::default();
+        root.register_collector(Box::new(process::ProcessCollector));
+        let registry = root.sub_registry_with_prefix("sightline");
+        let build_info = Family::<BuildLabels, Gauge>::default();
+        build_info.get_or_create(&BuildLabels { version: VERSION, commit: COMMIT }).set(1);
+        registry.register("build_info", "The version and commit of the running binary (always 1)", build_info.clone());
         let requests = Family::<RouteLabels, Counter>::default();
         let request_seconds: Family<RouteLabels, Histogram, fn() -> Histogram> =
             Family::new_with_constructor(|| Histogram::new(latency_buckets()));
         let events = Family::<OutcomeLabels, Counter>::default();
+        let event_counters = ["accepted", "duplicate", "rejected"]
+            .map(|outcome| events.get_or_create(&OutcomeLabels { outcome }).clone());
+        let rejected_events = Family::<FieldLabels, Counter>::default();
+        let rejected_by_field =
+            EVENT_FIELDS.iter().map(|field| rejected_events.get_or_create(&FieldLabels { field }).clone()).collect();
+        let batches = Family::<OutcomeLabels, Counter>::default();
+        let batch_counters = BatchOutcome::ALL
+            .iter()
+            .map(|outcome| batches.get_or_create(&OutcomeLabels { outcome: outcome.as_str() }).clone())
+            .collect();
+        let exports = Family::<OtlpExportLabels, Counter>::default();
+        let export_counters = Signal::ALL
+            .iter()
+            .map(|signal| {
+                BatchOutcome::ALL
+                    .iter()
+                    .map(|outcome| {
+                        exports
+                            .get_or_create(&OtlpExportLabels { signal: signal.as_str(), outcome: outcome.as_str() })
+                            .clone()
+                    })
+                    .collect()
+            })
+            .collect();
+        let otlp_records = Family::<OtlpLabels, Counter>::default();
+        let otlp_counters = Signal::ALL
+            .iter()
+            .map(|signal| {
+                OTLP_AGENTS
+                    .iter()
+                    .map(|agent| {
+                        OTLP_OUTCOMES.map(|outcome| {
+                            otlp_records.get_or_create(&OtlpLabels { signal: signal.as_str(), agent, outcome }).clone()
+                        })
+                    })
+                    .collect()
+            })
+            .collect();
         let unknown_model_events = Counter::default();
-        let otlp_records = Family::<OutcomeLabels, Counter>::default();
         let commit_latency = Histogram::new(latency_buckets());
         let writer_step_seconds: Family<StepLabels, Histogram, fn() -> Histogram> =
             Family::new_with_constructor(|| Histogram::new(step_buckets()));
         let writer_queue_depth = Gauge::default();
+        let writer_queue_capacity = Gauge::default();
         let wal_bytes_main = Gauge::default();
         let wal_bytes_events = Gauge::default();
         let blocking_checkpoints = Counter::default();
         let background_checkpoints = Counter::default();
-        registry.register("http_requests", "HTTP requests by listener, route and status", requests.clone());
+        registry.register("http_requests", "HTTP requests by listener, route pattern and status", requests.clone());
         registry.register(
             "http_request_duration_seconds",
-            "HTTP request latency by listener, route and status",
+            "HTTP request latency by listener, route pattern and status",
             request_seconds.clone(),
         );
-        registry.register("ingest_events", "Events by outcome: accepted, duplicate, rejected", events.clone());
+        registry.register(
+            "ingest_batches",
+            "POST /v1/events batches by outcome: accepted, or the reason it was refused",
+            batches.clone(),
+        );
+        registry.register(
+            "ingest_events",
+            "Events of batches by outcome: accepted (stored), duplicate (already stored), rejected (invalid)",
+            events.clone(),
+        );
+        registry.register(
+            "ingest_rejected_events",
+            "Events rejected as invalid, by the top-level field at fault",
+            rejected_events.clone(),
+        );
         registry.register(
             "ingest_unknown_model_events",
             "Events with token usage whose model no price table knows (priced at 0)",
             unknown_model_events.clone(),
         );
         registry.register(
-            "otlp_log_records",
-            "OTLP log records by outcome: mapped (to an event), skipped (not used), refused",
+            "otlp_exports",
+            "OTLP exports (HTTP and gRPC) by signal and outcome: accepted, or the reason it was refused",
+            exports.clone(),
+        );
+        registry.register(
+            "otlp_records",
+            "OTLP log records, spans and data points by signal, agent (by service.name) and outcome: accepted, skipped (not used), refused",
             otlp_records.clone(),
         );
         registry.register(
@@ -132,6 +412,11 @@ impl Metrics {
             writer_step_seconds.clone(),
         );
         registry.register("writer_queue_depth", "Ingest batches waiting for the writer", writer_queue_depth.clone());
+        registry.register(
+            "writer_queue_capacity",
+            "Ingest batches the writer's queue holds before a batch waits for room",
+            writer_queue_capacity.clone(),
+        );
         registry.register("wal_main_bytes", "Size of main.db's write-ahead log", wal_bytes_main.clone());
         registry.register(
             "wal_events_bytes",
@@ -160,11 +445,36 @@ impl Metrics {
             "When a job's latest successful run ended (absent if it never succeeded)",
             job_last_success.clone(),
         );
+        let job_runs = Family::<JobRunLabels, Counter>::default();
+        registry.register(
+            "job_runs",
+            "Job runs this server ran or refused, by job and outcome: succeeded, failed, refused",
+            job_runs.clone(),
+        );
+        let job_run_seconds: Family<JobNameLabels, Histogram, fn() -> Histogram> =
+            Family::new_with_constructor(|| Histogram::new(job_buckets()));
+        registry.register(
+            "job_run_duration_seconds",
+            "Time of each job run this server ran, by job",
+            job_run_seconds.clone(),
+        );
         let aggregate_refresh_lag = Gauge::default();
         registry.register(
             "aggregate_refresh_lag_seconds",
             "How long the oldest change not yet in the continuous aggregates has waited",
             aggregate_refresh_lag.clone(),
+        );
+        let transcript_index_pending = Gauge::default();
+        registry.register(
+            "transcript_index_pending",
+            "Stored transcripts the search index has not indexed yet",
+            transcript_index_pending.clone(),
+        );
+        let transcript_index_lag = Gauge::default();
+        registry.register(
+            "transcript_index_lag_seconds",
+            "How long the oldest stored transcript not yet indexed has waited (0 when none waits)",
+            transcript_index_lag.clone(),
         );
         let webhook_delivery_success = Gauge::<f64, std::sync::atomic::AtomicU64>::default();
         registry.register(
@@ -179,15 +489,20 @@ impl Metrics {
             webhook_deliveries_pending.clone(),
         );
         Metrics {
-            registry: Mutex::new(registry),
+            registry: Mutex::new(root),
             requests,
             request_seconds,
             events,
+            event_counters,
+            rejected_by_field,
+            batch_counters,
+            export_counters,
+            otlp_counters,
             unknown_model_events,
-            otlp_records,
             commit_latency,
             writer_step_seconds,
             writer_queue_depth,
+            writer_queue_capacity,
             wal_bytes_main,
             wal_bytes_events,
             blocking_checkpoints,
@@ -195,6 +510,10 @@ impl Metrics {
             job_breach,
             aggregate_refresh_lag,
             job_last_success,
+            job_runs,
+            job_run_seconds,
+            transcript_index_pending,
+            transcript_index_lag,
             webhook_delivery_success,
             webhook_deliveries_pending,
             queue_depth_source: Mutex::new(None),
@@ -213,23 +532,64 @@ impl Metrics {
         self.request_seconds.get_or_create(&labels).observe(seconds);
     }
 
+    /// A batch's events (atomic adds, no lookup).
     pub fn count_events(&self, accepted: u64, duplicates: u64, rejected: u64) {
-        for (outcome, n) in [("accepted", accepted), ("duplicate", duplicates), ("rejected", rejected)] {
+        for (counter, n) in self.event_counters.iter().zip([accepted, duplicates, rejected]) {
             if n > 0 {
-                self.events.get_or_create(&OutcomeLabels { outcome }).inc_by(n);
+                counter.inc_by(n);
             }
         }
     }
 
-    pub fn count_otlp_records(&self, mapped: u64, skipped: u64, refused: u64) {
-        for (outcome, n) in [("mapped", mapped), ("skipped", skipped), ("refused", refused)] {
+    /// One rejected event, by the field its rejection names.
+    pub fn count_rejected_event(&self, field: &str) {
+        self.rejected_by_field[event_field(field)].inc();
+    }
+
+    /// How one `POST /v1/events` batch ended.
+    pub fn count_batch(&self, outcome: BatchOutcome) {
+        self.batch_counters[outcome as usize].inc();
+    }
+
+    /// How one OTLP export ended.
+    pub fn count_export(&self, signal: Signal, outcome: BatchOutcome) {
+        self.export_counters[signal as usize][outcome as usize].inc();
+    }
+
+    /// What became of an export's records of one agent (an `agent` of [`otlp_agent`]).
+    pub fn count_otlp_records(&self, signal: Signal, agent: &str, accepted: u64, skipped: u64, refused: u64) {
+        let agent = OTLP_AGENTS.iter().position(|known| *known == agent).unwrap_or(OTLP_AGENTS.len() - 1);
+        for (counter, n) in self.otlp_counters[signal as usize][agent].iter().zip([accepted, skipped, refused]) {
             if n > 0 {
-                self.otlp_records.get_or_create(&OutcomeLabels { outcome }).inc_by(n);
+                counter.inc_by(n);
             }
         }
     }
 
-    pub fn watch_queue_depth(&self, depth: Arc<AtomicI64>) {
+    /// Makes the run counters (at 0) and time histogram of each job this server runs, so
+    /// `rate()` and `increase()` see a job's first run.
+    pub fn declare_jobs(&self, jobs: impl IntoIterator<Item = &'static str>) {
+        for job_name in jobs {
+            for outcome in ["succeeded", "failed", "refused"] {
+                drop(self.job_runs.get_or_create(&JobRunLabels { job_name, outcome }));
+            }
+            drop(self.job_run_seconds.get_or_create(&JobNameLabels { job_name }));
+        }
+    }
+
+    /// A job run this server ran to its end (`succeeded` or `failed`), and its time.
+    pub fn job_ran(&self, job: &'static str, outcome: &'static str, seconds: f64) {
+        self.job_runs.get_or_create(&JobRunLabels { job_name: job, outcome }).inc();
+        self.job_run_seconds.get_or_create(&JobNameLabels { job_name: job }).observe(seconds);
+    }
+
+    /// A job run this server refused to start.
+    pub fn job_refused(&self, job: &'static str) {
+        self.job_runs.get_or_create(&JobRunLabels { job_name: job, outcome: "refused" }).inc();
+    }
+
+    pub fn watch_queue_depth(&self, depth: Arc<AtomicI64>, capacity: usize) {
+        self.writer_queue_capacity.set(capacity as i64);
         *self.queue_depth_source.lock().unwrap_or_else(|p| p.into_inner()) = Some(depth);
     }
 
@@ -241,8 +601,13 @@ impl Metrics {
         }
     }
 
-    /// Renders the OpenMetrics text exposition.
+    /// Renders the Prometheus text exposition, format 0.0.4 ([`exposition::CONTENT_TYPE`]).
     pub fn render(&self) -> String {
+        exposition::from_openmetrics(&self.render_openmetrics())
+    }
+
+    /// Renders the OpenMetrics text, as `prometheus-client` writes it.
+    pub fn render_openmetrics(&self) -> String {
         if let Some(depth) = self.queue_depth_source.lock().unwrap_or_else(|p| p.into_inner()).as_ref() {
             self.writer_queue_depth.set(depth.load(Ordering::Relaxed));
         }
@@ -253,3 +618,6 @@ impl Metrics {
         text
     }
 }
+
+#[cfg(test)]
+mod tests;

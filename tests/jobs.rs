@@ -55,12 +55,13 @@ fn run_deletions_fires_at_its_slots_and_runs_a_crash_left_open_are_closed_as_int
     // succeeded (run-deletions' breaches are critical).
     let metrics =
         agent().get(&format!("{}/metrics", server.server.ingest)).call().unwrap().into_body().read_to_string().unwrap();
-    assert!(metrics.contains("sightline_job_breach{job=\"run-deletions\",severity=\"critical\"} 0"), "{metrics}");
+    assert!(metrics.contains("sightline_job_breach{job_name=\"run-deletions\",severity=\"critical\"} 0"), "{metrics}");
     assert!(
-        metrics.contains("sightline_job_last_success_timestamp_seconds{job=\"run-deletions\",severity=\"critical\"}"),
+        metrics
+            .contains("sightline_job_last_success_timestamp_seconds{job_name=\"run-deletions\",severity=\"critical\"}"),
         "{metrics}"
     );
-    assert!(metrics.contains("sightline_job_breach{job=\"reconcile-cost\",severity=\"warning\"} 0"), "{metrics}");
+    assert!(metrics.contains("sightline_job_breach{job_name=\"reconcile-cost\",severity=\"warning\"} 0"), "{metrics}");
     // A failed run with its breach (as `jobs run` beside the server records them) shows at
     // the next scrape.
     rusqlite::Connection::open(data_dir.join("main.db"))
@@ -74,7 +75,10 @@ fn run_deletions_fires_at_its_slots_and_runs_a_crash_left_open_are_closed_as_int
         .unwrap();
     let metrics =
         agent().get(&format!("{}/metrics", server.server.ingest)).call().unwrap().into_body().read_to_string().unwrap();
-    assert!(metrics.contains("sightline_job_breach{job=\"backfill-redaction\",severity=\"warning\"} 1"), "{metrics}");
+    assert!(
+        metrics.contains("sightline_job_breach{job_name=\"backfill-redaction\",severity=\"warning\"} 1"),
+        "{metrics}"
+    );
 
     // Nothing more until the next slot; then exactly one more run.
     server.clock.advance_ms(6 * 3_600_000);

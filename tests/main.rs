@@ -51,6 +51,7 @@ mod people_console;
 mod personas;
 mod prices;
 mod projections;
+mod prometheus;
 mod redaction_corpus;
 mod schema;
 mod scoring;

@@ -22,7 +22,8 @@ done
 
 command -v cargo-deb >/dev/null || cargo install cargo-deb --locked --version "^3"
 if [ "$build" = 1 ]; then
-    cargo build --release --bin sightline
+    # sightline_build_info{commit} on /metrics names the commit built.
+    SIGHTLINE_COMMIT=$(git rev-parse --short=12 HEAD) cargo build --release --bin sightline
     cargo build --profile hook --bin sightline-hook
 fi
 metadata=$(cargo metadata --format-version 1 --no-deps)

@@ -6,5 +6,6 @@
 
 pub mod ops;
 pub mod routes;
+pub mod scrape;
 pub mod serve;
 pub mod slis;

@@ -64,37 +64,29 @@ async fn readyz(State(state): State<Arc<AppState>>) -> Response {
     }
 }
 
+/// `/metrics`: the figures kept in memory, and those read from main.db at scrape time
+/// (the jobs' standing, the aggregates' and the transcript index's lag, the webhook
+/// deliveries), each an indexed lookup or a read of a small table: `app::scrape`.
 async fn metrics(State(state): State<Arc<AppState>>) -> Response {
     // The jobs' figures are read at scrape time, so a run or breach recorded by `sightline
     // jobs run` beside the server shows too.
     let pool = state.readers.clone();
-    let (now_ms, config) = (state.clock.now_ms(), state.config.clone());
-    match db::blocking(move || crate::jobs::status::all(&*pool.get()?, &config, now_ms)).await {
-        Ok(statuses) => {
-            for status in statuses.into_iter().filter(|s| s.job.availability == Availability::Available) {
-                let labels = JobLabels { job: status.job.name, severity: status.job.alert.severity.as_str() };
-                state.metrics.set_job(labels, status.breach.is_some(), status.last_success_ms);
+    let now_ms = state.clock.now_ms();
+    match db::blocking(move || super::scrape::read(&*pool.get()?, now_ms)).await {
+        Ok(scrape) => {
+            for job in scrape.jobs.into_iter().filter(|s| s.job.availability == Availability::Available) {
+                let labels = JobLabels { job_name: job.job.name, severity: job.job.alert.severity.as_str() };
+                state.metrics.set_job(labels, job.breached, job.last_success_ms);
             }
+            state.metrics.aggregate_refresh_lag.set(scrape.aggregate_lag_ms / 1000);
+            state.metrics.transcript_index_pending.set(scrape.transcripts_pending);
+            state.metrics.transcript_index_lag.set(scrape.transcript_lag_ms / 1000);
+            state.metrics.webhook_delivery_success.set(scrape.deliveries.success_ratio());
+            state.metrics.webhook_deliveries_pending.set(scrape.deliveries.pending);
         }
-        Err(err) => tracing::warn!(error = %err, "cannot read the jobs for /metrics"),
+        Err(err) => tracing::warn!(error = %err, "cannot read main.db's figures for /metrics"),
     }
-    let pool = state.readers.clone();
-    match db::blocking(move || crate::analytics::refresh::lag_ms(&*pool.get()?, now_ms)).await {
-        Ok(lag_ms) => {
-            state.metrics.aggregate_refresh_lag.set(lag_ms / 1000);
-        }
-        Err(err) => tracing::warn!(error = %err, "cannot read the aggregate refresh lag for /metrics"),
-    }
-    let pool = state.readers.clone();
-    match db::blocking(move || crate::github::deliveries::tally(&*pool.get()?, now_ms - 86_400_000)).await {
-        Ok(tally) => {
-            state.metrics.webhook_delivery_success.set(tally.success_ratio());
-            state.metrics.webhook_deliveries_pending.set(tally.pending);
-        }
-        Err(err) => tracing::warn!(error = %err, "cannot read the webhook deliveries for /metrics"),
-    }
-    ([(header::CONTENT_TYPE, "application/openmetrics-text; version=1.0.0; charset=utf-8")], state.metrics.render())
-        .into_response()
+    ([(header::CONTENT_TYPE, crate::metrics::exposition::CONTENT_TYPE)], state.metrics.render()).into_response()
 }
 
 /// Counts and times every request by listener, matched route and status.

@@ -87,6 +87,8 @@ pub async fn serve_with_clock(
     prepare_main_db(&config)?;
     db::ensure_dir(&config.run_dir())?;
     let metrics = Arc::new(Metrics::new());
+    let server_jobs = crate::jobs::registry::JOBS.iter().filter(|job| crate::jobs::scheduler::runs_in_the_server(job));
+    metrics.declare_jobs(server_jobs.map(|job| job.name));
     // The operator's tables in <data_dir>/price-tables/ replace the embedded ones.
     let prices = Arc::new(PriceBook::load(&config.data_dir).context("a price table is unusable")?);
     let writer = EventWriter::start(

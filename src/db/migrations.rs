@@ -62,6 +62,7 @@ pub const MIGRATIONS: &[&str] = &[
     include_str!("../../migrations/0042_eval_tokens.sql"),
     include_str!("../../migrations/0043_hardening.sql"),
     include_str!("../../migrations/0044_sign_in_hardening.sql"),
+    include_str!("../../migrations/0045_metrics_indexes.sql"),
 ];
 
 pub fn latest_version() -> i64 {

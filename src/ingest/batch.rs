@@ -95,6 +95,9 @@ pub(crate) async fn store(
     }
     debug_assert_eq!(stored, accepted + duplicates);
     state.metrics.count_events(accepted as u64, duplicates as u64, prepared.rejected.len() as u64);
+    for rejected in &prepared.rejected {
+        state.metrics.count_rejected_event(&rejected.field);
+    }
     Ok(BatchOutcome { accepted, duplicates, rejected: prepared.rejected, unlinked_eval_events })
 }
 

@@ -26,14 +26,24 @@ use crate::model::AgentType;
 use crate::state::AppState;
 use crate::state::caller::HookUser;
 
+/// `POST /v1/events`: one batch, counted by how it ended (`sightline_ingest_batches_total`),
+/// a refused credential too.
 pub async fn post_events(
     State(state): State<Arc<AppState>>,
-    user: HookUser,
+    user: Result<HookUser, AppError>,
     headers: HeaderMap,
     body: Body,
 ) -> Result<Response, AppError> {
-    let outcome = batch::ingest(&state, &user, &headers, body).await?;
-    Ok(axum::Json(outcome).into_response())
+    let stored = match user {
+        Ok(user) => batch::ingest(&state, &user, &headers, body).await,
+        Err(err) => Err(err),
+    };
+    let outcome = match &stored {
+        Ok(_) => crate::metrics::BatchOutcome::Accepted,
+        Err(err) => crate::metrics::BatchOutcome::of_http_status(err.status_and_message().0.as_u16()),
+    };
+    state.metrics.count_batch(outcome);
+    Ok(axum::Json(stored?).into_response())
 }
 
 #[derive(serde::Deserialize)]

@@ -30,6 +30,7 @@ use super::otlp_senders;
 use crate::http::body_deadline::BodyDeadline;
 use crate::http::cookies::bearer;
 use crate::http::errors::AppError;
+use crate::metrics::{BatchOutcome, Signal};
 use crate::model::RunKind;
 use crate::model::wire::ClientInfo;
 use crate::otlp::attributes::Attributes;
@@ -41,7 +42,8 @@ use crate::state::AppState;
 pub async fn post_logs(State(state): State<Arc<AppState>>, request: Request) -> Response {
     let (parts, body) = request.into_parts();
     let parts = &parts;
-    answer(&parts.headers, |encoding| async move {
+    let metrics = state.metrics.clone();
+    answer(&metrics, Signal::Logs, &parts.headers, |encoding| async move {
         let received = std::time::Instant::now();
         let sender = otlp_sender(&state, parts).await?;
         let export: ExportLogsServiceRequest = read_decoded(&state, parts, body, encoding, Msg::LogsRequest).await?;
@@ -53,7 +55,8 @@ pub async fn post_logs(State(state): State<Arc<AppState>>, request: Request) -> 
 pub async fn post_metrics(State(state): State<Arc<AppState>>, request: Request) -> Response {
     let (parts, body) = request.into_parts();
     let parts = &parts;
-    answer(&parts.headers, |encoding| async move {
+    let metrics = state.metrics.clone();
+    answer(&metrics, Signal::Metrics, &parts.headers, |encoding| async move {
         let sender = otlp_sender(&state, parts).await?;
         let export: ExportMetricsServiceRequest =
             read_decoded(&state, parts, body, encoding, Msg::MetricsRequest).await?;
@@ -65,7 +68,8 @@ pub async fn post_metrics(State(state): State<Arc<AppState>>, request: Request) 
 pub async fn post_traces(State(state): State<Arc<AppState>>, request: Request) -> Response {
     let (parts, body) = request.into_parts();
     let parts = &parts;
-    answer(&parts.headers, |encoding| async move {
+    let metrics = state.metrics.clone();
+    answer(&metrics, Signal::Traces, &parts.headers, |encoding| async move {
         let received = std::time::Instant::now();
         let sender = otlp_sender(&state, parts).await?;
         let export: ExportTraceServiceRequest = read_decoded(&state, parts, body, encoding, Msg::TracesRequest).await?;
@@ -84,17 +88,26 @@ pub(crate) fn export_limits(config: &crate::config::Config) -> Limits {
     }
 }
 
-/// Runs `receive` with the request's encoding and answers its error in that encoding.
-async fn answer<F, Fut>(headers: &HeaderMap, receive: F) -> Response
+/// Runs `receive` with the request's encoding and answers its error in that encoding;
+/// counts the export by how it ended (`sightline_otlp_exports_total`).
+async fn answer<F, Fut>(metrics: &crate::metrics::Metrics, signal: Signal, headers: &HeaderMap, receive: F) -> Response
 where
     F: FnOnce(Encoding) -> Fut,
     Fut: std::future::Future<Output = Result<Response, AppError>>,
 {
     use axum::response::IntoResponse;
-    match Encoding::of(headers) {
-        Ok(encoding) => receive(encoding).await.unwrap_or_else(|err| encoding.error(err)),
-        Err(err) => Encoding::Json.error(err).into_response(),
-    }
+    let (answer, outcome) = match Encoding::of(headers) {
+        Ok(encoding) => match receive(encoding).await {
+            Ok(answer) => (answer, BatchOutcome::Accepted),
+            Err(err) => {
+                let outcome = BatchOutcome::of_http_status(err.status_and_message().0.as_u16());
+                (encoding.error(err), outcome)
+            }
+        },
+        Err(err) => (Encoding::Json.error(err).into_response(), BatchOutcome::UnsupportedEncoding),
+    };
+    metrics.count_export(signal, outcome);
+    answer
 }
 
 /// Maps a logs export for `user_id` and stores its events on the hook's path; the answer
@@ -108,9 +121,10 @@ pub(crate) async fn store_logs(
     received: std::time::Instant,
 ) -> Result<ExportLogsServiceResponse, AppError> {
     let resource = request.resource_logs.first().and_then(|logs| logs.resource.as_ref());
-    let client = client_of(resource.map(|r| r.attributes.as_slice()).unwrap_or_default());
+    let attributes = resource.map(|r| r.attributes.as_slice()).unwrap_or_default();
+    let (client, agent) = (client_of(attributes), agent_of(attributes));
     let mapped = logs::map(request, user_id);
-    let refused = store_events(state, user_id, fixed_run_kind, client, mapped, received).await?;
+    let refused = store_events(state, user_id, fixed_run_kind, client, mapped, received, (Signal::Logs, agent)).await?;
     let partial_success = refused.map(|(rejected, error_message)| ExportLogsPartialSuccess {
         rejected_log_records: rejected as i64,
         error_message: format!("{rejected} log records refused: {error_message}"),
@@ -134,12 +148,14 @@ pub(crate) async fn store_traces(
     received: std::time::Instant,
 ) -> Result<ExportTraceServiceResponse, AppError> {
     let resource = request.resource_spans.first().and_then(|spans| spans.resource.as_ref());
-    let client = client_of(resource.map(|r| r.attributes.as_slice()).unwrap_or_default());
+    let attributes = resource.map(|r| r.attributes.as_slice()).unwrap_or_default();
+    let (client, agent) = (client_of(attributes), agent_of(attributes));
     let mapped = {
         let mut sessions = TRACE_SESSIONS.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
         traces::map(request, user_id, &mut sessions)
     };
-    let refused = store_events(state, user_id, fixed_run_kind, client, mapped, received).await?;
+    let refused =
+        store_events(state, user_id, fixed_run_kind, client, mapped, received, (Signal::Traces, agent)).await?;
     let partial_success = refused.map(|(rejected, error_message)| ExportTracePartialSuccess {
         rejected_spans: rejected as i64,
         error_message: format!("{rejected} spans refused: {error_message}"),
@@ -148,7 +164,8 @@ pub(crate) async fn store_traces(
 }
 
 /// Stores mapped events on the hook's path; answers how many records were refused (by
-/// the mapping or by the wire contract) and the first reasons, if any were.
+/// the mapping or by the wire contract) and the first reasons, if any were. The records
+/// are counted under `signal` and the exporter's `agent` ([`agent_of`]).
 async fn store_events(
     state: &Arc<AppState>,
     user_id: &str,
@@ -156,6 +173,7 @@ async fn store_events(
     client: ClientInfo,
     mapped: logs::Mapped,
     received: std::time::Instant,
+    (signal, agent): (Signal, &'static str),
 ) -> Result<Option<(u64, String)>, AppError> {
     let raw: Vec<Box<RawValue>> = mapped
         .events
@@ -169,7 +187,8 @@ async fn store_events(
         reasons.push(format!("{}: {}", rejected.field, rejected.reason));
     }
     let rejected = mapped.refused + outcome.rejected.len() as u64;
-    state.metrics.count_otlp_records(mapped.events.len() as u64, mapped.skipped, rejected);
+    let accepted = (mapped.events.len() - outcome.rejected.len()) as u64;
+    state.metrics.count_otlp_records(signal, agent, accepted, mapped.skipped, rejected);
     Ok((rejected > 0).then(|| (rejected, reasons.join("; "))))
 }
 
@@ -198,6 +217,13 @@ async fn otlp_sender(state: &Arc<AppState>, parts: &Parts) -> Result<otlp_sender
     let sender = otlp_senders::sender_of(state, secret).await?;
     BodyDeadline::authenticated(&parts.extensions);
     Ok(sender)
+}
+
+/// The `agent` label of an export's records: its first resource's `service.name`, mapped
+/// onto the fixed list of `metrics::OTLP_AGENTS` (`other` for any name not an agent's).
+pub(crate) fn agent_of(resource: &[opentelemetry_proto::tonic::common::v1::KeyValue]) -> &'static str {
+    let service = Attributes::of(resource, &[]).text("service.name").unwrap_or_default();
+    crate::metrics::otlp_agent(&service)
 }
 
 /// The sending machine as the export's first resource describes it.

@@ -23,6 +23,7 @@ use super::otlp_senders::{self, Sender, sender_of};
 use super::{batch, otlp};
 use crate::http::body_deadline::BodyDeadline;
 use crate::http::errors::{AppError, RETRY_AFTER_SECS};
+use crate::metrics::{BatchOutcome, Signal};
 use crate::otlp::bounds::Msg;
 use crate::otlp::grpc::{self, Code, Status};
 pub use crate::otlp::grpc::{LOGS_PATH, METRICS_PATH, TRACES_PATH};
@@ -111,7 +112,33 @@ where
         let answer = handle(state, sender, export).await.map_err(status)?;
         Ok(grpc::ok(&answer))
     };
-    received.await.unwrap_or_else(Status::into_response)
+    let signal = match root {
+        Msg::MetricsRequest => Signal::Metrics,
+        Msg::TracesRequest => Signal::Traces,
+        _ => Signal::Logs,
+    };
+    match received.await {
+        Ok(answer) => {
+            state.metrics.count_export(signal, BatchOutcome::Accepted);
+            answer
+        }
+        Err(refused) => {
+            state.metrics.count_export(signal, outcome_of(&refused));
+            refused.into_response()
+        }
+    }
+}
+
+/// How an export refused over gRPC counts (`sightline_otlp_exports_total`).
+fn outcome_of(refused: &Status) -> BatchOutcome {
+    match refused.code {
+        Code::Unauthenticated => BatchOutcome::Unauthorized,
+        Code::ResourceExhausted => BatchOutcome::TooLarge,
+        Code::Unavailable => BatchOutcome::StorageUnavailable,
+        Code::DeadlineExceeded => BatchOutcome::TimedOut,
+        Code::InvalidArgument => BatchOutcome::Malformed,
+        Code::Unimplemented | Code::Internal => BatchOutcome::Internal,
+    }
 }
 
 /// Who sent the call, from its `authorization` metadata alone.

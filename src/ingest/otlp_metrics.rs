@@ -12,6 +12,7 @@ use opentelemetry_proto::tonic::collector::metrics::v1::{
 };
 
 use crate::http::errors::AppError;
+use crate::metrics::Signal;
 use crate::otlp::metrics::{self, Measure};
 use crate::sessions::reported::{self, Column, Reading};
 use crate::state::AppState;
@@ -23,6 +24,9 @@ pub(crate) async fn store_metrics(
     request: &ExportMetricsServiceRequest,
 ) -> Result<ExportMetricsServiceResponse, AppError> {
     let mapped = metrics::map(request, user_id);
+    let resource = request.resource_metrics.first().and_then(|r| r.resource.as_ref());
+    let agent = super::otlp::agent_of(resource.map(|r| r.attributes.as_slice()).unwrap_or_default());
+    let accepted = mapped.points.len() as u64;
     let (points, owner, now_ms) = (mapped.points, user_id.to_string(), state.clock.now_ms());
     if !points.is_empty() {
         state
@@ -44,6 +48,7 @@ pub(crate) async fn store_metrics(
             })
             .await?;
     }
+    state.metrics.count_otlp_records(Signal::Metrics, agent, accepted, mapped.skipped, mapped.refused);
     let partial_success = (mapped.refused > 0).then(|| ExportMetricsPartialSuccess {
         rejected_data_points: mapped.refused as i64,
         error_message: format!("{} data points refused: {}", mapped.refused, mapped.reasons.join("; ")),

@@ -196,6 +196,7 @@ pub async fn start_run(state: &AppState, job: &'static JobSpec, trigger: Trigger
 
 /// Does the work of a started run and records how it ended.
 pub async fn finish_run(state: &Arc<AppState>, job: &'static JobSpec, run_id: String) -> Result<(), WriteError> {
+    let started = std::time::Instant::now();
     let (outcome, done, error) = match super::in_server::execute(state, job).await {
         Ok(done) => (Outcome::Succeeded, done, None),
         Err(error) => {
@@ -204,6 +205,7 @@ pub async fn finish_run(state: &Arc<AppState>, job: &'static JobSpec, run_id: St
         }
     };
     let ended_ms = state.clock.now_ms();
+    state.metrics.job_ran(job.name, outcome.as_str(), started.elapsed().as_secs_f64());
     let breach = state
         .writer
         .transact(move |tx| {

@@ -51,3 +51,27 @@ pub fn one(conn: &Connection, settings: &Config, job: &'static JobSpec, now_ms: 
     };
     Ok(JobStatus { job, effective, last, last_success_ms, next_run_ms, breach: slo::standing(conn, job.name)? })
 }
+
+/// What `/metrics` shows of a job: whether its latest ended run breached its service
+/// level, and when it last succeeded.
+#[derive(Clone, Debug)]
+pub struct Figures {
+    pub job: &'static JobSpec,
+    pub breached: bool,
+    pub last_success_ms: Option<i64>,
+}
+
+/// Every job's [`Figures`], by indexed lookups only (`job_runs_by_job` for the latest
+/// ended run, `job_runs_by_outcome` for the last success, `job_alerts_by_run` for its
+/// breach): a scrape never reads a job's history, however long it is.
+pub fn figures(conn: &Connection) -> Result<Vec<Figures>, DbError> {
+    JOBS.iter()
+        .map(|job| {
+            Ok(Figures {
+                job,
+                breached: slo::standing(conn, job.name)?.is_some(),
+                last_success_ms: runs::last_succeeded(conn, job.name)?,
+            })
+        })
+        .collect()
+}

@@ -48,8 +48,10 @@ pub fn exists(conn: &Connection, job: &str, run_id: &str) -> Result<bool, DbErro
 pub fn of_run(conn: &Connection, job: &str, run_id: &str) -> Result<Option<BreachRow>, DbError> {
     Ok(conn
         .query_row(
-            "SELECT job, run_id, at_ms, severity, reason FROM job_alerts WHERE job = ?1 AND run_id = ?2
-             ORDER BY at_ms DESC LIMIT 1",
+            // By the run's own index: a job's alerts grow with its history (`/metrics` asks
+            // this of every job's latest run at each scrape).
+            "SELECT job, run_id, at_ms, severity, reason FROM job_alerts INDEXED BY job_alerts_by_run
+             WHERE job = ?1 AND run_id = ?2 ORDER BY at_ms DESC LIMIT 1",
             params![job, run_id],
             read_row,
         )

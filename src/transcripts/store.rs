@@ -283,6 +283,15 @@ pub fn unindexed_count(conn: &Connection) -> Result<i64, DbError> {
     Ok(conn.query_row(&sql, [], |r| r.get(0))?)
 }
 
+/// The index's lag for `/metrics`: how many stored transcripts were never indexed (or
+/// were queued again), and when the oldest of them was stored. Both read only the
+/// partial index `transcript_index_unindexed`, which holds just those rows.
+pub fn index_backlog(conn: &Connection) -> Result<(i64, Option<i64>), DbError> {
+    let sql = "SELECT count(*), min(stored_ms) FROM transcript_index INDEXED BY transcript_index_unindexed
+               WHERE indexed_ms IS NULL";
+    Ok(conn.query_row(sql, [], |r| Ok((r.get(0)?, r.get(1)?)))?)
+}
+
 /// Records that the index holds this upload of the session, and the session's name
 /// found in it ('' when none: a NULL name queues the row for the indexer, which is how
 /// transcripts stored before names existed get theirs). A row whose upload changed meanwhile (a newer transcript arrived while

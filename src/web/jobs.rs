@@ -159,6 +159,7 @@ async fn start(state: &Arc<AppState>, caller: &Caller, name: &str, via: &'static
     if let Some(why) = refusal(job) {
         let now_ms = state.clock.now_ms();
         state.write(move |tx| runs::record_refused(tx, job.name, Trigger::Http, why, now_ms)).await?;
+        state.metrics.job_refused(job.name);
         return Err(AppError::NotImplemented(format!("{name} cannot run in this build: {why}")));
     }
     match scheduler::start_run(state, job, Trigger::Http).await? {

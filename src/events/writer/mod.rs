@@ -109,7 +109,7 @@ impl EventWriter {
         let (ready_tx, ready_rx) = std::sync::mpsc::channel();
         let queue_depth = Arc::new(AtomicI64::new(0));
         let depth = queue_depth.clone();
-        metrics.watch_queue_depth(queue_depth.clone());
+        metrics.watch_queue_depth(queue_depth.clone(), config.queue_capacity.max(1));
         std::thread::Builder::new()
             .name("event-writer".into())
             .spawn(move || {
