@@ -255,6 +255,19 @@ fn a_collector_cannot_grow_the_unknown_identities_or_store_as_a_disabled_person(
         assert_eq!(answer["partialSuccess"]["rejectedLogRecords"], "500", "{answer}");
     }
     assert_eq!(world.count("SELECT count(*) FROM otlp_unknown_identities"), 1_000, "bounded in number");
+    // An operator sees them refused in /metrics.
+    let metrics = agent().get(format!("{}/metrics", world.server.ingest)).call().unwrap().into_body().read_to_string();
+    let refused: f64 = metrics
+        .unwrap()
+        .lines()
+        .filter(|line| {
+            line.starts_with("sightline_otlp_records_total{")
+                && line.contains("signal=\"logs\"")
+                && line.contains("outcome=\"refused\"")
+        })
+        .filter_map(|line| line.rsplit(' ').next()?.parse::<f64>().ok())
+        .sum();
+    assert_eq!(refused, 1_500.0, "the unmapped records are counted as refused");
     assert_eq!(world.count("SELECT max(length(value)) FROM otlp_unknown_identities"), 321, "cut, with a mark");
     let (status, adapters, _) = world.page(Some(ADMIN), "/admin/adapters");
     assert_eq!(status, 200);

@@ -18,12 +18,13 @@ use opentelemetry_proto::tonic::collector::trace::v1::{
     ExportTracePartialSuccess, ExportTraceServiceRequest, ExportTraceServiceResponse,
 };
 
-use super::otlp::{store_logs, store_traces};
+use super::otlp::{agent_of, store_logs, store_traces};
 use super::otlp_metrics::store_metrics;
 use crate::auth::otlp_identities::{self, Named};
 use crate::auth::tokens::{self, TokenKind};
 use crate::db;
 use crate::http::errors::AppError;
+use crate::metrics::Signal;
 use crate::model::RunKind;
 use crate::otlp::identity::{self, Identity};
 use crate::state::AppState;
@@ -71,13 +72,15 @@ pub(crate) async fn logs(
     let people = resolve(state, token_id, parts.iter().map(|(identity, _, count)| (identity, *count))).await?;
     let mut refused = Refused::default();
     for ((_, part, count), person) in parts.iter().zip(people) {
+        let agent =
+            || agent_of(part.resource_logs.first().and_then(|r| r.resource.as_ref()).map_or(&[], |r| &r.attributes));
         match person {
             Some(Named::Person(user_id)) => {
                 let answer = store_logs(state, &user_id, None, part, received).await?;
                 refused.add_answer(answer.partial_success.map(|p| (p.rejected_log_records, p.error_message)));
             }
-            Some(Named::Disabled(_)) => refused.add_disabled(*count),
-            None => refused.add_unknown(*count),
+            Some(Named::Disabled(_)) => refused.add_disabled(state, Signal::Logs, agent(), *count),
+            None => refused.add_unknown(state, Signal::Logs, agent(), *count),
         }
     }
     Ok(ExportLogsServiceResponse {
@@ -102,13 +105,15 @@ pub(crate) async fn traces(
     let people = resolve(state, token_id, parts.iter().map(|(identity, _, count)| (identity, *count))).await?;
     let mut refused = Refused::default();
     for ((_, part, count), person) in parts.iter().zip(people) {
+        let agent =
+            || agent_of(part.resource_spans.first().and_then(|r| r.resource.as_ref()).map_or(&[], |r| &r.attributes));
         match person {
             Some(Named::Person(user_id)) => {
                 let answer = store_traces(state, &user_id, None, part, received).await?;
                 refused.add_answer(answer.partial_success.map(|p| (p.rejected_spans, p.error_message)));
             }
-            Some(Named::Disabled(_)) => refused.add_disabled(*count),
-            None => refused.add_unknown(*count),
+            Some(Named::Disabled(_)) => refused.add_disabled(state, Signal::Traces, agent(), *count),
+            None => refused.add_unknown(state, Signal::Traces, agent(), *count),
         }
     }
     Ok(ExportTraceServiceResponse {
@@ -132,13 +137,15 @@ pub(crate) async fn metrics(
     let people = resolve(state, token_id, parts.iter().map(|(identity, _, count)| (identity, *count))).await?;
     let mut refused = Refused::default();
     for ((_, part, count), person) in parts.iter().zip(people) {
+        let agent =
+            || agent_of(part.resource_metrics.first().and_then(|r| r.resource.as_ref()).map_or(&[], |r| &r.attributes));
         match person {
             Some(Named::Person(user_id)) => {
                 let answer = store_metrics(state, &user_id, part).await?;
                 refused.add_answer(answer.partial_success.map(|p| (p.rejected_data_points, p.error_message)));
             }
-            Some(Named::Disabled(_)) => refused.add_disabled(*count),
-            None => refused.add_unknown(*count),
+            Some(Named::Disabled(_)) => refused.add_disabled(state, Signal::Metrics, agent(), *count),
+            None => refused.add_unknown(state, Signal::Metrics, agent(), *count),
         }
     }
     Ok(ExportMetricsServiceResponse {
@@ -218,14 +225,18 @@ impl Refused {
         }
     }
 
-    fn add_unknown(&mut self, count: u64) {
+    /// Records of an identity nobody mapped: refused, and counted so in `/metrics`.
+    fn add_unknown(&mut self, state: &AppState, signal: Signal, agent: &str, count: u64) {
         self.rejected += count as i64;
         self.unknown += count;
+        state.metrics.count_otlp_records(signal, agent, 0, 0, count);
     }
 
-    fn add_disabled(&mut self, count: u64) {
+    /// Records mapped to a disabled person: refused, and counted so in `/metrics`.
+    fn add_disabled(&mut self, state: &AppState, signal: Signal, agent: &str, count: u64) {
         self.rejected += count as i64;
         self.disabled += count;
+        state.metrics.count_otlp_records(signal, agent, 0, 0, count);
     }
 
     fn message(self, what: &str) -> Option<(i64, String)> {
