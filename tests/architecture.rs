@@ -150,6 +150,8 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "db",
             "events",
             "http",
+            // The fixed label sets it counts under (`metrics::Signal`, `BatchOutcome`).
+            "metrics",
             "model",
             "otlp",
             "pricing",

@@ -62,7 +62,10 @@ fn peak_growth_mib(server: &TestServer, act: impl FnOnce()) -> u64 {
     let before = status_kib(pid, "VmRSS:");
     act();
     let peak = status_kib(pid, "VmHWM:");
-    peak.saturating_sub(before) / 1024
+    let growth = peak.saturating_sub(before) / 1024;
+    // The figure, for `--nocapture` readers (the closing note's number).
+    eprintln!("peak resident memory {before} KiB before, {peak} KiB at peak: {growth} MiB of growth");
+    growth
 }
 
 fn grpc_server(extra: &[(&str, &str)]) -> (TestServer, SocketAddr) {
