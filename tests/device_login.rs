@@ -259,3 +259,29 @@ fn wrong_codes_at_the_device_page_are_throttled() {
     let other = browser_cookie(&server, "di@example.com");
     assert_eq!(decide(&server, &other, &right, "approve").0, 200, "someone else is not held up");
 }
+
+/// A person disabled after approving a code gets no hook token for it: the poll is
+/// denied, and no token waits to come back when they are enabled again (issue 52, L9).
+#[test]
+fn a_code_approved_by_someone_since_disabled_yields_nothing() {
+    let server = TestServer::spawn();
+    add_user(&server.data_dir, "eve@example.com", "MEMBER");
+    let cookie = browser_cookie(&server, "eve@example.com");
+    let (_, started) =
+        read(agent().post(format!("{}/oauth/device/code", server.ingest)).send_form([("client_id", "sightline-cli")]));
+    let code = started["user_code"].as_str().unwrap();
+    assert_eq!(decide(&server, &cookie, code, "approve").0, 200);
+    let dir = server.data_dir.to_str().unwrap();
+    assert!(common::sightline(&["user", "disable", "--data-dir", dir, "--email", "eve@example.com"]).status.success());
+    let (status, answer) = read(agent().post(format!("{}/oauth/device/token", server.ingest)).send_form([
+        ("grant_type", "urn:ietf:params:oauth:grant-type:device_code"),
+        ("device_code", started["device_code"].as_str().unwrap()),
+        ("client_id", "sightline-cli"),
+    ]));
+    assert_eq!((status, answer["error"].as_str()), (400, Some("access_denied")), "{answer}");
+    let hooks: i64 = server
+        .main_db()
+        .query_row("SELECT count(*) FROM auth_tokens WHERE kind = 'hook'", [], |row| row.get(0))
+        .unwrap();
+    assert_eq!(hooks, 1, "only the test server's own developer token");
+}

@@ -64,6 +64,28 @@ fn an_investigator_asks_in_the_browser_is_approved_and_opens_the_session_under_t
     assert_eq!(status, 200, "{api}");
     assert!(api.contains("why does checkout flake in CI") && api.contains("\"subject_email\":null"), "{api}");
     assert!(!api.contains("max@example.com") && !api.contains(&max_id), "no owner before approval: {api}");
+    // Naming a guessed owner beside the session tests nothing: right or wrong, the request
+    // is made on the session's owner and the answer names nobody.
+    let ivy = access_token(&world.server, INVESTIGATOR);
+    for guess in ["max@example.com", "abe@example.com"] {
+        let (status, made) = read(
+            agent()
+                .post(format!("{}/api/grants", world.server.web))
+                .header("Authorization", format!("Bearer {ivy}"))
+                .header("Content-Type", "application/json")
+                .send(
+                    serde_json::json!({"subject": guess, "session_id": session,
+                        "justification": "is this whose I think it is", "duration_hours": 1})
+                    .to_string(),
+                ),
+        );
+        assert_eq!(status, 201, "{guess}: {made}");
+        assert!(made["subject_email"].is_null() && made["subject_id"].is_null(), "{guess}: {made}");
+    }
+    let owners = world.count(&format!(
+        "SELECT count(*) FROM access_grants WHERE justification = 'is this whose I think it is' AND subject_id = '{max_id}'"
+    ));
+    assert_eq!(owners, 2, "both requests are on the session's owner");
     assert_eq!(world.page(Some(INVESTIGATOR), &format!("/sessions/{session}")).0, 404);
 
     // The administrator approves on the console.

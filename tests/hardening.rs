@@ -252,8 +252,11 @@ fn health_from(source: &str, to: SocketAddr) -> Result<String, String> {
 /// at the body timeout.
 #[test]
 fn slow_bodies_hold_one_addresss_share_and_are_cut_at_the_body_timeout() {
-    let server = TestServer::spawn_with_env(&[("SIGHTLINE_LISTEN_BODY_TIMEOUT_SECS", "4")]);
+    // The timeout leaves room for opening 1,100 connections on a loaded machine: were the
+    // first cut before the last opened, the freed share would admit more of them.
+    let server = TestServer::spawn_with_env(&[("SIGHTLINE_LISTEN_BODY_TIMEOUT_SECS", "10")]);
     let web: SocketAddr = server.web.trim_start_matches("http://").parse().unwrap();
+    let opened_at = Instant::now();
     let mut slow = Vec::new();
     for _ in 0..1100 {
         let mut stream = connect_from("127.0.0.1", web).expect("connect");
@@ -279,7 +282,8 @@ fn slow_bodies_hold_one_addresss_share_and_are_cut_at_the_body_timeout() {
     }
     // Stop trickling before the cut, so the server has read every byte sent and closes
     // cleanly (unread bytes would turn its close into a reset that loses the answer).
-    let deadline = held_since + Duration::from_millis(2500);
+    let deadline = opened_at + Duration::from_millis(8500);
+    assert!(held_since < deadline, "opening the connections took {:?}: too long to tell", held_since - opened_at);
     while Instant::now() < deadline {
         for stream in &mut slow {
             let _ = stream.write_all(b"x");

@@ -67,12 +67,27 @@ impl CodeThrottle {
 
     /// Counts a device code asked for from `address`: `Err(seconds)` to wait once the
     /// address asked for [`CODES_PER_ADDRESS`] in the window (the code is not made).
+    ///
+    /// An IPv6 client is counted by its /64 (one machine's whole subnet), else a single
+    /// host could take the organisation's waiting codes with addresses of its own. The
+    /// table holds at most `PRUNE_ABOVE` live windows: past it a new address waits a
+    /// minute, so a flood from many addresses costs a bounded table, not a growing scan.
     pub fn take_code(&self, address: IpAddr, now_ms: i64) -> Result<(), u64> {
         let Ok(mut windows) = self.windows.lock() else { return Ok(()) };
-        if windows.len() > PRUNE_ABOVE {
+        let key = match address {
+            IpAddr::V6(v6) if v6.to_ipv4_mapped().is_none() => {
+                let prefix = u128::from(v6) & !((1u128 << 64) - 1);
+                format!("codes:{}/64", std::net::Ipv6Addr::from(prefix))
+            }
+            _ => format!("codes:{}", address.to_canonical()),
+        };
+        if windows.len() > PRUNE_ABOVE && !windows.contains_key(&key) {
             drop_ended(&mut windows, now_ms);
+            if windows.len() > PRUNE_ABOVE {
+                return Err(60);
+            }
         }
-        let window = windows.entry(format!("codes:{address}")).or_insert(Window { started_ms: now_ms, failures: 0 });
+        let window = windows.entry(key).or_insert(Window { started_ms: now_ms, failures: 0 });
         if now_ms - window.started_ms >= WINDOW_MS {
             *window = Window { started_ms: now_ms, failures: 0 };
         }
@@ -114,6 +129,19 @@ fn drop_ended(windows: &mut HashMap<String, Window>, now_ms: i64) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn device_codes_are_counted_per_address_and_per_ipv6_subnet() {
+        let throttle = CodeThrottle::default();
+        let one: IpAddr = "2001:db8:1:2::1".parse().unwrap();
+        for _ in 0..CODES_PER_ADDRESS {
+            assert!(throttle.take_code(one, 0).is_ok());
+        }
+        assert_eq!(throttle.take_code("2001:db8:1:2::ffff".parse().unwrap(), 0), Err(900), "the same /64");
+        assert!(throttle.take_code("2001:db8:1:3::1".parse().unwrap(), 0).is_ok(), "another /64");
+        assert!(throttle.take_code("192.0.2.1".parse().unwrap(), 0).is_ok());
+        assert!(throttle.take_code(one, WINDOW_MS).is_ok(), "the window ends");
+    }
 
     const HERE: IpAddr = IpAddr::V4(std::net::Ipv4Addr::new(10, 0, 0, 1));
 

@@ -196,6 +196,15 @@ pub fn poll(conn: &Connection, device_code: &str, client_id: &str, now_ms: i64) 
         params![digest.as_slice(), now_ms],
     )?;
     Ok(match (status.as_str(), user_id) {
+        // A person disabled since approving gets no token (enabling them again later
+        // must not find one made meanwhile).
+        ("APPROVED", Some(user_id)) if !super::users::is_enabled(conn, &user_id)? => {
+            conn.execute(
+                "UPDATE device_authorizations SET status = 'DENIED' WHERE device_code_sha256 = ?1",
+                [digest.as_slice()],
+            )?;
+            Poll::Denied
+        }
         ("APPROVED", Some(user_id)) => {
             conn.execute(
                 "UPDATE device_authorizations SET status = 'USED' WHERE device_code_sha256 = ?1",

@@ -211,6 +211,14 @@ pub fn enable(conn: &Connection, user_id: &str) -> Result<bool, DbError> {
         == 1)
 }
 
+/// Whether `user_id` names a person who is not disabled.
+pub fn is_enabled(conn: &Connection, user_id: &str) -> Result<bool, DbError> {
+    Ok(conn
+        .query_row("SELECT disabled_at_ms IS NULL FROM users WHERE id = ?1", [user_id], |row| row.get(0))
+        .optional()?
+        .unwrap_or(false))
+}
+
 /// The user linked to a GitHub account id, if any.
 pub fn by_github_id(conn: &Connection, github_id: i64) -> Result<Option<User>, DbError> {
     Ok(conn

@@ -75,9 +75,14 @@ pub fn set_security_headers(headers: &mut HeaderMap, https: bool) {
 /// configured trusted proxies (`listen.trusted_proxies`) — the last address it appended
 /// to `X-Forwarded-For`. From anyone else the header is ignored: a client could name any
 /// address there.
+///
+/// The proxy's entry is the last of the last `X-Forwarded-For` line: a proxy that adds
+/// its own header line (HAProxy's `option forwardfor`) leaves a client's forged line
+/// first, so the first line is the client's to choose.
 pub fn client_ip(headers: &HeaderMap, peer: SocketAddr, trusted_proxies: &[IpAddr]) -> IpAddr {
     if trusted_proxies.contains(&peer.ip())
-        && let Some(forwarded) = header_text(headers, &header::HeaderName::from_static("x-forwarded-for"))
+        && let Some(forwarded) = headers.get_all("x-forwarded-for").iter().next_back()
+        && let Ok(forwarded) = forwarded.to_str()
         && let Some(last) = forwarded.rsplit(',').next()
         && let Ok(ip) = last.trim().parse::<IpAddr>()
     {
@@ -132,6 +137,17 @@ mod tests {
     fn without_browser_headers_only_cookieless_requests_pass() {
         assert!(csrf_allows(&headers(&[]), ORIGIN, false));
         assert!(!csrf_allows(&headers(&[]), ORIGIN, true));
+    }
+
+    /// A client's own `X-Forwarded-For` line, before the proxy's, names no address.
+    #[test]
+    fn client_ip_reads_the_proxys_own_line_when_there_are_two() {
+        let mut two = HeaderMap::new();
+        two.append("x-forwarded-for", HeaderValue::from_static("10.0.0.1"));
+        two.append("x-forwarded-for", HeaderValue::from_static("203.0.113.9"));
+        let proxy: IpAddr = "127.0.0.1".parse().unwrap();
+        let ip = client_ip(&two, SocketAddr::new(proxy, 5000), &[proxy]);
+        assert_eq!(ip, "203.0.113.9".parse::<IpAddr>().unwrap());
     }
 
     #[test]

@@ -173,10 +173,10 @@ pub async fn request(
     let asked = on_writer(&state, move |tx| {
         let subject_id = match (subject.as_str(), session.as_str()) {
             ("", "") => return Err(GrantError::NoSubject),
-            (_, session) if !session.is_empty() && subject.is_empty() => {
-                crate::sessions::sharing::owner_of(tx, session)?
-                    .ok_or_else(|| GrantError::NoSession(session.to_string()))?
-            }
+            // A session names its owner; an e-mail typed beside it is not compared, so a
+            // request cannot test a guess of whose the session is.
+            (_, session) if !session.is_empty() => crate::sessions::sharing::owner_of(tx, session)?
+                .ok_or_else(|| GrantError::NoSession(session.to_string()))?,
             (email, _) => users::find_by_email(tx, email)?.ok_or(GrantError::NoSubject)?.id,
         };
         let ask = Request {

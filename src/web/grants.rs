@@ -138,8 +138,9 @@ pub(crate) async fn on_writer<T: Send + 'static, E: Into<AppError> + StorageFail
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct GrantRequestBody {
-    /// The subject's e-mail address.
-    subject: String,
+    /// The subject's e-mail address; with `session_id`, not needed and not compared
+    /// (the session names its owner: a request cannot test a guess of whose it is).
+    subject: Option<String>,
     session_id: Option<String>,
     justification: String,
     duration_hours: f64,
@@ -155,11 +156,18 @@ pub async fn request(
     }
     let duration_ms = (body.duration_hours * 3_600_000.0).round() as i64;
     let now_ms = state.clock.now_ms();
+    let viewer = caller.clone();
     let grant = on_writer(&state, move |tx| {
         // An unknown subject is the caller's mistake (400); a storage failure is not.
-        let subject = users::find_by_email(tx, &body.subject)?.ok_or(GrantError::NoSubject)?;
+        let subject_id = match (&body.session_id, &body.subject) {
+            (Some(session), _) => {
+                sessions::sharing::owner_of(tx, session)?.ok_or_else(|| GrantError::NoSession(session.clone()))?
+            }
+            (None, Some(email)) => users::find_by_email(tx, email)?.ok_or(GrantError::NoSubject)?.id,
+            (None, None) => return Err(GrantError::NoSubject),
+        };
         let ask = Request {
-            subject_id: &subject.id,
+            subject_id: &subject_id,
             session_id: body.session_id.as_deref(),
             justification: &body.justification,
             duration_ms,
@@ -168,7 +176,7 @@ pub async fn request(
     })
     .await?;
     tell_approvers(&state, &grant);
-    Ok((StatusCode::CREATED, Json(json!(grant))))
+    Ok((StatusCode::CREATED, Json(as_seen_by(&grant, viewer.actor()))))
 }
 
 pub async fn list(State(state): State<Arc<AppState>>, caller: Caller) -> Result<Json<Value>, AppError> {

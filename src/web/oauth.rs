@@ -298,23 +298,16 @@ fn too_many_codes(retry_after_secs: u64) -> Response {
 
 /// The hook token an approved device code yields, in a token answer's shape (RFC 6749
 /// §5.1): the machine keeps it and nothing else; it works on ingest routes only.
-async fn issue_device_hook_token(state: &AppState, user_id: String, label: Option<String>) -> Response {
-    let now_ms = state.clock.now_ms();
-    let label = label.unwrap_or_else(|| "device sign-in".into());
-    let created =
-        state.write(move |tx| tokens::create(tx, &user_id, tokens::TokenKind::Hook, Some(&label), now_ms)).await;
-    match created {
-        Ok(created) => no_store(
-            Json(json!({
-                "access_token": created.secret,
-                "token_type": "Bearer",
-                "expires_in": (created.expires_at_ms - now_ms) / 1000,
-                "scope": "hook",
-            }))
-            .into_response(),
-        ),
-        Err(err) => internal(err),
-    }
+fn hook_token_answer(token: &tokens::NewToken, now_ms: i64) -> Response {
+    no_store(
+        Json(json!({
+            "access_token": token.secret,
+            "token_type": "Bearer",
+            "expires_in": (token.expires_at_ms - now_ms) / 1000,
+            "scope": "hook",
+        }))
+        .into_response(),
+    )
 }
 
 #[derive(Deserialize)]
@@ -336,15 +329,26 @@ pub async fn device_token(State(state): State<Arc<AppState>>, Form(form): Form<D
         return oauth_error(StatusCode::BAD_REQUEST, "invalid_request", "device_code and client_id are required");
     };
     let now_ms = state.clock.now_ms();
-    let polled = state.write(move |tx| device::poll(tx, &code, &client_id, now_ms)).await;
+    // The code is used up and its hook token made in one transaction: a failure between
+    // the two cannot burn the code.
+    let polled = state
+        .write(move |tx| match device::poll(tx, &code, &client_id, now_ms)? {
+            Poll::Approved { user_id, label } => {
+                let label = label.unwrap_or_else(|| "device sign-in".into());
+                Ok(Ok(tokens::create(tx, &user_id, tokens::TokenKind::Hook, Some(&label), now_ms)?))
+            }
+            other => Ok(Err(other)),
+        })
+        .await;
     let bad = |code: &str, text: &str| oauth_error(StatusCode::BAD_REQUEST, code, text);
     match polled {
-        Ok(Poll::Approved { user_id, label }) => issue_device_hook_token(&state, user_id, label).await,
-        Ok(Poll::Pending) => bad("authorization_pending", "waiting for the code to be entered at /device"),
-        Ok(Poll::SlowDown) => bad("slow_down", "polling too fast; the interval is now 5 seconds longer"),
-        Ok(Poll::Denied) => bad("access_denied", "the sign-in was denied at /device"),
-        Ok(Poll::Expired) => bad("expired_token", "the code expired; run `sightline login` again"),
-        Ok(Poll::Invalid) => bad("invalid_grant", "unknown or already used device code"),
+        Ok(Ok(token)) => hook_token_answer(&token, now_ms),
+        Ok(Err(Poll::Approved { .. })) => internal("an approved code was not exchanged"),
+        Ok(Err(Poll::Pending)) => bad("authorization_pending", "waiting for the code to be entered at /device"),
+        Ok(Err(Poll::SlowDown)) => bad("slow_down", "polling too fast; the interval is now 5 seconds longer"),
+        Ok(Err(Poll::Denied)) => bad("access_denied", "the sign-in was denied at /device"),
+        Ok(Err(Poll::Expired)) => bad("expired_token", "the code expired; run `sightline login` again"),
+        Ok(Err(Poll::Invalid)) => bad("invalid_grant", "unknown or already used device code"),
         Err(err) => internal(err),
     }
 }

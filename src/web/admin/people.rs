@@ -22,7 +22,7 @@ use crate::access::teams;
 use crate::audit::{self, Action, Entry};
 use crate::auth::password_links::{self, Purpose};
 use crate::auth::users::{self, ORG_ROLES, User, UserError};
-use crate::auth::{signins, tokens};
+use crate::auth::{otlp_identities, signins, tokens};
 use crate::db::DbError;
 use crate::http::errors::{AppError, PageError};
 use crate::http::extract::{Form, Path, Query};
@@ -436,7 +436,14 @@ pub async fn act(
             }
             let link = password_links::create(tx, &user.id, Purpose::Reset, Some(&actor), now_ms)?;
             audited(tx, &actor, Action::PasswordLinkMade, &user, serde_json::json!({ "purpose": "reset" }), now_ms)?;
-            let live = tokens::live_hook_tokens(tx, &user.id, now_ms)?;
+            // A service account's token (a collector's, held by an administrator) is the
+            // organisation's, not the person's: it is not theirs to review here.
+            let mut live = Vec::new();
+            for token in tokens::live_hook_tokens(tx, &user.id, now_ms)? {
+                if !otlp_identities::is_service(tx, &token.id)? {
+                    live.push(token);
+                }
+            }
             Ok(Ok((user.email, link, live)))
         })
         .await?;
