@@ -1,3 +1,6 @@
+//! The registry's text as Prometheus reads it: every family with HELP and TYPE, counters
+//! named `_total`, no OpenMetrics-only line, and label values only from the fixed sets.
+
 use super::*;
 
 /// The families of a 0.0.4 text: name -> (help, type), and every sample's name.
