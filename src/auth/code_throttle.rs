@@ -87,10 +87,7 @@ impl CodeThrottle {
                 return Err(60);
             }
         }
-        let window = windows.entry(key).or_insert(Window { started_ms: now_ms, failures: 0 });
-        if now_ms - window.started_ms >= WINDOW_MS {
-            *window = Window { started_ms: now_ms, failures: 0 };
-        }
+        let window = current_window(&mut windows, key, now_ms);
         if window.failures >= CODES_PER_ADDRESS {
             return Err(((window.started_ms + WINDOW_MS - now_ms) as u64).div_ceil(1000));
         }
@@ -104,11 +101,7 @@ impl CodeThrottle {
             drop_ended(&mut windows, now_ms);
         }
         for (key, _) in Self::keys(account, address) {
-            let window = windows.entry(key).or_insert(Window { started_ms: now_ms, failures: 0 });
-            if now_ms - window.started_ms >= WINDOW_MS {
-                *window = Window { started_ms: now_ms, failures: 0 };
-            }
-            window.failures += 1;
+            current_window(&mut windows, key, now_ms).failures += 1;
         }
     }
 
@@ -124,6 +117,15 @@ fn drop_ended(windows: &mut HashMap<String, Window>, now_ms: i64) -> usize {
     let before = windows.len();
     windows.retain(|_, window| now_ms - window.started_ms < WINDOW_MS);
     before - windows.len()
+}
+
+/// `key`'s window at `now_ms`: a new one when it had none or its window ended.
+fn current_window(windows: &mut HashMap<String, Window>, key: String, now_ms: i64) -> &mut Window {
+    let window = windows.entry(key).or_insert(Window { started_ms: now_ms, failures: 0 });
+    if now_ms - window.started_ms >= WINDOW_MS {
+        *window = Window { started_ms: now_ms, failures: 0 };
+    }
+    window
 }
 
 #[cfg(test)]

@@ -23,8 +23,6 @@ pub const INTERVAL_SECS: i64 = 5;
 /// Codes waiting at once, organisation-wide: past it, new ones are refused until some
 /// expire (creation is unauthenticated; each address is also throttled by the handler).
 pub const MAX_PENDING: i64 = 1_000;
-/// The longest label or user agent kept.
-const MAX_TEXT_CHARS: usize = 200;
 
 /// Who asked for a code, as its request said.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -34,13 +32,6 @@ pub struct Asker {
     pub user_agent: Option<String>,
     /// The hook token's label the machine asked for (`<host> (sightline login)`).
     pub label: Option<String>,
-}
-
-/// `text` without control characters, cut to [`MAX_TEXT_CHARS`]; `None` if empty.
-fn kept(text: Option<&str>) -> Option<String> {
-    let kept: String = text?.chars().filter(|c| !c.is_control()).take(MAX_TEXT_CHARS).collect();
-    let kept = kept.trim().to_string();
-    (!kept.is_empty()).then_some(kept)
 }
 
 /// A new authorisation as the CLI receives it.
@@ -103,7 +94,8 @@ pub fn create(
     if waiting >= MAX_PENDING {
         return Ok(None);
     }
-    let (user_agent, label) = (kept(asker.user_agent.as_deref()), kept(asker.label.as_deref()));
+    let kept = |text: &Option<String>| text.as_deref().and_then(tokens::clean_label);
+    let (user_agent, label) = (kept(&asker.user_agent), kept(&asker.label));
     let device_code = format!("slh_device_{}", tokens::base64url(&random_bytes::<32>()?));
     // A clash of user codes among live authorisations is astronomically rare, but the
     // column is unique, so try again rather than fail.

@@ -161,6 +161,14 @@ pub fn revoke_all_for_user(conn: &Connection, user_id: &str, reason: &str, now_m
     )?)
 }
 
+/// A token's label as given by its client: control characters dropped, at most 200
+/// characters, `None` when nothing is left.
+pub fn clean_label(text: &str) -> Option<String> {
+    let kept: String = text.chars().filter(|c| !c.is_control()).take(200).collect();
+    let kept = kept.trim();
+    (!kept.is_empty()).then(|| kept.to_string())
+}
+
 /// A hook or OTLP token as its owner sees it in their settings (never its secret).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct HookTokenLine {

@@ -84,6 +84,15 @@ impl From<WriteError> for AppError {
 /// Seconds a client should wait before retrying a 503.
 pub const RETRY_AFTER_SECS: u32 = 5;
 
+/// `response` saying when to come back (`Retry-After`, in seconds), when there is a
+/// when: every throttle's 429 answers through here.
+pub fn with_retry_after(mut response: Response, secs: Option<u64>) -> Response {
+    if let Some(secs) = secs {
+        response.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from(secs));
+    }
+    response
+}
+
 impl AppError {
     /// The status, code, public message and field of this error; internal causes are
     /// logged here and never shown.

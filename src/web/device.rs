@@ -14,12 +14,13 @@ use std::sync::Arc;
 
 use askama::Template;
 use axum::extract::{ConnectInfo, State};
-use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use serde::Deserialize;
 
 use super::login::render;
 use crate::auth::device;
+use crate::http::errors::with_retry_after;
 use crate::http::extract::{Form, Query};
 use crate::state::AppState;
 use crate::state::caller::{Caller, PageCaller};
@@ -93,11 +94,7 @@ pub async fn show(
         message: None,
         error: error.as_deref(),
     };
-    let mut response = (status, render(&page)).into_response();
-    if let Some(secs) = retry_after_secs {
-        response.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from(secs));
-    }
-    response
+    with_retry_after((status, render(&page)).into_response(), retry_after_secs)
 }
 
 /// Who asked for `code`, counted as a wrong code when no live one has it, so the page
@@ -158,11 +155,7 @@ pub async fn submit(
         message,
         error,
     };
-    let mut response = (status, render(&page)).into_response();
-    if let Some(secs) = retry_after_secs {
-        response.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from(secs));
-    }
-    response
+    with_retry_after((status, render(&page)).into_response(), retry_after_secs)
 }
 
 /// Why a code was not approved or denied, shown on the page above the form again.

@@ -13,7 +13,7 @@ use std::sync::Arc;
 
 use askama::Template;
 use axum::extract::{ConnectInfo, State};
-use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{Html, IntoResponse, Redirect, Response};
 use serde::Deserialize;
 
@@ -21,7 +21,7 @@ use crate::auth::jwt::ACCESS_TOKEN_LIFETIME_MS;
 use crate::auth::signins::sign_in_cookie;
 use crate::auth::signins::{self, Client, Method};
 use crate::http::cookies::with_cookie;
-use crate::http::errors::{AppError, PageError};
+use crate::http::errors::{AppError, PageError, with_retry_after};
 use crate::http::extract::{Form, Query};
 use crate::model::percent_encode;
 use crate::state::AppState;
@@ -153,10 +153,8 @@ pub async fn submit(
         Err(PasswordFailure::Throttled { retry_after_secs }) => {
             let message = format!("Too many failed sign-ins. Try again in {} minutes.", retry_after_secs.div_ceil(60));
             tracing::info!(email = %email.trim(), "sign-in refused: throttled");
-            let mut response =
-                login_page(&state, &headers, StatusCode::TOO_MANY_REQUESTS, Some(&message), &email, &next);
-            response.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from(retry_after_secs));
-            response
+            let response = login_page(&state, &headers, StatusCode::TOO_MANY_REQUESTS, Some(&message), &email, &next);
+            with_retry_after(response, Some(retry_after_secs))
         }
         Err(PasswordFailure::Wrong) => {
             tracing::info!(email = %email.trim(), "sign-in refused: wrong e-mail or password");

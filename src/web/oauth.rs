@@ -26,7 +26,7 @@ use crate::auth::device::{self, Poll};
 use crate::auth::jwt::ACCESS_TOKEN_LIFETIME_MS;
 use crate::auth::signins::{self, Client, Method, Refreshed};
 use crate::auth::{passwords, throttle, tokens, users};
-use crate::http::errors::AppError;
+use crate::http::errors::{AppError, with_retry_after};
 use crate::http::extract::{Form, Json};
 use crate::model::oauth::{CLIENT_ID, DEVICE_GRANT};
 use crate::state::AppState;
@@ -198,13 +198,12 @@ async fn check_password(
 ) -> Result<String, Response> {
     verify_password_sign_in(state, email, password, address).await.map_err(|failure| match failure {
         PasswordFailure::Throttled { retry_after_secs } => {
-            let mut response = oauth_error(
+            let response = oauth_error(
                 StatusCode::TOO_MANY_REQUESTS,
                 "slow_down",
                 "too many failed sign-ins for this account or address; retry later",
             );
-            response.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from(retry_after_secs));
-            response
+            with_retry_after(response, Some(retry_after_secs))
         }
         PasswordFailure::Wrong => {
             oauth_error(StatusCode::BAD_REQUEST, "invalid_grant", "e-mail or password is incorrect")
@@ -287,13 +286,12 @@ pub async fn device_code(
 
 /// 429 `slow_down` with `Retry-After`: too many codes asked for.
 fn too_many_codes(retry_after_secs: u64) -> Response {
-    let mut response = oauth_error(
+    let response = oauth_error(
         StatusCode::TOO_MANY_REQUESTS,
         "slow_down",
         "too many device codes asked for from this address; retry later",
     );
-    response.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from(retry_after_secs));
-    response
+    with_retry_after(response, Some(retry_after_secs))
 }
 
 /// The hook token an approved device code yields, in a token answer's shape (RFC 6749

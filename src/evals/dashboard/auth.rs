@@ -163,15 +163,14 @@ pub fn peer_of(request: &Request) -> IpAddr {
 
 /// 429 with `Retry-After`: this address presented too many wrong tokens.
 pub fn too_many(retry_after_secs: u64) -> Response {
-    let mut response = (
+    let response = (
         StatusCode::TOO_MANY_REQUESTS,
         axum::Json(serde_json::json!({"error": {"code": "too_many_requests", "message": format!(
             "too many wrong tokens from this address; retry in {retry_after_secs} seconds"
         )}})),
     )
         .into_response();
-    response.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from(retry_after_secs));
-    response
+    crate::http::errors::with_retry_after(response, Some(retry_after_secs))
 }
 
 /// A Host (or Origin authority) naming this machine literally: `localhost`, a

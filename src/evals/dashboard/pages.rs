@@ -424,11 +424,7 @@ pub async fn login(
     };
     let (status, message, retry_after_secs) = error;
     let page = LoginPage { auth: false, next, error: Some(message), enabled: true };
-    let mut response = (status, page).into_response();
-    if let Some(secs) = retry_after_secs {
-        response.headers_mut().insert(header::RETRY_AFTER, axum::http::HeaderValue::from(secs));
-    }
-    response
+    crate::http::errors::with_retry_after((status, page).into_response(), retry_after_secs)
 }
 
 pub async fn logout() -> Response {
