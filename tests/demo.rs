@@ -15,9 +15,31 @@ use common::*;
 const PASSWORD: &str = "a long passphrase of the demo";
 const MIN_PEOPLE: usize = 5;
 
+/// One moment for every demo of this file, so two demos of one seed are one organisation
+/// even when a session of today starts between them.
+fn until() -> &'static str {
+    static UNTIL: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    UNTIL.get_or_init(|| {
+        let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs();
+        let now = time::OffsetDateTime::from_unix_timestamp(now as i64).unwrap();
+        now.format(&time::format_description::well_known::Rfc3339).unwrap()
+    })
+}
+
 fn demo(dir: &std::path::Path) -> std::process::Output {
     sightline_with_stdin(
-        &["demo", "--data-dir", dir.to_str().unwrap(), "--developers", "8", "--days", "14", "--password-stdin"],
+        &[
+            "demo",
+            "--data-dir",
+            dir.to_str().unwrap(),
+            "--developers",
+            "8",
+            "--days",
+            "14",
+            "--until",
+            until(),
+            "--password-stdin",
+        ],
         &format!("{PASSWORD}\n"),
     )
 }
@@ -175,7 +197,18 @@ fn the_demo_fills_an_empty_directory_through_the_product_and_says_how_to_sign_in
     assert!(stderr(&again).contains("this data directory already has people"), "{}", stderr(&again));
     assert_eq!(count(&conn, "SELECT count(*) FROM users"), 14);
 
-    // The same seed, the same organisation.
+    // A history that ends in the future, or at no time, is refused before anything is made.
+    for (until, says) in [("2999-01-01T00:00:00Z", "is in the future"), ("yesterday", "is not an RFC 3339 time")] {
+        let empty = tempfile::tempdir().unwrap();
+        let refused = sightline_with_stdin(
+            &["demo", "--data-dir", empty.path().to_str().unwrap(), "--until", until, "--password-stdin"],
+            &format!("{PASSWORD}\n"),
+        );
+        assert!(!refused.status.success() && stderr(&refused).contains(says), "{until}: {}", stderr(&refused));
+        assert!(!empty.path().join("main.db").exists(), "{until}: nothing is made");
+    }
+
+    // The same seed and moment, the same organisation.
     let other = tempfile::tempdir().unwrap();
     assert!(demo(other.path()).status.success());
     let other_conn = rusqlite::Connection::open(other.path().join("main.db")).unwrap();

@@ -7,7 +7,7 @@
 //! have caught up, stops the server and prints how to sign in as one person of each role.
 //!
 //! Invariants: the data directory must have no people yet (a demo never mixes with real
-//! data); the same `--seed` gives the same organisation; every demo person has the one
+//! data); the same `--seed` and `--until` give the same organisation; every demo person has the one
 //! password printed at the end (or read with `--password-stdin`).
 
 mod activity;
@@ -44,6 +44,8 @@ pub struct Options {
     pub password_chosen: bool,
     /// The same seed, the same organisation.
     pub seed: u64,
+    /// When the history ends (Unix ms): the same seed and moment, the same organisation.
+    pub until_ms: i64,
 }
 
 const DAY_MS: i64 = 86_400_000;
@@ -52,7 +54,7 @@ const DAY_MS: i64 = 86_400_000;
 pub fn run(config: &Config, options: &Options) -> anyhow::Result<()> {
     let hash = crate::auth::passwords::hash(&options.password).context("the demo password")?;
     crate::app::serve::prepare_main_db(config)?;
-    let now_ms = crate::clock::system_now_ms();
+    let now_ms = options.until_ms;
     let mut conn =
         crate::db::open(&config.main_db_path(), crate::db::Durability::PowerSafe, crate::db::Checkpointing::Automatic)?;
     fastrand::seed(options.seed);
