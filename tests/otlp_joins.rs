@@ -159,6 +159,9 @@ fn a_gemini_response_seen_by_the_hook_and_by_otlp_is_counted_once_by_its_tokens(
             turn["usage"] = serde_json::json!({"input_tokens": 1000, "output_tokens": 600, "cache_read_tokens": 4000, "reasoning_tokens": 300});
             let mut start = event("session_start", SESSION, now_ms() - 3_600_000);
             start["agent_type"] = Value::from("gemini_cli");
+            // Only the hook knows the repository: the export's start has no git context.
+            start["git"] = serde_json::json!({"branch": "fix/login-timeout", "commit": "4b825dc642cb6eb9a060e54bf8d69288fbee4904",
+                                              "remote": "https://github.com/acme/api.git", "dirty": false});
             let (status, body) = server.post_events(&server.token, &envelope(vec![start, turn]));
             assert_eq!(status, 200, "{body}");
         };
@@ -175,5 +178,27 @@ fn a_gemini_response_seen_by_the_hook_and_by_otlp_is_counted_once_by_its_tokens(
             (Some(1000), Some(300)),
             "otlp first: {otlp_first}: {view}"
         );
+        // The session has the hook's git context whichever start was stored (the export's,
+        // first, has none), and the repository is recorded for pull-request links.
+        let conn = server.main_db();
+        let (branch, remote): (Option<String>, Option<String>) = conn
+            .query_row("SELECT git_branch, git_remote FROM sessions WHERE agent_session_id = ?1", [SESSION], |r| {
+                Ok((r.get(0)?, r.get(1)?))
+            })
+            .unwrap();
+        assert_eq!(
+            (branch.as_deref(), remote.as_deref()),
+            (Some("fix/login-timeout"), Some("https://github.com/acme/api.git")),
+            "otlp first: {otlp_first}"
+        );
+        let reports: i64 = conn
+            .query_row(
+                "SELECT count(*) FROM session_git g JOIN sessions s ON s.id = g.session_id
+                 WHERE s.agent_session_id = ?1 AND g.branch = 'fix/login-timeout'",
+                [SESSION],
+                |r| r.get(0),
+            )
+            .unwrap();
+        assert_eq!(reports, 1, "otlp first: {otlp_first}");
     }
 }

@@ -13,7 +13,7 @@
 use rusqlite::{Connection, params};
 
 use crate::db::DbError;
-use crate::events::writer::{CommitFold, Stored};
+use crate::events::writer::{CommitFold, Joined, Stored};
 use crate::model::RunKind;
 
 /// Adds each newly stored interactive event's redactions to its day.
@@ -24,7 +24,13 @@ impl CommitFold for RedactionFold {
         "fold_redactions"
     }
 
-    fn fold(&self, main: &Connection, stored: &[Stored<'_>], _now_ms: i64) -> Result<u64, DbError> {
+    fn fold(
+        &self,
+        main: &Connection,
+        stored: &[Stored<'_>],
+        _joined: &[Joined<'_>],
+        _now_ms: i64,
+    ) -> Result<u64, DbError> {
         let mut add = main.prepare_cached(
             "INSERT INTO agg_redactions_daily (day_start_ms, user_id, rule, hook_hits, ingest_hits)
              VALUES (?1, ?2, ?3, ?4, ?5)

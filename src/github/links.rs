@@ -19,7 +19,7 @@
 use rusqlite::{Connection, Transaction, params};
 
 use crate::db::DbError;
-use crate::events::writer::{CommitFold, Stored};
+use crate::events::writer::{CommitFold, Joined, Stored};
 
 /// The git reports not yet tried against the pull requests, and marking them tried. Both
 /// run on every writer commit, so the partial index of the few unchecked reports is named,
@@ -210,7 +210,13 @@ impl CommitFold for LinkFold {
         "fold_links"
     }
 
-    fn fold(&self, main: &Connection, _stored: &[Stored<'_>], now_ms: i64) -> Result<u64, DbError> {
+    fn fold(
+        &self,
+        main: &Connection,
+        _stored: &[Stored<'_>],
+        _joined: &[Joined<'_>],
+        now_ms: i64,
+    ) -> Result<u64, DbError> {
         for pr in link_unchecked(main, &self.host_prefix, now_ms)? {
             super::rollups::compute(main, &pr, now_ms)?;
         }

@@ -10,11 +10,11 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;
 
-use rusqlite::{Connection, params};
+use rusqlite::{Connection, OptionalExtension, params};
 
 use super::git::GitReport;
 use crate::db::DbError;
-use crate::events::writer::{CommitFold, Stored};
+use crate::events::writer::{CommitFold, Joined, Stored};
 use crate::model::eval_cell::EvalTag;
 use crate::model::wire::{ClientInfo, Event, GitContext};
 use crate::model::{AgentType, EventType, RunKind, ToolStatus, Usage};
@@ -345,7 +345,13 @@ impl CommitFold for SessionFold {
         "fold_sessions"
     }
 
-    fn fold(&self, main: &Connection, stored: &[Stored<'_>], now_ms: i64) -> Result<u64, DbError> {
+    fn fold(
+        &self,
+        main: &Connection,
+        stored: &[Stored<'_>],
+        joined: &[Joined<'_>],
+        now_ms: i64,
+    ) -> Result<u64, DbError> {
         let mut deltas = Deltas::default();
         for row in stored {
             let known = row.known_model.unwrap_or_else(|| {
@@ -354,8 +360,46 @@ impl CommitFold for SessionFold {
             deltas.add(row.user_id, row.event, known, row.client);
         }
         apply(main, &deltas, now_ms)?;
+        fill_git(main, joined)?;
         Ok(deltas.unknown_models.values().map(|d| d.event_count).sum::<i64>() as u64)
     }
+}
+
+/// Gives a session the git context of a start report that was joined to its other
+/// source's (the export's start arrived first and has none): each column only where it
+/// is empty, so a later report fills what an earlier one lacked and never erases; the
+/// report is recorded for pull-request links as a stored start's is.
+fn fill_git(main: &Connection, joined: &[Joined<'_>]) -> Result<(), DbError> {
+    let mut fill = main.prepare_cached(
+        "UPDATE sessions SET git_ts_ms = coalesce(git_ts_ms, ?4), git_branch = coalesce(git_branch, ?5),
+           git_commit = coalesce(git_commit, ?6), git_remote = coalesce(git_remote, ?7),
+           git_dirty = coalesce(git_dirty, ?8)
+         WHERE user_id = ?1 AND agent_type = ?2 AND agent_session_id = ?3
+         RETURNING id",
+    )?;
+    for Joined { user_id, event } in joined {
+        let Some(git) = event.git.as_ref().filter(|_| event.event_type == EventType::SessionStart) else { continue };
+        let id: Option<String> = fill
+            .query_row(
+                params![
+                    user_id,
+                    event.agent_type.as_str(),
+                    event.session_id,
+                    event.ts_ms,
+                    git.branch,
+                    git.commit,
+                    git.remote,
+                    git.dirty
+                ],
+                |row| row.get(0),
+            )
+            .optional()?;
+        let report = GitReport::from_event(Some(git), event.metadata.as_deref());
+        if let (Some(id), Some(report)) = (id, report) {
+            super::git::record(main, &id, &[(report, event.ts_ms)])?;
+        }
+    }
+    Ok(())
 }
 
 /// Marks hours whose figures changed, for the aggregate refresh.

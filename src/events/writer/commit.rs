@@ -14,7 +14,7 @@ use rusqlite::{Connection, TransactionBehavior};
 use tokio::sync::oneshot;
 
 use super::ledger::record_applied;
-use super::{CommitFold, OpenPartition, Stored, WriteError, WriteOutcome, WriteRequest, WriterState};
+use super::{CommitFold, Joined, OpenPartition, Stored, WriteError, WriteOutcome, WriteRequest, WriterState};
 use crate::db::DbError;
 use crate::events::partitions::{self, Day};
 use prometheus_client::metrics::histogram::Histogram;
@@ -133,7 +133,20 @@ impl WriterState {
                 .flat_map(|request| request.events.iter().map(move |event| (request.user_id.as_str(), event)))
                 .filter(|(_, event)| event.is_otlp())
                 .collect();
-            let unknown = match self.commit_main(&stored, &committed, &otlp) {
+            // Reports not stored that carry git context (a hook's session start joined to
+            // the export's, which has none): the sessions fold fills what is missing.
+            let joined: Vec<Joined<'_>> = requests
+                .iter()
+                .enumerate()
+                .flat_map(|(r, request)| {
+                    let inserted = &inserted[r];
+                    request.events.iter().enumerate().filter_map(move |(e, event)| {
+                        let context = event.event_type == crate::model::EventType::SessionStart && event.git.is_some();
+                        (!inserted[e] && context).then_some(Joined { user_id: &request.user_id, event })
+                    })
+                })
+                .collect();
+            let unknown = match self.commit_main(&stored, &joined, &committed, &otlp) {
                 Ok(unknown) => unknown,
                 Err(err) => {
                     self.needs_reconcile = true;
@@ -283,12 +296,13 @@ impl WriterState {
     pub(super) fn commit_main(
         &mut self,
         stored: &[Stored<'_>],
+        joined: &[Joined<'_>],
         committed: &[(Day, i64)],
         otlp: &[(&str, &crate::model::wire::Event)],
     ) -> Result<u64, DbError> {
         let now_ms = self.config.clock.now_ms();
         let tx = self.main.transaction_with_behavior(TransactionBehavior::Immediate)?;
-        let unknown = fold_all(&self.folds, &tx, stored, now_ms)?;
+        let unknown = fold_all(&self.folds, &tx, stored, joined, now_ms)?;
         for (user_id, event) in otlp {
             self.otlp_sessions.note(&tx, user_id, &[*event], now_ms)?;
         }
@@ -307,12 +321,13 @@ pub(super) fn fold_all(
     folds: &[TimedFold],
     main: &Connection,
     stored: &[Stored<'_>],
+    joined: &[Joined<'_>],
     now_ms: i64,
 ) -> Result<u64, DbError> {
     let mut unknown = 0;
     for TimedFold { fold, seconds } in folds {
         let started = Instant::now();
-        unknown += fold.fold(main, stored, now_ms)?;
+        unknown += fold.fold(main, stored, joined, now_ms)?;
         observe(seconds, started);
     }
     Ok(unknown)

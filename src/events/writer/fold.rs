@@ -20,6 +20,14 @@ pub struct Stored<'a> {
     pub redactions: Option<&'a crate::redact::Hits>,
 }
 
+/// A report the writer did not store (its twin from the other source, or its first
+/// sending, is stored) that carries context its stored twin may lack.
+#[derive(Debug, Clone, Copy)]
+pub struct Joined<'a> {
+    pub user_id: &'a str,
+    pub event: &'a Event,
+}
+
 /// What `main.db` derives from each partition commit, applied in the same main.db
 /// transaction as the commit's ledger entry. Handed in at start-up (the sessions fold,
 /// then what builds on sessions), so the event store knows nothing of sessions or prices.
@@ -28,6 +36,15 @@ pub trait CommitFold: Send + Sync + 'static {
     fn step(&self) -> &'static str;
 
     /// Folds newly stored events (never a duplicate: the writer decides that); returns
-    /// how many had a model the price table did not know.
-    fn fold(&self, main: &Connection, stored: &[Stored<'_>], now_ms: i64) -> Result<u64, DbError>;
+    /// how many had a model the price table did not know. `joined` are reports not
+    /// stored because the other source's report of the same thing was (or a replay of
+    /// one stored): a fold may take from them only what the stored one lacked (a
+    /// session's git context), never a counted figure.
+    fn fold(
+        &self,
+        main: &Connection,
+        stored: &[Stored<'_>],
+        joined: &[Joined<'_>],
+        now_ms: i64,
+    ) -> Result<u64, DbError>;
 }

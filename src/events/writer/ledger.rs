@@ -38,7 +38,7 @@ impl WriterState {
                 })
                 .collect();
             let tx = self.main.transaction_with_behavior(TransactionBehavior::Immediate)?;
-            super::commit::fold_all(&self.folds, &tx, &folded, self.config.clock.now_ms())?;
+            super::commit::fold_all(&self.folds, &tx, &folded, &[], self.config.clock.now_ms())?;
             tx.execute(
                 "INSERT INTO event_partitions (day, applied_seq) VALUES (?1, ?2)
                  ON CONFLICT (day) DO UPDATE SET applied_seq = excluded.applied_seq",

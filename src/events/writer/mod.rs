@@ -30,7 +30,7 @@ mod join;
 mod ledger;
 mod wal;
 
-pub use fold::{CommitFold, Stored};
+pub use fold::{CommitFold, Joined, Stored};
 pub use join::forget_person as forget_otlp_sessions;
 
 use crate::db::{Checkpointing, DbError, Durability};
