@@ -298,7 +298,7 @@ fn paused_hooks_record_nothing_and_purge_local_empties_the_queue() {
 fn a_scripted_codex_session_reaches_the_server_exactly() {
     let events = fixture_session_reaches_the_server_exactly("codex");
     let denied = events.iter().find(|e| e["type"] == "tool_end" && e["tool"]["status"] == "denied").unwrap();
-    assert_eq!(denied["tool"]["name"], "codex:Bash", "the refused git push");
+    assert_eq!(denied["tool"]["name"], "codex:shell", "the refused git push, under the one name of Codex's shell tool");
     let mcp = events.iter().find(|e| e["type"] == "tool_end" && e["tool"]["action"] == "mcp").unwrap();
     assert_eq!(mcp["tool"]["server"], "github");
 }

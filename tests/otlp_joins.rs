@@ -202,3 +202,81 @@ fn a_gemini_response_seen_by_the_hook_and_by_otlp_is_counted_once_by_its_tokens(
         assert_eq!(reports, 1, "otlp first: {otlp_first}");
     }
 }
+
+/// Codex's hook reads each response's tokens from the rollout's `token_count` lines and
+/// its export reports the same response's `response.completed`: one request, in either
+/// order; its shell call, `Bash` to the hook and `shell` to the export, is one call of one
+/// tool, and the hook's start gives the session its branch.
+#[test]
+fn a_codex_response_and_call_seen_by_the_hook_and_by_otlp_are_counted_once() {
+    const SESSION: &str = "0199a2b3-c4d5-7e6f-8a9b-0c1d2e3f4a5b";
+    for otlp_first in [false, true] {
+        let server = TestServer::spawn();
+        let mut export = fixture("codex_logs");
+        // The fixture's records, an hour ago (the server keeps what is at most a year old).
+        let records = export["resourceLogs"][0]["scopeLogs"][0]["logRecords"].as_array_mut().unwrap();
+        let base_ms = now_ms() - 3_600_000;
+        let first_ns: u64 = records[0]["timeUnixNano"].as_str().unwrap().parse().unwrap();
+        for record in records.iter_mut() {
+            let ns: u64 = record["timeUnixNano"].as_str().unwrap().parse().unwrap();
+            record["timeUnixNano"] = Value::from((base_ms as u64 * 1_000_000 + (ns - first_ns)).to_string());
+        }
+        let send_otlp = || {
+            let (status, _, body) = send(
+                &format!("{}/v1/logs", server.ingest),
+                &server.token,
+                "application/json",
+                &[],
+                serde_json::to_vec(&export).unwrap(),
+            );
+            assert_eq!((status, json_of(&body)), (200, serde_json::json!({})));
+        };
+        let send_hook = || {
+            let at = |offset_ms: i64, kind: &str| {
+                let mut event = event(kind, SESSION, base_ms + offset_ms);
+                event["agent_type"] = Value::from("codex");
+                event["model"] = Value::from("gpt-5.4");
+                event
+            };
+            let mut start = at(-200, "session_start");
+            start["git"] = serde_json::json!({"branch": "feat/retry", "remote": "https://github.com/acme/api.git"});
+            // The rollout's token_count: 10,234 input of which 9,600 cached, 812 output of
+            // which 512 reasoning; the hook counts each kind apart, as the export's mapping does.
+            let mut turn = at(4_500, "turn_end");
+            turn["usage"] = serde_json::json!({"input_tokens": 634, "output_tokens": 300, "cache_read_tokens": 9600, "reasoning_tokens": 512});
+            let mut shell = at(7_000, "tool_end");
+            shell["tool"] = serde_json::json!({"name": "codex:Bash", "use_id": "call_Xy12", "status": "success", "duration_ms": 1900,
+                                               "input_sha256": "cd".repeat(32)});
+            let (status, body) = server.post_events(&server.token, &envelope(vec![start, turn, shell]));
+            assert_eq!(status, 200, "{body}");
+        };
+        if otlp_first {
+            send_otlp();
+            send_hook();
+        } else {
+            send_hook();
+            send_otlp();
+        }
+        let order = if otlp_first { "OTLP first" } else { "hook first" };
+        let view = session_view(&server, "codex", SESSION);
+        assert_eq!(
+            (view["usage"]["input_tokens"].as_i64(), view["usage"]["output_tokens"].as_i64()),
+            (Some(634), Some(300)),
+            "{order}: one response's tokens, not twice: {view}"
+        );
+        assert_eq!(view["usage"]["cache_read_tokens"], 9600, "{order}: {view}");
+        let conn = server.main_db();
+        let url = format!("{}/v1/me/sessions/codex/{SESSION}/events", server.ingest);
+        let (status, page) = get_auth(&url, &server.token);
+        assert_eq!(status, 200, "{page}");
+        let calls: Vec<&Value> =
+            page["events"].as_array().unwrap().iter().filter(|e| e["tool"]["use_id"] == "call_Xy12").collect();
+        assert_eq!(calls.len(), 1, "{order}: one call: {calls:?}");
+        assert_eq!(calls[0]["tool"]["name"], "codex:shell", "{order}: one name whatever the source");
+        assert_eq!(calls[0]["tool"]["input_sha256"], "cd".repeat(32), "{order}: the hook's digest is kept");
+        let branch: Option<String> = conn
+            .query_row("SELECT git_branch FROM sessions WHERE agent_session_id = ?1", [SESSION], |r| r.get(0))
+            .unwrap();
+        assert_eq!(branch.as_deref(), Some("feat/retry"), "{order}");
+    }
+}

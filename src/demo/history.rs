@@ -83,15 +83,16 @@ pub(super) fn send_history(server: &Server, people: &[Person], days: i64, now_ms
                     span.1 = span.1.max(start);
                 }
                 let mut session = activity::session(habit, start, kind, &branch);
-                if session.agent == "gemini_cli" {
-                    // Gemini reports no cache writes (its context cache is not written per request).
+                if matches!(session.agent, "gemini_cli" | "codex") {
+                    // Neither reports cache writes (OpenAI's and Gemini's caches are not
+                    // written per request), so the hook's and the export's counts agree.
                     for event in session.events.iter_mut().filter(|e| e["type"] == "turn_end") {
                         event["usage"]["cache_write_5m_tokens"] = json!(0);
                     }
                 }
                 sent.sessions += 1;
                 let source = match otlp::source_of(index, session.agent) {
-                    // Codex's, Copilot's and opencode's requests are not joined (their tokens
+                    // Copilot's and opencode's requests are not joined (their tokens
                     // would count twice): those developers use one source for them.
                     Source::Both if !otlp::joined(session.agent) => Source::Hook,
                     source if otlp::exports(session.agent) => source,

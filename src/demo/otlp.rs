@@ -37,9 +37,9 @@ pub fn exports(agent: &str) -> bool {
 }
 
 /// Whether the hook's and the export's reports of this agent's requests are joined, so a
-/// developer may send both (Codex's, Copilot's and opencode's would count twice).
+/// developer may send both (Copilot's and opencode's would count twice).
 pub fn joined(agent: &str) -> bool {
-    matches!(agent, "claude_code" | "gemini_cli")
+    matches!(agent, "claude_code" | "gemini_cli" | "codex")
 }
 
 /// One export as the agent's exporter posts it: the OTLP/HTTP path and its JSON body.

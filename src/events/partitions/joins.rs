@@ -11,12 +11,12 @@ use crate::model::wire::Event;
 use crate::model::{AgentType, EventType};
 
 /// The join key of what an event reports, from its stored columns: a tool call's use id,
-/// a model request's id (`metadata.request_id`); for a Gemini CLI request, whose two
-/// sources share no id for it (the hook reads the transcript's messages, the export names
-/// no message), the request's exact token counts, which both report per response and
-/// which two responses of one session almost never share; `None` for anything else.
-/// (Codex's hook reports a turn's tokens, several responses together, so its requests
-/// have no key its export shares: `docs/otel.md`.)
+/// a model request's id (`metadata.request_id`); for a Gemini CLI or Codex request, whose
+/// two sources share no id for it (the hook reads the transcript: Gemini's messages,
+/// Codex's `token_count` lines, one per response; the export names neither), the
+/// response's exact token counts, which both report per response and which two
+/// responses of one session almost never share (the input, cached input included, grows
+/// with every response); `None` for anything else.
 pub fn join_key(
     event_type: EventType,
     agent: AgentType,
@@ -46,7 +46,8 @@ fn usage_key(agent: AgentType, usage: &crate::model::Usage) -> Option<String> {
         usage.cache_write_1h_tokens,
         usage.reasoning_tokens,
     ];
-    (agent == AgentType::GeminiCli && counts.iter().sum::<i64>() > 0).then(|| {
+    let keyed_by_counts = matches!(agent, AgentType::GeminiCli | AgentType::Codex);
+    (keyed_by_counts && counts.iter().sum::<i64>() > 0).then(|| {
         let counts: Vec<String> = counts.iter().map(i64::to_string).collect();
         format!("usage:{}", counts.join("/"))
     })

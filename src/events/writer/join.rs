@@ -9,7 +9,8 @@
 //! no shared id (a prompt, a session's start, a compaction, an ended subagent, a Gemini
 //! tool call) is joined by time: the other source's unpaired report of the same kind
 //! (and tool) within seconds, by the session index, then marked paired. A model request
-//! without an id (Codex, Gemini CLI) is not joined: its two reports are minutes apart.
+//! without an id (Codex, Gemini CLI) is joined by its exact token counts, which both
+//! sources report per response (its two reports may be minutes apart).
 //!
 //! Which hook events are looked at: only those of a session that has sent OTLP (kept
 //! here, in memory and in `main.db`'s `otlp_sessions`, reloaded at start), so the hook's

@@ -103,7 +103,7 @@ pub(super) fn validate_tool(tool: WireTool, agent_type: AgentType) -> Result<Too
         return Err(Rejection::new("tool.action", "must be 1-32 lowercase letters or underscores"));
     }
     Ok(ToolFields {
-        name,
+        name: crate::model::tool_names::canonical_name(agent_type, name),
         server: tool.server,
         skill: tool.skill,
         slash_command: tool.slash_command,
