@@ -118,6 +118,12 @@ CREATE TABLE unknown_models (
     first_seen_ms INTEGER NOT NULL,
     last_seen_ms  INTEGER NOT NULL,
     event_count   INTEGER NOT NULL,
+    input_tokens INTEGER NOT NULL DEFAULT 0,
+    output_tokens INTEGER NOT NULL DEFAULT 0,
+    cache_read_tokens INTEGER NOT NULL DEFAULT 0,
+    cache_write_tokens INTEGER NOT NULL DEFAULT 0,
+    reasoning_tokens INTEGER NOT NULL DEFAULT 0,
+    client_cost_nusd INTEGER NOT NULL DEFAULT 0,
     PRIMARY KEY (agent_type, model)
 ) WITHOUT ROWID;
 

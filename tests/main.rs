@@ -50,6 +50,7 @@ mod otlp_traces;
 mod people_console;
 mod personas;
 mod prices;
+mod prices_catalogue;
 mod projections;
 mod prometheus;
 mod redaction_corpus;

@@ -66,6 +66,10 @@ pub struct UnknownModelDelta {
     pub first_seen_ms: i64,
     pub last_seen_ms: i64,
     pub event_count: i64,
+    /// The tokens that have no price, by kind.
+    pub usage: Usage,
+    /// What the agent said they cost, where it says.
+    pub client_cost_nusd: i64,
 }
 
 /// Everything one writer commit adds to main.db.
@@ -167,10 +171,14 @@ impl Deltas {
                 first_seen_ms: event.ts_ms,
                 last_seen_ms: event.ts_ms,
                 event_count: 0,
+                usage: Usage::default(),
+                client_cost_nusd: 0,
             });
             entry.first_seen_ms = entry.first_seen_ms.min(event.ts_ms);
             entry.last_seen_ms = entry.last_seen_ms.max(event.ts_ms);
             entry.event_count += 1;
+            entry.usage.add(&event.usage);
+            entry.client_cost_nusd += event.client_cost_nusd.unwrap_or(0);
         }
         self.dirty_hours.insert(event.ts_ms.div_euclid(HOUR_MS) * HOUR_MS);
     }
@@ -320,15 +328,35 @@ pub fn apply(conn: &Connection, deltas: &Deltas, now_ms: i64) -> Result<(), DbEr
     }
     mark_dirty_hours(conn, &deltas.dirty_hours, now_ms)?;
     let mut unknown = conn.prepare_cached(
-        "INSERT INTO unknown_models (agent_type, model, first_seen_ms, last_seen_ms, event_count)
-         VALUES (?1, ?2, ?3, ?4, ?5)
+        "INSERT INTO unknown_models (agent_type, model, first_seen_ms, last_seen_ms, event_count, input_tokens,
+           output_tokens, cache_read_tokens, cache_write_tokens, reasoning_tokens, client_cost_nusd)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)
          ON CONFLICT (agent_type, model) DO UPDATE SET
            first_seen_ms = min(first_seen_ms, excluded.first_seen_ms),
            last_seen_ms = max(last_seen_ms, excluded.last_seen_ms),
-           event_count = event_count + excluded.event_count",
+           event_count = event_count + excluded.event_count,
+           input_tokens = input_tokens + excluded.input_tokens,
+           output_tokens = output_tokens + excluded.output_tokens,
+           cache_read_tokens = cache_read_tokens + excluded.cache_read_tokens,
+           cache_write_tokens = cache_write_tokens + excluded.cache_write_tokens,
+           reasoning_tokens = reasoning_tokens + excluded.reasoning_tokens,
+           client_cost_nusd = client_cost_nusd + excluded.client_cost_nusd",
     )?;
     for ((agent, model), delta) in &deltas.unknown_models {
-        unknown.execute(params![agent.as_str(), model, delta.first_seen_ms, delta.last_seen_ms, delta.event_count])?;
+        let usage = &delta.usage;
+        unknown.execute(params![
+            agent.as_str(),
+            model,
+            delta.first_seen_ms,
+            delta.last_seen_ms,
+            delta.event_count,
+            usage.input_tokens,
+            usage.output_tokens,
+            usage.cache_read_tokens,
+            usage.cache_write_5m_tokens + usage.cache_write_1h_tokens,
+            usage.reasoning_tokens,
+            delta.client_cost_nusd
+        ])?;
     }
     Ok(())
 }

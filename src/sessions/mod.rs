@@ -25,4 +25,5 @@ pub mod reported;
 pub mod reprice;
 pub mod scored;
 pub mod sharing;
+pub mod unpriced;
 pub mod views;

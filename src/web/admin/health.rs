@@ -45,7 +45,7 @@ pub async fn page(
 ) -> Result<Response, PageError> {
     let now_ms = state.clock.now_ms();
     let config = state.config.clone();
-    let (alerts, jobs, slos, channels, silent, backup) = state
+    let (alerts, jobs, slos, channels, silent, backup, unpriced) = state
         .read(move |conn| {
             Ok::<_, DbError>((
                 crate::alerts::store::events(conn)?,
@@ -54,6 +54,7 @@ pub async fn page(
                 crate::alerts::channel_configs::in_use(conn, &config.alerts)?,
                 crate::sessions::adapters::stopped_reporting(conn, now_ms)?,
                 crate::backup::history::last(conn)?,
+                crate::sessions::unpriced::all(conn)?,
             ))
         })
         .await?;
@@ -154,10 +155,26 @@ pub async fn page(
         }
     };
     checks.rows.push(item("Last backup", stale, backup_detail, "/admin/jobs"));
+    let unpriced_now: Vec<_> = super::prices::still_unpriced(&unpriced, &state.prices).collect();
+    let tokens: i64 = unpriced_now.iter().map(|model| model.tokens()).sum();
+    checks.rows.push(item(
+        "Prices",
+        !unpriced_now.is_empty(),
+        match unpriced_now.len() {
+            0 => "every model seen has a price".to_string(),
+            n => format!(
+                "{n} model(s) without a price, {} tokens counted at $0 ({})",
+                crate::model::count(tokens),
+                unpriced_now.iter().take(3).map(|m| m.model.as_str()).collect::<Vec<_>>().join(", ")
+            ),
+        },
+        "/admin/price-tables#unpriced",
+    ));
 
     Ok(AdminPage::new("/admin/health", "Health", "What needs an administrator now, and where to fix it.", flash)
         .section(checks)
         .section(alerts_section)
+        .section(super::prices::unpriced_section(&unpriced, &state.prices, now_ms))
         .respond())
 }
 

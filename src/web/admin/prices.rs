@@ -63,7 +63,14 @@ pub async fn page(
             .await
             .map_err(|err| AppError::Internal(err.to_string()))?;
     let embedded = embedded.map_err(|err| AppError::Internal(err.to_string()))?;
-    let last = state.read(|conn| runs::history(conn, Some("reprice-events"), 5)).await?;
+    let (last, unpriced) = state
+        .read(|conn| {
+            Ok::<_, crate::db::DbError>((
+                runs::history(conn, Some("reprice-events"), 5)?,
+                crate::sessions::unpriced::all(conn)?,
+            ))
+        })
+        .await?;
     let [tables, against_embedded, pending] = table_sections(&state.prices, &embedded, &on_disk);
     Ok(AdminPage::new(
         PATH,
@@ -74,6 +81,7 @@ pub async fn page(
     .section(tables)
     .section(against_embedded)
     .section(pending)
+    .section(unpriced_section(&unpriced, &state.prices, state.clock.now_ms()))
     .section(upload_section(&state.config.data_dir))
     .section(reprice_section(last))
     .respond())
@@ -123,6 +131,56 @@ fn table_sections(
         pending.intro = format!("The server would refuse to start with the files on disk: {err}");
     }
     [tables, against_embedded, pending]
+}
+
+/// The models the tables in force do not price, with the tokens counted under them and
+/// what their agent said they cost: `/admin/health` and this page show the same section.
+pub(super) fn unpriced_section(
+    found: &[crate::sessions::unpriced::Unpriced],
+    book: &PriceBook,
+    now_ms: i64,
+) -> Section {
+    let mut section = Section::new("unpriced", "Models without a price")
+        .intro(
+            "Their tokens are counted and cost $0 in every figure until a price arrives: import a catalogue (sightline prices import --litellm) or upload a table, restart, then run reprice-events-apply to price their history.",
+        )
+        .columns(vec![
+            "Agent",
+            "Model",
+            "Events",
+            "Input",
+            "Output",
+            "Cache reads",
+            "Cache writes",
+            "Reasoning",
+            "Agent-reported cost",
+            "Last seen",
+        ])
+        .empty("Every model seen has a price.");
+    for model in still_unpriced(found, book) {
+        section.rows.push(Row::new(vec![
+            Cell::text(model.agent.as_str()),
+            Cell::text(model.model.clone()),
+            Cell::count(model.events),
+            Cell::count(model.input_tokens),
+            Cell::count(model.output_tokens),
+            Cell::count(model.cache_read_tokens),
+            Cell::count(model.cache_write_tokens),
+            Cell::count(model.reasoning_tokens),
+            if model.client_cost_nusd > 0 { Cell::usd(model.client_cost_nusd) } else { Cell::text("not reported") },
+            Cell::when(model.last_seen_ms, now_ms),
+        ]));
+    }
+    section
+}
+
+/// The models of `found` the tables in force still do not price.
+pub(super) fn still_unpriced<'a>(
+    found: &'a [crate::sessions::unpriced::Unpriced],
+    book: &'a PriceBook,
+) -> impl Iterator<Item = &'a crate::sessions::unpriced::Unpriced> {
+    let probe = crate::model::Usage { input_tokens: 1, ..Default::default() };
+    found.iter().filter(move |model| !book.price(model.agent, Some(&model.model), &probe).known_model)
 }
 
 fn upload_section(data_dir: &std::path::Path) -> Section {
