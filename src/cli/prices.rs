@@ -30,6 +30,21 @@ pub enum PricesCommand {
         #[command(flatten)]
         config: ConfigArgs,
     },
+    /// Read a vendor price catalogue into a new revision of each agent's table: shows
+    /// what it adds and changes against the tables on disk, and writes them (audited)
+    /// only with --apply. The server prices with them after a restart; run
+    /// reprice-events-apply then to price the history.
+    Import {
+        #[command(flatten)]
+        config: ConfigArgs,
+        /// LiteLLM's model_prices_and_context_window.json (in the litellm Python
+        /// package: litellm/model_prices_and_context_window_backup.json).
+        #[arg(long, value_name = "FILE")]
+        litellm: std::path::PathBuf,
+        /// Write the new tables to <data_dir>/price-tables/ (otherwise only show them).
+        #[arg(long)]
+        apply: bool,
+    },
 }
 
 pub fn prices(command: PricesCommand) -> anyhow::Result<i32> {
@@ -82,6 +97,7 @@ pub fn prices(command: PricesCommand) -> anyhow::Result<i32> {
             print!("{}", crate::evals::console::lines(&headers, rows));
             Ok(0)
         }
+        PricesCommand::Import { config, litellm, apply } => import(&config, &litellm, apply),
         PricesCommand::Check { config } => {
             let config = load_config(&config, Overrides::default())?;
             let found = pricing::operator_check(&config.data_dir)?;
@@ -116,6 +132,92 @@ pub fn prices(command: PricesCommand) -> anyhow::Result<i32> {
             Ok(if bad == 0 { 0 } else { 1 })
         }
     }
+}
+
+/// `prices import`: the catalogue's tables against those on disk, written with `apply`.
+fn import(config: &ConfigArgs, file: &std::path::Path, apply: bool) -> anyhow::Result<i32> {
+    use anyhow::Context;
+    let config = load_config(config, Overrides::default())?;
+    let bytes = std::fs::read(file).with_context(|| format!("cannot read the catalogue {}", file.display()))?;
+    let now_ms = crate::clock::system_now_ms();
+    let today = crate::model::rfc3339_ms(now_ms)[..10].to_string();
+    let catalogue = pricing::Catalogue::litellm(&bytes, &today).with_context(|| file.display().to_string())?;
+    println!(
+        "{}: {} chat models of Anthropic, OpenAI and Google, sha256 {}",
+        file.display(),
+        catalogue.len(),
+        catalogue.sha256
+    );
+    let on_disk = PriceBook::load(&config.data_dir)?;
+    let mut staged = Vec::new();
+    for table in on_disk.tables() {
+        let agent = table.agent();
+        let Some(json) =
+            catalogue.apply(table.json(), &today).map_err(|why| anyhow::anyhow!("{}: {why}", agent.as_str()))?
+        else {
+            continue;
+        };
+        let new = pricing::PriceTable::parse(agent, &json)
+            .map_err(|err| anyhow::anyhow!("{}'s table from the catalogue does not validate: {err}", agent.as_str()))?;
+        let changes = pricing::diff_tables(&new, table);
+        println!(
+            "\n{} revision {} -> {} ({} changes)",
+            agent.as_str(),
+            table.revision(),
+            new.revision(),
+            changes.len()
+        );
+        let rows = changes.iter().map(|diff| vec![diff.change.to_string(), diff.model.clone(), diff.detail.clone()]);
+        print!(
+            "{}",
+            crate::evals::console::lines(
+                &["change", "model", "prices ($ per million tokens)"].map(str::to_string),
+                rows
+            )
+        );
+        staged.push((agent, json, changes.len()));
+    }
+    if staged.is_empty() {
+        println!("the tables on disk already price every model as the catalogue does");
+        return Ok(0);
+    }
+    if !apply {
+        println!(
+            "\nnothing written: run again with --apply to store these tables in {}",
+            pricing::overrides_dir(&config.data_dir).display()
+        );
+        return Ok(0);
+    }
+    let mut conn = super::operator::open_main(&config)?;
+    for (agent, json, changes) in staged {
+        let placed = pricing::stage_operator_table(&config.data_dir, agent, &json).map_err(|err| match err {
+            Ok(invalid) => anyhow::anyhow!("{invalid}"),
+            Err(io) => anyhow::anyhow!("cannot write {}'s table: {io}", agent.as_str()),
+        })?;
+        let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+        let entry = crate::audit::Entry {
+            actor_id: None,
+            action: crate::audit::Action::PriceTableUploaded,
+            subject_user_id: None,
+            target: Some(agent.as_str()),
+            detail: serde_json::json!({
+                "agent": agent.as_str(), "revision": placed.table.revision(), "models": placed.table.model_ids().count(),
+                "source": "litellm", "catalogue_sha256": catalogue.sha256, "changes": changes,
+            }),
+        };
+        if let Err(err) = crate::audit::record(&tx, &entry, now_ms) {
+            placed.discard();
+            return Err(err.into());
+        }
+        // The audit row, then the rename, then the commit: a failed rename rolls the row back.
+        placed.commit().with_context(|| format!("placing {}'s table", agent.as_str()))?;
+        tx.commit()?;
+        println!("stored {}'s table", agent.as_str());
+    }
+    println!(
+        "restart the server to price with them, then run `sightline jobs run reprice-events-apply` to price the history"
+    );
+    Ok(0)
 }
 
 fn load_book(config: &ConfigArgs) -> anyhow::Result<PriceBook> {
