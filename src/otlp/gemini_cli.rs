@@ -7,8 +7,10 @@
 //! model, `user_prompt` → prompt_submit (its length), `api_response` → turn_end with
 //! the response's tokens (Gemini counts cached input inside the prompt count; the wire
 //! contract counts it apart, as the hook's Gemini transcript reader does; thoughts are
-//! reasoning), `tool_call` → tool_end (a `reject` decision is `denied`). Other events
-//! are counted and not stored.
+//! reasoning), `tool_call` → tool_end (a `reject` decision is `denied`),
+//! `chat_compression` → compact with `tokens_before` and `tokens_after` (the only sign
+//! that a compression happened: the `PreCompress` hook fires before every turn). Other
+//! events are counted and not stored.
 
 use serde_json::{Map, Value, json};
 
@@ -63,6 +65,16 @@ pub fn map(record: &Record<'_>) -> Outcome {
                 tool.insert("output_bytes".into(), json!(length));
             }
             event["tool"] = Value::Object(tool);
+            Outcome::Event(event)
+        }
+        "chat_compression" => {
+            let mut event = record.event("compact", None);
+            event["metadata"]["trigger"] = json!("auto");
+            for key in ["tokens_before", "tokens_after"] {
+                if let Some(count) = attributes.count(key) {
+                    event["metadata"][key] = json!(count);
+                }
+            }
             Outcome::Event(event)
         }
         _ => Outcome::Skipped,

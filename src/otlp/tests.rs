@@ -314,3 +314,28 @@ fn qwen_code_events_map_as_gemini_clis_under_their_own_agent() {
     assert_eq!(tools[1]["tool"]["status"], "denied");
     assert!(!serde_json::to_string(&mapped.events).unwrap().contains("secret_plan"), "arguments are content");
 }
+
+/// Gemini CLI's `chat_compression` (as 0.61.0 sends it when it did compress: the only
+/// sign, `PreCompress` fires before every turn) is one compaction with its token counts.
+#[test]
+fn a_gemini_compression_is_a_compaction_with_its_counts() {
+    use opentelemetry_proto::tonic::common::v1::{AnyValue, KeyValue, any_value};
+    let mut request = fixture("gemini_cli");
+    let records = &mut request.resource_logs[0].scope_logs[0].log_records;
+    let mut compression = records[0].clone();
+    let value = |v| Some(AnyValue { value: Some(v) });
+    compression.attributes.retain(|pair| pair.key == "session.id");
+    let pair = |key: &str, v| KeyValue { key: key.into(), value: value(v), ..Default::default() };
+    compression.attributes.extend([
+        pair("event.name", any_value::Value::StringValue("gemini_cli.chat_compression".into())),
+        pair("tokens_before", any_value::Value::IntValue(1300)),
+        pair("tokens_after", any_value::Value::IntValue(152)),
+    ]);
+    records.push(compression);
+    let mapped = map(&request, "user-1");
+    let compactions = of_type(&mapped, "compact");
+    assert_eq!(compactions.len(), 1, "{:?}", mapped.reasons);
+    assert_eq!(compactions[0]["metadata"]["tokens_before"], 1300);
+    assert_eq!(compactions[0]["metadata"]["tokens_after"], 152);
+    assert_eq!(compactions[0]["metadata"]["trigger"], "auto");
+}

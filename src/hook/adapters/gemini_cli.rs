@@ -10,8 +10,9 @@
 //! Mapping: SessionStart → session_start, BeforeAgent → prompt_submit, BeforeTool →
 //! tool_start, AfterTool → tool_end (`error` when `tool_response.error` is set; subagent
 //! tools such as `codebase_investigator` also end a subagent), Notification →
-//! notification `permission`, AfterAgent → turn_end, PreCompress → compact, SessionEnd →
-//! session_end; BeforeModel, AfterModel, BeforeToolSelection and unknown events are
+//! notification `permission`, AfterAgent → turn_end, PreCompress of trigger `manual`
+//! (`/compress`) → compact (an `auto` one fires before every turn, compressed or not),
+//! SessionEnd → session_end; BeforeModel, AfterModel, BeforeToolSelection and unknown events are
 //! ignored (install does not register the model hooks: they fire per streamed chunk).
 //! Tool ends are paired with their starts by tool name and input. Gemini tells no hook
 //! when the person refuses a permission dialog: the dialog's Notification is simply not
@@ -163,7 +164,14 @@ pub fn map(hook_event: &str, payload: &Value, context: &mut Context<'_>) -> Resu
             vec![event]
         }
         "AfterAgent" => build.turn_end(transcript, transcript_line, json!({}))?,
-        "PreCompress" => vec![build.compact(text(payload, "trigger"))],
+        // Gemini CLI fires PreCompress with trigger `auto` before every turn, before it
+        // checks whether the history needs compressing, and no hook says whether it did:
+        // an automatic compaction is counted from the export's `chat_compression` alone.
+        // `/compress` (trigger `manual`) forces one.
+        "PreCompress" => match text(payload, "trigger") {
+            Some("manual") => vec![build.compact(Some("manual"))],
+            _ => Vec::new(),
+        },
         "SessionEnd" => build.session_end(transcript, transcript_line, text(payload, "reason"))?,
         _ => Vec::new(),
     })
