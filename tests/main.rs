@@ -53,6 +53,7 @@ mod prices;
 mod prices_catalogue;
 mod projections;
 mod prometheus;
+mod real_agents;
 mod redaction_corpus;
 mod schema;
 mod scoring;

@@ -116,6 +116,7 @@ pub const COMMAND_VARIABLES: &[(&str, &str)] = &[
     ("SIGHTLINE_HISTORY_DIR", "benches/ingest.sh: the year of history the history runs load"),
     ("SIGHTLINE_CRASH_ROUNDS", "the crash tests' rounds"),
     ("SIGHTLINE_FLUSHER_KILL_ROUNDS", "the flusher kill test's rounds"),
+    ("SIGHTLINE_AGENTS_DIR", "scripts/test: the pinned agent CLIs the conformance suite runs"),
     ("SIGHTLINE_LITELLM_CATALOGUE", "scripts/test: the pinned LiteLLM price catalogue the tests import"),
 ];
 

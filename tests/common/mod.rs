@@ -9,6 +9,7 @@ pub mod github_payloads;
 pub mod github_standin;
 pub mod inprocess;
 pub mod machine;
+pub mod model_standin;
 pub mod proxy;
 pub mod receiver;
 pub mod results;

@@ -27,7 +27,7 @@ use super::build::{Builder, ToolCall, text, with_permission_mode};
 use super::claude_code::canonical_permission_mode;
 use super::{AdapterError, Context};
 use crate::hook::usage::Line;
-use crate::model::{AgentType, NotificationKind, ToolStatus, Usage};
+use crate::model::{AgentType, NotificationKind, RunKind, ToolStatus, Usage};
 
 pub fn tool_action(tool: &str) -> &'static str {
     match tool {
@@ -140,12 +140,63 @@ pub fn map(hook_event: &str, payload: &Value, context: &mut Context<'_>) -> Resu
         "SessionEnd" => build.session_end(transcript, transcript_line, text(payload, "reason"))?,
         _ => Vec::new(),
     };
-    Ok(with_permission_mode(events, text(payload, "permission_mode").and_then(canonical_permission_mode)))
+    let mut events = with_permission_mode(events, text(payload, "permission_mode").and_then(canonical_permission_mode));
+    if !events.is_empty() && transcript.is_some_and(started_by_exec) {
+        // No payload says how Codex was started; its rollout's first line does. A run of
+        // `codex exec` is nobody's interactive session, as the export's `originator` says
+        // (a harness's SIGHTLINE_RUN_KIND is stamped after, and wins).
+        for event in &mut events {
+            event["run_kind"] = json!(RunKind::Ci.as_str());
+        }
+    }
+    Ok(events)
+}
+
+/// The most of a rollout's first line read: its `session_meta` carries the base
+/// instructions (some kilobytes) before `originator` and `source`.
+const SESSION_META_MAX: u64 = 256 * 1024;
+
+/// Whether the rollout at `path` was started by `codex exec`: its first line is the
+/// `session_meta` record, whose `originator` is `codex_exec` (`codex-tui` interactive) and
+/// `source` `exec` (`cli`). A rollout not written yet, or unreadable, says nothing.
+fn started_by_exec(path: &str) -> bool {
+    use std::io::{BufRead, Read};
+    let Ok(file) = std::fs::File::open(path) else { return false };
+    let mut line = String::new();
+    if std::io::BufReader::new(file.take(SESSION_META_MAX)).read_line(&mut line).is_err() {
+        return false;
+    }
+    let Ok(first) = serde_json::from_str::<Value>(&line) else { return false };
+    let meta = &first["payload"];
+    first["type"] == "session_meta" && (meta["originator"] == "codex_exec" || meta["source"] == "exec")
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_rollout_started_by_codex_exec_says_so_in_its_first_line() {
+        let dir = tempfile::tempdir().unwrap();
+        let write = |name: &str, text: &str| {
+            let path = dir.path().join(name);
+            std::fs::write(&path, text).unwrap();
+            path.display().to_string()
+        };
+        // As 0.171.0 writes it (base instructions shortened).
+        let meta = |originator: &str, source: &str| {
+            format!(
+                "{}\n{{\"type\":\"turn_context\",\"payload\":{{}}}}\n",
+                json!({"timestamp": "2026-12-02T12:58:41.385Z", "type": "session_meta",
+                       "payload": {"id": "01a236d5", "base_instructions": {"text": "You are Codex"},
+                                   "originator": originator, "cli_version": "0.171.0", "source": source}})
+            )
+        };
+        assert!(started_by_exec(&write("exec.jsonl", &meta("codex_exec", "exec"))));
+        assert!(!started_by_exec(&write("tui.jsonl", &meta("codex-tui", "cli"))));
+        assert!(!started_by_exec(&write("empty.jsonl", "")));
+        assert!(!started_by_exec(&dir.path().join("missing.jsonl").display().to_string()));
+    }
 
     #[test]
     fn exit_codes_are_read_from_the_model_facing_output() {
