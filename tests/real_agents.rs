@@ -17,7 +17,7 @@ use std::process::Command;
 use serde_json::Value;
 
 use crate::common::machine::{client_with, git};
-use crate::common::model_standin::Standin;
+use crate::common::model_standin::{Answer, Standin};
 use crate::common::*;
 
 /// Where scripts/fetch-agents installed the pinned agents.
@@ -108,19 +108,19 @@ exporter = {{ otlp-http = {{ endpoint = "{}/v1/logs", protocol = "json", headers
     config
 }
 
-/// The stored Codex session once what was sent has settled.
-fn stored_session(server: &TestServer) -> (String, Value) {
+/// The stored session of `agent` once what was sent has settled.
+fn stored_session(server: &TestServer, agent: &str) -> (String, Value) {
     let mut last = None;
     for _ in 0..50 {
         let found: Option<(String, i64)> = server
             .main_db()
-            .query_row("SELECT agent_session_id, event_count FROM sessions WHERE agent_type = 'codex'", [], |r| {
+            .query_row("SELECT agent_session_id, event_count FROM sessions WHERE agent_type = ?1", [agent], |r| {
                 Ok((r.get(0)?, r.get(1)?))
             })
             .ok();
         if let Some((id, count)) = found {
             if last == Some(count) {
-                let (status, view) = server.agent_session(&server.token, "codex", &id);
+                let (status, view) = server.agent_session(&server.token, agent, &id);
                 assert_eq!(status, 200, "{view}");
                 return (id, view);
             }
@@ -128,7 +128,34 @@ fn stored_session(server: &TestServer) -> (String, Value) {
         }
         std::thread::sleep(std::time::Duration::from_millis(200));
     }
-    panic!("no Codex session was stored");
+    panic!("no {agent} session was stored");
+}
+
+/// Logs the machine in and installs the hook for `agent`, as `/install` tells a person to.
+fn install_hook(home: &Path, server: &TestServer, agent: &str, env: &[(String, String)]) {
+    let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+    let login = client_with(home, &["login", "--server", &server.ingest, "--token", &server.token], None, &env);
+    assert!(login.status.success(), "{}", stderr(&login));
+    let install = client_with(home, &["install", "--agent", agent], None, &env);
+    assert!(install.status.success(), "{}", stderr(&install));
+}
+
+/// Runs the agent's binary `program` in `repo` with the machine's environment (and no other).
+fn run_agent(program: &Path, repo: &Path, env: &[(String, String)], args: &[&str]) {
+    let mut command = Command::new(program);
+    command.current_dir(repo).env_clear().env("PATH", std::env::var("PATH").unwrap());
+    for (key, value) in env {
+        command.env(key, value);
+    }
+    let ran = command.args(args).stdin(std::process::Stdio::null()).output().unwrap();
+    assert!(ran.status.success(), "{}: {}\n{}", program.display(), stdout(&ran), stderr(&ran));
+}
+
+/// Ships what the hook queued (the tests' machines run no background flusher).
+fn flush(home: &Path, env: &[(String, String)]) {
+    let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+    let flushed = client_with(home, &["flusher", "--once"], None, &env);
+    assert!(flushed.status.success(), "{}", stderr(&flushed));
 }
 
 fn run_codex(mode: Mode) {
@@ -140,32 +167,36 @@ fn run_codex(mode: Mode) {
     std::fs::create_dir_all(home.join(".codex")).unwrap();
     std::fs::write(home.join(".codex/config.toml"), codex_config(&standin, &server, mode)).unwrap();
     let env = machine_env(home);
-    let env_refs: Vec<(&str, &str)> = env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
     if mode.hook() {
-        let login =
-            client_with(home, &["login", "--server", &server.ingest, "--token", &server.token], None, &env_refs);
-        assert!(login.status.success(), "{}", stderr(&login));
-        let install = client_with(home, &["install", "--agent", "codex"], None, &env_refs);
-        assert!(install.status.success(), "{}", stderr(&install));
+        install_hook(home, &server, "codex", &env);
     }
     let codex = agents_dir().join("node_modules/.bin/codex");
-    let mut command = Command::new(&codex);
-    command.current_dir(&repo).env_clear().env("PATH", std::env::var("PATH").unwrap());
-    for (key, value) in &env {
-        command.env(key, value);
-    }
-    command.args(["exec", "--dangerously-bypass-hook-trust", "Run git status and tell me if the tree is clean."]);
-    let ran = command.stdin(std::process::Stdio::null()).output().unwrap();
-    assert!(ran.status.success(), "codex exec: {}\n{}", stdout(&ran), stderr(&ran));
+    let prompt = "Run git status and tell me if the tree is clean.";
+    run_agent(&codex, &repo, &env, &["exec", "--dangerously-bypass-hook-trust", prompt]);
     if mode.hook() {
-        let flushed = client_with(home, &["flusher", "--once"], None, &env_refs);
-        assert!(flushed.status.success(), "{}", stderr(&flushed));
+        flush(home, &env);
     }
 
     let truth = standin.answered();
     assert!(truth.len() >= 2 && truth[0].tool_call.is_some(), "{mode:?}: {truth:?} {:?}", standin.paths);
-    let (session_id, view) = stored_session(&server);
-    let sum = |field: fn(&crate::common::model_standin::Answer) -> i64| truth.iter().map(field).sum::<i64>();
+    // gpt-5.2 at $1.75 input, $0.175 cached, $14 output and reasoning per million tokens.
+    let cost = |a: &Answer| {
+        (a.input - a.cached) * 1_750 + a.cached * 175 + (a.output - a.reasoning) * 14_000 + a.reasoning * 14_000
+    };
+    verify(&server, "codex", "codex:shell", mode, &truth, cost);
+}
+
+/// The stored session of `agent` against the stand-in's record, in every figure.
+fn verify(
+    server: &TestServer,
+    agent: &str,
+    shell: &str,
+    mode: Mode,
+    truth: &[Answer],
+    cost_of: impl Fn(&Answer) -> i64,
+) {
+    let (session_id, view) = stored_session(server, agent);
+    let sum = |field: fn(&Answer) -> i64| truth.iter().map(field).sum::<i64>();
     let usage = &view["usage"];
     // The table of truth against stored (shown with --nocapture).
     let figures = [
@@ -175,57 +206,118 @@ fn run_codex(mode: Mode) {
         ("reasoning", sum(|a| a.reasoning), &usage["reasoning_tokens"]),
     ];
     for (what, truth, stored) in figures {
-        eprintln!("codex {mode:?}\t{what}\tstand-in {truth}\tstored {stored}");
+        eprintln!("{agent} {mode:?}\t{what}\tstand-in {truth}\tstored {stored}");
     }
     assert_eq!(
-        [&usage["input_tokens"], &usage["cache_read_tokens"], &usage["output_tokens"], &usage["reasoning_tokens"]]
-            .map(|v| v.as_i64()),
-        [
-            Some(sum(|a| a.input - a.cached)),
-            Some(sum(|a| a.cached)),
-            Some(sum(|a| a.output - a.reasoning)),
-            Some(sum(|a| a.reasoning))
-        ],
-        "{mode:?}: every token kind once: {view:#}"
+        figures.map(|(_, _, stored)| stored.as_i64()),
+        figures.map(|(_, truth, _)| Some(truth)),
+        "{agent} {mode:?}: every token kind once: {view:#}"
     );
-    // gpt-5.2 at $1.75 input, $0.175 cached, $14 output and reasoning per million tokens.
-    let cost: i64 = truth
-        .iter()
-        .map(|a| {
-            (a.input - a.cached) * 1_750 + a.cached * 175 + (a.output - a.reasoning) * 14_000 + a.reasoning * 14_000
-        })
-        .sum();
+    let cost: i64 = truth.iter().map(&cost_of).sum();
     let stored_cost: i64 = server
         .main_db()
         .query_row("SELECT cost_nusd FROM sessions WHERE agent_session_id = ?1", [&session_id], |r| r.get(0))
         .unwrap();
-    assert_eq!(stored_cost, cost, "{mode:?}: the cost from our price table");
-    let url = format!("{}/v1/me/sessions/codex/{session_id}/events?limit=1000", server.ingest);
+    assert_eq!(stored_cost, cost, "{agent} {mode:?}: the cost from our price table");
+    let url = format!("{}/v1/me/sessions/{agent}/{session_id}/events?limit=1000", server.ingest);
     let (status, events) = get_auth(&url, &server.token);
     assert_eq!(status, 200, "{events}");
     let events = events["events"].as_array().unwrap().clone();
     let of = |kind: &str| events.iter().filter(|e| e["type"] == kind).cloned().collect::<Vec<_>>();
     let requests = of("turn_end").into_iter().filter(|e| e["usage"].is_object()).count();
-    assert_eq!(requests, truth.len(), "{mode:?}: one event per model request: {events:#?}");
+    assert_eq!(requests, truth.len(), "{agent} {mode:?}: one event per model request: {events:#?}");
     let calls: Vec<(String, String)> = of("tool_end")
         .iter()
         .map(|e| (e["tool"]["name"].as_str().unwrap().to_string(), e["tool"]["status"].as_str().unwrap().to_string()))
         .collect();
-    assert_eq!(calls, [("codex:shell".to_string(), "success".to_string())], "{mode:?}: {events:#?}");
-    assert_eq!(of("prompt_submit").len(), 1, "{mode:?}: one prompt");
+    assert_eq!(calls, [(shell.to_string(), "success".to_string())], "{agent} {mode:?}: {events:#?}");
+    assert_eq!(of("prompt_submit").len(), 1, "{agent} {mode:?}: one prompt");
+    assert_eq!(of("compact").len(), 0, "{agent} {mode:?}: nothing was compressed");
     let run_kind: String = server
         .main_db()
         .query_row("SELECT run_kind FROM sessions WHERE agent_session_id = ?1", [&session_id], |r| r.get(0))
         .unwrap();
-    assert_eq!(run_kind, "CI", "{mode:?}: codex exec is nobody's interactive session");
+    assert_eq!(run_kind, "CI", "{agent} {mode:?}: a non-interactive run is nobody's interactive session");
     if mode.hook() {
-        assert_eq!(view["git"]["branch"], "feat/real-agents", "{mode:?}: {view:#}");
-        assert_eq!(view["git"]["remote"], "https://github.com/acme/app.git", "{mode:?}: without its credential");
+        assert_eq!(view["git"]["branch"], "feat/real-agents", "{agent} {mode:?}: {view:#}");
+        assert_eq!(
+            view["git"]["remote"], "https://github.com/acme/app.git",
+            "{agent} {mode:?}: without its credential"
+        );
     }
     assert!(
         !serde_json::to_string(&events).unwrap().contains("ghp_conformance"),
-        "{mode:?}: the credential stays home"
+        "{agent} {mode:?}: the credential stays home"
     );
+}
+
+/// Gemini CLI's `settings.json`: the API key's auth (the stand-in is its base URL), no
+/// usage statistics or updates, and, for OTLP, the telemetry `/install` shows.
+fn gemini_settings(server: &TestServer, mode: Mode) -> Value {
+    serde_json::json!({
+        "general": {"enableAutoUpdate": false, "enableAutoUpdateNotification": false},
+        "privacy": {"usageStatisticsEnabled": false},
+        "security": {"auth": {"selectedType": "gemini-api-key"}},
+        "telemetry": if mode.otlp() {
+            serde_json::json!({"enabled": true, "target": "local", "otlpEndpoint": server.ingest, "otlpProtocol": "http", "logPrompts": false})
+        } else {
+            serde_json::json!({"enabled": false})
+        },
+    })
+}
+
+fn run_gemini(mode: Mode) {
+    let server = TestServer::spawn();
+    let standin = Standin::gemini();
+    let home = tempfile::tempdir().unwrap();
+    let home = home.path();
+    let repo = repository(home);
+    std::fs::create_dir_all(home.join(".gemini")).unwrap();
+    let settings = serde_json::to_string_pretty(&gemini_settings(&server, mode)).unwrap();
+    std::fs::write(home.join(".gemini/settings.json"), settings).unwrap();
+    let mut env = machine_env(home);
+    env.extend(
+        [
+            ("GEMINI_API_KEY", "standin-key".to_string()),
+            ("GOOGLE_GEMINI_BASE_URL", standin.url.clone()),
+            ("GEMINI_CLI_TRUST_WORKSPACE", "true".into()),
+            ("GEMINI_CLI_NO_RELAUNCH", "true".into()),
+            ("OTEL_EXPORTER_OTLP_HEADERS", format!("Authorization=Bearer {}", server.token)),
+        ]
+        .map(|(key, value)| (key.to_string(), value)),
+    );
+    if mode.hook() {
+        install_hook(home, &server, "gemini_cli", &env);
+    }
+    let gemini = agents_dir().join("node_modules/.bin/gemini");
+    let prompt = "Run git status and tell me if the tree is clean.";
+    run_agent(&gemini, &repo, &env, &["-p", prompt, "--yolo", "-m", "gemini-2.5-pro"]);
+    if mode.hook() {
+        flush(home, &env);
+    }
+    let truth = standin.answered();
+    assert!(truth.len() >= 2 && truth[0].tool_call.is_some(), "{mode:?}: {truth:?} {:?}", standin.paths);
+    // gemini-2.5-pro at $1.25 input, $0.125 cached, $10 output and thoughts per million
+    // tokens (prompts under 200,000 tokens).
+    let cost = |a: &Answer| {
+        (a.input - a.cached) * 1_250 + a.cached * 125 + (a.output - a.reasoning) * 10_000 + a.reasoning * 10_000
+    };
+    verify(&server, "gemini_cli", "gemini_cli:run_shell_command", mode, &truth, cost);
+}
+
+#[test]
+fn gemini_p_by_its_hook_is_stored_as_the_model_api_saw_it() {
+    run_gemini(Mode::Hook);
+}
+
+#[test]
+fn gemini_p_by_its_otlp_export_is_stored_as_the_model_api_saw_it() {
+    run_gemini(Mode::Otlp);
+}
+
+#[test]
+fn gemini_p_by_its_hook_and_export_together_is_stored_once() {
+    run_gemini(Mode::Both);
 }
 
 #[test]
