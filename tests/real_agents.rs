@@ -110,8 +110,10 @@ exporter = {{ otlp-http = {{ endpoint = "{}/v1/logs", protocol = "json", headers
 
 /// The stored session of `agent` once what was sent has settled.
 fn stored_session(server: &TestServer, agent: &str) -> (String, Value) {
-    let mut last = None;
-    for _ in 0..50 {
+    // Settled: the same count three looks in a row (what an agent exports at its exit is
+    // answered once stored, the hook's queue is flushed before; this is the margin).
+    let (mut last, mut same) = (None, 0);
+    for _ in 0..100 {
         let found: Option<(String, i64)> = server
             .main_db()
             .query_row("SELECT agent_session_id, event_count FROM sessions WHERE agent_type = ?1", [agent], |r| {
@@ -119,7 +121,8 @@ fn stored_session(server: &TestServer, agent: &str) -> (String, Value) {
             })
             .ok();
         if let Some((id, count)) = found {
-            if last == Some(count) {
+            same = if last == Some(count) { same + 1 } else { 0 };
+            if same == 2 {
                 let (status, view) = server.agent_session(&server.token, agent, &id);
                 assert_eq!(status, 200, "{view}");
                 return (id, view);
