@@ -342,3 +342,31 @@ fn a_scripted_cline_session_reaches_the_server_exactly() {
     let mcp = events.iter().find(|e| e["type"] == "tool_end" && e["tool"]["action"] == "mcp").unwrap();
     assert_eq!(mcp["tool"]["server"], "github");
 }
+
+/// `flusher --once` beside a flusher that holds the lock waits instead of exiting at once
+/// having shipped nothing; when that flusher stops with events left, it ships them.
+#[test]
+fn flusher_once_waits_for_a_running_flusher_then_ships_what_it_left() {
+    let server = TestServer::spawn();
+    let home = tempfile::tempdir().unwrap();
+    let home = home.path();
+    let login = client(home, &["login", "--server", &server.ingest, "--token", &server.token], None);
+    assert!(login.status.success(), "{}", stderr(&login));
+    let payload = json!({"session_id": "s-once", "transcript_path": "", "cwd": home, "hook_event_name": "UserPromptSubmit", "prompt": "hi"});
+    hook(home, "UserPromptSubmit", payload);
+    // Another flusher (this test) holds the per-user lock for a second, shipping nothing.
+    let lock_path = home.join("data/sightline/flusher.lock");
+    std::fs::create_dir_all(lock_path.parent().unwrap()).unwrap();
+    let lock = std::fs::File::options().create(true).truncate(false).write(true).open(&lock_path).unwrap();
+    lock.try_lock().unwrap();
+    let releaser = std::thread::spawn(move || {
+        std::thread::sleep(std::time::Duration::from_secs(1));
+        drop(lock);
+    });
+    let once = client(home, &["flusher", "--once"], None);
+    releaser.join().unwrap();
+    assert_eq!(once.status.code(), Some(0), "{}", stderr(&once));
+    assert!(stdout(&client(home, &["status"], None)).contains("queued:      0 events"));
+    let (status, view) = server.agent_session(&server.token, "claude_code", "s-once");
+    assert_eq!((status, view["prompt_count"].as_i64()), (200, Some(1)), "{view}");
+}

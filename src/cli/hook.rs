@@ -189,8 +189,43 @@ pub fn flusher(args: &FlusherArgs) -> anyhow::Result<i32> {
         chunk_bytes: args.transcript_chunk_bytes.clamp(1024, 64 << 20),
         ..FlushConfig::default()
     };
+    if args.once && flusher::try_lock()?.is_none() {
+        return wait_for_running_flusher(&config);
+    }
     flusher::run(&config)?;
     Ok(0)
+}
+
+/// How long `flusher --once` waits for a running flusher to empty the queue.
+const ONCE_WAIT: Duration = Duration::from_secs(60);
+
+/// `flusher --once` while another flusher holds the lock: that one ships, so wait until
+/// the queue is empty and say so, or say what is still queued (exit 2), instead of
+/// exiting at once having shipped nothing.
+fn wait_for_running_flusher(config: &FlushConfig) -> anyhow::Result<i32> {
+    let queue = Queue::open(&local::queue_path())?;
+    let started = std::time::Instant::now();
+    let at_start = queue.queued_count()?;
+    loop {
+        let queued = queue.queued_count()?;
+        if queued == 0 {
+            println!("a running flusher shipped the {at_start} queued events");
+            return Ok(0);
+        }
+        if flusher::try_lock()?.is_some() {
+            // The other flusher stopped with events left: ship them here.
+            flusher::run(config)?;
+            return Ok(0);
+        }
+        if started.elapsed() >= ONCE_WAIT {
+            eprintln!(
+                "shipped nothing: a running flusher holds the lock and {queued} events are still queued after {} s (`sightline status` says why)",
+                started.elapsed().as_secs()
+            );
+            return Ok(2);
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    }
 }
 
 pub fn login(args: &LoginArgs) -> anyhow::Result<i32> {

@@ -274,7 +274,8 @@ fn prefixed(text: &str) -> Option<(AgentType, &str)> {
 
 /// Whether a person drove the session. An explicit `sightline.run_kind` (set through
 /// `OTEL_RESOURCE_ATTRIBUTES` by a CI or eval runner) wins; otherwise the agents'
-/// own signs of a run nobody sits at: Claude Code's SDK entry points, `codex exec`,
+/// own signs of a run nobody sits at: Claude Code's SDK entry points and `terminal.type`
+/// `non-interactive` (`claude -p`), `codex exec`,
 /// Gemini CLI's `interactive=false`. CI and EVAL never reach developer figures, so a
 /// sign of automation counts for more than its absence.
 fn run_kind(agent: AgentType, attributes: &Attributes<'_>) -> &'static str {
@@ -291,7 +292,11 @@ fn run_kind(agent: AgentType, attributes: &Attributes<'_>) -> &'static str {
         return "EVAL";
     }
     let automated = match agent {
-        AgentType::ClaudeCode => attributes.text("app.entrypoint").is_some_and(|entry| entry.starts_with("sdk-")),
+        // `claude -p`: an SDK entry point before 2.1.332, `terminal.type` since.
+        AgentType::ClaudeCode => {
+            attributes.text("app.entrypoint").is_some_and(|entry| entry.starts_with("sdk-"))
+                || attributes.text("terminal.type").as_deref() == Some("non-interactive")
+        }
         AgentType::Codex => attributes.text("originator").is_some_and(|origin| origin == "codex_exec"),
         _ => attributes.flag("interactive") == Some(false),
     };

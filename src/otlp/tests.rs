@@ -193,6 +193,25 @@ fn automation_is_told_apart_and_an_explicit_kind_wins() {
     assert!(map(&request, "u").events.iter().all(|event| event["run_kind"] == "EVAL"));
 }
 
+/// `claude -p` of 2.1.332 sends no `app.entrypoint`, only `terminal.type` =
+/// `non-interactive` on each record: a run nobody sits at.
+#[test]
+fn claude_codes_print_mode_is_told_apart_by_its_terminal_type() {
+    use opentelemetry_proto::tonic::common::v1::{AnyValue, KeyValue, any_value};
+    let mut request = fixture("claude_code");
+    assert!(map(&request, "u").events.iter().all(|event| event["run_kind"] == "INTERACTIVE"));
+    for record in &mut request.resource_logs[0].scope_logs[0].log_records {
+        record.attributes.retain(|pair| pair.key != "app.entrypoint" && pair.key != "terminal.type");
+        record.attributes.push(KeyValue {
+            key: "terminal.type".into(),
+            value: Some(AnyValue { value: Some(any_value::Value::StringValue("non-interactive".into())) }),
+            ..Default::default()
+        });
+    }
+    let mapped = map(&request, "u");
+    assert!(!mapped.events.is_empty() && mapped.events.iter().all(|event| event["run_kind"] == "CI"));
+}
+
 #[test]
 fn a_harness_names_its_cell_in_the_resource_and_every_event_carries_it() {
     use opentelemetry_proto::tonic::common::v1::{AnyValue, KeyValue, any_value};

@@ -172,5 +172,19 @@ pub fn map(hook_event: &str, payload: &Value, context: &mut Context<'_>) -> Resu
         "SessionEnd" => build.session_end(transcript, transcript_line, text(payload, "reason"))?,
         _ => Vec::new(),
     };
-    Ok(with_permission_mode(events, text(payload, "permission_mode").and_then(canonical_permission_mode)))
+    let mut events = with_permission_mode(events, text(payload, "permission_mode").and_then(canonical_permission_mode));
+    // No payload says whether a person sits at the session; `claude -p` is a run nobody
+    // does, as its export's terminal.type = non-interactive says.
+    if !events.is_empty()
+        && super::ancestry::started_with(&super::ancestry::ancestors_args(), is_claude, &["-p", "--print"])
+    {
+        super::ancestry::stamp_ci(&mut events);
+    }
+    Ok(events)
+}
+
+/// Whether a program argument is Claude Code (`claude`, or the npm package's `cli.js`).
+fn is_claude(arg: &str) -> bool {
+    let name = arg.rsplit('/').next().unwrap_or(arg);
+    name == "claude" || (name == "cli.js" && arg.contains("claude-code"))
 }

@@ -175,58 +175,21 @@ pub fn map(hook_event: &str, payload: &Value, context: &mut Context<'_>) -> Resu
         "SessionEnd" => build.session_end(transcript, transcript_line, text(payload, "reason"))?,
         _ => Vec::new(),
     };
-    if !events.is_empty() && started_with_a_prompt(&ancestors_args()) {
+    if !events.is_empty()
+        && super::ancestry::started_with(&super::ancestry::ancestors_args(), is_gemini, &["-p", "--prompt"])
+    {
         // No payload says whether a person sits at the session; the command line does.
         // `gemini -p` is nobody's interactive session, as its export's `interactive`
         // = false says (a harness's SIGHTLINE_RUN_KIND is stamped after, and wins).
-        for event in &mut events {
-            event["run_kind"] = serde_json::json!(crate::model::RunKind::Ci.as_str());
-        }
+        super::ancestry::stamp_ci(&mut events);
     }
     Ok(events)
 }
 
-/// How many processes up the hook looks for Gemini CLI: it runs hooks through a shell,
-/// and relaunches itself once with the same arguments.
-const ANCESTORS: usize = 5;
-
-/// The command lines of the hook's ancestors, nearest first (Linux's `/proc`; elsewhere
-/// none, and a `-p` run is not told apart).
-fn ancestors_args() -> Vec<Vec<String>> {
-    let mut found = Vec::new();
-    let mut pid = std::process::id();
-    for _ in 0..ANCESTORS {
-        let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else { break };
-        // `pid (comm) state ppid …`: the command name may hold spaces and parentheses.
-        let Some(parent) = stat.rsplit_once(')').and_then(|(_, rest)| rest.split_whitespace().nth(1)) else { break };
-        let Ok(parent) = parent.parse::<u32>() else { break };
-        if parent <= 1 {
-            break;
-        }
-        pid = parent;
-        let Ok(cmdline) = std::fs::read(format!("/proc/{pid}/cmdline")) else { break };
-        found.push(
-            cmdline
-                .split(|byte| *byte == 0)
-                .filter(|arg| !arg.is_empty())
-                .map(|arg| String::from_utf8_lossy(arg).into_owned())
-                .collect(),
-        );
-    }
-    found
-}
-
-/// Whether one of `ancestors` is Gemini CLI started with `-p`/`--prompt` (its
-/// non-interactive mode; `-i`/`--prompt-interactive` is a person's session).
-fn started_with_a_prompt(ancestors: &[Vec<String>]) -> bool {
-    ancestors.iter().any(|args| {
-        // node, its own flags (a relaunch adds --max-old-space-size), then the script.
-        let gemini = args.iter().take_while(|arg| *arg != "-p" && !arg.starts_with("--prompt")).any(|arg| {
-            let name = arg.rsplit('/').next().unwrap_or(arg);
-            name == "gemini" || name == "gemini.js"
-        });
-        gemini && args.iter().skip(1).any(|arg| arg == "-p" || arg == "--prompt" || arg.starts_with("--prompt="))
-    })
+/// Whether a program argument is Gemini CLI's entry point (`bin/gemini`, `bundle/gemini.js`).
+fn is_gemini(arg: &str) -> bool {
+    let name = arg.rsplit('/').next().unwrap_or(arg);
+    name == "gemini" || name == "gemini.js"
 }
 
 #[cfg(test)]
@@ -235,6 +198,10 @@ mod tests {
 
     fn args(line: &str) -> Vec<String> {
         line.split(' ').map(str::to_string).collect()
+    }
+
+    fn started_with_a_prompt(ancestors: &[Vec<String>]) -> bool {
+        super::super::ancestry::started_with(ancestors, is_gemini, &["-p", "--prompt"])
     }
 
     #[test]

@@ -2,6 +2,7 @@
 //! Only hashes and byte sizes of tool input and output leave the adapter; raw content
 //! never does. An adapter that does not know an event ignores it (no events, no error).
 
+mod ancestry;
 pub mod build;
 pub mod claude_code;
 pub mod cline;
