@@ -183,8 +183,29 @@ pub fn map(hook_event: &str, payload: &Value, context: &mut Context<'_>) -> Resu
     Ok(events)
 }
 
-/// Whether a program argument is Claude Code (`claude`, or the npm package's `cli.js`).
+/// Whether a program argument is Claude Code: `claude` (2.1.332's native binary, run
+/// as invoked), `bin/claude.exe` (the npm package's own path to it), or an older
+/// release's `cli.js`.
 fn is_claude(arg: &str) -> bool {
     let name = arg.rsplit('/').next().unwrap_or(arg);
-    name == "claude" || (name == "cli.js" && arg.contains("claude-code"))
+    name == "claude" || name == "claude.exe" || (name == "cli.js" && arg.contains("claude-code"))
+}
+
+#[cfg(test)]
+mod print_mode_tests {
+    use super::*;
+
+    #[test]
+    fn claude_started_with_print_is_told_apart_from_a_persons_session() {
+        let args = |line: &str| line.split(' ').map(str::to_string).collect::<Vec<_>>();
+        let shell = args("/bin/sh -c sightline hook Stop --agent claude-code");
+        let started = |line: &str| {
+            super::super::ancestry::started_with(&[shell.clone(), args(line)], is_claude, &["-p", "--print"])
+        };
+        assert!(started("claude -p fix --allowedTools Bash"));
+        assert!(started("/opt/agents/node_modules/@anthropic-ai/claude-code/bin/claude.exe --print fix"));
+        assert!(started("node /usr/lib/node_modules/@anthropic-ai/claude-code/cli.js -p fix"));
+        assert!(!started("claude"), "a person's session");
+        assert!(!started("node /srv/other/cli.js -p x"), "another program's -p");
+    }
 }
