@@ -147,6 +147,10 @@ impl Mapped {
 /// Maps every record of `request` for the person `user_id`.
 pub fn map(request: &ExportLogsServiceRequest, user_id: &str) -> Mapped {
     let mut mapped = Mapped::default();
+    // Sessions one of whose records, mapped or not, is a run nobody sits at (Claude Code
+    // says so only on its `api_request`), and those whose kind is set explicitly.
+    let mut automated: std::collections::HashSet<(AgentType, String)> = Default::default();
+    let mut explicit: std::collections::HashSet<(AgentType, String)> = Default::default();
     for resource_logs in &request.resource_logs {
         let resource = resource_logs.resource.as_ref().map(|r| r.attributes.as_slice()).unwrap_or_default();
         for scope_logs in &resource_logs.scope_logs {
@@ -157,6 +161,13 @@ pub fn map(request: &ExportLogsServiceRequest, user_id: &str) -> Mapped {
                     Err(Some(reason)) => mapped.refuse(reason),
                     Err(None) => mapped.skipped += 1,
                     Ok(record) => {
+                        let session = (record.agent, record.session_id.clone());
+                        if record.attributes.text("sightline.run_kind").is_some() {
+                            explicit.insert(session.clone());
+                        }
+                        if record.run_kind == "CI" {
+                            automated.insert(session);
+                        }
                         let outcome = match record.agent {
                             AgentType::ClaudeCode => claude_code::map(&record),
                             AgentType::Codex => codex::map(&record),
@@ -171,6 +182,19 @@ pub fn map(request: &ExportLogsServiceRequest, user_id: &str) -> Mapped {
                     }
                 }
             }
+        }
+    }
+    // One kind per session of an export: a sign of automation on any of its records is
+    // the whole run's.
+    for event in &mut mapped.events {
+        let agent = event["agent_type"].as_str().and_then(AgentType::parse);
+        let session = event["session_id"].as_str().unwrap_or_default().to_string();
+        if let Some(agent) = agent
+            && event["run_kind"] == "INTERACTIVE"
+            && automated.contains(&(agent, session.clone()))
+            && !explicit.contains(&(agent, session))
+        {
+            event["run_kind"] = json!("CI");
         }
     }
     mapped
@@ -292,10 +316,13 @@ fn run_kind(agent: AgentType, attributes: &Attributes<'_>) -> &'static str {
         return "EVAL";
     }
     let automated = match agent {
-        // `claude -p`: an SDK entry point before 2.1.332, `terminal.type` since.
+        // `claude -p`: an SDK entry point (2.1.332 sends it only when asked to), no
+        // terminal (`terminal.type` follows TERM), or an `api_request` the SDK made
+        // (`query_source` = `sdk`, which 2.1.332 sends from a terminal too).
         AgentType::ClaudeCode => {
             attributes.text("app.entrypoint").is_some_and(|entry| entry.starts_with("sdk-"))
                 || attributes.text("terminal.type").as_deref() == Some("non-interactive")
+                || attributes.text("query_source").as_deref() == Some("sdk")
         }
         AgentType::Codex => attributes.text("originator").is_some_and(|origin| origin == "codex_exec"),
         _ => attributes.flag("interactive") == Some(false),

@@ -212,6 +212,47 @@ fn claude_codes_print_mode_is_told_apart_by_its_terminal_type() {
     assert!(!mapped.events.is_empty() && mapped.events.iter().all(|event| event["run_kind"] == "CI"));
 }
 
+/// From a terminal, 2.1.332's `claude -p` has `terminal.type` = `xterm`; only its
+/// `api_request` records say `query_source` = `sdk`, and that is the whole session's kind
+/// in the export, prompts and tool calls included.
+#[test]
+fn claude_codes_print_mode_from_a_terminal_is_told_apart_by_its_requests() {
+    use opentelemetry_proto::tonic::common::v1::{AnyValue, KeyValue, any_value};
+    let mut request = fixture("claude_code");
+    let records = &mut request.resource_logs[0].scope_logs[0].log_records;
+    let name_of = |record: &opentelemetry_proto::tonic::logs::v1::LogRecord| {
+        record.attributes.iter().find(|pair| pair.key == "event.name").and_then(|pair| match &pair.value {
+            Some(AnyValue { value: Some(any_value::Value::StringValue(name)) }) => Some(name.clone()),
+            _ => None,
+        })
+    };
+    let mut marked = 0;
+    for record in records.iter_mut() {
+        record.attributes.retain(|pair| pair.key != "app.entrypoint" && pair.key != "terminal.type");
+        if name_of(record).is_some_and(|name| name.ends_with("api_request")) {
+            record.attributes.push(KeyValue {
+                key: "query_source".into(),
+                value: Some(AnyValue { value: Some(any_value::Value::StringValue("sdk".into())) }),
+                ..Default::default()
+            });
+            marked += 1;
+        }
+    }
+    assert!(marked > 0, "the fixture has an api_request");
+    let mapped = map(&request, "u");
+    let kinds: std::collections::BTreeSet<&str> = mapped.events.iter().map(|e| e["type"].as_str().unwrap()).collect();
+    assert!(kinds.len() > 2, "prompts and tool calls too: {kinds:?}");
+    assert!(mapped.events.iter().all(|event| event["run_kind"] == "CI"), "{:?}", mapped.events);
+    // An explicit kind still wins.
+    let resource = request.resource_logs[0].resource.as_mut().unwrap();
+    resource.attributes.push(KeyValue {
+        key: "sightline.run_kind".into(),
+        value: Some(AnyValue { value: Some(any_value::Value::StringValue("INTERACTIVE".into())) }),
+        ..Default::default()
+    });
+    assert!(map(&request, "u").events.iter().all(|event| event["run_kind"] == "INTERACTIVE"));
+}
+
 #[test]
 fn a_harness_names_its_cell_in_the_resource_and_every_event_carries_it() {
     use opentelemetry_proto::tonic::common::v1::{AnyValue, KeyValue, any_value};
