@@ -225,8 +225,11 @@ impl Catalogue {
 /// Whether `id` names a dated snapshot of a model (`claude-opus-4-5-20251101`,
 /// `gpt-5-2025-08-07`): its base's pattern prices it.
 fn is_dated_snapshot(id: &str) -> bool {
-    let dated = Regex::new(r"[-@_](?:\d{8}|\d{4}-\d{2}-\d{2}|\d{2}-\d{4}|\d{2}-\d{2})$").expect("a valid pattern");
-    dated.is_match(id)
+    // Compiled once: a catalogue has thousands of entries.
+    static DATED: std::sync::LazyLock<Regex> = std::sync::LazyLock::new(|| {
+        Regex::new(r"[-@_](?:\d{8}|\d{4}-\d{2}-\d{2}|\d{2}-\d{4}|\d{2}-\d{2})$").expect("a valid pattern")
+    });
+    DATED.is_match(id)
 }
 
 /// Writes `prices` into a table entry; whether anything changed.

@@ -48,30 +48,22 @@ pub fn all(conn: &Connection) -> Result<Vec<Unpriced>, DbError> {
          FROM unknown_models ORDER BY last_seen_ms DESC LIMIT 500",
     )?;
     let rows = stmt.query_map([], |row| {
-        Ok((
-            row.get::<_, String>(0)?,
-            Unpriced {
-                agent: AgentType::ClaudeCode,
-                model: row.get(1)?,
-                first_seen_ms: row.get(2)?,
-                last_seen_ms: row.get(3)?,
-                events: row.get(4)?,
-                input_tokens: row.get(5)?,
-                output_tokens: row.get(6)?,
-                cache_read_tokens: row.get(7)?,
-                cache_write_tokens: row.get(8)?,
-                reasoning_tokens: row.get(9)?,
-                client_cost_nusd: row.get(10)?,
-            },
-        ))
+        // A row of an agent this build does not know is left out.
+        let Some(agent) = AgentType::parse(&row.get::<_, String>(0)?) else { return Ok(None) };
+        Ok(Some(Unpriced {
+            agent,
+            model: row.get(1)?,
+            first_seen_ms: row.get(2)?,
+            last_seen_ms: row.get(3)?,
+            events: row.get(4)?,
+            input_tokens: row.get(5)?,
+            output_tokens: row.get(6)?,
+            cache_read_tokens: row.get(7)?,
+            cache_write_tokens: row.get(8)?,
+            reasoning_tokens: row.get(9)?,
+            client_cost_nusd: row.get(10)?,
+        }))
     })?;
-    let mut found = Vec::new();
-    for row in rows {
-        let (agent, mut unpriced) = row?;
-        if let Some(agent) = AgentType::parse(&agent) {
-            unpriced.agent = agent;
-            found.push(unpriced);
-        }
-    }
+    let found: Vec<Unpriced> = rows.filter_map(Result::transpose).collect::<Result<_, _>>()?;
     Ok(found)
 }
