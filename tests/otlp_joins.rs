@@ -27,6 +27,18 @@ fn hook_prompt(ts_ms: i64) -> Value {
     prompt
 }
 
+/// Posts an OTLP/JSON log export, which every record of is accepted.
+fn post_logs(server: &TestServer, export: &Value) {
+    let (status, _, body) = send(
+        &format!("{}/v1/logs", server.ingest),
+        &server.token,
+        "application/json",
+        &[],
+        serde_json::to_vec(export).unwrap(),
+    );
+    assert_eq!((status, json_of(&body)), (200, serde_json::json!({})));
+}
+
 fn stored_tool(server: &TestServer, use_id: &str) -> Vec<Value> {
     let url = format!("{}/v1/me/sessions/claude_code/{CLAUDE_SESSION}/events", server.ingest);
     let (status, page) = get_auth(&url, &server.token);
@@ -45,16 +57,7 @@ fn a_call_and_a_request_seen_by_the_hook_and_by_otlp_are_counted_once_in_either_
             .parse::<u64>()
             .unwrap()
             / 1_000_000) as i64;
-        let send_otlp = || {
-            let (status, _, body) = send(
-                &format!("{}/v1/logs", server.ingest),
-                &server.token,
-                "application/json",
-                &[],
-                serde_json::to_vec(&export).unwrap(),
-            );
-            assert_eq!((status, json_of(&body)), (200, serde_json::json!({})));
-        };
+        let send_otlp = || post_logs(&server, &export);
         let send_hook = || {
             // The hook's Bash end a few seconds after OTLP's, its turn's usage at the turn's end.
             let mut events = hook_twins(first_ms + 9_000);
@@ -141,16 +144,7 @@ fn a_gemini_response_seen_by_the_hook_and_by_otlp_is_counted_once_by_its_tokens(
     for otlp_first in [false, true] {
         let server = TestServer::spawn();
         let export = fixture("gemini_cli_logs");
-        let send_otlp = || {
-            let (status, _, body) = send(
-                &format!("{}/v1/logs", server.ingest),
-                &server.token,
-                "application/json",
-                &[],
-                serde_json::to_vec(&export).unwrap(),
-            );
-            assert_eq!((status, json_of(&body)), (200, serde_json::json!({})));
-        };
+        let send_otlp = || post_logs(&server, &export);
         let send_hook = || {
             // The transcript's message: 5,000 input of which 4,000 cached, 600 output, 300 thoughts.
             let mut turn = event("turn_end", SESSION, now_ms() - 3_590_000);
@@ -221,16 +215,7 @@ fn a_codex_response_and_call_seen_by_the_hook_and_by_otlp_are_counted_once() {
             let ns: u64 = record["timeUnixNano"].as_str().unwrap().parse().unwrap();
             record["timeUnixNano"] = Value::from((base_ms as u64 * 1_000_000 + (ns - first_ns)).to_string());
         }
-        let send_otlp = || {
-            let (status, _, body) = send(
-                &format!("{}/v1/logs", server.ingest),
-                &server.token,
-                "application/json",
-                &[],
-                serde_json::to_vec(&export).unwrap(),
-            );
-            assert_eq!((status, json_of(&body)), (200, serde_json::json!({})));
-        };
+        let send_otlp = || post_logs(&server, &export);
         let send_hook = || {
             let at = |offset_ms: i64, kind: &str| {
                 let mut event = event(kind, SESSION, base_ms + offset_ms);

@@ -134,9 +134,14 @@ fn stored_session(server: &TestServer, agent: &str) -> (String, Value) {
     panic!("no {agent} session was stored");
 }
 
+/// The environment as `client_with` takes it.
+fn borrowed(env: &[(String, String)]) -> Vec<(&str, &str)> {
+    env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect()
+}
+
 /// Logs the machine in and installs the hook for `agent`, as `/install` tells a person to.
 fn install_hook(home: &Path, server: &TestServer, agent: &str, env: &[(String, String)]) {
-    let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+    let env = borrowed(env);
     let login = client_with(home, &["login", "--server", &server.ingest, "--token", &server.token], None, &env);
     assert!(login.status.success(), "{}", stderr(&login));
     let install = client_with(home, &["install", "--agent", agent], None, &env);
@@ -156,7 +161,7 @@ fn run_agent(program: &Path, repo: &Path, env: &[(String, String)], args: &[&str
 
 /// Ships what the hook queued (the tests' machines run no background flusher).
 fn flush(home: &Path, env: &[(String, String)]) {
-    let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+    let env = borrowed(env);
     let flushed = client_with(home, &["flusher", "--once"], None, &env);
     assert!(flushed.status.success(), "{}", stderr(&flushed));
 }
