@@ -503,7 +503,7 @@ fn a_browser_walks_every_console_page_and_the_install_page() {
         }
         for (path, heading) in pages {
             browser.goto(&format!("{web}{path}"));
-            browser.wait_for(WAIT, heading, |b| b.text("h1").contains(heading));
+            browser.wait_for(WAIT, heading, |b| b.shows("h1", heading));
             browser.at_each_width(&format!("{role} {path}"), |width| {
                 for theme in ["light", "dark"] {
                     browser.script(&format!("document.documentElement.dataset.theme = '{theme}';"));
@@ -518,9 +518,7 @@ fn a_browser_walks_every_console_page_and_the_install_page() {
             let test_send = "form[action='/admin/alerts/channels/chat_webhook/test'] button[type=submit]";
             browser.wait_for(WAIT, "the test-send button", |b| b.find(test_send).is_some());
             browser.click(test_send);
-            browser.wait_for(WAIT, "the test-send's outcome", |b| {
-                b.find("p.notice").is_some() && b.text("p.notice").contains("delivered")
-            });
+            browser.wait_for(WAIT, "the test-send's outcome", |b| b.shows("p.notice", "delivered"));
         }
         assert_eq!(browser.console_errors(), Vec::<String>::new(), "{role}: no console error");
         browser

@@ -63,7 +63,7 @@ fn dashboard_behaves_in_a_real_browser() {
     // Pagination.
     assert!(browser.text(".pager span").contains("Page 1 of 2"));
     browser.click(".pager a[rel=next]");
-    browser.wait_for(WAIT, "page 2", |b| b.text(".pager span").contains("Page 2 of 2"));
+    browser.wait_for(WAIT, "page 2", |b| b.shows(".pager span", "Page 2 of 2"));
 
     // Dark mode: the switch sets the theme and the choice survives a reload.
     let theme = |b: &Browser| b.script("return document.documentElement.getAttribute('data-theme');");

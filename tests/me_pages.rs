@@ -247,14 +247,14 @@ fn a_browser_walks_me_in_light_and_dark_with_no_console_error() {
         assert_eq!(dark, theme == "dark", "{theme}: {background}");
     }
     browser.goto(&format!("{web}/me/sessions"));
-    browser.wait_for(Duration::from_secs(20), "the list", |b| b.text("h1").contains("My sessions"));
+    browser.wait_for(Duration::from_secs(20), "the list", |b| b.shows("h1", "My sessions"));
     browser.screenshot(&artefacts.join("me-sessions.png"));
     browser.click("td a");
-    browser.wait_for(Duration::from_secs(20), "a session's timeline", |b| b.text("h1").contains("session"));
+    browser.wait_for(Duration::from_secs(20), "a session's timeline", |b| b.shows("h1", "session"));
     browser.screenshot(&artefacts.join("me-session.png"));
     assert_eq!(browser.console_errors(), Vec::<String>::new(), "no console error on the list or a session");
     browser.goto(&format!("{web}/sessions/{id}/transcript"));
-    browser.wait_for(Duration::from_secs(20), "the transcript", |b| b.text("h1").contains("Transcript"));
+    browser.wait_for(Duration::from_secs(20), "the transcript", |b| b.shows("h1", "Transcript"));
     assert!(browser.text(".message.user .text").contains("walk <me> through it"), "escaped, shown as written");
     browser.screenshot(&artefacts.join("me-transcript.png"));
     for (path, heading) in [
@@ -264,7 +264,7 @@ fn a_browser_walks_me_in_light_and_dark_with_no_console_error() {
         ("/me/runs", "My CI and evaluation runs"),
     ] {
         browser.goto(&format!("{web}{path}"));
-        browser.wait_for(Duration::from_secs(20), heading, |b| b.text("h1").contains(heading));
+        browser.wait_for(Duration::from_secs(20), heading, |b| b.shows("h1", heading));
     }
     // Every page of mine fits a laptop's and a phone's window.
     let session_page = format!("/sessions/{id}");
@@ -281,7 +281,7 @@ fn a_browser_walks_me_in_light_and_dark_with_no_console_error() {
     );
     // Settings: a form posted by the browser (the CSRF check sees our own origin).
     browser.goto(&format!("{web}/me/settings"));
-    browser.wait_for(Duration::from_secs(20), "the settings", |b| b.text("h1").contains("My settings"));
+    browser.wait_for(Duration::from_secs(20), "the settings", |b| b.shows("h1", "My settings"));
     assert_eq!(browser.script("return document.querySelector('input[name=share_transcripts]').checked;"), json!(false));
     browser.click("input[name=share_transcripts]");
     browser.click("form[action='/me/settings/visibility'] button[type=submit]");
@@ -292,7 +292,7 @@ fn a_browser_walks_me_in_light_and_dark_with_no_console_error() {
     assert_eq!(browser.console_errors(), Vec::<String>::new(), "no console error on settings");
     browser.goto(&format!("{web}/me"));
     browser.click("a[href='/me?days=7']");
-    browser.wait_for(Duration::from_secs(20), "the 7-day view", |b| b.text("h1").contains("7 days"));
+    browser.wait_for(Duration::from_secs(20), "the 7-day view", |b| b.shows("h1", "7 days"));
     assert_eq!(browser.console_errors(), Vec::<String>::new(), "no console error on /me");
 }
 

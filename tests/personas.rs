@@ -67,7 +67,7 @@ fn section(browser: &Browser, id: &str) -> String {
 /// Whether the page's `main` (once it is there: a page may still be loading) contains
 /// `words`.
 fn main_says(browser: &Browser, words: &str) -> bool {
-    browser.find("main").is_some() && browser.text("main").contains(words)
+    browser.shows("main", words)
 }
 
 fn no_console_errors(browser: &Browser, persona: &str) {
@@ -135,7 +135,7 @@ fn the_investigator_asks_an_administrator_approves_and_the_subject_sees_the_read
     sign_out(&browser);
     sign_in(&browser, &web, "max@example.com", TEST_PASSWORD, "/me");
     browser.goto(&format!("{web}/me/settings/audit"));
-    browser.wait_for(WAIT, "the audit page", |b| b.text("h1").contains("Who read my data"));
+    browser.wait_for(WAIT, "the audit page", |b| b.shows("h1", "Who read my data"));
     let audit = browser.text("main");
     assert!(audit.contains("GRANT_USED") && audit.contains("ivy@example.com"), "{audit}");
     no_console_errors(&browser, "subject");
@@ -172,7 +172,7 @@ fn the_lead_lands_on_their_team_and_reads_a_members_shared_session() {
     // The member shares their transcripts on their settings page.
     sign_in(&browser, &web, "web0@example.com", TEST_PASSWORD, "/me");
     browser.goto(&format!("{web}/me/settings"));
-    browser.wait_for(WAIT, "the settings", |b| b.text("h1").contains("My settings"));
+    browser.wait_for(WAIT, "the settings", |b| b.shows("h1", "My settings"));
     browser.click("input[name=share_transcripts]");
     browser.click("form[action='/me/settings/visibility'] button[type=submit]");
     browser.wait_for(WAIT, "the saved setting", |b| {
@@ -233,7 +233,7 @@ fn finance_lands_on_the_organisation_and_reads_the_month_against_the_budgets() {
     assert!(month.contains("Spent this month") && month.contains("of a $1000.00 budget"), "{month}");
     assert!(month.contains("Forecast, weekday pattern"), "{month}");
     browser.click("a[href='/org/months']");
-    browser.wait_for(WAIT, "the months page", |b| b.text("h1").contains("Months"));
+    browser.wait_for(WAIT, "the months page", |b| b.shows("h1", "Months"));
     let months = section(&browser, "months");
     assert!(months.contains("(to date)") && months.contains("$1,000.00"), "{months}");
     let budgets = section(&browser, "budgets");
@@ -304,7 +304,7 @@ fn the_administrator_lands_on_health_then_adds_a_person_and_a_team() {
 
     // The new person chooses a password with the link and is signed in.
     browser.goto(&link);
-    browser.wait_for(WAIT, "the password form", |b| b.text("h1").contains("Welcome to Sightline"));
+    browser.wait_for(WAIT, "the password form", |b| b.shows("h1", "Welcome to Sightline"));
     browser.type_into("input[name=password]", "a long and private phrase");
     browser.type_into("input[name=repeat]", "a long and private phrase");
     browser.click("form button[type=submit]");

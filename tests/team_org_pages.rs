@@ -290,7 +290,7 @@ fn a_browser_walks_every_team_and_org_page_as_each_role() {
         }
         for (path, heading, chart) in pages {
             browser.goto(&format!("{web}{path}"));
-            browser.wait_for(WAIT, &heading, |b| b.text("h1").contains(&heading));
+            browser.wait_for(WAIT, &heading, |b| b.shows("h1", &heading));
             // Nothing is wider than the window, on a laptop or a phone: wide tables
             // scroll in their own box, charts scale, the navigation wraps.
             browser.at_each_width(&format!("{role} {path}"), |width| {

@@ -26,7 +26,7 @@ fn a_browser_signs_in_approves_a_device_and_signs_out() {
     assert!(browser.text("h1").contains("Grants on me"));
     assert_eq!(browser.script("return document.cookie;"), "", "the sign-in cookie is HttpOnly");
     browser.goto(&format!("{}/me/settings/audit", server.web));
-    browser.wait_for(WAIT, "the audit page", |b| b.text("h1").contains("Who read my data"));
+    browser.wait_for(WAIT, "the audit page", |b| b.shows("h1", "Who read my data"));
 
     // A device code typed into the page, approved with the button.
     let (_, started) =

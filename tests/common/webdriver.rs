@@ -114,6 +114,15 @@ impl Browser {
         self.call("GET", &format!("/element/{id}/text"), None).as_str().unwrap_or_default().to_string()
     }
 
+    /// Whether an element `css` is on the page now and its text contains `words`. Never
+    /// panics: for waits, where the page may be between two documents (the element found a
+    /// moment ago can be gone, or stale, by the time its text is read).
+    pub fn shows(&self, css: &str, words: &str) -> bool {
+        let Some(id) = self.find(css) else { return false };
+        let text = self.call("GET", &format!("/element/{id}/text"), None);
+        text.as_str().is_some_and(|text| text.contains(words))
+    }
+
     pub fn script(&self, source: &str) -> Value {
         self.call("POST", "/execute/sync", Some(json!({"script": source, "args": []})))
     }
