@@ -8,8 +8,8 @@
 //! kind, the cost from our own price table, tool calls by name and outcome, prompts, the
 //! branch and the remote without its credential, the run kind, nothing counted twice.
 //!
-//! Codex 0.171.0 (`codex exec`, a non-interactive run). Claude Code and Gemini CLI are
-//! not run for real yet (`docs/testing.md`, "The real agents").
+//! Claude Code 2.1.332 (`claude -p`), Codex 0.171.0 (`codex exec`) and Gemini CLI 0.61.0
+//! (`gemini -p`), each a non-interactive run.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -191,14 +191,14 @@ fn run_codex(mode: Mode) {
     let cost = |a: &Answer| {
         (a.input - a.cached) * 1_750 + a.cached * 175 + (a.output - a.reasoning) * 14_000 + a.reasoning * 14_000
     };
-    verify(&server, "codex", "codex:shell", mode, &truth, cost);
+    verify(&server, "codex", &[("codex:shell", "success")], mode, &truth, cost);
 }
 
 /// The stored session of `agent` against the stand-in's record, in every figure.
 fn verify(
     server: &TestServer,
     agent: &str,
-    shell: &str,
+    calls: &[(&str, &str)],
     mode: Mode,
     truth: &[Answer],
     cost_of: impl Fn(&Answer) -> i64,
@@ -208,8 +208,9 @@ fn verify(
     let usage = &view["usage"];
     // The table of truth against stored (shown with --nocapture).
     let figures = [
-        ("input", sum(|a| a.input - a.cached), &usage["input_tokens"]),
+        ("input", sum(|a| a.input - a.cached - a.cache_written), &usage["input_tokens"]),
         ("cache reads", sum(|a| a.cached), &usage["cache_read_tokens"]),
+        ("cache writes", sum(|a| a.cache_written), &usage["cache_write_5m_tokens"]),
         ("output", sum(|a| a.output - a.reasoning), &usage["output_tokens"]),
         ("reasoning", sum(|a| a.reasoning), &usage["reasoning_tokens"]),
     ];
@@ -234,11 +235,10 @@ fn verify(
     let of = |kind: &str| events.iter().filter(|e| e["type"] == kind).cloned().collect::<Vec<_>>();
     let requests = of("turn_end").into_iter().filter(|e| e["usage"].is_object()).count();
     assert_eq!(requests, truth.len(), "{agent} {mode:?}: one event per model request: {events:#?}");
-    let calls: Vec<(String, String)> = of("tool_end")
-        .iter()
-        .map(|e| (e["tool"]["name"].as_str().unwrap().to_string(), e["tool"]["status"].as_str().unwrap().to_string()))
-        .collect();
-    assert_eq!(calls, [(shell.to_string(), "success".to_string())], "{agent} {mode:?}: {events:#?}");
+    let ends = of("tool_end");
+    let stored_calls: Vec<(&str, &str)> =
+        ends.iter().map(|e| (e["tool"]["name"].as_str().unwrap(), e["tool"]["status"].as_str().unwrap())).collect();
+    assert_eq!(stored_calls, calls, "{agent} {mode:?}: each tool call once, by its name and outcome: {events:#?}");
     assert_eq!(of("prompt_submit").len(), 1, "{agent} {mode:?}: one prompt");
     assert_eq!(of("compact").len(), 0, "{agent} {mode:?}: nothing was compressed");
     let run_kind: String = server
@@ -257,6 +257,87 @@ fn verify(
         !serde_json::to_string(&events).unwrap().contains("ghp_conformance"),
         "{agent} {mode:?}: the credential stays home"
     );
+}
+
+/// Claude Code's `~/.claude/settings.json` as the hook's install left it (or new), with
+/// the `env` block `/install` shows for OTLP.
+fn claude_settings(home: &Path, server: &TestServer, mode: Mode) {
+    let path = home.join(".claude/settings.json");
+    let mut settings: Value = std::fs::read(&path)
+        .map(|bytes| serde_json::from_slice(&bytes).unwrap())
+        .unwrap_or_else(|_| serde_json::json!({}));
+    if mode.otlp() {
+        settings["env"] = serde_json::json!({
+            "CLAUDE_CODE_ENABLE_TELEMETRY": "1",
+            "OTEL_LOGS_EXPORTER": "otlp",
+            "OTEL_METRICS_EXPORTER": "otlp",
+            "OTEL_EXPORTER_OTLP_PROTOCOL": "http/protobuf",
+            "OTEL_EXPORTER_OTLP_ENDPOINT": server.ingest,
+            "OTEL_EXPORTER_OTLP_HEADERS": format!("Authorization=Bearer {}", server.token),
+        });
+    }
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(&path, serde_json::to_string_pretty(&settings).unwrap()).unwrap();
+}
+
+fn run_claude(mode: Mode) {
+    let server = TestServer::spawn();
+    let home = tempfile::tempdir().unwrap();
+    let home = home.path();
+    let repo = repository(home);
+    // A call that succeeds, one that fails, one refused (`-p` allows only what
+    // `--allowedTools` names), then the answer.
+    let standin = Standin::anthropic_messages(vec![
+        serde_json::json!({"name": "Bash", "input": {"command": "git status --short", "description": "The working tree"}}),
+        serde_json::json!({"name": "Bash", "input": {"command": "git rev-parse --verify no-such-branch", "description": "A branch"}}),
+        serde_json::json!({"name": "Write", "input": {"file_path": repo.join("NOTES.md"), "content": "notes\n"}}),
+    ]);
+    let mut env = machine_env(home);
+    env.extend(
+        [
+            ("TMPDIR", home.display().to_string()),
+            ("TERM", "xterm".to_string()),
+            ("ANTHROPIC_BASE_URL", standin.url.clone()),
+            ("ANTHROPIC_API_KEY", "sk-ant-standin".into()),
+            ("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1".into()),
+            ("DISABLE_AUTOUPDATER", "1".into()),
+        ]
+        .map(|(key, value)| (key.to_string(), value)),
+    );
+    if mode.hook() {
+        install_hook(home, &server, "claude_code", &env);
+    }
+    claude_settings(home, &server, mode);
+    let claude = agents_dir().join("node_modules/.bin/claude");
+    let prompt = "Run git status and tell me if the tree is clean.";
+    run_agent(&claude, &repo, &env, &["-p", prompt, "--allowedTools", "Bash", "--model", "claude-sonnet-4-6"]);
+    if mode.hook() {
+        flush(home, &env);
+    }
+    let truth = standin.answered();
+    assert!(truth.len() >= 4 && truth[0].tool_call.is_some(), "{mode:?}: {truth:?} {:?}", standin.paths);
+    // claude-sonnet-4-6 at $3 input, $0.30 cache reads, $3.75 five-minute cache writes,
+    // $15 output per million tokens.
+    let cost = |a: &Answer| {
+        (a.input - a.cached - a.cache_written) * 3_000 + a.cached * 300 + a.cache_written * 3_750 + a.output * 15_000
+    };
+    let calls = [("claude_code:Bash", "success"), ("claude_code:Bash", "error"), ("claude_code:Write", "denied")];
+    verify(&server, "claude_code", &calls, mode, &truth, cost);
+}
+
+#[test]
+fn claude_p_by_its_hook_is_stored_as_the_model_api_saw_it() {
+    run_claude(Mode::Hook);
+}
+
+#[test]
+fn claude_p_by_its_otlp_export_is_stored_as_the_model_api_saw_it() {
+    run_claude(Mode::Otlp);
+}
+
+#[test]
+fn claude_p_by_its_hook_and_export_together_is_stored_once() {
+    run_claude(Mode::Both);
 }
 
 /// Gemini CLI's `settings.json`: the API key's auth (the stand-in is its base URL), no
@@ -310,7 +391,7 @@ fn run_gemini(mode: Mode) {
     let cost = |a: &Answer| {
         (a.input - a.cached) * 1_250 + a.cached * 125 + (a.output - a.reasoning) * 10_000 + a.reasoning * 10_000
     };
-    verify(&server, "gemini_cli", "gemini_cli:run_shell_command", mode, &truth, cost);
+    verify(&server, "gemini_cli", &[("gemini_cli:run_shell_command", "success")], mode, &truth, cost);
 }
 
 #[test]

@@ -1,7 +1,7 @@
 //! A loopback stand-in for a vendor's model API, for the conformance suite that runs the
 //! real agent CLIs (`tests/real_agents.rs`). It speaks the documented wire protocol
-//! (OpenAI's Responses API, Google's `streamGenerateContent`, each streamed as
-//! server-sent events), scripts a session (the
+//! (Anthropic's Messages API, OpenAI's Responses API, Google's `streamGenerateContent`,
+//! each streamed as server-sent events), scripts a session (the
 //! first request of a turn calls the agent's shell tool, the next answers in text), and
 //! records what it answered: the ground truth the stored session is checked against.
 //!
@@ -19,9 +19,12 @@ use serde_json::{Value, json};
 pub struct Answer {
     /// The model the request named.
     pub model: String,
-    /// Input tokens, cached input included (as the vendor counts them).
+    /// Input tokens, cache reads and writes included (OpenAI and Google count cached
+    /// input inside input; Anthropic counts each apart, and its answer is recorded summed).
     pub input: i64,
     pub cached: i64,
+    /// Input written to the prompt cache (Anthropic's five-minute cache; 0 elsewhere).
+    pub cache_written: i64,
     /// Output tokens, reasoning included.
     pub output: i64,
     pub reasoning: i64,
@@ -29,8 +32,9 @@ pub struct Answer {
     pub tool_call: Option<String>,
 }
 
-/// How one vendor's connection is answered: the request read, the answer recorded.
-type Serve = fn(TcpStream, &Mutex<Vec<Answer>>, &Mutex<Vec<String>>);
+/// How one vendor's connection is answered: the request read, the answer recorded, the
+/// tool calls the session is scripted to make (`{"name", "input"}`, in turn).
+type Serve = fn(TcpStream, &Mutex<Vec<Answer>>, &Mutex<Vec<String>>, &[Value]);
 
 pub struct Standin {
     pub url: String,
@@ -40,6 +44,13 @@ pub struct Standin {
 }
 
 impl Standin {
+    /// Anthropic's Messages API (`POST /v1/messages`, `stream: true`), as Claude Code
+    /// calls it: the session calls `calls` (`{"name", "input"}`) one per request, in turn,
+    /// then answers in text.
+    pub fn anthropic_messages(calls: Vec<Value>) -> Standin {
+        Standin::start_scripted(serve_anthropic, calls)
+    }
+
     /// OpenAI's Responses API (`POST /v1/responses`, `stream: true`), as Codex calls it.
     pub fn openai_responses() -> Standin {
         Standin::start(serve)
@@ -52,6 +63,11 @@ impl Standin {
     }
 
     fn start(serve: Serve) -> Standin {
+        Standin::start_scripted(serve, Vec::new())
+    }
+
+    fn start_scripted(serve: Serve, calls: Vec<Value>) -> Standin {
+        let calls = Arc::new(calls);
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
         let url = format!("http://{}", listener.local_addr().unwrap());
         let answered = Arc::new(Mutex::new(Vec::new()));
@@ -59,8 +75,8 @@ impl Standin {
         let (answers, seen) = (answered.clone(), paths.clone());
         std::thread::spawn(move || {
             for stream in listener.incoming().flatten() {
-                let (answers, seen) = (answers.clone(), seen.clone());
-                std::thread::spawn(move || serve(stream, &answers, &seen));
+                let (answers, seen, calls) = (answers.clone(), seen.clone(), calls.clone());
+                std::thread::spawn(move || serve(stream, &answers, &seen, &calls));
             }
         });
         Standin { url, answered, paths }
@@ -115,9 +131,14 @@ fn read_request(stream: &TcpStream) -> Option<(String, String, Vec<u8>)> {
     Some((method, path, body))
 }
 
-fn respond(mut stream: &TcpStream, status: &str, content_type: &str, body: &str) {
+fn respond(stream: &TcpStream, status: &str, content_type: &str, body: &str) {
+    respond_with(stream, status, content_type, "", body);
+}
+
+/// `headers`: more header lines, each ending in CRLF.
+fn respond_with(mut stream: &TcpStream, status: &str, content_type: &str, headers: &str, body: &str) {
     let head = format!(
-        "HTTP/1.1 {status}\r\nContent-Type: {content_type}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+        "HTTP/1.1 {status}\r\nContent-Type: {content_type}\r\n{headers}Content-Length: {}\r\nConnection: close\r\n\r\n",
         body.len()
     );
     let _ = stream.write_all(head.as_bytes());
@@ -130,6 +151,7 @@ fn answer_of(n: i64, model: &str, tool_call: Option<String>) -> Answer {
         model: model.to_string(),
         input: 4_000 + 1_000 * n,
         cached: 3_000 + 500 * n,
+        cache_written: 0,
         output: 120 + 10 * n,
         reasoning: 40 + n,
         tool_call,
@@ -139,7 +161,7 @@ fn answer_of(n: i64, model: &str, tool_call: Option<String>) -> Answer {
 /// Gemini: the first request of a turn calls `run_shell_command`, the one after its
 /// `functionResponse` answers in text; the counts in the last chunk's `usageMetadata`
 /// (`promptTokenCount` includes the cached, `candidatesTokenCount` excludes thoughts).
-fn serve_gemini(stream: TcpStream, answered: &Mutex<Vec<Answer>>, seen: &Mutex<Vec<String>>) {
+fn serve_gemini(stream: TcpStream, answered: &Mutex<Vec<Answer>>, seen: &Mutex<Vec<String>>, _: &[Value]) {
     let Some((method, path, body)) = read_request(&stream) else { return };
     seen.lock().unwrap().push(format!("{method} {path}"));
     let request: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
@@ -192,7 +214,73 @@ fn serve_gemini(stream: TcpStream, answered: &Mutex<Vec<Answer>>, seen: &Mutex<V
     respond(&stream, "200 OK", "text/event-stream", &body);
 }
 
-fn serve(stream: TcpStream, answered: &Mutex<Vec<Answer>>, seen: &Mutex<Vec<String>>) {
+/// Anthropic: each request makes the next scripted call (as many as the conversation
+/// holds `tool_result`s), then answers in text; `message_start` carries the input counts
+/// (each kind apart), `message_delta` the output's, and every response a `request-id`
+/// header as the API sends one. Thinking is inside `output_tokens` (the API does not count
+/// it apart), so `reasoning` is 0.
+fn serve_anthropic(stream: TcpStream, answered: &Mutex<Vec<Answer>>, seen: &Mutex<Vec<String>>, calls: &[Value]) {
+    let Some((method, path, body)) = read_request(&stream) else { return };
+    seen.lock().unwrap().push(format!("{method} {path}"));
+    let request: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+    let route = path.split('?').next().unwrap_or_default();
+    if method != "POST" || route != "/v1/messages" || request["stream"] != true {
+        let error = r#"{"type":"error","error":{"type":"not_found_error","message":"not found"}}"#;
+        return respond(&stream, "404 Not Found", "application/json", error);
+    }
+    let model = request["model"].as_str().unwrap_or("unknown").to_string();
+    let results = request["messages"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|m| m["role"] == "user")
+        .filter_map(|m| m["content"].as_array())
+        .flatten()
+        .filter(|block| block["type"] == "tool_result")
+        .count();
+    let offered = |name: &Value| request["tools"].as_array().into_iter().flatten().any(|tool| tool["name"] == *name);
+    let next = calls.get(results).filter(|call| offered(&call["name"]));
+    let call = next.map(|call| call["name"].as_str().unwrap_or_default().to_string());
+    let mut recorded = answered.lock().unwrap();
+    let n = recorded.len() as i64;
+    let mut answer = answer_of(n, &model, call.clone());
+    answer.cache_written = 200 + 20 * n;
+    answer.reasoning = 0;
+    recorded.push(answer.clone());
+    drop(recorded);
+    let fresh_input = answer.input - answer.cached - answer.cache_written;
+    let usage = json!({"input_tokens": fresh_input, "cache_creation_input_tokens": answer.cache_written,
+                       "cache_read_input_tokens": answer.cached, "output_tokens": 1,
+                       "cache_creation": {"ephemeral_5m_input_tokens": answer.cache_written, "ephemeral_1h_input_tokens": 0}});
+    let (block, delta, stop_reason) = match next {
+        Some(call) => (
+            json!({"type": "tool_use", "id": format!("toolu_standin_{n}"), "name": call["name"], "input": {}}),
+            json!({"type": "input_json_delta", "partial_json": call["input"].to_string()}),
+            "tool_use",
+        ),
+        None => (
+            json!({"type": "text", "text": ""}),
+            json!({"type": "text_delta", "text": "The working tree is clean."}),
+            "end_turn",
+        ),
+    };
+    let events = [
+        json!({"type": "message_start", "message": {"id": format!("msg_standin_{n}"), "type": "message", "role": "assistant",
+               "content": [], "model": model, "stop_reason": null, "stop_sequence": null, "usage": usage}}),
+        json!({"type": "content_block_start", "index": 0, "content_block": block}),
+        json!({"type": "content_block_delta", "index": 0, "delta": delta}),
+        json!({"type": "content_block_stop", "index": 0}),
+        json!({"type": "message_delta", "delta": {"stop_reason": stop_reason, "stop_sequence": null},
+               "usage": {"output_tokens": answer.output}}),
+        json!({"type": "message_stop"}),
+    ];
+    let body: String =
+        events.iter().map(|event| format!("event: {}\ndata: {event}\n\n", event["type"].as_str().unwrap())).collect();
+    let request_id = format!("request-id: req_standin_{n}\r\n");
+    respond_with(&stream, "200 OK", "text/event-stream", &request_id, &body);
+}
+
+fn serve(stream: TcpStream, answered: &Mutex<Vec<Answer>>, seen: &Mutex<Vec<String>>, _: &[Value]) {
     let Some((method, path, body)) = read_request(&stream) else { return };
     seen.lock().unwrap().push(format!("{method} {path}"));
     let request: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
