@@ -90,7 +90,7 @@ CREATE TABLE sessions (
     scored_event_count INTEGER,
     mode TEXT GENERATED ALWAYS AS (CASE max_autonomy_rank
         WHEN 0 THEN 'plan' WHEN 1 THEN 'normal' WHEN 2 THEN 'accept_edits' WHEN 3 THEN 'auto'
-        WHEN 4 THEN 'dont_ask' WHEN 5 THEN 'bypass' END) VIRTUAL, otlp_events INTEGER NOT NULL DEFAULT 0, eval_cell_id TEXT, eval_run TEXT, eval_phase TEXT, eval_harness INTEGER NOT NULL DEFAULT 0,
+        WHEN 4 THEN 'dont_ask' WHEN 5 THEN 'bypass' END) VIRTUAL, otlp_events INTEGER NOT NULL DEFAULT 0, eval_cell_id TEXT, eval_run TEXT, eval_phase TEXT, eval_harness INTEGER NOT NULL DEFAULT 0, agent_version TEXT,
     UNIQUE (user_id, agent_type, agent_session_id)
 );
 CREATE INDEX sessions_by_last_event ON sessions(last_event_ms);
@@ -109,6 +109,32 @@ CREATE TABLE session_models (
     model       TEXT NOT NULL,
     event_count INTEGER NOT NULL,
     PRIMARY KEY (session_id, model)
+) WITHOUT ROWID;
+
+CREATE TABLE adapter_unmapped (
+    agent_type    TEXT NOT NULL,
+    agent_version TEXT NOT NULL,
+    kind          TEXT NOT NULL CHECK (kind IN ('event', 'attribute')),
+    event_name    TEXT NOT NULL,
+    name          TEXT NOT NULL,
+    records       INTEGER NOT NULL,
+    first_seen_ms INTEGER NOT NULL,
+    last_seen_ms  INTEGER NOT NULL,
+    PRIMARY KEY (agent_type, agent_version, kind, event_name, name)
+) WITHOUT ROWID;
+
+CREATE TABLE capability_sightings (
+    user_id         TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+    agent_type      TEXT NOT NULL,
+    kind            TEXT NOT NULL CHECK (kind IN ('mcp_server', 'plugin', 'hook', 'skill')),
+    name            TEXT NOT NULL,
+    detail          TEXT NOT NULL,
+    agent_version   TEXT,
+    last_session_id TEXT NOT NULL,
+    records         INTEGER NOT NULL,
+    first_seen_ms   INTEGER NOT NULL,
+    last_seen_ms    INTEGER NOT NULL,
+    PRIMARY KEY (user_id, agent_type, kind, name)
 ) WITHOUT ROWID;
 
 -- Models no price table knows; they cost 0 and feed the unknown-model alert.

@@ -599,6 +599,56 @@ fn adapters_name_each_persons_source() {
     assert_eq!(binaries.matches("none: machines of this platform cannot use the one line").count(), 4, "{binaries}");
 }
 
+/// `/admin/adapters` shows drift the day it arrives: the agent's own version and who runs
+/// it, an event name and an attribute no mapping uses (new in that version), and what the
+/// agent reported loading, without the error text that came with it.
+#[test]
+fn adapters_show_versions_unmapped_names_and_what_agents_loaded() {
+    let world = world();
+    let session = format!("drift-{}", now_ms());
+    let time = format!("{}", (now_ms() as u64 - 60_000) * 1_000_000);
+    let text = |key: &str, value: &str| json!({"key": key, "value": {"stringValue": value}});
+    let record = |name: &str, extra: Vec<Value>| {
+        let mut attributes = vec![text("event.name", name), text("session.id", &session)];
+        attributes.extend(extra);
+        json!({"timeUnixNano": time, "body": {"stringValue": format!("claude_code.{name}")}, "attributes": attributes})
+    };
+    let export = json!({"resourceLogs": [{"resource": {"attributes": [
+    text("service.name", "claude-code"), text("service.version", "2.1.399")]},
+    "scopeLogs": [{"scope": {"name": "com.anthropic.claude_code.events"}, "logRecords": [
+        record("user_prompt", vec![text("prompt_length", "12"), text("prompt.vibe", "new in 2.1.399")]),
+        record("fast_mode_toggled", vec![]),
+        record("mcp_server_connection", vec![text("server_name", "github"), text("status", "failed"),
+               text("transport_type", "http"), text("error", "https://ada:ghp_secret@mcp.example/ refused")]),
+    ]}]}]});
+    let (status, _) = post_json(&format!("{}/v1/logs", world.server.ingest), &world.max_hook, &export);
+    assert_eq!(status, 200);
+    // The drift counts reach the table with the minute's flush (a second here).
+    wait_until(Duration::from_secs(20), "the drift flush", || {
+        world.count("SELECT count(*) FROM adapter_unmapped WHERE agent_version = '2.1.399'") >= 2
+    });
+    let (status, body, _) = world.page(Some(ADMIN), "/admin/adapters");
+    assert_eq!(status, 200);
+    let section = |id: &str| {
+        let start = body.find(&format!("id=\"{id}\"")).unwrap_or_else(|| panic!("section {id}: {body}"));
+        let rest = &body[start..];
+        rest[..rest.find("</table>").unwrap_or(rest.len())].to_string()
+    };
+    let versions = section("agent-versions");
+    assert!(versions.contains("<td>2.1.399</td>") && versions.contains("max@example.com"), "{versions}");
+    let unmapped = section("unmapped");
+    for name in ["fast_mode_toggled", "prompt.vibe"] {
+        let at = unmapped.find(&format!("<td>{name}</td>")).unwrap_or_else(|| panic!("{name}: {unmapped}"));
+        assert!(unmapped[at..at + unmapped[at..].find("</tr>").unwrap()].contains("<td>new</td>"), "{unmapped}");
+    }
+    assert!(!unmapped.contains("<td>prompt_length</td>"), "the mapping reads it: {unmapped}");
+    let loaded = section("capabilities");
+    assert!(loaded.contains("<td>mcp_server</td>") && loaded.contains("<td>github</td>"), "{loaded}");
+    let detail: String = world.db().query_row("SELECT detail FROM capability_sightings", [], |r| r.get(0)).unwrap();
+    assert!(detail.contains("\"status\":\"failed\"") && !detail.contains("ghp_secret"), "{detail}");
+    assert!(section("unpriced").contains("Every model seen has a price"), "the section is on this page too");
+}
+
 /// An administrator lands on the health page: each check says ok or problem with where
 /// it is fixed; no notification channel configured is a problem, and so is a missing
 /// backup until one is taken.

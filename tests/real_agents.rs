@@ -191,7 +191,8 @@ fn run_codex(mode: Mode) {
     let cost = |a: &Answer| {
         (a.input - a.cached) * 1_750 + a.cached * 175 + (a.output - a.reasoning) * 14_000 + a.reasoning * 14_000
     };
-    verify(&server, "codex", &[("codex:shell", "success")], mode, &truth, cost);
+    // Codex's version is in its export's resource and in its rollout's session_meta.
+    verify(&server, "codex", &[("codex:shell", "success")], Some("0.171.0"), mode, &truth, cost);
 }
 
 /// The stored session of `agent` against the stand-in's record, in every figure.
@@ -199,6 +200,7 @@ fn verify(
     server: &TestServer,
     agent: &str,
     calls: &[(&str, &str)],
+    version: Option<&str>,
     mode: Mode,
     truth: &[Answer],
     cost_of: impl Fn(&Answer) -> i64,
@@ -246,6 +248,12 @@ fn verify(
         .query_row("SELECT run_kind FROM sessions WHERE agent_session_id = ?1", [&session_id], |r| r.get(0))
         .unwrap();
     assert_eq!(run_kind, "CI", "{agent} {mode:?}: a non-interactive run is nobody's interactive session");
+    let agent_version: Option<String> = server
+        .main_db()
+        .query_row("SELECT agent_version FROM sessions WHERE agent_session_id = ?1", [&session_id], |r| r.get(0))
+        .unwrap();
+    eprintln!("{agent} {mode:?}\tagent version\t{agent_version:?}");
+    assert_eq!(agent_version.as_deref(), version, "{agent} {mode:?}: the agent's own version");
     if mode.hook() {
         assert_eq!(view["git"]["branch"], "feat/real-agents", "{agent} {mode:?}: {view:#}");
         assert_eq!(
@@ -322,7 +330,9 @@ fn run_claude(mode: Mode) {
         (a.input - a.cached - a.cache_written) * 3_000 + a.cached * 300 + a.cache_written * 3_750 + a.output * 15_000
     };
     let calls = [("claude_code:Bash", "success"), ("claude_code:Bash", "error"), ("claude_code:Write", "denied")];
-    verify(&server, "claude_code", &calls, mode, &truth, cost);
+    // Claude Code's version is in its export's resource; its hook's input has none.
+    let version = mode.otlp().then_some("2.1.332");
+    verify(&server, "claude_code", &calls, version, mode, &truth, cost);
 }
 
 #[test]
@@ -391,7 +401,8 @@ fn run_gemini(mode: Mode) {
     let cost = |a: &Answer| {
         (a.input - a.cached) * 1_250 + a.cached * 125 + (a.output - a.reasoning) * 10_000 + a.reasoning * 10_000
     };
-    verify(&server, "gemini_cli", &[("gemini_cli:run_shell_command", "success")], mode, &truth, cost);
+    // Gemini CLI says its version nowhere: its resource's service.version is Node's.
+    verify(&server, "gemini_cli", &[("gemini_cli:run_shell_command", "success")], None, mode, &truth, cost);
 }
 
 #[test]

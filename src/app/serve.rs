@@ -177,6 +177,7 @@ pub async fn serve_with_clock(
         webhook_arrivals: Arc::new(tokio::sync::Notify::new()),
         ingest_addr: ingest.local_addr()?,
         slis: Arc::default(),
+        unmapped: Arc::default(),
     });
 
     let bound = BoundAddresses {

@@ -1,7 +1,8 @@
 //! Every minute (`SIGHTLINE_SLI_FLUSH_SECS`, for tests), the server samples how far the
 //! aggregates are behind, adds the recorder's counts to today's `sli_daily` rows and
 //! recomputes today's and yesterday's GitHub-delivery and job rows from
-//! `webhook_deliveries` and `job_runs` (`slo::store`), through the writer. A failed flush puts
+//! `webhook_deliveries` and `job_runs` (`slo::store`), and adds what the agents sent that
+//! no mapping uses to `adapter_unmapped` (`sessions::drift`), through the writer. A failed flush puts
 //! nothing back: the counts of that minute are lost and the log says so, which is the
 //! price of never blocking a request on the indicators.
 
@@ -34,9 +35,11 @@ pub async fn flush(state: &Arc<AppState>) {
         Err(err) => tracing::warn!(error = %err, "cannot read the aggregate lag for the service levels"),
     }
     let tallies = state.slis.take();
+    let unmapped = state.unmapped.take();
     let flushed = state
         .writer
         .transact(move |tx| {
+            crate::sessions::drift::merge(tx, &unmapped)?;
             crate::slo::store::merge(tx, now_ms, &tallies)?;
             derive(tx, now_ms)?;
             crate::slo::store::prune(tx, now_ms)

@@ -71,6 +71,7 @@ pub fn realistic_event(day: Day, index: usize, developer: usize) -> Event {
         session_id: format!("{:08x}-5d2c-4f7e-9a1b-{:012x}", developer, index / 500),
         run_kind: RunKind::Interactive,
         model: (event_type == EventType::TurnEnd).then(|| "claude-sonnet-4-5-20250929".to_string()),
+        agent_version: None,
         permission_mode: Some(PermissionMode::AcceptEdits),
         notification_kind: None,
         tool,

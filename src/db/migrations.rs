@@ -64,6 +64,7 @@ pub const MIGRATIONS: &[&str] = &[
     include_str!("../../migrations/0044_sign_in_hardening.sql"),
     include_str!("../../migrations/0045_metrics_indexes.sql"),
     include_str!("../../migrations/0046_unpriced_volume.sql"),
+    include_str!("../../migrations/0047_adapter_drift.sql"),
 ];
 
 pub fn latest_version() -> i64 {

@@ -320,6 +320,7 @@ fn finish(tx: &Connection, request_id: &str, user_id: &str, swept: u64, now_ms: 
     crate::analytics::redactions::forget(tx, user_id)?;
     crate::events::writer::forget_otlp_sessions(tx, user_id)?;
     crate::sessions::reported::forget(tx, user_id)?;
+    crate::sessions::capabilities::forget(tx, user_id)?;
     crate::scoring::bands::forget(tx, user_id)?;
     crate::db::with_secure_delete(tx, crate::db::SecureDelete::On, || {
         crate::analytics::partials::forget_person(tx, user_id)

@@ -317,6 +317,7 @@ pub fn read_row(row: &Row<'_>, dictionary: Option<&[u8]>) -> rusqlite::Result<St
             session_id: row.get(6)?,
             run_kind: enum_col(row, 8, RunKind::parse)?.ok_or_else(|| bad_column(8, "run_kind is null"))?,
             model: row.get(9)?,
+            agent_version: None,
             permission_mode: enum_col(row, 10, PermissionMode::parse)?,
             notification_kind: enum_col(row, 11, NotificationKind::parse)?,
             tool,

@@ -112,7 +112,8 @@ where
 
 /// Maps a logs export for `user_id` and stores its events on the hook's path; the answer
 /// counts the records refused (by the mapping or by the wire contract) with the first
-/// reasons. OTLP/HTTP and OTLP/gRPC share it.
+/// reasons. What no mapping used is noted for the drift view, and inventory reports are
+/// stored as the person's capability sightings. OTLP/HTTP and OTLP/gRPC share it.
 pub(crate) async fn store_logs(
     state: &Arc<AppState>,
     user_id: &str,
@@ -123,8 +124,14 @@ pub(crate) async fn store_logs(
     let resource = request.resource_logs.first().and_then(|logs| logs.resource.as_ref());
     let attributes = resource.map(|r| r.attributes.as_slice()).unwrap_or_default();
     let (client, agent) = (client_of(attributes), agent_of(attributes));
-    let mapped = logs::map(request, user_id);
+    let mut mapped = logs::map(request, user_id);
+    state.unmapped.note(std::mem::take(&mut mapped.unmapped), state.clock.now_ms());
+    let capabilities = std::mem::take(&mut mapped.capabilities);
     let refused = store_events(state, user_id, fixed_run_kind, client, mapped, received, (Signal::Logs, agent)).await?;
+    if !capabilities.is_empty() {
+        let (user_id, now_ms) = (user_id.to_string(), state.clock.now_ms());
+        state.write(move |tx| crate::sessions::capabilities::record(tx, &user_id, &capabilities, now_ms)).await?;
+    }
     let partial_success = refused.map(|(rejected, error_message)| ExportLogsPartialSuccess {
         rejected_log_records: rejected as i64,
         error_message: format!("{rejected} log records refused: {error_message}"),

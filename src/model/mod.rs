@@ -16,6 +16,7 @@ pub mod event_json;
 pub mod instants;
 pub mod oauth;
 pub mod platform;
+pub mod sightings;
 pub mod tool_names;
 pub mod wire;
 

@@ -35,6 +35,8 @@ impl Default for EventLimits {
 
 const MAX_ID_CHARS: usize = 200;
 const MAX_NAME_CHARS: usize = 200;
+/// An agent's version (`2.1.332`, `0.171.0-alpha.3`): as long as the client block's.
+const MAX_AGENT_VERSION_CHARS: usize = 64;
 const MAX_TOKENS_PER_KIND: i64 = 1_000_000_000;
 const MAX_DURATION_MS: i64 = 7 * 86_400_000;
 const MAX_METADATA_DEPTH: usize = 8;
@@ -146,6 +148,8 @@ pub struct Event {
     pub session_id: String,
     pub run_kind: RunKind,
     pub model: Option<String>,
+    /// The agent's own version as it reports it (`2.1.332`), not the hook's.
+    pub agent_version: Option<String>,
     pub permission_mode: Option<PermissionMode>,
     pub notification_kind: Option<NotificationKind>,
     pub tool: Option<ToolFields>,
@@ -189,6 +193,7 @@ struct WireEvent {
     session_id: Option<String>,
     run_kind: Option<String>,
     model: Option<String>,
+    agent_version: Option<String>,
     permission_mode: Option<String>,
     notification_kind: Option<String>,
     tool: Option<WireTool>,
@@ -291,6 +296,9 @@ fn validate(wire: WireEvent, limits: &EventLimits, now_ms: i64) -> Result<Parsed
     if let Some(model) = wire.model.as_deref() {
         check_text("model", model, 1, MAX_NAME_CHARS)?;
     }
+    if let Some(version) = wire.agent_version.as_deref() {
+        check_text("agent_version", version, 1, MAX_AGENT_VERSION_CHARS)?;
+    }
     let permission_mode = parse_enum(
         "permission_mode",
         wire.permission_mode.as_deref(),
@@ -339,6 +347,7 @@ fn validate(wire: WireEvent, limits: &EventLimits, now_ms: i64) -> Result<Parsed
         session_id: session_id.to_string(),
         run_kind,
         model: wire.model,
+        agent_version: wire.agent_version,
         permission_mode,
         notification_kind,
         tool,

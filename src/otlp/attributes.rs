@@ -4,7 +4,9 @@
 //! the other way round, and that treat an empty value (`{}`) as absent.
 //!
 //! Invariant: a getter never fails; a value of a type it cannot read is absent, and
-//! the mapping decides whether a record without it is still an event.
+//! the mapping decides whether a record without it is still an event. Which of the
+//! record's own attributes a getter looked at is remembered (the first 128), so what a
+//! mapping never reads can be counted as drift (`sessions::drift`).
 
 use opentelemetry_proto::tonic::common::v1::{AnyValue, KeyValue, any_value::Value};
 
@@ -14,6 +16,8 @@ use opentelemetry_proto::tonic::common::v1::{AnyValue, KeyValue, any_value::Valu
 pub struct Attributes<'a> {
     resource: &'a [KeyValue],
     record: &'a [KeyValue],
+    /// Bit i: the record's i-th attribute was looked up.
+    read: std::cell::Cell<u128>,
 }
 
 struct Found<'a>(&'a Value);
@@ -21,18 +25,32 @@ struct Found<'a>(&'a Value);
 impl<'a> Attributes<'a> {
     /// The resource's attributes and the record's (a record's key wins).
     pub fn of(resource: &'a [KeyValue], record: &'a [KeyValue]) -> Self {
-        Attributes { resource, record }
+        Attributes { resource, record, read: Default::default() }
     }
 
     fn get(&self, key: &str) -> Option<Found<'a>> {
-        let value_of = |pairs: &'a [KeyValue]| {
-            pairs
-                .iter()
-                .rev()
-                .find(|pair| pair.key == key)
-                .and_then(|pair| pair.value.as_ref().and_then(|any: &AnyValue| any.value.as_ref()))
-        };
-        value_of(self.record).or_else(|| value_of(self.resource)).map(Found)
+        let value = |pair: &'a KeyValue| pair.value.as_ref().and_then(|any: &AnyValue| any.value.as_ref());
+        if let Some((index, pair)) = self.record.iter().enumerate().rev().find(|(_, pair)| pair.key == key) {
+            if index < 128 {
+                self.read.set(self.read.get() | 1 << index);
+            }
+            if let Some(found) = value(pair) {
+                return Some(Found(found));
+            }
+        }
+        self.resource.iter().rev().find(|pair| pair.key == key).and_then(value).map(Found)
+    }
+
+    /// The keys of the record's own attributes (not its resource's) no getter has looked
+    /// up, among its first 128.
+    pub fn unread(&self) -> impl Iterator<Item = &'a str> + '_ {
+        let read = self.read.get();
+        self.record
+            .iter()
+            .take(128)
+            .enumerate()
+            .filter(move |(index, _)| read & (1 << index) == 0)
+            .map(|(_, pair)| pair.key.as_str())
     }
 
     /// A text value; numbers and booleans are given as their text. Empty text is absent.
@@ -144,5 +162,20 @@ mod tests {
         let record = vec![pair("session.id", Value::StringValue("from-record".into()))];
         assert_eq!(Attributes::of(&resource, &record).text("session.id").as_deref(), Some("from-record"));
         assert_eq!(Attributes::of(&resource, &[]).text("session.id").as_deref(), Some("from-resource"));
+    }
+
+    #[test]
+    fn what_no_getter_looked_at_is_unread() {
+        let record = vec![
+            pair("model", Value::StringValue("m".into())),
+            pair("new.field", Value::IntValue(1)),
+            pair("empty", Value::StringValue(String::new())),
+        ];
+        let attributes = Attributes::of(&[], &record);
+        assert_eq!(attributes.unread().collect::<Vec<_>>(), ["model", "new.field", "empty"]);
+        attributes.text("model");
+        attributes.text("empty");
+        attributes.text("absent");
+        assert_eq!(attributes.unread().collect::<Vec<_>>(), ["new.field"], "an empty value was still looked at");
     }
 }

@@ -11,13 +11,16 @@
 //! model (the vendor's `cost_usd` kept as the client's cost, the server prices the
 //! tokens), `tool_result` → tool_end, `tool_decision` with `reject` → tool_end
 //! `denied` (a refused call has no result), `compaction` → compact,
-//! `subagent_completed` → subagent_end. Other events are counted and not stored.
+//! `subagent_completed` → subagent_end. The inventory events (`plugin_loaded`,
+//! `mcp_server_connection`, `hook_registered`, `skill_activated`) become capability
+//! sightings ([`inventory`]). Other events are counted and not stored.
 
 use serde_json::{Map, Value, json};
 
 use super::logs::{Outcome, Record};
 use crate::hook::adapters::claude_code::tool_action;
 use crate::model::AgentType;
+use crate::model::sightings::{CapabilityKind as Kind, DETAIL_KEYS, Sighting, clipped};
 
 pub const AGENT: AgentType = AgentType::ClaudeCode;
 
@@ -140,4 +143,39 @@ pub(super) fn copy_texts(event: &mut Value, attributes: &super::attributes::Attr
             event["metadata"][*key] = json!(text);
         }
     }
+}
+
+/// Claude Code's inventory events (what a session loaded: plugins, MCP servers, hooks,
+/// skills) as capability sightings, stored apart from the events
+/// (`sessions::capabilities`); `None` for any other event. Only the fields
+/// `capabilities::DETAIL_KEYS` names are kept (never `error`, never a command line).
+pub fn inventory(record: &Record<'_>, version: Option<&str>) -> Option<Sighting> {
+    let attributes = &record.attributes;
+    let (kind, name) = match record.name.as_str() {
+        "mcp_server_connection" => (
+            Kind::McpServer,
+            attributes
+                .first_text(&["server_name", "plugin.name"])
+                .unwrap_or_else(|| "(name withheld by the agent)".into()),
+        ),
+        "plugin_loaded" => (Kind::Plugin, attributes.text("plugin.name")?),
+        "hook_registered" => {
+            let part = |key: &str| attributes.text(key).unwrap_or_else(|| "?".into());
+            (Kind::Hook, format!("{} {} ({})", part("hook_event"), part("hook_type"), part("hook_source")))
+        }
+        "skill_activated" => (Kind::Skill, attributes.first_text(&["skill.name", "skill_name"])?),
+        _ => return None,
+    };
+    let detail = DETAIL_KEYS
+        .iter()
+        .filter_map(|key| attributes.text(key).map(|value| (key.to_string(), json!(clipped(&value)))))
+        .collect();
+    Some(Sighting {
+        agent: AGENT,
+        kind,
+        name: clipped(&name),
+        detail,
+        agent_version: version.map(str::to_string),
+        session_id: record.session_id.clone(),
+    })
 }

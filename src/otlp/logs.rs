@@ -17,7 +17,76 @@ use serde_json::{Value, json};
 
 use super::attributes::Attributes;
 use super::{claude_code, codex, gemini_cli};
+use crate::model::sightings::Sighting;
+use crate::model::sightings::{Unmapped, UnmappedKind as Kind};
 use crate::model::{AgentType, rfc3339_ms};
+
+/// An agent's version as its resource names it (`service.version`), if it is one the
+/// wire keeps (1–64 characters, none a control character): a strange version never
+/// costs an event. Gemini CLI 0.61.0 (and Qwen Code, its fork) puts Node's version
+/// there (`v20.20.2`), not its own, so theirs is not read ([`own_version`]).
+fn agent_version(resource: &Attributes<'_>) -> Option<String> {
+    resource
+        .text("service.version")
+        .filter(|version| version.chars().count() <= 64 && !version.chars().any(char::is_control))
+}
+
+/// The resource's version, if `agent` puts its own version there.
+fn own_version(agent: AgentType, version: Option<&str>) -> Option<&str> {
+    version.filter(|_| !matches!(agent, AgentType::GeminiCli | AgentType::QwenCode))
+}
+
+/// The names one export's mapped records never read, counted: per agent, resource
+/// (its version) and event, the unread attribute keys, borrowed from the export.
+#[derive(Default)]
+struct Unread<'a> {
+    skipped: Vec<(AgentType, usize, String, u64)>,
+    attributes: Vec<(AgentType, usize, String, std::collections::HashMap<&'a str, u64>)>,
+}
+
+impl<'a> Unread<'a> {
+    fn skipped(&mut self, record: &Record<'_>, resource: usize) {
+        match self
+            .skipped
+            .iter_mut()
+            .find(|(agent, at, name, _)| *agent == record.agent && *at == resource && *name == record.name)
+        {
+            Some((.., count)) => *count += 1,
+            None => self.skipped.push((record.agent, resource, record.name.clone(), 1)),
+        }
+    }
+
+    fn attributes(&mut self, record: &Record<'a>, resource: usize) {
+        let position = self
+            .attributes
+            .iter()
+            .position(|(agent, at, name, _)| *agent == record.agent && *at == resource && *name == record.name);
+        let keys = match position {
+            Some(index) => &mut self.attributes[index].3,
+            None => {
+                self.attributes.push((record.agent, resource, record.name.clone(), Default::default()));
+                &mut self.attributes.last_mut().expect("just pushed").3
+            }
+        };
+        for key in record.attributes.unread() {
+            *keys.entry(key).or_insert(0) += 1;
+        }
+    }
+
+    fn into_sightings(self, versions: &[Option<String>]) -> Vec<(Unmapped, u64)> {
+        let version = |at: usize| versions.get(at).and_then(|v| v.as_deref());
+        let version = move |agent: AgentType, at: usize| own_version(agent, version(at));
+        let events = self.skipped.into_iter().map(|(agent, at, name, count)| {
+            (Unmapped::new(agent, version(agent, at), Kind::Event, &name, &name), count)
+        });
+        let attributes = self.attributes.into_iter().flat_map(|(agent, at, event, keys)| {
+            keys.into_iter().map(move |(key, count)| {
+                (Unmapped::new(agent, version(agent, at), Kind::Attribute, &event, key), count)
+            })
+        });
+        events.chain(attributes).collect()
+    }
+}
 
 /// What a mapping makes of one record.
 pub enum Outcome {
@@ -35,7 +104,7 @@ pub struct Record<'a> {
     pub name: String,
     pub attributes: Attributes<'a>,
     user_id: &'a str,
-    session_id: String,
+    pub(super) session_id: String,
     time_ms: i64,
     time_nanos: u64,
     run_kind: &'static str,
@@ -133,6 +202,10 @@ pub struct Mapped {
     /// Records refused, with the first few reasons for the exporter's log.
     pub refused: u64,
     pub reasons: Vec<String>,
+    /// What no mapping used, with how many records had it (`sessions::drift`).
+    pub unmapped: Vec<(Unmapped, u64)>,
+    /// The agents' inventory reports (`sessions::capabilities`).
+    pub capabilities: Vec<Sighting>,
 }
 
 impl Mapped {
@@ -151,8 +224,12 @@ pub fn map(request: &ExportLogsServiceRequest, user_id: &str) -> Mapped {
     // says so only on its `api_request`), and those whose kind is set explicitly.
     let mut automated: std::collections::HashSet<(AgentType, String)> = Default::default();
     let mut explicit: std::collections::HashSet<(AgentType, String)> = Default::default();
-    for resource_logs in &request.resource_logs {
+    let mut unread = Unread::default();
+    let mut versions = Vec::with_capacity(request.resource_logs.len());
+    for (at, resource_logs) in request.resource_logs.iter().enumerate() {
         let resource = resource_logs.resource.as_ref().map(|r| r.attributes.as_slice()).unwrap_or_default();
+        versions.push(agent_version(&Attributes::of(resource, &[])));
+        let resource_version = versions[at].as_deref();
         for scope_logs in &resource_logs.scope_logs {
             let scope = scope_logs.scope.as_ref().map(|s| s.name.as_str()).unwrap_or_default();
             for log in &scope_logs.log_records {
@@ -168,6 +245,7 @@ pub fn map(request: &ExportLogsServiceRequest, user_id: &str) -> Mapped {
                         if record.run_kind == "CI" {
                             automated.insert(session);
                         }
+                        let version = own_version(record.agent, resource_version);
                         let outcome = match record.agent {
                             AgentType::ClaudeCode => claude_code::map(&record),
                             AgentType::Codex => codex::map(&record),
@@ -175,8 +253,24 @@ pub fn map(request: &ExportLogsServiceRequest, user_id: &str) -> Mapped {
                             _ => gemini_cli::map(&record),
                         };
                         match outcome {
-                            Outcome::Event(event) => mapped.events.push(event),
-                            Outcome::Skipped => mapped.skipped += 1,
+                            Outcome::Event(mut event) => {
+                                if let Some(version) = version {
+                                    event["agent_version"] = json!(version);
+                                }
+                                unread.attributes(&record, at);
+                                mapped.events.push(event);
+                            }
+                            Outcome::Skipped => {
+                                mapped.skipped += 1;
+                                let inventory = match record.agent {
+                                    AgentType::ClaudeCode => claude_code::inventory(&record, version),
+                                    _ => None,
+                                };
+                                match inventory {
+                                    Some(sighting) => mapped.capabilities.push(sighting),
+                                    None => unread.skipped(&record, at),
+                                }
+                            }
                             Outcome::Refused(reason) => mapped.refuse(format!("{}: {reason}", full_name(&record))),
                         }
                     }
@@ -184,6 +278,7 @@ pub fn map(request: &ExportLogsServiceRequest, user_id: &str) -> Mapped {
             }
         }
     }
+    mapped.unmapped = unread.into_sightings(&versions);
     // One kind per session of an export: a sign of automation on any of its records is
     // the whole run's.
     for event in &mut mapped.events {

@@ -399,3 +399,57 @@ fn a_gemini_compression_is_a_compaction_with_its_counts() {
     assert_eq!(compactions[0]["metadata"]["tokens_after"], 152);
     assert_eq!(compactions[0]["metadata"]["trigger"], "auto");
 }
+
+#[test]
+fn what_no_mapping_uses_is_counted_per_version_and_inventory_is_kept_apart() {
+    use crate::model::sightings::UnmappedKind as Kind;
+    let mapped = map(&fixture("claude_code"), "user-1");
+    assert!(mapped.events.iter().all(|event| event["agent_version"] == "2.1.112"), "the resource's service.version");
+    // plugin_loaded is a capability sighting, with only the fields kept as detail.
+    assert_eq!(mapped.capabilities.len(), 1, "{:?}", mapped.capabilities);
+    let plugin = &mapped.capabilities[0];
+    assert_eq!((plugin.kind.as_str(), plugin.name.as_str()), ("plugin", "superpowers"));
+    assert_eq!(
+        Value::Object(plugin.detail.clone()),
+        serde_json::json!({"plugin.name": "superpowers", "plugin.scope": "user"})
+    );
+    assert_eq!(plugin.agent_version.as_deref(), Some("2.1.112"));
+    // The accepted tool_decision is skipped: an unmapped event name of 2.1.112.
+    let skipped: Vec<_> = mapped.unmapped.iter().filter(|(u, _)| u.kind == Kind::Event).collect();
+    assert_eq!(skipped.len(), 1, "{skipped:?}");
+    assert_eq!(
+        (skipped[0].0.name.as_str(), skipped[0].0.version.as_str(), skipped[0].1),
+        ("tool_decision", "2.1.112", 1)
+    );
+    // Attributes a mapped record carried and no mapping read: prompt.id, never the
+    // model or the tokens an api_request mapping takes.
+    let unread = |event: &str| -> Vec<&str> {
+        mapped
+            .unmapped
+            .iter()
+            .filter(|(u, _)| u.kind == Kind::Attribute && u.event == event)
+            .map(|(u, _)| u.name.as_str())
+            .collect()
+    };
+    let api = unread("api_request");
+    assert!(api.contains(&"prompt.id"), "{api:?}");
+    for taken in ["model", "input_tokens", "session.id", "event.name", "request_id"] {
+        assert!(!api.contains(&taken), "{taken} is read by the mapping: {api:?}");
+    }
+}
+
+#[test]
+fn gemini_cli_puts_node_s_version_where_its_own_would_be_and_it_is_not_taken() {
+    let mut request = fixture("gemini_cli");
+    let resource = request.resource_logs[0].resource.get_or_insert_with(Default::default);
+    resource.attributes.push(opentelemetry_proto::tonic::common::v1::KeyValue {
+        key: "service.version".into(),
+        value: Some(opentelemetry_proto::tonic::common::v1::AnyValue {
+            value: Some(opentelemetry_proto::tonic::common::v1::any_value::Value::StringValue("v20.20.2".into())),
+        }),
+        ..Default::default()
+    });
+    let mapped = map(&request, "user-1");
+    assert!(!mapped.events.is_empty());
+    assert!(mapped.events.iter().all(|event| event.get("agent_version").is_none()), "{:?}", mapped.events[0]);
+}

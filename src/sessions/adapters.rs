@@ -26,6 +26,61 @@ pub struct VersionLine {
     pub last_seen_ms: i64,
 }
 
+/// One version of an agent itself (not our hook) in the last 30 days, and who runs it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AgentVersionLine {
+    pub agent_type: String,
+    /// `None`: sessions whose source never said (Gemini CLI's and Claude Code's hooks).
+    pub agent_version: Option<String>,
+    pub sessions: i64,
+    pub people: i64,
+    /// The people whose latest session of the agent ran this version (at most 20).
+    pub latest_for: Vec<String>,
+    pub last_seen_ms: i64,
+}
+
+/// The agents' own versions in the last 30 days, newest first per agent.
+pub fn agent_versions(conn: &Connection, now_ms: i64) -> Result<Vec<AgentVersionLine>, DbError> {
+    let since = now_ms - 30 * DAY_MS;
+    let mut stmt = conn.prepare(
+        "SELECT agent_type, agent_version, count(*), count(DISTINCT user_id), max(last_event_ms)
+         FROM sessions WHERE last_event_ms >= ?1
+         GROUP BY 1, 2 ORDER BY 1, 5 DESC LIMIT 200",
+    )?;
+    let mut lines: Vec<AgentVersionLine> = stmt
+        .query_map([since], |row| {
+            Ok(AgentVersionLine {
+                agent_type: row.get(0)?,
+                agent_version: row.get(1)?,
+                sessions: row.get(2)?,
+                people: row.get(3)?,
+                latest_for: Vec::new(),
+                last_seen_ms: row.get(4)?,
+            })
+        })?
+        .collect::<Result<_, _>>()?;
+    // Each person's latest session of each agent, and the version it ran.
+    let mut latest = conn.prepare(
+        "SELECT l.agent_type, l.agent_version, u.email FROM (
+             SELECT agent_type, agent_version, user_id,
+                    row_number() OVER (PARTITION BY user_id, agent_type ORDER BY last_event_ms DESC) AS nth
+             FROM sessions WHERE last_event_ms >= ?1) l
+         JOIN users u ON u.id = l.user_id WHERE l.nth = 1 ORDER BY u.email",
+    )?;
+    let rows = latest.query_map([since], |row| {
+        Ok((row.get::<_, String>(0)?, row.get::<_, Option<String>>(1)?, row.get::<_, String>(2)?))
+    })?;
+    for row in rows {
+        let (agent, version, email) = row?;
+        if let Some(line) = lines.iter_mut().find(|l| l.agent_type == agent && l.agent_version == version)
+            && line.latest_for.len() < 20
+        {
+            line.latest_for.push(email);
+        }
+    }
+    Ok(lines)
+}
+
 /// One machine's latest report.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct MachineLine {

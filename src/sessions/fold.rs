@@ -57,6 +57,8 @@ pub struct SessionDelta {
     pub git_reports: BTreeMap<GitReport, i64>,
     pub models: BTreeMap<String, i64>,
     pub client: Option<ClientInfo>,
+    /// The agent's version its latest event that named one said.
+    pub agent_version: Option<String>,
     /// The evaluation cell the session's events name (the first one wins).
     pub eval: Option<EvalTag>,
 }
@@ -160,6 +162,9 @@ impl Deltas {
         if delta.eval.is_none() && event.eval.is_some() {
             delta.eval = event.eval.clone();
         }
+        if let Some(version) = &event.agent_version {
+            delta.agent_version = Some(version.clone());
+        }
         if client.is_some() {
             delta.client = client.cloned();
         }
@@ -191,10 +196,10 @@ const UPSERT_SQL: &str = "INSERT INTO sessions (
     cache_write_5m_tokens, cache_write_1h_tokens, reasoning_tokens, cost_nusd, client_cost_nusd,
     unknown_model_events, total_response_ms, response_sample_count, max_autonomy_rank, git_ts_ms,
     git_branch, git_commit, git_remote, git_dirty, machine_id, cli_version, os, end_reason, otlp_events,
-    eval_cell_id, eval_run, eval_phase, eval_harness)
+    eval_cell_id, eval_run, eval_phase, eval_harness, agent_version)
   VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20,
     ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30, ?31, ?32, ?33, ?34, ?35, ?36, ?37,
-    CASE WHEN ?9 IS NULL THEN NULL ELSE 'ended' END, ?38, ?39, ?40, ?41, ?39 IS NOT NULL)
+    CASE WHEN ?9 IS NULL THEN NULL ELSE 'ended' END, ?38, ?39, ?40, ?41, ?39 IS NOT NULL, ?42)
   ON CONFLICT (user_id, agent_type, agent_session_id) DO UPDATE SET
     -- A session's run kind is its first batch's: a later event (a collector's, say) never
     -- turns a person's interactive session into an evaluation or CI run.
@@ -247,6 +252,7 @@ const UPSERT_SQL: &str = "INSERT INTO sessions (
                     coalesce(excluded.git_ts_ms, sessions.git_ts_ms)),
     machine_id = coalesce(excluded.machine_id, sessions.machine_id),
     cli_version = coalesce(excluded.cli_version, sessions.cli_version),
+    agent_version = coalesce(excluded.agent_version, sessions.agent_version),
     os = coalesce(excluded.os, sessions.os),
     -- A session names one cell: the first it named stays, with its run and phase; only an
     -- EVAL session is linked (the events that reach here were sent with a harness's token).
@@ -315,6 +321,7 @@ pub fn apply(conn: &Connection, deltas: &Deltas, now_ms: i64) -> Result<(), DbEr
                 linked.map(|tag| tag.cell_id.as_str()),
                 linked.and_then(|tag| tag.run_name.as_deref()),
                 linked.and_then(|tag| tag.phase.as_deref()),
+                delta.agent_version.as_deref(),
             ],
             |row| row.get(0),
         )?;

@@ -15,6 +15,8 @@
 
 pub mod abandon;
 pub mod adapters;
+pub mod capabilities;
+pub mod drift;
 pub mod eval_links;
 pub mod fold;
 pub mod git;

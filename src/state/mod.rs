@@ -52,6 +52,8 @@ pub struct AppState {
     pub ingest_addr: std::net::SocketAddr,
     /// The service-level counts since the last flush to `sli_daily`.
     pub slis: Arc<crate::slo::recorder::Recorder>,
+    /// What the agents sent that no mapping uses, since the last flush (with `slis`).
+    pub unmapped: Arc<crate::sessions::drift::Recorder>,
 }
 
 impl AppState {

@@ -310,6 +310,7 @@ mod tests {
             session_id: "s".into(),
             run_kind: crate::model::RunKind::Interactive,
             model: None,
+            agent_version: None,
             permission_mode: None,
             notification_kind: None,
             tool: None,

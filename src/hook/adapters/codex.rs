@@ -141,12 +141,18 @@ pub fn map(hook_event: &str, payload: &Value, context: &mut Context<'_>) -> Resu
         _ => Vec::new(),
     };
     let mut events = with_permission_mode(events, text(payload, "permission_mode").and_then(canonical_permission_mode));
-    if !events.is_empty() && transcript.is_some_and(started_by_exec) {
-        // No payload says how Codex was started; its rollout's first line does. A run of
-        // `codex exec` is nobody's interactive session, as the export's `originator` says
-        // (a harness's SIGHTLINE_RUN_KIND is stamped after, and wins).
+    let meta = if events.is_empty() { None } else { transcript.and_then(session_meta) };
+    if let Some(meta) = meta {
         for event in &mut events {
-            event["run_kind"] = json!(RunKind::Ci.as_str());
+            // No payload says how Codex was started; its rollout's first line does. A run
+            // of `codex exec` is nobody's interactive session, as the export's
+            // `originator` says (a harness's SIGHTLINE_RUN_KIND is stamped after, and wins).
+            if meta.exec {
+                event["run_kind"] = json!(RunKind::Ci.as_str());
+            }
+            if let Some(version) = &meta.version {
+                event["agent_version"] = json!(version);
+            }
         }
     }
     Ok(events)
@@ -156,19 +162,31 @@ pub fn map(hook_event: &str, payload: &Value, context: &mut Context<'_>) -> Resu
 /// instructions (some kilobytes) before `originator` and `source`.
 const SESSION_META_MAX: u64 = 256 * 1024;
 
-/// Whether the rollout at `path` was started by `codex exec`: its first line is the
-/// `session_meta` record, whose `originator` is `codex_exec` (`codex-tui` interactive) and
-/// `source` `exec` (`cli`). A rollout not written yet, or unreadable, says nothing.
-fn started_by_exec(path: &str) -> bool {
+/// What a rollout's first line, the `session_meta` record, says of the run.
+struct SessionMeta {
+    /// Started by `codex exec`: `originator` is `codex_exec` (`codex-tui` interactive) or
+    /// `source` is `exec` (`cli`).
+    exec: bool,
+    /// Codex's own version (`cli_version`), if it is one the wire keeps.
+    version: Option<String>,
+}
+
+/// The `session_meta` of the rollout at `path`; a rollout not written yet, or
+/// unreadable, says nothing.
+fn session_meta(path: &str) -> Option<SessionMeta> {
     use std::io::{BufRead, Read};
-    let Ok(file) = std::fs::File::open(path) else { return false };
+    let file = std::fs::File::open(path).ok()?;
     let mut line = String::new();
-    if std::io::BufReader::new(file.take(SESSION_META_MAX)).read_line(&mut line).is_err() {
-        return false;
-    }
-    let Ok(first) = serde_json::from_str::<Value>(&line) else { return false };
+    std::io::BufReader::new(file.take(SESSION_META_MAX)).read_line(&mut line).ok()?;
+    let first = serde_json::from_str::<Value>(&line).ok()?;
     let meta = &first["payload"];
-    first["type"] == "session_meta" && (meta["originator"] == "codex_exec" || meta["source"] == "exec")
+    (first["type"] == "session_meta").then(|| SessionMeta {
+        exec: meta["originator"] == "codex_exec" || meta["source"] == "exec",
+        version: meta["cli_version"]
+            .as_str()
+            .filter(|v| (1..=64).contains(&v.chars().count()) && !v.chars().any(char::is_control))
+            .map(str::to_string),
+    })
 }
 
 #[cfg(test)]
@@ -176,7 +194,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_rollout_started_by_codex_exec_says_so_in_its_first_line() {
+    fn a_rollout_says_in_its_first_line_whether_codex_exec_started_it_and_its_version() {
         let dir = tempfile::tempdir().unwrap();
         let write = |name: &str, text: &str| {
             let path = dir.path().join(name);
@@ -192,10 +210,12 @@ mod tests {
                                    "originator": originator, "cli_version": "0.171.0", "source": source}})
             )
         };
-        assert!(started_by_exec(&write("exec.jsonl", &meta("codex_exec", "exec"))));
-        assert!(!started_by_exec(&write("tui.jsonl", &meta("codex-tui", "cli"))));
-        assert!(!started_by_exec(&write("empty.jsonl", "")));
-        assert!(!started_by_exec(&dir.path().join("missing.jsonl").display().to_string()));
+        let exec = session_meta(&write("exec.jsonl", &meta("codex_exec", "exec"))).unwrap();
+        assert!(exec.exec);
+        assert_eq!(exec.version.as_deref(), Some("0.171.0"), "Codex's own version");
+        assert!(!session_meta(&write("tui.jsonl", &meta("codex-tui", "cli"))).unwrap().exec);
+        assert!(session_meta(&write("empty.jsonl", "")).is_none());
+        assert!(session_meta(&dir.path().join("missing.jsonl").display().to_string()).is_none());
     }
 
     #[test]

@@ -1,6 +1,10 @@
 //! `/admin/adapters`: which agents and hook versions are reporting, from which machines
 //! and when last, and the silent gaps: people who stopped reporting, and people whose
-//! adapter sends events without usage. Read from `sessions::adapters`. And the hook
+//! adapter sends events without usage. Read from `sessions::adapters`. Drift, so the
+//! next vendor change is visible the day it arrives: the agents' own versions and who
+//! runs which, what they send that no mapping uses (`sessions::drift`), the models
+//! without a price, and what their agents reported loading (`sessions::capabilities`).
+//! And the hook
 //! binaries this server hands out per platform (`crate::hook_binaries`), with the
 //! platforms a release has that it does not, so the administrator sees what to add.
 //!
@@ -18,11 +22,94 @@ use crate::db::DbError;
 use crate::http::errors::PageError;
 use crate::http::extract::Query;
 use crate::sessions::adapters::{self, GapLine};
+use crate::sessions::{capabilities, drift};
 use crate::state::AppState;
 use crate::state::caller::Administrator;
 use crate::web::report::Cell;
 
 const PATH: &str = "/admin/adapters";
+
+/// What the drift sections read.
+struct Drift {
+    agent_versions: Vec<adapters::AgentVersionLine>,
+    unmapped: Vec<drift::UnmappedLine>,
+    unpriced: Vec<crate::sessions::unpriced::Unpriced>,
+    capabilities: Vec<capabilities::CapabilityLine>,
+}
+
+impl Drift {
+    fn read(conn: &rusqlite::Connection, now_ms: i64) -> Result<Drift, DbError> {
+        Ok(Drift {
+            agent_versions: adapters::agent_versions(conn, now_ms)?,
+            unmapped: drift::recent(conn, now_ms)?,
+            unpriced: crate::sessions::unpriced::all(conn)?,
+            capabilities: capabilities::across_people(conn, now_ms)?,
+        })
+    }
+
+    fn sections(&self, now_ms: i64) -> [Section; 3] {
+        let mut versions = Section::new("agent-versions", "Agent versions (last 30 days)")
+            .intro("The agents' own versions, as their export (service.version) or Codex's rollout says; \"not reported\" is a hook of an agent that does not say (Claude Code's and Gemini CLI's hooks). \"Latest for\" names each person whose most recent session of the agent ran it.")
+            .columns(vec!["Agent", "Version", "Sessions", "People", "Latest for", "Last seen"])
+            .empty("Nothing has reported in the last 30 days.");
+        versions.rows = self
+            .agent_versions
+            .iter()
+            .map(|line| {
+                Row::new(vec![
+                    Cell::text(line.agent_type.clone()),
+                    Cell::text(line.agent_version.clone().unwrap_or_else(|| "not reported".into())),
+                    Cell::count(line.sessions),
+                    Cell::count(line.people),
+                    Cell::text(line.latest_for.join(", ")),
+                    when(Some(line.last_seen_ms)),
+                ])
+            })
+            .collect();
+        let mut unmapped = Section::new("unmapped", "Received and not mapped (last 30 days)")
+            .intro("OTLP event names we skip and attributes of mapped events no mapping reads, per agent version, newest first. \"New\" means no earlier version sent it: what a vendor just changed. docs/otel.md says what each mapping takes.")
+            .columns(vec!["Agent", "Version", "Kind", "Event", "Name", "Records", "First seen", "New"])
+            .empty("Everything received in the last 30 days was mapped.");
+        unmapped.rows = self
+            .unmapped
+            .iter()
+            .map(|line| {
+                Row::new(vec![
+                    Cell::text(line.agent_type.clone()),
+                    Cell::text(line.agent_version.clone()),
+                    Cell::text(line.kind.clone()),
+                    Cell::text(line.event_name.clone()),
+                    Cell::text(line.name.clone()),
+                    Cell::count(line.records),
+                    Cell::when(line.first_seen_ms, now_ms),
+                    Cell::text(match &line.also_in {
+                        Some(version) => format!("no: also in {version}"),
+                        None => "new".into(),
+                    }),
+                ])
+            })
+            .collect();
+        let mut loaded = Section::new("capabilities", "What the agents loaded (last 90 days)")
+            .intro("MCP servers, plugins, hooks and skills as the agents report them (Claude Code's inventory events), by how many people have each.")
+            .columns(vec!["Agent", "Kind", "Name", "People", "Reports", "Last seen"])
+            .empty("No agent has reported what it loaded (Claude Code does with its OpenTelemetry export on).");
+        loaded.rows = self
+            .capabilities
+            .iter()
+            .map(|line| {
+                Row::new(vec![
+                    Cell::text(line.agent_type.clone()),
+                    Cell::text(line.kind.clone()),
+                    Cell::text(line.name.clone()),
+                    Cell::count(line.people),
+                    Cell::count(line.records),
+                    when(Some(line.last_seen_ms)),
+                ])
+            })
+            .collect();
+        [versions, unmapped, loaded]
+    }
+}
 
 fn gap_rows(lines: Vec<GapLine>) -> Vec<Row> {
     lines
@@ -80,7 +167,7 @@ pub async fn page(
 /// The page, saying `flash` (what a form just did).
 pub async fn render(state: &AppState, flash: Flash) -> Result<Response, PageError> {
     let now_ms = state.clock.now_ms();
-    let ((versions, machines, stopped, without_usage, sources), identities) = state
+    let ((versions, machines, stopped, without_usage, sources), identities, drift) = state
         .read(move |conn| {
             Ok::<_, DbError>((
                 (
@@ -91,9 +178,12 @@ pub async fn render(state: &AppState, flash: Flash) -> Result<Response, PageErro
                     adapters::sources(conn, now_ms)?,
                 ),
                 Identities::read(conn, now_ms)?,
+                Drift::read(conn, now_ms)?,
             ))
         })
         .await?;
+    let [agent_versions, unmapped, capabilities] = drift.sections(now_ms);
+    let unpriced = super::prices::unpriced_section(&drift.unpriced, &state.prices, now_ms);
 
     let mut by_version = Section::new("versions", "Agents and hook versions (last 30 days)")
         .columns(vec!["Agent", "Hook or exporter version", "Sessions", "People", "Machines", "Last seen"])
@@ -163,7 +253,11 @@ pub async fn render(state: &AppState, flash: Flash) -> Result<Response, PageErro
         "Whether telemetry is arriving, and from where. Installation instructions: /install.",
         flash,
     )
+    .section(agent_versions)
+    .section(unmapped)
+    .section(unpriced)
     .section(by_version)
+    .section(capabilities)
     .section(binaries)
     .section(by_source)
     .section(services)
