@@ -34,6 +34,11 @@ stage="dist/$name"
 rm -rf "$stage" && mkdir -p "$stage"
 cp "${binaries[@]}" README.md "$stage/"
 cp packaging/sightline.service packaging/sightline.toml "$stage/"
+if [ "${#binaries[@]}" -gt 1 ]; then
+    # The server's archive carries the price catalogue as of its build (the pinned LiteLLM
+    # release, tests/pins/litellm.txt), for `sightline prices import --litellm`.
+    cp "$(scripts/fetch-litellm-catalogue)" "$stage/model_prices_and_context_window.json"
+fi
 # The hook binary must say what it is, or `sightline hook-binaries add` refuses it.
 grep -aq "sightline-hook-binary/$version/" "$stage/sightline-hook$exe" || { echo "the hook binary lacks its marker" >&2; exit 1; }
 

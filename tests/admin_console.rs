@@ -173,6 +173,8 @@ fn only_administrators_reach_the_console_and_a_refusal_changes_nothing() {
         (format!("/admin/teams/web/members/{max}"), vec![("role", "lead")]),
         (format!("/admin/teams/web/members/{max}/remove"), vec![]),
         ("/admin/price-tables".into(), vec![("agent", "claude_code"), ("table", "{}")]),
+        ("/admin/price-tables/catalogue".into(), vec![("catalogue", "{}")]),
+        ("/admin/price-tables/catalogue/apply".into(), vec![("sha256", "00")]),
         ("/admin/retention/web".into(), vec![("days", "1")]),
         ("/admin/access-grants/some-grant/approve".into(), vec![]),
         ("/admin/alerts/rules/spend_spike".into(), vec![("threshold", "1"), ("enabled", "on")]),

@@ -59,6 +59,14 @@ fn an_unpriced_models_tokens_and_reported_cost_are_shown_to_administrators() {
         check.contains("1 model(s) without a price, 13,280 tokens counted at $0 (claude-nova-9-preview)"),
         "{check}"
     );
+    // The organisation's cost figures say what they leave out.
+    let org = admin_page(&server, &admin, "/org");
+    let note = &org[org.find("id=\"unpriced-note\"").unwrap_or_else(|| panic!("the note: {org}"))..];
+    let note = &note[..note.find("</p>").unwrap()];
+    assert!(
+        note.contains("leave out 13,280 tokens of a model without a price (claude-nova-9-preview), counted at $0"),
+        "{note}"
+    );
     for page in ["/admin/health", "/admin/price-tables"] {
         let body = admin_page(&server, &admin, page);
         let row = row_of(&body, "unpriced", "claude-nova-9-preview").unwrap_or_else(|| panic!("{page}: {body}"));
@@ -208,4 +216,81 @@ fn the_pinned_litellm_catalogue_prices_every_agents_default_model_and_its_histor
     let repriced = sightline(&["jobs", "run", "--data-dir", &path, "reprice-events-apply"]);
     assert!(repriced.status.success(), "{}", stderr(&repriced));
     assert_eq!(session_cost(&server, "history"), catalogue_cost(&catalogue, "claude-opus-5-5", &history["usage"]));
+}
+
+/// Posts `file` as the `catalogue` field of a `multipart/form-data` form, as a browser's
+/// file chooser sends it: (status, body).
+fn upload(server: &TestServer, token: &str, file: &[u8]) -> (u16, String) {
+    let boundary = "----sightline-conformance-7d3f";
+    let mut body = format!(
+        "--{boundary}\r\nContent-Disposition: form-data; name=\"catalogue\"; filename=\"model_prices_and_context_window.json\"\r\nContent-Type: application/json\r\n\r\n"
+    )
+    .into_bytes();
+    body.extend_from_slice(file);
+    body.extend_from_slice(format!("\r\n--{boundary}--\r\n").as_bytes());
+    let agent = ureq::Agent::config_builder().http_status_as_error(false).max_redirects(0).build().new_agent();
+    let mut response = agent
+        .post(format!("{}/admin/price-tables/catalogue", server.web))
+        .header("Authorization", format!("Bearer {token}"))
+        .header("Content-Type", format!("multipart/form-data; boundary={boundary}"))
+        .send(&body[..])
+        .unwrap();
+    (response.status().as_u16(), response.body_mut().read_to_string().unwrap())
+}
+
+#[test]
+fn an_administrator_uploads_the_catalogue_sees_its_changes_and_applies_them_audited() {
+    let (file, _) = catalogue();
+    let bytes = std::fs::read(&file).unwrap();
+    let server = TestServer::spawn();
+    add_user(&server.data_dir, ADMIN, "ADMIN");
+    add_user(&server.data_dir, "mia@example.com", "MEMBER");
+    let admin = access_token(&server, ADMIN);
+    // Only an administrator: a member's upload is refused before its body is read (a
+    // small body, so the refusal is read before the server closes the connection).
+    let (status, _) = upload(&server, &access_token(&server, "mia@example.com"), b"{}");
+    assert_eq!(status, 403);
+    let (status, body) = upload(&server, &admin, b"{\"not\": \"litellm\"}");
+    assert_eq!(status, 400, "{body}");
+    assert!(body.contains("sample_spec"), "the error names what is wrong: {body}");
+
+    let (status, body) = upload(&server, &admin, &bytes);
+    assert_eq!(status, 200, "{body}");
+    let preview = row_of(&body, "catalogue-preview", "claude-opus-5-5").expect("Claude Code's default model is added");
+    assert!(preview.contains("<td>added</td>") && preview.contains("<td>claude_code</td>"), "{preview}");
+    assert!(
+        !server.data_dir.join("price-tables/price-table.claude_code.v1.json").exists(),
+        "a preview stores no table"
+    );
+    let sha = hex::encode(ring::digest::digest(&ring::digest::SHA256, &bytes));
+    assert!(body.contains(&format!("name=\"sha256\" value=\"{sha}\"")), "the apply button names the file");
+
+    // A made-up or path-like name is refused; the previewed file is applied.
+    let agent = ureq::Agent::config_builder().http_status_as_error(false).max_redirects(0).build().new_agent();
+    let apply = |sha: &str| {
+        let response = agent
+            .post(format!("{}/admin/price-tables/catalogue/apply", server.web))
+            .header("Authorization", format!("Bearer {admin}"))
+            .send_form([("sha256", sha)])
+            .unwrap();
+        let location = response.headers().get("location").map(|l| l.to_str().unwrap().to_string());
+        (response.status().as_u16(), location.unwrap_or_default())
+    };
+    assert_eq!(apply("../../etc/passwd").0, 400);
+    assert_eq!(apply(&"0".repeat(64)).0, 400, "no catalogue with that digest waits");
+    let (status, location) = apply(&sha);
+    assert_eq!(status, 303, "{location}");
+    assert!(location.starts_with("/admin/price-tables?done="), "{location}");
+    let stored = std::fs::read_to_string(server.data_dir.join("price-tables/price-table.claude_code.v1.json")).unwrap();
+    assert!(stored.contains("\"claude-opus-5-5\"") && stored.contains(&sha), "the table names its catalogue");
+    let audited: i64 = server
+        .main_db()
+        .query_row(
+            "SELECT count(*) FROM audit_log WHERE action = 'PRICE_TABLE_UPLOADED' AND json_extract(detail, '$.source') = 'litellm'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert!(audited >= 3, "one audited revision per agent table the catalogue changed: {audited}");
+    assert_eq!(std::fs::read_dir(server.data_dir.join("catalogue")).unwrap().count(), 0, "the waiting file is gone");
 }

@@ -35,6 +35,9 @@ stage=packaging/deb/stage
 rm -rf "$stage" && mkdir -p "$stage/unit" "$stage/man"
 cp "$target_dir/release/sightline" "$target_dir/hook/sightline-hook" "$stage/"
 sed 's#/usr/local/bin/sightline#/usr/bin/sightline#g' packaging/sightline.service >"$stage/unit/sightline.service"
+# The price catalogue as of this build (the pinned LiteLLM release, tests/pins/litellm.txt),
+# for `sightline prices import --litellm /usr/share/sightline/model_prices_and_context_window.json`.
+cp "$(scripts/fetch-litellm-catalogue)" "$stage/model_prices_and_context_window.json"
 
 # A manual page per binary, from its own --help (cargo-deb compresses them), and the
 # Debian changelog a non-native package must carry: one entry, this version, naming the

@@ -138,6 +138,12 @@ pub fn web(state: Arc<AppState>) -> Router {
         .route("/admin/org-roles", get(|| async { axum::response::Redirect::permanent("/admin/people") }))
         .route("/admin/team-roles", get(|| async { axum::response::Redirect::permanent("/admin/teams") }))
         .route("/admin/price-tables", get(admin::prices::page).post(admin::prices::upload))
+        .route(
+            admin::catalogue::PATH,
+            post(admin::catalogue::preview)
+                .layer(axum::extract::DefaultBodyLimit::max(admin::catalogue::MAX_CATALOGUE_BYTES)),
+        )
+        .route("/admin/price-tables/catalogue/apply", post(admin::catalogue::apply))
         .route("/admin/retention", get(admin::retention::page))
         .route("/admin/retention/{slug}", post(admin::retention::set_team))
         .route("/admin/access-grants", get(admin::grants::page))

@@ -150,21 +150,13 @@ fn import(config: &ConfigArgs, file: &std::path::Path, apply: bool) -> anyhow::R
     );
     let on_disk = PriceBook::load(&config.data_dir)?;
     let mut staged = Vec::new();
-    for table in on_disk.tables() {
-        let agent = table.agent();
-        let Some(json) =
-            catalogue.apply(table.json(), &today).map_err(|why| anyhow::anyhow!("{}: {why}", agent.as_str()))?
-        else {
-            continue;
-        };
-        let new = pricing::PriceTable::parse(agent, &json)
-            .map_err(|err| anyhow::anyhow!("{}'s table from the catalogue does not validate: {err}", agent.as_str()))?;
-        let changes = pricing::diff_tables(&new, table);
+    for planned in catalogue.plan(&on_disk, &today).map_err(|why| anyhow::anyhow!(why))? {
+        let (agent, changes) = (planned.agent, &planned.changes);
         println!(
             "\n{} revision {} -> {} ({} changes)",
             agent.as_str(),
-            table.revision(),
-            new.revision(),
+            on_disk.table(agent).revision(),
+            planned.table.revision(),
             changes.len()
         );
         let rows = changes.iter().map(|diff| vec![diff.change.to_string(), diff.model.clone(), diff.detail.clone()]);
@@ -175,7 +167,7 @@ fn import(config: &ConfigArgs, file: &std::path::Path, apply: bool) -> anyhow::R
                 rows
             )
         );
-        staged.push((agent, json, changes.len()));
+        staged.push((agent, planned.json, changes.len()));
     }
     if staged.is_empty() {
         println!("the tables on disk already price every model as the catalogue does");

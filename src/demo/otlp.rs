@@ -196,6 +196,22 @@ fn record_of(agent: &str, model: &str, event: &Value) -> Option<(&'static str, V
                 int("duration_ms", tool["duration_ms"].as_i64().unwrap_or(0)),
             ],
         )),
+        ("claude_code", "session_start") => {
+            // What the session loaded, as Claude Code's inventory event reports it (its
+            // MCP server, one of three by the session's id).
+            let servers = ["github", "linear", "sentry"];
+            let pick = event["session_id"].as_str().map_or(0, |id| id.bytes().map(usize::from).sum::<usize>());
+            Some((
+                "mcp_server_connection",
+                vec![
+                    text("server_name", servers[pick % servers.len()]),
+                    text("status", "connected"),
+                    text("transport_type", "http"),
+                    text("server_scope", "user"),
+                    text("duration_ms", "180"),
+                ],
+            ))
+        }
         ("codex", "session_start") => Some(("conversation_starts", vec![text("model", model)])),
         ("gemini_cli", "session_start") => Some(("config", vec![text("model", model)])),
         ("claude_code", "compact") => Some(("compaction", vec![text("trigger", "auto"), text("success", "true")])),

@@ -222,6 +222,35 @@ impl Catalogue {
     }
 }
 
+/// One agent's table as a catalogue would make it: the new table's JSON, validated, and
+/// what differs from the table on disk.
+pub struct Planned {
+    pub agent: crate::model::AgentType,
+    pub json: String,
+    pub table: super::PriceTable,
+    pub changes: Vec<super::ModelDiff>,
+}
+
+impl Catalogue {
+    /// Every table of `on_disk` the catalogue changes, as it would change it (revision
+    /// `today`); the CLI's `prices import` and `/admin/price-tables` show and store these.
+    pub fn plan(&self, on_disk: &super::PriceBook, today: &str) -> Result<Vec<Planned>, String> {
+        let mut planned = Vec::new();
+        for table in on_disk.tables() {
+            let agent = table.agent();
+            let Some(json) = self.apply(table.json(), today).map_err(|why| format!("{}: {why}", agent.as_str()))?
+            else {
+                continue;
+            };
+            let new = super::PriceTable::parse(agent, &json)
+                .map_err(|err| format!("{}'s table from the catalogue does not validate: {err}", agent.as_str()))?;
+            let changes = super::diff_tables(&new, table);
+            planned.push(Planned { agent, json, table: new, changes });
+        }
+        Ok(planned)
+    }
+}
+
 /// Whether `id` names a dated snapshot of a model (`claude-opus-4-5-20251101`,
 /// `gpt-5-2025-08-07`): its base's pattern prices it.
 fn is_dated_snapshot(id: &str) -> bool {

@@ -33,7 +33,7 @@ use crate::model::{AgentType, Usage};
 mod catalogue;
 mod operator;
 mod parse;
-pub use catalogue::{Catalogue, CatalogueError};
+pub use catalogue::{Catalogue, CatalogueError, Planned};
 pub use operator::{
     ModelDiff, ModelPrices, OperatorTable, Staged, check as operator_check, diff as diff_tables, operator_tables,
     overrides_dir, stage as stage_operator_table,

@@ -38,7 +38,7 @@ pub async fn dashboard(
     let (days, period) = scope::period_param(params.days.as_deref(), state.clock.now_ms())?;
     let min_people = state.config.analytics.min_group_size;
     let now_ms = state.clock.now_ms();
-    let (read, month) = state
+    let (read, month, unpriced) = state
         .read(move |conn| {
             let all: Vec<_> = teams::list(conn)?.into_iter().map(|(team, _)| team).collect();
             let groups = super::reports::org_groups(&all);
@@ -49,11 +49,14 @@ pub async fn dashboard(
                 .find(|setting| setting.rule == crate::alerts::rules::Rule::BudgetThreshold && setting.enabled)
                 .and_then(|setting| setting.threshold)
                 .filter(|dollars| *dollars > 0.0);
-            Ok::<_, crate::db::DbError>((read, month_card(&month, budget, min_people)))
+            let unpriced = crate::sessions::unpriced::all(conn)?;
+            Ok::<_, crate::db::DbError>((read, month_card(&month, budget, min_people), unpriced))
         })
         .await?;
+    let unpriced = unpriced_note(&unpriced, &state.prices, now_ms);
     let page = ScopePage {
         month,
+        unpriced,
         nav_role: caller.role.as_str(),
         title: "The organisation".into(),
         path: "/org".into(),
@@ -94,4 +97,29 @@ fn month_card(month: &MonthToDate, budget_usd: Option<f64>, min_people: i64) -> 
         people: month.active_people,
         over_budget,
     })
+}
+
+/// The sentence saying the figures leave out tokens of models without a price seen in
+/// the last 31 days (organisation-wide: model names and token counts, nobody's), or
+/// `None` when every model seen is priced.
+fn unpriced_note(
+    found: &[crate::sessions::unpriced::Unpriced],
+    book: &crate::pricing::PriceBook,
+    now_ms: i64,
+) -> Option<String> {
+    let recent: Vec<_> = crate::web::admin::prices::still_unpriced(found, book)
+        .filter(|model| model.last_seen_ms >= now_ms - 31 * 86_400_000)
+        .collect();
+    if recent.is_empty() {
+        return None;
+    }
+    let tokens: i64 = recent.iter().map(|model| model.tokens()).sum();
+    let names: Vec<&str> = recent.iter().take(3).map(|model| model.model.as_str()).collect();
+    let more = if recent.len() > 3 { format!(" and {} more", recent.len() - 3) } else { String::new() };
+    Some(format!(
+        "These costs leave out {} tokens of {} without a price ({}{more}), counted at $0 until an administrator adds a price on /admin/price-tables.",
+        crate::model::count(tokens),
+        if recent.len() == 1 { "a model".to_string() } else { format!("{} models", recent.len()) },
+        names.join(", ")
+    ))
 }

@@ -113,6 +113,9 @@ pub struct ScopePage {
     pub tabs: Vec<(String, &'static str)>,
     /// The calendar month against the budget (the organisation's page only).
     pub month: Option<MonthCard>,
+    /// What the cost figures leave out: tokens of models no table prices, counted at $0
+    /// (the organisation's page only: the count is organisation-wide).
+    pub unpriced: Option<String>,
 }
 
 /// Month to date against the organisation's budget, with the forecast, in words.
@@ -192,6 +195,7 @@ pub async fn overview(
     .await?;
     let page = ScopePage {
         month: None,
+        unpriced: None,
         nav_role: caller.role.as_str(),
         title: format!("Team {}", team.name),
         path: format!("/team/{slug}"),

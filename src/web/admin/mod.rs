@@ -12,6 +12,7 @@
 
 pub mod adapters;
 pub mod alerts;
+pub mod catalogue;
 pub mod grants;
 pub mod health;
 pub mod identities;
@@ -112,7 +113,8 @@ pub struct Flash {
 pub struct Field {
     pub name: &'static str,
     pub label: String,
-    /// `text`, `number`, `hidden`, `select`, `textarea`, `checkbox` or `datetime-local`.
+    /// `text`, `number`, `hidden`, `select`, `textarea`, `checkbox`, `file` (its value is
+    /// what it accepts) or `datetime-local`.
     pub kind: &'static str,
     pub value: String,
     /// `(value, label)` of a select.
@@ -134,6 +136,11 @@ impl Field {
 
     pub fn textarea(name: &'static str, label: impl Into<String>, value: impl Into<String>) -> Field {
         Field { kind: "textarea", ..Field::text(name, label, value) }
+    }
+
+    /// A file chooser; its form is sent as `multipart/form-data`.
+    pub fn file(name: &'static str, label: impl Into<String>, accept: impl Into<String>) -> Field {
+        Field { kind: "file", ..Field::text(name, label, accept) }
     }
 
     pub fn checkbox(name: &'static str, label: impl Into<String>, on: bool) -> Field {
@@ -166,6 +173,11 @@ impl Form {
     pub fn field(mut self, field: Field) -> Form {
         self.fields.push(field);
         self
+    }
+
+    /// Whether the form carries a file (and is sent as `multipart/form-data`).
+    pub fn multipart(&self) -> bool {
+        self.fields.iter().any(|field| field.kind == "file")
     }
 
     pub fn danger(mut self) -> Form {

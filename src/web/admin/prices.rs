@@ -27,7 +27,7 @@ use crate::state::AppState;
 use crate::state::caller::Administrator;
 use crate::web::report::Cell;
 
-const PATH: &str = "/admin/price-tables";
+pub(super) const PATH: &str = "/admin/price-tables";
 
 fn source(table: &PriceTable) -> String {
     table.source().map_or("embedded".to_string(), |path| path.display().to_string())
@@ -56,6 +56,11 @@ pub async fn page(
     _: Administrator,
     Query(flash): Query<Flash>,
 ) -> Result<Response, PageError> {
+    render(&state, flash, None).await
+}
+
+/// The page, with `preview` (what an uploaded catalogue would change) first when given.
+pub(super) async fn render(state: &AppState, flash: Flash, preview: Option<Section>) -> Result<Response, PageError> {
     // Reading and compiling the tables is blocking work.
     let data_dir = state.config.data_dir.clone();
     let (embedded, on_disk) =
@@ -72,19 +77,24 @@ pub async fn page(
         })
         .await?;
     let [tables, against_embedded, pending] = table_sections(&state.prices, &embedded, &on_disk);
-    Ok(AdminPage::new(
+    let mut page = AdminPage::new(
         PATH,
         "Price tables",
         "The prices every event's cost is computed with, in $ per million tokens.",
         flash,
-    )
-    .section(tables)
-    .section(against_embedded)
-    .section(pending)
-    .section(unpriced_section(&unpriced, &state.prices, state.clock.now_ms()))
-    .section(upload_section(&state.config.data_dir))
-    .section(reprice_section(last))
-    .respond())
+    );
+    if let Some(preview) = preview {
+        page = page.section(preview);
+    }
+    Ok(page
+        .section(tables)
+        .section(against_embedded)
+        .section(pending)
+        .section(unpriced_section(&unpriced, &state.prices, state.clock.now_ms()))
+        .section(super::catalogue::upload_section())
+        .section(upload_section(&state.config.data_dir))
+        .section(reprice_section(last))
+        .respond())
 }
 
 /// The tables in force, how they differ from the embedded ones, and what an upload on
@@ -175,7 +185,7 @@ pub(super) fn unpriced_section(
 }
 
 /// The models of `found` the tables in force still do not price.
-pub(super) fn still_unpriced<'a>(
+pub(crate) fn still_unpriced<'a>(
     found: &'a [crate::sessions::unpriced::Unpriced],
     book: &'a PriceBook,
 ) -> impl Iterator<Item = &'a crate::sessions::unpriced::Unpriced> {
