@@ -57,9 +57,9 @@ impl Standin {
     }
 
     /// The Gemini API (`POST /v1beta/models/<model>:streamGenerateContent?alt=sse`), as
-    /// Gemini CLI calls it.
-    pub fn gemini() -> Standin {
-        Standin::start(serve_gemini)
+    /// Gemini CLI calls it: `calls` (`{"name", "input"}`) one per request, then text.
+    pub fn gemini(calls: Vec<Value>) -> Standin {
+        Standin::start_scripted(serve_gemini, calls)
     }
 
     fn start(serve: Serve) -> Standin {
@@ -161,7 +161,7 @@ fn answer_of(n: i64, model: &str, tool_call: Option<String>) -> Answer {
 /// Gemini: the first request of a turn calls `run_shell_command`, the one after its
 /// `functionResponse` answers in text; the counts in the last chunk's `usageMetadata`
 /// (`promptTokenCount` includes the cached, `candidatesTokenCount` excludes thoughts).
-fn serve_gemini(stream: TcpStream, answered: &Mutex<Vec<Answer>>, seen: &Mutex<Vec<String>>, _: &[Value]) {
+fn serve_gemini(stream: TcpStream, answered: &Mutex<Vec<Answer>>, seen: &Mutex<Vec<String>>, calls: &[Value]) {
     let Some((method, path, body)) = read_request(&stream) else { return };
     seen.lock().unwrap().push(format!("{method} {path}"));
     let request: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
@@ -178,26 +178,32 @@ fn serve_gemini(stream: TcpStream, answered: &Mutex<Vec<Answer>>, seen: &Mutex<V
             r#"{"error":{"code":404,"message":"not found"}}"#,
         );
     };
-    let contents = request["contents"].as_array().cloned().unwrap_or_default();
-    let answered_a_call = contents
-        .last()
-        .and_then(|content| content["parts"].as_array())
-        .is_some_and(|parts| parts.iter().any(|part| part.get("functionResponse").is_some()));
-    let offers_shell = request["tools"]
+    // The scripted calls made so far: one per functionResponse in the conversation.
+    let results = request["contents"]
         .as_array()
         .into_iter()
         .flatten()
-        .flat_map(|tool| tool["functionDeclarations"].as_array().cloned().unwrap_or_default())
-        .any(|declaration| declaration["name"] == "run_shell_command");
-    let call = (offers_shell && !answered_a_call).then(|| "run_shell_command".to_string());
+        .filter_map(|content| content["parts"].as_array())
+        .flatten()
+        .filter(|part| part.get("functionResponse").is_some())
+        .count();
+    let offered = |name: &Value| {
+        request["tools"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .flat_map(|tool| tool["functionDeclarations"].as_array().cloned().unwrap_or_default())
+            .any(|declaration| declaration["name"] == *name)
+    };
+    let next = calls.get(results).filter(|call| offered(&call["name"]));
+    let call = next.map(|call| call["name"].as_str().unwrap_or_default().to_string());
     let mut recorded = answered.lock().unwrap();
     let n = recorded.len() as i64;
     let answer = answer_of(n, &model, call.clone());
     recorded.push(answer.clone());
     drop(recorded);
-    let part = match &call {
-        Some(_) => json!({"functionCall": {"name": "run_shell_command",
-                                            "args": {"command": "git status --short", "description": "the working tree"}}}),
+    let part = match next {
+        Some(call) => json!({"functionCall": {"name": call["name"], "args": call["input"]}}),
         None => json!({"text": "The working tree is clean."}),
     };
     let chunks = [
