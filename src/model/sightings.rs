@@ -42,13 +42,15 @@ pub struct Unmapped {
 impl Unmapped {
     /// A sighting with its client-given texts made safe to keep and show.
     pub fn new(agent: AgentType, version: Option<&str>, kind: UnmappedKind, event: &str, name: &str) -> Unmapped {
+        let kept = |text: &str| printable(text, MAX_NAME_CHARS);
         Unmapped { agent, version: kept(version.unwrap_or("unknown")), kind, event: kept(event), name: kept(name) }
     }
 }
 
-/// `text` printable (a control character is a `?`) and at most [`MAX_NAME_CHARS`].
-fn kept(text: &str) -> String {
-    text.chars().take(MAX_NAME_CHARS).map(|c| if c.is_control() { '?' } else { c }).collect()
+/// `text` at most `max_chars`, a control character as `?`: a client's text made safe to
+/// keep and show.
+fn printable(text: &str, max_chars: usize) -> String {
+    text.chars().take(max_chars).map(|c| if c.is_control() { '?' } else { c }).collect()
 }
 
 /// The longest name or detail value kept.
@@ -108,5 +110,5 @@ pub struct Sighting {
 
 /// `text` clipped to [`MAX_TEXT_CHARS`], control characters as `?`.
 pub fn clipped(text: &str) -> String {
-    text.chars().take(MAX_TEXT_CHARS).map(|c| if c.is_control() { '?' } else { c }).collect()
+    printable(text, MAX_TEXT_CHARS)
 }

@@ -37,6 +37,12 @@ const MAX_ID_CHARS: usize = 200;
 const MAX_NAME_CHARS: usize = 200;
 /// An agent's version (`2.1.332`, `0.171.0-alpha.3`): as long as the client block's.
 const MAX_AGENT_VERSION_CHARS: usize = 64;
+
+/// Whether `version` is an agent version the wire accepts (what `agent_version` is
+/// checked against), so a source can leave out a strange one rather than lose its event.
+pub fn is_agent_version(version: &str) -> bool {
+    check_text("agent_version", version, 1, MAX_AGENT_VERSION_CHARS).is_ok()
+}
 const MAX_TOKENS_PER_KIND: i64 = 1_000_000_000;
 const MAX_DURATION_MS: i64 = 7 * 86_400_000;
 const MAX_METADATA_DEPTH: usize = 8;

@@ -26,9 +26,7 @@ use crate::model::{AgentType, rfc3339_ms};
 /// costs an event. Gemini CLI 0.61.0 (and Qwen Code, its fork) puts Node's version
 /// there (`v20.20.2`), not its own, so theirs is not read ([`own_version`]).
 fn agent_version(resource: &Attributes<'_>) -> Option<String> {
-    resource
-        .text("service.version")
-        .filter(|version| version.chars().count() <= 64 && !version.chars().any(char::is_control))
+    resource.text("service.version").filter(|version| crate::model::wire::is_agent_version(version))
 }
 
 /// The resource's version, if `agent` puts its own version there.

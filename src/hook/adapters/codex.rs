@@ -182,10 +182,7 @@ fn session_meta(path: &str) -> Option<SessionMeta> {
     let meta = &first["payload"];
     (first["type"] == "session_meta").then(|| SessionMeta {
         exec: meta["originator"] == "codex_exec" || meta["source"] == "exec",
-        version: meta["cli_version"]
-            .as_str()
-            .filter(|v| (1..=64).contains(&v.chars().count()) && !v.chars().any(char::is_control))
-            .map(str::to_string),
+        version: meta["cli_version"].as_str().filter(|v| crate::model::wire::is_agent_version(v)).map(str::to_string),
     })
 }
 

@@ -20,7 +20,6 @@ use axum::response::{Redirect, Response};
 use serde::Deserialize;
 
 use super::{Field, Flash, Form, Row, Section, done};
-use crate::audit::{self, Action, Entry};
 use crate::http::errors::{AppError, PageError};
 use crate::http::extract::Form as FormBody;
 use crate::pricing::{self, Catalogue, PriceBook};
@@ -172,40 +171,11 @@ pub async fn apply(
     let (catalogue, planned, _) = plan(bytes, data_dir.clone(), today(&state)).await?;
     let mut stored = Vec::new();
     for table in planned {
-        let (agent, changes) = (table.agent, table.changes.len());
-        let (dir, json) = (data_dir.clone(), table.json);
-        let staged = tokio::task::spawn_blocking(move || pricing::stage_operator_table(&dir, agent, &json))
-            .await
-            .map_err(|err| AppError::Internal(err.to_string()))?
-            .map_err(|err| match err {
-                Ok(invalid) => AppError::bad_request("catalogue", invalid.to_string()),
-                Err(io) => AppError::Internal(format!("cannot write the price table: {io}")),
-            })?;
-        let detail = serde_json::json!({
-            "agent": agent.as_str(), "revision": staged.table.revision(), "models": staged.table.model_ids().count(),
-            "source": "litellm", "catalogue_sha256": catalogue.sha256, "changes": changes,
+        let more = serde_json::json!({
+            "source": "litellm", "catalogue_sha256": catalogue.sha256, "changes": table.changes.len(),
         });
-        let (actor, now_ms) = (caller.user.id.clone(), state.clock.now_ms());
-        // The audit row first, the rename last, in one transaction (as an upload).
-        state
-            .write(move |tx| {
-                let entry = Entry {
-                    actor_id: Some(&actor),
-                    action: Action::PriceTableUploaded,
-                    subject_user_id: None,
-                    target: Some(agent.as_str()),
-                    detail,
-                };
-                if let Err(err) = audit::record(tx, &entry, now_ms) {
-                    staged.discard();
-                    return Err(err);
-                }
-                staged.commit().map_err(|source| crate::db::DbError::Io {
-                    context: "placing the catalogue's price table".into(),
-                    source,
-                })
-            })
-            .await?;
+        super::prices::store_table(&state, &caller.user.id, table.agent, table.json, "catalogue", more).await?;
+        let agent = table.agent;
         stored.push(agent.as_str());
     }
     let _ = std::fs::remove_file(pending_path(&data_dir, &sha256));

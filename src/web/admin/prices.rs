@@ -227,6 +227,60 @@ fn reprice_section(last: Vec<runs::JobRun>) -> Section {
     reprice
 }
 
+/// Stores `json` as `agent`'s operator table, as an upload and a catalogue import do:
+/// validated as at start-up (an invalid table is a 400 naming `field`), staged beside
+/// its place, then its `PRICE_TABLE_UPLOADED` row (with `more` added to the detail) and
+/// the rename in one transaction, so neither lands without the other. Answers the
+/// stored revision.
+pub(super) async fn store_table(
+    state: &AppState,
+    actor_id: &str,
+    agent: AgentType,
+    json: String,
+    field: &'static str,
+    more: serde_json::Value,
+) -> Result<String, PageError> {
+    let data_dir = state.config.data_dir.clone();
+    let staged = tokio::task::spawn_blocking(move || pricing::stage_operator_table(&data_dir, agent, &json))
+        .await
+        .map_err(|err| AppError::Internal(err.to_string()))?
+        .map_err(|err| match err {
+            Ok(invalid) => AppError::bad_request(field, invalid.to_string()),
+            Err(io) => AppError::Internal(format!("cannot write the price table: {io}")),
+        })?;
+    let revision = staged.table.revision().to_string();
+    let mut detail = serde_json::json!({
+        "agent": agent.as_str(),
+        "revision": revision,
+        "models": staged.table.model_ids().count(),
+    });
+    if let (Some(detail), serde_json::Value::Object(more)) = (detail.as_object_mut(), more) {
+        detail.extend(more);
+    }
+    let (actor, now_ms) = (actor_id.to_string(), state.clock.now_ms());
+    // The audit row first, the rename last, in one transaction: a failed rename rolls the
+    // row back, and a failed row leaves the table unplaced.
+    state
+        .write(move |tx| {
+            let entry = Entry {
+                actor_id: Some(&actor),
+                action: Action::PriceTableUploaded,
+                subject_user_id: None,
+                target: Some(agent.as_str()),
+                detail,
+            };
+            if let Err(err) = audit::record(tx, &entry, now_ms) {
+                staged.discard();
+                return Err(err);
+            }
+            staged
+                .commit()
+                .map_err(|source| crate::db::DbError::Io { context: "placing the price table".into(), source })
+        })
+        .await?;
+    Ok(revision)
+}
+
 #[derive(Deserialize)]
 pub struct UploadForm {
     agent: Option<String>,
@@ -247,42 +301,7 @@ pub async fn upload(
     if json.trim().is_empty() {
         return Err(AppError::bad_request("table", "paste the table's JSON").into());
     }
-    let data_dir = state.config.data_dir.clone();
-    let staged = tokio::task::spawn_blocking(move || pricing::stage_operator_table(&data_dir, agent, &json))
-        .await
-        .map_err(|err| AppError::Internal(err.to_string()))?
-        .map_err(|err| match err {
-            Ok(invalid) => AppError::bad_request("table", invalid.to_string()),
-            Err(io) => AppError::Internal(format!("cannot write the price table: {io}")),
-        })?;
-    let revision = staged.table.revision().to_string();
-    let (actor, now_ms) = (caller.user.id.clone(), state.clock.now_ms());
-    let detail = serde_json::json!({
-        "agent": agent.as_str(),
-        "revision": revision,
-        "models": staged.table.model_ids().count(),
-    });
-    // The audit row first, the rename last, in one transaction: a failed rename rolls the
-    // row back, and a failed row leaves the table unplaced.
-    let placed = state
-        .write(move |tx| {
-            let entry = Entry {
-                actor_id: Some(&actor),
-                action: Action::PriceTableUploaded,
-                subject_user_id: None,
-                target: Some(agent.as_str()),
-                detail,
-            };
-            if let Err(err) = audit::record(tx, &entry, now_ms) {
-                staged.discard();
-                return Err(err);
-            }
-            staged
-                .commit()
-                .map_err(|source| crate::db::DbError::Io { context: "placing the uploaded price table".into(), source })
-        })
-        .await;
-    placed?;
+    let revision = store_table(&state, &caller.user.id, agent, json, "table", serde_json::json!({})).await?;
     Ok(done(
         PATH,
         &format!(
