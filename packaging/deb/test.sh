@@ -187,7 +187,10 @@ inside nsenter --target "$main_pid" --mount -- setpriv --reuid=sightline --regid
     fail "/proc in the unit's namespace is not its own process's alone"
 
 inside /usr/bin/sightline healthcheck --config /etc/sightline/sightline.toml
-inside curl -fsS http://127.0.0.1:4000/install.sh | grep -q "^SERVER='http://127.0.0.1:4000'$" ||
+# Read whole, then matched: `curl | grep -q` fails under pipefail when grep stops reading
+# at its match before curl has written the rest (curl: (23) Failed writing body).
+served=$(inside curl -fsS http://127.0.0.1:4000/install.sh)
+grep -q "^SERVER='http://127.0.0.1:4000'$" <<<"$served" ||
     fail "the unit under systemd does not serve /install.sh"
 echo 'a long passphrase of hers' | inside runuser -u sightline -- /usr/bin/sightline user add --config /etc/sightline/sightline.toml \
     --email admin@example.com --name Admin --role ADMIN --password-stdin
@@ -237,7 +240,8 @@ inside dpkg -i "/packages/$(basename "$second")" || fail "the upgrade failed in 
 inside systemctl is-active --quiet sightline || { unit_journal; fail "systemd did not start the upgraded unit"; }
 after_pid=$(inside systemctl show --property=MainPID --value sightline)
 [ "$after_pid" != "$before_pid" ] || fail "the upgrade did not restart the server"
-inside runuser -u sightline -- /usr/bin/sightline user list --config /etc/sightline/sightline.toml | grep -q admin@example.com ||
+people=$(inside runuser -u sightline -- /usr/bin/sightline user list --config /etc/sightline/sightline.toml)
+grep -q admin@example.com <<<"$people" ||
     fail "the upgraded unit lost the administrator"
 [ "$(inside systemctl show --property=NRestarts --value sightline)" = 0 ] || { unit_journal; fail "the unit restarted after a failure"; }
 # Across start, ingest, restarts, stop and upgrade: no error in the server's log, no
@@ -307,7 +311,8 @@ getent passwd sightline | grep -q ':/var/lib/sightline:/usr/sbin/nologin$' || fa
 open=$(find /var/lib/sightline -mindepth 1 -perm /077 ! -path "$marker" -printf '%m %p\n')
 [ -z "$open" ] || fail "files in /var/lib/sightline others can read: $open"
 cmp -s "$unit" "$packages/unit/sightline.service" || fail "the installed unit differs from the package's"
-runuser -u sightline -- /usr/bin/sightline user list --config /etc/sightline/sightline.toml | grep -q "admin@example.com" ||
+people=$(runuser -u sightline -- /usr/bin/sightline user list --config /etc/sightline/sightline.toml)
+grep -q "admin@example.com" <<<"$people" ||
     fail "the quick start's administrator is not there"
 step "the running unit ($exec_start, as sightline)"
 runuser -u sightline -- /usr/bin/sightline healthcheck --config /etc/sightline/sightline.toml
