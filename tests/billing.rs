@@ -188,8 +188,12 @@ fn reconcile_cost_stores_drift_per_day_and_model_as_worked_by_hand() {
     events.push(prompt);
     let (status, body) = server.post_events(&server.token, &envelope(events));
     assert_eq!(status, 200, "{body}");
-    // A second person at work, so the organisation's report pages show (two at least).
-    let (status, body) = server.post_events(&other, &envelope(vec![event("prompt_submit", "bo-1", noon1)]));
+    // A second person at work on both days, so the organisation's report pages show (two
+    // at least) even when the two days fall in different months.
+    let (status, body) = server.post_events(
+        &other,
+        &envelope(vec![event("prompt_submit", "bo-1", noon1), event("prompt_submit", "bo-2", noon2)]),
+    );
     assert_eq!(status, 200, "{body}");
 
     let anthropic = anthropic_stand_in(BTreeMap::from([
