@@ -7,7 +7,7 @@
 //! failed call as `use_id`. All of these are read.
 //!
 //! Mapping (field by field in `docs/otel.md`): `user_prompt` → prompt_submit (its
-//! length, never its text), `api_request` → turn_end with the request's tokens and
+//! length, never its text; a built-in slash command is none), `api_request` → turn_end with the request's tokens and
 //! model (the vendor's `cost_usd` kept as the client's cost, the server prices the
 //! tokens), `tool_result` → tool_end, `tool_decision` with `reject` → tool_end
 //! `denied` (a refused call has no result), `compaction` → compact,
@@ -27,6 +27,11 @@ pub const AGENT: AgentType = AgentType::ClaudeCode;
 pub fn map(record: &Record<'_>) -> Outcome {
     let attributes = &record.attributes;
     match record.name.as_str() {
+        // A built-in command (`/compact`, `/clear`, `/model`: `command_source` builtin)
+        // is the person driving the tool, not a prompt to the model; the hook hears no
+        // UserPromptSubmit for one either (2.1.332, run for real). What it does is
+        // recorded as itself (a compaction, its requests).
+        "user_prompt" if attributes.text("command_source").as_deref() == Some("builtin") => Outcome::Skipped,
         "user_prompt" => Outcome::Event(record.prompt()),
         "api_request" => {
             let request_id = attributes.text("request_id");

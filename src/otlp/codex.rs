@@ -9,14 +9,16 @@
 //! `response.completed` → turn_end with the response's tokens (OpenAI counts cached
 //! input inside input and reasoning inside output; the wire contract counts each kind
 //! apart, as the hook's Codex transcript reader does), `tool_result` → tool_end keyed
-//! by `call_id`, `tool_decision` `denied` or `abort` → tool_end `denied`. Every other
+//! by `call_id` (its `success` says only whether the tool ran: a command that exited
+//! non-zero is `error` by the exit code its `output` states, one an execpolicy rule
+//! refused is `denied`), `tool_decision` `denied` or `abort` → tool_end `denied`. Every other
 //! event (each streamed delta is one) is counted and not stored.
 
 use serde_json::{Map, Value, json};
 
 use super::claude_code::copy_texts;
 use super::logs::{Outcome, Record};
-use crate::hook::adapters::codex::tool_action;
+use crate::hook::adapters::codex::{reported_status, tool_action};
 use crate::model::AgentType;
 
 pub const AGENT: AgentType = AgentType::Codex;
@@ -55,8 +57,8 @@ pub fn map(record: &Record<'_>) -> Outcome {
             Outcome::Event(event)
         }
         "tool_result" => {
-            let status = if attributes.flag("success") == Some(false) { "error" } else { "success" };
-            tool_end(record, status)
+            let output = attributes.text("output").unwrap_or_default();
+            tool_end(record, reported_status(attributes.flag("success"), &output).as_str())
         }
         "tool_decision" => match attributes.text("decision").map(|d| d.to_ascii_lowercase()).as_deref() {
             Some("denied" | "abort") => tool_end(record, "denied"),

@@ -453,3 +453,35 @@ fn gemini_cli_puts_node_s_version_where_its_own_would_be_and_it_is_not_taken() {
     assert!(!mapped.events.is_empty());
     assert!(mapped.events.iter().all(|event| event.get("agent_version").is_none()), "{:?}", mapped.events[0]);
 }
+
+#[test]
+fn a_built_in_slash_command_is_no_prompt_and_a_custom_one_is() {
+    // Claude Code 2.1.332's user_prompt for `/compact` (run for real), beside one for a
+    // command of the project's own, which expands into a prompt to the model.
+    let prompt = |length: &str, command: Option<(&str, &str)>| {
+        let mut attributes = vec![
+            serde_json::json!({"key": "event.name", "value": {"stringValue": "user_prompt"}}),
+            serde_json::json!({"key": "session.id", "value": {"stringValue": "b0900232-1b0e-49ad-a012-551a3441bc30"}}),
+            serde_json::json!({"key": "event.timestamp", "value": {"stringValue": "2026-12-03T12:06:53.844Z"}}),
+            serde_json::json!({"key": "prompt_length", "value": {"stringValue": length}}),
+            serde_json::json!({"key": "prompt", "value": {"stringValue": "<REDACTED>"}}),
+        ];
+        if let Some((name, source)) = command {
+            attributes.push(serde_json::json!({"key": "command_name", "value": {"stringValue": name}}));
+            attributes.push(serde_json::json!({"key": "command_source", "value": {"stringValue": source}}));
+        }
+        serde_json::json!({"timeUnixNano": "1796299613844000000", "body": {"stringValue": "claude_code.user_prompt"},
+                           "attributes": attributes})
+    };
+    let request = serde_json::json!({"resourceLogs": [{
+        "resource": {"attributes": [{"key": "service.name", "value": {"stringValue": "claude-code"}},
+                                    {"key": "service.version", "value": {"stringValue": "2.1.332"}}]},
+        "scopeLogs": [{"scope": {"name": "com.anthropic.claude_code.events", "version": "2.1.332"},
+                       "logRecords": [prompt("48", None), prompt("8", Some(("compact", "builtin"))),
+                                      prompt("9", Some(("review", "projectSettings")))]}]}]});
+    let mapped = map(&serde_json::from_value(request).unwrap(), "user-1");
+    let lengths: Vec<&Value> =
+        of_type(&mapped, "prompt_submit").iter().map(|e| &e["metadata"]["prompt_length"]).collect();
+    assert_eq!(lengths, [48, 9], "the person's prompt and the custom command, not `/compact`");
+    assert_eq!(mapped.skipped, 1);
+}

@@ -141,8 +141,11 @@ impl Builder<'_, '_> {
         for (started, tool) in self.context.state.take_open_tools(&self.session)? {
             let mut tool: Value = serde_json::from_str(&tool).unwrap_or_else(|_| json!({}));
             tool["status"] = json!(ToolStatus::Denied.as_str());
-            tool["duration_ms"] = json!((self.context.now_ms - started).max(0));
+            tool["duration_ms"] = json!(0);
             let mut event = self.event("tool_end");
+            // Refused when it was asked for: it ended, without running, as it started
+            // (not when the turn did), so it sits in the trace where it was asked.
+            event["ts"] = json!(crate::model::rfc3339_ms(started));
             event["metadata"]["inferred"] = json!("no end before the turn ended");
             event["tool"] = tool;
             events.push(event);
@@ -221,10 +224,16 @@ impl Builder<'_, '_> {
     ) -> Result<Vec<Value>, AdapterError> {
         self.note_transcript(transcript, false)?;
         let mut events = self.unended_tools_denied()?;
+        events.extend(self.requests(requests, metadata));
+        Ok(events)
+    }
+
+    /// One `turn_end` per model request (or one without usage), closing nothing: what a
+    /// turn's end reports of its requests.
+    pub fn requests(&self, requests: Vec<Request>, metadata: Value) -> Vec<Value> {
         let mut event = self.event("turn_end");
         merge_metadata(&mut event, metadata);
-        events.extend(usage_events(&event, requests));
-        Ok(events)
+        usage_events(&event, requests)
     }
 
     /// A subagent's end, with the usage of its own transcript when the agent names one.

@@ -165,6 +165,14 @@ pub fn map(hook_event: &str, payload: &Value, context: &mut Context<'_>) -> Resu
         "Stop" => build.turn_end(transcript, transcript_line, json!({}))?,
         // Older versions write subagent lines into the main transcript; the next Stop
         // counts those.
+        // A compaction runs as a fork that stops like a subagent with an empty
+        // `agent_type` (2.1.332, twice per `/compact`): no subagent the model asked
+        // for. Its requests count as the conversation's, if its transcript holds any
+        // (2.1.332 writes none; its export alone reports them).
+        "SubagentStop" if text(payload, "agent_type") == Some("") => {
+            let requests = build.usage_since_last_read(text(payload, "agent_transcript_path"), transcript_line)?;
+            if requests.is_empty() { Vec::new() } else { build.requests(requests, json!({"compaction": true})) }
+        }
         "SubagentStop" => {
             build.subagent_end(text(payload, "agent_transcript_path"), transcript_line, text(payload, "agent_type"))?
         }

@@ -4,11 +4,14 @@
 //! `permission_mode` (`default` or `bypassPermissions`) and `turn_id`; tool events add
 //! `tool_name` (`Bash`, `apply_patch`, `mcp__<server>__<tool>`, or a function name),
 //! `tool_use_id`, `tool_input`, and `tool_response` on PostToolUse (Bash's is the
-//! model-facing text, `Exit code: N …`); `SubagentStop` adds `agent_transcript_path`.
+//! command's output alone in 0.171.0, `Exit code: N …` before); `SubagentStop` adds
+//! `agent_transcript_path`.
 //!
 //! Mapping: SessionStart → session_start (git context of `cwd`), UserPromptSubmit →
-//! prompt_submit, PreToolUse → tool_start, PostToolUse → tool_end (`error` when the exit
-//! code is not 0 or an MCP result says `isError`), PermissionRequest → notification
+//! prompt_submit, PreToolUse → tool_start, PostToolUse → tool_end (`error` when the call
+//! failed: the rollout's `item_completed` for the call, written before PostToolUse runs,
+//! says `failed` or a non-zero `exit_code`; without it, an `Exit code: N` in the response
+//! or an MCP result's `isError`), PermissionRequest → notification
 //! `permission`, Stop and Interrupt → turn_end, SubagentStop → subagent_end, PreCompact →
 //! compact, SessionEnd → session_end; SubagentStart, PostCompact and unknown events are
 //! ignored. Codex tells no hook when the person refuses an approval: the call simply
@@ -58,6 +61,50 @@ pub fn exit_code(output: &str) -> Option<i64> {
         let rest = &output[output.find(marker)? + marker.len()..];
         let digits: String = rest.chars().take_while(|c| c.is_ascii_digit() || *c == '-').collect();
         digits.parse().ok()
+    })
+}
+
+/// The outcome of a call as Codex reports it in its OTLP `tool_result` (`success`, the
+/// model-facing `output`) and its rollout's `function_call_output`: a call refused before
+/// it ran (an execpolicy rule's `forbidden`, an approval declined) is `denied`, one that
+/// could not run or exited non-zero is `error`.
+pub fn reported_status(success: Option<bool>, output: &str) -> ToolStatus {
+    if success == Some(false) {
+        // `exec_command failed: CreateProcess { message: "Rejected(\"… rejected: …\")" }`
+        let refused = output.contains("Rejected(") || output.contains("rejected by user");
+        return if refused { ToolStatus::Denied } else { ToolStatus::Error };
+    }
+    if exit_code(output).is_some_and(|code| code != 0) { ToolStatus::Error } else { ToolStatus::Success }
+}
+
+/// The most of a rollout's end read for a call's `item_completed`: the line is written
+/// just before PostToolUse runs, with the command's output (aggregated, so a chatty
+/// command makes it long).
+const ITEM_COMPLETED_TAIL: u64 = 1024 * 1024;
+
+/// The outcome the rollout at `path` records for `call_id` (its `item_completed`
+/// event), if its end holds one.
+fn completed_item_status(path: &str, call_id: &str) -> Option<ToolStatus> {
+    use std::io::{Read, Seek, SeekFrom};
+    let mut file = std::fs::File::open(path).ok()?;
+    let length = file.metadata().ok()?.len();
+    file.seek(SeekFrom::Start(length.saturating_sub(ITEM_COMPLETED_TAIL))).ok()?;
+    let mut tail = Vec::new();
+    file.take(ITEM_COMPLETED_TAIL).read_to_end(&mut tail).ok()?;
+    let tail = String::from_utf8_lossy(&tail);
+    let quoted = format!("\"{call_id}\"");
+    let line = tail.lines().rev().filter(|line| line.contains("item_completed") && line.contains(&quoted)).find_map(
+        |line| {
+            let value: Value = serde_json::from_str(line).ok()?;
+            let item = &value["payload"]["item"];
+            (value["payload"]["type"] == "item_completed" && item["id"] == call_id).then(|| item.clone())
+        },
+    )?;
+    let failed = line["status"] == "failed" || line["exit_code"].as_i64().is_some_and(|code| code != 0);
+    Some(match line["status"].as_str() {
+        Some("declined") => ToolStatus::Denied,
+        _ if failed => ToolStatus::Error,
+        _ => ToolStatus::Success,
     })
 }
 
@@ -125,7 +172,10 @@ pub fn map(hook_event: &str, payload: &Value, context: &mut Context<'_>) -> Resu
         "PreToolUse" => vec![build.tool_start(&tool_call(payload))?],
         "PostToolUse" => {
             let response = payload.get("tool_response");
-            vec![build.tool_end(&tool_call(payload), response, response_status(response))?]
+            let recorded =
+                transcript.zip(text(payload, "tool_use_id")).and_then(|(path, id)| completed_item_status(path, id));
+            let status = recorded.unwrap_or_else(|| response_status(response));
+            vec![build.tool_end(&tool_call(payload), response, status)?]
         }
         "PermissionRequest" => {
             let event = build.notification(NotificationKind::Permission.as_str());
@@ -221,5 +271,42 @@ mod tests {
         assert_eq!(exit_code("Process exited with code 0\nOutput:"), Some(0));
         assert_eq!(exit_code("Success. Updated the following files:"), None);
         assert_eq!(response_status(Some(&json!({"isError": true, "content": []}))), ToolStatus::Error);
+    }
+
+    #[test]
+    fn an_outcome_reads_the_same_from_the_export_and_the_rollout() {
+        // Codex 0.171.0's `tool_result` outputs, run for real: `success` is true for a
+        // command that exited 128, false for one an execpolicy rule forbade.
+        let failed = "Chunk ID: fc04fc\nWall time: 0.0000 seconds\nProcess exited with code 128\nOutput:\nfatal: x\n";
+        assert_eq!(reported_status(Some(true), failed), ToolStatus::Error);
+        assert_eq!(reported_status(Some(true), "Process exited with code 0\nOutput:\n"), ToolStatus::Success);
+        let forbidden = r#"exec_command failed: CreateProcess { message: "Rejected(\"`/bin/bash -lc 'git push'` rejected: pushes go through review\")" }"#;
+        assert_eq!(reported_status(Some(false), forbidden), ToolStatus::Denied);
+        assert_eq!(reported_status(Some(false), "exec_command failed: No such file"), ToolStatus::Error);
+        assert_eq!(reported_status(None, "Success. Updated the following files:"), ToolStatus::Success);
+    }
+
+    #[test]
+    fn a_call_s_outcome_is_read_from_the_rollout_s_completed_item() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("rollout.jsonl");
+        // As 0.171.0 writes them before it runs PostToolUse (fields shortened).
+        let completed = |id: &str, status: &str, exit: i64| {
+            json!({"timestamp": "2026-12-03T12:01:33.026Z", "ordinal": 16, "type": "event_msg",
+                   "payload": {"type": "item_completed", "turn_id": "t1",
+                               "item": {"type": "CommandExecution", "id": id, "command": ["/bin/bash", "-lc", "git x"],
+                                        "source": "unified_exec_startup", "status": status,
+                                        "aggregated_output": "fatal: Needed a single revision\n", "exit_code": exit}}})
+            .to_string()
+        };
+        let call = json!({"type": "response_item", "payload": {"type": "function_call", "call_id": "call_2"}});
+        let rollout = [completed("call_0", "completed", 0), completed("call_1", "failed", 128), call.to_string()];
+        std::fs::write(&path, rollout.join("\n") + "\n").unwrap();
+        let path = path.display().to_string();
+        assert_eq!(completed_item_status(&path, "call_0"), Some(ToolStatus::Success));
+        assert_eq!(completed_item_status(&path, "call_1"), Some(ToolStatus::Error));
+        assert_eq!(completed_item_status(&path, "call_2"), None, "a call not completed yet says nothing");
+        assert_eq!(completed_item_status(&path, "call_"), None, "ids match whole");
+        assert_eq!(completed_item_status("/nonexistent/rollout.jsonl", "call_0"), None);
     }
 }

@@ -26,8 +26,9 @@ use serde_json::Value;
 
 use super::{Calls, append_text, json_text, lines, message, raw, text_of, time_ms, usage_of};
 use crate::hook::adapters::build::text;
-use crate::hook::adapters::codex::{exit_code, record_usage};
+use crate::hook::adapters::codex::{record_usage, reported_status};
 use crate::hook::usage::{Line, growth};
+use crate::model::ToolStatus;
 use crate::model::Usage as Counts;
 use crate::transcripts::model::{Message, Role, ToolCall};
 
@@ -144,7 +145,7 @@ impl Rollout {
                     ),
                     other => (text_of(other), None),
                 };
-                let is_error = success == Some(false) || exit_code(&said).is_some_and(|code| code != 0);
+                let is_error = reported_status(success, &said) != ToolStatus::Success;
                 let result = self.calls.result(text(payload, "call_id"), None, said, is_error);
                 self.messages.push(Message { ts_ms, ..result });
             }
