@@ -17,7 +17,7 @@ use std::process::Command;
 use serde_json::Value;
 
 use crate::common::machine::{client_with, git};
-use crate::common::model_standin::{Answer, Standin};
+use crate::common::model_standin::{Answer, SUBAGENT, Standin};
 use crate::common::*;
 
 /// Where scripts/fetch-agents installed the pinned agents.
@@ -168,12 +168,26 @@ fn flush(home: &Path, env: &[(String, String)]) {
 
 fn run_codex(mode: Mode) {
     let server = TestServer::spawn();
-    let standin = Standin::openai_responses();
+    // The first turn: a command that succeeds, one that fails, one the rules forbid; the
+    // second (the session resumed): one more, then the answer.
+    let standin = Standin::openai_responses(&[
+        "git status --short",
+        "git rev-parse --verify no-such-branch",
+        "git push origin HEAD",
+        "ls",
+    ]);
     let home = tempfile::tempdir().unwrap();
     let home = home.path();
     let repo = repository(home);
     std::fs::create_dir_all(home.join(".codex")).unwrap();
     std::fs::write(home.join(".codex/config.toml"), codex_config(&standin, &server, mode)).unwrap();
+    // An organisation's command rule (Codex's execpolicy): pushes are refused unasked.
+    std::fs::create_dir_all(home.join(".codex/rules")).unwrap();
+    std::fs::write(
+        home.join(".codex/rules/default.rules"),
+        "prefix_rule(pattern = [\"git\", \"push\"], decision = \"forbidden\", justification = \"pushes go through review\")\n",
+    )
+    .unwrap();
     let env = machine_env(home);
     if mode.hook() {
         install_hook(home, &server, "codex", &env);
@@ -181,30 +195,52 @@ fn run_codex(mode: Mode) {
     let codex = agents_dir().join("node_modules/.bin/codex");
     let prompt = "Run git status and tell me if the tree is clean.";
     run_agent(&codex, &repo, &env, &["exec", "--dangerously-bypass-hook-trust", prompt]);
+    let again = "And which files are there?";
+    run_agent(&codex, &repo, &env, &["exec", "--dangerously-bypass-hook-trust", "resume", "--last", again]);
     if mode.hook() {
         flush(home, &env);
     }
 
     let truth = standin.answered();
-    assert!(truth.len() >= 2 && truth[0].tool_call.is_some(), "{mode:?}: {truth:?} {:?}", standin.paths);
+    assert!(
+        truth.iter().filter(|a| a.tool_call.is_some()).count() == 4,
+        "{mode:?}: every scripted call made: {truth:?} {:?}",
+        standin.paths
+    );
     // gpt-5.2 at $1.75 input, $0.175 cached, $14 output and reasoning per million tokens.
     let cost = |a: &Answer| {
         (a.input - a.cached) * 1_750 + a.cached * 175 + (a.output - a.reasoning) * 14_000 + a.reasoning * 14_000
     };
     // Codex's version is in its export's resource and in its rollout's session_meta.
-    verify(&server, "codex", &[("codex:shell", "success")], Some("0.171.0"), mode, &truth, cost);
+    let calls =
+        [("codex:shell", "success"), ("codex:shell", "error"), ("codex:shell", "denied"), ("codex:shell", "success")];
+    let expected = Expected { calls: &calls, version: Some("0.171.0"), prompts: 2, compactions: 0, subagents: 0 };
+    verify(&server, "codex", &expected, mode, &truth, cost);
+}
+
+/// What the scripted session did that the stand-in cannot see.
+struct Expected<'a> {
+    /// Each tool call by canonical name and outcome, in order.
+    calls: &'a [(&'a str, &'a str)],
+    /// The agent's own version as stored.
+    version: Option<&'a str>,
+    /// The person's prompts (turns).
+    prompts: usize,
+    compactions: usize,
+    /// Subagents the model started (a compaction's fork is none).
+    subagents: usize,
 }
 
 /// The stored session of `agent` against the stand-in's record, in every figure.
 fn verify(
     server: &TestServer,
     agent: &str,
-    calls: &[(&str, &str)],
-    version: Option<&str>,
+    expected: &Expected,
     mode: Mode,
     truth: &[Answer],
     cost_of: impl Fn(&Answer) -> i64,
 ) {
+    let Expected { calls, version, prompts, compactions, subagents } = *expected;
     let (session_id, view) = stored_session(server, agent);
     let sum = |field: fn(&Answer) -> i64| truth.iter().map(field).sum::<i64>();
     let usage = &view["usage"];
@@ -235,14 +271,27 @@ fn verify(
     assert_eq!(status, 200, "{events}");
     let events = events["events"].as_array().unwrap().clone();
     let of = |kind: &str| events.iter().filter(|e| e["type"] == kind).cloned().collect::<Vec<_>>();
-    let requests = of("turn_end").into_iter().filter(|e| e["usage"].is_object()).count();
+    // A model request is an event with usage: the main conversation's `turn_end`s and a
+    // subagent's `subagent_end`s.
+    let requests = events.iter().filter(|e| e["usage"].is_object()).count();
+    eprintln!("{agent} {mode:?}\tmodel requests\tstand-in {}\tstored {requests}", truth.len());
+    eprintln!("{agent} {mode:?}\ttool calls\texpected {}\tstored {}", calls.len(), of("tool_end").len());
+    eprintln!("{agent} {mode:?}\tprompts\texpected {prompts}\tstored {}", of("prompt_submit").len());
+    eprintln!("{agent} {mode:?}\tcompactions\texpected {compactions}\tstored {}", of("compact").len());
+    eprintln!("{agent} {mode:?}\tsubagents\texpected {subagents}\tstored {}", of("subagent_end").len());
     assert_eq!(requests, truth.len(), "{agent} {mode:?}: one event per model request: {events:#?}");
     let ends = of("tool_end");
     let stored_calls: Vec<(&str, &str)> =
         ends.iter().map(|e| (e["tool"]["name"].as_str().unwrap(), e["tool"]["status"].as_str().unwrap())).collect();
     assert_eq!(stored_calls, calls, "{agent} {mode:?}: each tool call once, by its name and outcome: {events:#?}");
-    assert_eq!(of("prompt_submit").len(), 1, "{agent} {mode:?}: one prompt");
-    assert_eq!(of("compact").len(), 0, "{agent} {mode:?}: nothing was compressed");
+    assert_eq!(of("prompt_submit").len(), prompts, "{agent} {mode:?}: each prompt once: {events:#?}");
+    assert_eq!(of("compact").len(), compactions, "{agent} {mode:?}: each compaction once: {events:#?}");
+    assert_eq!(of("subagent_end").len(), subagents, "{agent} {mode:?}: each subagent once: {events:#?}");
+    let sessions: i64 = server
+        .main_db()
+        .query_row("SELECT count(*) FROM sessions WHERE agent_type = ?1", [agent], |r| r.get(0))
+        .unwrap();
+    assert_eq!(sessions, 1, "{agent} {mode:?}: a resumed session is the same session");
     let run_kind: String = server
         .main_db()
         .query_row("SELECT run_kind FROM sessions WHERE agent_session_id = ?1", [&session_id], |r| r.get(0))
@@ -293,12 +342,19 @@ fn run_claude(mode: Mode) {
     let home = tempfile::tempdir().unwrap();
     let home = home.path();
     let repo = repository(home);
-    // A call that succeeds, one that fails, one refused (`-p` allows only what
-    // `--allowedTools` names), then the answer.
+    // The first turn: a call that succeeds, one that fails, one refused (`-p` allows only
+    // what `--allowedTools` names), then the answer; the second (`--continue`): a
+    // subagent, a call, the answer; the third compacts the conversation.
+    let bash = |command: &str| serde_json::json!({"name": "Bash", "input": {"command": command, "description": "The repository"}});
+    let subagent = serde_json::json!({"name": "Agent", "input": {
+        "description": "Count the files", "prompt": format!("{SUBAGENT} count the files in the repository."),
+        "subagent_type": "general-purpose", "run_in_background": false}});
     let standin = Standin::anthropic_messages(vec![
-        serde_json::json!({"name": "Bash", "input": {"command": "git status --short", "description": "The working tree"}}),
-        serde_json::json!({"name": "Bash", "input": {"command": "git rev-parse --verify no-such-branch", "description": "A branch"}}),
+        bash("git status --short"),
+        bash("git rev-parse --verify no-such-branch"),
         serde_json::json!({"name": "Write", "input": {"file_path": repo.join("NOTES.md"), "content": "notes\n"}}),
+        subagent,
+        bash("ls"),
     ]);
     let mut env = machine_env(home);
     env.extend(
@@ -317,22 +373,45 @@ fn run_claude(mode: Mode) {
     }
     claude_settings(home, &server, mode);
     let claude = agents_dir().join("node_modules/.bin/claude");
+    let allowed = ["--allowedTools", "Bash,Agent", "--model", "claude-sonnet-4-6"];
     let prompt = "Run git status and tell me if the tree is clean.";
-    run_agent(&claude, &repo, &env, &["-p", prompt, "--allowedTools", "Bash", "--model", "claude-sonnet-4-6"]);
+    run_agent(&claude, &repo, &env, &[&["-p", prompt][..], &allowed].concat());
+    let again = "Have a subagent count the files, then list them.";
+    run_agent(&claude, &repo, &env, &[&["-p", again, "--continue"][..], &allowed].concat());
+    run_agent(&claude, &repo, &env, &[&["-p", "/compact", "--continue"][..], &allowed].concat());
     if mode.hook() {
         flush(home, &env);
     }
-    let truth = standin.answered();
-    assert!(truth.len() >= 4 && truth[0].tool_call.is_some(), "{mode:?}: {truth:?} {:?}", standin.paths);
+    let mut truth = standin.answered();
+    assert!(truth.iter().filter(|a| a.compaction).count() == 2, "{mode:?}: `/compact` asked for its summary");
+    if mode == Mode::Hook {
+        // 2.1.332 writes a compaction's usage to no file a hook reads (the fork's
+        // transcript that SubagentStop names is never written, the main transcript keeps
+        // only `compact_boundary`); its export reports both requests.
+        truth.retain(|answer| !answer.compaction);
+    }
+    assert!(
+        truth.iter().filter(|a| a.tool_call.is_some()).count() == 5,
+        "{mode:?}: every scripted call made: {truth:?} {:?}",
+        standin.paths
+    );
     // claude-sonnet-4-6 at $3 input, $0.30 cache reads, $3.75 five-minute cache writes,
     // $15 output per million tokens.
     let cost = |a: &Answer| {
         (a.input - a.cached - a.cache_written) * 3_000 + a.cached * 300 + a.cache_written * 3_750 + a.output * 15_000
     };
-    let calls = [("claude_code:Bash", "success"), ("claude_code:Bash", "error"), ("claude_code:Write", "denied")];
+    let calls = [
+        ("claude_code:Bash", "success"),
+        ("claude_code:Bash", "error"),
+        ("claude_code:Write", "denied"),
+        ("claude_code:Agent", "success"),
+        ("claude_code:Bash", "success"),
+    ];
     // Claude Code's version is in its export's resource; its hook's input has none.
     let version = mode.otlp().then_some("2.1.332");
-    verify(&server, "claude_code", &calls, version, mode, &truth, cost);
+    // `/compact` is a command, not a prompt; its fork is no subagent.
+    let expected = Expected { calls: &calls, version, prompts: 2, compactions: 1, subagents: 1 };
+    verify(&server, "claude_code", &expected, mode, &truth, cost);
 }
 
 #[test]
@@ -367,9 +446,11 @@ fn gemini_settings(server: &TestServer, mode: Mode) -> Value {
 
 fn run_gemini(mode: Mode) {
     let server = TestServer::spawn();
-    // A shell call that succeeds, then one whose command fails, then the answer.
+    // The first turn: a shell call that succeeds, then one whose command fails, then the
+    // answer; the second (the session resumed): one more call, the answer.
     let shell = |command: &str| serde_json::json!({"name": "run_shell_command", "input": {"command": command, "description": "The repository"}});
-    let standin = Standin::gemini(vec![shell("git status --short"), shell("git rev-parse --verify no-such-branch")]);
+    let standin =
+        Standin::gemini(vec![shell("git status --short"), shell("git rev-parse --verify no-such-branch"), shell("ls")]);
     let home = tempfile::tempdir().unwrap();
     let home = home.path();
     let repo = repository(home);
@@ -393,11 +474,17 @@ fn run_gemini(mode: Mode) {
     let gemini = agents_dir().join("node_modules/.bin/gemini");
     let prompt = "Run git status and tell me if the tree is clean.";
     run_agent(&gemini, &repo, &env, &["-p", prompt, "--yolo", "-m", "gemini-2.5-pro"]);
+    let again = "And which files are there?";
+    run_agent(&gemini, &repo, &env, &["--resume", "latest", "-p", again, "--yolo", "-m", "gemini-2.5-pro"]);
     if mode.hook() {
         flush(home, &env);
     }
     let truth = standin.answered();
-    assert!(truth.len() >= 3 && truth[1].tool_call.is_some(), "{mode:?}: {truth:?} {:?}", standin.paths);
+    assert!(
+        truth.iter().filter(|a| a.tool_call.is_some()).count() == 3,
+        "{mode:?}: every scripted call made: {truth:?} {:?}",
+        standin.paths
+    );
     // gemini-2.5-pro at $1.25 input, $0.125 cached, $10 output and thoughts per million
     // tokens (prompts under 200,000 tokens).
     let cost = |a: &Answer| {
@@ -407,8 +494,9 @@ fn run_gemini(mode: Mode) {
     // Gemini CLI 0.61.0 reports a command that exits non-zero as a successful call (the
     // tool ran; the exit code is only in its output), by its hook and its export alike:
     // stored as it says, the same whatever the source (docs/testing.md).
-    let calls = [("gemini_cli:run_shell_command", "success"), ("gemini_cli:run_shell_command", "success")];
-    verify(&server, "gemini_cli", &calls, None, mode, &truth, cost);
+    let calls = [("gemini_cli:run_shell_command", "success"); 3];
+    let expected = Expected { calls: &calls, version: None, prompts: 2, compactions: 0, subagents: 0 };
+    verify(&server, "gemini_cli", &expected, mode, &truth, cost);
 }
 
 #[test]

@@ -1,9 +1,11 @@
 //! A loopback stand-in for a vendor's model API, for the conformance suite that runs the
 //! real agent CLIs (`tests/real_agents.rs`). It speaks the documented wire protocol
 //! (Anthropic's Messages API, OpenAI's Responses API, Google's `streamGenerateContent`,
-//! each streamed as server-sent events), scripts a session (the
-//! first request of a turn calls the agent's shell tool, the next answers in text), and
-//! records what it answered: the ground truth the stored session is checked against.
+//! each streamed as server-sent events), scripts a session (each request makes the next
+//! of the session's scripted tool calls, counted by the tool results the conversation
+//! holds, so a resumed session goes on where it stopped; then it answers in text), and
+//! records what it answered: the ground truth the stored session is checked against. A
+//! subagent's conversation (its first message names [`SUBAGENT`]) is answered in text.
 //!
 //! Invariant: every answer's usage is distinct and recorded before it is sent, so a
 //! request the agent made is in [`Standin::answered`] whether or not the agent reports it.
@@ -13,6 +15,10 @@ use std::net::{TcpListener, TcpStream};
 use std::sync::{Arc, Mutex};
 
 use serde_json::{Value, json};
+
+/// What a scripted subagent's prompt starts with: the stand-in answers such a
+/// conversation in text, apart from the session's script.
+pub const SUBAGENT: &str = "Subagent:";
 
 /// One model response the stand-in gave.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -30,6 +36,8 @@ pub struct Answer {
     pub reasoning: i64,
     /// The tool the answer called, if any.
     pub tool_call: Option<String>,
+    /// A request to summarise the conversation (Claude Code's compaction).
+    pub compaction: bool,
 }
 
 /// How one vendor's connection is answered: the request read, the answer recorded, the
@@ -51,19 +59,18 @@ impl Standin {
         Standin::start_scripted(serve_anthropic, calls)
     }
 
-    /// OpenAI's Responses API (`POST /v1/responses`, `stream: true`), as Codex calls it.
-    pub fn openai_responses() -> Standin {
-        Standin::start(serve)
+    /// OpenAI's Responses API (`POST /v1/responses`, `stream: true`), as Codex calls it:
+    /// the session runs `commands` through Codex's shell tool, one per request (as many
+    /// as the conversation holds `function_call_output`s), then answers in text.
+    pub fn openai_responses(commands: &[&str]) -> Standin {
+        let calls = commands.iter().map(|command| json!({"name": "shell", "input": {"command": command}})).collect();
+        Standin::start_scripted(serve, calls)
     }
 
     /// The Gemini API (`POST /v1beta/models/<model>:streamGenerateContent?alt=sse`), as
     /// Gemini CLI calls it: `calls` (`{"name", "input"}`) one per request, then text.
     pub fn gemini(calls: Vec<Value>) -> Standin {
         Standin::start_scripted(serve_gemini, calls)
-    }
-
-    fn start(serve: Serve) -> Standin {
-        Standin::start_scripted(serve, Vec::new())
     }
 
     fn start_scripted(serve: Serve, calls: Vec<Value>) -> Standin {
@@ -155,6 +162,7 @@ fn answer_of(n: i64, model: &str, tool_call: Option<String>) -> Answer {
         output: 120 + 10 * n,
         reasoning: 40 + n,
         tool_call,
+        compaction: false,
     }
 }
 
@@ -245,11 +253,22 @@ fn serve_anthropic(stream: TcpStream, answered: &Mutex<Vec<Answer>>, seen: &Mute
         .filter(|block| block["type"] == "tool_result")
         .count();
     let offered = |name: &Value| request["tools"].as_array().into_iter().flatten().any(|tool| tool["name"] == *name);
-    let next = calls.get(results).filter(|call| offered(&call["name"]));
+    let subagent = request["messages"][0]["content"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|block| block["text"].as_str())
+        .chain(request["messages"][0]["content"].as_str())
+        .any(|text| text.contains(SUBAGENT));
+    // Claude Code's compaction asks, as the last user message, for a summary.
+    let last = request["messages"].as_array().and_then(|messages| messages.last()).map(Value::to_string);
+    let compaction = last.is_some_and(|text| text.contains("create a detailed summary of the conversation"));
+    let next = calls.get(results).filter(|call| !subagent && offered(&call["name"]));
     let call = next.map(|call| call["name"].as_str().unwrap_or_default().to_string());
     let mut recorded = answered.lock().unwrap();
     let n = recorded.len() as i64;
     let mut answer = answer_of(n, &model, call.clone());
+    answer.compaction = compaction;
     answer.cache_written = 200 + 20 * n;
     answer.reasoning = 0;
     recorded.push(answer.clone());
@@ -286,7 +305,7 @@ fn serve_anthropic(stream: TcpStream, answered: &Mutex<Vec<Answer>>, seen: &Mute
     respond_with(&stream, "200 OK", "text/event-stream", &request_id, &body);
 }
 
-fn serve(stream: TcpStream, answered: &Mutex<Vec<Answer>>, seen: &Mutex<Vec<String>>, _: &[Value]) {
+fn serve(stream: TcpStream, answered: &Mutex<Vec<Answer>>, seen: &Mutex<Vec<String>>, calls: &[Value]) {
     let Some((method, path, body)) = read_request(&stream) else { return };
     seen.lock().unwrap().push(format!("{method} {path}"));
     let request: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
@@ -297,7 +316,7 @@ fn serve(stream: TcpStream, answered: &Mutex<Vec<Answer>>, seen: &Mutex<Vec<Stri
     }
     let model = request["model"].as_str().unwrap_or("unknown").to_string();
     let inputs = request["input"].as_array().cloned().unwrap_or_default();
-    let answered_a_call = inputs.iter().any(|item| item["type"] == "function_call_output");
+    let results = inputs.iter().filter(|item| item["type"] == "function_call_output").count();
     let shell = request["tools"]
         .as_array()
         .into_iter()
@@ -306,7 +325,8 @@ fn serve(stream: TcpStream, answered: &Mutex<Vec<Answer>>, seen: &Mutex<Vec<Stri
         .find(|name| ["exec_command", "shell_command", "shell"].contains(name))
         .map(str::to_string);
     let side_request = request["text"]["format"]["type"] == "json_schema";
-    let call = shell.filter(|_| !answered_a_call && !side_request);
+    let command = calls.get(results).and_then(|call| call["input"]["command"].as_str()).filter(|_| !side_request);
+    let call = shell.filter(|_| command.is_some());
     let mut recorded = answered.lock().unwrap();
     // Distinct counts per answer: the n-th answer's input grows as a conversation's does.
     let n = recorded.len() as i64;
@@ -320,10 +340,11 @@ fn serve(stream: TcpStream, answered: &Mutex<Vec<Answer>>, seen: &Mutex<Vec<Stri
     };
     let (item, deltas) = match &call {
         Some(tool) => {
+            let command = command.unwrap_or_default();
             let arguments = if tool == "exec_command" {
-                json!({"cmd": "git status --short"})
+                json!({"cmd": command})
             } else {
-                json!({"command": ["bash", "-lc", "git status --short"]})
+                json!({"command": ["bash", "-lc", command]})
             };
             let item = json!({"type": "function_call", "id": format!("fc_{n}"), "call_id": format!("call_standin_{n}"),
                               "name": tool, "arguments": arguments.to_string(), "status": "completed"});
