@@ -446,15 +446,25 @@ fn gemini_settings(server: &TestServer, mode: Mode) -> Value {
 
 fn run_gemini(mode: Mode) {
     let server = TestServer::spawn();
-    // The first turn: a shell call that succeeds, then one whose command fails, then the
-    // answer; the second (the session resumed): one more call, the answer.
+    // The first turn: a shell call that succeeds, one whose command fails, one a policy
+    // denies, then the answer; the second (the session resumed): one more call, the answer.
     let shell = |command: &str| serde_json::json!({"name": "run_shell_command", "input": {"command": command, "description": "The repository"}});
-    let standin =
-        Standin::gemini(vec![shell("git status --short"), shell("git rev-parse --verify no-such-branch"), shell("ls")]);
+    let standin = Standin::gemini(vec![
+        shell("git status --short"),
+        shell("git rev-parse --verify no-such-branch"),
+        shell("git push origin HEAD"),
+        shell("ls"),
+    ]);
     let home = tempfile::tempdir().unwrap();
     let home = home.path();
     let repo = repository(home);
-    std::fs::create_dir_all(home.join(".gemini")).unwrap();
+    // An organisation's rule in the policy engine's user tier, above `--yolo`'s.
+    std::fs::create_dir_all(home.join(".gemini/policies")).unwrap();
+    std::fs::write(
+        home.join(".gemini/policies/rules.toml"),
+        "[[rule]]\ntoolName = \"run_shell_command\"\ncommandPrefix = \"git push\"\ndecision = \"deny\"\npriority = 100\ndenyMessage = \"pushes go through review\"\n",
+    )
+    .unwrap();
     let settings = serde_json::to_string_pretty(&gemini_settings(&server, mode)).unwrap();
     std::fs::write(home.join(".gemini/settings.json"), settings).unwrap();
     let mut env = machine_env(home);
@@ -481,7 +491,7 @@ fn run_gemini(mode: Mode) {
     }
     let truth = standin.answered();
     assert!(
-        truth.iter().filter(|a| a.tool_call.is_some()).count() == 3,
+        truth.iter().filter(|a| a.tool_call.is_some()).count() == 4,
         "{mode:?}: every scripted call made: {truth:?} {:?}",
         standin.paths
     );
@@ -494,7 +504,8 @@ fn run_gemini(mode: Mode) {
     // Gemini CLI 0.61.0 reports a command that exits non-zero as a successful call (the
     // tool ran; the exit code is only in its output), by its hook and its export alike:
     // stored as it says, the same whatever the source (docs/testing.md).
-    let calls = [("gemini_cli:run_shell_command", "success"); 3];
+    let shell_call = |status| ("gemini_cli:run_shell_command", status);
+    let calls = [shell_call("success"), shell_call("success"), shell_call("denied"), shell_call("success")];
     let expected = Expected { calls: &calls, version: None, prompts: 2, compactions: 0, subagents: 0 };
     verify(&server, "gemini_cli", &expected, mode, &truth, cost);
 }

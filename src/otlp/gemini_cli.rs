@@ -7,7 +7,7 @@
 //! model, `user_prompt` → prompt_submit (its length), `api_response` → turn_end with
 //! the response's tokens (Gemini counts cached input inside the prompt count; the wire
 //! contract counts it apart, as the hook's Gemini transcript reader does; thoughts are
-//! reasoning), `tool_call` → tool_end (a `reject` decision is `denied`),
+//! reasoning), `tool_call` → tool_end (a `reject` decision or a `policy_violation` is `denied`),
 //! `chat_compression` → compact with `tokens_before` and `tokens_after` (the only sign
 //! that a compression happened: the `PreCompress` hook fires before every turn). Other
 //! events are counted and not stored.
@@ -45,9 +45,13 @@ pub fn map(record: &Record<'_>) -> Outcome {
                 return Outcome::Refused("function_name is missing".into());
             };
             let mcp = attributes.text("tool_type").as_deref() == Some("mcp");
-            let status = match (attributes.text("decision").as_deref(), attributes.flag("success")) {
-                (Some("reject"), _) => "denied",
-                (_, Some(false)) => "error",
+            // A call the user rejected carries `decision` = `reject`; one the policy
+            // engine denied carries no decision, only `error_type` = `policy_violation`.
+            let denied = attributes.text("decision").as_deref() == Some("reject")
+                || attributes.text("error_type").as_deref() == Some("policy_violation");
+            let status = match (denied, attributes.flag("success")) {
+                (true, _) => "denied",
+                (false, Some(false)) => "error",
                 _ => "success",
             };
             let mut event = record.event("tool_end", None);

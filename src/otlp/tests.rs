@@ -400,6 +400,41 @@ fn a_gemini_compression_is_a_compaction_with_its_counts() {
     assert_eq!(compactions[0]["metadata"]["trigger"], "auto");
 }
 
+/// A call Gemini CLI 0.61.0's policy engine denied (a `deny` rule in
+/// `~/.gemini/policies/`) has no `decision`, only `success` false and `error_type`
+/// `policy_violation`: denied, as its hook says, not an error.
+#[test]
+fn a_gemini_call_its_policy_denied_is_denied_not_an_error() {
+    use opentelemetry_proto::tonic::common::v1::{AnyValue, KeyValue, any_value};
+    let mut request = fixture("gemini_cli");
+    let records = &mut request.resource_logs[0].scope_logs[0].log_records;
+    let is_call = |record: &opentelemetry_proto::tonic::logs::v1::LogRecord| {
+        record.attributes.iter().any(|pair| {
+            pair.key == "event.name"
+                && pair.value.as_ref().and_then(|v| v.value.as_ref())
+                    == Some(&any_value::Value::StringValue("gemini_cli.tool_call".into()))
+        })
+    };
+    let mut denied = records.iter().find(|record| is_call(record)).unwrap().clone();
+    denied.attributes.retain(|pair| !matches!(pair.key.as_str(), "decision" | "success"));
+    let pair =
+        |key: &str, v| KeyValue { key: key.into(), value: Some(AnyValue { value: Some(v) }), ..Default::default() };
+    denied.attributes.extend([
+        pair("success", any_value::Value::BoolValue(false)),
+        pair("error", any_value::Value::StringValue("Tool execution denied by policy.".into())),
+        pair("error_type", any_value::Value::StringValue("policy_violation".into())),
+    ]);
+    let mut failed = denied.clone();
+    failed.attributes.retain(|pair| pair.key != "error_type");
+    failed.attributes.push(pair("error_type", any_value::Value::StringValue("execution_failed".into())));
+    records.retain(|record| !is_call(record));
+    records.extend([denied, failed]);
+    let mapped = map(&request, "user-1");
+    let statuses: Vec<&str> =
+        of_type(&mapped, "tool_end").iter().map(|e| e["tool"]["status"].as_str().unwrap()).collect();
+    assert_eq!(statuses, ["denied", "error"], "{:?}", mapped.reasons);
+}
+
 #[test]
 fn what_no_mapping_uses_is_counted_per_version_and_inventory_is_kept_apart() {
     use crate::model::sightings::UnmappedKind as Kind;
