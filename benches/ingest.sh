@@ -15,7 +15,8 @@
 # Each history run starts the load $SIGHTLINE_BENCH_SETTLE seconds (default 20) after
 # the server answers, so the start-up upkeep is not in the figures (0 to include it).
 # SIGHTLINE_BENCH_BIN=<binary> measures that binary instead of building this tree: run
-# two builds in turn to compare them on the same machine state (see docs/benchmarks.md).
+# two builds in turn to compare them on the same machine state (see docs/benchmarks.md);
+# the first line names each binary with the start of its MD5 sum.
 # SIGHTLINE_BENCH_CLIENT=<binary> drives the load with that binary's `bench ingest` (default:
 # the measured one): the client shares the machine's cores with the server, so comparing
 # servers with one client keeps the client's own cost out of the difference.
@@ -28,6 +29,9 @@ else
   B=target/release/sightline
 fi
 C=${SIGHTLINE_BENCH_CLIENT:-$B}
+# Which binaries these figures are of: two builds compared in turn must print two sums
+# (with one shared target directory, a second build can be "fresh" and the same file).
+echo "server $B $(md5sum < "$B" | cut -c1-12); client $C $(md5sum < "$C" | cut -c1-12)"
 port=${SIGHTLINE_BENCH_PORT:-4100}
 
 run() {
