@@ -96,6 +96,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "http",
             "metrics",
             "model",
+            "otlp",
             "pricing",
             "sessions",
             "slo",
@@ -541,6 +542,90 @@ fn only_the_event_store_and_the_aggregates_read_their_tables() {
     assert!(
         problems.is_empty(),
         "a partition or aggregate read outside events/ and analytics/ (use events::days or an analytics function):\n{}",
+        problems.join("\n")
+    );
+}
+
+/// What rewrites the event store, and where each is declared: private to `events/`, so
+/// the only way to them is `events::store::Rewrite`, which holds the store's rewrite
+/// lock (file, function).
+const REWRITES: &[(&str, &str)] = &[
+    ("events/days.rs", "edit"),
+    ("events/compact.rs", "compact_partition"),
+    ("events/compact.rs", "recompact_with_new_dictionary"),
+    ("events/compact.rs", "compact_due"),
+    ("events/reredact.rs", "reredact_all"),
+    ("events/partitions/deletes.rs", "open_for_delete"),
+    ("events/partitions/deletes.rs", "remove"),
+];
+
+/// No partition is opened for writing outside the event store: appends are the writer
+/// thread's, and every rewrite (deletion, retention, repricing, re-redaction,
+/// compaction, a dropped day) is reached only through `events::store::Rewrite`, whose
+/// lock keeps rewriters apart across processes. The benchmarks' fixtures aside.
+#[test]
+fn no_partition_is_opened_for_writing_outside_the_event_store() {
+    let opens = regex::Regex::new(r"\b(open_for_write|open_for_delete)\s*\(").unwrap();
+    let mut problems = Vec::new();
+    for (file, module, code) in production_code() {
+        if module == "events" {
+            continue;
+        }
+        for found in opens.find_iter(&code) {
+            problems.push(format!("{} opens a partition for writing ({})", file.display(), found.as_str()));
+        }
+    }
+    for (file, function) in REWRITES {
+        let text = std::fs::read_to_string(src_dir().join(file)).unwrap();
+        let declared = regex::Regex::new(&format!(r"(?m)^(pub(?:\([^)]*\))? )?fn {function}\b")).unwrap();
+        match declared.captures(&text) {
+            None => problems.push(format!("{file} no longer declares {function}: update REWRITES")),
+            Some(found) if found.get(1).is_some_and(|vis| vis.as_str() == "pub ") => {
+                problems.push(format!("{file}: {function} is public; only events::store::Rewrite may reach it"))
+            }
+            Some(_) => {}
+        }
+    }
+    assert!(problems.is_empty(), "the event store rewritten outside its owner:\n{}", problems.join("\n"));
+}
+
+/// The files that open a write transaction on a database other than `main.db`, or on it
+/// as its owner: the writer thread and the event store (`events/`), migrations and the
+/// side door itself (`db/`), the developer machine's queue (`hook/`), a harness's
+/// `results.db` (`evals/`), and the readiness probe, which takes and drops the lock.
+const OWN_TRANSACTIONS: &[&str] = &["events/", "db/", "hook/", "evals/", "app/ops.rs"];
+
+/// `main.db` is written outside the writer thread only through its side door
+/// (`db::side_door`: an IMMEDIATE transaction with a long wait for the writer), so no
+/// command or job beside a server fails with "database is locked" or upgrades a stale
+/// read. The demo is checked too: it writes beside its own server.
+#[test]
+fn main_db_is_written_outside_the_writer_only_through_its_side_door() {
+    let begins = regex::Regex::new(
+        r"unchecked_transaction\(|\.transaction\(\)|transaction_with_behavior\(|Transaction::new_unchecked\(|BEGIN IMMEDIATE",
+    )
+    .unwrap();
+    let mut files = Vec::new();
+    source_files(&src_dir(), &mut files);
+    let mut problems = Vec::new();
+    for file in files {
+        let relative = file.strip_prefix(src_dir()).unwrap().to_string_lossy().replace('\\', "/");
+        let name = file.file_name().and_then(|n| n.to_str()).unwrap_or_default();
+        if OWN_TRANSACTIONS.iter().any(|own| relative.starts_with(own))
+            || name.ends_with("tests.rs")
+            || relative.starts_with("bench/")
+        {
+            continue;
+        }
+        let text = std::fs::read_to_string(&file).unwrap();
+        let code = text.split("#[cfg(test)]").next().unwrap_or_default();
+        for found in begins.find_iter(code) {
+            problems.push(format!("{relative} begins its own transaction ({})", found.as_str()));
+        }
+    }
+    assert!(
+        problems.is_empty(),
+        "main.db written around the writer and the side door (use db::side_door::write):\n{}",
         problems.join("\n")
     );
 }

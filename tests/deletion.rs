@@ -19,6 +19,7 @@ use serde_json::{Value, json};
 use sightline::cli::deletions::CliTarget;
 use sightline::deletion::{self, runner};
 use sightline::events::partitions::Day;
+use sightline::events::store::Store;
 
 const ADA: &str = "dev@example.com";
 const BO: &str = "bo@example.com";
@@ -354,8 +355,12 @@ impl runner::DeletionTarget for Crashing<'_> {
         self.inner.forget_transcript(session_id)
     }
 
-    fn drop_partition(&self, day: sightline::events::partitions::Day) -> Result<bool, sightline::db::DbError> {
-        self.inner.drop_partition(day)
+    fn drop_partition(
+        &self,
+        rewrite: &sightline::events::store::Rewrite<'_>,
+        day: sightline::events::partitions::Day,
+    ) -> Result<bool, sightline::db::DbError> {
+        self.inner.drop_partition(rewrite, day)
     }
 }
 
@@ -367,7 +372,8 @@ fn run_crashing(data_dir: &Path, fail_at: usize) -> runner::DeletionReport {
     )
     .unwrap();
     let target = Crashing { inner: CliTarget::new(&conn, data_dir), changes: Cell::new(0), fail_at };
-    let report = runner::run(&conn, data_dir, &target).unwrap();
+    let store = sightline::events::store::Store::at(data_dir);
+    let report = runner::run(&conn, &store.rewriting("test").unwrap(), &target).unwrap();
     target.inner.close().unwrap();
     report
 }
@@ -555,14 +561,15 @@ fn a_retention_sweep_stopped_midway_is_finished_by_the_next_and_loses_nothing_ke
     )
     .unwrap();
     let stopping = Crashing { inner: CliTarget::new(&conn, &data_dir), changes: Cell::new(0), fail_at: 1 };
-    let stopped = deletion::retention::sweep(&conn, &data_dir, &stopping, 1);
+    let stopped = deletion::retention::sweep(&conn, &Store::at(&data_dir).rewriting("test").unwrap(), &stopping, 1);
     assert!(stopped.is_err(), "the first pointer change fails");
     stopping.inner.close().unwrap();
     let old_day = Day::of_ms(two_days_ago);
     assert!(!sightline::events::partitions::partition_path(&data_dir, old_day).exists(), "the day went first");
 
     let target = CliTarget::new(&conn, &data_dir);
-    let report = deletion::retention::sweep(&conn, &data_dir, &target, 1).unwrap();
+    let report =
+        deletion::retention::sweep(&conn, &Store::at(&data_dir).rewriting("test").unwrap(), &target, 1).unwrap();
     target.close().unwrap();
     assert_eq!(report.transcripts_removed, 2, "both old transcripts (the stopped one again: removal re-runs)");
     assert_eq!((report.partitions_dropped, report.events_deleted), (0, 0), "the events went in the stopped run");
@@ -589,5 +596,8 @@ fn a_retention_sweep_stopped_midway_is_finished_by_the_next_and_loses_nothing_ke
     assert_eq!(figures_before, figures_after, "session rows outlive their raw events");
     // A third run finds nothing left to do.
     let target = CliTarget::new(&conn, &data_dir);
-    assert_eq!(deletion::retention::sweep(&conn, &data_dir, &target, 1).unwrap(), Default::default());
+    assert_eq!(
+        deletion::retention::sweep(&conn, &Store::at(&data_dir).rewriting("test").unwrap(), &target, 1).unwrap(),
+        Default::default()
+    );
 }

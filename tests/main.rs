@@ -59,6 +59,7 @@ mod schema;
 mod scoring;
 mod session_events;
 mod storage_failure;
+mod store_owner;
 mod team_org_pages;
 mod tls;
 mod transcripts_search;

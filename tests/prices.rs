@@ -6,6 +6,7 @@
 use crate::common;
 
 use common::*;
+use sightline::events::store::Store;
 
 const EMBEDDED: &str = include_str!("../assets/price-tables/price-table.claude_code.v1.json");
 /// Sonnet 4.5's prices in the embedded table, and the operator's.
@@ -191,7 +192,15 @@ fn an_apply_stopped_after_its_main_db_step_is_finished_by_the_next_and_moves_eac
         Ok(())
     };
     assert!(
-        reprice::apply(&data_dir, &conn, &book, &dying, sightline::analytics::partials::force_rebuild, today).is_err()
+        reprice::apply(
+            &Store::at(&data_dir).rewriting("test").unwrap(),
+            &conn,
+            &book,
+            &dying,
+            sightline::analytics::partials::force_rebuild,
+            today
+        )
+        .is_err()
     );
     assert_eq!((cost("y"), cost("both"), cost("t")), (48_500_000, 93_500_000, 45_000_000), "yesterday's deltas are in");
     assert_eq!(stored_costs(), [45_000_000; 4], "no partition rewritten yet");
@@ -199,15 +208,29 @@ fn an_apply_stopped_after_its_main_db_step_is_finished_by_the_next_and_moves_eac
     assert_eq!(pending, 2);
 
     // The next run applies what was pending first, then the rest; no total moves twice.
-    let report =
-        reprice::apply(&data_dir, &conn, &book, &commit, sightline::analytics::partials::force_rebuild, today).unwrap();
+    let report = reprice::apply(
+        &Store::at(&data_dir).rewriting("test").unwrap(),
+        &conn,
+        &book,
+        &commit,
+        sightline::analytics::partials::force_rebuild,
+        today,
+    )
+    .unwrap();
     assert_eq!(report.rows_rewritten, 4, "two pending, then today's two");
     assert_eq!((cost("y"), cost("both"), cost("t")), (48_500_000, 97_000_000, 48_500_000));
     assert_eq!(stored_costs(), [48_500_000; 4]);
     let pending: i64 = conn.query_row("SELECT count(*) FROM reprice_pending", [], |r| r.get(0)).unwrap();
     assert_eq!(pending, 0);
     assert_eq!(reprice::report(&data_dir, &book).unwrap().changed(), 0);
-    let again =
-        reprice::apply(&data_dir, &conn, &book, &commit, sightline::analytics::partials::force_rebuild, today).unwrap();
+    let again = reprice::apply(
+        &Store::at(&data_dir).rewriting("test").unwrap(),
+        &conn,
+        &book,
+        &commit,
+        sightline::analytics::partials::force_rebuild,
+        today,
+    )
+    .unwrap();
     assert_eq!((again.rows_rewritten, again.changed()), (0, 0), "a re-run changes nothing");
 }

@@ -229,7 +229,11 @@ fn a_stopped_pass_resumes_after_its_last_batch() {
         rusqlite::params![day.to_string(), ids[3]],
     )
     .unwrap();
-    let report = sightline::events::reredact::reredact_all(&data_dir, &main, now_ms(), |_| {}).unwrap();
+    let report = sightline::events::store::Store::at(&data_dir)
+        .rewriting("test")
+        .unwrap()
+        .reredact_all(&main, now_ms(), |_| {})
+        .unwrap();
     assert_eq!((report.partitions, report.rows_read, report.rows_changed), (1, 6, 6));
     let still_leaked: i64 = partition
         .query_row("SELECT count(*) FROM events WHERE metadata LIKE ?1", [format!("%{secret}%")], |row| row.get(0))

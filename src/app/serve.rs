@@ -178,6 +178,9 @@ pub async fn serve_with_clock(
         ingest_addr: ingest.local_addr()?,
         slis: Arc::default(),
         unmapped: Arc::default(),
+        events: crate::events::store::Store::at(&config.data_dir),
+        trace_sessions: Default::default(),
+        github_resting_until_ms: Arc::default(),
     });
 
     let bound = BoundAddresses {

@@ -109,8 +109,10 @@ pub fn run(args: &RepriceArgs) -> anyhow::Result<i32> {
         Ok(tx.commit()?)
     };
     let started = Instant::now();
+    let store = crate::events::store::Store::at(data_dir);
+    let rewrite = store.rewriting("bench reprice")?;
     let applied =
-        reprice::apply(data_dir, &main, &book, &change_main, crate::analytics::partials::force_rebuild, now_ms)?;
+        reprice::apply(&rewrite, &main, &book, &change_main, crate::analytics::partials::force_rebuild, now_ms)?;
     let apply_secs = started.elapsed().as_secs_f64();
     println!(
         "reprice-events-apply: {:.1} s ({:.0} events/s scanned, {:.0} rows/s rewritten); {} rows rewritten",

@@ -6,7 +6,6 @@
 //! the sweep both removes whole files (days past 365) and deletes rows (the team's,
 //! between 180 and 365 days old): the two paths a real sweep takes.
 
-use std::path::Path;
 use std::time::Instant;
 
 use clap::Args;
@@ -38,7 +37,6 @@ const DAY_MS: i64 = 86_400_000;
 /// transcripts: the benchmark stores none).
 struct BenchTarget<'a> {
     main: &'a Connection,
-    data_dir: &'a Path,
 }
 
 impl DeletionTarget for BenchTarget<'_> {
@@ -52,8 +50,8 @@ impl DeletionTarget for BenchTarget<'_> {
         Err(format!("the retention benchmark stores no transcripts, yet session {session_id} has one"))
     }
 
-    fn drop_partition(&self, day: Day) -> Result<bool, DbError> {
-        partitions::remove(self.data_dir, self.main, day)
+    fn drop_partition(&self, rewrite: &crate::events::store::Rewrite<'_>, day: Day) -> Result<bool, DbError> {
+        rewrite.drop_day(self.main, day)
     }
 }
 
@@ -95,9 +93,10 @@ pub fn run(args: &RetentionArgs) -> anyhow::Result<i32> {
     let total = args.days as usize * args.events_per_day;
     println!("generated {} day partitions, {total} events, in {:.1} s", args.days, started.elapsed().as_secs_f64());
 
-    let target = BenchTarget { main: &main, data_dir };
+    let target = BenchTarget { main: &main };
+    let store = crate::events::store::Store::at(data_dir);
     let started = Instant::now();
-    let report = retention::sweep(&main, data_dir, &target, 365)?;
+    let report = retention::sweep(&main, &store.rewriting("bench retention")?, &target, 365)?;
     let took = started.elapsed();
     let left: i64 = partitions::list_days(data_dir)?
         .into_iter()

@@ -48,7 +48,8 @@ pub fn compaction(args: &CompactionArgs) -> anyhow::Result<i32> {
     conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))?;
     drop(conn);
     let generated = started.elapsed();
-    let report = crate::events::compact::compact_partition(data_dir, day, crate::clock::system_now_ms())?;
+    let store = crate::events::store::Store::at(data_dir);
+    let report = store.rewriting("bench storage")?.compact(day, crate::clock::system_now_ms())?;
     let check = partitions::open_for_read(data_dir, day)?.ok_or_else(|| anyhow::anyhow!("partition vanished"))?;
     let readable = partitions::events_after_seq(&check, 0)?.len();
     let wal = std::fs::metadata(wal_path_of(&partitions::partition_path(data_dir, day))).map(|m| m.len()).unwrap_or(0);

@@ -14,7 +14,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use clap::Subcommand;
-use rusqlite::{Connection, Transaction, TransactionBehavior};
+use rusqlite::Connection;
 use tantivy::{IndexWriter, TantivyDocument};
 
 use super::ConfigArgs;
@@ -22,6 +22,7 @@ use crate::auth::users;
 use crate::db::DbError;
 use crate::deletion::runner::{self, DeletionTarget};
 use crate::deletion::{self, DeletionRequest};
+use crate::events::store::Rewrite;
 use crate::events::writer::MainChange;
 use crate::transcripts::index::TranscriptIndex;
 use crate::transcripts::offline::take_writer;
@@ -89,10 +90,7 @@ impl<'a> CliTarget<'a> {
 
 impl DeletionTarget for CliTarget<'_> {
     fn change_main(&self, change: MainChange) -> Result<(), DbError> {
-        let tx = Transaction::new_unchecked(self.conn, TransactionBehavior::Immediate)?;
-        change(&tx)?;
-        tx.commit()?;
-        Ok(())
+        crate::db::side_door::write(self.conn, |tx| change(tx))
     }
 
     fn forget_transcript(&self, session_id: &str) -> Result<(), String> {
@@ -106,15 +104,16 @@ impl DeletionTarget for CliTarget<'_> {
 
     /// Beside a running server, the writer may still hold the day open; a late event it
     /// writes there is past retention anyway, and the next sweep takes it.
-    fn drop_partition(&self, day: crate::events::partitions::Day) -> Result<bool, DbError> {
-        crate::events::partitions::remove(&self.data_dir, self.conn, day)
+    fn drop_partition(&self, rewrite: &Rewrite<'_>, day: crate::events::partitions::Day) -> Result<bool, DbError> {
+        rewrite.drop_day(self.conn, day)
     }
 }
 
 pub fn run_deletions(args: &ConfigArgs) -> anyhow::Result<i32> {
     let (conn, data_dir) = open_main(args)?;
     let target = CliTarget::new(&conn, &data_dir);
-    let report = runner::run(&conn, &data_dir, &target)?;
+    let store = crate::events::store::Store::at(&data_dir);
+    let report = runner::run(&conn, &store.rewriting("sightline run-deletions")?, &target)?;
     target.close()?;
     println!(
         "completed {} deletion requests: {} sessions, {} events, {} transcripts removed",
@@ -148,9 +147,9 @@ pub fn deletion(command: DeletionCommand) -> anyhow::Result<i32> {
         DeletionCommand::Request { config, user } => {
             let (conn, _) = open_main(&config)?;
             let subject = users::by_email(&conn, &user)?;
-            let tx = Transaction::new_unchecked(&conn, TransactionBehavior::Immediate)?;
-            let request = deletion::request(&tx, &subject.id, deletion::OPERATOR, crate::clock::system_now_ms())?;
-            tx.commit()?;
+            let request = crate::db::side_door::write(&conn, |tx| {
+                deletion::request(tx, &subject.id, deletion::OPERATOR, crate::clock::system_now_ms())
+            })?;
             print_request(&mut std::io::stdout().lock(), &subject.email, &request)?;
             Ok(0)
         }

@@ -122,7 +122,12 @@ fn run(config: &ConfigArgs, name: &str) -> anyhow::Result<i32> {
     };
     let started = std::time::Instant::now();
     let result = {
-        let host = CliHost { conn: &conn, target: CliTarget::new(&conn, &config.data_dir) };
+        let host = CliHost {
+            conn: &conn,
+            target: CliTarget::new(&conn, &config.data_dir),
+            store: crate::events::store::Store::at(&config.data_dir),
+            github_resting_until_ms: Arc::default(),
+        };
         let done = (job.run)(&JobContext { config: &config, host: &host });
         // A failure to release the index writer is the run's failure, recorded as such.
         match host.target.close() {
@@ -157,15 +162,26 @@ fn run(config: &ConfigArgs, name: &str) -> anyhow::Result<i32> {
 }
 
 /// The command line's host: its own `main.db` connection for reads and direct write
-/// transactions, and the index writer it opens when a deletion needs it.
+/// transactions, the index writer it opens when a deletion needs it, and the event
+/// store, whose rewrite lock it shares with a server on the same data directory.
 struct CliHost<'a> {
     conn: &'a rusqlite::Connection,
     target: CliTarget<'a>,
+    store: crate::events::store::Store,
+    github_resting_until_ms: crate::github::app_client::RestingUntil,
 }
 
 impl Host for CliHost<'_> {
     fn target(&self) -> &dyn DeletionTarget {
         &self.target
+    }
+
+    fn store(&self) -> &crate::events::store::Store {
+        &self.store
+    }
+
+    fn github_resting_until_ms(&self) -> crate::github::app_client::RestingUntil {
+        self.github_resting_until_ms.clone()
     }
 
     fn reader(&self) -> Result<Conn<'_>, DbError> {

@@ -8,7 +8,7 @@ use super::{ConfigArgs, HealthcheckArgs, load_config};
 use crate::app::serve::{BoundAddresses, addresses_path, prepare_main_db};
 use crate::auth::{tokens, users};
 use crate::config::{Config, Overrides};
-use crate::db::{self, Checkpointing, Durability};
+use crate::db;
 
 #[derive(Debug, Subcommand)]
 pub enum TokenCommand {
@@ -52,9 +52,11 @@ pub struct CompactArgs {
     pub day: Option<String>,
 }
 
+/// `main.db`, migrated, opened for the side door (`db::side_door`): a command's writes
+/// wait behind a running server's writer instead of failing on its lock.
 pub fn open_main(config: &Config) -> anyhow::Result<rusqlite::Connection> {
     prepare_main_db(config)?;
-    Ok(db::open(&config.main_db_path(), Durability::PowerSafe, Checkpointing::Automatic)?)
+    Ok(db::side_door::open(&config.main_db_path())?)
 }
 
 pub fn token(command: TokenCommand) -> anyhow::Result<i32> {
@@ -90,15 +92,13 @@ pub fn token(command: TokenCommand) -> anyhow::Result<i32> {
             }
             let now_ms = crate::clock::system_now_ms();
             let token = match &service_account {
-                None => {
-                    let tx = conn.unchecked_transaction()?;
-                    let token = tokens::create(&tx, &owner.id, kind, label.as_deref(), now_ms)?;
+                None => db::side_door::write(&conn, |tx| -> anyhow::Result<_> {
+                    let token = tokens::create(tx, &owner.id, kind, label.as_deref(), now_ms)?;
                     if let Some(run_kind) = run_kind {
-                        tokens::fix_run_kind(&tx, &token.id, run_kind)?;
+                        tokens::fix_run_kind(tx, &token.id, run_kind)?;
                     }
-                    tx.commit()?;
-                    token
-                }
+                    Ok(token)
+                })?,
                 Some(name) => {
                     if kind != tokens::TokenKind::Otlp {
                         anyhow::bail!("--service-account makes an OTLP token: use it with --kind otlp");
@@ -110,10 +110,9 @@ pub fn token(command: TokenCommand) -> anyhow::Result<i32> {
                             owner.email
                         );
                     }
-                    let tx = conn.unchecked_transaction()?;
-                    let token = crate::auth::otlp_identities::create_service_token(&tx, &owner.id, &name, now_ms)?;
-                    tx.commit()?;
-                    token
+                    db::side_door::write(&conn, |tx| -> anyhow::Result<_> {
+                        Ok(crate::auth::otlp_identities::create_service_token(tx, &owner.id, &name, now_ms)?)
+                    })?
                 }
             };
             eprintln!(
@@ -133,6 +132,8 @@ pub fn token(command: TokenCommand) -> anyhow::Result<i32> {
 
 pub fn compact(args: &CompactArgs) -> anyhow::Result<i32> {
     let config = load_config(&args.config, Overrides::default())?;
+    let store = crate::events::store::Store::at(&config.data_dir);
+    let rewrite = store.rewriting("sightline compact")?;
     let reports = match &args.day {
         Some(text) => {
             let day = crate::events::partitions::Day::parse(text)
@@ -140,10 +141,9 @@ pub fn compact(args: &CompactArgs) -> anyhow::Result<i32> {
             if !crate::events::days::exists(&config.data_dir, day) {
                 anyhow::bail!("no event partition for {day}");
             }
-            vec![crate::events::compact::compact_partition(&config.data_dir, day, crate::clock::system_now_ms())?]
+            vec![rewrite.compact(day, crate::clock::system_now_ms())?]
         }
-        None => crate::events::compact::compact_due(
-            &config.data_dir,
+        None => rewrite.compact_due(
             args.older_than_days.unwrap_or(config.storage.compact_after_days),
             crate::clock::system_now_ms(),
         )?,

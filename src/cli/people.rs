@@ -10,7 +10,6 @@
 use std::io::{BufRead, Write};
 
 use clap::Subcommand;
-use rusqlite::TransactionBehavior;
 
 use super::operator::open_main;
 use super::{ConfigArgs, load_config};
@@ -18,6 +17,7 @@ use crate::access::teams;
 use crate::audit::{self, Action, Entry};
 use crate::auth::{passwords, users};
 use crate::config::Overrides;
+use crate::db::side_door;
 
 #[derive(Debug, Subcommand)]
 pub enum UserCommand {
@@ -121,13 +121,14 @@ pub fn user(command: UserCommand) -> anyhow::Result<i32> {
             // Hash first: a bad password must not leave a half-made user behind.
             let hash = if password_stdin { Some(passwords::hash(&password_from_stdin()?)?) } else { None };
             let config = load_config(&config, Overrides::default())?;
-            let mut conn = open_main(&config)?;
-            let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
-            let user = users::add(&tx, &email, &name, &role, crate::clock::system_now_ms())?;
-            if let Some(hash) = hash {
-                users::set_password_hash(&tx, &user.email, &hash)?;
-            }
-            tx.commit()?;
+            let conn = open_main(&config)?;
+            let user = side_door::write(&conn, |tx| -> anyhow::Result<_> {
+                let user = users::add(tx, &email, &name, &role, crate::clock::system_now_ms())?;
+                if let Some(hash) = hash {
+                    users::set_password_hash(tx, &user.email, &hash)?;
+                }
+                Ok(user)
+            })?;
             println!("added user {} <{}> ({}) id {}", user.name, user.email, user.org_role, user.id);
             Ok(0)
         }
@@ -149,11 +150,12 @@ pub fn user(command: UserCommand) -> anyhow::Result<i32> {
         UserCommand::SetRole { config, email, role } => {
             let role = users::parse_role(&role)?;
             let config = load_config(&config, Overrides::default())?;
-            let mut conn = open_main(&config)?;
-            let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
-            let before = users::by_email(&tx, &email)?;
-            users::change_role(&tx, &before, &role, None, crate::clock::system_now_ms())?;
-            tx.commit()?;
+            let conn = open_main(&config)?;
+            let before = side_door::write(&conn, |tx| -> anyhow::Result<_> {
+                let before = users::by_email(tx, &email)?;
+                users::change_role(tx, &before, &role, None, crate::clock::system_now_ms())?;
+                Ok(before)
+            })?;
             println!("{} is now {role} (was {})", before.email, before.org_role);
             Ok(0)
         }
@@ -167,19 +169,20 @@ pub fn user(command: UserCommand) -> anyhow::Result<i32> {
         }
         UserCommand::Disable { config, email } => {
             let config = load_config(&config, Overrides::default())?;
-            let mut conn = open_main(&config)?;
-            let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+            let conn = open_main(&config)?;
             let now_ms = crate::clock::system_now_ms();
-            let user = users::disable(&tx, &email, now_ms)?;
-            let entry = Entry {
-                actor_id: None,
-                action: Action::UserDisabled,
-                subject_user_id: Some(&user.id),
-                target: Some(&user.id),
-                detail: serde_json::json!({}),
-            };
-            audit::record(&tx, &entry, now_ms)?;
-            tx.commit()?;
+            let user = side_door::write(&conn, |tx| -> anyhow::Result<_> {
+                let user = users::disable(tx, &email, now_ms)?;
+                let entry = Entry {
+                    actor_id: None,
+                    action: Action::UserDisabled,
+                    subject_user_id: Some(&user.id),
+                    target: Some(&user.id),
+                    detail: serde_json::json!({}),
+                };
+                audit::record(tx, &entry, now_ms)?;
+                Ok(user)
+            })?;
             println!("disabled {}; their sign-ins and tokens are revoked", user.email);
             Ok(0)
         }

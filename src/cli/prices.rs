@@ -180,30 +180,31 @@ fn import(config: &ConfigArgs, file: &std::path::Path, apply: bool) -> anyhow::R
         );
         return Ok(0);
     }
-    let mut conn = super::operator::open_main(&config)?;
+    let conn = super::operator::open_main(&config)?;
     for (agent, json, changes) in staged {
         let placed = pricing::stage_operator_table(&config.data_dir, agent, &json).map_err(|err| match err {
             Ok(invalid) => anyhow::anyhow!("{invalid}"),
             Err(io) => anyhow::anyhow!("cannot write {}'s table: {io}", agent.as_str()),
         })?;
-        let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
-        let entry = crate::audit::Entry {
-            actor_id: None,
-            action: crate::audit::Action::PriceTableUploaded,
-            subject_user_id: None,
-            target: Some(agent.as_str()),
-            detail: serde_json::json!({
-                "agent": agent.as_str(), "revision": placed.table.revision(), "models": placed.table.model_ids().count(),
-                "source": "litellm", "catalogue_sha256": catalogue.sha256, "changes": changes,
-            }),
-        };
-        if let Err(err) = crate::audit::record(&tx, &entry, now_ms) {
-            placed.discard();
-            return Err(err.into());
-        }
-        // The audit row, then the rename, then the commit: a failed rename rolls the row back.
-        placed.commit().with_context(|| format!("placing {}'s table", agent.as_str()))?;
-        tx.commit()?;
+        crate::db::side_door::write(&conn, |tx| -> anyhow::Result<()> {
+            let entry = crate::audit::Entry {
+                actor_id: None,
+                action: crate::audit::Action::PriceTableUploaded,
+                subject_user_id: None,
+                target: Some(agent.as_str()),
+                detail: serde_json::json!({
+                    "agent": agent.as_str(), "revision": placed.table.revision(), "models": placed.table.model_ids().count(),
+                    "source": "litellm", "catalogue_sha256": catalogue.sha256, "changes": changes,
+                }),
+            };
+            if let Err(err) = crate::audit::record(tx, &entry, now_ms) {
+                placed.discard();
+                return Err(err.into());
+            }
+            // The audit row, then the rename, then the commit: a failed rename rolls the row back.
+            placed.commit().with_context(|| format!("placing {}'s table", agent.as_str()))?;
+            Ok(())
+        })?;
         println!("stored {}'s table", agent.as_str());
     }
     println!(

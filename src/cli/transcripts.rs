@@ -43,9 +43,12 @@ pub fn backfill_redaction(args: &ConfigArgs) -> anyhow::Result<i32> {
     let started = std::time::Instant::now();
     let bar =
         progress_bar(reredact::partitions_behind(&config.data_dir, &conn)? as i64, "event partitions redacted again");
-    let events = reredact::reredact_all(&config.data_dir, &conn, crate::clock::system_now_ms(), |done| {
-        bar.set_position(done.partitions)
-    })?;
+    let store = crate::events::store::Store::at(&config.data_dir);
+    let events = store.rewriting("sightline backfill-redaction")?.reredact_all(
+        &conn,
+        crate::clock::system_now_ms(),
+        |done| bar.set_position(done.partitions),
+    )?;
     bar.finish_and_clear();
     println!(
         "redacted the events of {} partitions again under rules version {} in {:.1} s ({} of {} rows changed)",

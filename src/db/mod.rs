@@ -4,10 +4,12 @@
 //!
 //! Invariants: every connection goes through [`open`], so pragmas never differ
 //! between callers; the server writes each file from exactly one connection (the
-//! writer); handlers never see a `rusqlite::Connection` — modules expose functions
-//! that run on the blocking pool.
+//! writer), and anything else writes `main.db` only through its [`side_door`];
+//! handlers never see a `rusqlite::Connection` — modules expose functions that run on
+//! the blocking pool.
 
 pub mod migrations;
+pub mod side_door;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;

@@ -11,15 +11,14 @@
 //! anywhere and the next finishes the work: each step is complete on its own.
 
 use std::collections::{BTreeSet, HashMap};
-use std::path::Path;
 
 use rusqlite::Connection;
 use serde::Serialize;
 
 use super::runner::{DeletionError, DeletionTarget};
 use crate::db::DbError;
-use crate::events::compact;
 use crate::events::days::{self, Owner};
+use crate::events::store::Rewrite;
 use crate::transcripts::store;
 
 const DAY_MS: i64 = 86_400_000;
@@ -78,10 +77,11 @@ impl Cutoffs {
 /// main.db connection that sees what `target` commits.
 pub fn sweep(
     reads: &Connection,
-    data_dir: &Path,
+    rewrite: &Rewrite<'_>,
     target: &dyn DeletionTarget,
     retention_days: i64,
 ) -> Result<RetentionReport, DeletionError> {
+    let data_dir = rewrite.data_dir();
     let now_ms = target.now_ms();
     let cutoffs = Cutoffs::at(reads, retention_days, now_ms)?;
     let mut report = RetentionReport::default();
@@ -91,12 +91,12 @@ pub fn sweep(
             // Days are listed oldest first: no later file has anything past retention.
             break;
         }
-        let Some(editor) = days::edit(data_dir, day)? else { continue };
+        let Some(editor) = rewrite.edit(day)? else { continue };
         let owners = editor.owners()?;
         let rows: u64 = owners.iter().map(|owner| owner.rows).sum();
         if owners.iter().all(|owner| owner.newest_ms < cutoffs.of(&owner.user_id)) {
             drop(editor);
-            if target.drop_partition(day)? {
+            if target.drop_partition(rewrite, day)? {
                 report.partitions_dropped += 1;
                 report.events_deleted += rows;
             }
@@ -113,7 +113,7 @@ pub fn sweep(
     }
     // The zstd dictionary of a compacted file was trained on the rows just deleted too.
     for day in trimmed_compacted {
-        compact::recompact_with_new_dictionary(data_dir, day, now_ms)?;
+        rewrite.recompact(day, now_ms)?;
     }
     for (session_id, user_id, last_event_ms) in store::stored_before(reads, cutoffs.latest())? {
         if last_event_ms >= cutoffs.of(&user_id) {

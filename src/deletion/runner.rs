@@ -27,8 +27,8 @@ use serde::Serialize;
 use super::DeletionRequest;
 use crate::audit::{self, Action, Entry};
 use crate::db::DbError;
-use crate::events::compact;
 use crate::events::days::{self, Day, DayDeletion};
+use crate::events::store::Rewrite;
 use crate::events::writer::MainChange;
 use crate::transcripts::{store, upload};
 
@@ -39,8 +39,8 @@ pub trait DeletionTarget {
     /// Removes a session's index documents (committed), then its transcript files.
     fn forget_transcript(&self, session_id: &str) -> Result<(), String>;
     /// Removes a whole day's partition file and its ledger entry (retention); answers
-    /// whether there was a file.
-    fn drop_partition(&self, day: Day) -> Result<bool, DbError>;
+    /// whether there was a file. Only a holder of the store's rewrite lock may.
+    fn drop_partition(&self, rewrite: &Rewrite<'_>, day: Day) -> Result<bool, DbError>;
     /// "Now" for the request's timestamps: the server's clock in the server, the system
     /// clock for the operator's command.
     fn now_ms(&self) -> i64 {
@@ -81,10 +81,10 @@ impl From<rusqlite::Error> for DeletionError {
 /// Works through every open request. `reads` is a `main.db` connection for reading
 /// (it sees what `target` committed). A request that fails is reported in
 /// [`DeletionReport::failed`] and the others still run.
-pub fn run(reads: &Connection, data_dir: &Path, target: &dyn DeletionTarget) -> Result<DeletionReport, DbError> {
+pub fn run(reads: &Connection, rewrite: &Rewrite<'_>, target: &dyn DeletionTarget) -> Result<DeletionReport, DbError> {
     let mut report = DeletionReport::default();
     for request in super::open_requests(reads)? {
-        match run_request(reads, data_dir, target, &request, &mut report) {
+        match run_request(reads, rewrite, target, &request, &mut report) {
             Ok(true) => report.requests_completed += 1,
             Ok(false) => {}
             Err(err) => {
@@ -107,7 +107,7 @@ struct Doomed {
 /// Returns whether the request completed.
 fn run_request(
     reads: &Connection,
-    data_dir: &Path,
+    rewrite: &Rewrite<'_>,
     target: &dyn DeletionTarget,
     request: &DeletionRequest,
     report: &mut DeletionReport,
@@ -133,20 +133,20 @@ fn run_request(
         if let Some(survivor) = doomed.iter().find(|session| done.contains(&session.id)) {
             return Err(DeletionError::Survived(survivor.id.clone()));
         }
-        delete_sessions(data_dir, target, request, &doomed, &mut touched, report)?;
+        delete_sessions(rewrite, target, request, &doomed, &mut touched, report)?;
         done.extend(doomed.into_iter().map(|session| session.id));
     }
     // Events that arrived with no session row (or whose row a crash lost) go too.
-    let swept = for_each_partition(data_dir, &mut touched, |day| day.events_of(&request.user_id))?;
+    let swept = for_each_partition(rewrite, &mut touched, |day| day.events_of(&request.user_id))?;
     report.events_deleted += swept;
     // A compacted partition's zstd dictionary was trained on its rows, the deleted ones
     // too: compact it again with a dictionary trained on what is left.
     // The swept days lose events too; a resumed request cannot know which days its first
     // run touched, so it has every folded day rebuilt.
     let swept_days: BTreeSet<i64> = touched.iter().map(|day| day.start_ms()).collect();
-    let rebuild = if resumed { compacted_days(data_dir)? } else { touched };
+    let rebuild = if resumed { compacted_days(rewrite.data_dir())? } else { touched };
     for day in rebuild {
-        compact::recompact_with_new_dictionary(data_dir, day, target.now_ms())?;
+        rewrite.recompact(day, target.now_ms())?;
     }
     let (id, user_id, now_ms) = (request.id.clone(), request.user_id.clone(), target.now_ms());
     target.change_main(Box::new(move |tx| {
@@ -185,13 +185,13 @@ fn sessions_of(reads: &Connection, user_id: &str) -> Result<Vec<Doomed>, DbError
 /// rows it removed; compacted days it removed rows from are added to `touched` (each
 /// day's WAL is truncated after, see [`days::DayEditor::delete`]).
 fn for_each_partition(
-    data_dir: &Path,
+    rewrite: &Rewrite<'_>,
     touched: &mut BTreeSet<Day>,
     mut delete: impl FnMut(&DayDeletion<'_>) -> Result<u64, DbError>,
 ) -> Result<u64, DbError> {
     let mut total = 0;
-    for day in days::list_days(data_dir)? {
-        let Some(editor) = days::edit(data_dir, day)? else { continue };
+    for day in days::list_days(rewrite.data_dir())? {
+        let Some(editor) = rewrite.edit(day)? else { continue };
         let deleted = editor.delete(&mut delete)?;
         if deleted > 0 && editor.is_compacted()? {
             touched.insert(day);
@@ -214,16 +214,17 @@ fn compacted_days(data_dir: &Path) -> Result<BTreeSet<Day>, DbError> {
 }
 
 fn delete_sessions(
-    data_dir: &Path,
+    rewrite: &Rewrite<'_>,
     target: &dyn DeletionTarget,
     request: &DeletionRequest,
     doomed: &[Doomed],
     touched: &mut BTreeSet<Day>,
     report: &mut DeletionReport,
 ) -> Result<(), DeletionError> {
+    let data_dir = rewrite.data_dir();
     // (a) Events, from every partition.
     let mut events: HashMap<&str, u64> = HashMap::new();
-    for_each_partition(data_dir, touched, |day| {
+    for_each_partition(rewrite, touched, |day| {
         let mut deleted = 0;
         for session in doomed {
             let n = day.session(&request.user_id, &session.agent_type, &session.agent_session_id)?;

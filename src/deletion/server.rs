@@ -38,8 +38,8 @@ impl DeletionTarget for ServerTarget {
         self.runtime.block_on(self.indexer.forget(session_id))
     }
 
-    fn drop_partition(&self, day: Day) -> Result<bool, DbError> {
-        self.writer.drop_partition_blocking(day).map_err(|err| DbError::Io {
+    fn drop_partition(&self, rewrite: &crate::events::store::Rewrite<'_>, day: Day) -> Result<bool, DbError> {
+        self.writer.drop_partition_blocking(rewrite, day).map_err(|err| DbError::Io {
             context: format!("cannot remove the partition of {day}"),
             source: std::io::Error::other(err.to_string()),
         })

@@ -67,11 +67,8 @@ pub fn reconcile(config: &Config, days: i64, now_ms: i64) -> anyhow::Result<Stri
         bills.push((source, lines));
     }
     let reconciliation = run::compare_bills(&book, &settings, &costs, bills);
-    let conn =
-        crate::db::open(&config.main_db_path(), crate::db::Durability::PowerSafe, crate::db::Checkpointing::Automatic)?;
-    let tx = rusqlite::Transaction::new_unchecked(&conn, rusqlite::TransactionBehavior::Immediate)?;
-    let stored = store::replace(&tx, &reconciliation, now_ms)?;
-    tx.commit()?;
+    let conn = crate::db::side_door::open(&config.main_db_path())?;
+    let stored = crate::db::side_door::write(&conn, |tx| store::replace(tx, &reconciliation, now_ms))?;
     Ok(stored.summary)
 }
 

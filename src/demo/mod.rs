@@ -55,10 +55,9 @@ pub fn run(config: &Config, options: &Options) -> anyhow::Result<()> {
     let hash = crate::auth::passwords::hash(&options.password).context("the demo password")?;
     crate::app::serve::prepare_main_db(config)?;
     let now_ms = options.until_ms;
-    let mut conn =
-        crate::db::open(&config.main_db_path(), crate::db::Durability::PowerSafe, crate::db::Checkpointing::Automatic)?;
+    let conn = crate::db::side_door::open(&config.main_db_path())?;
     fastrand::seed(options.seed);
-    let people = people::add_people(&mut conn, options.developers, &hash, now_ms)?;
+    let people = people::add_people(&conn, options.developers, &hash, now_ms)?;
     drop(conn);
     eprintln!(
         "{} people in {} teams; starting a server to send their history through",
@@ -117,15 +116,11 @@ pub fn run(config: &Config, options: &Options) -> anyhow::Result<()> {
 
 /// Closes the sessions gone quiet, then scores every ended interactive session, as the
 /// server's sweep and the morning's `compute-trajectory-scores` run by hand beside it
-/// would (SQLite orders its few writes with the server's).
+/// would: through main.db's side door (`db::side_door`), whose writes queue behind the
+/// server's writer however long it holds main.db.
 fn score_sessions(config: &Config, now_ms: i64) -> anyhow::Result<crate::scoring::run::Report> {
-    let conn =
-        crate::db::open(&config.main_db_path(), crate::db::Durability::PowerSafe, crate::db::Checkpointing::Automatic)?;
-    let change_main = |change: crate::events::writer::MainChange| {
-        let tx = rusqlite::Transaction::new_unchecked(&conn, rusqlite::TransactionBehavior::Immediate)?;
-        change(&tx)?;
-        Ok(tx.commit()?)
-    };
+    let conn = crate::db::side_door::open(&config.main_db_path())?;
+    let change_main = |change: crate::events::writer::MainChange| crate::db::side_door::write(&conn, |tx| change(tx));
     // Sessions left open are closed first, as the server's `sweep-abandoned` would: its
     // schedule is the wall clock's tens of minutes, so left to it, whether they were
     // closed before or after this scoring depended on the time of day.

@@ -183,17 +183,17 @@ pub fn collector(
     let developer = people.iter().find(|p| p.team.is_some()).context("the demo has no developer")?;
     let admin = people.iter().find(|p| p.org_role == "ADMIN").context("the demo has no administrator")?;
     let alias = format!("{}@corp.demo.example", developer.email.split('@').next().unwrap_or("dev"));
-    let conn =
-        crate::db::open(&config.main_db_path(), crate::db::Durability::PowerSafe, crate::db::Checkpointing::Automatic)?;
+    let conn = crate::db::side_door::open(&config.main_db_path())?;
     let id_of = |email: &str| -> anyhow::Result<String> {
         Ok(conn.query_row("SELECT id FROM users WHERE email = ?1", [email], |row| row.get(0))?)
     };
     let (admin_id, developer_id) = (id_of(&admin.email)?, id_of(&developer.email)?);
-    let tx = conn.unchecked_transaction()?;
-    let token =
-        crate::auth::otlp_identities::create_service_token(&tx, &admin_id, "otel-collector (platform)", now_ms)?;
-    crate::auth::otlp_identities::map(&tx, "user.email", &alias, &developer_id, &admin_id, now_ms)?;
-    tx.commit()?;
+    let token = crate::db::side_door::write(&conn, |tx| -> anyhow::Result<_> {
+        let token =
+            crate::auth::otlp_identities::create_service_token(tx, &admin_id, "otel-collector (platform)", now_ms)?;
+        crate::auth::otlp_identities::map(tx, "user.email", &alias, &developer_id, &admin_id, now_ms)?;
+        Ok(token)
+    })?;
     let record = |email: &str, session: &str, ms: i64, name: &str, extra: Vec<Value>| {
         let mut attributes = vec![text("user.email", email), text("session.id", session), text("event.name", name)];
         attributes.extend(extra);

@@ -46,7 +46,7 @@ fn file_size(path: &Path) -> u64 {
 }
 
 /// Compacts one partition. Safe to run while the server writes (SQLite locks).
-pub fn compact_partition(data_dir: &Path, day: Day, now_ms: i64) -> Result<CompactionReport, DbError> {
+pub(super) fn compact_partition(data_dir: &Path, day: Day, now_ms: i64) -> Result<CompactionReport, DbError> {
     let path = partitions::partition_path(data_dir, day);
     let conn = db::open(&path, Durability::PowerSafe, Checkpointing::Automatic)?;
     conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))?;
@@ -107,7 +107,11 @@ pub fn rebuild(conn: &rusqlite::Connection) -> Result<(), DbError> {
 /// Compacts a compacted partition again from its plain rows, with a dictionary trained
 /// anew: after its rows were rewritten (re-redaction), the old dictionary still holds
 /// samples of the old rows, secrets included, and must not outlive them.
-pub fn recompact_with_new_dictionary(data_dir: &Path, day: Day, now_ms: i64) -> Result<CompactionReport, DbError> {
+pub(super) fn recompact_with_new_dictionary(
+    data_dir: &Path,
+    day: Day,
+    now_ms: i64,
+) -> Result<CompactionReport, DbError> {
     let Some(conn) = partitions::open_for_delete(data_dir, day)? else { return Ok(CompactionReport::default()) };
     let tx = conn.unchecked_transaction()?;
     let dictionary = partitions::dictionary(&tx)?;
@@ -140,7 +144,11 @@ fn train_dictionary(conn: &rusqlite::Connection) -> Result<Option<Vec<u8>>, DbEr
 
 /// Compacts every partition older than `older_than_days` that is not compacted yet,
 /// oldest first. Returns what it did.
-pub fn compact_due(data_dir: &Path, older_than_days: i64, now_ms: i64) -> Result<Vec<CompactionReport>, DbError> {
+pub(super) fn compact_due(
+    data_dir: &Path,
+    older_than_days: i64,
+    now_ms: i64,
+) -> Result<Vec<CompactionReport>, DbError> {
     let cutoff = Day::of_ms(now_ms - older_than_days * 86_400_000);
     let mut reports = Vec::new();
     for day in partitions::list_days(data_dir)? {

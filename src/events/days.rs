@@ -1,8 +1,9 @@
 //! The event store as the modules above it see it: one day at a time, through typed
 //! operations. A day is opened for reading ([`read`] → [`DayReader`]: priced rows for
 //! repricing, interactive steps for scoring, per-model costs for reconciliation, who
-//! owns rows for retention) or for changing ([`edit`] → [`DayEditor`]: deletions in one
-//! transaction, new costs); [`files`] names the store's files for a backup.
+//! owns rows for retention) or, under the store's rewrite lock, for changing
+//! (`events::store::Rewrite::edit` → [`DayEditor`]: deletions in one transaction, new
+//! costs); [`files`] names the store's files for a backup.
 //!
 //! Invariant: no module outside `events/` and `analytics/` holds a partition's
 //! connection or writes SQL against it; they use these functions (the layering test
@@ -108,7 +109,7 @@ pub struct DayEditor {
 
 /// Opens a day to change, or `None` if the day has no file or a crash left it without
 /// its schema.
-pub fn edit(data_dir: &Path, day: Day) -> Result<Option<DayEditor>, DbError> {
+pub(super) fn edit(data_dir: &Path, day: Day) -> Result<Option<DayEditor>, DbError> {
     Ok(partitions::open_for_delete(data_dir, day)?.map(|conn| DayEditor { reader: DayReader { conn } }))
 }
 

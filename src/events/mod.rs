@@ -1,5 +1,6 @@
-//! The event store: day partitions of raw events (`partitions`), the one writer
-//! thread that commits them and hands each commit to a fold (`writer`), the WAL
+//! The event store: its owner (`store`: the rewrite lock that every rewrite of a
+//! partition holds, across processes), day partitions of raw events (`partitions`), the
+//! one writer thread that commits them and hands each commit to a fold (`writer`), the WAL
 //! checkpointer (`checkpoint`), compaction of old partitions (`compact`, with the
 //! metadata codec in `metadata`), reads by session (`reads`), and re-redaction of stored
 //! events when the redaction rules change (`reredact`), and the day-at-a-time
@@ -19,4 +20,5 @@ pub mod metadata;
 pub mod partitions;
 pub mod reads;
 pub mod reredact;
+pub mod store;
 pub mod writer;

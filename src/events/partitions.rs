@@ -392,7 +392,8 @@ mod joins;
 mod repricing;
 mod scans;
 
-pub use deletes::{delete_session_events, delete_user_events, delete_user_events_before, open_for_delete, remove};
+pub use deletes::{delete_session_events, delete_user_events, delete_user_events_before};
+pub(in crate::events) use deletes::{open_for_delete, remove};
 pub use repricing::{PricedRow, for_each_priced_row, set_costs};
 
 pub use joins::{

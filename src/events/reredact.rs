@@ -53,7 +53,7 @@ pub fn partitions_behind(data_dir: &Path, main: &Connection) -> Result<u64, DbEr
 }
 
 /// Brings every partition to the current rules, resuming where an earlier pass stopped.
-pub fn reredact_all(
+pub(super) fn reredact_all(
     data_dir: &Path,
     main: &Connection,
     now_ms: i64,

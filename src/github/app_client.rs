@@ -6,10 +6,13 @@
 //! Invariants: blocking (ureq) — callers run it off the async workers; no `Debug`, since
 //! it holds the private key; an answer's error text never quotes the body's values. When
 //! GitHub answers that a rate limit is reached (403 or 429 with `x-ratelimit-remaining:
-//! 0`, or with `Retry-After`), no request leaves this process until the time it named
-//! (at least a minute, as GitHub's "Rate limits for the REST API" asks), and every call
-//! meanwhile fails at once saying so: requests made while limited can get the App banned.
+//! 0`, or with `Retry-After`), no request leaves this host (the server, or one command)
+//! until the time it named (at least a minute, as GitHub's "Rate limits for the REST API"
+//! asks), and every call meanwhile fails at once saying so: requests made while limited
+//! can get the App banned.
 
+use std::sync::Arc;
+use std::sync::atomic::{AtomicI64, Ordering};
 use std::time::Duration;
 
 use jsonwebtoken::{Algorithm, EncodingKey, Header};
@@ -24,8 +27,10 @@ const API_VERSION: &str = "2022-11-28";
 /// The least wait after a rate limit that names no time.
 const DEFAULT_REST_SECS: i64 = 60;
 
-/// Until when (Unix ms) no request goes to GitHub, after a rate limit; 0 when free.
-static RESTING_UNTIL_MS: std::sync::atomic::AtomicI64 = std::sync::atomic::AtomicI64::new(0);
+/// Until when (Unix ms) no request goes to GitHub, after a rate limit; 0 when free. The
+/// host owns it (the server's `AppState::github_resting_until_ms`; a command's own), so
+/// every client of one host rests together and no process-wide state is kept here.
+pub type RestingUntil = Arc<AtomicI64>;
 
 /// The prefix of every rate-limit error, for callers that stop a pass on it.
 pub const RATE_LIMITED: &str = "GitHub's rate limit";
@@ -49,6 +54,7 @@ fn rest_secs(headers: &ureq::http::HeaderMap, now_s: i64) -> Option<i64> {
 }
 
 pub struct AppClient {
+    resting_until_ms: RestingUntil,
     agent: ureq::Agent,
     api: String,
     app_id: String,
@@ -81,7 +87,7 @@ pub struct Installed<'c> {
 impl AppClient {
     /// The App's client, or None when `github.app_id` is not set; an error names what
     /// is wrong with the key.
-    pub fn from_config(config: &Config) -> Result<Option<AppClient>, String> {
+    pub fn from_config(config: &Config, resting_until_ms: &RestingUntil) -> Result<Option<AppClient>, String> {
         if !config.github.app_enabled() {
             return Ok(None);
         }
@@ -98,7 +104,13 @@ impl AppClient {
             .user_agent(concat!("sightline/", env!("CARGO_PKG_VERSION")))
             .build()
             .new_agent();
-        Ok(Some(AppClient { agent, api: config.auth.github_api(), app_id: config.github.app_id.clone(), key }))
+        Ok(Some(AppClient {
+            resting_until_ms: resting_until_ms.clone(),
+            agent,
+            api: config.auth.github_api(),
+            app_id: config.github.app_id.clone(),
+            key,
+        }))
     }
 
     /// The app JWT for `now_s` (Unix seconds).
@@ -117,7 +129,7 @@ impl AppClient {
     ) -> Result<(u16, String), String> {
         let url = format!("{}{path}", self.api);
         let now_ms = crate::clock::system_now_ms();
-        let resting_until = RESTING_UNTIL_MS.load(std::sync::atomic::Ordering::SeqCst);
+        let resting_until = self.resting_until_ms.load(Ordering::SeqCst);
         if now_ms < resting_until {
             return Err(format!(
                 "{RATE_LIMITED}: resting {} s more before calling GitHub again; {method} {path} not sent",
@@ -144,7 +156,7 @@ impl AppClient {
         if matches!(status, 403 | 429)
             && let Some(rest) = rest_secs(answer.headers(), now_ms / 1000)
         {
-            RESTING_UNTIL_MS.fetch_max(now_ms + rest * 1000, std::sync::atomic::Ordering::SeqCst);
+            self.resting_until_ms.fetch_max(now_ms + rest * 1000, Ordering::SeqCst);
             return Err(format!("{RATE_LIMITED}: {method} {path} answered {status}; try again in {rest} s"));
         }
         let text = answer

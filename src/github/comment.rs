@@ -215,9 +215,9 @@ async fn publish(state: &Arc<AppState>, pr_id: &str) -> Result<(), String> {
     .map_err(|err| err.to_string())?;
     let (comment_id, shown) = match read {
         Some((pr, Some(rollup), consent)) => {
-            let config = state.config.clone();
+            let (config, resting) = (state.config.clone(), state.github_resting_until_ms.clone());
             let now_s = state.clock.now_ms() / 1000;
-            tokio::task::spawn_blocking(move || post_or_edit(&config, now_s, &pr, &rollup, consent))
+            tokio::task::spawn_blocking(move || post_or_edit(&config, &resting, now_s, &pr, &rollup, consent))
                 .await
                 .map_err(|err| err.to_string())??
         }
@@ -236,12 +236,13 @@ async fn publish(state: &Arc<AppState>, pr_id: &str) -> Result<(), String> {
 /// whether session figures were shown (None when the repository has no comment).
 fn post_or_edit(
     config: &crate::config::Config,
+    resting_until_ms: &super::app_client::RestingUntil,
     now_s: i64,
     pr: &StoredPr,
     rollup: &Rollup,
     consent: bool,
 ) -> Result<(Option<i64>, Option<bool>), String> {
-    let Some(client) = AppClient::from_config(config)? else { return Ok((None, None)) };
+    let Some(client) = AppClient::from_config(config, resting_until_ms)? else { return Ok((None, None)) };
     let installed = client.repository_installation(&pr.repo_full_name, now_s)?;
     let Some(text) = installed.raw_file(&pr.repo_full_name, ".sightline.yml", &pr.base_ref)? else {
         return Ok((None, None));

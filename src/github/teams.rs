@@ -40,12 +40,16 @@ pub fn not_configured(config: &Config) -> Option<&'static str> {
 }
 
 /// Reads the organisation's teams and members from GitHub (blocking).
-pub fn fetch(config: &Config, now_s: i64) -> Result<Vec<SyncedTeam>, String> {
+pub fn fetch(
+    config: &Config,
+    resting_until_ms: &super::app_client::RestingUntil,
+    now_s: i64,
+) -> Result<Vec<SyncedTeam>, String> {
     let org = &config.github.organisation;
     if let Some(why) = not_configured(config) {
         return Err(why.into());
     }
-    let client = AppClient::from_config(config)?
+    let client = AppClient::from_config(config, resting_until_ms)?
         .ok_or_else(|| "the GitHub App is not configured (github.app_id, github.private_key_path)".to_string())?;
     let installed = client.organisation_installation(org, now_s)?;
     let teams: Vec<GithubTeam> = installed.get_all(&format!("/orgs/{org}/teams"))?;

@@ -139,12 +139,6 @@ pub(crate) async fn store_logs(
     Ok(ExportLogsServiceResponse { partial_success })
 }
 
-/// The session of each trace seen lately, across exports (`otlp::traces::TraceSessions`):
-/// a cache of the process, bounded, that a restart only empties (a span whose sibling
-/// came before the restart then takes its trace id as its session).
-static TRACE_SESSIONS: std::sync::LazyLock<std::sync::Mutex<traces::TraceSessions>> =
-    std::sync::LazyLock::new(Default::default);
-
 /// Maps a traces export (Copilot's and opencode's spans) for `user_id` and stores its
 /// events as [`store_logs`] does.
 pub(crate) async fn store_traces(
@@ -158,7 +152,7 @@ pub(crate) async fn store_traces(
     let attributes = resource.map(|r| r.attributes.as_slice()).unwrap_or_default();
     let (client, agent) = (client_of(attributes), agent_of(attributes));
     let mapped = {
-        let mut sessions = TRACE_SESSIONS.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        let mut sessions = state.trace_sessions.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
         traces::map(request, user_id, &mut sessions)
     };
     let refused =

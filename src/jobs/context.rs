@@ -25,11 +25,17 @@ pub trait Host {
     /// Where `main.db` changes, transcript removals and partition drops go: the
     /// deletion runner's target, which every job writes through.
     fn target(&self) -> &dyn DeletionTarget;
+    /// The event store: a job that rewrites partitions takes its rewrite lock
+    /// ([`crate::events::store::Store::rewriting`]), held against every other rewriter
+    /// of the data directory, in this process or another.
+    fn store(&self) -> &crate::events::store::Store;
+    /// When GitHub's rate limit lets the next request go (shared by the host's clients).
+    fn github_resting_until_ms(&self) -> crate::github::app_client::RestingUntil;
     /// A connection to read `main.db`.
     fn reader(&self) -> Result<Conn<'_>, DbError>;
     /// A connection of the job's own, for a few short writes between long waits (the
-    /// judge between API calls, re-redaction's resume point); SQLite's busy wait orders
-    /// them with the writer thread's.
+    /// judge between API calls, re-redaction's resume point): the side door of main.db
+    /// (`db::side_door`), whose long wait orders them with the writer thread's.
     fn own_connection(&self) -> Result<Conn<'_>, DbError>;
     /// Brings the transcript index up to date with the store; the sessions indexed.
     fn index_transcripts(&self) -> Result<usize, JobError>;
@@ -78,6 +84,12 @@ impl JobContext<'_> {
 
     pub fn data_dir(&self) -> &Path {
         &self.config.data_dir
+    }
+
+    /// Holds the event store's rewrite lock for this job until dropped (waiting for any
+    /// other rewriter of the data directory to finish first).
+    pub fn rewriting(&self, job: &str) -> Result<crate::events::store::Rewrite<'_>, JobError> {
+        Ok(self.host.store().rewriting(job)?)
     }
 
     pub fn reader(&self) -> Result<Conn<'_>, JobError> {

@@ -4,7 +4,9 @@
 //! throttles in memory), and [`execute`], which runs a job's work on a blocking thread.
 //!
 //! Invariant: a job answers the rows it touched only when its work is done; any error
-//! is the run's failure. Jobs that rewrite or remove partition files run one at a time.
+//! is the run's failure. Jobs that rewrite or remove partition files take the store's
+//! rewrite lock themselves (`events::store`), so they run one at a time here and beside
+//! any command of the same data directory.
 
 use std::sync::Arc;
 
@@ -18,17 +20,8 @@ use crate::jobs::registry::JobSpec;
 use crate::pricing::PriceBook;
 use crate::state::AppState;
 
-/// Held by whatever rewrites or removes partition files in the server (compaction,
-/// retention, deletions, re-redaction, repricing), so one never removes or swaps a file
-/// under another. Per process: two servers in one test process only wait for each other.
-pub static PARTITION_REWRITES: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
-
 /// Does the job's work; what it did, or why it failed.
 pub async fn execute(state: &Arc<AppState>, job: &'static JobSpec) -> Result<Done, JobError> {
-    let _rewriting = match job.rewrites_partitions {
-        true => Some(PARTITION_REWRITES.lock().await),
-        false => None,
-    };
     let (state, runtime) = (state.clone(), Handle::current());
     tokio::task::spawn_blocking(move || {
         let host = ServerHost { state: &state, target: ServerTarget::of(&state, runtime) };
@@ -49,13 +42,20 @@ impl Host for ServerHost<'_> {
         &self.target
     }
 
+    fn store(&self) -> &crate::events::store::Store {
+        &self.state.events
+    }
+
+    fn github_resting_until_ms(&self) -> crate::github::app_client::RestingUntil {
+        self.state.github_resting_until_ms.clone()
+    }
+
     fn reader(&self) -> Result<Conn<'_>, DbError> {
         Ok(Conn::Pooled(self.state.readers.get()?))
     }
 
     fn own_connection(&self) -> Result<Conn<'_>, DbError> {
-        let path = self.state.config.main_db_path();
-        Ok(Conn::Owned(db::open(&path, db::Durability::PowerSafe, db::Checkpointing::Background)?))
+        Ok(Conn::Owned(db::side_door::open_in_server(&self.state.config.main_db_path())?))
     }
 
     fn index_transcripts(&self) -> Result<usize, JobError> {

@@ -114,11 +114,10 @@ pub struct JobSpec {
     pub switch: Option<fn(&Config) -> bool>,
     /// One line on what it does, for `jobs list` and docs/jobs.md.
     pub what: &'static str,
-    /// The job's work (`super::work`), the same in the server and the command line.
+    /// The job's work (`super::work`), the same in the server and the command line. A
+    /// work that rewrites partitions takes the store's rewrite lock
+    /// (`JobContext::rewriting`): it cannot reach a partition to rewrite without it.
     pub run: Work,
-    /// Whether it rewrites or removes partition files: the server runs such jobs one at
-    /// a time, and never beside compaction (`super::in_server::PARTITION_REWRITES`).
-    pub rewrites_partitions: bool,
 }
 
 const fn minutes(n: u64) -> Duration {
@@ -197,7 +196,6 @@ const fn job(
         switch: None,
         what: "",
         run,
-        rewrites_partitions: false,
     }
 }
 
@@ -237,10 +235,6 @@ impl JobSpec {
     const fn switched_by(self, switch: fn(&Config) -> bool) -> JobSpec {
         JobSpec { switch: Some(switch), ..self }
     }
-
-    const fn rewrites_partitions(self) -> JobSpec {
-        JobSpec { rewrites_partitions: true, ..self }
-    }
 }
 
 /// Every job, tier 1 first. Each: its name, default schedule, target completion (`None`
@@ -249,7 +243,6 @@ impl JobSpec {
 pub const JOBS: [JobSpec; 20] = [
     configurable("sweep-retention", cron("0 2 * * *"), Some(minutes(10)), deletions::sweep_retention)
         .alert(slower_than(minutes(30)).or_any_failure())
-        .rewrites_partitions()
         .what("drops raw events past their retention (global, or the team's override)"),
     configurable("index-transcripts", cron("30 3 * * *"), Some(minutes(30)), transcripts::index_transcripts)
         .alert(slower_than(minutes(60)))
@@ -290,11 +283,9 @@ pub const JOBS: [JobSpec; 20] = [
         .what("removes stale upload chunks, expired device codes, refresh tokens and throttle entries"),
     fixed("run-deletions", every(minutes(360)), Some(minutes(2)), deletions::run_deletions)
         .alert(ANY_FAILURE.critical())
-        .rewrites_partitions()
         .what("carries out the open deletion requests"),
     fixed("backfill-redaction", TRIGGERED, None, transcripts::backfill_redaction)
         .alert(ANY_FAILURE)
-        .rewrites_partitions()
         .what("re-redacts events and transcripts stored under older rules (drains the backlog)"),
     fixed("reprice-events", TRIGGERED, Some(minutes(5)), pricing::reprice_report)
         .alert(ANY_FAILURE)
@@ -303,7 +294,6 @@ pub const JOBS: [JobSpec; 20] = [
     fixed("reprice-events-apply", TRIGGERED, Some(minutes(30)), pricing::reprice_apply)
         .alert(ANY_FAILURE)
         .excluding(&["reprice-events"])
-        .rewrites_partitions()
         .what("rewrites stored costs that differ under the price tables in force"),
     one_shot("compute-effectiveness-backfill", TRIGGERED, None, scoring::effectiveness)
         .alert(ANY_FAILURE)

@@ -174,11 +174,10 @@ async fn refresh_aggregates(state: &AppState) {
 
 /// Compacts partitions past their age (`storage.compact_after_days`).
 async fn compact_partitions(state: &AppState) {
-    let _rewriting = super::in_server::PARTITION_REWRITES.lock().await;
-    let data_dir = state.config.data_dir.clone();
+    let store = state.events.clone();
     let days = state.config.storage.compact_after_days;
     let now_ms = state.clock.now_ms();
-    match db::blocking(move || crate::events::compact::compact_due(&data_dir, days, now_ms)).await {
+    match db::blocking(move || store.rewriting("compact-partitions")?.compact_due(days, now_ms)).await {
         Ok(reports) => {
             for report in reports {
                 tracing::info!(day = %report.day, rows = report.rows_compressed, before = report.file_bytes_before, after = report.file_bytes_after, "compacted event partition");

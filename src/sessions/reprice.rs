@@ -19,6 +19,7 @@ use serde::Serialize;
 use crate::db::DbError;
 use crate::events::days::{self, Day, DayReader};
 use crate::events::partitions::PricedRow;
+use crate::events::store::Rewrite;
 use crate::events::writer::MainChange;
 use crate::model::AgentType;
 use crate::pricing::PriceBook;
@@ -139,7 +140,7 @@ pub type RebuildDays = fn(&Connection, &BTreeSet<i64>, i64) -> Result<(), DbErro
 /// partition. `reads` sees what `change_main` commits. The report's lines are the
 /// differences found (before the rewrite).
 pub fn apply(
-    data_dir: &Path,
+    rewrite: &Rewrite<'_>,
     reads: &Connection,
     book: &PriceBook,
     change_main: &dyn Fn(MainChange) -> Result<(), DbError>,
@@ -148,18 +149,18 @@ pub fn apply(
 ) -> Result<RepriceReport, DbError> {
     let mut report = RepriceReport::default();
     for day in pending_days(reads)? {
-        report.rows_rewritten += finish_day(data_dir, reads, day, change_main, rebuild, now_ms)?;
+        report.rows_rewritten += finish_day(rewrite, reads, day, change_main, rebuild, now_ms)?;
     }
     let mut lines = BTreeMap::new();
-    for day in days::list_days(data_dir)? {
-        let Some(editor) = days::edit(data_dir, day)? else { continue };
+    for day in days::list_days(rewrite.data_dir())? {
+        let Some(editor) = rewrite.edit(day)? else { continue };
         let changes = changes_of(&editor, book, &mut lines)?;
         drop(editor);
         if changes.is_empty() {
             continue;
         }
         change_main(Box::new(move |tx| record_pending(tx, day, &changes)))?;
-        report.rows_rewritten += finish_day(data_dir, reads, day, change_main, rebuild, now_ms)?;
+        report.rows_rewritten += finish_day(rewrite, reads, day, change_main, rebuild, now_ms)?;
     }
     report.lines = lines.into_values().collect();
     Ok(report)
@@ -188,7 +189,7 @@ fn record_pending(tx: &Connection, day: Day, changes: &[Change]) -> Result<(), D
 /// Steps two and three: the day's pending costs into its partition, then the pending
 /// rows dropped. Returns the rows rewritten.
 fn finish_day(
-    data_dir: &Path,
+    rewrite: &Rewrite<'_>,
     reads: &Connection,
     day: Day,
     change_main: &dyn Fn(MainChange) -> Result<(), DbError>,
@@ -199,7 +200,7 @@ fn finish_day(
     let costs: Vec<(Vec<u8>, i64)> =
         stmt.query_map([day.to_string()], |row| Ok((row.get(0)?, row.get(1)?)))?.collect::<Result<_, _>>()?;
     // A day retention removed meanwhile has no rows left to set.
-    let rewritten = match days::edit(data_dir, day)? {
+    let rewritten = match rewrite.edit(day)? {
         Some(editor) => editor.set_costs(&costs)?,
         None => 0,
     };

@@ -29,6 +29,9 @@ pub struct AppState {
     pub config: Config,
     pub readers: MainPool,
     pub writer: EventWriter,
+    /// The event store's owner: the rewrite lock every rewrite of a partition holds,
+    /// shared with any command beside the server through its lock file.
+    pub events: crate::events::store::Store,
     pub prices: Arc<PriceBook>,
     pub metrics: Arc<Metrics>,
     pub event_limits: EventLimits,
@@ -54,6 +57,13 @@ pub struct AppState {
     pub slis: Arc<crate::slo::recorder::Recorder>,
     /// What the agents sent that no mapping uses, since the last flush (with `slis`).
     pub unmapped: Arc<crate::sessions::drift::Recorder>,
+    /// The session of each trace seen lately, across exports: bounded, emptied by a
+    /// restart (a span whose sibling came before it then takes its trace id as its
+    /// session).
+    pub trace_sessions: std::sync::Mutex<crate::otlp::traces::TraceSessions>,
+    /// Until when (Unix ms) no request goes to GitHub, after its rate limit; 0 when free
+    /// (`github::app_client`, shared by the webhook worker and `sync-teams`).
+    pub github_resting_until_ms: Arc<std::sync::atomic::AtomicI64>,
 }
 
 impl AppState {

@@ -68,12 +68,13 @@ pub fn index_stored(
         data_dir,
         || store::unindexed(conn, BATCH_SESSIONS),
         |indexed| {
-            let tx = conn.unchecked_transaction()?;
             let now_ms = crate::clock::system_now_ms();
-            for done in &indexed {
-                store::mark_indexed(&tx, done, now_ms)?;
-            }
-            Ok(tx.commit()?)
+            crate::db::side_door::write(conn, |tx| {
+                for done in &indexed {
+                    store::mark_indexed(tx, done, now_ms)?;
+                }
+                Ok(())
+            })
         },
         |done| bar.set_position(done as u64),
     )?;

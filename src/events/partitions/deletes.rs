@@ -12,7 +12,7 @@ use crate::db::{self, Checkpointing, DbError, Durability};
 /// Opens an existing partition to delete rows from (the deletion runner), or `None` if
 /// the day has no file or a crash left it without its schema. `secure_delete` makes
 /// SQLite overwrite what it deletes, so deleted events do not linger in free pages.
-pub fn open_for_delete(data_dir: &Path, day: Day) -> Result<Option<Connection>, DbError> {
+pub(in crate::events) fn open_for_delete(data_dir: &Path, day: Day) -> Result<Option<Connection>, DbError> {
     let path = partition_path(data_dir, day);
     if !path.exists() {
         return Ok(None);
@@ -52,7 +52,7 @@ pub fn delete_session_events(
 /// a ledger entry for a missing file, which the writer already treats as a file made
 /// anew. Returns whether there was a file. The caller makes sure nothing writes the day
 /// (the server's writer closes its connection first).
-pub fn remove(data_dir: &Path, main: &Connection, day: Day) -> Result<bool, DbError> {
+pub(in crate::events) fn remove(data_dir: &Path, main: &Connection, day: Day) -> Result<bool, DbError> {
     let path = partition_path(data_dir, day);
     let existed = path.exists();
     for suffix in ["", "-wal", "-shm"] {

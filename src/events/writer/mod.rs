@@ -186,8 +186,9 @@ impl EventWriter {
 
     /// Closes a day's partition if it is open and removes its file and ledger entry
     /// (`sweep-retention`); answers whether there was a file. Blocking, like
-    /// [`EventWriter::change_main_blocking`].
-    pub fn drop_partition_blocking(&self, day: Day) -> Result<bool, WriteError> {
+    /// [`EventWriter::change_main_blocking`]. Only a holder of the store's rewrite lock
+    /// may ask (`events::store`): the writer does it on the holder's behalf.
+    pub fn drop_partition_blocking(&self, _rewrite: &super::store::Rewrite<'_>, day: Day) -> Result<bool, WriteError> {
         let (reply, answer) = oneshot::channel();
         if self.sender.blocking_send(Job::DropPartition(day, reply)).is_err() {
             return Err(WriteError::ShuttingDown);

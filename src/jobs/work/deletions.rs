@@ -10,7 +10,8 @@ pub fn run_deletions(ctx: &JobContext<'_>) -> Result<Done, JobError> {
     if crate::deletion::open_requests(&reads)?.is_empty() {
         return Ok(Done::rows(0));
     }
-    let report = crate::deletion::runner::run(&reads, ctx.data_dir(), ctx.host.target())?;
+    let rewrite = ctx.rewriting("run-deletions")?;
+    let report = crate::deletion::runner::run(&reads, &rewrite, ctx.host.target())?;
     if let Some((request, error)) = report.failed.first() {
         return Err(JobError::stopped(format!(
             "deletion request {request} stopped: {error} (the next run resumes it)"
@@ -22,8 +23,8 @@ pub fn run_deletions(ctx: &JobContext<'_>) -> Result<Done, JobError> {
 /// `sweep-retention`: raw events past `jobs.retention_days`.
 pub fn sweep_retention(ctx: &JobContext<'_>) -> Result<Done, JobError> {
     let reads = ctx.reader()?;
-    let report =
-        crate::deletion::retention::sweep(&reads, ctx.data_dir(), ctx.host.target(), ctx.config.jobs.retention_days)
-            .map_err(JobError::stopped)?;
+    let rewrite = ctx.rewriting("sweep-retention")?;
+    let report = crate::deletion::retention::sweep(&reads, &rewrite, ctx.host.target(), ctx.config.jobs.retention_days)
+        .map_err(JobError::stopped)?;
     Ok(Done::rows(report.rows()))
 }

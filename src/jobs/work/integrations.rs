@@ -11,8 +11,8 @@ pub fn sync_teams(ctx: &JobContext<'_>) -> Result<Done, JobError> {
         return Ok(Done::described(0, why));
     }
     let now_ms = ctx.now_ms();
-    let teams =
-        crate::github::teams::fetch(ctx.config, now_ms / 1000).map_err(|err| JobError::remote("GitHub", err))?;
+    let teams = crate::github::teams::fetch(ctx.config, &ctx.host.github_resting_until_ms(), now_ms / 1000)
+        .map_err(|err| JobError::remote("GitHub", err))?;
     let summary = ctx.write(move |tx| {
         crate::access::teams::sync(tx, &teams, now_ms).map_err(|err| match err {
             crate::access::teams::TeamError::Db(db) => db,

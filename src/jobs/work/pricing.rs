@@ -22,8 +22,9 @@ pub fn reprice_apply(ctx: &JobContext<'_>) -> Result<Done, JobError> {
         ));
     }
     let reads = ctx.reader()?;
+    let rewrite = ctx.rewriting("reprice-events-apply")?;
     let report = reprice::apply(
-        ctx.data_dir(),
+        &rewrite,
         &reads,
         &in_force,
         &|change| ctx.change_main(change),

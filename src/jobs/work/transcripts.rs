@@ -13,7 +13,7 @@ pub fn index_transcripts(ctx: &JobContext<'_>) -> Result<Done, JobError> {
 /// on a connection of its own: its writes are few and short.
 pub fn backfill_redaction(ctx: &JobContext<'_>) -> Result<Done, JobError> {
     let conn = ctx.host.own_connection()?;
-    let events = crate::events::reredact::reredact_all(ctx.data_dir(), &conn, ctx.now_ms(), |_| {})?;
+    let events = ctx.rewriting("backfill-redaction")?.reredact_all(&conn, ctx.now_ms(), |_| {})?;
     let transcripts = crate::transcripts::backfill::reredact_all(&conn, ctx.data_dir(), |_| {})?;
     ctx.host.index_transcripts()?;
     Ok(Done::rows(events.rows_changed as i64 + transcripts.changed as i64))
