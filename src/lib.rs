@@ -6,6 +6,7 @@
 #![deny(unsafe_code)] // one exception, `memory::return_freed_memory`
 
 pub mod access;
+pub mod agents;
 pub mod alerts;
 pub mod analytics;
 pub mod app;

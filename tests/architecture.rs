@@ -11,7 +11,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 /// Shared types: the vocabulary every layer speaks. They depend on no storage.
-const SHARED: &[&str] = &["charts", "clock", "config", "logging", "memory", "metrics", "model", "pricing", "redact"];
+const SHARED: &[&str] =
+    &["agents", "charts", "clock", "config", "logging", "memory", "metrics", "model", "pricing", "redact"];
 /// Storage: files, pools, the event store. It knows no feature.
 const STORAGE: &[&str] = &["db", "events"];
 /// Features of the platform (stores with their rules, and the modules with handlers).
@@ -24,6 +25,8 @@ const SERVER: &[&str] =
 /// Every top-level module and the modules it may depend on.
 const ALLOWED: &[(&str, &[&str])] = &[
     // Shared types.
+    // The agents' vocabulary: what their records mean, for the hook, OTLP and transcripts.
+    ("agents", &["model"]),
     ("charts", &["model"]),
     ("clock", &[]),
     ("config", &[]),
@@ -79,7 +82,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
     ("auth", &["audit", "clock", "config", "db", "model"]),
     ("access", &["audit", "auth", "clock", "db", "model"]),
     ("sessions", &["access", "audit", "auth", "clock", "db", "events", "model", "pricing"]),
-    ("transcripts", &["clock", "config", "db", "events", "hook", "memory", "model", "redact", "sessions"]),
+    ("transcripts", &["agents", "clock", "config", "db", "events", "memory", "model", "redact", "sessions"]),
     // Backups: a copy of every store's files, so above them all (but the listeners).
     ("backup", &["clock", "config", "db", "events", "transcripts"]),
     // The HTTP plumbing, and the state every handler shares (it sits below them all).
@@ -163,12 +166,12 @@ const ALLOWED: &[(&str, &[&str])] = &[
         ],
     ),
     // The agents' own OpenTelemetry, mapped into wire events with the agents' tool
-    // vocabularies (the hook's adapters name each tool's action).
-    ("otlp", &["hook", "http", "model"]),
+    // vocabularies (`agents` names each tool's action).
+    ("otlp", &["agents", "http", "model"]),
+    // `/org/benchmarks` lists a results.db's runs with the eval service's reader.
     (
         "web",
         &[
-            "// `/org/benchmarks` lists a results.db's runs with the eval service's reader.",
             "access",
             "alerts",
             "analytics",
@@ -200,7 +203,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
     // The eval-results service: shared HTTP plumbing and vocabulary, nothing of the platform.
     ("evals", &["charts", "http", "model", "redact"]),
     // The developer-machine side.
-    ("hook", &["clock", "config", "db", "model", "redact"]),
+    ("hook", &["agents", "clock", "config", "db", "model", "redact"]),
     // The hook binaries the server hands out (files in <data_dir>/bin, by platform).
     ("hook_binaries", &["model"]),
     // The shell: serving, benchmarks, the command line.
@@ -407,6 +410,61 @@ fn every_dependency_is_in_the_allowed_graph() {
     problems.sort();
     problems.dedup();
     assert!(problems.is_empty(), "layering broken:\n{}", problems.join("\n"));
+}
+
+/// The module order of `docs/architecture.md`, made from [`ALLOWED`]: each module's
+/// level (0 for one that depends on nothing, else one more than its highest
+/// dependency), lowest first, then by name, with what it may depend on.
+fn allowed_graph_table() -> String {
+    let graph: BTreeMap<&str, Vec<&str>> = ALLOWED
+        .iter()
+        .map(|(module, deps)| {
+            let mut deps = deps.to_vec();
+            deps.sort_unstable();
+            (*module, deps)
+        })
+        .collect();
+    fn level<'a>(
+        module: &'a str,
+        graph: &BTreeMap<&'a str, Vec<&'a str>>,
+        seen: &mut BTreeMap<&'a str, usize>,
+    ) -> usize {
+        if let Some(level) = seen.get(module) {
+            return *level;
+        }
+        let deps = graph.get(module).cloned().unwrap_or_default();
+        let level = deps.iter().map(|dep| level(dep, graph, seen) + 1).max().unwrap_or(0);
+        seen.insert(module, level);
+        level
+    }
+    let mut levels = BTreeMap::new();
+    let mut modules: Vec<(usize, &str)> =
+        graph.keys().map(|module| (level(module, &graph, &mut levels), *module)).collect();
+    modules.sort_unstable();
+    let mut table = String::from("| level | module | may depend on |\n|---|---|---|\n");
+    for (level, module) in modules {
+        let deps: Vec<String> = graph[module].iter().map(|dep| format!("`{dep}`")).collect();
+        let deps = if deps.is_empty() { "—".to_string() } else { deps.join(", ") };
+        table.push_str(&format!("| {level} | `{module}` | {deps} |\n"));
+    }
+    table
+}
+
+/// `docs/architecture.md` draws the graph this file enforces: its module order is
+/// [`allowed_graph_table`], between the page's `allowed-graph` markers, so the two
+/// cannot drift (the failure prints the table to paste).
+#[test]
+fn the_architecture_page_draws_the_allowed_graph() {
+    let page = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/architecture.md")).unwrap();
+    let (open, close) =
+        ("<!-- allowed-graph: made from tests/architecture.rs's ALLOWED -->\n", "<!-- /allowed-graph -->");
+    let drawn = page
+        .split_once(open)
+        .and_then(|(_, rest)| rest.split_once(close))
+        .map(|(table, _)| table)
+        .expect("docs/architecture.md has the allowed-graph markers");
+    let made = allowed_graph_table();
+    assert!(drawn == made, "docs/architecture.md's module order is not ALLOWED's; paste between the markers:\n{made}");
 }
 
 #[test]

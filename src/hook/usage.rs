@@ -12,6 +12,7 @@
 use std::io::{Read, Seek, SeekFrom};
 use std::path::Path;
 
+pub use crate::agents::usage::{Line, Request, growth};
 use crate::db::DbError;
 use crate::hook::queue::{HookTx, TranscriptMark};
 use crate::model::{AgentType, Usage};
@@ -22,43 +23,6 @@ const MAX_READ_BYTES: u64 = 32 << 20;
 /// Usage groups untouched this long are forgotten (by the flusher, off the hooks' path):
 /// they can no longer grow.
 pub const GROUP_RETENTION_MS: i64 = 7 * 24 * 3600 * 1000;
-
-/// What one transcript line says about usage.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Line {
-    /// The model in use from here on (Codex announces it in `turn_context` lines).
-    Model(String),
-    /// The latest counts of one model request. Later lines of the same group supersede
-    /// it (the largest count of each kind wins).
-    Counts { group: String, model: Option<String>, usage: Usage },
-    /// A running total over the whole session: each line's growth over the previous
-    /// total is one request.
-    Cumulative { model: Option<String>, usage: Usage },
-    /// Several of the above from one line (Copilot's per-model session metrics).
-    Many(Vec<Line>),
-}
-
-/// One model request's usage that has not been reported yet.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Request {
-    pub model: Option<String>,
-    pub usage: Usage,
-    /// The vendor's id of the request, when the transcript gives one (Claude Code's
-    /// `requestId`): the server joins it with the agent's own OTLP report of it.
-    pub request_id: Option<String>,
-}
-
-/// `later - earlier` per count, never negative (a count that shrank reports nothing).
-pub fn growth(later: &Usage, earlier: &Usage) -> Usage {
-    Usage {
-        input_tokens: (later.input_tokens - earlier.input_tokens).max(0),
-        output_tokens: (later.output_tokens - earlier.output_tokens).max(0),
-        cache_read_tokens: (later.cache_read_tokens - earlier.cache_read_tokens).max(0),
-        cache_write_5m_tokens: (later.cache_write_5m_tokens - earlier.cache_write_5m_tokens).max(0),
-        cache_write_1h_tokens: (later.cache_write_1h_tokens - earlier.cache_write_1h_tokens).max(0),
-        reasoning_tokens: (later.reasoning_tokens - earlier.reasoning_tokens).max(0),
-    }
-}
 
 /// The complete lines of `path` after `offset`, and the offset after the last of them.
 /// A transcript that shrank (rewritten) is read again from the start; the group ledger

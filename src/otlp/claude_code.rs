@@ -18,7 +18,7 @@
 use serde_json::{Map, Value, json};
 
 use super::logs::{Outcome, Record};
-use crate::hook::adapters::claude_code::tool_action;
+use crate::agents::claude_code::tool_action;
 use crate::model::AgentType;
 use crate::model::sightings::{CapabilityKind as Kind, DETAIL_KEYS, Sighting, clipped};
 

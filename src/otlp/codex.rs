@@ -18,7 +18,7 @@ use serde_json::{Map, Value, json};
 
 use super::claude_code::copy_texts;
 use super::logs::{Outcome, Record};
-use crate::hook::adapters::codex::{reported_status, tool_action};
+use crate::agents::codex::{reported_status, tool_action};
 use crate::model::AgentType;
 
 pub const AGENT: AgentType = AgentType::Codex;

@@ -15,7 +15,7 @@
 use serde_json::{Map, Value, json};
 
 use super::logs::{Outcome, Record};
-use crate::hook::adapters::gemini_cli::tool_action;
+use crate::agents::gemini_cli::tool_action;
 
 pub fn map(record: &Record<'_>) -> Outcome {
     let attributes = &record.attributes;

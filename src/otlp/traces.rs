@@ -178,7 +178,7 @@ fn copilot(
             &record(&place, "execute_tool", span, attributes, end)?,
             span,
             COPILOT_TOOL,
-            crate::hook::adapters::copilot_cli::tool_action,
+            crate::agents::copilot_cli::tool_action,
         )?,
         // Only a top-level agent starts a session; a subagent's span is inside one.
         "invoke_agent" if span.parent_span_id.iter().all(|byte| *byte == 0) => {
@@ -317,7 +317,7 @@ fn opencode(
             &record(&place, &operation, span, attributes, end)?,
             span,
             OPENCODE_TOOL,
-            crate::hook::adapters::opencode::tool_action,
+            crate::agents::opencode::tool_action,
         )?,
         _ => Outcome::Skipped,
     })

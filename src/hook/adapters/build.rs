@@ -7,6 +7,7 @@ use serde_json::{Map, Value, json};
 
 use super::common::{digest_of, git_context, sha256_hex, target_hash, usage_events};
 use super::{AdapterError, Context};
+pub use crate::agents::text;
 use crate::config::machine::MachineVariable;
 use crate::hook::usage::{self, Line, Request};
 use crate::model::{AgentType, ToolStatus};
@@ -330,11 +331,6 @@ pub fn with_permission_mode(events: Vec<Value>, mode: Option<&str>) -> Vec<Value
             event
         })
         .collect()
-}
-
-/// A string field of a payload.
-pub fn text<'p>(payload: &'p Value, key: &str) -> Option<&'p str> {
-    payload.get(key).and_then(Value::as_str)
 }
 
 #[cfg(test)]

@@ -32,23 +32,9 @@ use serde_json::{Value, json};
 use super::build::{Builder, ToolCall, text};
 use super::common::classify_notification;
 use super::{AdapterError, Context};
+pub use crate::agents::cline::{api_requests, tool_action};
 use crate::hook::usage::{self, Request};
-use crate::model::{AgentType, ToolStatus, Usage};
-
-pub fn tool_action(tool: &str) -> &'static str {
-    match tool {
-        "read_file" | "list_files" | "list_code_definition_names" => "read",
-        "search_files" | "search_subagent" => "search",
-        "write_to_file" | "new_rule" => "write",
-        "replace_in_file" | "apply_patch" => "edit",
-        "execute_command" => "exec",
-        "web_fetch" | "web_search" | "browser_action" => "fetch",
-        "use_mcp_tool" | "access_mcp_resource" | "load_mcp_documentation" => "mcp",
-        "new_task" | "use_subagents" => "delegate",
-        "plan_mode_respond" | "focus_chain" => "plan",
-        _ => "other",
-    }
-}
+use crate::model::{AgentType, ToolStatus};
 
 fn tool_call(section: &Value) -> ToolCall<'_> {
     let name = text(section, "toolName").unwrap_or("unknown").to_string();
@@ -81,29 +67,6 @@ fn task_file(task: &str) -> Option<PathBuf> {
         return None;
     }
     task_roots().into_iter().map(|root| root.join(task).join("ui_messages.json")).find(|path| path.is_file())
-}
-
-/// Every finished API request in a task's messages as a usage group keyed by its `ts`.
-pub fn api_requests(messages: &[Value], hook_model: Option<&str>) -> Vec<(String, Option<String>, Usage)> {
-    let mut groups = Vec::new();
-    for message in messages {
-        if text(message, "say") != Some("api_req_started") || message.get("partial") == Some(&json!(true)) {
-            continue;
-        }
-        let Some(info) = text(message, "text").and_then(|t| serde_json::from_str::<Value>(t).ok()) else { continue };
-        let count = |key: &str| info.get(key).and_then(Value::as_i64).unwrap_or(0).max(0);
-        let model = message.get("modelInfo").and_then(|m| text(m, "modelId")).or(hook_model).map(str::to_string);
-        let usage = Usage {
-            input_tokens: count("tokensIn"),
-            output_tokens: count("tokensOut"),
-            cache_read_tokens: count("cacheReads"),
-            cache_write_5m_tokens: count("cacheWrites"),
-            ..Usage::default()
-        };
-        let ts = message.get("ts").map(Value::to_string).unwrap_or_default();
-        groups.push((ts, model, usage));
-    }
-    groups
 }
 
 /// The growth of every API request's usage in the task's `ui_messages.json`.

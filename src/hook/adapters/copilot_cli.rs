@@ -29,25 +29,9 @@ use serde_json::{Value, json};
 use super::build::{Builder, ToolCall, text};
 use super::common::classify_notification;
 use super::{AdapterError, Context};
+pub use crate::agents::copilot_cli::tool_action;
 use crate::hook::usage::Line;
 use crate::model::{AgentType, ToolStatus, Usage};
-
-pub fn tool_action(tool: &str) -> &'static str {
-    match tool {
-        "bash" | "powershell" | "read_bash" | "write_bash" | "stop_bash" | "list_bash" => "exec",
-        "read_powershell" | "write_powershell" | "stop_powershell" | "list_powershell" => "exec",
-        "view" | "show_file" => "read",
-        "create" => "write",
-        "edit" | "apply_patch" | "str_replace_editor" => "edit",
-        "grep" | "rg" | "glob" => "search",
-        "web_fetch" | "web_search" => "fetch",
-        "task" | "read_agent" | "list_agents" | "write_agent" => "delegate",
-        "update_todo" | "exit_plan_mode" => "plan",
-        // MCP tools are named `<server>-<tool>`; built-in names use underscores.
-        _ if tool.contains('-') => "mcp",
-        _ => "other",
-    }
-}
 
 /// `toolArgs` as a JSON value whichever way this version sends it.
 fn tool_args(payload: &Value) -> Option<Value> {

@@ -28,25 +28,12 @@ use serde_json::{Value, json};
 
 use super::build::{Builder, ToolCall, text};
 use super::{AdapterError, Context};
+pub use crate::agents::opencode::{message_usage, tool_action};
 use crate::hook::usage;
-use crate::model::{AgentType, NotificationKind, ToolStatus, Usage};
+use crate::model::{AgentType, NotificationKind, ToolStatus};
 
 /// Two idle signals of one session this close together are one turn end.
 const IDLE_DEDUPE_MS: i64 = 5_000;
-
-pub fn tool_action(tool: &str) -> &'static str {
-    match tool {
-        "read" => "read",
-        "write" => "write",
-        "edit" | "apply_patch" | "patch" | "multiedit" => "edit",
-        "bash" => "exec",
-        "grep" | "glob" | "list" | "lsp" => "search",
-        "webfetch" | "websearch" | "codesearch" => "fetch",
-        "task" => "delegate",
-        "todowrite" | "todoread" => "plan",
-        _ => "other",
-    }
-}
 
 fn tool_call<'p>(input: &Value, args: Option<&'p Value>) -> ToolCall<'p> {
     let name = text(input, "tool").unwrap_or("unknown").to_string();
@@ -64,25 +51,6 @@ pub fn reads_as_refusal(error: &str) -> bool {
     error.contains("rejected permission")
         || error.contains("prevents you from using")
         || error.contains("user rejected")
-}
-
-pub fn message_usage(info: &Value) -> Option<(String, Option<String>, Usage)> {
-    let tokens = info.get("tokens").filter(|t| t.is_object())?;
-    let count = |v: &Value, key: &str| v.get(key).and_then(Value::as_i64).unwrap_or(0).max(0);
-    let cache = tokens.get("cache").unwrap_or(&Value::Null);
-    let (input, output, reasoning) = (count(tokens, "input"), count(tokens, "output"), count(tokens, "reasoning"));
-    let (read, write) = (count(cache, "read"), count(cache, "write"));
-    let disjoint =
-        tokens.get("total").and_then(Value::as_i64).is_none_or(|t| t == input + output + reasoning + read + write);
-    let usage = Usage {
-        input_tokens: input,
-        output_tokens: if disjoint { output } else { (output - reasoning).max(0) },
-        cache_read_tokens: read,
-        cache_write_5m_tokens: write,
-        cache_write_1h_tokens: 0,
-        reasoning_tokens: reasoning,
-    };
-    Some((text(info, "id")?.to_string(), text(info, "modelID").map(str::to_string), usage))
 }
 
 pub fn map(hook_event: &str, payload: &Value, context: &mut Context<'_>) -> Result<Vec<Value>, AdapterError> {

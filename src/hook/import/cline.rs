@@ -16,6 +16,7 @@ use serde_json::{Value, json};
 
 use super::tools::{Call, Tools};
 use super::{ImportedSession, Importer, Source, Store, event, transcripts, usage_event};
+pub use crate::agents::cline::{shown_tool, tool_result};
 use crate::hook::adapters::build::text;
 use crate::hook::adapters::cline::{api_requests, task_roots, tool_action};
 use crate::hook::usage::session_key;
@@ -43,53 +44,6 @@ fn tasks(root: &Path) -> anyhow::Result<Vec<Source>> {
         source.id = task;
     }
     Ok(files)
-}
-
-/// The tool a UI message shows, as (Cline's tool name from the panel, input).
-pub(crate) fn shown_tool(message: &Value) -> Option<(String, Value)> {
-    let kind = text(message, "say").or_else(|| text(message, "ask"))?;
-    let body = text(message, "text").unwrap_or("");
-    match kind {
-        "tool" => {
-            let input = serde_json::from_str::<Value>(body).ok()?;
-            let name = match text(&input, "tool")? {
-                "readFile" => "read_file",
-                "listFilesTopLevel" | "listFilesRecursive" => "list_files",
-                "listCodeDefinitionNames" => "list_code_definition_names",
-                "searchFiles" => "search_files",
-                "editedExistingFile" => "replace_in_file",
-                "newFileCreated" => "write_to_file",
-                "webFetch" => "web_fetch",
-                "webSearch" => "web_search",
-                other => other,
-            }
-            .to_string();
-            Some((name, input))
-        }
-        "command" => Some(("execute_command".to_string(), json!({"command": body}))),
-        "use_mcp_server" => {
-            let input = serde_json::from_str::<Value>(body).unwrap_or(Value::Null);
-            let name = text(&input, "type").unwrap_or("use_mcp_tool").to_string();
-            Some((name, input))
-        }
-        _ => None,
-    }
-}
-
-/// What the request after a tool says of it: the tool's own name and its outcome.
-pub(crate) fn tool_result(request: &str) -> (Option<&str>, &'static str) {
-    let name = request
-        .strip_prefix('[')
-        .and_then(|rest| rest.split([' ', ']']).next())
-        .filter(|n| !n.is_empty() && n.chars().all(|c| c.is_ascii_alphanumeric() || c == '_'));
-    let status = if request.contains("The user denied this operation") {
-        "denied"
-    } else if request.contains("The tool execution failed") || request.contains("[ERROR]") {
-        "error"
-    } else {
-        "success"
-    };
-    (name, status)
 }
 
 fn parse(source: &Source) -> anyhow::Result<Option<ImportedSession>> {

@@ -22,9 +22,9 @@ use std::collections::HashMap;
 use serde_json::Value;
 
 use super::{Calls, append_text, json_text, lines, message, raw, text_of, time_ms, usage_of};
-use crate::hook::adapters::build::text;
-use crate::hook::adapters::claude_code::record_usage;
-use crate::hook::usage::Line;
+use crate::agents::claude_code::record_usage;
+use crate::agents::text;
+use crate::agents::usage::Line;
 use crate::model::Usage as Counts;
 use crate::transcripts::model::{Message, Role};
 

@@ -24,9 +24,9 @@
 use serde_json::Value;
 
 use super::{Calls, message, raw, raw_lines, time_ms, usage_of};
-use crate::hook::adapters::build::text;
-use crate::hook::adapters::cline::api_requests;
-use crate::hook::import::cline::{shown_tool, tool_result};
+use crate::agents::cline::api_requests;
+use crate::agents::cline::{shown_tool, tool_result};
+use crate::agents::text;
 use crate::transcripts::model::{Message, Role, Usage};
 
 #[derive(Default)]

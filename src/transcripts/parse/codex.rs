@@ -25,9 +25,9 @@
 use serde_json::Value;
 
 use super::{Calls, append_text, json_text, lines, message, raw, text_of, time_ms, usage_of};
-use crate::hook::adapters::build::text;
-use crate::hook::adapters::codex::{record_usage, reported_status};
-use crate::hook::usage::{Line, growth};
+use crate::agents::codex::{record_usage, reported_status};
+use crate::agents::text;
+use crate::agents::usage::{Line, growth};
 use crate::model::ToolStatus;
 use crate::model::Usage as Counts;
 use crate::transcripts::model::{Message, Role, ToolCall};

@@ -23,7 +23,7 @@
 use serde_json::Value;
 
 use super::{Calls, json_text, lines, message, raw, time_ms};
-use crate::hook::adapters::build::text;
+use crate::agents::text;
 use crate::transcripts::model::{Message, Role, Usage};
 
 pub fn parse(transcript: &str) -> Vec<Message> {

@@ -15,7 +15,7 @@ use serde_json::Value;
 
 use super::claude_code::{Conversation, Said};
 use super::{lines, raw, time_ms};
-use crate::hook::adapters::build::text;
+use crate::agents::text;
 use crate::transcripts::model::Message;
 
 pub fn parse(transcript: &str) -> Vec<Message> {

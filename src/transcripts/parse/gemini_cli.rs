@@ -22,9 +22,9 @@ use std::collections::HashMap;
 use serde_json::Value;
 
 use super::{Calls, json_text, lines, message, raw, text_of, time_ms, usage_of};
-use crate::hook::adapters::build::text;
-use crate::hook::adapters::gemini_cli::record_usage;
-use crate::hook::usage::Line;
+use crate::agents::gemini_cli::record_usage;
+use crate::agents::text;
+use crate::agents::usage::Line;
 use crate::transcripts::model::{Message, Role};
 
 /// A place in the recording: a message record (its latest version and line) or a

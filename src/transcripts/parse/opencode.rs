@@ -21,8 +21,8 @@
 use serde_json::Value;
 
 use super::{Calls, append_text, json_text, message, raw, raw_lines, time_ms, usage_of};
-use crate::hook::adapters::build::text;
-use crate::hook::adapters::opencode::message_usage;
+use crate::agents::opencode::message_usage;
+use crate::agents::text;
 use crate::transcripts::model::{Message, Role};
 
 pub fn parse(transcript: &str) -> Vec<Message> {
