@@ -27,7 +27,7 @@ use std::path::{Path, PathBuf};
 
 use manifest::{Entry, Fingerprint, Kind, Manifest};
 
-use crate::events::{days, partitions};
+use crate::events::partitions;
 
 /// A file last modified this close to the previous backup's start is copied again even
 /// when its fingerprint matches: a modification time is coarse (a few milliseconds), so
@@ -225,7 +225,8 @@ impl<'a> Copier<'a> {
     /// Everything, `main.db` first (see the module header); returns the index's state.
     fn copy_all(&mut self, options: &Options) -> Result<String, BackupError> {
         self.database("main.db", false)?;
-        let event_files = days::files(self.data_dir)
+        let event_files = crate::events::store::Store::at(self.data_dir)
+            .files()
             .map_err(|err| BackupError::Database { path: self.data_dir.join("events"), reason: err.to_string() })?;
         for file in event_files {
             self.database(&file, true)?;

@@ -37,9 +37,9 @@ pub fn exists(data_dir: &Path, day: Day) -> bool {
     partitions::partition_path(data_dir, day).exists()
 }
 
-/// The event store's files, relative to the data directory, oldest day first: what a
-/// backup copies (each one a SQLite database).
-pub fn files(data_dir: &Path) -> Result<Vec<String>, DbError> {
+/// The event store's files, relative to the data directory, oldest day first (through
+/// `events::store::Store::files`).
+pub(super) fn files(data_dir: &Path) -> Result<Vec<String>, DbError> {
     let relative = |day| {
         let path = partitions::partition_path(data_dir, day);
         path.strip_prefix(data_dir).unwrap_or(&path).to_string_lossy().into_owned()

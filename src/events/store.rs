@@ -46,6 +46,13 @@ impl Store {
         &self.data_dir
     }
 
+    /// The store's files, relative to the data directory, oldest day first: what a
+    /// backup copies (each one a SQLite database, copied with SQLite's online backup, so
+    /// a rewrite going on meanwhile is seen whole or not at all).
+    pub fn files(&self) -> Result<Vec<String>, DbError> {
+        days::files(&self.data_dir)
+    }
+
     /// The file whose lock keeps rewriters apart.
     pub fn lock_path(&self) -> PathBuf {
         self.data_dir.join("events").join("rewrite.lock")
