@@ -75,3 +75,21 @@ pub fn record_usage(value: &Value) -> Option<Line> {
         _ => None,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_outcome_reads_the_same_from_the_export_and_the_rollout() {
+        // Codex 0.171.0's `tool_result` outputs, run for real: `success` is true for a
+        // command that exited 128, false for one an execpolicy rule forbade.
+        let failed = "Chunk ID: fc04fc\nWall time: 0.0000 seconds\nProcess exited with code 128\nOutput:\nfatal: x\n";
+        assert_eq!(reported_status(Some(true), failed), ToolStatus::Error);
+        assert_eq!(reported_status(Some(true), "Process exited with code 0\nOutput:\n"), ToolStatus::Success);
+        let forbidden = r#"exec_command failed: CreateProcess { message: "Rejected(\"`/bin/bash -lc 'git push'` rejected: pushes go through review\")" }"#;
+        assert_eq!(reported_status(Some(false), forbidden), ToolStatus::Denied);
+        assert_eq!(reported_status(Some(false), "exec_command failed: No such file"), ToolStatus::Error);
+        assert_eq!(reported_status(None, "Success. Updated the following files:"), ToolStatus::Success);
+    }
+}

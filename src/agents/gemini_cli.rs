@@ -7,7 +7,6 @@ use super::text;
 use super::usage::Line;
 use crate::model::Usage;
 
-/// Tools that run a subagent.
 /// The tools by which Gemini CLI hands work to a subagent.
 pub const SUBAGENT_TOOLS: &[&str] = &["codebase_investigator", "cli_help", "delegate_to_agent", "generalist"];
 

@@ -12,7 +12,7 @@
 use std::io::{Read, Seek, SeekFrom};
 use std::path::Path;
 
-pub use crate::agents::usage::{Line, Request, growth};
+use crate::agents::usage::{Line, Request, growth};
 use crate::db::DbError;
 use crate::hook::queue::{HookTx, TranscriptMark};
 use crate::model::{AgentType, Usage};
@@ -73,7 +73,7 @@ pub fn report_groups(
 }
 
 /// The request id in a usage group's key: Claude Code's groups are
-/// `<message id>\u{1f}<requestId>` (`adapters::claude_code::record_usage`).
+/// `<message id>\u{1f}<requestId>` (`agents::claude_code::record_usage`).
 fn request_id_of(group: &str) -> Option<String> {
     let (_, request) = group.split_once('\u{1f}')?;
     (!request.is_empty()).then(|| request.to_string())

@@ -7,9 +7,9 @@ use serde_json::{Map, Value, json};
 
 use super::common::{digest_of, git_context, sha256_hex, target_hash, usage_events};
 use super::{AdapterError, Context};
-pub use crate::agents::text;
+use crate::agents::usage::{Line, Request};
 use crate::config::machine::MachineVariable;
-use crate::hook::usage::{self, Line, Request};
+use crate::hook::usage;
 use crate::model::{AgentType, ToolStatus};
 
 /// One hook invocation's identity: which agent, session and hook event it came from.

@@ -26,10 +26,11 @@
 
 use serde_json::{Value, json};
 
-use super::build::{Builder, ToolCall, text, with_permission_mode};
+use super::build::{Builder, ToolCall, with_permission_mode};
 use super::common::classify_notification;
 use super::{AdapterError, Context};
-pub use crate::agents::claude_code::{canonical_permission_mode, record_usage, tool_action, transcript_line};
+use crate::agents::claude_code::{canonical_permission_mode, tool_action, transcript_line};
+use crate::agents::text;
 use crate::model::{AgentType, ToolStatus};
 
 /// Words Claude Code uses when the person refused a tool call.

@@ -29,11 +29,13 @@ use std::path::PathBuf;
 
 use serde_json::{Value, json};
 
-use super::build::{Builder, ToolCall, text};
+use super::build::{Builder, ToolCall};
 use super::common::classify_notification;
 use super::{AdapterError, Context};
-pub use crate::agents::cline::{api_requests, tool_action};
-use crate::hook::usage::{self, Request};
+use crate::agents::cline::{api_requests, tool_action};
+use crate::agents::text;
+use crate::agents::usage::Request;
+use crate::hook::usage;
 use crate::model::{AgentType, ToolStatus};
 
 fn tool_call(section: &Value) -> ToolCall<'_> {

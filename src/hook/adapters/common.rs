@@ -6,7 +6,7 @@ use std::process::Command;
 
 use serde_json::{Value, json};
 
-use crate::hook::usage::Request;
+use crate::agents::usage::Request;
 use crate::model::NotificationKind;
 
 pub use crate::model::sha256_hex;

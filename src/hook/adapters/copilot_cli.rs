@@ -26,11 +26,12 @@
 
 use serde_json::{Value, json};
 
-use super::build::{Builder, ToolCall, text};
+use super::build::{Builder, ToolCall};
 use super::common::classify_notification;
 use super::{AdapterError, Context};
-pub use crate::agents::copilot_cli::tool_action;
-use crate::hook::usage::Line;
+use crate::agents::copilot_cli::tool_action;
+use crate::agents::text;
+use crate::agents::usage::Line;
 use crate::model::{AgentType, ToolStatus, Usage};
 
 /// `toolArgs` as a JSON value whichever way this version sends it.

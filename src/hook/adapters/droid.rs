@@ -24,10 +24,11 @@
 use serde_json::{Value, json};
 
 use super::build::{Builder, ToolCall, with_permission_mode};
-use super::claude_code::canonical_permission_mode;
 use super::common::classify_notification;
 use super::{AdapterError, Context};
-use crate::hook::usage::{self, Request};
+use crate::agents::claude_code::canonical_permission_mode;
+use crate::agents::usage::Request;
+use crate::hook::usage;
 use crate::model::{AgentType, ToolStatus, Usage};
 
 /// A field in either of the casings Factory documents.

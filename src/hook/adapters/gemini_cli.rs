@@ -28,9 +28,10 @@
 
 use serde_json::{Value, json};
 
-use super::build::{Builder, ToolCall, text};
+use super::build::{Builder, ToolCall};
 use super::{AdapterError, Context};
-pub use crate::agents::gemini_cli::{SUBAGENT_TOOLS, record_usage, tool_action, transcript_line};
+use crate::agents::gemini_cli::{SUBAGENT_TOOLS, tool_action, transcript_line};
+use crate::agents::text;
 use crate::model::{AgentType, NotificationKind, ToolStatus};
 
 fn tool_call(payload: &Value) -> ToolCall<'_> {

@@ -26,9 +26,10 @@
 
 use serde_json::{Value, json};
 
-use super::build::{Builder, ToolCall, text};
+use super::build::{Builder, ToolCall};
 use super::{AdapterError, Context};
-pub use crate::agents::opencode::{message_usage, tool_action};
+use crate::agents::opencode::{message_usage, tool_action};
+use crate::agents::text;
 use crate::hook::usage;
 use crate::model::{AgentType, NotificationKind, ToolStatus};
 

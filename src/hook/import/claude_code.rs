@@ -11,10 +11,10 @@ use serde_json::{Value, json};
 
 use super::tools::{Call, Tools};
 use super::{ImportedSession, Importer, Store, by_path, event, parse_ms, usage_event};
+use crate::agents::claude_code::{record_usage, tool_action, transcript_line};
+use crate::agents::usage::Line;
 use crate::config::machine::MachineVariable;
-use crate::hook::adapters::claude_code::{record_usage, tool_action, transcript_line};
 use crate::hook::local::dir_from_env;
-use crate::hook::usage::Line;
 use crate::model::{AgentType, Usage};
 
 pub const IMPORTER: Importer = Importer {

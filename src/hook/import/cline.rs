@@ -16,9 +16,10 @@ use serde_json::{Value, json};
 
 use super::tools::{Call, Tools};
 use super::{ImportedSession, Importer, Source, Store, event, transcripts, usage_event};
-pub use crate::agents::cline::{shown_tool, tool_result};
-use crate::hook::adapters::build::text;
-use crate::hook::adapters::cline::{api_requests, task_roots, tool_action};
+use crate::agents::cline::{api_requests, tool_action};
+use crate::agents::cline::{shown_tool, tool_result};
+use crate::agents::text;
+use crate::hook::adapters::cline::task_roots;
 use crate::hook::usage::session_key;
 use crate::model::AgentType;
 

@@ -10,10 +10,10 @@ use serde_json::Value;
 
 use super::tools::{Call, Tools};
 use super::{ImportedSession, Importer, Store, by_path, event, parse_ms, usage_event};
+use crate::agents::codex::{exit_code, record_usage, tool_action, transcript_line};
+use crate::agents::usage::Line;
 use crate::config::machine::MachineVariable;
-use crate::hook::adapters::codex::{exit_code, record_usage, tool_action, transcript_line};
 use crate::hook::local::dir_from_env;
-use crate::hook::usage::Line;
 use crate::model::{AgentType, Usage};
 
 pub const IMPORTER: Importer = Importer {
@@ -74,7 +74,7 @@ fn parse_file(path: &Path) -> anyhow::Result<Option<ImportedSession>> {
             _ => match record_usage(&line) {
                 Some(Line::Model(name)) => model = Some(name),
                 Some(Line::Cumulative { usage, .. }) => {
-                    let grown = crate::hook::usage::growth(&usage, &total);
+                    let grown = crate::agents::usage::growth(&usage, &total);
                     total = usage.max_with(&total);
                     if !grown.is_zero() {
                         calls.events.push(usage_event(AGENT, &id, "turn_end", ts, &key, model.as_deref(), &grown)?);

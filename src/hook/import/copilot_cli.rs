@@ -13,11 +13,12 @@ use serde_json::Value;
 
 use super::tools::{Call, Tools};
 use super::{ImportedSession, Importer, Store, by_path, event, parse_ms, usage_event};
+use crate::agents::copilot_cli::tool_action;
+use crate::agents::text;
+use crate::agents::usage::Line;
 use crate::config::machine::MachineVariable;
-use crate::hook::adapters::build::text;
-use crate::hook::adapters::copilot_cli::{reads_as_refusal, tool_action, transcript_line};
+use crate::hook::adapters::copilot_cli::{reads_as_refusal, transcript_line};
 use crate::hook::local::dir_from_env;
-use crate::hook::usage::Line;
 use crate::model::AgentType;
 
 pub const IMPORTER: Importer = Importer {

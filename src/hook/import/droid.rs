@@ -15,7 +15,7 @@ use serde_json::{Value, json};
 
 use super::tools::{Call, Tools};
 use super::{ImportedSession, Importer, Source, Store, by_path, event, parse_ms, transcripts, usage_event};
-use crate::hook::adapters::build::text;
+use crate::agents::text;
 use crate::hook::adapters::droid::{sidecar_of, sidecar_total, tool_action};
 use crate::hook::local::home;
 use crate::hook::usage::{CUMULATIVE_GROUP, session_key};

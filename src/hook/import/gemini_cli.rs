@@ -11,9 +11,9 @@ use std::path::Path;
 use serde_json::{Value, json};
 
 use super::{ImportedSession, Importer, Store, by_path, event, parse_ms, usage_event};
+use crate::agents::gemini_cli::{record_usage, tool_action, transcript_line};
+use crate::agents::usage::Line;
 use crate::hook::adapters::common::{digest_of, target_hash};
-use crate::hook::adapters::gemini_cli::{record_usage, tool_action, transcript_line};
-use crate::hook::usage::Line;
 use crate::model::AgentType;
 
 pub const IMPORTER: Importer = Importer {

@@ -23,9 +23,10 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
 
+use crate::agents::usage::Line;
 use crate::hook::local;
 use crate::hook::queue::Queue;
-use crate::hook::usage::{self, Line};
+use crate::hook::usage;
 use crate::model::{AgentType, Usage};
 
 /// Transcripts older than this are not imported (the server refuses events older than

@@ -21,9 +21,10 @@ use serde_json::{Value, json};
 
 use super::tools::{Call, Tools};
 use super::{Group, ImportedSession, Importer, Source, Store, event, usage_event};
+use crate::agents::opencode::{message_usage, tool_action};
+use crate::agents::text;
 use crate::config::machine::MachineVariable;
-use crate::hook::adapters::build::text;
-use crate::hook::adapters::opencode::{message_usage, reads_as_refusal, tool_action};
+use crate::hook::adapters::opencode::reads_as_refusal;
 use crate::hook::local::xdg_data_home;
 use crate::hook::usage::session_key;
 use crate::model::AgentType;
