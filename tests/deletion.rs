@@ -560,16 +560,20 @@ fn a_retention_sweep_stopped_midway_is_finished_by_the_next_and_loses_nothing_ke
         sightline::db::Checkpointing::Automatic,
     )
     .unwrap();
+    // Each sweep holds the store's rewrite lock, as the job does.
+    let store = Store::at(&data_dir);
+    let sweep = |target: &dyn runner::DeletionTarget| {
+        deletion::retention::sweep(&conn, &store.rewriting("test").unwrap(), target, 1)
+    };
     let stopping = Crashing { inner: CliTarget::new(&conn, &data_dir), changes: Cell::new(0), fail_at: 1 };
-    let stopped = deletion::retention::sweep(&conn, &Store::at(&data_dir).rewriting("test").unwrap(), &stopping, 1);
+    let stopped = sweep(&stopping);
     assert!(stopped.is_err(), "the first pointer change fails");
     stopping.inner.close().unwrap();
     let old_day = Day::of_ms(two_days_ago);
     assert!(!sightline::events::partitions::partition_path(&data_dir, old_day).exists(), "the day went first");
 
     let target = CliTarget::new(&conn, &data_dir);
-    let report =
-        deletion::retention::sweep(&conn, &Store::at(&data_dir).rewriting("test").unwrap(), &target, 1).unwrap();
+    let report = sweep(&target).unwrap();
     target.close().unwrap();
     assert_eq!(report.transcripts_removed, 2, "both old transcripts (the stopped one again: removal re-runs)");
     assert_eq!((report.partitions_dropped, report.events_deleted), (0, 0), "the events went in the stopped run");
@@ -596,8 +600,5 @@ fn a_retention_sweep_stopped_midway_is_finished_by_the_next_and_loses_nothing_ke
     assert_eq!(figures_before, figures_after, "session rows outlive their raw events");
     // A third run finds nothing left to do.
     let target = CliTarget::new(&conn, &data_dir);
-    assert_eq!(
-        deletion::retention::sweep(&conn, &Store::at(&data_dir).rewriting("test").unwrap(), &target, 1).unwrap(),
-        Default::default()
-    );
+    assert_eq!(sweep(&target).unwrap(), Default::default());
 }

@@ -191,46 +191,32 @@ fn an_apply_stopped_after_its_main_db_step_is_finished_by_the_next_and_moves_eac
         }
         Ok(())
     };
-    assert!(
+    // Each run of the job holds the store's rewrite lock, as `reprice-events-apply` does.
+    let store = Store::at(&data_dir);
+    let apply = |change_main: &dyn Fn(MainChange) -> Result<(), sightline::db::DbError>| {
         reprice::apply(
-            &Store::at(&data_dir).rewriting("test").unwrap(),
+            &store.rewriting("test").unwrap(),
             &conn,
             &book,
-            &dying,
+            change_main,
             sightline::analytics::partials::force_rebuild,
-            today
+            today,
         )
-        .is_err()
-    );
+    };
+    assert!(apply(&dying).is_err());
     assert_eq!((cost("y"), cost("both"), cost("t")), (48_500_000, 93_500_000, 45_000_000), "yesterday's deltas are in");
     assert_eq!(stored_costs(), [45_000_000; 4], "no partition rewritten yet");
     let pending: i64 = conn.query_row("SELECT count(*) FROM reprice_pending", [], |r| r.get(0)).unwrap();
     assert_eq!(pending, 2);
 
     // The next run applies what was pending first, then the rest; no total moves twice.
-    let report = reprice::apply(
-        &Store::at(&data_dir).rewriting("test").unwrap(),
-        &conn,
-        &book,
-        &commit,
-        sightline::analytics::partials::force_rebuild,
-        today,
-    )
-    .unwrap();
+    let report = apply(&commit).unwrap();
     assert_eq!(report.rows_rewritten, 4, "two pending, then today's two");
     assert_eq!((cost("y"), cost("both"), cost("t")), (48_500_000, 97_000_000, 48_500_000));
     assert_eq!(stored_costs(), [48_500_000; 4]);
     let pending: i64 = conn.query_row("SELECT count(*) FROM reprice_pending", [], |r| r.get(0)).unwrap();
     assert_eq!(pending, 0);
     assert_eq!(reprice::report(&data_dir, &book).unwrap().changed(), 0);
-    let again = reprice::apply(
-        &Store::at(&data_dir).rewriting("test").unwrap(),
-        &conn,
-        &book,
-        &commit,
-        sightline::analytics::partials::force_rebuild,
-        today,
-    )
-    .unwrap();
+    let again = apply(&commit).unwrap();
     assert_eq!((again.rows_rewritten, again.changed()), (0, 0), "a re-run changes nothing");
 }

@@ -90,7 +90,7 @@ impl<'a> CliTarget<'a> {
 
 impl DeletionTarget for CliTarget<'_> {
     fn change_main(&self, change: MainChange) -> Result<(), DbError> {
-        crate::db::side_door::write(self.conn, |tx| change(tx))
+        crate::db::side_door::write(self.conn, change)
     }
 
     fn forget_transcript(&self, session_id: &str) -> Result<(), String> {

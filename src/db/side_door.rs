@@ -46,7 +46,7 @@ pub fn open_in_server(main_db: &Path) -> Result<Connection, DbError> {
 }
 
 /// Gives a connection the door's wait for the write lock.
-pub fn wait_long(conn: &Connection) -> Result<(), DbError> {
+fn wait_long(conn: &Connection) -> Result<(), DbError> {
     Ok(conn.busy_timeout(WAIT)?)
 }
 

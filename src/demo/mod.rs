@@ -120,7 +120,7 @@ pub fn run(config: &Config, options: &Options) -> anyhow::Result<()> {
 /// server's writer however long it holds main.db.
 fn score_sessions(config: &Config, now_ms: i64) -> anyhow::Result<crate::scoring::run::Report> {
     let conn = crate::db::side_door::open(&config.main_db_path())?;
-    let change_main = |change: crate::events::writer::MainChange| crate::db::side_door::write(&conn, |tx| change(tx));
+    let change_main = |change: crate::events::writer::MainChange| crate::db::side_door::write(&conn, change);
     // Sessions left open are closed first, as the server's `sweep-abandoned` would: its
     // schedule is the wall clock's tens of minutes, so left to it, whether they were
     // closed before or after this scoring depended on the time of day.

@@ -3,7 +3,7 @@
 //! repricing, interactive steps for scoring, per-model costs for reconciliation, who
 //! owns rows for retention) or, under the store's rewrite lock, for changing
 //! (`events::store::Rewrite::edit` → [`DayEditor`]: deletions in one transaction, new
-//! costs); [`files`] names the store's files for a backup.
+//! costs); the store's files for a backup are named through `Store::files`.
 //!
 //! Invariant: no module outside `events/` and `analytics/` holds a partition's
 //! connection or writes SQL against it; they use these functions (the layering test

@@ -54,8 +54,13 @@ impl Store {
     }
 
     /// The file whose lock keeps rewriters apart.
-    pub fn lock_path(&self) -> PathBuf {
+    fn lock_path(&self) -> PathBuf {
         self.data_dir.join("events").join("rewrite.lock")
+    }
+
+    /// An I/O failure on the lock file, named.
+    fn lock_error(&self, source: std::io::Error) -> DbError {
+        DbError::Io { context: format!("the event store's rewrite lock {}", self.lock_path().display()), source }
     }
 
     /// Waits until no one else rewrites the store, then holds it for `what` (a job's
@@ -63,7 +68,7 @@ impl Store {
     /// thread. A wait is logged once, naming the holder.
     pub fn rewriting(&self, what: &str) -> Result<Rewrite<'_>, DbError> {
         let path = self.lock_path();
-        let io = |source| DbError::Io { context: format!("the event store's rewrite lock {}", path.display()), source };
+        let io = |source| self.lock_error(source);
         std::fs::create_dir_all(path.parent().unwrap_or(&self.data_dir)).map_err(io)?;
         let mut file =
             OpenOptions::new().read(true).write(true).create(true).truncate(false).open(&path).map_err(io)?;
@@ -87,14 +92,11 @@ impl Store {
 
     /// Who holds the rewrite lock now, or `None` if no one does.
     pub fn rewriter(&self) -> Result<Option<String>, DbError> {
-        let path = self.lock_path();
-        let Ok(mut file) = File::open(&path) else { return Ok(None) };
+        let Ok(mut file) = File::open(self.lock_path()) else { return Ok(None) };
         match file.try_lock_shared() {
             Ok(()) => Ok(None),
             Err(std::fs::TryLockError::WouldBlock) => Ok(Some(holder_of(&mut file))),
-            Err(std::fs::TryLockError::Error(source)) => {
-                Err(DbError::Io { context: format!("the event store's rewrite lock {}", path.display()), source })
-            }
+            Err(std::fs::TryLockError::Error(source)) => Err(self.lock_error(source)),
         }
     }
 }

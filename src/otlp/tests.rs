@@ -3,11 +3,17 @@
 //! what is never taken from a record.
 
 use opentelemetry_proto::tonic::collector::logs::v1::ExportLogsServiceRequest;
+use opentelemetry_proto::tonic::common::v1::{AnyValue, KeyValue, any_value};
 use serde_json::Value;
 
 use super::logs::{Mapped, map};
 
 mod gemini_cli;
+
+/// One attribute as an exporter writes it (for the tests that edit a fixture's records).
+pub(super) fn attribute(key: &str, value: any_value::Value) -> KeyValue {
+    KeyValue { key: key.into(), value: Some(AnyValue { value: Some(value) }), ..Default::default() }
+}
 
 fn fixture(name: &str) -> ExportLogsServiceRequest {
     let text = match name {
@@ -153,13 +159,8 @@ fn event_ids_are_the_same_for_a_replay_and_differ_between_people() {
 fn automation_is_told_apart_and_an_explicit_kind_wins() {
     let mut request = fixture("codex");
     let set = |request: &mut ExportLogsServiceRequest, key: &str, value: &str| {
-        use opentelemetry_proto::tonic::common::v1::{AnyValue, KeyValue, any_value};
         let resource = request.resource_logs[0].resource.as_mut().unwrap();
-        resource.attributes.push(KeyValue {
-            key: key.into(),
-            value: Some(AnyValue { value: Some(any_value::Value::StringValue(value.into())) }),
-            ..Default::default()
-        });
+        resource.attributes.push(attribute(key, any_value::Value::StringValue(value.into())));
     };
     // `codex exec` names itself in every record's `originator`.
     for record in &mut request.resource_logs[0].scope_logs[0].log_records {
@@ -182,16 +183,11 @@ fn automation_is_told_apart_and_an_explicit_kind_wins() {
 /// `non-interactive` on each record: a run nobody sits at.
 #[test]
 fn claude_codes_print_mode_is_told_apart_by_its_terminal_type() {
-    use opentelemetry_proto::tonic::common::v1::{AnyValue, KeyValue, any_value};
     let mut request = fixture("claude_code");
     assert!(map(&request, "u").events.iter().all(|event| event["run_kind"] == "INTERACTIVE"));
     for record in &mut request.resource_logs[0].scope_logs[0].log_records {
         record.attributes.retain(|pair| pair.key != "app.entrypoint" && pair.key != "terminal.type");
-        record.attributes.push(KeyValue {
-            key: "terminal.type".into(),
-            value: Some(AnyValue { value: Some(any_value::Value::StringValue("non-interactive".into())) }),
-            ..Default::default()
-        });
+        record.attributes.push(attribute("terminal.type", any_value::Value::StringValue("non-interactive".into())));
     }
     let mapped = map(&request, "u");
     assert!(!mapped.events.is_empty() && mapped.events.iter().all(|event| event["run_kind"] == "CI"));
@@ -202,7 +198,6 @@ fn claude_codes_print_mode_is_told_apart_by_its_terminal_type() {
 /// in the export, prompts and tool calls included.
 #[test]
 fn claude_codes_print_mode_from_a_terminal_is_told_apart_by_its_requests() {
-    use opentelemetry_proto::tonic::common::v1::{AnyValue, KeyValue, any_value};
     let mut request = fixture("claude_code");
     let records = &mut request.resource_logs[0].scope_logs[0].log_records;
     let name_of = |record: &opentelemetry_proto::tonic::logs::v1::LogRecord| {
@@ -215,11 +210,7 @@ fn claude_codes_print_mode_from_a_terminal_is_told_apart_by_its_requests() {
     for record in records.iter_mut() {
         record.attributes.retain(|pair| pair.key != "app.entrypoint" && pair.key != "terminal.type");
         if name_of(record).is_some_and(|name| name.ends_with("api_request")) {
-            record.attributes.push(KeyValue {
-                key: "query_source".into(),
-                value: Some(AnyValue { value: Some(any_value::Value::StringValue("sdk".into())) }),
-                ..Default::default()
-            });
+            record.attributes.push(attribute("query_source", any_value::Value::StringValue("sdk".into())));
             marked += 1;
         }
     }
@@ -230,26 +221,17 @@ fn claude_codes_print_mode_from_a_terminal_is_told_apart_by_its_requests() {
     assert!(mapped.events.iter().all(|event| event["run_kind"] == "CI"), "{:?}", mapped.events);
     // An explicit kind still wins.
     let resource = request.resource_logs[0].resource.as_mut().unwrap();
-    resource.attributes.push(KeyValue {
-        key: "sightline.run_kind".into(),
-        value: Some(AnyValue { value: Some(any_value::Value::StringValue("INTERACTIVE".into())) }),
-        ..Default::default()
-    });
+    resource.attributes.push(attribute("sightline.run_kind", any_value::Value::StringValue("INTERACTIVE".into())));
     assert!(map(&request, "u").events.iter().all(|event| event["run_kind"] == "INTERACTIVE"));
 }
 
 #[test]
 fn a_harness_names_its_cell_in_the_resource_and_every_event_carries_it() {
-    use opentelemetry_proto::tonic::common::v1::{AnyValue, KeyValue, any_value};
     let with = |pairs: &[(&str, &str)]| {
         let mut request = fixture("claude_code");
         let resource = request.resource_logs[0].resource.as_mut().unwrap();
         for (key, value) in pairs {
-            resource.attributes.push(KeyValue {
-                key: (*key).into(),
-                value: Some(AnyValue { value: Some(any_value::Value::StringValue((*value).into())) }),
-                ..Default::default()
-            });
+            resource.attributes.push(attribute(key, any_value::Value::StringValue((*value).into())));
         }
         map(&request, "u").events
     };

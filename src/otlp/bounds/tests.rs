@@ -12,6 +12,7 @@ use proptest::prelude::*;
 use prost::Message;
 
 use super::*;
+use crate::otlp::tests::attribute;
 
 const LIMITS: Limits = Limits { max_records: 20_000, max_attributes: 1024, max_decoded_memory: 24 << 20 };
 
@@ -98,10 +99,6 @@ fn millions_of_empty_records_are_refused_at_the_record_limit() {
     }
     let within = empty_records(20_000);
     assert_eq!(check_protobuf(&within, Msg::LogsRequest, &LIMITS).unwrap().records, 20_000);
-}
-
-fn attribute(key: &str, value: any_value::Value) -> KeyValue {
-    KeyValue { key: key.into(), value: Some(AnyValue { value: Some(value) }), ..Default::default() }
 }
 
 fn one_record(attributes: Vec<KeyValue>, body: Option<AnyValue>) -> ExportLogsServiceRequest {

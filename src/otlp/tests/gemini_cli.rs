@@ -3,14 +3,9 @@
 //! fixture has no such record: a compression, a call its policy engine denied, Node's
 //! version in `service.version`.
 
-use opentelemetry_proto::tonic::common::v1::{AnyValue, KeyValue, any_value};
+use opentelemetry_proto::tonic::common::v1::any_value;
 
-use super::{fixture, map, of_type};
-
-/// One attribute as the exporter writes it.
-fn attribute(key: &str, value: any_value::Value) -> KeyValue {
-    KeyValue { key: key.into(), value: Some(AnyValue { value: Some(value) }), ..Default::default() }
-}
+use super::{attribute, fixture, map, of_type};
 
 #[test]
 fn gemini_cli_tokens_and_tool_calls() {
