@@ -11,7 +11,7 @@ use crate::hook::adapters::{self, Context};
 use crate::hook::flusher::{self, FlushConfig};
 use crate::hook::local::{self, ClientConfig};
 use crate::hook::queue::Queue;
-use crate::model::AgentType;
+use crate::model::{AgentType, EventType};
 
 /// Hook payloads larger than this are not read (agents send a few KB).
 const MAX_PAYLOAD_BYTES: u64 = 16 << 20;
@@ -133,12 +133,13 @@ fn record(args: &HookArgs) -> anyhow::Result<()> {
     }
     // `status` shows the server's view of the session that started last (written once
     // per session, not on every hook).
-    if let Some(started) = events.iter().find(|e| e["type"] == "session_start")
-        && let Some(session) = started["session_id"].as_str()
+    if let Some(started) = events.iter().find(|e| e.event_type.as_deref() == Some(EventType::SessionStart.as_str()))
+        && let Some(session) = &started.session_id
     {
         tx.set_mark("current_session", &format!("{}/{session}", agent.as_str()), now_ms)?;
     }
-    tx.push(&events.iter().map(|e| e.to_string()).collect::<Vec<_>>(), now_ms)?;
+    let lines = events.iter().map(serde_json::to_string).collect::<Result<Vec<_>, _>>()?;
+    tx.push(&lines, now_ms)?;
     tx.commit()?;
     if !events.is_empty() {
         ensure_flusher();

@@ -9,12 +9,11 @@
 //! of another shape is not sent (the server would refuse the events): the run is still
 //! recorded under its kind and the hook's log says why. The agent is never stopped over it.
 
-use serde_json::{Value, json};
-
 use crate::model::eval_cell::{self, MAX_PHASE_CHARS, MAX_RUN_NAME_CHARS};
+use crate::model::wire::{Draft, DraftEval};
 
 /// What the three variables say: the `eval` object to stamp, and warnings for the log.
-pub fn read(cell: Option<&str>, run: Option<&str>, phase: Option<&str>) -> (Option<Value>, Vec<String>) {
+pub fn read(cell: Option<&str>, run: Option<&str>, phase: Option<&str>) -> (Option<DraftEval>, Vec<String>) {
     let set = |value: Option<&str>| value.map(str::trim).filter(|value| !value.is_empty()).map(str::to_string);
     let Some(cell) = set(cell) else { return (None, Vec::new()) };
     let mut warnings = Vec::new();
@@ -22,36 +21,38 @@ pub fn read(cell: Option<&str>, run: Option<&str>, phase: Option<&str>) -> (Opti
         warnings.push(format!("SIGHTLINE_EVAL_CELL={cell:?} {reason}; the session is not linked to a cell"));
         return (None, warnings);
     }
-    let mut tag = json!({ "cell_id": cell });
-    for (name, key, value, max) in [
-        ("SIGHTLINE_EVAL_RUN", "run_name", set(run), MAX_RUN_NAME_CHARS),
-        ("SIGHTLINE_EVAL_PHASE", "phase", set(phase), MAX_PHASE_CHARS),
-    ] {
-        let Some(value) = value else { continue };
+    let mut checked = |name: &str, value: Option<String>, max: usize| {
+        let value = value?;
         match eval_cell::check_name(&value, max) {
-            Ok(()) => tag[key] = Value::from(value),
-            Err(reason) => warnings.push(format!("{name}={value:?} {reason}; it is left out")),
+            Ok(()) => Some(value),
+            Err(reason) => {
+                warnings.push(format!("{name}={value:?} {reason}; it is left out"));
+                None
+            }
         }
-    }
-    (Some(tag), warnings)
+    };
+    let run_name = checked("SIGHTLINE_EVAL_RUN", set(run), MAX_RUN_NAME_CHARS);
+    let phase = checked("SIGHTLINE_EVAL_PHASE", set(phase), MAX_PHASE_CHARS);
+    (Some(DraftEval { cell_id: Some(cell), run_name, phase }), warnings)
 }
 
 /// Puts the `eval` object on every event.
-pub fn stamp(events: &mut [Value], tag: &Value) {
+pub fn stamp(events: &mut [Draft], tag: &DraftEval) {
     for event in events {
-        event["eval"] = tag.clone();
+        event.eval = Some(tag.clone());
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     #[test]
     fn a_named_cell_becomes_the_eval_object_with_its_run_and_phase() {
         let (tag, warnings) = read(Some(" h__m__django__django-1__r0 "), Some("nightly"), Some("review"));
         assert_eq!(
-            tag.unwrap(),
+            serde_json::to_value(tag.unwrap()).unwrap(),
             json!({"cell_id": "h__m__django__django-1__r0", "run_name": "nightly", "phase": "review"})
         );
         assert!(warnings.is_empty());
@@ -68,14 +69,15 @@ mod tests {
             "{warnings:?}"
         );
         let (tag, warnings) = read(Some("h__m__t__r1"), Some("a\u{1b}b"), None);
-        assert_eq!(tag.unwrap(), json!({"cell_id": "h__m__t__r1"}));
+        assert_eq!(serde_json::to_value(tag.unwrap()).unwrap(), json!({"cell_id": "h__m__t__r1"}));
         assert!(warnings[0].contains("SIGHTLINE_EVAL_RUN"), "{warnings:?}");
     }
 
     #[test]
     fn every_event_is_stamped() {
-        let mut events = vec![json!({"type": "session_start"}), json!({"type": "tool_start"})];
-        stamp(&mut events, &json!({"cell_id": "h__m__t__r0"}));
-        assert!(events.iter().all(|event| event["eval"]["cell_id"] == "h__m__t__r0"), "{events:?}");
+        let mut events = vec![Draft::default(), Draft::default()];
+        let tag = DraftEval { cell_id: Some("h__m__t__r0".into()), ..DraftEval::default() };
+        stamp(&mut events, &tag);
+        assert!(events.iter().all(|event| event.eval.as_ref() == Some(&tag)), "{events:?}");
     }
 }

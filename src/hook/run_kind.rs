@@ -9,9 +9,8 @@
 //! `CI` (kept out of developer figures like every machine run) and the hook's log says
 //! why; the agent is never stopped over it.
 
-use serde_json::Value;
-
 use crate::model::RunKind;
+use crate::model::wire::Draft;
 
 /// What `SIGHTLINE_RUN_KIND` says: the kind to stamp, and a warning for the log when the
 /// value was not understood.
@@ -29,9 +28,9 @@ pub fn read(value: Option<&str>) -> (Option<RunKind>, Option<String>) {
 }
 
 /// Stamps `kind` on every event.
-pub fn stamp(events: &mut [Value], kind: RunKind) {
+pub fn stamp(events: &mut [Draft], kind: RunKind) {
     for event in events {
-        event["run_kind"] = Value::from(kind.as_str());
+        event.set_run_kind(kind);
     }
 }
 
@@ -59,8 +58,8 @@ mod tests {
 
     #[test]
     fn every_event_is_stamped() {
-        let mut events = vec![serde_json::json!({"type": "session_start"}), serde_json::json!({"type": "session_end"})];
+        let mut events = vec![Draft::default(), Draft::default()];
         stamp(&mut events, RunKind::Eval);
-        assert!(events.iter().all(|event| event["run_kind"] == "EVAL"), "{events:?}");
+        assert!(events.iter().all(|event| event.run_kind() == Some(RunKind::Eval)), "{events:?}");
     }
 }

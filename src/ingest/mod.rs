@@ -2,15 +2,25 @@
 //! (events, price tables, transcript upload, the caller's own sessions). The routes are
 //! mounted in `app::routes`; `/health`, `/readyz` and `/metrics` are `app::ops`.
 //!
+//! Three listeners carry events in (`batch` for the hook's `/v1/events`, `otlp` for
+//! OTLP/HTTP, `otlp_grpc` for OTLP/gRPC); each only decodes its transport and answers
+//! [`error::IngestError`] in its own terms. Whatever carried them, events reach the
+//! store through one path, `pipeline::accept`; the OTLP exports are mapped and split by
+//! sender first (`otlp_senders`, `otlp_exports`, `otlp_metrics`).
+//!
 //! Handlers are thin: extract, call one function of this module's submodules or of
 //! the storage layer, map to a response.
 
 pub mod batch;
+pub mod body;
+pub mod error;
 pub mod me;
 pub mod otlp;
+pub mod otlp_exports;
 pub mod otlp_grpc;
 pub mod otlp_metrics;
 pub mod otlp_senders;
+pub mod pipeline;
 pub mod transcripts;
 
 use std::sync::Arc;
@@ -34,15 +44,17 @@ pub async fn post_events(
     headers: HeaderMap,
     body: Body,
 ) -> Result<Response, AppError> {
+    use crate::metrics::BatchOutcome;
     let stored = match user {
         Ok(user) => batch::ingest(&state, &user, &headers, body).await,
-        Err(err) => Err(err),
+        Err(AppError::Unauthorized) => Err(error::IngestError::Unauthorized),
+        // The credential could not be checked (storage): counted by its status.
+        Err(err) => {
+            state.metrics.count_batch(BatchOutcome::of_http_status(err.status_and_message().0.as_u16()));
+            return Err(err);
+        }
     };
-    let outcome = match &stored {
-        Ok(_) => crate::metrics::BatchOutcome::Accepted,
-        Err(err) => crate::metrics::BatchOutcome::of_http_status(err.status_and_message().0.as_u16()),
-    };
-    state.metrics.count_batch(outcome);
+    state.metrics.count_batch(stored.as_ref().map_or_else(error::IngestError::outcome, |_| BatchOutcome::Accepted));
     Ok(axum::Json(stored?).into_response())
 }
 

@@ -2,7 +2,8 @@
 //! with the same connection limits as every listener; mounted in `app::routes`): the
 //! collector services' three unary `Export` calls, for exporters whose default is gRPC (Gemini CLI; Claude Code
 //! with `OTEL_EXPORTER_OTLP_PROTOCOL=grpc`). Exports take the same path as over HTTP
-//! (`otlp_senders`), framed by `otlp::grpc`.
+//! (`otlp_senders`), framed by `otlp::grpc`; a refusal (`ingest::error::IngestError`)
+//! is answered in gRPC's codes by its own `From` impl.
 //!
 //! Invariants: the credential (`authorization: Bearer …` metadata) is checked from the
 //! headers before a byte of the body is read, so an unauthenticated request costs no
@@ -19,10 +20,10 @@ use opentelemetry_proto::tonic::collector::logs::v1::ExportLogsServiceRequest;
 use opentelemetry_proto::tonic::collector::metrics::v1::ExportMetricsServiceRequest;
 use opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceRequest;
 
+use super::body::{decode_named, export_limits, read_body};
+use super::error::IngestError;
 use super::otlp_senders::{self, Sender, sender_of};
-use super::{batch, otlp};
 use crate::http::body_deadline::BodyDeadline;
-use crate::http::errors::{AppError, RETRY_AFTER_SECS};
 use crate::metrics::{BatchOutcome, Signal};
 use crate::otlp::bounds::Msg;
 use crate::otlp::grpc::{self, Code, Status};
@@ -79,7 +80,7 @@ async fn unary<T, R>(
     state: &Arc<AppState>,
     request: Request,
     root: Msg,
-    handle: impl AsyncFnOnce(&Arc<AppState>, Sender, T) -> Result<R, AppError>,
+    handle: impl AsyncFnOnce(&Arc<AppState>, Sender, T) -> Result<R, IngestError>,
 ) -> Response
 where
     T: prost::Message + Default + serde::de::DeserializeOwned,
@@ -95,11 +96,11 @@ where
         let compression = grpc::encoding(&parts.headers)?;
         let limit = state.config.ingest.max_decoded_bytes;
         // The 5-byte prefix and the message as sent (compressed or not).
-        let raw = batch::read_body(&parts.headers, body, limit + 5).await.map_err(status)?;
+        let raw = read_body(&parts.headers, body, limit + 5).await?;
         let (compressed, message) = grpc::message(&raw)?;
         let message = match (compressed, compression) {
             (false, _) => Cow::Borrowed(message),
-            (true, Some(name)) => batch::decode_named(name, message, limit).map_err(status)?,
+            (true, Some(name)) => decode_named(name, message, limit)?,
             (true, None) => {
                 return Err(Status::new(
                     Code::Internal,
@@ -107,9 +108,10 @@ where
                 ));
             }
         };
-        let export: T =
-            Encoding::Protobuf.decode_bounded(&message, root, &otlp::export_limits(&state.config)).map_err(status)?;
-        let answer = handle(state, sender, export).await.map_err(status)?;
+        let export: T = Encoding::Protobuf
+            .decode_bounded(&message, root, &export_limits(&state.config))
+            .map_err(IngestError::from)?;
+        let answer = handle(state, sender, export).await?;
         Ok(grpc::ok(&answer))
     };
     let signal = match root {
@@ -152,21 +154,5 @@ async fn caller(state: &Arc<AppState>, headers: &axum::http::HeaderMap) -> Resul
         .ok_or_else(|| {
             Status::new(Code::Unauthenticated, "missing credentials: send authorization: Bearer <OTLP or hook token>")
         })?;
-    sender_of(state, secret).await.map_err(status)
-}
-
-/// An error of ours as OTLP/gRPC answers it.
-fn status(error: AppError) -> Status {
-    let (http, message) = error.status_and_message();
-    let (code, retry_after_secs) = match http.as_u16() {
-        401 => (Code::Unauthenticated, None),
-        // Too large stays too large: not retryable (no RetryInfo).
-        413 => (Code::ResourceExhausted, None),
-        429 => (Code::ResourceExhausted, Some(RETRY_AFTER_SECS)),
-        503 => (Code::Unavailable, Some(RETRY_AFTER_SECS)),
-        408 => (Code::DeadlineExceeded, None),
-        400 | 415 | 422 => (Code::InvalidArgument, None),
-        _ => (Code::Internal, None),
-    };
-    Status { code, message, retry_after_secs }
+    Ok(sender_of(state, secret).await?)
 }

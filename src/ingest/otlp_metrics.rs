@@ -11,7 +11,7 @@ use opentelemetry_proto::tonic::collector::metrics::v1::{
     ExportMetricsPartialSuccess, ExportMetricsServiceRequest, ExportMetricsServiceResponse,
 };
 
-use crate::http::errors::AppError;
+use super::error::IngestError;
 use crate::metrics::Signal;
 use crate::otlp::metrics::{self, Measure};
 use crate::sessions::reported::{self, Column, Reading};
@@ -22,15 +22,16 @@ pub(crate) async fn store_metrics(
     state: &Arc<AppState>,
     user_id: &str,
     request: &ExportMetricsServiceRequest,
-) -> Result<ExportMetricsServiceResponse, AppError> {
+) -> Result<ExportMetricsServiceResponse, IngestError> {
     let mapped = metrics::map(request, user_id);
     let resource = request.resource_metrics.first().and_then(|r| r.resource.as_ref());
-    let agent = super::otlp::agent_of(resource.map(|r| r.attributes.as_slice()).unwrap_or_default());
+    let agent = super::otlp_exports::agent_of(resource.map(|r| r.attributes.as_slice()).unwrap_or_default());
     let accepted = mapped.points.len() as u64;
     let (points, owner, now_ms) = (mapped.points, user_id.to_string(), state.clock.now_ms());
     if !points.is_empty() {
         state
-            .write(move |tx| {
+            .writer
+            .transact(move |tx| {
                 let readings: Vec<Reading<'_>> = points
                     .iter()
                     .map(|point| Reading {

@@ -18,12 +18,12 @@ use opentelemetry_proto::tonic::collector::trace::v1::{
     ExportTracePartialSuccess, ExportTraceServiceRequest, ExportTraceServiceResponse,
 };
 
-use super::otlp::{agent_of, store_logs, store_traces};
+use super::error::IngestError;
+use super::otlp_exports::{agent_of, store_logs, store_traces};
 use super::otlp_metrics::store_metrics;
 use crate::auth::otlp_identities::{self, Named};
 use crate::auth::tokens::{self, TokenKind};
 use crate::db;
-use crate::http::errors::AppError;
 use crate::metrics::Signal;
 use crate::model::RunKind;
 use crate::otlp::identity::{self, Identity};
@@ -39,7 +39,7 @@ pub(crate) enum Sender {
 }
 
 /// The sender an OTLP or hook token's secret belongs to.
-pub(crate) async fn sender_of(state: &Arc<AppState>, secret: String) -> Result<Sender, AppError> {
+pub(crate) async fn sender_of(state: &Arc<AppState>, secret: String) -> Result<Sender, IngestError> {
     let pool = state.readers.clone();
     let now_ms = state.clock.now_ms();
     let sender = db::blocking(move || {
@@ -54,7 +54,7 @@ pub(crate) async fn sender_of(state: &Arc<AppState>, secret: String) -> Result<S
         Ok(owner.map(|owner| Sender::Person(owner.user_id, owner.run_kind)))
     })
     .await?;
-    sender.ok_or(AppError::Unauthorized)
+    sender.ok_or(IngestError::Unauthorized)
 }
 
 /// A logs export from `sender`, stored and answered.
@@ -63,7 +63,7 @@ pub(crate) async fn logs(
     sender: &Sender,
     request: &ExportLogsServiceRequest,
     received: std::time::Instant,
-) -> Result<ExportLogsServiceResponse, AppError> {
+) -> Result<ExportLogsServiceResponse, IngestError> {
     let token_id = match sender {
         Sender::Person(user_id, fixed) => return store_logs(state, user_id, *fixed, request, received).await,
         Sender::Service { token_id } => token_id,
@@ -96,7 +96,7 @@ pub(crate) async fn traces(
     sender: &Sender,
     request: &ExportTraceServiceRequest,
     received: std::time::Instant,
-) -> Result<ExportTraceServiceResponse, AppError> {
+) -> Result<ExportTraceServiceResponse, IngestError> {
     let token_id = match sender {
         Sender::Person(user_id, fixed) => return store_traces(state, user_id, *fixed, request, received).await,
         Sender::Service { token_id } => token_id,
@@ -128,7 +128,7 @@ pub(crate) async fn metrics(
     state: &Arc<AppState>,
     sender: &Sender,
     request: &ExportMetricsServiceRequest,
-) -> Result<ExportMetricsServiceResponse, AppError> {
+) -> Result<ExportMetricsServiceResponse, IngestError> {
     let token_id = match sender {
         Sender::Person(user_id, _) => return store_metrics(state, user_id, request).await,
         Sender::Service { token_id } => token_id,
@@ -162,7 +162,7 @@ async fn resolve(
     state: &Arc<AppState>,
     token_id: &str,
     identities: impl Iterator<Item = (&Identity, u64)>,
-) -> Result<Vec<Option<Named>>, AppError> {
+) -> Result<Vec<Option<Named>>, IngestError> {
     let identities: Vec<(Identity, u64)> = identities.map(|(identity, count)| (identity.clone(), count)).collect();
     let pool = state.readers.clone();
     let asked = identities.clone();
@@ -193,7 +193,8 @@ async fn resolve(
     if !unknown.is_empty() {
         let (token_id, now_ms) = (token_id.to_string(), state.clock.now_ms());
         state
-            .write(move |tx| {
+            .writer
+            .transact(move |tx| {
                 for (attribute, value, count) in &unknown {
                     otlp_identities::count_unknown(tx, attribute, value, *count, &token_id, now_ms)?;
                 }

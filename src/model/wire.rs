@@ -15,7 +15,9 @@ use uuid::Uuid;
 use super::{AgentType, EventType, NUSD_PER_USD, NotificationKind, PermissionMode, RunKind, ToolStatus, Usage};
 
 mod checks;
+mod draft;
 use checks::*;
+pub use draft::{Draft, DraftEval, DraftGit, DraftTool, DraftUsage};
 
 /// Bounds a single event must respect; set from configuration.
 #[derive(Clone, Debug)]
@@ -189,85 +191,22 @@ pub struct ParsedEvent {
     pub unredacted_metadata: Option<serde_json::Value>,
 }
 
-#[derive(Deserialize)]
-struct WireEvent {
-    event_id: Option<String>,
-    #[serde(rename = "type")]
-    event_type: Option<String>,
-    ts: Option<String>,
-    agent_type: Option<String>,
-    session_id: Option<String>,
-    run_kind: Option<String>,
-    model: Option<String>,
-    agent_version: Option<String>,
-    permission_mode: Option<String>,
-    notification_kind: Option<String>,
-    tool: Option<WireTool>,
-    usage: Option<WireUsage>,
-    client_cost_usd: Option<f64>,
-    response_ms: Option<i64>,
-    git: Option<WireGit>,
-    eval: Option<WireEval>,
-    metadata: Option<serde_json::Map<String, serde_json::Value>>,
-}
-
-#[derive(Deserialize)]
-struct WireEval {
-    cell_id: Option<String>,
-    run_name: Option<String>,
-    phase: Option<String>,
-}
-
-#[derive(Deserialize)]
-struct WireTool {
-    name: Option<String>,
-    server: Option<String>,
-    skill: Option<String>,
-    slash_command: Option<String>,
-    use_id: Option<String>,
-    status: Option<String>,
-    duration_ms: Option<i64>,
-    input_sha256: Option<String>,
-    input_bytes: Option<i64>,
-    output_sha256: Option<String>,
-    output_bytes: Option<i64>,
-    target_hash: Option<String>,
-    action: Option<String>,
-}
-
-#[derive(Deserialize)]
-struct WireUsage {
-    input_tokens: Option<i64>,
-    output_tokens: Option<i64>,
-    cache_read_tokens: Option<i64>,
-    cache_write_5m_tokens: Option<i64>,
-    cache_write_1h_tokens: Option<i64>,
-    reasoning_tokens: Option<i64>,
-}
-
-#[derive(Deserialize)]
-struct WireGit {
-    branch: Option<String>,
-    commit: Option<String>,
-    remote: Option<String>,
-    dirty: Option<bool>,
-}
-
 /// Parses and validates one raw event. `now_ms` bounds the timestamp. Metadata is
 /// checked for size and shape here; redaction and pricing are ingest's business.
 pub fn parse_event(raw: &RawValue, limits: &EventLimits, now_ms: i64) -> Result<ParsedEvent, Rejection> {
-    let wire: WireEvent = match serde_json::from_str(raw.get()) {
-        Ok(wire) => wire,
-        Err(_) => return Err(locate_type_error(raw)),
-    };
-    validate(wire, limits, now_ms)
+    validate(decode_draft(raw)?, limits, now_ms)
+}
+
+/// One raw event as the draft it spells, or the field whose JSON type is wrong.
+pub fn decode_draft(raw: &RawValue) -> Result<Draft, Rejection> {
+    serde_json::from_str(raw.get()).map_err(|_| locate_type_error(raw))
 }
 
 /// Serde's fast path failed: parse again tracking the path, so the client learns
 /// which field has the wrong JSON type.
 fn locate_type_error(raw: &RawValue) -> Rejection {
     let mut deserializer = serde_json::Deserializer::from_str(raw.get());
-    match serde_path_to_error::deserialize::<_, WireEvent>(&mut deserializer) {
+    match serde_path_to_error::deserialize::<_, Draft>(&mut deserializer) {
         Ok(_) => Rejection::new("event", "event is not valid"),
         Err(err) => {
             let path = err.path().to_string();
@@ -283,7 +222,9 @@ fn locate_type_error(raw: &RawValue) -> Rejection {
     }
 }
 
-fn validate(wire: WireEvent, limits: &EventLimits, now_ms: i64) -> Result<ParsedEvent, Rejection> {
+/// Checks a draft against wire contract v1: the one door by which any source's event
+/// (the hook's JSON, an OTLP mapping built in process) becomes an [`Event`].
+pub fn validate(wire: Draft, limits: &EventLimits, now_ms: i64) -> Result<ParsedEvent, Rejection> {
     let event_id = required("event_id", wire.event_id.as_deref())?;
     let event_id =
         Uuid::parse_str(event_id).map_err(|_| Rejection::new("event_id", "must be a UUID (the hook mints UUIDv7)"))?;
@@ -368,7 +309,7 @@ fn validate(wire: WireEvent, limits: &EventLimits, now_ms: i64) -> Result<Parsed
     Ok(ParsedEvent { event, unredacted_metadata: metadata })
 }
 
-fn validate_eval(wire: WireEval) -> Result<super::eval_cell::EvalTag, Rejection> {
+fn validate_eval(wire: DraftEval) -> Result<super::eval_cell::EvalTag, Rejection> {
     use super::eval_cell::{self, MAX_PHASE_CHARS, MAX_RUN_NAME_CHARS};
     let cell_id = required("eval.cell_id", wire.cell_id.as_deref())?;
     eval_cell::parse_cell_id(cell_id).map_err(|reason| Rejection::new("eval.cell_id", reason))?;

@@ -40,6 +40,8 @@ pub enum Refusal {
     TooLarge(String),
     /// Not a well-formed export (or nested past [`MAX_DEPTH`]).
     Malformed(String),
+    /// Not in an encoding OTLP/HTTP names (`otlp::wire::Encoding::of`).
+    UnsupportedEncoding(String),
 }
 
 /// What a walk counted.

@@ -15,12 +15,13 @@
 //! `mcp_server_connection`, `hook_registered`, `skill_activated`) become capability
 //! sightings ([`inventory`]). Other events are counted and not stored.
 
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 
 use super::logs::{Outcome, Record};
 use crate::agents::claude_code::tool_action;
-use crate::model::AgentType;
 use crate::model::sightings::{CapabilityKind as Kind, DETAIL_KEYS, Sighting, clipped};
+use crate::model::wire::{Draft, DraftTool, DraftUsage};
+use crate::model::{AgentType, EventType, ToolStatus};
 
 pub const AGENT: AgentType = AgentType::ClaudeCode;
 
@@ -35,42 +36,37 @@ pub fn map(record: &Record<'_>) -> Outcome {
         "user_prompt" => Outcome::Event(record.prompt()),
         "api_request" => {
             let request_id = attributes.text("request_id");
-            let mut event = record.event("turn_end", request_id.as_deref());
-            if let Some(model) = attributes.text("model") {
-                event["model"] = json!(model);
-            }
-            event["usage"] = json!({
-                "input_tokens": attributes.count("input_tokens").unwrap_or(0),
-                "output_tokens": attributes.count("output_tokens").unwrap_or(0),
-                "cache_read_tokens": attributes.count("cache_read_tokens").unwrap_or(0),
+            let mut event = record.event(EventType::TurnEnd, request_id.as_deref());
+            event.model = attributes.text("model");
+            event.usage = Some(DraftUsage {
+                input_tokens: Some(attributes.count("input_tokens").unwrap_or(0)),
+                output_tokens: Some(attributes.count("output_tokens").unwrap_or(0)),
+                cache_read_tokens: Some(attributes.count("cache_read_tokens").unwrap_or(0)),
                 // The export does not split cache writes by lifetime; the 5-minute
                 // write is the default and the price table's cheaper assumption.
-                "cache_write_5m_tokens": attributes.count("cache_creation_tokens").unwrap_or(0),
+                cache_write_5m_tokens: Some(attributes.count("cache_creation_tokens").unwrap_or(0)),
+                ..DraftUsage::default()
             });
             let micros = attributes.count("cost_usd_micros").map(|micros| micros as f64 / 1e6);
-            if let Some(cost) = micros.or_else(|| attributes.number("cost_usd")).filter(|cost| *cost >= 0.0) {
-                event["client_cost_usd"] = json!(cost);
-            }
-            if let Some(duration) = attributes.count("duration_ms") {
-                event["response_ms"] = json!(duration);
-            }
+            event.client_cost_usd = micros.or_else(|| attributes.number("cost_usd")).filter(|cost| *cost >= 0.0);
+            event.response_ms = attributes.count("duration_ms");
             copy_texts(&mut event, attributes, &["request_id", "query_source", "speed", "effort"]);
             Outcome::Event(event)
         }
         "tool_result" => tool_end(record, status_of_result(record)),
         "tool_decision" => match attributes.first_text(&["decision", "decision_type"]).as_deref() {
-            Some("reject") => tool_end(record, "denied"),
+            Some("reject") => tool_end(record, ToolStatus::Denied),
             _ => Outcome::Skipped,
         },
         "compaction" => {
-            let mut event = record.event("compact", None);
+            let mut event = record.event(EventType::Compact, None);
             copy_texts(&mut event, attributes, &["trigger"]);
             Outcome::Event(event)
         }
         "subagent_completed" => {
-            let mut event = record.event("subagent_end", None);
+            let mut event = record.event(EventType::SubagentEnd, None);
             if let Some(agent) = attributes.text("agent_type") {
-                event["metadata"]["subagent_type"] = json!(agent);
+                event.note("subagent_type", agent);
             }
             Outcome::Event(event)
         }
@@ -78,20 +74,20 @@ pub fn map(record: &Record<'_>) -> Outcome {
     }
 }
 
-fn status_of_result(record: &Record<'_>) -> &'static str {
+fn status_of_result(record: &Record<'_>) -> ToolStatus {
     let attributes = &record.attributes;
     let decision = attributes.first_text(&["decision_type", "decision"]);
     if decision.as_deref() == Some("reject") {
-        "denied"
+        ToolStatus::Denied
     } else if attributes.flag("success") == Some(false) {
-        "error"
+        ToolStatus::Error
     } else {
-        "success"
+        ToolStatus::Success
     }
 }
 
 /// A tool call's end, keyed by its use id so a replay is the same event.
-fn tool_end(record: &Record<'_>, status: &str) -> Outcome {
+fn tool_end(record: &Record<'_>, status: ToolStatus) -> Outcome {
     let attributes = &record.attributes;
     let Some(name) = attributes.first_text(&["tool_name", "name"]) else {
         return Outcome::Refused("tool_name is missing".into());
@@ -109,32 +105,22 @@ fn tool_end(record: &Record<'_>, status: &str) -> Outcome {
         }
     };
     let use_id = attributes.first_text(&["tool_use_id", "use_id"]);
-    let mut event = record.event("tool_end", use_id.as_deref());
-    let mut tool = Map::new();
-    tool.insert("name".into(), json!(format!("{}:{name}", AGENT.as_str())));
-    tool.insert("action".into(), json!(tool_action(&name)));
-    tool.insert("status".into(), json!(status));
-    if let Some(server) = server {
-        tool.insert("server".into(), json!(server));
-    }
-    if let Some(skill) = parameter("skill_name") {
-        tool.insert("skill".into(), json!(skill));
-    }
-    if let Some(use_id) = use_id {
-        tool.insert("use_id".into(), json!(use_id));
-    }
-    for (wire, key) in [
-        ("duration_ms", "duration_ms"),
-        ("input_bytes", "tool_input_size_bytes"),
-        ("output_bytes", "tool_result_size_bytes"),
-    ] {
-        if let Some(value) = attributes.count(key) {
-            tool.insert(wire.into(), json!(value));
-        }
-    }
-    event["tool"] = Value::Object(tool);
+    let mut event = record.event(EventType::ToolEnd, use_id.as_deref());
+    let mut tool = DraftTool {
+        name: Some(format!("{}:{name}", AGENT.as_str())),
+        action: Some(tool_action(&name).to_string()),
+        server,
+        skill: parameter("skill_name"),
+        duration_ms: attributes.count("duration_ms"),
+        input_bytes: attributes.count("tool_input_size_bytes"),
+        output_bytes: attributes.count("tool_result_size_bytes"),
+        use_id,
+        ..DraftTool::default()
+    };
+    tool.set_status(status);
+    event.tool = Some(tool);
     if let Some(source) = attributes.first_text(&["decision_source", "source"]) {
-        event["metadata"]["decision_source"] = json!(source);
+        event.note("decision_source", source);
     }
     copy_texts(&mut event, attributes, &["error_type"]);
     Outcome::Event(event)
@@ -142,10 +128,10 @@ fn tool_end(record: &Record<'_>, status: &str) -> Outcome {
 
 /// Copies short descriptive attributes into the event's metadata (redacted at ingest
 /// like every metadata value).
-pub(super) fn copy_texts(event: &mut Value, attributes: &super::attributes::Attributes<'_>, keys: &[&str]) {
+pub(super) fn copy_texts(event: &mut Draft, attributes: &super::attributes::Attributes<'_>, keys: &[&str]) {
     for key in keys {
         if let Some(text) = attributes.text(key).filter(|text| text.len() <= 200) {
-            event["metadata"][*key] = json!(text);
+            event.note(key, text);
         }
     }
 }

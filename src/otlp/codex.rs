@@ -14,12 +14,11 @@
 //! refused is `denied`), `tool_decision` `denied` or `abort` → tool_end `denied`. Every other
 //! event (each streamed delta is one) is counted and not stored.
 
-use serde_json::{Map, Value, json};
-
 use super::claude_code::copy_texts;
 use super::logs::{Outcome, Record};
 use crate::agents::codex::{reported_status, tool_action};
-use crate::model::AgentType;
+use crate::model::wire::{DraftTool, DraftUsage};
+use crate::model::{AgentType, EventType, ToolStatus};
 
 pub const AGENT: AgentType = AgentType::Codex;
 
@@ -44,59 +43,52 @@ pub fn map(record: &Record<'_>) -> Outcome {
             let output = attributes.count("output_token_count").unwrap_or(0);
             let cached = attributes.count("cached_token_count").unwrap_or(0).min(input);
             let reasoning = attributes.count("reasoning_token_count").unwrap_or(0).min(output);
-            let mut event = record.event("turn_end", None);
-            if let Some(model) = attributes.text("model") {
-                event["model"] = json!(model);
-            }
-            event["usage"] = json!({
-                "input_tokens": input - cached,
-                "output_tokens": output - reasoning,
-                "cache_read_tokens": cached,
-                "reasoning_tokens": reasoning,
+            let mut event = record.event(EventType::TurnEnd, None);
+            event.model = attributes.text("model");
+            event.usage = Some(DraftUsage {
+                input_tokens: Some(input - cached),
+                output_tokens: Some(output - reasoning),
+                cache_read_tokens: Some(cached),
+                reasoning_tokens: Some(reasoning),
+                ..DraftUsage::default()
             });
             Outcome::Event(event)
         }
         "tool_result" => {
             let output = attributes.text("output").unwrap_or_default();
-            tool_end(record, reported_status(attributes.flag("success"), &output).as_str())
+            tool_end(record, reported_status(attributes.flag("success"), &output))
         }
         "tool_decision" => match attributes.text("decision").map(|d| d.to_ascii_lowercase()).as_deref() {
-            Some("denied" | "abort") => tool_end(record, "denied"),
+            Some("denied" | "abort") => tool_end(record, ToolStatus::Denied),
             _ => Outcome::Skipped,
         },
         _ => Outcome::Skipped,
     }
 }
 
-fn tool_end(record: &Record<'_>, status: &str) -> Outcome {
+fn tool_end(record: &Record<'_>, status: ToolStatus) -> Outcome {
     let attributes = &record.attributes;
     let Some(name) = attributes.text("tool_name") else {
         return Outcome::Refused("tool_name is missing".into());
     };
     let call_id = attributes.text("call_id");
-    let mut event = record.event("tool_end", call_id.as_deref());
-    let mut tool = Map::new();
-    tool.insert("name".into(), json!(format!("{}:{name}", AGENT.as_str())));
-    tool.insert("action".into(), json!(tool_action(&name)));
-    tool.insert("status".into(), json!(status));
-    if let Some(server) = attributes.text("mcp_server") {
-        tool.insert("server".into(), json!(server));
-    }
-    if let Some(call_id) = call_id {
-        tool.insert("use_id".into(), json!(call_id));
-    }
-    if let Some(duration) = attributes.count("duration_ms") {
-        tool.insert("duration_ms".into(), json!(duration));
-    }
+    let mut event = record.event(EventType::ToolEnd, call_id.as_deref());
     // The arguments and output are content: only their sizes are kept (§1.5).
-    for (wire, key) in [("input_bytes", "arguments"), ("output_bytes", "output")] {
-        if let Some(text) = attributes.text(key) {
-            tool.insert(wire.into(), json!(text.len()));
-        }
-    }
-    event["tool"] = Value::Object(tool);
+    let size = |key: &str| attributes.text(key).map(|text| text.len() as i64);
+    let mut tool = DraftTool {
+        name: Some(format!("{}:{name}", AGENT.as_str())),
+        action: Some(tool_action(&name).to_string()),
+        server: attributes.text("mcp_server"),
+        use_id: call_id,
+        duration_ms: attributes.count("duration_ms"),
+        input_bytes: size("arguments"),
+        output_bytes: size("output"),
+        ..DraftTool::default()
+    };
+    tool.set_status(status);
+    event.tool = Some(tool);
     if let Some(source) = attributes.text("source") {
-        event["metadata"]["decision_source"] = json!(source.to_ascii_lowercase());
+        event.note("decision_source", source.to_ascii_lowercase());
     }
     Outcome::Event(event)
 }

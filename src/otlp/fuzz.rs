@@ -10,11 +10,11 @@ use proptest::prelude::*;
 use prost::Message;
 use serde_json::Value;
 
+use super::bounds::Refusal;
 use super::logs::map;
 use super::wire::Encoding;
-use crate::http::errors::AppError;
 use crate::model::arbitrary::{damage, damaged, edited, edits};
-use crate::model::wire::{EventLimits, parse_event};
+use crate::model::wire::{EventLimits, validate};
 
 const FIXTURES: [&str; 5] = [
     include_str!("../../tests/fixtures/otlp/claude_code_logs.json"),
@@ -37,17 +37,16 @@ fn check(request: &ExportLogsServiceRequest) -> Result<(), TestCaseError> {
     for event in &mapped.events {
         let text = serde_json::to_string(event).unwrap();
         prop_assert!(!text.contains("AKIAIOSFODNN7EXAMPLE") && !text.contains("dark mode"), "content: {text}");
-        let raw = serde_json::value::to_raw_value(event).unwrap();
-        if let Err(rejection) = parse_event(&raw, &limits, THEN_MS) {
+        if let Err(rejection) = validate(event.clone(), &limits, THEN_MS) {
             prop_assert!(!rejection.field.is_empty() && !rejection.reason.is_empty(), "{rejection:?}");
         }
     }
     Ok(())
 }
 
-fn refused_as_bad(error: AppError) -> Result<(), TestCaseError> {
+fn refused_as_bad(error: Refusal) -> Result<(), TestCaseError> {
     match error {
-        AppError::BadRequest { message, .. } => prop_assert!(!message.is_empty()),
+        Refusal::Malformed(message) => prop_assert!(!message.is_empty()),
         other => prop_assert!(false, "an export that cannot be read is a bad request, not {other:?}"),
     }
     Ok(())
@@ -100,8 +99,7 @@ proptest! {
                 for event in &mapped.events {
                     let text = serde_json::to_string(event).unwrap();
                     prop_assert!(!text.contains("export const app"), "content: {text}");
-                    let raw = serde_json::value::to_raw_value(event).unwrap();
-                    if let Err(rejection) = parse_event(&raw, &limits, THEN_MS) {
+                    if let Err(rejection) = validate(event.clone(), &limits, THEN_MS) {
                         prop_assert!(!rejection.field.is_empty() && !rejection.reason.is_empty(), "{rejection:?}");
                     }
                 }

@@ -12,7 +12,8 @@
 //! that a compression happened: the `PreCompress` hook fires before every turn). Other
 //! events are counted and not stored.
 
-use serde_json::{Map, Value, json};
+use crate::model::wire::{DraftTool, DraftUsage};
+use crate::model::{EventType, ToolStatus};
 
 use super::logs::{Outcome, Record};
 use crate::agents::gemini_cli::tool_action;
@@ -25,19 +26,16 @@ pub fn map(record: &Record<'_>) -> Outcome {
         "api_response" => {
             let input = attributes.count("input_token_count").unwrap_or(0);
             let cached = attributes.count("cached_content_token_count").unwrap_or(0).min(input);
-            let mut event = record.event("turn_end", attributes.text("response_id").as_deref());
-            if let Some(model) = attributes.text("model") {
-                event["model"] = json!(model);
-            }
-            event["usage"] = json!({
-                "input_tokens": input - cached,
-                "output_tokens": attributes.count("output_token_count").unwrap_or(0),
-                "cache_read_tokens": cached,
-                "reasoning_tokens": attributes.count("thoughts_token_count").unwrap_or(0),
+            let mut event = record.event(EventType::TurnEnd, attributes.text("response_id").as_deref());
+            event.model = attributes.text("model");
+            event.usage = Some(DraftUsage {
+                input_tokens: Some(input - cached),
+                output_tokens: Some(attributes.count("output_token_count").unwrap_or(0)),
+                cache_read_tokens: Some(cached),
+                reasoning_tokens: Some(attributes.count("thoughts_token_count").unwrap_or(0)),
+                ..DraftUsage::default()
             });
-            if let Some(duration) = attributes.count("duration_ms") {
-                event["response_ms"] = json!(duration);
-            }
+            event.response_ms = attributes.count("duration_ms");
             Outcome::Event(event)
         }
         "tool_call" => {
@@ -50,33 +48,29 @@ pub fn map(record: &Record<'_>) -> Outcome {
             let denied = attributes.text("decision").as_deref() == Some("reject")
                 || attributes.text("error_type").as_deref() == Some("policy_violation");
             let status = match (denied, attributes.flag("success")) {
-                (true, _) => "denied",
-                (false, Some(false)) => "error",
-                _ => "success",
+                (true, _) => ToolStatus::Denied,
+                (false, Some(false)) => ToolStatus::Error,
+                _ => ToolStatus::Success,
             };
-            let mut event = record.event("tool_end", None);
-            let mut tool = Map::new();
-            tool.insert("name".into(), json!(format!("{}:{name}", record.agent.as_str())));
-            tool.insert("action".into(), json!(tool_action(&name, mcp)));
-            tool.insert("status".into(), json!(status));
-            if let Some(server) = attributes.text("mcp_server_name").filter(|_| mcp) {
-                tool.insert("server".into(), json!(server));
-            }
-            if let Some(duration) = attributes.count("duration_ms") {
-                tool.insert("duration_ms".into(), json!(duration));
-            }
-            if let Some(length) = attributes.count("content_length") {
-                tool.insert("output_bytes".into(), json!(length));
-            }
-            event["tool"] = Value::Object(tool);
+            let mut event = record.event(EventType::ToolEnd, None);
+            let mut tool = DraftTool {
+                name: Some(format!("{}:{name}", record.agent.as_str())),
+                action: Some(tool_action(&name, mcp).to_string()),
+                server: attributes.text("mcp_server_name").filter(|_| mcp),
+                duration_ms: attributes.count("duration_ms"),
+                output_bytes: attributes.count("content_length"),
+                ..DraftTool::default()
+            };
+            tool.set_status(status);
+            event.tool = Some(tool);
             Outcome::Event(event)
         }
         "chat_compression" => {
-            let mut event = record.event("compact", None);
-            event["metadata"]["trigger"] = json!("auto");
+            let mut event = record.event(EventType::Compact, None);
+            event.note("trigger", "auto");
             for key in ["tokens_before", "tokens_after"] {
                 if let Some(count) = attributes.count(key) {
-                    event["metadata"][key] = json!(count);
+                    event.note(key, count);
                 }
             }
             Outcome::Event(event)

@@ -13,13 +13,13 @@
 use opentelemetry_proto::tonic::collector::logs::v1::ExportLogsServiceRequest;
 use opentelemetry_proto::tonic::common::v1::any_value::Value as AnyValue;
 use opentelemetry_proto::tonic::logs::v1::LogRecord;
-use serde_json::{Value, json};
 
 use super::attributes::Attributes;
 use super::{claude_code, codex, gemini_cli};
 use crate::model::sightings::Sighting;
 use crate::model::sightings::{Unmapped, UnmappedKind as Kind};
-use crate::model::{AgentType, rfc3339_ms};
+use crate::model::wire::{Draft, DraftEval};
+use crate::model::{AgentType, EventType, RunKind};
 
 /// An agent's version as its resource names it (`service.version`), if it is one the
 /// wire keeps (1–64 characters, none a control character): a strange version never
@@ -87,8 +87,11 @@ impl<'a> Unread<'a> {
 }
 
 /// What a mapping makes of one record.
+// Unboxed: an outcome lives only until it is matched, and most are events, so a box
+// would cost an allocation per event to save stack on the others.
+#[allow(clippy::large_enum_variant)]
 pub enum Outcome {
-    Event(Value),
+    Event(Draft),
     /// A record the product does not use (counted, not an error).
     Skipped,
     /// A record that names an event we map but cannot be read; the reason is returned
@@ -108,7 +111,7 @@ pub struct Record<'a> {
     run_kind: &'static str,
     /// The evaluation cell the resource names (`sightline.eval.cell`, …), as the wire's
     /// `eval` object.
-    eval: Option<Value>,
+    eval: Option<DraftEval>,
 }
 
 impl<'a> Record<'a> {
@@ -139,43 +142,39 @@ impl<'a> Record<'a> {
     /// A wire event of `kind` for this record. `key` is the vendor's id of what the
     /// event describes (a request, a tool call); without one the record's time and
     /// sequence number tell its replays apart from other records.
-    pub fn event(&self, kind: &str, key: Option<&str>) -> Value {
+    pub fn event(&self, kind: EventType, key: Option<&str>) -> Draft {
         let sequence = self.attributes.text("event.sequence").unwrap_or_default();
         let identity = match key {
             Some(key) => format!("{}\u{1f}{key}", self.name),
             None => format!("{}\u{1f}{}\u{1f}{sequence}", self.name, self.time_nanos),
         };
-        let mut event = json!({
-            "event_id": derived_id(self.user_id, self.agent, &self.session_id, &identity, self.time_ms).to_string(),
-            "type": kind,
-            "ts": rfc3339_ms(self.time_ms),
-            "agent_type": self.agent.as_str(),
-            "session_id": self.session_id,
-            "run_kind": self.run_kind,
-            "metadata": {"source": "otlp", "otlp_event": self.name},
-        });
-        if let Some(eval) = &self.eval {
-            event["eval"] = eval.clone();
-        }
+        let id = derived_id(self.user_id, self.agent, &self.session_id, &identity, self.time_ms);
+        let mut event = Draft::new(id, kind, self.time_ms, self.agent, self.session_id.clone());
+        event.run_kind = Some(self.run_kind.to_string());
+        // `source` first: how the store tells an OTLP event from the hook's
+        // (`wire::OTLP_METADATA_PREFIX`).
+        event.note("source", "otlp");
+        event.note("otlp_event", self.name.clone());
+        event.eval = self.eval.clone();
         event
     }
 }
 
 impl Record<'_> {
     /// A prompt: its length, never its text.
-    pub fn prompt(&self) -> Value {
-        let mut event = self.event("prompt_submit", None);
+    pub fn prompt(&self) -> Draft {
+        let mut event = self.event(EventType::PromptSubmit, None);
         if let Some(length) = self.attributes.count("prompt_length") {
-            event["metadata"]["prompt_length"] = json!(length);
+            event.note("prompt_length", length);
         }
         event
     }
 
     /// A session's start, with its model.
-    pub fn start(&self) -> Value {
-        let mut event = self.event("session_start", None);
+    pub fn start(&self) -> Draft {
+        let mut event = self.event(EventType::SessionStart, None);
         if let Some(model) = self.attributes.text("model") {
-            event["model"] = json!(model);
+            event.model = Some(model);
         }
         event
     }
@@ -195,7 +194,7 @@ fn derived_id(user_id: &str, agent: AgentType, session_id: &str, identity: &str,
 /// The events of one export, and what became of the other records.
 #[derive(Debug, Default)]
 pub struct Mapped {
-    pub events: Vec<Value>,
+    pub events: Vec<Draft>,
     pub skipped: u64,
     /// Records refused, with the first few reasons for the exporter's log.
     pub refused: u64,
@@ -253,7 +252,7 @@ pub fn map(request: &ExportLogsServiceRequest, user_id: &str) -> Mapped {
                         match outcome {
                             Outcome::Event(mut event) => {
                                 if let Some(version) = version {
-                                    event["agent_version"] = json!(version);
+                                    event.agent_version = Some(version.to_string());
                                 }
                                 unread.attributes(&record, at);
                                 mapped.events.push(event);
@@ -280,14 +279,14 @@ pub fn map(request: &ExportLogsServiceRequest, user_id: &str) -> Mapped {
     // One kind per session of an export: a sign of automation on any of its records is
     // the whole run's.
     for event in &mut mapped.events {
-        let agent = event["agent_type"].as_str().and_then(AgentType::parse);
-        let session = event["session_id"].as_str().unwrap_or_default().to_string();
+        let agent = event.agent_type.as_deref().and_then(AgentType::parse);
+        let session = event.session_id.clone().unwrap_or_default();
         if let Some(agent) = agent
-            && event["run_kind"] == "INTERACTIVE"
+            && event.run_kind() == Some(RunKind::Interactive)
             && automated.contains(&(agent, session.clone()))
             && !explicit.contains(&(agent, session))
         {
-            event["run_kind"] = json!("CI");
+            event.set_run_kind(RunKind::Ci);
         }
     }
     mapped
@@ -361,19 +360,16 @@ fn recognise<'a>(
 /// (`sightline.eval.cell`, `sightline.eval.run`, `sightline.eval.phase`), as the wire's
 /// `eval` object. A cell id of another shape, or a run or phase name that is not one, is
 /// left out rather than sent, so the records are kept (as an evaluation run) unlinked.
-fn eval_tag(attributes: &Attributes<'_>) -> Option<Value> {
+fn eval_tag(attributes: &Attributes<'_>) -> Option<DraftEval> {
     use crate::model::eval_cell::{MAX_PHASE_CHARS, MAX_RUN_NAME_CHARS, check_name, parse_cell_id};
     let cell = attributes.text("sightline.eval.cell")?;
     parse_cell_id(&cell).ok()?;
-    let mut tag = json!({ "cell_id": cell });
-    for (attribute, key, max) in
-        [("sightline.eval.run", "run_name", MAX_RUN_NAME_CHARS), ("sightline.eval.phase", "phase", MAX_PHASE_CHARS)]
-    {
-        if let Some(value) = attributes.text(attribute).filter(|value| check_name(value, max).is_ok()) {
-            tag[key] = Value::from(value);
-        }
-    }
-    Some(tag)
+    let named = |attribute: &str, max: usize| attributes.text(attribute).filter(|value| check_name(value, max).is_ok());
+    Some(DraftEval {
+        cell_id: Some(cell),
+        run_name: named("sightline.eval.run", MAX_RUN_NAME_CHARS),
+        phase: named("sightline.eval.phase", MAX_PHASE_CHARS),
+    })
 }
 
 /// `claude_code.x`, `codex.x`, `gemini_cli.x`, `qwen-code.x` → the agent and `x`.

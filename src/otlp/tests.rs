@@ -27,8 +27,13 @@ fn fixture(name: &str) -> ExportLogsServiceRequest {
     serde_json::from_str(text).expect("the fixture is OTLP/JSON")
 }
 
-fn of_type<'a>(mapped: &'a Mapped, kind: &str) -> Vec<&'a Value> {
-    mapped.events.iter().filter(|event| event["type"] == kind).collect()
+/// The mapped events as the wire's JSON (what the hook would have sent).
+pub(super) fn as_json(mapped: &Mapped) -> Vec<Value> {
+    mapped.events.iter().map(|event| serde_json::to_value(event).unwrap()).collect()
+}
+
+fn of_type(mapped: &Mapped, kind: &str) -> Vec<Value> {
+    as_json(mapped).into_iter().filter(|event| event["type"] == kind).collect()
 }
 
 #[test]
@@ -88,7 +93,7 @@ fn claude_code_events_map_field_by_field() {
         "the 2025 name `source`"
     );
     assert_eq!(of_type(&mapped, "compact")[0]["metadata"]["trigger"], "auto");
-    for event in &mapped.events {
+    for event in &as_json(&mapped) {
         assert_eq!(event["agent_type"], "claude_code");
         assert_eq!(event["session_id"], "3c1d2f4e-8a7b-4c6d-9e0f-1a2b3c4d5e6f");
         assert_eq!(event["run_kind"], "INTERACTIVE");
@@ -133,7 +138,7 @@ fn codex_tokens_are_split_into_the_contracts_kinds() {
         (tools[1]["tool"]["status"].as_str(), tools[1]["tool"]["action"].as_str()),
         (Some("denied"), Some("edit"))
     );
-    assert!(mapped.events.iter().all(|event| event["session_id"] == "0199a2b3-c4d5-7e6f-8a9b-0c1d2e3f4a5b"));
+    assert!(as_json(&mapped).iter().all(|event| event["session_id"] == "0199a2b3-c4d5-7e6f-8a9b-0c1d2e3f4a5b"));
 }
 
 #[test]
@@ -141,8 +146,9 @@ fn event_ids_are_the_same_for_a_replay_and_differ_between_people() {
     let first = map(&fixture("claude_code"), "user-1");
     let again = map(&fixture("claude_code"), "user-1");
     let other = map(&fixture("claude_code"), "user-2");
-    let ids =
-        |mapped: &Mapped| mapped.events.iter().map(|e| e["event_id"].as_str().unwrap().to_string()).collect::<Vec<_>>();
+    let ids = |mapped: &Mapped| {
+        as_json(mapped).iter().map(|e| e["event_id"].as_str().unwrap().to_string()).collect::<Vec<_>>()
+    };
     assert_eq!(ids(&first), ids(&again));
     let unique: std::collections::BTreeSet<_> = ids(&first).into_iter().collect();
     assert_eq!(unique.len(), first.events.len(), "each record its own id");
@@ -174,9 +180,9 @@ fn automation_is_told_apart_and_an_explicit_kind_wins() {
             }
         }
     }
-    assert!(map(&request, "u").events.iter().all(|event| event["run_kind"] == "CI"));
+    assert!(as_json(&map(&request, "u")).iter().all(|event| event["run_kind"] == "CI"));
     set(&mut request, "sightline.run_kind", "eval");
-    assert!(map(&request, "u").events.iter().all(|event| event["run_kind"] == "EVAL"));
+    assert!(as_json(&map(&request, "u")).iter().all(|event| event["run_kind"] == "EVAL"));
 }
 
 /// `claude -p` of 2.1.332 sends no `app.entrypoint`, only `terminal.type` =
@@ -184,13 +190,13 @@ fn automation_is_told_apart_and_an_explicit_kind_wins() {
 #[test]
 fn claude_codes_print_mode_is_told_apart_by_its_terminal_type() {
     let mut request = fixture("claude_code");
-    assert!(map(&request, "u").events.iter().all(|event| event["run_kind"] == "INTERACTIVE"));
+    assert!(as_json(&map(&request, "u")).iter().all(|event| event["run_kind"] == "INTERACTIVE"));
     for record in &mut request.resource_logs[0].scope_logs[0].log_records {
         record.attributes.retain(|pair| pair.key != "app.entrypoint" && pair.key != "terminal.type");
         record.attributes.push(attribute("terminal.type", any_value::Value::StringValue("non-interactive".into())));
     }
     let mapped = map(&request, "u");
-    assert!(!mapped.events.is_empty() && mapped.events.iter().all(|event| event["run_kind"] == "CI"));
+    assert!(!mapped.events.is_empty() && as_json(&mapped).iter().all(|event| event["run_kind"] == "CI"));
 }
 
 /// From a terminal, 2.1.332's `claude -p` has `terminal.type` = `xterm`; only its
@@ -216,13 +222,14 @@ fn claude_codes_print_mode_from_a_terminal_is_told_apart_by_its_requests() {
     }
     assert!(marked > 0, "the fixture has an api_request");
     let mapped = map(&request, "u");
-    let kinds: std::collections::BTreeSet<&str> = mapped.events.iter().map(|e| e["type"].as_str().unwrap()).collect();
+    let kinds: std::collections::BTreeSet<String> =
+        as_json(&mapped).iter().map(|e| e["type"].as_str().unwrap().to_string()).collect();
     assert!(kinds.len() > 2, "prompts and tool calls too: {kinds:?}");
-    assert!(mapped.events.iter().all(|event| event["run_kind"] == "CI"), "{:?}", mapped.events);
+    assert!(as_json(&mapped).iter().all(|event| event["run_kind"] == "CI"), "{:?}", mapped.events);
     // An explicit kind still wins.
     let resource = request.resource_logs[0].resource.as_mut().unwrap();
     resource.attributes.push(attribute("sightline.run_kind", any_value::Value::StringValue("INTERACTIVE".into())));
-    assert!(map(&request, "u").events.iter().all(|event| event["run_kind"] == "INTERACTIVE"));
+    assert!(as_json(&map(&request, "u")).iter().all(|event| event["run_kind"] == "INTERACTIVE"));
 }
 
 #[test]
@@ -233,7 +240,7 @@ fn a_harness_names_its_cell_in_the_resource_and_every_event_carries_it() {
         for (key, value) in pairs {
             resource.attributes.push(attribute(key, any_value::Value::StringValue((*value).into())));
         }
-        map(&request, "u").events
+        as_json(&map(&request, "u"))
     };
     let events = with(&[
         ("sightline.eval.cell", "claude-code__sonnet__django__django-1__r0"),
@@ -279,7 +286,7 @@ fn spans(name: &str) -> opentelemetry_proto::tonic::collector::trace::v1::Export
 fn copilot_spans_map_each_call_and_never_the_agents_totals() {
     let mapped = super::traces::map(&spans("copilot_cli"), "user-1", &mut Default::default());
     assert_eq!((mapped.refused, mapped.skipped), (0, 0), "{:?}", mapped.reasons);
-    let kinds: Vec<&str> = mapped.events.iter().map(|event| event["type"].as_str().unwrap()).collect();
+    let kinds: Vec<String> = as_json(&mapped).iter().map(|event| event["type"].as_str().unwrap().to_string()).collect();
     assert_eq!(kinds, ["turn_end", "tool_end", "turn_end", "tool_end", "session_start"]);
     let turn = &of_type(&mapped, "turn_end")[0];
     assert_eq!(
@@ -320,19 +327,19 @@ fn a_tool_span_finds_its_session_through_its_trace_in_an_earlier_export() {
     let mut traces = super::traces::TraceSessions::default();
     let conversation = "0c4d3e2f-1a2b-4c5d-8e9f-a0b1c2d3e4f5";
     let alone = super::traces::map(&tools, "user-1", &mut traces);
-    assert_ne!(alone.events[0]["session_id"], conversation, "without its sibling, the trace is the session");
+    assert_ne!(as_json(&alone)[0]["session_id"], conversation, "without its sibling, the trace is the session");
     super::traces::map(&chats, "user-1", &mut traces);
     let later = super::traces::map(&tools, "user-1", &mut traces);
-    assert_eq!(later.events[0]["session_id"], conversation);
+    assert_eq!(as_json(&later)[0]["session_id"], conversation);
     let other = super::traces::map(&tools, "user-2", &mut traces);
-    assert_ne!(other.events[0]["session_id"], conversation, "a trace names a session of its own person only");
+    assert_ne!(as_json(&other)[0]["session_id"], conversation, "a trace names a session of its own person only");
 }
 
 #[test]
 fn what_no_mapping_uses_is_counted_per_version_and_inventory_is_kept_apart() {
     use crate::model::sightings::UnmappedKind as Kind;
     let mapped = map(&fixture("claude_code"), "user-1");
-    assert!(mapped.events.iter().all(|event| event["agent_version"] == "2.1.112"), "the resource's service.version");
+    assert!(as_json(&mapped).iter().all(|event| event["agent_version"] == "2.1.112"), "the resource's service.version");
     // plugin_loaded is a capability sighting, with only the fields kept as detail.
     assert_eq!(mapped.capabilities.len(), 1, "{:?}", mapped.capabilities);
     let plugin = &mapped.capabilities[0];
@@ -392,8 +399,8 @@ fn a_built_in_slash_command_is_no_prompt_and_a_custom_one_is() {
                        "logRecords": [prompt("48", None), prompt("8", Some(("compact", "builtin"))),
                                       prompt("9", Some(("review", "projectSettings")))]}]}]});
     let mapped = map(&serde_json::from_value(request).unwrap(), "user-1");
-    let lengths: Vec<&Value> =
-        of_type(&mapped, "prompt_submit").iter().map(|e| &e["metadata"]["prompt_length"]).collect();
+    let lengths: Vec<Value> =
+        of_type(&mapped, "prompt_submit").iter().map(|e| e["metadata"]["prompt_length"].clone()).collect();
     assert_eq!(lengths, [48, 9], "the person's prompt and the custom command, not `/compact`");
     assert_eq!(mapped.skipped, 1);
 }

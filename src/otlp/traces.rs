@@ -13,11 +13,11 @@
 
 use opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceRequest;
 use opentelemetry_proto::tonic::trace::v1::{Span, status::StatusCode};
-use serde_json::{Map, Value, json};
 
 use super::attributes::Attributes;
 use super::logs::{Mapped, Outcome, Record};
-use crate::model::AgentType;
+use crate::model::wire::{DraftTool, DraftUsage};
+use crate::model::{AgentType, EventType, ToolStatus};
 
 /// The session of each trace seen lately. A span that does not name its session (a
 /// tool call's, in both agents) belongs to its trace's, which a sibling named (a
@@ -183,12 +183,10 @@ fn copilot(
         // Only a top-level agent starts a session; a subagent's span is inside one.
         "invoke_agent" if span.parent_span_id.iter().all(|byte| *byte == 0) => {
             let record = record(&place, "invoke_agent", span, attributes, span.start_time_unix_nano)?;
-            let mut event = record.event("session_start", None);
-            if let Some(model) = record.attributes.first_text(&["gen_ai.response.model", "gen_ai.request.model"]) {
-                event["model"] = json!(model);
-            }
+            let mut event = record.event(EventType::SessionStart, None);
+            event.model = record.attributes.first_text(&["gen_ai.response.model", "gen_ai.request.model"]);
             if let Some(agent_name) = record.attributes.text("gen_ai.agent.name") {
-                event["metadata"]["agent_name"] = json!(agent_name);
+                event.note("agent_name", agent_name);
             }
             Outcome::Event(event)
         }
@@ -214,25 +212,15 @@ fn gen_ai_turn(record: &Record<'_>, span: &Span) -> Outcome {
         .unwrap_or(0)
         .clamp(0, output);
     let key = attributes.text("gen_ai.response.id").unwrap_or_else(|| hex(&span.span_id));
-    let mut event = record.event("turn_end", Some(&key));
-    if let Some(model) = attributes.first_text(&["gen_ai.response.model", "gen_ai.request.model"]) {
-        event["model"] = json!(model);
-    }
-    event["usage"] = json!({
-        "input_tokens": input - cache_read - cache_write,
-        "output_tokens": output - reasoning,
-        "cache_read_tokens": cache_read,
-        "cache_write_5m_tokens": cache_write,
-        "reasoning_tokens": reasoning,
-    });
-    if let Some(duration) = duration_ms(span) {
-        event["response_ms"] = json!(duration);
-    }
+    let mut event = record.event(EventType::TurnEnd, Some(&key));
+    event.model = attributes.first_text(&["gen_ai.response.model", "gen_ai.request.model"]);
+    event.usage = Some(split_usage(input, output, cache_read, cache_write, reasoning));
+    event.response_ms = duration_ms(span);
     for (wire, key) in
         [("vendor_cost", "github.copilot.cost"), ("aiu", "github.copilot.aiu"), ("nano_aiu", "github.copilot.nano_aiu")]
     {
         if let Some(value) = attributes.text(key) {
-            event["metadata"][wire] = json!(value);
+            event.note(wire, value);
         }
     }
     Outcome::Event(event)
@@ -273,23 +261,19 @@ fn tool_end(
     let name = attributes.text(keys.name).ok_or_else(|| format!("{} is missing", keys.name))?;
     let call_id = attributes.text(keys.call_id);
     let key = call_id.clone().unwrap_or_else(|| hex(&span.span_id));
-    let mut event = record.event("tool_end", Some(&key));
-    let mut tool = Map::new();
-    tool.insert("name".into(), json!(format!("{}:{name}", record.agent.as_str())));
-    tool.insert("action".into(), json!(action(&name)));
-    tool.insert("status".into(), json!(if failed(span, attributes) { "error" } else { "success" }));
-    if let Some(call_id) = call_id {
-        tool.insert("use_id".into(), json!(call_id));
-    }
-    if let Some(duration) = duration_ms(span) {
-        tool.insert("duration_ms".into(), json!(duration));
-    }
-    for (wire, key) in [("input_bytes", keys.arguments), ("output_bytes", keys.result)] {
-        if let Some(text) = attributes.text(key) {
-            tool.insert(wire.into(), json!(text.len()));
-        }
-    }
-    event["tool"] = Value::Object(tool);
+    let mut event = record.event(EventType::ToolEnd, Some(&key));
+    let size = |key: &str| attributes.text(key).map(|text| text.len() as i64);
+    let mut tool = DraftTool {
+        name: Some(format!("{}:{name}", record.agent.as_str())),
+        action: Some(action(&name).to_string()),
+        use_id: call_id,
+        duration_ms: duration_ms(span),
+        input_bytes: size(keys.arguments),
+        output_bytes: size(keys.result),
+        ..DraftTool::default()
+    };
+    tool.set_status(if failed(span, attributes) { ToolStatus::Error } else { ToolStatus::Success });
+    event.tool = Some(tool);
     Ok(Outcome::Event(event))
 }
 
@@ -341,22 +325,25 @@ fn ai_sdk_turn(record: &Record<'_>, span: &Span) -> Outcome {
     let reasoning =
         count(&["ai.usage.outputTokenDetails.reasoningTokens", "ai.usage.reasoningTokens"]).unwrap_or(0).min(output);
     let key = attributes.first_text(&["ai.response.id", "gen_ai.response.id"]).unwrap_or_else(|| hex(&span.span_id));
-    let mut event = record.event("turn_end", Some(&key));
-    if let Some(model) = attributes.first_text(&["ai.response.model", "gen_ai.response.model", "ai.model.id"]) {
-        event["model"] = json!(model);
-    }
-    event["usage"] = json!({
-        "input_tokens": input - cache_read - cache_write,
-        "output_tokens": output - reasoning,
-        "cache_read_tokens": cache_read,
-        "cache_write_5m_tokens": cache_write,
-        "reasoning_tokens": reasoning,
-    });
-    if let Some(duration) = count(&["ai.response.msToFinish"]).or_else(|| duration_ms(span)) {
-        event["response_ms"] = json!(duration);
-    }
+    let mut event = record.event(EventType::TurnEnd, Some(&key));
+    event.model = attributes.first_text(&["ai.response.model", "gen_ai.response.model", "ai.model.id"]);
+    event.usage = Some(split_usage(input, output, cache_read, cache_write, reasoning));
+    event.response_ms = count(&["ai.response.msToFinish"]).or_else(|| duration_ms(span));
     if let Some(provider) = attributes.text("ai.model.provider") {
-        event["metadata"]["provider"] = json!(provider);
+        event.note("provider", provider);
     }
     Outcome::Event(event)
+}
+
+/// A call's tokens counted each kind apart, from counts that hold cached input inside
+/// input and reasoning inside output (as both the GenAI conventions and the AI SDK do).
+fn split_usage(input: i64, output: i64, cache_read: i64, cache_write: i64, reasoning: i64) -> DraftUsage {
+    DraftUsage {
+        input_tokens: Some(input - cache_read - cache_write),
+        output_tokens: Some(output - reasoning),
+        cache_read_tokens: Some(cache_read),
+        cache_write_5m_tokens: Some(cache_write),
+        reasoning_tokens: Some(reasoning),
+        ..DraftUsage::default()
+    }
 }

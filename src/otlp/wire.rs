@@ -25,16 +25,16 @@ pub enum Encoding {
 
 impl Encoding {
     /// The request's encoding by its `Content-Type` (parameters such as `charset` aside).
-    pub fn of(headers: &HeaderMap) -> Result<Encoding, AppError> {
+    pub fn of(headers: &HeaderMap) -> Result<Encoding, Refusal> {
         let content_type = headers.get(header::CONTENT_TYPE).and_then(|value| value.to_str().ok()).unwrap_or("");
         let media = content_type.split(';').next().unwrap_or("").trim().to_ascii_lowercase();
         match media.as_str() {
             "application/x-protobuf" | "application/protobuf" => Ok(Encoding::Protobuf),
             "application/json" => Ok(Encoding::Json),
-            "" => Err(AppError::UnsupportedEncoding(
+            "" => Err(Refusal::UnsupportedEncoding(
                 "Content-Type is missing; OTLP/HTTP sends application/x-protobuf or application/json".into(),
             )),
-            other => Err(AppError::UnsupportedEncoding(format!(
+            other => Err(Refusal::UnsupportedEncoding(format!(
                 "Content-Type {other:?} is not OTLP; use application/x-protobuf or application/json"
             ))),
         }
@@ -49,33 +49,27 @@ impl Encoding {
 
     /// Decodes an export request of type `root` once its walk (`otlp::bounds`) finds it
     /// within `limits`: a body past them is refused (413) before anything is decoded.
-    pub fn decode_bounded<T>(self, body: &[u8], root: Msg, limits: &Limits) -> Result<T, AppError>
-    where
-        T: Message + Default + serde::de::DeserializeOwned,
-    {
-        let walked = match self {
-            Encoding::Protobuf => bounds::check_protobuf(body, root, limits),
-            Encoding::Json => bounds::check_json(body, root, limits),
-        };
-        match walked {
-            Ok(_) => self.decode(body, root.signal()),
-            Err(Refusal::TooLarge(message)) => Err(AppError::TooLarge(message)),
-            Err(Refusal::Malformed(message)) => Err(AppError::bad_request("body", message)),
-        }
-    }
-
-    /// Decodes an export request, naming what is wrong with a body that is not one.
-    pub fn decode<T>(self, body: &[u8], signal: &str) -> Result<T, AppError>
+    pub fn decode_bounded<T>(self, body: &[u8], root: Msg, limits: &Limits) -> Result<T, Refusal>
     where
         T: Message + Default + serde::de::DeserializeOwned,
     {
         match self {
-            Encoding::Protobuf => T::decode(body).map_err(|err| {
-                AppError::bad_request("body", format!("body is not a protobuf OTLP {signal} export: {err}"))
-            }),
-            Encoding::Json => serde_json::from_slice(body).map_err(|err| {
-                AppError::bad_request("body", format!("body is not an OTLP/JSON {signal} export: {err}"))
-            }),
+            Encoding::Protobuf => bounds::check_protobuf(body, root, limits)?,
+            Encoding::Json => bounds::check_json(body, root, limits)?,
+        };
+        self.decode(body, root.signal())
+    }
+
+    /// Decodes an export request, naming what is wrong with a body that is not one.
+    pub fn decode<T>(self, body: &[u8], signal: &str) -> Result<T, Refusal>
+    where
+        T: Message + Default + serde::de::DeserializeOwned,
+    {
+        match self {
+            Encoding::Protobuf => T::decode(body)
+                .map_err(|err| Refusal::Malformed(format!("body is not a protobuf OTLP {signal} export: {err}"))),
+            Encoding::Json => serde_json::from_slice(body)
+                .map_err(|err| Refusal::Malformed(format!("body is not an OTLP/JSON {signal} export: {err}"))),
         }
     }
 

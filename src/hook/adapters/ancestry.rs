@@ -8,8 +8,6 @@
 //! Invariant: only a flag given to the agent's own program counts, never another
 //! program's, and nothing read here leaves the machine.
 
-use serde_json::Value;
-
 /// How many processes up the hook looks.
 const ANCESTORS: usize = 5;
 
@@ -53,8 +51,8 @@ pub fn started_with(ancestors: &[Vec<String>], is_agent: fn(&str) -> bool, flags
 
 /// Marks every event of a run nobody sits at as `CI` (a harness's `SIGHTLINE_RUN_KIND`
 /// is stamped after, and wins).
-pub fn stamp_ci(events: &mut [Value]) {
+pub fn stamp_ci(events: &mut [crate::model::wire::Draft]) {
     for event in events {
-        event["run_kind"] = Value::from(crate::model::RunKind::Ci.as_str());
+        event.set_run_kind(crate::model::RunKind::Ci);
     }
 }

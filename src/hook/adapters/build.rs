@@ -1,16 +1,19 @@
 //! Building wire events from an adapter's reading of a payload, the same way for every
 //! agent: ids and timestamps, tool objects with content-free digests, tool durations
 //! across processes, usage per model request read from the transcript, and tool calls
-//! that never ended reported as denied when their turn ends.
+//! that never ended reported as denied when their turn ends. Events are built as
+//! `model::wire::Draft`s, the wire contract's fields by name, and serialised into the
+//! queue as they are.
 
-use serde_json::{Map, Value, json};
+use serde_json::Value;
 
 use super::common::{digest_of, git_context, sha256_hex, target_hash, usage_events};
 use super::{AdapterError, Context};
 use crate::agents::usage::{Line, Request};
 use crate::config::machine::MachineVariable;
 use crate::hook::usage;
-use crate::model::{AgentType, ToolStatus};
+use crate::model::wire::{Draft, DraftTool};
+use crate::model::{AgentType, EventType, NotificationKind, ToolStatus};
 
 /// One hook invocation's identity: which agent, session and hook event it came from.
 pub struct Builder<'c, 'a> {
@@ -56,11 +59,11 @@ impl<'p> ToolCall<'p> {
 
     /// The key that pairs this call's start with its end: the agent's id, else the name
     /// and the input's digest (the one already in the wire tool object).
-    fn pairing_key(&self, tool: &Map<String, Value>) -> String {
+    fn pairing_key(&self, tool: &DraftTool) -> String {
         match &self.use_id {
             Some(id) => id.clone(),
             None => {
-                let input = tool.get("input_sha256").and_then(Value::as_str).unwrap_or_default();
+                let input = tool.input_sha256.as_deref().unwrap_or_default();
                 format!("~{}", &sha256_hex(format!("{}\u{1f}{input}", self.name).as_bytes())[..32])
             }
         }
@@ -68,46 +71,37 @@ impl<'p> ToolCall<'p> {
 }
 
 impl Builder<'_, '_> {
-    pub fn event(&self, kind: &str) -> Value {
-        json!({
-            "event_id": uuid::Uuid::now_v7().to_string(),
-            "type": kind,
-            "ts": crate::model::rfc3339_ms(self.context.now_ms),
-            "agent_type": self.agent.as_str(),
-            "session_id": self.session,
-            "metadata": {"hook_event": self.hook_event},
-        })
+    pub fn event(&self, kind: EventType) -> Draft {
+        let mut event = Draft::new(uuid::Uuid::now_v7(), kind, self.context.now_ms, self.agent, self.session.clone());
+        event.note("hook_event", self.hook_event.clone());
+        event
     }
 
-    fn tool_object(&self, call: &ToolCall<'_>) -> Map<String, Value> {
-        let mut tool = Map::new();
-        tool.insert("name".into(), json!(format!("{}:{}", self.agent.as_str(), call.name)));
-        if let Some(server) = &call.server {
-            tool.insert("server".into(), json!(server));
-        }
-        tool.insert("action".into(), json!(call.action));
-        if let Some(use_id) = &call.use_id {
-            tool.insert("use_id".into(), json!(use_id));
-        }
+    fn tool_object(&self, call: &ToolCall<'_>) -> DraftTool {
+        let mut tool = DraftTool {
+            name: Some(format!("{}:{}", self.agent.as_str(), call.name)),
+            server: call.server.clone(),
+            action: Some(call.action.to_string()),
+            use_id: call.use_id.clone(),
+            ..DraftTool::default()
+        };
         if let Some(input) = call.input {
             let (digest, bytes) = digest_of(input);
-            tool.insert("input_sha256".into(), json!(digest));
-            tool.insert("input_bytes".into(), json!(bytes));
-            if let Some(target) = target_hash(input) {
-                tool.insert("target_hash".into(), json!(target));
-            }
+            tool.input_sha256 = Some(digest);
+            tool.input_bytes = Some(bytes as i64);
+            tool.target_hash = target_hash(input);
         }
         tool
     }
 
     /// A `tool_start`, remembering when it started for the matching end.
-    pub fn tool_start(&self, call: &ToolCall<'_>) -> Result<Value, AdapterError> {
+    pub fn tool_start(&self, call: &ToolCall<'_>) -> Result<Draft, AdapterError> {
         let tool = self.tool_object(call);
         let key = call.pairing_key(&tool);
-        let tool = Value::Object(tool);
-        self.context.state.tool_started(&self.session, &key, self.context.now_ms, &tool.to_string())?;
-        let mut event = self.event("tool_start");
-        event["tool"] = tool;
+        let text = serde_json::to_string(&tool).unwrap_or_default();
+        self.context.state.tool_started(&self.session, &key, self.context.now_ms, &text)?;
+        let mut event = self.event(EventType::ToolStart);
+        event.tool = Some(tool);
         Ok(event)
     }
 
@@ -117,38 +111,39 @@ impl Builder<'_, '_> {
         call: &ToolCall<'_>,
         output: Option<&Value>,
         status: ToolStatus,
-    ) -> Result<Value, AdapterError> {
+    ) -> Result<Draft, AdapterError> {
         let mut tool = self.tool_object(call);
         let key = call.pairing_key(&tool);
         if let Some(output) = output.filter(|o| !o.is_null()) {
             let (digest, bytes) = digest_of(output);
-            tool.insert("output_sha256".into(), json!(digest));
-            tool.insert("output_bytes".into(), json!(bytes));
+            tool.output_sha256 = Some(digest);
+            tool.output_bytes = Some(bytes as i64);
         }
-        tool.insert("status".into(), json!(status.as_str()));
+        tool.set_status(status);
         if let Some(started) = self.context.state.tool_finished(&self.session, &key)? {
-            tool.insert("duration_ms".into(), json!((self.context.now_ms - started).max(0)));
+            tool.duration_ms = Some((self.context.now_ms - started).max(0));
         }
-        let mut event = self.event("tool_end");
-        event["tool"] = Value::Object(tool);
+        let mut event = self.event(EventType::ToolEnd);
+        event.tool = Some(tool);
         Ok(event)
     }
 
     /// Tool calls of this session that started and never ended, as `denied` ends: when
     /// a turn is over, a call without an end did not run (the person or a policy
     /// refused it; the agents that say so explicitly end it themselves).
-    pub fn unended_tools_denied(&self) -> Result<Vec<Value>, AdapterError> {
+    pub fn unended_tools_denied(&self) -> Result<Vec<Draft>, AdapterError> {
         let mut events = Vec::new();
         for (started, tool) in self.context.state.take_open_tools(&self.session)? {
-            let mut tool: Value = serde_json::from_str(&tool).unwrap_or_else(|_| json!({}));
-            tool["status"] = json!(ToolStatus::Denied.as_str());
-            tool["duration_ms"] = json!(0);
-            let mut event = self.event("tool_end");
+            // A start the queue kept from an older hook reads the same (the same names).
+            let mut tool: DraftTool = serde_json::from_str(&tool).unwrap_or_default();
+            tool.set_status(ToolStatus::Denied);
+            tool.duration_ms = Some(0);
+            let mut event = self.event(EventType::ToolEnd);
             // Refused when it was asked for: it ended, without running, as it started
             // (not when the turn did), so it sits in the trace where it was asked.
-            event["ts"] = json!(crate::model::rfc3339_ms(started));
-            event["metadata"]["inferred"] = json!("no end before the turn ended");
-            event["tool"] = tool;
+            event.set_ts_ms(started);
+            event.note("inferred", "no end before the turn ended");
+            event.tool = Some(tool);
             events.push(event);
         }
         Ok(events)
@@ -170,19 +165,15 @@ impl Builder<'_, '_> {
 /// The lifecycle events every adapter emits the same way.
 impl Builder<'_, '_> {
     /// A `session_start` with the git context of the working directory.
-    pub fn session_start(&self, source: Option<&str>, model: Option<&str>) -> Value {
-        let mut event = self.event("session_start");
+    pub fn session_start(&self, source: Option<&str>, model: Option<&str>) -> Draft {
+        let mut event = self.event(EventType::SessionStart);
         if let Some(source) = source {
-            event["metadata"]["source"] = json!(source);
+            event.note("source", source);
         }
-        if let Some(model) = model {
-            event["model"] = json!(model);
-        }
-        if let Some(git) = self.cwd.as_deref().and_then(|cwd| git_context(cwd.as_ref())) {
-            event["git"] = git;
-        }
+        event.model = model.map(str::to_string);
+        event.git = self.cwd.as_deref().and_then(|cwd| git_context(cwd.as_ref()));
         if let Some(number) = pull_request_of_ci_run(MachineVariable::GithubRef.text().as_deref()) {
-            event["metadata"]["pull_request"] = json!(number);
+            event.note("pull_request", number);
         }
         event
     }
@@ -194,7 +185,7 @@ impl Builder<'_, '_> {
         transcript: Option<&str>,
         parse: fn(&str) -> Option<Line>,
         metadata: Value,
-    ) -> Result<Vec<Value>, AdapterError> {
+    ) -> Result<Vec<Draft>, AdapterError> {
         let requests = self.usage_since_last_read(transcript, parse)?;
         self.turn_end_with(transcript, requests, metadata)
     }
@@ -222,7 +213,7 @@ impl Builder<'_, '_> {
         transcript: Option<&str>,
         requests: Vec<Request>,
         metadata: Value,
-    ) -> Result<Vec<Value>, AdapterError> {
+    ) -> Result<Vec<Draft>, AdapterError> {
         self.note_transcript(transcript, false)?;
         let mut events = self.unended_tools_denied()?;
         events.extend(self.requests(requests, metadata));
@@ -231,8 +222,8 @@ impl Builder<'_, '_> {
 
     /// One `turn_end` per model request (or one without usage), closing nothing: what a
     /// turn's end reports of its requests.
-    pub fn requests(&self, requests: Vec<Request>, metadata: Value) -> Vec<Value> {
-        let mut event = self.event("turn_end");
+    pub fn requests(&self, requests: Vec<Request>, metadata: Value) -> Vec<Draft> {
+        let mut event = self.event(EventType::TurnEnd);
         merge_metadata(&mut event, metadata);
         usage_events(&event, requests)
     }
@@ -243,25 +234,25 @@ impl Builder<'_, '_> {
         transcript: Option<&str>,
         parse: fn(&str) -> Option<Line>,
         subagent_type: Option<&str>,
-    ) -> Result<Vec<Value>, AdapterError> {
-        let mut event = self.event("subagent_end");
+    ) -> Result<Vec<Draft>, AdapterError> {
+        let mut event = self.event(EventType::SubagentEnd);
         if let Some(kind) = subagent_type {
-            event["metadata"]["subagent_type"] = json!(kind);
+            event.note("subagent_type", kind);
         }
         Ok(usage_events(&event, self.usage_since_last_read(transcript, parse)?))
     }
 
     /// A `notification` of `kind` (the wire's permission, idle, elicitation, auth, other).
-    pub fn notification(&self, kind: &str) -> Value {
-        let mut event = self.event("notification");
-        event["notification_kind"] = json!(kind);
+    pub fn notification(&self, kind: NotificationKind) -> Draft {
+        let mut event = self.event(EventType::Notification);
+        event.set_notification_kind(kind);
         event
     }
 
-    pub fn compact(&self, trigger: Option<&str>) -> Value {
-        let mut event = self.event("compact");
+    pub fn compact(&self, trigger: Option<&str>) -> Draft {
+        let mut event = self.event(EventType::Compact);
         if let Some(trigger) = trigger {
-            event["metadata"]["trigger"] = json!(trigger);
+            event.note("trigger", trigger);
         }
         event
     }
@@ -273,7 +264,7 @@ impl Builder<'_, '_> {
         transcript: Option<&str>,
         parse: fn(&str) -> Option<Line>,
         reason: Option<&str>,
-    ) -> Result<Vec<Value>, AdapterError> {
+    ) -> Result<Vec<Draft>, AdapterError> {
         let left = self.usage_since_last_read(transcript, parse)?;
         self.session_end_with(transcript, left, reason)
     }
@@ -285,22 +276,20 @@ impl Builder<'_, '_> {
         transcript: Option<&str>,
         left: Vec<Request>,
         reason: Option<&str>,
-    ) -> Result<Vec<Value>, AdapterError> {
+    ) -> Result<Vec<Draft>, AdapterError> {
         self.note_transcript(transcript, true)?;
         let mut events = self.unended_tools_denied()?;
         if !left.is_empty() {
-            let mut turn = self.event("turn_end");
-            turn["metadata"]["usage_left_at"] = json!("session_end");
+            let mut turn = self.event(EventType::TurnEnd);
+            turn.note("usage_left_at", "session_end");
             events.extend(usage_events(&turn, left));
         }
-        let mut event = self.event("session_end");
+        let mut event = self.event(EventType::SessionEnd);
         if let Some(reason) = reason {
-            event["metadata"]["reason"] = json!(reason);
+            event.note("reason", reason);
         }
         // What the session left: its last commit, a branch it made.
-        if let Some(git) = self.cwd.as_deref().and_then(|cwd| git_context(cwd.as_ref())) {
-            event["git"] = git;
-        }
+        event.git = self.cwd.as_deref().and_then(|cwd| git_context(cwd.as_ref()));
         events.push(event);
         Ok(events)
     }
@@ -314,19 +303,19 @@ pub fn pull_request_of_ci_run(github_ref: Option<&str>) -> Option<u64> {
     matches!(kind, "merge" | "head").then(|| number.parse().ok()).flatten().filter(|n| *n > 0)
 }
 
-fn merge_metadata(event: &mut Value, extra: Value) {
-    if let (Some(target), Value::Object(extra)) = (event["metadata"].as_object_mut(), extra) {
-        target.extend(extra);
+fn merge_metadata(event: &mut Draft, extra: Value) {
+    if let Value::Object(extra) = extra {
+        event.metadata.get_or_insert_with(Default::default).extend(extra);
     }
 }
 
 /// Sets the canonical permission mode on every event of the invocation.
-pub fn with_permission_mode(events: Vec<Value>, mode: Option<&str>) -> Vec<Value> {
+pub fn with_permission_mode(events: Vec<Draft>, mode: Option<&str>) -> Vec<Draft> {
     events
         .into_iter()
         .map(|mut event| {
             if let Some(mode) = mode {
-                event["permission_mode"] = json!(mode);
+                event.permission_mode = Some(mode.to_string());
             }
             event
         })

@@ -31,7 +31,8 @@ use super::common::classify_notification;
 use super::{AdapterError, Context};
 use crate::agents::claude_code::{canonical_permission_mode, tool_action, transcript_line};
 use crate::agents::text;
-use crate::model::{AgentType, ToolStatus};
+use crate::model::wire::Draft;
+use crate::model::{AgentType, EventType, ToolStatus};
 
 /// Words Claude Code uses when the person refused a tool call.
 fn reads_as_refusal(error: &str) -> bool {
@@ -58,7 +59,7 @@ fn response_status(response: Option<&Value>) -> ToolStatus {
     if failed { ToolStatus::Error } else { ToolStatus::Success }
 }
 
-pub fn map(hook_event: &str, payload: &Value, context: &mut Context<'_>) -> Result<Vec<Value>, AdapterError> {
+pub fn map(hook_event: &str, payload: &Value, context: &mut Context<'_>) -> Result<Vec<Draft>, AdapterError> {
     let session = text(payload, "session_id").ok_or(AdapterError::Missing("session_id"))?;
     let build = Builder {
         context,
@@ -72,7 +73,7 @@ pub fn map(hook_event: &str, payload: &Value, context: &mut Context<'_>) -> Resu
         "SessionStart" => {
             vec![build.session_start(text(payload, "source"), text(payload, "model"))]
         }
-        "UserPromptSubmit" => vec![build.event("prompt_submit")],
+        "UserPromptSubmit" => vec![build.event(EventType::PromptSubmit)],
         "PreToolUse" => vec![build.tool_start(&tool_call(payload))?],
         "PostToolUse" => {
             let response = payload.get("tool_response");
@@ -88,7 +89,7 @@ pub fn map(hook_event: &str, payload: &Value, context: &mut Context<'_>) -> Resu
         "Notification" => {
             let kind =
                 classify_notification(text(payload, "notification_type"), text(payload, "message").unwrap_or(""));
-            let event = build.notification(kind.as_str());
+            let event = build.notification(kind);
             vec![event]
         }
         "Stop" => build.turn_end(transcript, transcript_line, json!({}))?,

@@ -36,7 +36,8 @@ use crate::agents::cline::{api_requests, tool_action};
 use crate::agents::text;
 use crate::agents::usage::Request;
 use crate::hook::usage;
-use crate::model::{AgentType, ToolStatus};
+use crate::model::wire::Draft;
+use crate::model::{AgentType, EventType, NotificationKind, ToolStatus};
 
 fn tool_call(section: &Value) -> ToolCall<'_> {
     let name = text(section, "toolName").unwrap_or("unknown").to_string();
@@ -81,7 +82,7 @@ fn task_usage(build: &Builder<'_, '_>, task: &str, hook_model: Option<&str>) -> 
     Ok(usage::report_groups(context.state, &path.to_string_lossy(), groups, context.now_ms)?)
 }
 
-pub fn map(hook_event: &str, payload: &Value, context: &mut Context<'_>) -> Result<Vec<Value>, AdapterError> {
+pub fn map(hook_event: &str, payload: &Value, context: &mut Context<'_>) -> Result<Vec<Draft>, AdapterError> {
     let task = text(payload, "taskId").ok_or(AdapterError::Missing("taskId"))?;
     let build = Builder {
         context,
@@ -98,7 +99,7 @@ pub fn map(hook_event: &str, payload: &Value, context: &mut Context<'_>) -> Resu
     Ok(match hook_event {
         "TaskStart" => vec![build.session_start(Some("startup"), model)],
         "TaskResume" => vec![build.session_start(Some("resume"), model)],
-        "UserPromptSubmit" => vec![build.event("prompt_submit")],
+        "UserPromptSubmit" => vec![build.event(EventType::PromptSubmit)],
         "PreToolUse" => vec![build.tool_start(&tool_call(section("preToolUse")))?],
         "PostToolUse" => {
             let post = section("postToolUse");
@@ -117,11 +118,11 @@ pub fn map(hook_event: &str, payload: &Value, context: &mut Context<'_>) -> Resu
             let note = section("notification");
             let source = text(note, "source").unwrap_or("");
             let kind = if source.contains("followup") || source.contains("question") {
-                "elicitation"
+                NotificationKind::Elicitation
             } else if text(note, "event") == Some("task_complete") {
-                "other"
+                NotificationKind::Other
             } else {
-                classify_notification(Some(source), text(note, "message").unwrap_or("")).as_str()
+                classify_notification(Some(source), text(note, "message").unwrap_or(""))
             };
             let event = build.notification(kind);
             vec![event]

@@ -31,7 +31,8 @@ use super::{AdapterError, Context};
 use crate::agents::claude_code::canonical_permission_mode;
 use crate::agents::codex::{exit_code, tool_action, transcript_line};
 use crate::agents::text;
-use crate::model::{AgentType, NotificationKind, RunKind, ToolStatus};
+use crate::model::wire::Draft;
+use crate::model::{AgentType, EventType, NotificationKind, RunKind, ToolStatus};
 
 fn tool_call(payload: &Value) -> ToolCall<'_> {
     ToolCall::claude_style(
@@ -85,7 +86,7 @@ fn response_status(response: Option<&Value>) -> ToolStatus {
     if failed { ToolStatus::Error } else { ToolStatus::Success }
 }
 
-pub fn map(hook_event: &str, payload: &Value, context: &mut Context<'_>) -> Result<Vec<Value>, AdapterError> {
+pub fn map(hook_event: &str, payload: &Value, context: &mut Context<'_>) -> Result<Vec<Draft>, AdapterError> {
     let session = text(payload, "session_id").ok_or(AdapterError::Missing("session_id"))?;
     let build = Builder {
         context,
@@ -99,7 +100,7 @@ pub fn map(hook_event: &str, payload: &Value, context: &mut Context<'_>) -> Resu
         "SessionStart" => {
             vec![build.session_start(text(payload, "source"), text(payload, "model"))]
         }
-        "UserPromptSubmit" => vec![build.event("prompt_submit")],
+        "UserPromptSubmit" => vec![build.event(EventType::PromptSubmit)],
         "PreToolUse" => vec![build.tool_start(&tool_call(payload))?],
         "PostToolUse" => {
             let response = payload.get("tool_response");
@@ -109,7 +110,7 @@ pub fn map(hook_event: &str, payload: &Value, context: &mut Context<'_>) -> Resu
             vec![build.tool_end(&tool_call(payload), response, status)?]
         }
         "PermissionRequest" => {
-            let event = build.notification(NotificationKind::Permission.as_str());
+            let event = build.notification(NotificationKind::Permission);
             vec![event]
         }
         "Stop" => build.turn_end(transcript, transcript_line, json!({}))?,
@@ -129,10 +130,10 @@ pub fn map(hook_event: &str, payload: &Value, context: &mut Context<'_>) -> Resu
             // of `codex exec` is nobody's interactive session, as the export's
             // `originator` says (a harness's SIGHTLINE_RUN_KIND is stamped after, and wins).
             if meta.exec {
-                event["run_kind"] = json!(RunKind::Ci.as_str());
+                event.set_run_kind(RunKind::Ci);
             }
             if let Some(version) = &meta.version {
-                event["agent_version"] = json!(version);
+                event.agent_version = Some(version.clone());
             }
         }
     }

@@ -4,10 +4,11 @@
 use std::path::Path;
 use std::process::Command;
 
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use crate::agents::usage::Request;
 use crate::model::NotificationKind;
+use crate::model::wire::{Draft, DraftGit, DraftUsage};
 
 pub use crate::model::sha256_hex;
 
@@ -39,7 +40,7 @@ pub fn target_hash(input: &Value) -> Option<String> {
 
 /// Git branch, commit, remote (credentials stripped) and dirty flag of `dir`, or None
 /// outside a repository.
-pub fn git_context(dir: &Path) -> Option<Value> {
+pub fn git_context(dir: &Path) -> Option<DraftGit> {
     let status = Command::new("git")
         .arg("-C")
         .arg(dir)
@@ -69,7 +70,7 @@ pub fn git_context(dir: &Path) -> Option<Value> {
         .filter(|o| o.status.success())
         .map(|o| strip_credentials(String::from_utf8_lossy(&o.stdout).trim()))
         .filter(|r| !r.is_empty());
-    Some(json!({"branch": branch, "commit": commit, "remote": remote, "dirty": dirty}))
+    Some(DraftGit { branch, commit, remote, dirty: Some(dirty) })
 }
 
 /// `https://user:token@host/x` → `https://host/x`; other remotes unchanged.
@@ -84,7 +85,7 @@ pub fn strip_credentials(remote: &str) -> String {
 
 /// `template` once per model request, each copy with its own id, model and usage (the
 /// server picks long-context tiers per event); `template` alone when there was none.
-pub fn usage_events(template: &Value, requests: Vec<Request>) -> Vec<Value> {
+pub fn usage_events(template: &Draft, requests: Vec<Request>) -> Vec<Draft> {
     if requests.is_empty() {
         return vec![template.clone()];
     }
@@ -95,19 +96,19 @@ pub fn usage_events(template: &Value, requests: Vec<Request>) -> Vec<Value> {
         .map(|(index, request)| {
             let mut event = template.clone();
             if index > 0 {
-                event["event_id"] = json!(uuid::Uuid::now_v7().to_string());
+                event.event_id = Some(uuid::Uuid::now_v7().to_string());
             }
             if count > 1 {
-                event["metadata"]["request"] = json!(index + 1);
-                event["metadata"]["requests"] = json!(count);
+                event.note("request", index + 1);
+                event.note("requests", count);
             }
             if let Some(model) = request.model {
-                event["model"] = json!(model);
+                event.model = Some(model);
             }
             if let Some(request_id) = request.request_id {
-                event["metadata"]["request_id"] = json!(request_id);
+                event.note("request_id", request_id);
             }
-            event["usage"] = serde_json::to_value(request.usage).unwrap_or(Value::Null);
+            event.usage = Some(DraftUsage::from(request.usage));
             event
         })
         .collect()
@@ -134,6 +135,7 @@ pub fn classify_notification(kind: Option<&str>, message: &str) -> NotificationK
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     #[test]
     fn credentials_are_stripped_from_remotes() {

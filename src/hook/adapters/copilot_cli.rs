@@ -32,7 +32,8 @@ use super::{AdapterError, Context};
 use crate::agents::copilot_cli::tool_action;
 use crate::agents::text;
 use crate::agents::usage::Line;
-use crate::model::{AgentType, ToolStatus, Usage};
+use crate::model::wire::Draft;
+use crate::model::{AgentType, EventType, NotificationKind, ToolStatus, Usage};
 
 /// `toolArgs` as a JSON value whichever way this version sends it.
 fn tool_args(payload: &Value) -> Option<Value> {
@@ -102,7 +103,7 @@ fn events_path(session: &str) -> Option<String> {
     Some(home.join("session-state").join(session).join("events.jsonl").to_string_lossy().into_owned())
 }
 
-pub fn map(hook_event: &str, payload: &Value, context: &mut Context<'_>) -> Result<Vec<Value>, AdapterError> {
+pub fn map(hook_event: &str, payload: &Value, context: &mut Context<'_>) -> Result<Vec<Draft>, AdapterError> {
     let session = text(payload, "sessionId").ok_or(AdapterError::Missing("sessionId"))?;
     let build = Builder {
         context,
@@ -115,7 +116,7 @@ pub fn map(hook_event: &str, payload: &Value, context: &mut Context<'_>) -> Resu
     let events_file = text(payload, "transcriptPath").map(str::to_string).or_else(|| events_path(session));
     Ok(match hook_event {
         "sessionStart" => vec![build.session_start(text(payload, "source"), None)],
-        "userPromptSubmitted" => vec![build.event("prompt_submit")],
+        "userPromptSubmitted" => vec![build.event(EventType::PromptSubmit)],
         "preToolUse" => vec![build.tool_start(&tool_call(payload, args.as_ref()))?],
         "postToolUse" => {
             let result = payload.get("toolResult");
@@ -134,11 +135,11 @@ pub fn map(hook_event: &str, payload: &Value, context: &mut Context<'_>) -> Resu
         }
         "notification" => {
             let kind = match text(payload, "notification_type") {
-                Some("permission_prompt") => "permission",
-                Some("elicitation_dialog") => "elicitation",
-                Some("agent_idle") => "idle",
-                Some(_) => "other",
-                None => classify_notification(None, text(payload, "message").unwrap_or("")).as_str(),
+                Some("permission_prompt") => NotificationKind::Permission,
+                Some("elicitation_dialog") => NotificationKind::Elicitation,
+                Some("agent_idle") => NotificationKind::Idle,
+                Some(_) => NotificationKind::Other,
+                None => classify_notification(None, text(payload, "message").unwrap_or("")),
             };
             let event = build.notification(kind);
             vec![event]

@@ -29,7 +29,8 @@ use super::{AdapterError, Context};
 use crate::agents::claude_code::canonical_permission_mode;
 use crate::agents::usage::Request;
 use crate::hook::usage;
-use crate::model::{AgentType, ToolStatus, Usage};
+use crate::model::wire::Draft;
+use crate::model::{AgentType, EventType, ToolStatus, Usage};
 
 /// A field in either of the casings Factory documents.
 fn field<'p>(payload: &'p Value, snake: &str, camel: &str) -> Option<&'p Value> {
@@ -106,7 +107,7 @@ fn sidecar_usage(build: &Builder<'_, '_>, transcript: Option<&str>) -> Result<Ve
     Ok(usage::grown_total(context.state, &sidecar, model, total, context.now_ms)?.into_iter().collect())
 }
 
-pub fn map(hook_event: &str, payload: &Value, context: &mut Context<'_>) -> Result<Vec<Value>, AdapterError> {
+pub fn map(hook_event: &str, payload: &Value, context: &mut Context<'_>) -> Result<Vec<Draft>, AdapterError> {
     let session = text_field(payload, "session_id", "sessionId").ok_or(AdapterError::Missing("session_id"))?;
     let build = Builder {
         context,
@@ -123,7 +124,7 @@ pub fn map(hook_event: &str, payload: &Value, context: &mut Context<'_>) -> Resu
         "SessionStart" => {
             vec![build.session_start(text_field(payload, "source", "source"), None)]
         }
-        "UserPromptSubmit" => vec![build.event("prompt_submit")],
+        "UserPromptSubmit" => vec![build.event(EventType::PromptSubmit)],
         "PreToolUse" => vec![build.tool_start(&tool_call(payload))?],
         "PostToolUse" => {
             let response = field(payload, "tool_response", "toolResponse");
@@ -138,11 +139,11 @@ pub fn map(hook_event: &str, payload: &Value, context: &mut Context<'_>) -> Resu
         }
         "Notification" => {
             let kind = classify_notification(None, text_field(payload, "message", "message").unwrap_or(""));
-            let event = build.notification(kind.as_str());
+            let event = build.notification(kind);
             vec![event]
         }
         "Stop" => build.turn_end_with(transcript, sidecar_usage(&build, transcript)?, json!({}))?,
-        "SubagentStop" => vec![build.event("subagent_end")],
+        "SubagentStop" => vec![build.event(EventType::SubagentEnd)],
         "PreCompact" => vec![build.compact(text_field(payload, "trigger", "trigger"))],
         "SessionEnd" => build.session_end_with(
             transcript,

@@ -11,6 +11,7 @@ use super::{Context, map};
 use crate::hook::queue::Queue;
 use crate::model::AgentType;
 use crate::model::arbitrary::{edited, edits};
+use crate::model::wire::{EventLimits, validate};
 
 const FIXTURES: &[(AgentType, &str)] = &[
     (AgentType::ClaudeCode, include_str!("../../../tests/fixtures/agents/claude_code/hooks.jsonl")),
@@ -65,8 +66,16 @@ fn fuzz_hook_payloads() {
             let tx = queue.begin().unwrap();
             let mapped = map(*agent, event, &payload, &mut Context { now_ms: 1_795_000_000_000, state: &tx });
             if let Ok(events) = mapped {
+                let limits = EventLimits {
+                    max_age_ms: i64::MAX / 4,
+                    max_future_skew_ms: i64::MAX / 4,
+                    ..EventLimits::default()
+                };
                 for event in events {
-                    prop_assert!(event.is_object() && event["type"].is_string(), "{agent:?} {event}");
+                    prop_assert!(event.event_id.is_some() && event.event_type.is_some(), "{agent:?} {event:?}");
+                    if let Err(rejection) = validate(event.clone(), &limits, 1_795_000_000_000) {
+                        prop_assert!(!rejection.field.is_empty() && !rejection.reason.is_empty(), "{rejection:?}");
+                    }
                 }
             }
             Ok(())

@@ -32,7 +32,8 @@ use super::build::{Builder, ToolCall};
 use super::{AdapterError, Context};
 use crate::agents::gemini_cli::{SUBAGENT_TOOLS, tool_action, transcript_line};
 use crate::agents::text;
-use crate::model::{AgentType, NotificationKind, ToolStatus};
+use crate::model::wire::{Draft, DraftTool};
+use crate::model::{AgentType, EventType, NotificationKind, ToolStatus};
 
 fn tool_call(payload: &Value) -> ToolCall<'_> {
     let name = text(payload, "tool_name").unwrap_or("unknown").to_string();
@@ -62,7 +63,7 @@ fn asked_tool(details: &Value) -> (String, &'static str, Option<String>) {
     }
 }
 
-pub fn map(hook_event: &str, payload: &Value, context: &mut Context<'_>) -> Result<Vec<Value>, AdapterError> {
+pub fn map(hook_event: &str, payload: &Value, context: &mut Context<'_>) -> Result<Vec<Draft>, AdapterError> {
     let session = text(payload, "session_id").ok_or(AdapterError::Missing("session_id"))?;
     let build = Builder {
         context,
@@ -74,7 +75,7 @@ pub fn map(hook_event: &str, payload: &Value, context: &mut Context<'_>) -> Resu
     let transcript = text(payload, "transcript_path");
     let mut events = match hook_event {
         "SessionStart" => vec![build.session_start(text(payload, "source"), None)],
-        "BeforeAgent" => vec![build.event("prompt_submit")],
+        "BeforeAgent" => vec![build.event(EventType::PromptSubmit)],
         "BeforeTool" => {
             let call = tool_call(payload);
             // The tool starting answers the oldest open permission dialog for its kind
@@ -103,15 +104,18 @@ pub fn map(hook_event: &str, payload: &Value, context: &mut Context<'_>) -> Resu
             events
         }
         "Notification" => {
-            let event = build.notification(NotificationKind::Permission.as_str());
+            let event = build.notification(NotificationKind::Permission);
             if let Some(details) = payload.get("details").filter(|d| d.is_object()) {
                 let (name, action, server) = asked_tool(details);
-                let mut tool = json!({"name": format!("gemini_cli:{name}"), "action": action});
-                if let Some(server) = server {
-                    tool["server"] = json!(server);
-                }
+                let tool = DraftTool {
+                    name: Some(format!("gemini_cli:{name}")),
+                    action: Some(action.to_string()),
+                    server,
+                    ..DraftTool::default()
+                };
                 let key = format!("~ask:{action}:{}", uuid::Uuid::now_v7());
-                context.state.tool_started(session, &key, context.now_ms, &tool.to_string())?;
+                let text = serde_json::to_string(&tool).unwrap_or_default();
+                context.state.tool_started(session, &key, context.now_ms, &text)?;
             }
             vec![event]
         }

@@ -44,7 +44,7 @@ pub fn map(
     hook_event: &str,
     payload: &Value,
     context: &mut Context<'_>,
-) -> Result<Vec<Value>, AdapterError> {
+) -> Result<Vec<crate::model::wire::Draft>, AdapterError> {
     if !payload.is_object() {
         return Err(AdapterError::NotAnObject);
     }

@@ -31,7 +31,8 @@ use super::{AdapterError, Context};
 use crate::agents::opencode::{message_usage, tool_action};
 use crate::agents::text;
 use crate::hook::usage;
-use crate::model::{AgentType, NotificationKind, ToolStatus};
+use crate::model::wire::Draft;
+use crate::model::{AgentType, EventType, NotificationKind, ToolStatus};
 
 /// Two idle signals of one session this close together are one turn end.
 const IDLE_DEDUPE_MS: i64 = 5_000;
@@ -54,7 +55,7 @@ pub fn reads_as_refusal(error: &str) -> bool {
         || error.contains("user rejected")
 }
 
-pub fn map(hook_event: &str, payload: &Value, context: &mut Context<'_>) -> Result<Vec<Value>, AdapterError> {
+pub fn map(hook_event: &str, payload: &Value, context: &mut Context<'_>) -> Result<Vec<Draft>, AdapterError> {
     let own_session = text(payload, "session_id").ok_or(AdapterError::Missing("session_id"))?;
     let state = context.state;
     let parent = state.mark(&format!("opencode-parent:{own_session}"))?.map(|(parent, _)| parent);
@@ -81,7 +82,7 @@ pub fn map(hook_event: &str, payload: &Value, context: &mut Context<'_>) -> Resu
                 vec![build.session_start(None, None)]
             }
         },
-        "chat.message" if parent.is_none() => vec![build.event("prompt_submit")],
+        "chat.message" if parent.is_none() => vec![build.event(EventType::PromptSubmit)],
         "tool.execute.before" => vec![build.tool_start(&tool_call(input, output.get("args")))?],
         "tool.execute.after" => {
             let exit = output.get("metadata").and_then(|m| m.get("exit")).and_then(Value::as_i64);
@@ -94,8 +95,8 @@ pub fn map(hook_event: &str, payload: &Value, context: &mut Context<'_>) -> Resu
             let status = if refused { ToolStatus::Denied } else { ToolStatus::Error };
             vec![build.tool_end(&tool_call(input, input.get("args")), error, status)?]
         }
-        "permission.asked" | "permission.updated" => vec![build.notification(NotificationKind::Permission.as_str())],
-        "question.asked" => vec![build.notification(NotificationKind::Elicitation.as_str())],
+        "permission.asked" | "permission.updated" => vec![build.notification(NotificationKind::Permission)],
+        "question.asked" => vec![build.notification(NotificationKind::Elicitation)],
         "message.updated" => {
             let Some(group) = properties.get("info").and_then(message_usage) else { return Ok(Vec::new()) };
             build.mark_seen()?;
@@ -104,8 +105,8 @@ pub fn map(hook_event: &str, payload: &Value, context: &mut Context<'_>) -> Resu
             if requests.is_empty() {
                 return Ok(Vec::new());
             }
-            let mut event = build.event("turn_end");
-            event["metadata"]["request_completed"] = json!(true);
+            let mut event = build.event(EventType::TurnEnd);
+            event.note("request_completed", true);
             super::common::usage_events(&event, requests)
         }
         "session.idle" | "session.status" => {

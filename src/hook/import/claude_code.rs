@@ -15,7 +15,7 @@ use crate::agents::claude_code::{record_usage, tool_action, transcript_line};
 use crate::agents::usage::Line;
 use crate::config::machine::MachineVariable;
 use crate::hook::local::dir_from_env;
-use crate::model::{AgentType, Usage};
+use crate::model::{AgentType, EventType, Usage};
 
 pub const IMPORTER: Importer = Importer {
     default_root: || dir_from_env(MachineVariable::ClaudeConfigDir, ".claude").join("projects"),
@@ -63,7 +63,7 @@ fn parse_file(path: &Path) -> anyhow::Result<Option<ImportedSession>> {
         let blocks = line.get("message").and_then(|m| m.get("content")).and_then(Value::as_array);
         match line.get("type").and_then(Value::as_str) {
             Some("user") if !subagent && is_person_prompt(&line) => {
-                calls.events.push(event(AGENT, &id, "prompt_submit", ts, &key));
+                calls.events.push(event(AGENT, &id, EventType::PromptSubmit, ts, &key));
             }
             Some("user") => {
                 for block in blocks.into_iter().flatten().filter(|b| b.get("type") == Some(&json!("tool_result"))) {
@@ -103,14 +103,14 @@ fn parse_file(path: &Path) -> anyhow::Result<Option<ImportedSession>> {
         }
     }
     let (Some(id), Some(first_ms)) = (session, first_ms) else { return Ok(None) };
-    let kind = if subagent { "subagent_end" } else { "turn_end" };
+    let kind = if subagent { EventType::SubagentEnd } else { EventType::TurnEnd };
     let mut events = recorded.map(|calls| calls.events).unwrap_or_default();
     for (group, model, usage, ts) in groups.into_iter().filter(|g| !g.2.is_zero()) {
         events.push(usage_event(AGENT, &id, kind, ts, &group, model.as_deref(), &usage)?);
     }
     if !subagent {
-        events.insert(0, event(AGENT, &id, "session_start", first_ms, "start"));
-        events.push(event(AGENT, &id, "session_end", last_ms, "end"));
+        events.insert(0, event(AGENT, &id, EventType::SessionStart, first_ms, "start"));
+        events.push(event(AGENT, &id, EventType::SessionEnd, last_ms, "end"));
     }
     Ok(Some(ImportedSession { events, last_ms, ledger: Vec::new() }))
 }

@@ -21,7 +21,7 @@ use crate::agents::cline::{shown_tool, tool_result};
 use crate::agents::text;
 use crate::hook::adapters::cline::task_roots;
 use crate::hook::usage::session_key;
-use crate::model::AgentType;
+use crate::model::{AgentType, EventType};
 
 pub const IMPORTER: Importer = Importer {
     default_root: || {
@@ -57,7 +57,7 @@ fn parse(source: &Source) -> anyhow::Result<Option<ImportedSession>> {
     let ts = |m: &Value| m.get("ts").and_then(Value::as_i64);
     let Some(first_ms) = finished.iter().find_map(|m| ts(m)) else { return Ok(None) };
     let last_ms = finished.iter().filter_map(|m| ts(m)).max().unwrap_or(first_ms);
-    let mut events = vec![event(AGENT, task, "session_start", first_ms, "start")];
+    let mut events = vec![event(AGENT, task, EventType::SessionStart, first_ms, "start")];
     let mut calls = Tools::new(AGENT, task);
     // Tools shown since the last request: (use id, name shown, input, ts).
     let mut pending: Vec<(String, String, Value, i64)> = Vec::new();
@@ -65,7 +65,7 @@ fn parse(source: &Source) -> anyhow::Result<Option<ImportedSession>> {
         let Some(at) = ts(message) else { continue };
         let key = at.to_string();
         match text(message, "say") {
-            Some("task" | "user_feedback") => events.push(event(AGENT, task, "prompt_submit", at, &key)),
+            Some("task" | "user_feedback") => events.push(event(AGENT, task, EventType::PromptSubmit, at, &key)),
             Some("api_req_started") => {
                 let info = text(message, "text").and_then(|t| serde_json::from_str::<Value>(t).ok());
                 let request = info.as_ref().and_then(|i| text(i, "request")).unwrap_or("");
@@ -95,9 +95,9 @@ fn parse(source: &Source) -> anyhow::Result<Option<ImportedSession>> {
     let groups = api_requests(&messages, None);
     for (group, model, usage) in groups.iter().filter(|g| !g.2.is_zero()) {
         let at = group.parse::<i64>().unwrap_or(last_ms);
-        events.push(usage_event(AGENT, task, "turn_end", at, group, model.as_deref(), usage)?);
+        events.push(usage_event(AGENT, task, EventType::TurnEnd, at, group, model.as_deref(), usage)?);
     }
-    events.push(event(AGENT, task, "session_end", last_ms, "end"));
+    events.push(event(AGENT, task, EventType::SessionEnd, last_ms, "end"));
     // Hooks key the task's usage ledger by the file's path.
     let ledger = vec![(source.path.to_string_lossy().into_owned(), groups)];
     Ok(Some(ImportedSession { events, last_ms, ledger }))

@@ -14,7 +14,7 @@ use crate::agents::codex::{exit_code, record_usage, tool_action, transcript_line
 use crate::agents::usage::Line;
 use crate::config::machine::MachineVariable;
 use crate::hook::local::dir_from_env;
-use crate::model::{AgentType, Usage};
+use crate::model::{AgentType, EventType, Usage};
 
 pub const IMPORTER: Importer = Importer {
     default_root: || dir_from_env(MachineVariable::CodexHome, ".codex").join("sessions"),
@@ -49,7 +49,9 @@ fn parse_file(path: &Path) -> anyhow::Result<Option<ImportedSession>> {
         last_ms = last_ms.max(ts);
         let key = number.to_string();
         match (kind, payload.get("type").and_then(Value::as_str)) {
-            ("event_msg", Some("user_message")) => calls.events.push(event(AGENT, &id, "prompt_submit", ts, &key)),
+            ("event_msg", Some("user_message")) => {
+                calls.events.push(event(AGENT, &id, EventType::PromptSubmit, ts, &key))
+            }
             ("response_item", Some(call @ ("function_call" | "custom_tool_call"))) => {
                 let Some(call_id) = payload.get("call_id").and_then(Value::as_str) else { continue };
                 let name = payload.get("name").and_then(Value::as_str).unwrap_or("unknown");
@@ -77,7 +79,15 @@ fn parse_file(path: &Path) -> anyhow::Result<Option<ImportedSession>> {
                     let grown = crate::agents::usage::growth(&usage, &total);
                     total = usage.max_with(&total);
                     if !grown.is_zero() {
-                        calls.events.push(usage_event(AGENT, &id, "turn_end", ts, &key, model.as_deref(), &grown)?);
+                        calls.events.push(usage_event(
+                            AGENT,
+                            &id,
+                            EventType::TurnEnd,
+                            ts,
+                            &key,
+                            model.as_deref(),
+                            &grown,
+                        )?);
                     }
                 }
                 _ => {}
@@ -86,7 +96,7 @@ fn parse_file(path: &Path) -> anyhow::Result<Option<ImportedSession>> {
     }
     let (Some(id), Some(first_ms)) = (session, first_ms) else { return Ok(None) };
     let mut events = recorded.map(|calls| calls.events).unwrap_or_default();
-    events.insert(0, event(AGENT, &id, "session_start", first_ms, "start"));
-    events.push(event(AGENT, &id, "session_end", last_ms, "end"));
+    events.insert(0, event(AGENT, &id, EventType::SessionStart, first_ms, "start"));
+    events.push(event(AGENT, &id, EventType::SessionEnd, last_ms, "end"));
     Ok(Some(ImportedSession { events, last_ms, ledger: Vec::new() }))
 }

@@ -19,7 +19,7 @@ use crate::agents::usage::Line;
 use crate::config::machine::MachineVariable;
 use crate::hook::adapters::copilot_cli::{reads_as_refusal, transcript_line};
 use crate::hook::local::dir_from_env;
-use crate::model::AgentType;
+use crate::model::{AgentType, EventType};
 
 pub const IMPORTER: Importer = Importer {
     default_root: || dir_from_env(MachineVariable::CopilotHome, ".copilot").join("session-state"),
@@ -51,7 +51,7 @@ fn parse_file(path: &Path) -> anyhow::Result<Option<ImportedSession>> {
         let key = text(&line, "id").map(str::to_string).unwrap_or_else(|| number.to_string());
         match kind {
             "user.message" if line.get("agentId").is_none() => {
-                events.push(event(AGENT, id, "prompt_submit", ts, &key));
+                events.push(event(AGENT, id, EventType::PromptSubmit, ts, &key));
             }
             "tool.execution_start" => {
                 let Some(use_id) = text(data, "toolCallId") else { continue };
@@ -77,19 +77,19 @@ fn parse_file(path: &Path) -> anyhow::Result<Option<ImportedSession>> {
                 calls.end(ts, use_id, output, status);
             }
             "subagent.completed" | "subagent.failed" => {
-                let mut end = event(AGENT, id, "subagent_end", ts, &key);
+                let mut end = event(AGENT, id, EventType::SubagentEnd, ts, &key);
                 if let Some(name) = text(data, "agentName") {
-                    end["metadata"]["subagent_type"] = name.into();
+                    end.note("subagent_type", name);
                 }
                 events.push(end);
             }
-            "session.compaction_complete" => events.push(event(AGENT, id, "compact", ts, &key)),
+            "session.compaction_complete" => events.push(event(AGENT, id, EventType::Compact, ts, &key)),
             "session.shutdown" => {
                 let Some(Line::Many(lines)) = transcript_line(raw) else { continue };
                 for line in lines {
                     let Line::Counts { group, model, usage } = line else { continue };
                     if !usage.is_zero() {
-                        events.push(usage_event(AGENT, id, "turn_end", ts, &group, model.as_deref(), &usage)?);
+                        events.push(usage_event(AGENT, id, EventType::TurnEnd, ts, &group, model.as_deref(), &usage)?);
                     }
                 }
             }
@@ -97,9 +97,9 @@ fn parse_file(path: &Path) -> anyhow::Result<Option<ImportedSession>> {
         }
     }
     let (Some(id), Some(first_ms)) = (session, first_ms) else { return Ok(None) };
-    let mut all = vec![event(AGENT, &id, "session_start", first_ms, "start")];
+    let mut all = vec![event(AGENT, &id, EventType::SessionStart, first_ms, "start")];
     all.extend(tools.map(|t| t.events).unwrap_or_default());
     all.extend(events);
-    all.push(event(AGENT, &id, "session_end", last_ms, "end"));
+    all.push(event(AGENT, &id, EventType::SessionEnd, last_ms, "end"));
     Ok(Some(ImportedSession { events: all, last_ms, ledger: Vec::new() }))
 }

@@ -19,7 +19,7 @@ use crate::agents::text;
 use crate::hook::adapters::droid::{sidecar_of, sidecar_total, tool_action};
 use crate::hook::local::home;
 use crate::hook::usage::{CUMULATIVE_GROUP, session_key};
-use crate::model::AgentType;
+use crate::model::{AgentType, EventType};
 
 pub const IMPORTER: Importer = Importer {
     default_root: || home().join(".factory/sessions"),
@@ -87,7 +87,7 @@ fn parse_file(path: &Path) -> anyhow::Result<Option<ImportedSession>> {
             Some("user") if is_person_prompt(blocks) => {
                 calls.end_open(ts, "denied");
                 if !subagent {
-                    prompts.push(event(AGENT, session, "prompt_submit", ts, &key));
+                    prompts.push(event(AGENT, session, EventType::PromptSubmit, ts, &key));
                 }
             }
             Some("user") => {
@@ -115,7 +115,7 @@ fn parse_file(path: &Path) -> anyhow::Result<Option<ImportedSession>> {
     let session = calling.unwrap_or(own);
     let mut events = Vec::new();
     if calling.is_none() {
-        events.push(event(AGENT, session, "session_start", first_ms, "start"));
+        events.push(event(AGENT, session, EventType::SessionStart, first_ms, "start"));
     }
     if let Some(mut calls) = calls {
         calls.end_open(last_ms, "denied");
@@ -125,7 +125,7 @@ fn parse_file(path: &Path) -> anyhow::Result<Option<ImportedSession>> {
     let mut ledger = Vec::new();
     let sidecar = sidecar_of(&path.to_string_lossy());
     let total = sidecar.as_deref().and_then(sidecar_total);
-    let kind = if calling.is_some() { "subagent_end" } else { "turn_end" };
+    let kind = if calling.is_some() { EventType::SubagentEnd } else { EventType::TurnEnd };
     match (&total, &sidecar) {
         (Some((model, usage)), Some(sidecar)) if !usage.is_zero() => {
             events.push(usage_event(AGENT, session, kind, last_ms, own, model.as_deref(), usage)?);
@@ -135,7 +135,7 @@ fn parse_file(path: &Path) -> anyhow::Result<Option<ImportedSession>> {
         _ => {}
     }
     if calling.is_none() {
-        events.push(event(AGENT, session, "session_end", last_ms, "end"));
+        events.push(event(AGENT, session, EventType::SessionEnd, last_ms, "end"));
     }
     Ok(Some(ImportedSession { events, last_ms, ledger }))
 }

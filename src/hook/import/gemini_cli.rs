@@ -8,13 +8,14 @@
 
 use std::path::Path;
 
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use super::{ImportedSession, Importer, Store, by_path, event, parse_ms, usage_event};
 use crate::agents::gemini_cli::{record_usage, tool_action, transcript_line};
 use crate::agents::usage::Line;
 use crate::hook::adapters::common::{digest_of, target_hash};
-use crate::model::AgentType;
+use crate::model::wire::{Draft, DraftTool};
+use crate::model::{AgentType, EventType};
 
 pub const IMPORTER: Importer = Importer {
     default_root: || crate::hook::local::home().join(".gemini/tmp"),
@@ -50,11 +51,11 @@ fn parse_file(path: &Path) -> anyhow::Result<Option<ImportedSession>> {
         }
     }
     let (Some(session), Some(first_ms)) = (session, first_ms) else { return Ok(None) };
-    let mut events = vec![event(AGENT, &session, "session_start", first_ms, "start")];
+    let mut events = vec![event(AGENT, &session, EventType::SessionStart, first_ms, "start")];
     for (id, message) in &messages {
         let ts = message.get("timestamp").and_then(Value::as_str).and_then(parse_ms).unwrap_or(first_ms);
         match message.get("type").and_then(Value::as_str) {
-            Some("user") => events.push(event(AGENT, &session, "prompt_submit", ts, id)),
+            Some("user") => events.push(event(AGENT, &session, EventType::PromptSubmit, ts, id)),
             Some("gemini") => {
                 for call in message.get("toolCalls").and_then(Value::as_array).into_iter().flatten() {
                     events.extend(tool_events(&session, call, ts));
@@ -62,29 +63,33 @@ fn parse_file(path: &Path) -> anyhow::Result<Option<ImportedSession>> {
                 if let Some(Line::Counts { model, usage, .. }) = record_usage(message)
                     && !usage.is_zero()
                 {
-                    events.push(usage_event(AGENT, &session, "turn_end", ts, id, model.as_deref(), &usage)?);
+                    events.push(usage_event(AGENT, &session, EventType::TurnEnd, ts, id, model.as_deref(), &usage)?);
                 }
             }
             _ => {}
         }
     }
-    events.push(event(AGENT, &session, "session_end", last_ms, "end"));
+    events.push(event(AGENT, &session, EventType::SessionEnd, last_ms, "end"));
     Ok(Some(ImportedSession { events, last_ms, ledger: Vec::new() }))
 }
 
-fn tool_events(session: &str, call: &Value, message_ms: i64) -> Vec<Value> {
+fn tool_events(session: &str, call: &Value, message_ms: i64) -> Vec<Draft> {
     let Some(call_id) = call.get("id").and_then(Value::as_str) else { return Vec::new() };
     let name = call.get("name").and_then(Value::as_str).unwrap_or("unknown");
     let ts = call.get("timestamp").and_then(Value::as_str).and_then(parse_ms).unwrap_or(message_ms);
     let input = call.get("args").cloned().unwrap_or(Value::Null);
     let (digest, bytes) = digest_of(&input);
-    let mut tool = json!({"name": format!("gemini_cli:{name}"), "action": tool_action(name, false),
-        "use_id": call_id, "input_sha256": digest, "input_bytes": bytes});
-    if let Some(target) = target_hash(&input) {
-        tool["target_hash"] = json!(target);
-    }
-    let mut start = event(AGENT, session, "tool_start", ts, call_id);
-    start["tool"] = tool.clone();
+    let mut tool = DraftTool {
+        name: Some(format!("gemini_cli:{name}")),
+        action: Some(tool_action(name, false).to_string()),
+        use_id: Some(call_id.to_string()),
+        input_sha256: Some(digest),
+        input_bytes: Some(bytes as i64),
+        target_hash: target_hash(&input),
+        ..DraftTool::default()
+    };
+    let mut start = event(AGENT, session, EventType::ToolStart, ts, call_id);
+    start.tool = Some(tool.clone());
     let failed = call.get("result").and_then(Value::as_array).into_iter().flatten().any(|part| {
         part.get("functionResponse").and_then(|r| r.get("response")).and_then(|r| r.get("error")).is_some()
     });
@@ -97,10 +102,10 @@ fn tool_events(session: &str, call: &Value, message_ms: i64) -> Vec<Value> {
     };
     let output = call.get("result").cloned().unwrap_or(Value::Null);
     let (digest, bytes) = digest_of(&output);
-    tool["output_sha256"] = json!(digest);
-    tool["output_bytes"] = json!(bytes);
-    tool["status"] = json!(status);
-    let mut end = event(AGENT, session, "tool_end", ts, call_id);
-    end["tool"] = tool;
+    tool.output_sha256 = Some(digest);
+    tool.output_bytes = Some(bytes as i64);
+    tool.status = Some(status.to_string());
+    let mut end = event(AGENT, session, EventType::ToolEnd, ts, call_id);
+    end.tool = Some(tool);
     vec![start, end]
 }

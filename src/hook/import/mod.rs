@@ -21,13 +21,12 @@ mod tools;
 
 use std::path::{Path, PathBuf};
 
-use serde_json::{Value, json};
-
 use crate::agents::usage::Line;
 use crate::hook::local;
 use crate::hook::queue::Queue;
 use crate::hook::usage;
-use crate::model::{AgentType, Usage};
+use crate::model::wire::{Draft, DraftUsage};
+use crate::model::{AgentType, EventType, Usage};
 
 /// Transcripts older than this are not imported (the server refuses events older than
 /// 400 days).
@@ -38,7 +37,7 @@ pub type Group = (String, Option<String>, Usage);
 
 /// One transcript turned into wire events.
 pub struct ImportedSession {
-    pub events: Vec<Value>,
+    pub events: Vec<Draft>,
     /// Time of the transcript's last event.
     pub last_ms: i64,
     /// Usage groups the hooks keep outside the transcript's own lines (Droid's sidecar,
@@ -115,32 +114,26 @@ pub fn stable_id(parts: &[&str]) -> String {
 pub use crate::model::parse_rfc3339_ms as parse_ms;
 
 /// A wire event of an imported session.
-pub fn event(agent: AgentType, session: &str, kind: &str, ts_ms: i64, key: &str) -> Value {
-    json!({
-        "event_id": stable_id(&[agent.as_str(), session, kind, key]),
-        "type": kind,
-        "ts": crate::model::rfc3339_ms(ts_ms),
-        "agent_type": agent.as_str(),
-        "session_id": session,
-        "metadata": {"imported": true},
-    })
+pub fn event(agent: AgentType, session: &str, kind: EventType, ts_ms: i64, key: &str) -> Draft {
+    let mut event = Draft::new(uuid::Uuid::nil(), kind, ts_ms, agent, session);
+    event.event_id = Some(stable_id(&[agent.as_str(), session, kind.as_str(), key]));
+    event.note("imported", true);
+    event
 }
 
 /// A `turn_end` (or `subagent_end`) of an imported session carrying one request's usage.
 pub fn usage_event(
     agent: AgentType,
     session: &str,
-    kind: &str,
+    kind: EventType,
     ts_ms: i64,
     key: &str,
     model: Option<&str>,
     usage: &Usage,
-) -> anyhow::Result<Value> {
+) -> anyhow::Result<Draft> {
     let mut turn = event(agent, session, kind, ts_ms, key);
-    if let Some(model) = model {
-        turn["model"] = json!(model);
-    }
-    turn["usage"] = serde_json::to_value(usage)?;
+    turn.model = model.map(str::to_string);
+    turn.usage = Some(DraftUsage::from(*usage));
     Ok(turn)
 }
 
@@ -230,7 +223,8 @@ pub fn run(agent: AgentType, root: Option<PathBuf>) -> anyhow::Result<Summary> {
         for (ledger_key, groups) in session.ledger {
             usage::report_groups(&tx, &ledger_key, groups, now_ms)?;
         }
-        tx.push(&session.events.iter().map(Value::to_string).collect::<Vec<_>>(), now_ms)?;
+        let lines = session.events.iter().map(serde_json::to_string).collect::<Result<Vec<_>, _>>()?;
+        tx.push(&lines, now_ms)?;
         tx.commit()?;
         imported_now.insert(key.clone());
         summary.imported += 1;

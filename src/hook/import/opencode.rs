@@ -27,7 +27,7 @@ use crate::config::machine::MachineVariable;
 use crate::hook::adapters::opencode::reads_as_refusal;
 use crate::hook::local::xdg_data_home;
 use crate::hook::usage::session_key;
-use crate::model::AgentType;
+use crate::model::{AgentType, EventType};
 
 pub const IMPORTER: Importer = Importer {
     default_root: || MachineVariable::OpenCodeDb.path().unwrap_or_else(|| xdg_data_home().join("opencode")),
@@ -110,14 +110,14 @@ fn parse(source: &Source) -> anyhow::Result<Option<ImportedSession>> {
         &ids,
     )?;
 
-    let mut events = vec![event(AGENT, root, "session_start", created, "start")];
+    let mut events = vec![event(AGENT, root, EventType::SessionStart, created, "start")];
     let mut calls = Tools::new(AGENT, root);
     let mut last_ms = updated.max(created);
     for (message, session, at, data) in &parts {
         last_ms = last_ms.max(*at);
         match text(data, "type") {
             Some("tool") => tool_part(&mut calls, data, *at),
-            Some("compaction") if session == root => events.push(event(AGENT, root, "compact", *at, message)),
+            Some("compaction") if session == root => events.push(event(AGENT, root, EventType::Compact, *at, message)),
             _ => {}
         }
     }
@@ -134,14 +134,14 @@ fn parse(source: &Source) -> anyhow::Result<Option<ImportedSession>> {
         }
         match text(data, "role") {
             Some("user") if session == root && is_person_prompt(&parts, id) => {
-                events.push(event(AGENT, root, "prompt_submit", at, id));
+                events.push(event(AGENT, root, EventType::PromptSubmit, at, id));
             }
             Some("assistant") if time(data, "completed").is_some() => {
                 let mut info = data.clone();
                 info["id"] = json!(id);
                 let Some(group) = message_usage(&info) else { continue };
                 if !group.2.is_zero() {
-                    events.push(usage_event(AGENT, root, "turn_end", at, id, group.1.as_deref(), &group.2)?);
+                    events.push(usage_event(AGENT, root, EventType::TurnEnd, at, id, group.1.as_deref(), &group.2)?);
                 }
                 let key = format!("opencode:{session}");
                 match ledger.iter_mut().find(|(k, _)| *k == key) {
@@ -155,9 +155,9 @@ fn parse(source: &Source) -> anyhow::Result<Option<ImportedSession>> {
     calls.end_open(last_ms, "denied");
     events.extend(calls.events);
     for (session, at) in subagent_last {
-        events.push(event(AGENT, root, "subagent_end", at, &session));
+        events.push(event(AGENT, root, EventType::SubagentEnd, at, &session));
     }
-    events.push(event(AGENT, root, "session_end", last_ms, "end"));
+    events.push(event(AGENT, root, EventType::SessionEnd, last_ms, "end"));
     Ok(Some(ImportedSession { events, last_ms, ledger }))
 }
 

@@ -5,17 +5,18 @@
 
 use std::collections::HashMap;
 
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use super::event;
 use crate::hook::adapters::common::{digest_of, target_hash};
-use crate::model::AgentType;
+use crate::model::wire::{Draft, DraftTool};
+use crate::model::{AgentType, EventType};
 
 pub struct Tools {
     agent: AgentType,
     session: String,
-    started: HashMap<String, (i64, Value)>,
-    pub events: Vec<Value>,
+    started: HashMap<String, (i64, DraftTool)>,
+    pub events: Vec<Draft>,
 }
 
 /// A tool call as an importer reads it.
@@ -37,16 +38,18 @@ impl Tools {
         // Arguments some agents send as JSON text are digested as sent, targeted as parsed.
         let parsed = call.input.as_str().and_then(|s| serde_json::from_str::<Value>(s).ok());
         let (digest, bytes) = digest_of(call.input);
-        let mut tool = json!({"name": format!("{}:{}", self.agent.as_str(), call.name), "action": call.action,
-            "use_id": call.use_id, "input_sha256": digest, "input_bytes": bytes});
-        if let Some(server) = call.server {
-            tool["server"] = json!(server);
-        }
-        if let Some(target) = target_hash(parsed.as_ref().unwrap_or(call.input)) {
-            tool["target_hash"] = json!(target);
-        }
-        let mut start = event(self.agent, &self.session, "tool_start", ts_ms, call.use_id);
-        start["tool"] = tool.clone();
+        let tool = DraftTool {
+            name: Some(format!("{}:{}", self.agent.as_str(), call.name)),
+            action: Some(call.action.to_string()),
+            use_id: Some(call.use_id.to_string()),
+            input_sha256: Some(digest),
+            input_bytes: Some(bytes as i64),
+            server: call.server.map(str::to_string),
+            target_hash: target_hash(parsed.as_ref().unwrap_or(call.input)),
+            ..DraftTool::default()
+        };
+        let mut start = event(self.agent, &self.session, EventType::ToolStart, ts_ms, call.use_id);
+        start.tool = Some(tool.clone());
         self.events.push(start);
         self.started.insert(call.use_id.to_string(), (ts_ms, tool));
     }
@@ -55,12 +58,12 @@ impl Tools {
     pub fn end(&mut self, ts_ms: i64, use_id: &str, output: &Value, status: &str) {
         let Some((start_ms, mut tool)) = self.started.remove(use_id) else { return };
         let (digest, bytes) = digest_of(output);
-        tool["output_sha256"] = json!(digest);
-        tool["output_bytes"] = json!(bytes);
-        tool["status"] = json!(status);
-        tool["duration_ms"] = json!((ts_ms - start_ms).max(0));
-        let mut end = event(self.agent, &self.session, "tool_end", ts_ms, use_id);
-        end["tool"] = tool;
+        tool.output_sha256 = Some(digest);
+        tool.output_bytes = Some(bytes as i64);
+        tool.status = Some(status.to_string());
+        tool.duration_ms = Some((ts_ms - start_ms).max(0));
+        let mut end = event(self.agent, &self.session, EventType::ToolEnd, ts_ms, use_id);
+        end.tool = Some(tool);
         self.events.push(end);
     }
 

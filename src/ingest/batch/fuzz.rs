@@ -7,8 +7,9 @@ use axum::http::{HeaderMap, HeaderValue, header};
 use proptest::prelude::*;
 use serde_json::{Value, json};
 
-use super::{decode, parse_envelope};
-use crate::http::errors::AppError;
+use super::parse_envelope;
+use crate::ingest::body::decode;
+use crate::ingest::error::IngestError;
 use crate::model::arbitrary::{damage, damaged, edited, edits};
 use crate::model::wire::{EventLimits, parse_event};
 
@@ -60,8 +61,8 @@ proptest! {
                     }
                 }
             }
-            Err(AppError::BadRequest { message, .. }) => prop_assert!(!message.is_empty()),
-            Err(AppError::TooLarge(_)) => {}
+            Err(IngestError::Malformed { message, .. }) => prop_assert!(!message.is_empty()),
+            Err(IngestError::TooLarge(_)) => {}
             Err(other) => prop_assert!(false, "a batch is refused as a bad request, not {other:?}"),
         }
     }
@@ -89,9 +90,9 @@ proptest! {
                     prop_assert_eq!(&decoded[..], &payload[..], "an intact body decodes to what was sent");
                 }
             }
-            Err(AppError::TooLarge(_)) => prop_assert!(payload.len() > max || !intact),
-            Err(AppError::BadRequest { .. }) => prop_assert!(!intact || payload.len() > max, "an intact {name} body is read"),
-            Err(AppError::UnsupportedEncoding(_)) => prop_assert_eq!(name, "br"),
+            Err(IngestError::TooLarge(_)) => prop_assert!(payload.len() > max || !intact),
+            Err(IngestError::Malformed { .. }) => prop_assert!(!intact || payload.len() > max, "an intact {name} body is read"),
+            Err(IngestError::UnsupportedEncoding(_)) => prop_assert_eq!(name, "br"),
             Err(other) => prop_assert!(false, "{other:?}"),
         }
     }

@@ -64,7 +64,7 @@ pub(super) fn parse_ts(text: &str, limits: &EventLimits, now_ms: i64) -> Result<
     Ok(ts_ms)
 }
 
-pub(super) fn validate_tool(tool: WireTool, agent_type: AgentType) -> Result<ToolFields, Rejection> {
+pub(super) fn validate_tool(tool: DraftTool, agent_type: AgentType) -> Result<ToolFields, Rejection> {
     let name = tool.name.ok_or_else(|| missing("tool.name"))?;
     check_text("tool.name", &name, 3, MAX_NAME_CHARS)?;
     match name.split_once(':') {
@@ -128,7 +128,7 @@ pub(super) fn parse_digest(field: &str, value: Option<&str>) -> Result<Option<[u
     Ok(Some(digest))
 }
 
-pub(super) fn validate_usage(usage: WireUsage) -> Result<Usage, Rejection> {
+pub(super) fn validate_usage(usage: DraftUsage) -> Result<Usage, Rejection> {
     let checked = |field: &str, value: Option<i64>| -> Result<i64, Rejection> {
         let value = value.unwrap_or(0);
         check_range(field, value, 0, MAX_TOKENS_PER_KIND)?;
@@ -151,7 +151,7 @@ pub(super) fn validate_client_cost(usd: f64) -> Result<i64, Rejection> {
     Ok((usd * NUSD_PER_USD as f64).round() as i64)
 }
 
-pub(super) fn validate_git(git: WireGit) -> Result<GitContext, Rejection> {
+pub(super) fn validate_git(git: DraftGit) -> Result<GitContext, Rejection> {
     if let Some(branch) = git.branch.as_deref() {
         check_text("git.branch", branch, 1, 255)?;
     }

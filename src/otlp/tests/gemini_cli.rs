@@ -5,7 +5,7 @@
 
 use opentelemetry_proto::tonic::common::v1::any_value;
 
-use super::{attribute, fixture, map, of_type};
+use super::{as_json, attribute, fixture, map, of_type};
 
 #[test]
 fn gemini_cli_tokens_and_tool_calls() {
@@ -17,8 +17,8 @@ fn gemini_cli_tokens_and_tool_calls() {
         turn["usage"],
         serde_json::json!({"input_tokens": 1000, "output_tokens": 600, "cache_read_tokens": 4000, "reasoning_tokens": 300})
     );
-    let statuses: Vec<&str> =
-        of_type(&mapped, "tool_end").iter().map(|e| e["tool"]["status"].as_str().unwrap()).collect();
+    let statuses: Vec<String> =
+        of_type(&mapped, "tool_end").iter().map(|e| e["tool"]["status"].as_str().unwrap().to_string()).collect();
     assert_eq!(statuses, ["success", "denied", "success"]);
     assert_eq!(of_type(&mapped, "tool_end")[2]["tool"]["server"], "github");
     assert!(!serde_json::to_string(&mapped.events).unwrap().contains("dark mode"), "the prompt is content");
@@ -28,7 +28,7 @@ fn gemini_cli_tokens_and_tool_calls() {
 fn qwen_code_events_map_as_gemini_clis_under_their_own_agent() {
     let mapped = map(&fixture("qwen_code"), "user-1");
     assert_eq!((mapped.refused, mapped.skipped), (0, 1), "the api_request is not an event: {:?}", mapped.reasons);
-    assert!(mapped.events.iter().all(|event| event["agent_type"] == "qwen_code"));
+    assert!(as_json(&mapped).iter().all(|event| event["agent_type"] == "qwen_code"));
     let turn = &of_type(&mapped, "turn_end")[0];
     assert_eq!(turn["usage"]["input_tokens"], 3000, "cached input is counted apart");
     let tools = of_type(&mapped, "tool_end");
@@ -87,8 +87,8 @@ fn a_gemini_call_its_policy_denied_is_denied_not_an_error() {
     records.retain(|record| !is_call(record));
     records.extend([denied, failed]);
     let mapped = map(&request, "user-1");
-    let statuses: Vec<&str> =
-        of_type(&mapped, "tool_end").iter().map(|e| e["tool"]["status"].as_str().unwrap()).collect();
+    let statuses: Vec<String> =
+        of_type(&mapped, "tool_end").iter().map(|e| e["tool"]["status"].as_str().unwrap().to_string()).collect();
     assert_eq!(statuses, ["denied", "error"], "{:?}", mapped.reasons);
 }
 
@@ -99,5 +99,5 @@ fn gemini_cli_puts_node_s_version_where_its_own_would_be_and_it_is_not_taken() {
     resource.attributes.push(attribute("service.version", any_value::Value::StringValue("v20.20.2".into())));
     let mapped = map(&request, "user-1");
     assert!(!mapped.events.is_empty());
-    assert!(mapped.events.iter().all(|event| event.get("agent_version").is_none()), "{:?}", mapped.events[0]);
+    assert!(as_json(&mapped).iter().all(|event| event.get("agent_version").is_none()), "{:?}", mapped.events[0]);
 }
