@@ -15,6 +15,47 @@ use crate::db::DbError;
 
 const DAY_MS: i64 = 86_400_000;
 
+/// The reads of this page, each over a window of recent sessions. Each names the index on
+/// `last_event_ms`: grouped by person, SQLite preferred to walk the whole table in the
+/// order of its (person, agent, session) key, so the page's cost grew with every session
+/// ever kept (a year of the demo: 200 ms a view) rather than with the window.
+const AGENT_VERSIONS_SQL: &str =
+    "SELECT agent_type, agent_version, count(*), count(DISTINCT user_id), max(last_event_ms)
+         FROM sessions INDEXED BY sessions_by_last_event WHERE last_event_ms >= ?1
+         GROUP BY 1, 2 ORDER BY 1, 5 DESC LIMIT 200";
+const LATEST_VERSION_SQL: &str = "SELECT l.agent_type, l.agent_version, u.email FROM (
+             SELECT agent_type, agent_version, user_id,
+                    row_number() OVER (PARTITION BY user_id, agent_type ORDER BY last_event_ms DESC) AS nth
+             FROM sessions INDEXED BY sessions_by_last_event WHERE last_event_ms >= ?1) l
+         JOIN users u ON u.id = l.user_id WHERE l.nth = 1 ORDER BY u.email";
+const SOURCES_SQL: &str = "SELECT u.email, s.agent_type,
+                sum(s.otlp_events = 0), sum(s.otlp_events = s.event_count AND s.otlp_events > 0),
+                sum(s.otlp_events > 0 AND s.otlp_events < s.event_count), max(s.last_event_ms)
+         FROM sessions s INDEXED BY sessions_by_last_event JOIN users u ON u.id = s.user_id
+         WHERE s.last_event_ms >= ?1
+         GROUP BY s.user_id, s.agent_type ORDER BY 6 DESC LIMIT 500";
+const VERSIONS_SQL: &str = "SELECT agent_type, coalesce(cli_version, '(unknown)'), count(*), count(DISTINCT user_id),
+                count(DISTINCT machine_id), max(last_event_ms)
+         FROM sessions INDEXED BY sessions_by_last_event WHERE last_event_ms >= ?1
+         GROUP BY 1, 2 ORDER BY 1, 6 DESC LIMIT 200";
+const MACHINES_SQL: &str =
+    "SELECT s.machine_id, u.email, s.agent_type, coalesce(s.cli_version, ''), coalesce(s.os, ''), max(s.last_event_ms)
+         FROM sessions s INDEXED BY sessions_by_last_event JOIN users u ON u.id = s.user_id
+         WHERE s.last_event_ms >= ?1 AND s.machine_id IS NOT NULL
+         GROUP BY s.machine_id, s.user_id, s.agent_type ORDER BY 6 DESC LIMIT 500";
+const STOPPED_SQL: &str = "SELECT u.email, group_concat(DISTINCT s.agent_type), max(s.last_event_ms), count(*)
+         FROM sessions s INDEXED BY sessions_by_last_event JOIN users u ON u.id = s.user_id
+         WHERE s.last_event_ms >= ?1 AND u.disabled_at_ms IS NULL
+         GROUP BY s.user_id HAVING max(s.last_event_ms) < ?2
+         ORDER BY 3 LIMIT 500";
+const WITHOUT_USAGE_SQL: &str = "SELECT u.email, group_concat(DISTINCT s.agent_type), max(s.last_event_ms), count(*)
+         FROM sessions s INDEXED BY sessions_by_last_event JOIN users u ON u.id = s.user_id
+         WHERE s.last_event_ms >= ?1
+         GROUP BY s.user_id
+         HAVING sum(s.input_tokens + s.output_tokens + s.cache_read_tokens + s.cache_write_5m_tokens
+                    + s.cache_write_1h_tokens + s.reasoning_tokens) = 0 AND sum(s.event_count) > 0
+         ORDER BY 3 DESC LIMIT 500";
+
 /// One agent and hook version in the last 30 days.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct VersionLine {
@@ -42,11 +83,7 @@ pub struct AgentVersionLine {
 /// The agents' own versions in the last 30 days, newest first per agent.
 pub fn agent_versions(conn: &Connection, now_ms: i64) -> Result<Vec<AgentVersionLine>, DbError> {
     let since = now_ms - 30 * DAY_MS;
-    let mut stmt = conn.prepare(
-        "SELECT agent_type, agent_version, count(*), count(DISTINCT user_id), max(last_event_ms)
-         FROM sessions WHERE last_event_ms >= ?1
-         GROUP BY 1, 2 ORDER BY 1, 5 DESC LIMIT 200",
-    )?;
+    let mut stmt = conn.prepare(AGENT_VERSIONS_SQL)?;
     let mut lines: Vec<AgentVersionLine> = stmt
         .query_map([since], |row| {
             Ok(AgentVersionLine {
@@ -60,13 +97,7 @@ pub fn agent_versions(conn: &Connection, now_ms: i64) -> Result<Vec<AgentVersion
         })?
         .collect::<Result<_, _>>()?;
     // Each person's latest session of each agent, and the version it ran.
-    let mut latest = conn.prepare(
-        "SELECT l.agent_type, l.agent_version, u.email FROM (
-             SELECT agent_type, agent_version, user_id,
-                    row_number() OVER (PARTITION BY user_id, agent_type ORDER BY last_event_ms DESC) AS nth
-             FROM sessions WHERE last_event_ms >= ?1) l
-         JOIN users u ON u.id = l.user_id WHERE l.nth = 1 ORDER BY u.email",
-    )?;
+    let mut latest = conn.prepare(LATEST_VERSION_SQL)?;
     let rows = latest.query_map([since], |row| {
         Ok((row.get::<_, String>(0)?, row.get::<_, Option<String>>(1)?, row.get::<_, String>(2)?))
     })?;
@@ -118,14 +149,7 @@ impl SourceLine {
 /// Per person and agent, the sessions of the last 30 days by source, latest first
 /// (at most 500).
 pub fn sources(conn: &Connection, now_ms: i64) -> Result<Vec<SourceLine>, DbError> {
-    let mut stmt = conn.prepare(
-        "SELECT u.email, s.agent_type,
-                sum(s.otlp_events = 0), sum(s.otlp_events = s.event_count AND s.otlp_events > 0),
-                sum(s.otlp_events > 0 AND s.otlp_events < s.event_count), max(s.last_event_ms)
-         FROM sessions s JOIN users u ON u.id = s.user_id
-         WHERE s.last_event_ms >= ?1
-         GROUP BY s.user_id, s.agent_type ORDER BY 6 DESC LIMIT 500",
-    )?;
+    let mut stmt = conn.prepare(SOURCES_SQL)?;
     let rows = stmt.query_map([now_ms - 30 * DAY_MS], |row| {
         Ok(SourceLine {
             email: row.get(0)?,
@@ -149,12 +173,7 @@ pub struct GapLine {
 }
 
 pub fn versions(conn: &Connection, now_ms: i64) -> Result<Vec<VersionLine>, DbError> {
-    let mut stmt = conn.prepare(
-        "SELECT agent_type, coalesce(cli_version, '(unknown)'), count(*), count(DISTINCT user_id),
-                count(DISTINCT machine_id), max(last_event_ms)
-         FROM sessions WHERE last_event_ms >= ?1
-         GROUP BY 1, 2 ORDER BY 1, 6 DESC LIMIT 200",
-    )?;
+    let mut stmt = conn.prepare(VERSIONS_SQL)?;
     let rows = stmt.query_map([now_ms - 30 * DAY_MS], |row| {
         Ok(VersionLine {
             agent_type: row.get(0)?,
@@ -170,12 +189,7 @@ pub fn versions(conn: &Connection, now_ms: i64) -> Result<Vec<VersionLine>, DbEr
 
 /// The machines that reported in the last 90 days, latest first (at most 500).
 pub fn machines(conn: &Connection, now_ms: i64) -> Result<Vec<MachineLine>, DbError> {
-    let mut stmt = conn.prepare(
-        "SELECT s.machine_id, u.email, s.agent_type, coalesce(s.cli_version, ''), coalesce(s.os, ''), max(s.last_event_ms)
-         FROM sessions s JOIN users u ON u.id = s.user_id
-         WHERE s.last_event_ms >= ?1 AND s.machine_id IS NOT NULL
-         GROUP BY s.machine_id, s.user_id, s.agent_type ORDER BY 6 DESC LIMIT 500",
-    )?;
+    let mut stmt = conn.prepare(MACHINES_SQL)?;
     let rows = stmt.query_map([now_ms - 90 * DAY_MS], |row| {
         Ok(MachineLine {
             machine_id: row.get(0)?,
@@ -191,32 +205,46 @@ pub fn machines(conn: &Connection, now_ms: i64) -> Result<Vec<MachineLine>, DbEr
 
 /// People who reported in the 30 days before the last 7 and not in the last 7.
 pub fn stopped_reporting(conn: &Connection, now_ms: i64) -> Result<Vec<GapLine>, DbError> {
-    let mut stmt = conn.prepare(
-        "SELECT u.email, group_concat(DISTINCT s.agent_type), max(s.last_event_ms), count(*)
-         FROM sessions s JOIN users u ON u.id = s.user_id
-         WHERE s.last_event_ms >= ?1 AND u.disabled_at_ms IS NULL
-         GROUP BY s.user_id HAVING max(s.last_event_ms) < ?2
-         ORDER BY 3 LIMIT 500",
-    )?;
+    let mut stmt = conn.prepare(STOPPED_SQL)?;
     let rows = stmt.query_map(params![now_ms - 37 * DAY_MS, now_ms - 7 * DAY_MS], gap)?;
     Ok(rows.collect::<Result<_, _>>()?)
 }
 
 /// People whose sessions of the last 30 days carried events but not one token.
 pub fn without_usage(conn: &Connection, now_ms: i64) -> Result<Vec<GapLine>, DbError> {
-    let mut stmt = conn.prepare(
-        "SELECT u.email, group_concat(DISTINCT s.agent_type), max(s.last_event_ms), count(*)
-         FROM sessions s JOIN users u ON u.id = s.user_id
-         WHERE s.last_event_ms >= ?1
-         GROUP BY s.user_id
-         HAVING sum(s.input_tokens + s.output_tokens + s.cache_read_tokens + s.cache_write_5m_tokens
-                    + s.cache_write_1h_tokens + s.reasoning_tokens) = 0 AND sum(s.event_count) > 0
-         ORDER BY 3 DESC LIMIT 500",
-    )?;
+    let mut stmt = conn.prepare(WITHOUT_USAGE_SQL)?;
     let rows = stmt.query_map([now_ms - 30 * DAY_MS], gap)?;
     Ok(rows.collect::<Result<_, _>>()?)
 }
 
 fn gap(row: &rusqlite::Row<'_>) -> rusqlite::Result<GapLine> {
     Ok(GapLine { email: row.get(0)?, agents: row.get(1)?, last_seen_ms: row.get(2)?, sessions: row.get(3)? })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every read walks the window by the time index, never the whole table by its key.
+    #[test]
+    fn each_read_walks_only_its_window_of_sessions() {
+        let conn = crate::db::plans::main_db();
+        for sql in [
+            AGENT_VERSIONS_SQL,
+            LATEST_VERSION_SQL,
+            SOURCES_SQL,
+            VERSIONS_SQL,
+            MACHINES_SQL,
+            STOPPED_SQL,
+            WITHOUT_USAGE_SQL,
+        ] {
+            let args: &[&dyn rusqlite::ToSql] = if sql.contains("?2") { &[&0, &0] } else { &[&0] };
+            let plan = crate::db::plans::plan(&conn, sql, args);
+            assert!(
+                plan.iter().any(|step| step.contains("USING INDEX sessions_by_last_event (last_event_ms>?)")),
+                "{sql}: {plan:?}"
+            );
+            assert!(!plan.iter().any(|step| step.contains("sqlite_autoindex_sessions")), "{sql}: {plan:?}");
+        }
+    }
 }
