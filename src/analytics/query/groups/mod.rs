@@ -8,7 +8,9 @@
 //!
 //! Invariant: the user ids a group is counted from stay in this module; callers get counts.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::BTreeSet;
+
+use hashbrown::HashMap;
 
 use rusqlite::{Connection, Row, params_from_iter};
 
@@ -333,12 +335,10 @@ impl RowKeys {
 }
 
 /// The value of `key` in `map`, made by `make` on first use: the row's text is borrowed
-/// for the look-up and copied only for a new key (`entry` would copy it every row).
+/// for the look-up (hashed once) and copied only for a new key (`entry` would copy it
+/// every row).
 fn entry<'m, V>(map: &'m mut HashMap<String, V>, key: &str, make: impl FnOnce() -> V) -> &'m mut V {
-    if !map.contains_key(key) {
-        map.insert(key.to_string(), make());
-    }
-    map.get_mut(key).expect("inserted above")
+    map.entry_ref(key).or_insert_with(make)
 }
 
 /// The tally of `key`, made on first use.

@@ -2,7 +2,9 @@
 //! daily tools aggregate, the most called first, each group of fewer than the minimum of
 //! people folded into one "other" row (the groups do not overlap).
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::BTreeSet;
+
+use hashbrown::HashMap;
 
 use rusqlite::{Connection, params_from_iter};
 
