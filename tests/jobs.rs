@@ -308,10 +308,21 @@ fn sweep_retention_drops_whole_days_trims_the_rest_by_owner_and_takes_the_transc
     // the organisation's (dev: the old day's 6 events and its transcript) and the team's
     // (brief: both days' 6), which the run below removes exactly.
     let later = now + 399 * 86_400_000;
-    let preview = sightline::deletion::retention_preview::preview(&conn, &data_dir, 400, later).unwrap();
-    let lines: Vec<(i64, Vec<String>, i64, i64, i64, i64)> =
-        preview.into_iter().map(|l| (l.days, l.teams, l.people, l.events, l.partitions, l.transcripts)).collect();
-    assert_eq!(lines, vec![(1, vec!["brief".to_string()], 1, 12, 2, 0), (400, vec![], 1, 6, 1, 1)]);
+    use sightline::deletion::retention_preview::preview;
+    use sightline::events::days::Counted;
+    let mut counted = Counted::default();
+    let lines = |counted: &mut Counted| -> Vec<(i64, Vec<String>, i64, i64, i64, i64)> {
+        let preview = preview(&conn, &data_dir, 400, later, counted).unwrap();
+        preview.into_iter().map(|l| (l.days, l.teams, l.people, l.events, l.partitions, l.transcripts)).collect()
+    };
+    let first = lines(&mut counted);
+    assert_eq!(first, vec![(1, vec!["brief".to_string()], 1, 12, 2, 0), (400, vec![], 1, 6, 1, 1)]);
+    assert_eq!(lines(&mut counted), first, "counted again from what was kept, the same");
+    // A day written since is counted again: 6 more of dev's events two days ago.
+    assert_eq!(server.server.post_events(&dev, &envelope(session_events("old-2", two_days_ago, 6))).0, 200);
+    let grown = lines(&mut counted);
+    assert_eq!(grown, vec![(1, vec!["brief".to_string()], 1, 12, 2, 0), (400, vec![], 1, 12, 1, 1)]);
+    assert_eq!(lines(&mut Counted::default()), grown, "as a fresh count says");
 
     // 399 days on: the organisation's 400 days end a day ago, the team's 1 day 398 days
     // ago. The 02:00 slot has passed, so the sweep runs once.
@@ -324,8 +335,9 @@ fn sweep_retention_drops_whole_days_trims_the_rest_by_owner_and_takes_the_transc
             Ok((row.get(0)?, row.get(1)?, row.get(2)?))
         })
         .unwrap();
-    // 12 events of the dropped day, brief's 6 of today, and one transcript.
-    assert_eq!(run, ("succeeded".to_string(), Some(19), None));
+    // 18 events of the dropped day (12, and the 6 sent after the first preview), brief's
+    // 6 of today, and one transcript.
+    assert_eq!(run, ("succeeded".to_string(), Some(25), None));
     assert_eq!(partition_rows(&data_dir, two_days_ago), None, "every row of that day is past retention: the file goes");
     let ledger: i64 = conn
         .query_row(

@@ -180,6 +180,7 @@ pub async fn serve_with_clock(
         unmapped: Arc::default(),
         events: crate::events::store::Store::at(&config.data_dir),
         trace_sessions: Default::default(),
+        retention_counted: Default::default(),
         github_resting_until_ms: Arc::default(),
     });
 

@@ -5,7 +5,9 @@
 //! Invariants: reads only (partition files opened read-only, main.db through the
 //! caller's reader); it opens only the files older than the latest cutoff, and in each
 //! counts only the people whose cutoff falls after the file's day, by index ranges, so a
-//! page view never scans raw events.
+//! page view never scans raw events. What it counted in a day wholly past a person's
+//! cutoff is kept in `days::Counted` while the day's files are unchanged (`days::Stamp`), so
+//! a later view opens only the days written since and the days a cutoff falls in.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -40,6 +42,7 @@ pub fn preview(
     data_dir: &Path,
     retention_days: i64,
     now_ms: i64,
+    counted: &mut days::Counted,
 ) -> Result<Vec<PreviewLine>, DbError> {
     let cutoffs = Cutoffs::at(reads, retention_days, now_ms)?;
     let mut lines: BTreeMap<i64, PreviewLine> = BTreeMap::new();
@@ -69,10 +72,29 @@ pub fn preview(
         if due.is_empty() {
             continue;
         }
-        let Some(reader) = days::read(data_dir, day)? else { continue };
+        let Some(stamp) = days::stamp(data_dir, day) else { continue };
+        let mut reader = None;
         let mut touched: BTreeSet<i64> = BTreeSet::new();
         for user in due {
-            let past = reader.events_of_before(user, cutoffs.of(user))? as i64;
+            let cutoff = cutoffs.of(user);
+            // A day wholly past the cutoff counts all the person's rows, whatever the
+            // moment: kept while the files are unchanged. A day the cutoff falls in is
+            // counted afresh.
+            let is_whole = cutoff >= day.next().start_ms();
+            let past = match counted.kept(day, stamp, user) {
+                Some(rows) if is_whole => rows,
+                _ => {
+                    if reader.is_none() {
+                        reader = days::read(data_dir, day)?;
+                    }
+                    let Some(open) = &reader else { break };
+                    let rows = open.events_of_before(user, cutoff)?;
+                    if is_whole {
+                        counted.keep(day, stamp, user, rows);
+                    }
+                    rows
+                }
+            } as i64;
             if past > 0 {
                 let retention_days = cutoffs.days_of(user);
                 if let Some(line) = lines.get_mut(&retention_days) {

@@ -37,6 +37,61 @@ pub fn exists(data_dir: &Path, day: Day) -> bool {
     partitions::partition_path(data_dir, day).exists()
 }
 
+/// How a day's files stood when they were looked at: the size and last change of the
+/// partition and of its write-ahead log. Every commit writes the log and every
+/// checkpoint, deletion and rewrite the file, so an equal stamp means the day's rows are
+/// as they were: what a reader counted in it may be kept.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Stamp {
+    file: (u64, std::time::SystemTime),
+    log: Option<(u64, std::time::SystemTime)>,
+}
+
+/// Counts of each person's rows in days, each day's kept while its files keep the stamp
+/// they had when it was counted (the retention preview's, kept by the server in
+/// `AppState`). A day's counts are a vector by person number: 8 bytes a person and day,
+/// 6.4 MB at 2,000 people and 400 days.
+#[derive(Debug, Default)]
+pub struct Counted {
+    people: std::collections::HashMap<String, usize>,
+    days: std::collections::HashMap<Day, (Stamp, Vec<u64>)>,
+}
+
+const NOT_COUNTED: u64 = u64::MAX;
+
+impl Counted {
+    /// The count kept for `user` in `day`, if the day's files still have `stamp`.
+    pub fn kept(&self, day: Day, stamp: Stamp, user: &str) -> Option<u64> {
+        let (kept_stamp, counts) = self.days.get(&day)?;
+        let number = *self.people.get(user)?;
+        counts.get(number).copied().filter(|rows| *kept_stamp == stamp && *rows != NOT_COUNTED)
+    }
+
+    /// Keeps `rows` as `user`'s count in `day`, whose files have `stamp` (what was kept of
+    /// the day under another stamp is dropped).
+    pub fn keep(&mut self, day: Day, stamp: Stamp, user: &str, rows: u64) {
+        let next = self.people.len();
+        let number = *self.people.entry(user.to_string()).or_insert(next);
+        let (kept_stamp, counts) = self.days.entry(day).or_insert_with(|| (stamp, Vec::new()));
+        if *kept_stamp != stamp {
+            (*kept_stamp, *counts) = (stamp, Vec::new());
+        }
+        if counts.len() <= number {
+            counts.resize(number + 1, NOT_COUNTED);
+        }
+        counts[number] = rows;
+    }
+}
+
+/// The stamp of a day's files, or `None` if it has no file.
+pub fn stamp(data_dir: &Path, day: Day) -> Option<Stamp> {
+    let of = |path: &Path| std::fs::metadata(path).ok().and_then(|meta| Some((meta.len(), meta.modified().ok()?)));
+    let path = partitions::partition_path(data_dir, day);
+    let mut log = path.clone().into_os_string();
+    log.push("-wal");
+    Some(Stamp { file: of(&path)?, log: of(Path::new(&log)) })
+}
+
 /// The event store's files, relative to the data directory, oldest day first (through
 /// `events::store::Store::files`).
 pub(super) fn files(data_dir: &Path) -> Result<Vec<String>, DbError> {

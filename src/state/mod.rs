@@ -64,6 +64,9 @@ pub struct AppState {
     /// Until when (Unix ms) no request goes to GitHub, after its rate limit; 0 when free
     /// (`github::app_client`, shared by the webhook worker and `sync-teams`).
     pub github_resting_until_ms: Arc<std::sync::atomic::AtomicI64>,
+    /// What `/admin/retention`'s preview counted in the day files it read whole, kept
+    /// while their files are unchanged (`events::days::Counted`).
+    pub retention_counted: Arc<std::sync::Mutex<crate::events::days::Counted>>,
 }
 
 impl AppState {

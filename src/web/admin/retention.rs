@@ -33,13 +33,17 @@ pub async fn page(
 ) -> Result<Response, PageError> {
     let (now_ms, config) = (state.clock.now_ms(), state.config.clone());
     let (data_dir, org_days) = (state.config.data_dir.clone(), state.config.jobs.retention_days);
+    let counted = state.retention_counted.clone();
     let (all_teams, preview, next_sweep) = state
         .read(move |conn| {
             let sweep =
                 registry::find("sweep-retention").map(|job| status::one(conn, &config, job, now_ms)).transpose()?;
             Ok::<_, DbError>((
                 teams::list(conn)?,
-                retention_preview::preview(conn, &data_dir, org_days, now_ms)?,
+                {
+                    let mut counted = counted.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+                    retention_preview::preview(conn, &data_dir, org_days, now_ms, &mut counted)?
+                },
                 sweep.and_then(|s| if s.effective.enabled { s.next_run_ms } else { None }),
             ))
         })
