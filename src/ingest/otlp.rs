@@ -80,7 +80,11 @@ where
                 (encoding.error(err.into()), outcome)
             }
         },
-        Err(refusal) => (Encoding::Json.error(IngestError::from(refusal).into()), BatchOutcome::UnsupportedEncoding),
+        Err(refusal) => {
+            let err = IngestError::from(refusal);
+            let outcome = err.outcome();
+            (Encoding::Json.error(err.into()), outcome)
+        }
     };
     metrics.count_export(signal, outcome);
     answer

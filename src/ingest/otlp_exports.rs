@@ -35,9 +35,7 @@ pub(crate) async fn store_logs(
     request: &ExportLogsServiceRequest,
     received: std::time::Instant,
 ) -> Result<ExportLogsServiceResponse, IngestError> {
-    let resource = request.resource_logs.first().and_then(|logs| logs.resource.as_ref());
-    let attributes = resource.map(|r| r.attributes.as_slice()).unwrap_or_default();
-    let (client, agent) = (client_of(attributes), agent_of(attributes));
+    let (client, agent) = origin(request.resource_logs.first().and_then(|logs| logs.resource.as_ref()));
     let mut mapped = logs::map(request, user_id);
     state.unmapped.note(std::mem::take(&mut mapped.unmapped), state.clock.now_ms());
     let capabilities = std::mem::take(&mut mapped.capabilities);
@@ -65,9 +63,7 @@ pub(crate) async fn store_traces(
     request: &ExportTraceServiceRequest,
     received: std::time::Instant,
 ) -> Result<ExportTraceServiceResponse, IngestError> {
-    let resource = request.resource_spans.first().and_then(|spans| spans.resource.as_ref());
-    let attributes = resource.map(|r| r.attributes.as_slice()).unwrap_or_default();
-    let (client, agent) = (client_of(attributes), agent_of(attributes));
+    let (client, agent) = origin(request.resource_spans.first().and_then(|spans| spans.resource.as_ref()));
     let mapped = {
         let mut sessions = state.trace_sessions.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
         traces::map(request, user_id, &mut sessions)
@@ -112,6 +108,12 @@ async fn store_events(
 pub(crate) fn agent_of(resource: &[opentelemetry_proto::tonic::common::v1::KeyValue]) -> &'static str {
     let service = Attributes::of(resource, &[]).text("service.name").unwrap_or_default();
     crate::metrics::otlp_agent(&service)
+}
+
+/// The sending machine and the `agent` label, from an export's first resource.
+fn origin(resource: Option<&opentelemetry_proto::tonic::resource::v1::Resource>) -> (ClientInfo, &'static str) {
+    let attributes = resource.map(|r| r.attributes.as_slice()).unwrap_or_default();
+    (client_of(attributes), agent_of(attributes))
 }
 
 /// The sending machine as the export's first resource describes it.

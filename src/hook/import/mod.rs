@@ -104,19 +104,19 @@ fn importer(agent: AgentType) -> anyhow::Result<Importer> {
 }
 
 /// A stable event id for an imported event: the same transcript gives the same ids.
-pub fn stable_id(parts: &[&str]) -> String {
+pub fn stable_id(parts: &[&str]) -> uuid::Uuid {
     let digest = ring::digest::digest(&ring::digest::SHA256, parts.join("\u{1f}").as_bytes());
     let mut bytes = [0u8; 16];
     bytes.copy_from_slice(&digest.as_ref()[..16]);
-    uuid::Builder::from_random_bytes(bytes).into_uuid().to_string()
+    uuid::Builder::from_random_bytes(bytes).into_uuid()
 }
 
 pub use crate::model::parse_rfc3339_ms as parse_ms;
 
 /// A wire event of an imported session.
 pub fn event(agent: AgentType, session: &str, kind: EventType, ts_ms: i64, key: &str) -> Draft {
-    let mut event = Draft::new(uuid::Uuid::nil(), kind, ts_ms, agent, session);
-    event.event_id = Some(stable_id(&[agent.as_str(), session, kind.as_str(), key]));
+    let id = stable_id(&[agent.as_str(), session, kind.as_str(), key]);
+    let mut event = Draft::new(id, kind, ts_ms, agent, session);
     event.note("imported", true);
     event
 }

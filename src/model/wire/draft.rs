@@ -30,7 +30,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use uuid::Uuid;
 
-use crate::model::{AgentType, EventType, NotificationKind, PermissionMode, RunKind, ToolStatus};
+use crate::model::{AgentType, EventType, NotificationKind, RunKind, ToolStatus};
 
 /// One event as sent. See the module's page for how it is checked.
 #[derive(Clone, Debug, Default, Deserialize, Serialize, PartialEq)]
@@ -156,10 +156,6 @@ impl Draft {
         }
     }
 
-    pub fn set_kind(&mut self, kind: EventType) {
-        self.event_type = Some(kind.as_str().to_string());
-    }
-
     pub fn set_ts_ms(&mut self, ts_ms: i64) {
         self.ts = Some(crate::model::rfc3339_ms(ts_ms));
     }
@@ -174,10 +170,6 @@ impl Draft {
         self.run_kind.as_deref().and_then(RunKind::parse)
     }
 
-    pub fn set_permission_mode(&mut self, mode: PermissionMode) {
-        self.permission_mode = Some(mode.as_str().to_string());
-    }
-
     pub fn set_notification_kind(&mut self, kind: NotificationKind) {
         self.notification_kind = Some(kind.as_str().to_string());
     }
@@ -185,16 +177,6 @@ impl Draft {
     /// Sets one metadata entry (the metadata object is made if there is none).
     pub fn note(&mut self, key: &str, value: impl Into<Value>) {
         self.metadata.get_or_insert_with(Map::new).insert(key.to_string(), value.into());
-    }
-
-    /// One metadata entry, if set.
-    pub fn noted(&self, key: &str) -> Option<&Value> {
-        self.metadata.as_ref()?.get(key)
-    }
-
-    /// The tool block, made if there is none.
-    pub fn tool_mut(&mut self) -> &mut DraftTool {
-        self.tool.get_or_insert_with(DraftTool::default)
     }
 }
 
@@ -225,8 +207,9 @@ mod tests {
     #[test]
     fn a_draft_serialised_and_decoded_is_the_same_draft_and_leaves_out_what_is_unset() {
         let mut draft = Draft::new(Uuid::now_v7(), EventType::ToolEnd, 1_790_000_000_000, AgentType::Codex, "s");
-        draft.tool_mut().name = Some("codex:shell".into());
-        draft.tool_mut().set_status(ToolStatus::Error);
+        let mut tool = DraftTool { name: Some("codex:shell".into()), ..DraftTool::default() };
+        tool.set_status(ToolStatus::Error);
+        draft.tool = Some(tool);
         draft.note("source", "otlp");
         let text = serde_json::to_string(&draft).unwrap();
         assert!(!text.contains("null") && !text.contains("usage"), "{text}");
